@@ -1,0 +1,88 @@
+/*
+ * cmd/cmd.h -- what every gpucc subcommand shares: the command table entry,
+ * the declarative options table that drives both parsing and -h, the exit
+ * codes, and the one place that turns a libgpucc error into a message and an
+ * exit code.  Commands use only the public libgpucc header.
+ */
+#ifndef GPUCC_CMD_H
+#define GPUCC_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit codes, documented by `gpucc help` (keep cmd/gpucc.c in step). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,        /* generic failure: I/O, memory, a failed check */
+	EXIT_NOT_FOUND = 2,   /* no such key, kernel, entry or file; ambiguous key prefix */
+	EXIT_BAD_INPUT = 3,   /* an input is corrupt, truncated, malformed or of another version */
+	EXIT_CONFLICT = 4,    /* one key with different contents */
+	EXIT_COMPILE = 5,     /* a module failed to compile */
+	EXIT_UNAVAILABLE = 6, /* a tool, driver or device is not present */
+	EXIT_USAGE = 129      /* bad command line */
+};
+
+/* One option of a command.  arg names the value (NULL for a flag);
+ * optional_arg allows --name and --name=VALUE; repeatable options collect
+ * every value. */
+typedef struct cmd_option {
+	const char *long_name;
+	char short_name;
+	const char *arg;
+	bool optional_arg;
+	const char *help;
+} cmd_option;
+
+/* Parsed command line: positional arguments in order, and per option of the
+ * table (same index) every value given (flags get "" per occurrence). */
+typedef struct cmd_args {
+	int positional_count;
+	char **positional;
+	const struct cmd_spec *spec;
+	size_t option_count;
+	int *counts;
+	const char ***values;
+} cmd_args;
+
+typedef struct cmd_spec {
+	const char *name;        /* "list", or "cache stats" for nested commands */
+	const char *synopsis;    /* "IMAGE [--json]" */
+	const char *summary;     /* one line, shown by `gpucc help` */
+	const char *description; /* paragraphs shown by -h; may be NULL */
+	const cmd_option *options; /* terminated by an all-zero element */
+	int min_positional, max_positional; /* max -1: unbounded */
+	int (*run)(const cmd_args *args);
+} cmd_spec;
+
+/* Parse argv (argv[0] is the command's name).  Returns EXIT_OK, EXIT_USAGE
+ * after printing the error and usage, or -1 after printing -h help (the
+ * caller then exits 0). */
+int cmd_parse(cmd_args *out, const cmd_spec *spec, int argc, char **argv);
+void cmd_args_release(cmd_args *args);
+/* Print the full -h text of a command to f. */
+void cmd_print_help(FILE *f, const cmd_spec *spec);
+
+/* Option access by long name. */
+bool cmd_flag(const cmd_args *args, const char *long_name);
+const char *cmd_value(const cmd_args *args, const char *long_name); /* last value or NULL */
+int cmd_value_count(const cmd_args *args, const char *long_name);
+const char *cmd_value_at(const cmd_args *args, const char *long_name, int index);
+
+/* Print "gpucc CMD: <last libgpucc error>" on stderr and return the exit code
+ * for that error (see the table above). */
+int cmd_fail(const cmd_args *args);
+/* Print "gpucc CMD: <formatted message>" on stderr and return code. */
+int cmd_error(const cmd_args *args, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Map a libgpucc return code to an exit code. */
+int cmd_exit_code(int gpucc_code);
+
+/* JSON string output for --json printers: writes a quoted, escaped string. */
+void cmd_json_string(FILE *f, const char *s);
+
+/* The subcommands: each cmd_<name>.c defines one spec (or several). */
+extern const cmd_spec cmd_list_spec, cmd_show_spec, cmd_cat_spec, cmd_extract_spec,
+	cmd_verify_spec, cmd_pack_spec, cmd_stats_spec;
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * cmd/gpucc.c -- the gpucc command: the table of subcommands, `gpucc help`,
+ * `gpucc --version`, and dispatch.  Each subcommand lives in cmd_<name>.c
+ * with its usage text and options table; nested commands ("cache stats") are
+ * table rows whose name has two words.
+ */
+#include "cmd.h"
+
+#include <gpucc.h>
+
+#include <string.h>
+
+static const cmd_spec *const commands[] = {
+	&cmd_list_spec,
+	&cmd_show_spec,
+	&cmd_cat_spec,
+	&cmd_extract_spec,
+	&cmd_verify_spec,
+	&cmd_stats_spec,
+	&cmd_pack_spec,
+};
+#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+
+static const char exit_codes_text[] =
+	"exit codes:\n"
+	"    0    success\n"
+	"    1    failure: I/O error, out of memory, a failed check\n"
+	"    2    not found: no such key, kernel, entry or file; an ambiguous key prefix\n"
+	"    3    bad input: corrupt, truncated or malformed input, another format version\n"
+	"    4    conflict: one key with different contents\n"
+	"    5    compile error: a module failed to compile\n"
+	"    6    unavailable: a tool, driver or device is not present\n"
+	"  129    usage: bad command line\n";
+
+static void print_help(FILE *f)
+{
+	fprintf(f, "usage: gpucc <command> [<args>]\n"
+	           "       gpucc <command> -h\n"
+	           "       gpucc --version\n\n"
+	           "Builds, inspects and merges precompile images (.gpucc) of GPU kernels.\n\n"
+	           "commands:\n");
+	for (size_t i = 0; i < COMMAND_COUNT; i++)
+		fprintf(f, "  %-16s %s\n", commands[i]->name, commands[i]->summary);
+	fprintf(f, "  %-16s %s\n\n%s", "help", "show this help, or a command's", exit_codes_text);
+}
+
+static void print_version(void)
+{
+	printf("gpucc %s\n", gpucc_version());
+	printf("LLVM %s (compile backend, loaded only to compile)\n", gpucc_llvm_version());
+	printf("%s\n", gpucc_libarchive_version());
+}
+
+/* The command named by argv[1] (and argv[2] for two-word names); *used is set
+ * to how many words the name took. */
+static const cmd_spec *find_command(int argc, char **argv, int *used)
+{
+	if (argc >= 3) {
+		for (size_t i = 0; i < COMMAND_COUNT; i++) {
+			const char *name = commands[i]->name;
+			const char *space = strchr(name, ' ');
+			size_t first = space ? (size_t)(space - name) : 0;
+			if (space && strlen(argv[1]) == first && strncmp(name, argv[1], first) == 0 &&
+			    strcmp(space + 1, argv[2]) == 0) {
+				*used = 2;
+				return commands[i];
+			}
+		}
+	}
+	for (size_t i = 0; i < COMMAND_COUNT; i++) {
+		if (strcmp(commands[i]->name, argv[1]) == 0) {
+			*used = 1;
+			return commands[i];
+		}
+	}
+	return NULL;
+}
+
+static bool is_command_group(const char *word)
+{
+	size_t len = strlen(word);
+	for (size_t i = 0; i < COMMAND_COUNT; i++)
+		if (strncmp(commands[i]->name, word, len) == 0 && commands[i]->name[len] == ' ')
+			return true;
+	return false;
+}
+
+static int run_help(int argc, char **argv)
+{
+	if (argc < 3) {
+		print_help(stdout);
+		return EXIT_OK;
+	}
+	int used;
+	const cmd_spec *spec = find_command(argc - 1, argv + 1, &used);
+	if (!spec) {
+		fprintf(stderr, "gpucc help: unknown command '%s'\n", argv[2]);
+		return EXIT_USAGE;
+	}
+	cmd_print_help(stdout, spec);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_help(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		print_version();
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0)
+		return run_help(argc, argv);
+
+	int used = 0;
+	const cmd_spec *spec = find_command(argc, argv, &used);
+	if (!spec) {
+		if (is_command_group(argv[1])) {
+			fprintf(stderr, "gpucc %s: %s '%s'\n", argv[1],
+			        argc >= 3 ? "unknown subcommand" : "missing subcommand",
+			        argc >= 3 ? argv[2] : "");
+			fprintf(stderr, "(see 'gpucc help')\n");
+		} else {
+			fprintf(stderr, "gpucc: unknown command '%s' (see 'gpucc help')\n", argv[1]);
+		}
+		return EXIT_USAGE;
+	}
+
+	cmd_args args;
+	int rc = cmd_parse(&args, spec, argc - used, argv + used);
+	if (rc == -1)
+		rc = EXIT_OK;
+	else if (rc == EXIT_OK)
+		rc = spec->run(&args);
+	cmd_args_release(&args);
+	fflush(stdout);
+	if (ferror(stdout) && rc == EXIT_OK) {
+		fprintf(stderr, "gpucc %s: cannot write to standard output\n", spec->name);
+		rc = EXIT_FAIL;
+	}
+	return rc;
+}

@@ -1,0 +1,275 @@
+/*
+ * cmd/options.c -- the command-line parser and -h printer driven by each
+ * command's cmd_option table, and the mapping of libgpucc errors to exit
+ * codes and one-line messages.
+ *
+ * Accepted forms: --name, --name=VALUE, --name VALUE (when the option takes a
+ * required value), -x, -xVALUE, -x VALUE, "--" ending options.  Options and
+ * positional arguments may be interleaved.
+ */
+#include "cmd.h"
+
+#include <gpucc.h>
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cmd_option *find_long(const cmd_spec *spec, const char *name, size_t len,
+                                   size_t *index)
+{
+	for (size_t i = 0; spec->options && spec->options[i].long_name; i++) {
+		if (strlen(spec->options[i].long_name) == len &&
+		    strncmp(spec->options[i].long_name, name, len) == 0) {
+			*index = i;
+			return &spec->options[i];
+		}
+	}
+	return NULL;
+}
+
+static const cmd_option *find_short(const cmd_spec *spec, char c, size_t *index)
+{
+	for (size_t i = 0; spec->options && spec->options[i].long_name; i++) {
+		if (spec->options[i].short_name == c) {
+			*index = i;
+			return &spec->options[i];
+		}
+	}
+	return NULL;
+}
+
+static void usage_line(FILE *f, const cmd_spec *spec)
+{
+	fprintf(f, "usage: gpucc %s %s\n", spec->name, spec->synopsis ? spec->synopsis : "");
+}
+
+void cmd_print_help(FILE *f, const cmd_spec *spec)
+{
+	usage_line(f, spec);
+	fprintf(f, "\n%s\n", spec->summary);
+	if (spec->description)
+		fprintf(f, "\n%s\n", spec->description);
+	fprintf(f, "\noptions:\n");
+	for (size_t i = 0; spec->options && spec->options[i].long_name; i++) {
+		const cmd_option *o = &spec->options[i];
+		char left[64];
+		int n = 0;
+		if (o->short_name)
+			n = snprintf(left, sizeof left, "-%c, ", o->short_name);
+		else
+			n = snprintf(left, sizeof left, "    ");
+		if (o->arg && o->optional_arg)
+			snprintf(left + n, sizeof left - (size_t)n, "--%s[=%s]", o->long_name, o->arg);
+		else if (o->arg)
+			snprintf(left + n, sizeof left - (size_t)n, "--%s %s", o->long_name, o->arg);
+		else
+			snprintf(left + n, sizeof left - (size_t)n, "--%s", o->long_name);
+		fprintf(f, "  %-28s %s\n", left, o->help);
+	}
+	fprintf(f, "  %-28s %s\n", "-h, --help", "show this help and exit");
+}
+
+static int usage_error(const cmd_spec *spec, const char *fmt, const char *what)
+{
+	fprintf(stderr, "gpucc %s: ", spec->name);
+	fprintf(stderr, fmt, what);
+	fputc('\n', stderr);
+	usage_line(stderr, spec);
+	fprintf(stderr, "(see 'gpucc %s -h')\n", spec->name);
+	return EXIT_USAGE;
+}
+
+static int add_value(cmd_args *a, size_t index, const char *value)
+{
+	const char **grown = realloc(a->values[index], sizeof *grown * (size_t)(a->counts[index] + 1));
+	if (!grown)
+		return -1;
+	grown[a->counts[index]++] = value;
+	a->values[index] = grown;
+	return 0;
+}
+
+int cmd_parse(cmd_args *out, const cmd_spec *spec, int argc, char **argv)
+{
+	memset(out, 0, sizeof *out);
+	out->spec = spec;
+	size_t n = 0;
+	while (spec->options && spec->options[n].long_name)
+		n++;
+	out->option_count = n;
+	out->counts = calloc(n + 1, sizeof *out->counts);
+	out->values = calloc(n + 1, sizeof *out->values);
+	out->positional = calloc((size_t)argc + 1, sizeof *out->positional);
+	if (!out->counts || !out->values || !out->positional) {
+		fprintf(stderr, "gpucc %s: out of memory\n", spec->name);
+		return EXIT_FAIL;
+	}
+
+	bool options_done = false;
+	for (int i = 1; i < argc; i++) {
+		char *arg = argv[i];
+		if (options_done || arg[0] != '-' || arg[1] == '\0') {
+			out->positional[out->positional_count++] = arg;
+			continue;
+		}
+		if (strcmp(arg, "--") == 0) {
+			options_done = true;
+			continue;
+		}
+		if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+			cmd_print_help(stdout, spec);
+			return -1;
+		}
+		size_t index;
+		const cmd_option *o;
+		const char *value = NULL;
+		if (arg[1] == '-') {
+			const char *name = arg + 2;
+			const char *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			o = find_long(spec, name, len, &index);
+			if (!o)
+				return usage_error(spec, "unknown option '%s'", arg);
+			if (eq) {
+				if (!o->arg)
+					return usage_error(spec, "option '%s' takes no value", arg);
+				value = eq + 1;
+			} else if (o->arg && !o->optional_arg) {
+				if (i + 1 >= argc)
+					return usage_error(spec, "option '%s' needs a value", arg);
+				value = argv[++i];
+			}
+		} else {
+			o = find_short(spec, arg[1], &index);
+			if (!o)
+				return usage_error(spec, "unknown option '%s'", arg);
+			if (o->arg) {
+				if (arg[2])
+					value = arg + 2;
+				else if (o->optional_arg)
+					value = NULL;
+				else if (i + 1 >= argc)
+					return usage_error(spec, "option '%s' needs a value", arg);
+				else
+					value = argv[++i];
+			} else if (arg[2]) {
+				return usage_error(spec, "unknown option '%s'", arg);
+			}
+		}
+		if (add_value(out, index, value ? value : "") != 0) {
+			fprintf(stderr, "gpucc %s: out of memory\n", spec->name);
+			return EXIT_FAIL;
+		}
+	}
+	if (out->positional_count < spec->min_positional)
+		return usage_error(spec, "%s", spec->min_positional == 1 ? "missing argument"
+		                                                        : "missing arguments");
+	if (spec->max_positional >= 0 && out->positional_count > spec->max_positional)
+		return usage_error(spec, "unexpected argument '%s'",
+		                   out->positional[spec->max_positional]);
+	return EXIT_OK;
+}
+
+void cmd_args_release(cmd_args *args)
+{
+	for (size_t i = 0; i < args->option_count; i++)
+		free(args->values[i]);
+	free(args->values);
+	free(args->counts);
+	free(args->positional);
+	memset(args, 0, sizeof *args);
+}
+
+static int option_index(const cmd_args *args, const char *long_name)
+{
+	size_t index;
+	if (!find_long(args->spec, long_name, strlen(long_name), &index))
+		return -1;
+	return (int)index;
+}
+
+bool cmd_flag(const cmd_args *args, const char *long_name)
+{
+	return cmd_value_count(args, long_name) > 0;
+}
+
+int cmd_value_count(const cmd_args *args, const char *long_name)
+{
+	int i = option_index(args, long_name);
+	return i < 0 ? 0 : args->counts[i];
+}
+
+const char *cmd_value_at(const cmd_args *args, const char *long_name, int index)
+{
+	int i = option_index(args, long_name);
+	if (i < 0 || index < 0 || index >= args->counts[i])
+		return NULL;
+	return args->values[i][index];
+}
+
+const char *cmd_value(const cmd_args *args, const char *long_name)
+{
+	return cmd_value_at(args, long_name, cmd_value_count(args, long_name) - 1);
+}
+
+int cmd_exit_code(int code)
+{
+	switch (code) {
+	case GPUCC_OK:
+		return EXIT_OK;
+	case GPUCC_ENOTFOUND:
+	case GPUCC_EAMBIGUOUS:
+		return EXIT_NOT_FOUND;
+	case GPUCC_ECORRUPT:
+	case GPUCC_EVERSION:
+	case GPUCC_EINVALID:
+		return EXIT_BAD_INPUT;
+	case GPUCC_ECONFLICT:
+		return EXIT_CONFLICT;
+	case GPUCC_ECOMPILE:
+		return EXIT_COMPILE;
+	case GPUCC_EUNAVAILABLE:
+		return EXIT_UNAVAILABLE;
+	default:
+		return EXIT_FAIL;
+	}
+}
+
+int cmd_fail(const cmd_args *args)
+{
+	const gpucc_error *e = gpucc_error_last();
+	fprintf(stderr, "gpucc %s: %s\n", args->spec->name, e->message);
+	return cmd_exit_code(e->code == 0 ? GPUCC_ERROR : e->code);
+}
+
+int cmd_error(const cmd_args *args, int code, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "gpucc %s: ", args->spec->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+void cmd_json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}

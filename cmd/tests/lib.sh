@@ -1,0 +1,46 @@
+# cmd/tests/lib.sh -- sourced by every CLI test.  Runs the test in a fresh
+# empty directory (removed afterwards), and gives:
+#   $GPUCC      the gpucc binary under test     $TESTDATA  testdata/
+#   $SRCROOT    the source tree
+#   fail MSG            report and exit 1
+#   skip REASON         report and exit 77 (counted as skipped)
+#   expect_exit N CMD…  run CMD, capture stdout/stderr in ./out ./err, and
+#                       fail unless it exits with N
+#   assert_grep PATTERN FILE / assert_no_file PATH / assert_same A B
+#   assert_one_line FILE   the file holds exactly one line
+set -u
+: "${GPUCC:?GPUCC must name the gpucc binary}"
+: "${TESTDATA:?TESTDATA must name testdata/}"
+: "${SRCROOT:?SRCROOT must name the source tree}"
+TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gpucc-test.XXXXXX")
+trap 'chmod -R u+w "$TEST_DIR" 2>/dev/null; rm -rf "$TEST_DIR"' EXIT
+cd "$TEST_DIR" || exit 1
+export SOURCE_DATE_EPOCH=0
+unset GPUCC_CACHE_DIR
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+
+expect_exit() {
+	local want=$1; shift
+	"$@" >out 2>err
+	local got=$?
+	if [ "$got" != "$want" ]; then
+		echo "--- stdout:" >&2; head -c 2000 out >&2
+		echo "--- stderr:" >&2; head -c 2000 err >&2
+		fail "'$*' exited $got, expected $want"
+	fi
+}
+
+assert_grep() {
+	grep -q -e "$1" "$2" || { echo "--- $2:" >&2; head -c 2000 "$2" >&2; fail "'$1' not found in $2"; }
+}
+assert_no_grep() {
+	! grep -q -e "$1" "$2" || { echo "--- $2:" >&2; head -c 2000 "$2" >&2; fail "'$1' unexpectedly found in $2"; }
+}
+assert_no_file() { [ ! -e "$1" ] || fail "'$1' should not exist"; }
+assert_file() { [ -f "$1" ] || fail "'$1' should exist"; }
+assert_same() { cmp -s "$1" "$2" || fail "'$1' and '$2' differ"; }
+assert_one_line() {
+	[ "$(wc -l < "$1")" -eq 1 ] || { cat "$1" >&2; fail "$1 should hold exactly one line"; }
+}

@@ -1,0 +1,2 @@
+/* formats/snapshot_format.c -- placeholder, filled in by its owner. */
+typedef int gpucc_placeholder_snapshot_format;

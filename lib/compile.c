@@ -1,0 +1,2 @@
+/* lib/compile.c -- placeholder, filled in by its owner. */
+typedef int gpucc_placeholder_compile;

@@ -1,0 +1,117 @@
+/*
+ * lib/error.c -- the thread-local last error, and the version queries.
+ */
+#include "errors.h"
+
+#include <archive.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpucc_build_config.h"
+
+#define MESSAGE_SIZE 1024
+
+static _Thread_local char last_message[MESSAGE_SIZE] = "no error";
+static _Thread_local gpucc_error last = {0, NULL};
+
+const gpucc_error *gpucc_error_last(void)
+{
+	last.message = last_message;
+	return &last;
+}
+
+void gpucc_error_clear(void)
+{
+	last.code = 0;
+	snprintf(last_message, sizeof last_message, "no error");
+}
+
+static void set_message(const char *fmt, va_list ap)
+{
+	char buffer[MESSAGE_SIZE];
+	vsnprintf(buffer, sizeof buffer, fmt, ap);
+	/* One line: the CLI prints messages as they are. */
+	for (char *p = buffer; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	memcpy(last_message, buffer, sizeof buffer);
+}
+
+int gpucc_error_set(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	set_message(fmt, ap);
+	va_end(ap);
+	last.code = code;
+	return code;
+}
+
+int gpucc_error_set_errno(const char *fmt, ...)
+{
+	int saved = errno;
+	char buffer[MESSAGE_SIZE];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buffer, sizeof buffer, fmt, ap);
+	va_end(ap);
+	int code = saved == ENOENT ? GPUCC_ENOTFOUND : GPUCC_ERROR;
+	return gpucc_error_set(code, "%s: %s", buffer, strerror(saved));
+}
+
+int gpucc_error_prefix(const char *fmt, ...)
+{
+	char prefix[MESSAGE_SIZE];
+	char message[MESSAGE_SIZE];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	va_end(ap);
+	memcpy(message, last_message, sizeof message);
+	return gpucc_error_set(last.code ? last.code : GPUCC_ERROR, "%s: %s", prefix, message);
+}
+
+int gpucc_error_oom(void)
+{
+	return gpucc_error_set(GPUCC_ERROR, "out of memory");
+}
+
+const char *gpucc_error_name(int code)
+{
+	switch (code) {
+	case GPUCC_OK: return "GPUCC_OK";
+	case GPUCC_ERROR: return "GPUCC_ERROR";
+	case GPUCC_ENOTFOUND: return "GPUCC_ENOTFOUND";
+	case GPUCC_EAMBIGUOUS: return "GPUCC_EAMBIGUOUS";
+	case GPUCC_EINVALID: return "GPUCC_EINVALID";
+	case GPUCC_ECORRUPT: return "GPUCC_ECORRUPT";
+	case GPUCC_EVERSION: return "GPUCC_EVERSION";
+	case GPUCC_ECONFLICT: return "GPUCC_ECONFLICT";
+	case GPUCC_ECOMPILE: return "GPUCC_ECOMPILE";
+	case GPUCC_EUNAVAILABLE: return "GPUCC_EUNAVAILABLE";
+	default: return "GPUCC_E?";
+	}
+}
+
+void gpucc_free(void *ptr)
+{
+	free(ptr);
+}
+
+const char *gpucc_version(void)
+{
+	return GPUCC_VERSION;
+}
+
+const char *gpucc_llvm_version(void)
+{
+	return GPUCC_BUILD_LLVM_VERSION;
+}
+
+const char *gpucc_libarchive_version(void)
+{
+	return archive_version_string();
+}

@@ -1,0 +1,208 @@
+/*
+ * gpucc/common.h -- errors, digests, payload kinds, targets and entries: the
+ * nouns every other part of the API speaks in.
+ */
+#ifndef GPUCC_COMMON_H
+#define GPUCC_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define GPUCC_API __attribute__((visibility("default")))
+#else
+#define GPUCC_API
+#endif
+
+#define GPUCC_VERSION "0.1.0"
+
+/* Versions of the parts, for --version and toolchain identity: libgpucc's
+ * own, the LLVM the backend was built against (known without loading it) and
+ * the libarchive in use. */
+GPUCC_API const char *gpucc_version(void);
+GPUCC_API const char *gpucc_llvm_version(void);
+GPUCC_API const char *gpucc_libarchive_version(void);
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Return codes.  0 is success; GPUCC_ERROR is a generic failure (I/O, memory);
+ * the others are stable codes for failures a caller may expect and handle. */
+enum {
+	GPUCC_OK = 0,
+	GPUCC_ERROR = -1,
+	GPUCC_ENOTFOUND = -3,    /* no such key, kernel, entry or file */
+	GPUCC_EAMBIGUOUS = -4,   /* a key prefix matches more than one entry */
+	GPUCC_EINVALID = -5,     /* a malformed argument: target, option, key */
+	GPUCC_ECORRUPT = -6,     /* an input failed validation (image, snapshot) */
+	GPUCC_EVERSION = -7,     /* an input has a format version we do not read */
+	GPUCC_ECONFLICT = -8,    /* one key, different contents */
+	GPUCC_ECOMPILE = -9,     /* LLVM or a device tool rejected a module */
+	GPUCC_EUNAVAILABLE = -10 /* a tool, library, driver or device is absent */
+};
+
+typedef struct gpucc_error {
+	int code;            /* one of the codes above */
+	const char *message; /* one line, no trailing newline */
+} gpucc_error;
+
+/* The last error set on this thread by a failing libgpucc call.  Never NULL:
+ * when nothing failed, code is 0 and message is "no error".  The pointer stays
+ * valid until the next libgpucc call on this thread. */
+GPUCC_API const gpucc_error *gpucc_error_last(void);
+GPUCC_API void gpucc_error_clear(void);
+/* The symbolic name of a code, e.g. "GPUCC_ECORRUPT". */
+GPUCC_API const char *gpucc_error_name(int code);
+
+/* Release memory that libgpucc allocated for the caller (payload buffers). */
+GPUCC_API void gpucc_free(void *ptr);
+
+/* ---- digests ----------------------------------------------------------- */
+
+#define GPUCC_DIGEST_SIZE 32
+#define GPUCC_DIGEST_HEX_SIZE 65 /* 64 hex digits and a NUL */
+
+typedef struct gpucc_digest {
+	unsigned char bytes[GPUCC_DIGEST_SIZE];
+} gpucc_digest;
+
+/* SHA-256 of a buffer. */
+GPUCC_API void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size);
+/* SHA-256 of a whole file; GPUCC_ENOTFOUND when it does not exist. */
+GPUCC_API int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path);
+GPUCC_API void gpucc_digest_to_hex(char out[GPUCC_DIGEST_HEX_SIZE], const gpucc_digest *d);
+/* Parse exactly 64 lowercase or uppercase hex digits; GPUCC_EINVALID otherwise. */
+GPUCC_API int gpucc_digest_from_hex(gpucc_digest *out, const char *hex);
+GPUCC_API int gpucc_digest_compare(const gpucc_digest *a, const gpucc_digest *b);
+
+/* ---- payload kinds ----------------------------------------------------- */
+
+typedef enum gpucc_part {
+	GPUCC_PART_PTX = 0,     /* PTX assembly text */
+	GPUCC_PART_CUBIN = 1,   /* NVIDIA ELF from ptxas */
+	GPUCC_PART_HSACO = 2,   /* AMDGPU code object linked by ld.lld */
+	GPUCC_PART_BITCODE = 3, /* the input module as LLVM bitcode */
+	GPUCC_PART_COUNT = 4
+} gpucc_part;
+
+/* "ptx", "cubin", "hsaco", "bitcode". */
+GPUCC_API const char *gpucc_part_name(gpucc_part part);
+/* ".ptx", ".cubin", ".hsaco", ".bc". */
+GPUCC_API const char *gpucc_part_extension(gpucc_part part);
+GPUCC_API int gpucc_part_from_name(gpucc_part *out, const char *name);
+
+/* ---- targets ------------------------------------------------------------ */
+
+typedef enum gpucc_vendor {
+	GPUCC_VENDOR_NVIDIA = 1, /* nvptx64-nvidia-cuda */
+	GPUCC_VENDOR_AMD = 2     /* amdgcn-amd-amdhsa */
+} gpucc_vendor;
+
+typedef enum gpucc_feature {
+	GPUCC_FEATURE_ANY = 0, /* left out of the target ID: runs with either */
+	GPUCC_FEATURE_ON = 1,
+	GPUCC_FEATURE_OFF = 2,
+	GPUCC_FEATURE_UNSUPPORTED = 3 /* the processor has no such feature */
+} gpucc_feature;
+
+typedef struct gpucc_target {
+	gpucc_vendor vendor;
+	/* NVIDIA */
+	unsigned sm;           /* 90 for sm_90 */
+	bool sm_accelerated;   /* the 'a' of sm_90a */
+	unsigned ptx_isa;      /* 80 for PTX ISA 8.0; never 0 after parsing */
+	/* AMD */
+	char processor[16];    /* "gfx942" */
+	gpucc_feature sramecc;
+	gpucc_feature xnack;
+} gpucc_target;
+
+#define GPUCC_TARGET_NAME_SIZE 48
+
+/* Parse a target spelling: "sm_XY[a][:ptxNN]" or
+ * "gfxNNN[:sramecc+|-][:xnack+|-]".  A processor, PTX ISA or feature that
+ * LLVM 19 does not know is GPUCC_EINVALID; a PTX ISA too old for the SM is
+ * too.  The PTX ISA defaults to the oldest one the SM allows. */
+GPUCC_API int gpucc_target_parse(gpucc_target *out, const char *spelling);
+/* The one canonical spelling, used in keys and manifests:
+ * "sm_90:ptx78", "gfx90a:sramecc+:xnack-", "gfx1030". */
+GPUCC_API void gpucc_target_format(char out[GPUCC_TARGET_NAME_SIZE], const gpucc_target *t);
+/* "nvptx64-nvidia-cuda" or "amdgcn-amd-amdhsa". */
+GPUCC_API const char *gpucc_target_triple(const gpucc_target *t);
+/* The LLVM CPU name ("sm_90", "gfx90a") and feature string ("+ptx78",
+ * "+sramecc,-xnack") to hand to the backend. */
+GPUCC_API const char *gpucc_target_cpu(const gpucc_target *t);
+GPUCC_API void gpucc_target_llvm_features(char out[64], const gpucc_target *t);
+
+/* ---- entries ------------------------------------------------------------ */
+
+/* One kernel (entry point) of an entry.  Resource counts are -1 when the
+ * tools did not report them. */
+typedef struct gpucc_kernel {
+	const char *name;
+	int64_t registers;     /* per thread (ptxas -v, .vgpr_count) */
+	int64_t shared_bytes;  /* static shared memory / group segment (LDS) */
+	int64_t scratch_bytes; /* per-thread local / private segment */
+} gpucc_kernel;
+
+typedef struct gpucc_option {
+	const char *name;  /* "opt-level", "fast-math", ... */
+	const char *value; /* "2", "on", ... */
+} gpucc_option;
+
+typedef struct gpucc_device_lib {
+	const char *name; /* file name, e.g. "libdevice.10.bc", "ocml.bc" */
+	gpucc_digest sha256;
+} gpucc_device_lib;
+
+typedef struct gpucc_payload {
+	gpucc_part part;
+	gpucc_digest sha256;
+	uint64_t size;
+} gpucc_payload;
+
+/*
+ * An entry: one module compiled for one target with one set of options.
+ * Returned by images and caches as a read-only view that lives as long as its
+ * parent; given to writers as a description the writer copies.  Arrays are
+ * in canonical order: options sorted by name, payloads by part, device
+ * libraries and externals by name; kernels in the order the module gave them.
+ */
+typedef struct gpucc_entry {
+	gpucc_digest key;            /* see formats/key.md */
+	unsigned key_schema;         /* version of the key schema that made key */
+	const char *module;          /* name of the source module (informational) */
+	gpucc_digest module_sha256;  /* digest of the input module's bytes */
+	const char *target;          /* canonical target spelling */
+	const char *triple;
+	const char *gpucc_version;   /* toolchain identity ... */
+	const char *llvm_version;
+	size_t device_lib_count;
+	const gpucc_device_lib *device_libs;
+	size_t option_count;
+	const gpucc_option *options;
+	size_t kernel_count;
+	const gpucc_kernel *kernels;
+	size_t external_count;       /* symbols the loader must resolve */
+	const char *const *externals;
+	size_t payload_count;
+	const gpucc_payload *payloads;
+} gpucc_entry;
+
+/* The entry's payload of one kind, or NULL. */
+GPUCC_API const gpucc_payload *gpucc_entry_payload(const gpucc_entry *e, gpucc_part part);
+/* The value of an option, or NULL. */
+GPUCC_API const char *gpucc_entry_option(const gpucc_entry *e, const char *name);
+/* Digest of the entry's canonical manifest record (formats/manifest.md):
+ * two entries with one key are identical exactly when these are equal.
+ * Snapshots record it as the entry's content digest. */
+GPUCC_API int gpucc_entry_content_digest(gpucc_digest *out, const gpucc_entry *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

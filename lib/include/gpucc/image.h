@@ -1,0 +1,122 @@
+/*
+ * gpucc/image.h -- reading and writing precompile images (formats/image.md).
+ *
+ * An image is an immutable POSIX pax tar, optionally zstd-compressed, holding
+ * a format member, a manifest and one member per distinct payload.  Opening an
+ * image reads and checks the format member and the manifest only; payloads
+ * are read, and verified against their SHA-256, when asked for.  Writing is
+ * streaming: a writer keeps entries' metadata in memory and copies payload
+ * bytes from their sources when it commits, so its memory does not grow with
+ * payload size.
+ */
+#ifndef GPUCC_IMAGE_H
+#define GPUCC_IMAGE_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gpucc_image gpucc_image;
+
+/* Open the image at path.  GPUCC_ENOTFOUND when it does not exist,
+ * GPUCC_EVERSION for another format version, GPUCC_ECORRUPT when it is not a
+ * valid image.  Error messages name the path. */
+GPUCC_API int gpucc_image_open(gpucc_image **out, const char *path);
+/* Open an image from a readable, seekable or not, file descriptor.  The image
+ * uses a duplicate; the caller keeps fd.  name is used in messages. */
+GPUCC_API int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name);
+/* Open an image held in memory, without copying: data must outlive the
+ * image.  name is used in messages. */
+GPUCC_API int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size,
+                                      const char *name);
+GPUCC_API void gpucc_image_free(gpucc_image *img);
+
+/* The name given at open (the path for gpucc_image_open). */
+GPUCC_API const char *gpucc_image_name(const gpucc_image *img);
+/* True when the image is zstd-compressed. */
+GPUCC_API bool gpucc_image_is_compressed(const gpucc_image *img);
+
+/* Entries, sorted by key.  Borrowed from the image. */
+GPUCC_API size_t gpucc_image_entry_count(const gpucc_image *img);
+GPUCC_API const gpucc_entry *gpucc_image_entry(const gpucc_image *img, size_t index);
+
+/* Find the entry whose key has this hex prefix (1 to 64 digits).
+ * GPUCC_ENOTFOUND when none has; GPUCC_EAMBIGUOUS, with the candidates in the
+ * message, when several have; GPUCC_EINVALID when the prefix is not hex. */
+GPUCC_API int gpucc_image_lookup(const gpucc_entry **out, const gpucc_image *img,
+                                 const char *key_prefix);
+/* Find an entry by exact key: NULL when absent. */
+GPUCC_API const gpucc_entry *gpucc_image_find(const gpucc_image *img, const gpucc_digest *key);
+
+/* The distinct payloads of the image in archive order (formats/image.md).
+ * Reading payloads in this order reads the image once, front to back. */
+GPUCC_API size_t gpucc_image_payload_count(const gpucc_image *img);
+GPUCC_API const gpucc_payload *gpucc_image_payload(const gpucc_image *img, size_t index);
+
+/* Read one payload into a new buffer (release with gpucc_free), after
+ * checking its size and SHA-256: GPUCC_ECORRUPT when they do not match. */
+GPUCC_API int gpucc_image_read_payload(void **out, size_t *out_size, gpucc_image *img,
+                                       const gpucc_payload *payload);
+/* Stream one payload to fd in bounded memory.  The digest is checked at the
+ * end, so on GPUCC_ECORRUPT fd has received unverified bytes: write to a
+ * temporary file and publish it only on success. */
+GPUCC_API int gpucc_image_copy_payload(gpucc_image *img, const gpucc_payload *payload, int fd);
+
+/* Check everything: format version, manifest, that every listed member is
+ * present once, regular, safely named, of the listed size and digest, and that
+ * no other member exists.  0, or the first defect in the last error. */
+GPUCC_API int gpucc_image_verify(gpucc_image *img);
+
+/* ---- writing ------------------------------------------------------------ */
+
+typedef struct gpucc_image_writer gpucc_image_writer;
+
+typedef struct gpucc_write_options {
+	int zstd_level;  /* 0: uncompressed; 1..22: zstd at that level */
+	bool use_mtime;  /* false: mtime from SOURCE_DATE_EPOCH, else 0 */
+	int64_t mtime;   /* member mtime when use_mtime */
+} gpucc_write_options;
+
+/* Where one payload's bytes come from when the writer commits. */
+typedef struct gpucc_payload_source {
+	gpucc_part part;
+	const char *path;  /* a file to copy; or NULL and ... */
+	const void *data;  /* ... bytes in memory, borrowed until commit */
+	size_t size;
+} gpucc_payload_source;
+
+/* Start an image that will replace path when committed.  Writes go to a
+ * temporary file beside path; nothing at path changes before commit. */
+GPUCC_API int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
+                                     const gpucc_write_options *opts);
+/* Add an entry described by e, with payloads from sources (e->payloads is
+ * ignored: parts, digests and sizes come from the sources, which are hashed
+ * now and checked again at commit).  An entry whose key is already present
+ * with identical content is skipped; with different content it is
+ * GPUCC_ECONFLICT and the writer is unchanged. */
+GPUCC_API int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e,
+                                     const gpucc_payload_source *sources, size_t source_count);
+/* Add an entry of an open image with its payloads, which are streamed from
+ * src (and verified) at commit: src must stay open until then.  Duplicates
+ * and conflicts as for gpucc_image_writer_add. */
+GPUCC_API int gpucc_image_writer_add_from(gpucc_image_writer *w, gpucc_image *src,
+                                          const gpucc_entry *e);
+/* Find an entry already added, by key: NULL when absent. */
+GPUCC_API const gpucc_entry *gpucc_image_writer_find(const gpucc_image_writer *w,
+                                                     const gpucc_digest *key);
+/* Remove an entry already added (for "last wins" policies). */
+GPUCC_API int gpucc_image_writer_remove(gpucc_image_writer *w, const gpucc_digest *key);
+GPUCC_API size_t gpucc_image_writer_entry_count(const gpucc_image_writer *w);
+/* Write the image and atomically replace path: the bytes depend only on the
+ * set of entries (and the write options).  On failure path is unchanged and
+ * the temporary file is removed. */
+GPUCC_API int gpucc_image_writer_commit(gpucc_image_writer *w);
+/* Release the writer; an uncommitted image is discarded. */
+GPUCC_API void gpucc_image_writer_free(gpucc_image_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

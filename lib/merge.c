@@ -1,0 +1,2 @@
+/* lib/merge.c -- placeholder, filled in by its owner. */
+typedef int gpucc_placeholder_merge;

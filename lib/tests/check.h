@@ -1,0 +1,65 @@
+/*
+ * lib/tests/check.h -- the few assertions the C unit tests need.  A failed
+ * check prints file:line and the expression and makes the test exit 1;
+ * skip() exits 77, which meson counts as skipped.  Each test program runs its
+ * cases in order from main().
+ */
+#ifndef GPUCC_TESTS_CHECK_H
+#define GPUCC_TESTS_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check_failures;
+
+#define CHECK(expr)                                                              \
+	do {                                                                         \
+		if (!(expr)) {                                                           \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #expr); \
+			check_failures++;                                                    \
+		}                                                                        \
+	} while (0)
+
+#define CHECK_INT(a, b)                                                          \
+	do {                                                                         \
+		long long check_a_ = (long long)(a), check_b_ = (long long)(b);          \
+		if (check_a_ != check_b_) {                                              \
+			fprintf(stderr, "%s:%d: check failed: %s == %s (%lld != %lld)\n",    \
+			        __FILE__, __LINE__, #a, #b, check_a_, check_b_);             \
+			check_failures++;                                                    \
+		}                                                                        \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                          \
+	do {                                                                         \
+		const char *check_a_ = (a), *check_b_ = (b);                             \
+		if (!check_a_ || !check_b_ || strcmp(check_a_, check_b_) != 0) {         \
+			fprintf(stderr, "%s:%d: check failed: %s == %s ('%s' != '%s')\n",    \
+			        __FILE__, __LINE__, #a, #b, check_a_ ? check_a_ : "(null)",  \
+			        check_b_ ? check_b_ : "(null)");                             \
+			check_failures++;                                                    \
+		}                                                                        \
+	} while (0)
+
+/* The error message of the last libgpucc call must contain needle. */
+#define CHECK_ERROR_HAS(needle)                                                  \
+	CHECK(strstr(gpucc_error_last()->message, (needle)) != NULL ||               \
+	      (fprintf(stderr, "  message was: %s\n", gpucc_error_last()->message), 0))
+
+#define RUN(test)                                                                \
+	do {                                                                         \
+		int check_before_ = check_failures;                                      \
+		test();                                                                  \
+		fprintf(stderr, "%s %s\n", check_failures == check_before_ ? "ok  " : "FAIL", #test); \
+	} while (0)
+
+#define CHECK_DONE() (check_failures ? (fprintf(stderr, "%d check(s) failed\n", check_failures), 1) : 0)
+
+static inline void skip(const char *reason)
+{
+	fprintf(stderr, "SKIP: %s\n", reason);
+	exit(77);
+}
+
+#endif
