@@ -1,10 +1,138 @@
 /*
- * gpucc/snapshot.h -- snapshots, deltas and merges (owned by the cache-algebra work).
+ * gpucc/snapshot.h -- the cache algebra: snapshots, deltas and merges
+ * (DESIGN.md, "Snapshot", "Delta", "Merge"; invariants 2-4).
+ *
+ * A snapshot is the set of (key, content digest) pairs a cache or an image
+ * holds, sorted by key (formats/snapshot.md).  A delta is the entries of a
+ * source whose keys are not in a base; a merge is the union of sources.  Both
+ * write images through the image writer, so their bytes depend only on the
+ * set of entries: merge is commutative and associative byte for byte.  They
+ * stream payloads: memory grows with the number of entries, not their size.
  */
 #ifndef GPUCC_SNAPSHOT_H
 #define GPUCC_SNAPSHOT_H
 
+#include "cache.h"
 #include "common.h"
 #include "image.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+typedef struct gpucc_snapshot_item {
+	gpucc_digest key;
+	gpucc_digest content; /* gpucc_entry_content_digest */
+} gpucc_snapshot_item;
+
+typedef struct gpucc_snapshot gpucc_snapshot;
+
+/* A snapshot of items given in any order.  The same key twice with the same
+ * content collapses; with different content it is GPUCC_ECONFLICT. */
+GPUCC_API int gpucc_snapshot_new(gpucc_snapshot **out, const gpucc_snapshot_item *items,
+                                 size_t count);
+/* Read and check a snapshot file: GPUCC_ENOTFOUND, GPUCC_EVERSION, or
+ * GPUCC_ECORRUPT naming the file and the defect (bad magic, size, checksum,
+ * order). */
+GPUCC_API int gpucc_snapshot_read(gpucc_snapshot **out, const char *path);
+/* Parse the text form that gpucc_snapshot_write_text writes ("KEY CONTENT"
+ * per line, 64 hex digits each, any order).  name is used in messages. */
+GPUCC_API int gpucc_snapshot_parse_text(gpucc_snapshot **out, const char *text, size_t size,
+                                        const char *name);
+/* Write s to path atomically, in snapshot format v1. */
+GPUCC_API int gpucc_snapshot_write(const gpucc_snapshot *s, const char *path);
+/* Write s as text to fd: one "KEY CONTENT\n" line per item, sorted. */
+GPUCC_API int gpucc_snapshot_write_text(const gpucc_snapshot *s, int fd);
+GPUCC_API void gpucc_snapshot_free(gpucc_snapshot *s);
+
+GPUCC_API size_t gpucc_snapshot_count(const gpucc_snapshot *s);
+/* Items sorted by key, unique.  Borrowed from s. */
+GPUCC_API const gpucc_snapshot_item *gpucc_snapshot_items(const gpucc_snapshot *s);
+/* The item of key, or NULL (binary search). */
+GPUCC_API const gpucc_snapshot_item *gpucc_snapshot_find(const gpucc_snapshot *s,
+                                                         const gpucc_digest *key);
+
+/* ---- sources ------------------------------------------------------------ */
+
+/* An input of snapshot, delta and merge: an image file, a cache directory
+ * or a snapshot file (which has keys but no entries). */
+typedef struct gpucc_source gpucc_source;
+
+typedef enum gpucc_source_kind {
+	GPUCC_SOURCE_IMAGE = 1,
+	GPUCC_SOURCE_CACHE = 2,
+	GPUCC_SOURCE_SNAPSHOT = 3
+} gpucc_source_kind;
+
+/* Open path as a source: a directory is a cache (opened read-only), a file
+ * starting with the snapshot magic is a snapshot, anything else must be an
+ * image.  Errors name path. */
+GPUCC_API int gpucc_source_open(gpucc_source **out, const char *path);
+/* Wrap an open cache or image (borrowed: it must outlive the source). */
+GPUCC_API int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c);
+GPUCC_API int gpucc_source_from_image(gpucc_source **out, gpucc_image *img);
+GPUCC_API void gpucc_source_free(gpucc_source *s);
+GPUCC_API gpucc_source_kind gpucc_source_kind_of(const gpucc_source *s);
+GPUCC_API const char *gpucc_source_name(const gpucc_source *s);
+
+/* The snapshot of a source (a copy, for a snapshot source). */
+GPUCC_API int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s);
+
+/* ---- delta and merge ---------------------------------------------------- */
+
+typedef struct gpucc_algebra_options {
+	gpucc_write_options write;         /* for an image output */
+	gpucc_conflict_policy on_conflict; /* see below */
+	gpucc_conflict_fn conflict_fn;     /* told of every conflict; may be NULL */
+	void *conflict_ctx;
+} gpucc_algebra_options;
+
+typedef struct gpucc_algebra_counts {
+	size_t entries_read; /* entries (or items) read from the sources */
+	size_t entries_out;  /* entries (or items) in the result */
+	size_t duplicates;   /* identical duplicates collapsed (merge), or in base (delta) */
+	size_t conflicts;    /* conflicts met (and resolved by policy, unless FAIL) */
+} gpucc_algebra_counts;
+
+/* Write to out_path the image of the entries of source whose keys are not in
+ * base.  A key in both with different content digests is a conflict:
+ * GPUCC_CONFLICT_FAIL fails naming the key, source and base_name;
+ * GPUCC_CONFLICT_FIRST keeps the base's (leaves it out of the delta);
+ * GPUCC_CONFLICT_LAST takes the source's (puts it in).  An empty delta is a
+ * valid empty image.  source must be an image or a cache; counts may be NULL. */
+GPUCC_API int gpucc_delta_write(const char *out_path, gpucc_source *source,
+                                const gpucc_snapshot *base, const char *base_name,
+                                const gpucc_algebra_options *opts,
+                                gpucc_algebra_counts *counts);
+/* The same on keys alone: the items of source not in base, as a snapshot. */
+GPUCC_API int gpucc_snapshot_delta(gpucc_snapshot **out, const gpucc_snapshot *source,
+                                   const char *source_name, const gpucc_snapshot *base,
+                                   const char *base_name, const gpucc_algebra_options *opts,
+                                   gpucc_algebra_counts *counts);
+
+/* Write the union of sources (images or caches) to out_path.  Identical
+ * duplicates collapse; a conflict fails naming the key and both sources,
+ * unless opts->on_conflict keeps the first or last (in argument order).
+ * out_path may name one of the sources: the caller holds
+ * gpucc_merge_lock_acquire(out_path) from before opening the sources. */
+GPUCC_API int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t count,
+                                const gpucc_algebra_options *opts,
+                                gpucc_algebra_counts *counts);
+/* Insert the union of sources into cache (cache import): entries already in
+ * the cache are duplicates or conflicts like any others. */
+GPUCC_API int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources,
+                                     size_t count, const gpucc_algebra_options *opts,
+                                     gpucc_algebra_counts *counts);
+
+/* Serialise writers of out_path: an exclusive advisory lock (flock) on the
+ * directory that holds it, so that nothing is left behind.  Blocks.  Returns
+ * a lock handle (>= 0) for gpucc_merge_lock_release, or an error code. */
+GPUCC_API int gpucc_merge_lock_acquire(const char *out_path);
+GPUCC_API void gpucc_merge_lock_release(int lock);
+
+#ifdef __cplusplus
+}
+#endif
 #endif
