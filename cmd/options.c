@@ -70,10 +70,16 @@ void cmd_print_help(FILE *f, const cmd_spec *spec)
 	fprintf(f, "  %-28s %s\n", "-h, --help", "show this help and exit");
 }
 
-static int usage_error(const cmd_spec *spec, const char *fmt, const char *what)
+static int usage_error(const cmd_spec *spec, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_error(const cmd_spec *spec, const char *fmt, ...)
 {
+	va_list ap;
 	fprintf(stderr, "gpucc %s: ", spec->name);
-	fprintf(stderr, fmt, what);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 	usage_line(stderr, spec);
 	fprintf(stderr, "(see 'gpucc %s -h')\n", spec->name);

@@ -1,0 +1,845 @@
+/*
+ * cmd/cmd_pack.c -- `gpucc pack -o IMAGE`: build an image from payload files
+ * that already exist (made by hand, by llc, by another tool) and metadata the
+ * user gives, for tests, fixtures and hand-made images.
+ *
+ * Two ways to describe the entries:
+ *
+ *   gpucc pack -o OUT.gpucc [--zstd[=LEVEL]] SPEC.json
+ *
+ *     SPEC.json = {"entries": [ENTRY, ...]}, each ENTRY an object:
+ *       "module"        module name (informational); default: the base name
+ *                       of module_file
+ *       "module_file"   the input module; its SHA-256 is the module digest
+ *       "module_sha256" or the digest itself, 64 hex digits
+ *       "target"        e.g. "sm_90", "gfx90a:xnack-" (stored canonically)
+ *       "options"       {"name": "value", ...}; values strings or integers
+ *       "kernels"       ["name", ...] or [{"name": ..., "registers": N,
+ *                       "shared_bytes": N, "scratch_bytes": N}, ...]
+ *       "externals"     ["symbol", ...]
+ *       "device_libs"   [{"name": ..., "sha256": hex} or {"file": path
+ *                       [, "name": ...]}, ...]
+ *       "ptx", "cubin", "hsaco", "bitcode"   payload files
+ *       "gpucc_version", "llvm_version"      default: this gpucc's and LLVM's
+ *       "comment"       ignored
+ *     Paths are relative to the spec file's directory.  Unknown fields are
+ *     errors, so that a typo is not silently dropped.
+ *
+ *   gpucc pack -o OUT.gpucc --module FILE --target T --kernel K [--ptx F] ...
+ *
+ *     one entry, from flags with the same meaning (repeat --kernel, --option
+ *     NAME=VALUE, --device-lib FILE and --external SYM).
+ *
+ * Either way the target is parsed and stored in its canonical spelling with
+ * its triple, options, device libraries and externals are sorted by name, the
+ * key (schema 1) is computed by libgpucc, and the image is published
+ * atomically by the image writer.  Member times come from SOURCE_DATE_EPOCH
+ * (or 0), so one set of inputs always gives the same bytes.
+ */
+#include "cmd.h"
+
+#include <gpucc.h>
+
+#include <cJSON.h>
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Default zstd level: images are written once and read (and shipped) many
+ * times, so favour size; --zstd=3 is much faster for large payloads. */
+#define DEFAULT_ZSTD_LEVEL 19
+#define SPEC_MAX_SIZE ((size_t)64 << 20)
+
+static const cmd_option pack_options[] = {
+	{"output", 'o', "IMAGE", false, "the image to write (required)"},
+	{"zstd", 0, "LEVEL", true, "compress with zstd at LEVEL 1..22 (default 19)"},
+	{"module", 'm', "FILE", false, "entry's input module; its SHA-256 goes into the key"},
+	{"module-sha256", 0, "HEX", false, "the input module's SHA-256, instead of --module"},
+	{"module-name", 0, "NAME", false, "module name to record (default: base name of --module)"},
+	{"target", 't', "TARGET", false, "sm_XY[a][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-]"},
+	{"kernel", 'k', "NAME", false, "a kernel of the module (repeatable, in order)"},
+	{"option", 'O', "NAME=VALUE", false, "a compile option (repeatable)"},
+	{"device-lib", 0, "FILE", false, "a linked device library (repeatable)"},
+	{"external", 0, "SYMBOL", false, "a symbol the loader must resolve (repeatable)"},
+	{"ptx", 0, "FILE", false, "the PTX payload"},
+	{"cubin", 0, "FILE", false, "the cubin payload"},
+	{"hsaco", 0, "FILE", false, "the AMDGPU code object payload"},
+	{"bitcode", 0, "FILE", false, "the input module as bitcode"},
+	{"gpucc-version", 0, "VERSION", false, "toolchain identity to record (default: this gpucc)"},
+	{"llvm-version", 0, "VERSION", false, "LLVM version to record (default: the backend's)"},
+	{0},
+};
+
+/* Option names of the one-entry form, which a spec file replaces. */
+static const char *const entry_flags[] = {
+	"module", "module-sha256", "module-name", "target", "kernel", "option", "device-lib",
+	"external", "ptx", "cubin", "hsaco", "bitcode", "gpucc-version", "llvm-version", NULL,
+};
+
+typedef struct pack_state {
+	const cmd_args *args;
+	gpucc_image_writer *writer;
+	char *where;         /* "'pack.json': entries[2]" while reading a spec */
+	char **owned;        /* strings that must live until commit */
+	size_t owned_count, owned_capacity;
+} pack_state;
+
+/* One entry being described: the gpucc_entry handed to the writer and the
+ * arrays it points to. */
+typedef struct entry_builder {
+	gpucc_entry e;
+	bool has_module;
+	char target[GPUCC_TARGET_NAME_SIZE];
+	gpucc_vendor vendor;
+	gpucc_option *options;
+	gpucc_kernel *kernels;
+	gpucc_device_lib *libs;
+	const char **externals;
+	gpucc_payload_source sources[GPUCC_PART_COUNT];
+	size_t source_count;
+} entry_builder;
+
+/* ---- messages ------------------------------------------------------------ */
+
+static int pack_error(pack_state *st, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int pack_error(pack_state *st, int code, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "gpucc pack: ");
+	if (st->where)
+		fprintf(stderr, "%s: ", st->where);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return code;
+}
+
+/* The last libgpucc error, in the context of the entry being read. */
+static int pack_fail(pack_state *st)
+{
+	const gpucc_error *e = gpucc_error_last();
+	return pack_error(st, cmd_exit_code(e->code ? e->code : GPUCC_ERROR), "%s", e->message);
+}
+
+static int out_of_memory(pack_state *st)
+{
+	return pack_error(st, EXIT_FAIL, "out of memory");
+}
+
+/* Keep s (malloc'd) alive until the end; NULL on failure (s is freed). */
+static char *keep(pack_state *st, char *s)
+{
+	if (!s)
+		return NULL;
+	if (st->owned_count == st->owned_capacity) {
+		size_t capacity = st->owned_capacity ? st->owned_capacity * 2 : 16;
+		char **grown = realloc(st->owned, capacity * sizeof *grown);
+		if (!grown) {
+			free(s);
+			return NULL;
+		}
+		st->owned = grown;
+		st->owned_capacity = capacity;
+	}
+	return st->owned[st->owned_count++] = s;
+}
+
+/* ---- building one entry --------------------------------------------------- */
+
+static void builder_release(entry_builder *b)
+{
+	free(b->options);
+	free(b->kernels);
+	free(b->libs);
+	free(b->externals);
+	memset(b, 0, sizeof *b);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static int set_module_file(pack_state *st, entry_builder *b, const char *path)
+{
+	if (gpucc_digest_file(&b->e.module_sha256, NULL, path) != 0)
+		return pack_fail(st);
+	if (!b->e.module)
+		b->e.module = base_name(path);
+	b->has_module = true;
+	return EXIT_OK;
+}
+
+static int set_module_sha256(pack_state *st, entry_builder *b, const char *hex)
+{
+	if (gpucc_digest_from_hex(&b->e.module_sha256, hex) != 0)
+		return pack_error(st, EXIT_BAD_INPUT,
+		                  "module SHA-256 '%s' is not 64 hex digits", hex);
+	b->has_module = true;
+	return EXIT_OK;
+}
+
+static int set_target(pack_state *st, entry_builder *b, const char *spelling)
+{
+	gpucc_target t;
+	if (gpucc_target_parse(&t, spelling) != 0)
+		return pack_fail(st);
+	gpucc_target_format(b->target, &t);
+	b->e.target = b->target;
+	b->e.triple = gpucc_target_triple(&t);
+	b->vendor = t.vendor;
+	return EXIT_OK;
+}
+
+static int add_kernel(pack_state *st, entry_builder *b, const gpucc_kernel *k)
+{
+	if (!k->name || !*k->name)
+		return pack_error(st, EXIT_BAD_INPUT, "a kernel name is empty");
+	gpucc_kernel *grown = realloc(b->kernels, (b->e.kernel_count + 1) * sizeof *grown);
+	if (!grown)
+		return out_of_memory(st);
+	grown[b->e.kernel_count++] = *k;
+	b->kernels = grown;
+	b->e.kernels = grown;
+	return EXIT_OK;
+}
+
+static int add_option(pack_state *st, entry_builder *b, const char *name, const char *value)
+{
+	if (!*name)
+		return pack_error(st, EXIT_BAD_INPUT, "an option name is empty");
+	gpucc_option *grown = realloc(b->options, (b->e.option_count + 1) * sizeof *grown);
+	if (!grown)
+		return out_of_memory(st);
+	grown[b->e.option_count++] = (gpucc_option){name, value};
+	b->options = grown;
+	b->e.options = grown;
+	return EXIT_OK;
+}
+
+/* A device library from a file (name defaults to its base name). */
+static int add_device_lib_file(pack_state *st, entry_builder *b, const char *name,
+                               const char *path)
+{
+	gpucc_device_lib lib = {.name = name ? name : base_name(path)};
+	if (gpucc_digest_file(&lib.sha256, NULL, path) != 0)
+		return pack_fail(st);
+	if (!*lib.name)
+		return pack_error(st, EXIT_BAD_INPUT, "a device library name is empty");
+	gpucc_device_lib *grown = realloc(b->libs, (b->e.device_lib_count + 1) * sizeof *grown);
+	if (!grown)
+		return out_of_memory(st);
+	grown[b->e.device_lib_count++] = lib;
+	b->libs = grown;
+	b->e.device_libs = grown;
+	return EXIT_OK;
+}
+
+static int add_device_lib_digest(pack_state *st, entry_builder *b, const char *name,
+                                 const char *hex)
+{
+	gpucc_device_lib lib = {.name = name};
+	if (!*name)
+		return pack_error(st, EXIT_BAD_INPUT, "a device library name is empty");
+	if (gpucc_digest_from_hex(&lib.sha256, hex) != 0)
+		return pack_error(st, EXIT_BAD_INPUT,
+		                  "device library '%s': SHA-256 '%s' is not 64 hex digits", name, hex);
+	gpucc_device_lib *grown = realloc(b->libs, (b->e.device_lib_count + 1) * sizeof *grown);
+	if (!grown)
+		return out_of_memory(st);
+	grown[b->e.device_lib_count++] = lib;
+	b->libs = grown;
+	b->e.device_libs = grown;
+	return EXIT_OK;
+}
+
+static int add_external(pack_state *st, entry_builder *b, const char *symbol)
+{
+	if (!*symbol)
+		return pack_error(st, EXIT_BAD_INPUT, "an external symbol name is empty");
+	const char **grown = realloc(b->externals, (b->e.external_count + 1) * sizeof *grown);
+	if (!grown)
+		return out_of_memory(st);
+	grown[b->e.external_count++] = symbol;
+	b->externals = grown;
+	b->e.externals = grown;
+	return EXIT_OK;
+}
+
+static int add_payload(pack_state *st, entry_builder *b, gpucc_part part, const char *path)
+{
+	for (size_t i = 0; i < b->source_count; i++)
+		if (b->sources[i].part == part)
+			return pack_error(st, EXIT_BAD_INPUT, "two %s payloads", gpucc_part_name(part));
+	b->sources[b->source_count++] = (gpucc_payload_source){.part = part, .path = path};
+	return EXIT_OK;
+}
+
+static int compare_options(const void *a, const void *b)
+{
+	return strcmp(((const gpucc_option *)a)->name, ((const gpucc_option *)b)->name);
+}
+
+static int compare_libs(const void *a, const void *b)
+{
+	return strcmp(((const gpucc_device_lib *)a)->name, ((const gpucc_device_lib *)b)->name);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int compare_sources(const void *a, const void *b)
+{
+	return (int)((const gpucc_payload_source *)a)->part -
+	       (int)((const gpucc_payload_source *)b)->part;
+}
+
+/* Check what the entry needs, put its arrays in canonical order, compute its
+ * key and hand it to the writer. */
+static int finish_entry(pack_state *st, entry_builder *b)
+{
+	gpucc_entry *e = &b->e;
+	if (!b->has_module)
+		return pack_error(st, EXIT_BAD_INPUT, "no module: give a module file or its SHA-256");
+	if (!e->module || !*e->module)
+		return pack_error(st, EXIT_BAD_INPUT, "no module name");
+	if (!e->target)
+		return pack_error(st, EXIT_BAD_INPUT, "no target");
+	if (b->source_count == 0)
+		return pack_error(st, EXIT_BAD_INPUT, "no payload: give ptx, cubin, hsaco or bitcode");
+	for (size_t i = 0; i < b->source_count; i++) {
+		gpucc_part part = b->sources[i].part;
+		bool nvidia_part = part == GPUCC_PART_PTX || part == GPUCC_PART_CUBIN;
+		if ((nvidia_part && b->vendor != GPUCC_VENDOR_NVIDIA) ||
+		    (part == GPUCC_PART_HSACO && b->vendor != GPUCC_VENDOR_AMD))
+			return pack_error(st, EXIT_BAD_INPUT, "a %s payload does not fit target '%s'",
+			                  gpucc_part_name(part), e->target);
+	}
+
+	qsort(b->options, e->option_count, sizeof *b->options, compare_options);
+	for (size_t i = 1; i < e->option_count; i++)
+		if (strcmp(b->options[i - 1].name, b->options[i].name) == 0)
+			return pack_error(st, EXIT_BAD_INPUT, "option '%s' given twice", b->options[i].name);
+	qsort(b->libs, e->device_lib_count, sizeof *b->libs, compare_libs);
+	for (size_t i = 1; i < e->device_lib_count; i++)
+		if (strcmp(b->libs[i - 1].name, b->libs[i].name) == 0)
+			return pack_error(st, EXIT_BAD_INPUT, "device library '%s' given twice",
+			                  b->libs[i].name);
+	qsort(b->externals, e->external_count, sizeof *b->externals, compare_strings);
+	for (size_t i = 1; i < e->external_count; i++)
+		if (strcmp(b->externals[i - 1], b->externals[i]) == 0)
+			return pack_error(st, EXIT_BAD_INPUT, "external '%s' given twice", b->externals[i]);
+	for (size_t i = 0; i < e->kernel_count; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(b->kernels[i].name, b->kernels[j].name) == 0)
+				return pack_error(st, EXIT_BAD_INPUT, "kernel '%s' given twice",
+				                  b->kernels[i].name);
+	qsort(b->sources, b->source_count, sizeof *b->sources, compare_sources);
+
+	e->key_schema = 1;
+	if (!e->gpucc_version)
+		e->gpucc_version = gpucc_version();
+	if (!e->llvm_version)
+		e->llvm_version = gpucc_llvm_version();
+	if (gpucc_entry_compute_key(&e->key, e) != 0)
+		return pack_fail(st);
+	if (gpucc_image_writer_add(st->writer, e, b->sources, b->source_count) != 0)
+		return pack_fail(st);
+	return EXIT_OK;
+}
+
+/* ---- the one-entry form ---------------------------------------------------- */
+
+static int pack_from_flags(pack_state *st)
+{
+	const cmd_args *args = st->args;
+	static const char *const single[] = {
+		"module", "module-sha256", "module-name", "target", "ptx", "cubin", "hsaco",
+		"bitcode", "gpucc-version", "llvm-version", NULL,
+	};
+	for (int i = 0; single[i]; i++)
+		if (cmd_value_count(args, single[i]) > 1)
+			return cmd_error(args, EXIT_USAGE, "option '--%s' given more than once", single[i]);
+	if (cmd_flag(args, "module") == cmd_flag(args, "module-sha256"))
+		return cmd_error(args, EXIT_USAGE, "give a spec file, or one of '--module' and '--module-sha256'");
+	if (cmd_flag(args, "module-sha256") && !cmd_flag(args, "module-name"))
+		return cmd_error(args, EXIT_USAGE, "'--module-sha256' needs '--module-name'");
+	if (!cmd_flag(args, "target"))
+		return cmd_error(args, EXIT_USAGE, "missing option '--target'");
+	for (int i = 0; i < cmd_value_count(args, "option"); i++)
+		if (!strchr(cmd_value_at(args, "option", i), '='))
+			return cmd_error(args, EXIT_USAGE, "option '%s' is not NAME=VALUE",
+			                 cmd_value_at(args, "option", i));
+
+	entry_builder b = {0};
+	int rc;
+	b.e.module = cmd_value(args, "module-name");
+	b.e.gpucc_version = cmd_value(args, "gpucc-version");
+	b.e.llvm_version = cmd_value(args, "llvm-version");
+	if (cmd_flag(args, "module"))
+		rc = set_module_file(st, &b, cmd_value(args, "module"));
+	else
+		rc = set_module_sha256(st, &b, cmd_value(args, "module-sha256"));
+	if (rc == EXIT_OK)
+		rc = set_target(st, &b, cmd_value(args, "target"));
+	for (int i = 0; rc == EXIT_OK && i < cmd_value_count(args, "kernel"); i++) {
+		gpucc_kernel k = {cmd_value_at(args, "kernel", i), -1, -1, -1};
+		rc = add_kernel(st, &b, &k);
+	}
+	for (int i = 0; rc == EXIT_OK && i < cmd_value_count(args, "option"); i++) {
+		const char *nv = cmd_value_at(args, "option", i);
+		const char *eq = strchr(nv, '=');
+		char *name = keep(st, strndup(nv, (size_t)(eq - nv)));
+		rc = name ? add_option(st, &b, name, eq + 1) : out_of_memory(st);
+	}
+	for (int i = 0; rc == EXIT_OK && i < cmd_value_count(args, "device-lib"); i++)
+		rc = add_device_lib_file(st, &b, NULL, cmd_value_at(args, "device-lib", i));
+	for (int i = 0; rc == EXIT_OK && i < cmd_value_count(args, "external"); i++)
+		rc = add_external(st, &b, cmd_value_at(args, "external", i));
+	for (int p = 0; rc == EXIT_OK && p < GPUCC_PART_COUNT; p++) {
+		const char *path = cmd_value(args, gpucc_part_name((gpucc_part)p));
+		if (path)
+			rc = add_payload(st, &b, (gpucc_part)p, path);
+	}
+	if (rc == EXIT_OK)
+		rc = finish_entry(st, &b);
+	builder_release(&b);
+	return rc;
+}
+
+/* ---- the spec file form ---------------------------------------------------- */
+
+typedef struct spec_reader {
+	pack_state *st;
+	const char *path; /* the spec file, as given */
+	char *dir;        /* its directory, for relative paths */
+} spec_reader;
+
+/* A path from the spec, relative to the spec's directory; kept until commit. */
+static const char *spec_path(spec_reader *r, const char *path)
+{
+	if (path[0] == '/')
+		return path;
+	size_t len = strlen(r->dir) + 1 + strlen(path) + 1;
+	char *joined = malloc(len);
+	if (joined)
+		snprintf(joined, len, "%s/%s", r->dir, path);
+	return keep(r->st, joined);
+}
+
+/* field of object as a non-empty string, or NULL when absent; *rc set to an
+ * exit code when present but not a string. */
+static const char *string_field(spec_reader *r, const cJSON *object, const char *field, int *rc)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, field);
+	if (!item)
+		return NULL;
+	if (!cJSON_IsString(item) || !item->valuestring[0]) {
+		*rc = pack_error(r->st, EXIT_BAD_INPUT, "'%s' must be a non-empty string", field);
+		return NULL;
+	}
+	return item->valuestring;
+}
+
+/* A non-negative integer resource count (or -1 when absent). */
+static int count_field(spec_reader *r, const cJSON *object, const char *field, int64_t *out)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, field);
+	*out = -1;
+	if (!item || cJSON_IsNull(item))
+		return EXIT_OK;
+	double v = cJSON_IsNumber(item) ? item->valuedouble : -1;
+	if (v < 0 || v > 9007199254740992.0 || v != (double)(int64_t)v)
+		return pack_error(r->st, EXIT_BAD_INPUT, "kernel '%s' must be a non-negative integer",
+		                  field);
+	*out = (int64_t)v;
+	return EXIT_OK;
+}
+
+static int check_fields(spec_reader *r, const cJSON *object, const char *what,
+                        const char *const *known)
+{
+	for (const cJSON *item = object->child; item; item = item->next) {
+		bool ok = false;
+		for (int i = 0; known[i] && !ok; i++)
+			ok = strcmp(item->string, known[i]) == 0;
+		if (!ok)
+			return pack_error(r->st, EXIT_BAD_INPUT, "unknown %s field '%s'", what, item->string);
+	}
+	return EXIT_OK;
+}
+
+static int read_kernels(spec_reader *r, entry_builder *b, const cJSON *kernels)
+{
+	static const char *const kernel_fields[] = {
+		"name", "registers", "shared_bytes", "scratch_bytes", NULL,
+	};
+	if (!cJSON_IsArray(kernels))
+		return pack_error(r->st, EXIT_BAD_INPUT, "'kernels' must be an array");
+	const cJSON *item;
+	cJSON_ArrayForEach(item, kernels) {
+		gpucc_kernel k = {NULL, -1, -1, -1};
+		int rc = EXIT_OK;
+		if (cJSON_IsString(item)) {
+			k.name = item->valuestring;
+		} else if (cJSON_IsObject(item)) {
+			if ((rc = check_fields(r, item, "kernel", kernel_fields)) != EXIT_OK)
+				return rc;
+			k.name = string_field(r, item, "name", &rc);
+			if (rc == EXIT_OK && !k.name)
+				rc = pack_error(r->st, EXIT_BAD_INPUT, "a kernel has no 'name'");
+			if (rc == EXIT_OK)
+				rc = count_field(r, item, "registers", &k.registers);
+			if (rc == EXIT_OK)
+				rc = count_field(r, item, "shared_bytes", &k.shared_bytes);
+			if (rc == EXIT_OK)
+				rc = count_field(r, item, "scratch_bytes", &k.scratch_bytes);
+		} else {
+			rc = pack_error(r->st, EXIT_BAD_INPUT,
+			                "'kernels' must hold names or {\"name\": ...} objects");
+		}
+		if (rc == EXIT_OK)
+			rc = add_kernel(r->st, b, &k);
+		if (rc != EXIT_OK)
+			return rc;
+	}
+	return EXIT_OK;
+}
+
+static int read_options(spec_reader *r, entry_builder *b, const cJSON *options)
+{
+	if (!cJSON_IsObject(options))
+		return pack_error(r->st, EXIT_BAD_INPUT, "'options' must be an object");
+	const cJSON *item;
+	cJSON_ArrayForEach(item, options) {
+		const char *value;
+		if (cJSON_IsString(item)) {
+			value = item->valuestring;
+		} else if (cJSON_IsNumber(item) && item->valuedouble == (double)(int64_t)item->valuedouble &&
+		           item->valuedouble > -1e15 && item->valuedouble < 1e15) {
+			char number[32];
+			snprintf(number, sizeof number, "%lld", (long long)item->valuedouble);
+			value = keep(r->st, strdup(number));
+			if (!value)
+				return out_of_memory(r->st);
+		} else {
+			return pack_error(r->st, EXIT_BAD_INPUT,
+			                  "option '%s' must be a string or an integer", item->string);
+		}
+		int rc = add_option(r->st, b, item->string, value);
+		if (rc != EXIT_OK)
+			return rc;
+	}
+	return EXIT_OK;
+}
+
+static int read_device_libs(spec_reader *r, entry_builder *b, const cJSON *libs)
+{
+	static const char *const lib_fields[] = {"name", "sha256", "file", NULL};
+	if (!cJSON_IsArray(libs))
+		return pack_error(r->st, EXIT_BAD_INPUT, "'device_libs' must be an array");
+	const cJSON *item;
+	cJSON_ArrayForEach(item, libs) {
+		int rc = EXIT_OK;
+		if (!cJSON_IsObject(item))
+			return pack_error(r->st, EXIT_BAD_INPUT,
+			                  "'device_libs' must hold {\"name\", \"sha256\"} or {\"file\"} objects");
+		if ((rc = check_fields(r, item, "device library", lib_fields)) != EXIT_OK)
+			return rc;
+		const char *name = string_field(r, item, "name", &rc);
+		const char *hex = string_field(r, item, "sha256", &rc);
+		const char *file = string_field(r, item, "file", &rc);
+		if (rc != EXIT_OK)
+			return rc;
+		if (!file == !hex)
+			return pack_error(r->st, EXIT_BAD_INPUT,
+			                  "a device library needs exactly one of 'file' and 'sha256'");
+		if (hex && !name)
+			return pack_error(r->st, EXIT_BAD_INPUT, "a device library with 'sha256' needs a 'name'");
+		if (file) {
+			const char *path = spec_path(r, file);
+			if (!path)
+				return out_of_memory(r->st);
+			rc = add_device_lib_file(r->st, b, name ? name : base_name(file), path);
+		} else {
+			rc = add_device_lib_digest(r->st, b, name, hex);
+		}
+		if (rc != EXIT_OK)
+			return rc;
+	}
+	return EXIT_OK;
+}
+
+static int read_externals(spec_reader *r, entry_builder *b, const cJSON *externals)
+{
+	if (!cJSON_IsArray(externals))
+		return pack_error(r->st, EXIT_BAD_INPUT, "'externals' must be an array of names");
+	const cJSON *item;
+	cJSON_ArrayForEach(item, externals) {
+		if (!cJSON_IsString(item))
+			return pack_error(r->st, EXIT_BAD_INPUT, "'externals' must be an array of names");
+		int rc = add_external(r->st, b, item->valuestring);
+		if (rc != EXIT_OK)
+			return rc;
+	}
+	return EXIT_OK;
+}
+
+static int read_entry(spec_reader *r, const cJSON *object)
+{
+	static const char *const entry_fields[] = {
+		"module", "module_file", "module_sha256", "target", "options", "kernels",
+		"externals", "device_libs", "ptx", "cubin", "hsaco", "bitcode", "gpucc_version",
+		"llvm_version", "comment", NULL,
+	};
+	if (!cJSON_IsObject(object))
+		return pack_error(r->st, EXIT_BAD_INPUT, "an entry must be an object");
+	int rc = check_fields(r, object, "entry", entry_fields);
+	if (rc != EXIT_OK)
+		return rc;
+
+	entry_builder b = {0};
+	const char *module = string_field(r, object, "module", &rc);
+	const char *module_file = string_field(r, object, "module_file", &rc);
+	const char *module_hex = string_field(r, object, "module_sha256", &rc);
+	const char *target = string_field(r, object, "target", &rc);
+	b.e.gpucc_version = string_field(r, object, "gpucc_version", &rc);
+	b.e.llvm_version = string_field(r, object, "llvm_version", &rc);
+	const char *payloads[GPUCC_PART_COUNT];
+	for (int p = 0; p < GPUCC_PART_COUNT; p++)
+		payloads[p] = string_field(r, object, gpucc_part_name((gpucc_part)p), &rc);
+	if (rc != EXIT_OK)
+		goto cleanup;
+
+	if (!module_file == !module_hex) {
+		rc = pack_error(r->st, EXIT_BAD_INPUT, "needs exactly one of 'module_file' and 'module_sha256'");
+		goto cleanup;
+	}
+	if (module_hex && !module) {
+		rc = pack_error(r->st, EXIT_BAD_INPUT, "'module_sha256' needs a 'module' name");
+		goto cleanup;
+	}
+	if (!target) {
+		rc = pack_error(r->st, EXIT_BAD_INPUT, "missing 'target'");
+		goto cleanup;
+	}
+	b.e.module = module ? module : module_file ? base_name(module_file) : NULL;
+	if (module_file) {
+		const char *path = spec_path(r, module_file);
+		rc = path ? set_module_file(r->st, &b, path) : out_of_memory(r->st);
+	} else {
+		rc = set_module_sha256(r->st, &b, module_hex);
+	}
+	if (rc == EXIT_OK)
+		rc = set_target(r->st, &b, target);
+
+	const cJSON *item;
+	if (rc == EXIT_OK && (item = cJSON_GetObjectItemCaseSensitive(object, "kernels")))
+		rc = read_kernels(r, &b, item);
+	if (rc == EXIT_OK && (item = cJSON_GetObjectItemCaseSensitive(object, "options")))
+		rc = read_options(r, &b, item);
+	if (rc == EXIT_OK && (item = cJSON_GetObjectItemCaseSensitive(object, "device_libs")))
+		rc = read_device_libs(r, &b, item);
+	if (rc == EXIT_OK && (item = cJSON_GetObjectItemCaseSensitive(object, "externals")))
+		rc = read_externals(r, &b, item);
+	for (int p = 0; rc == EXIT_OK && p < GPUCC_PART_COUNT; p++) {
+		if (!payloads[p])
+			continue;
+		const char *path = spec_path(r, payloads[p]);
+		rc = path ? add_payload(r->st, &b, (gpucc_part)p, path) : out_of_memory(r->st);
+	}
+	if (rc == EXIT_OK)
+		rc = finish_entry(r->st, &b);
+cleanup:
+	builder_release(&b);
+	return rc;
+}
+
+/* Read the whole spec file into a new NUL-terminated buffer. */
+static int read_spec_file(pack_state *st, const char *path, char **out, size_t *out_size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return pack_error(st, errno == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL,
+		                  "cannot open '%s': %s", path, strerror(errno));
+	size_t capacity = 1 << 14, size = 0;
+	char *data = malloc(capacity);
+	int rc = EXIT_OK;
+	while (data) {
+		if (size + 1 >= capacity) {
+			if (capacity >= SPEC_MAX_SIZE) {
+				rc = pack_error(st, EXIT_BAD_INPUT, "'%s': larger than %zu bytes", path,
+				                SPEC_MAX_SIZE);
+				break;
+			}
+			char *grown = realloc(data, capacity * 2);
+			if (!grown)
+				break;
+			data = grown;
+			capacity *= 2;
+		}
+		size_t n = fread(data + size, 1, capacity - 1 - size, f);
+		size += n;
+		if (n == 0) {
+			if (ferror(f))
+				rc = pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
+			break;
+		}
+	}
+	fclose(f);
+	if (!data)
+		return out_of_memory(st);
+	if (rc != EXIT_OK) {
+		free(data);
+		return rc;
+	}
+	data[size] = '\0';
+	*out = data;
+	*out_size = size;
+	return EXIT_OK;
+}
+
+/* Line number of position p in text, for parse errors. */
+static unsigned line_of(const char *text, const char *p)
+{
+	unsigned line = 1;
+	for (const char *c = text; c < p && *c; c++)
+		line += *c == '\n';
+	return line;
+}
+
+static int pack_from_spec(pack_state *st, const char *spec_file)
+{
+	char *text = NULL;
+	size_t size = 0;
+	int rc = read_spec_file(st, spec_file, &text, &size);
+	if (rc != EXIT_OK)
+		return rc;
+
+	spec_reader r = {.st = st, .path = spec_file};
+	char *copy = strdup(spec_file);
+	r.dir = copy ? strdup(dirname(copy)) : NULL;
+	free(copy);
+	const char *parse_end = NULL;
+	cJSON *root = cJSON_ParseWithLengthOpts(text, size, &parse_end, true);
+	if (!r.dir) {
+		rc = out_of_memory(st);
+	} else if (!root) {
+		rc = pack_error(st, EXIT_BAD_INPUT, "'%s': not valid JSON (line %u)", spec_file,
+		                line_of(text, parse_end ? parse_end : cJSON_GetErrorPtr()));
+	} else if (!cJSON_IsObject(root)) {
+		rc = pack_error(st, EXIT_BAD_INPUT, "'%s': expected an object {\"entries\": [...]}",
+		                spec_file);
+	} else {
+		static const char *const top_fields[] = {"entries", "comment", NULL};
+		const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
+		char where[PATH_MAX + 64];
+		snprintf(where, sizeof where, "'%s'", spec_file);
+		st->where = where;
+		rc = check_fields(&r, root, "top-level", top_fields);
+		if (rc == EXIT_OK && !cJSON_IsArray(entries))
+			rc = pack_error(st, EXIT_BAD_INPUT, "needs an array 'entries'");
+		size_t index = 0;
+		const cJSON *item;
+		if (rc == EXIT_OK) {
+			cJSON_ArrayForEach(item, entries) {
+				snprintf(where, sizeof where, "'%s': entries[%zu]", spec_file, index++);
+				if ((rc = read_entry(&r, item)) != EXIT_OK)
+					break;
+			}
+		}
+		st->where = NULL;
+	}
+	cJSON_Delete(root);
+	free(r.dir);
+	free(text);
+	return rc;
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+static int parse_zstd_level(const cmd_args *args, int *level)
+{
+	const char *value = cmd_value(args, "zstd");
+	*level = 0;
+	if (!value)
+		return EXIT_OK;
+	if (!*value) {
+		*level = DEFAULT_ZSTD_LEVEL;
+		return EXIT_OK;
+	}
+	char *end;
+	long v = strtol(value, &end, 10);
+	if (*end || v < 1 || v > 22)
+		return cmd_error(args, EXIT_USAGE, "'--zstd=%s': the level must be 1 to 22", value);
+	*level = (int)v;
+	return EXIT_OK;
+}
+
+static int run_pack(const cmd_args *args)
+{
+	pack_state st = {.args = args};
+	gpucc_write_options opts = {0};
+	const char *output = cmd_value(args, "output");
+	const char *spec_file = args->positional_count ? args->positional[0] : NULL;
+	int rc;
+
+	if (!output || !*output)
+		return cmd_error(args, EXIT_USAGE, "missing option '-o IMAGE'");
+	if ((rc = parse_zstd_level(args, &opts.zstd_level)) != EXIT_OK)
+		return rc;
+	if (spec_file) {
+		for (int i = 0; entry_flags[i]; i++)
+			if (cmd_flag(args, entry_flags[i]))
+				return cmd_error(args, EXIT_USAGE,
+				                 "option '--%s' cannot be combined with a spec file",
+				                 entry_flags[i]);
+	}
+
+	if (gpucc_image_writer_new(&st.writer, output, &opts) != 0)
+		return cmd_fail(args);
+	rc = spec_file ? pack_from_spec(&st, spec_file) : pack_from_flags(&st);
+	if (rc == EXIT_OK && gpucc_image_writer_commit(st.writer) != 0)
+		rc = cmd_fail(args);
+	gpucc_image_writer_free(st.writer);
+	for (size_t i = 0; i < st.owned_count; i++)
+		free(st.owned[i]);
+	free(st.owned);
+	return rc;
+}
+
+const cmd_spec cmd_pack_spec = {
+	.name = "pack",
+	.synopsis = "-o IMAGE [--zstd[=LEVEL]] (SPEC.json | --module FILE --target T [options])",
+	.summary = "build an image from existing payload files",
+	.description =
+		"SPEC.json is {\"entries\": [ENTRY, ...]}; each ENTRY is an object with\n"
+		"  \"module_file\": path (its SHA-256 goes into the key) or \"module_sha256\": hex,\n"
+		"  \"module\": name (default: base name of module_file), \"target\": \"sm_90\",\n"
+		"  \"kernels\": [\"k\", ...] or [{\"name\", \"registers\", \"shared_bytes\",\n"
+		"  \"scratch_bytes\"}, ...], \"options\": {\"name\": \"value\"}, \"externals\": [...],\n"
+		"  \"device_libs\": [{\"name\", \"sha256\"} or {\"file\"}], payload files \"ptx\",\n"
+		"  \"cubin\", \"hsaco\", \"bitcode\", and optionally \"gpucc_version\",\n"
+		"  \"llvm_version\" and \"comment\".  Paths are relative to the spec file.\n"
+		"Without SPEC.json the flags below describe one entry.\n"
+		"\n"
+		"Targets are stored in canonical spelling, options, device libraries and\n"
+		"externals sorted by name, and the key computed by libgpucc.  The image is\n"
+		"written to a temporary file and renamed into place; member times come from\n"
+		"SOURCE_DATE_EPOCH (or 0), so the same inputs always give the same bytes.\n"
+		"--zstd without a level uses 19: images are written once and read often.",
+	.options = pack_options,
+	.min_positional = 0,
+	.max_positional = 1,
+	.run = run_pack,
+};

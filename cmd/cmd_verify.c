@@ -1,0 +1,54 @@
+/*
+ * cmd/cmd_verify.c -- `gpucc verify IMAGE`: check everything about an image
+ * (format version, manifest, every member's presence, kind, name, size and
+ * digest, and that no unlisted member exists) and say so in one line.
+ */
+#include "cmd.h"
+
+#include <gpucc.h>
+
+#include <inttypes.h>
+
+static const cmd_option verify_options[] = {
+	{"quiet", 'q', NULL, false, "print nothing on success; only the exit code tells"},
+	{0},
+};
+
+static int run_verify(const cmd_args *args)
+{
+	const char *path = args->positional[0];
+	gpucc_image *img = NULL;
+	int rc = EXIT_OK;
+
+	if (gpucc_image_open(&img, path) != 0 || gpucc_image_verify(img) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
+	}
+	uint64_t bytes = 0;
+	size_t payloads = gpucc_image_payload_count(img);
+	for (size_t i = 0; i < payloads; i++)
+		bytes += gpucc_image_payload(img, i)->size;
+	if (!cmd_flag(args, "quiet"))
+		printf("%s: ok (%zu entries, %zu payloads, %" PRIu64 " bytes)\n", path,
+		       gpucc_image_entry_count(img), payloads, bytes);
+cleanup:
+	gpucc_image_free(img);
+	return rc;
+}
+
+const cmd_spec cmd_verify_spec = {
+	.name = "verify",
+	.synopsis = "IMAGE [-q]",
+	.summary = "check an image completely",
+	.description =
+		"Checks the format version, the manifest, and every member: present once,\n"
+		"a regular file with a safe name, of the listed size and SHA-256; and that\n"
+		"no member is unlisted.  On success prints\n"
+		"'IMAGE: ok (N entries, M payloads, B bytes)', B counting each distinct\n"
+		"payload once.  On the first defect prints it in one line and exits 3\n"
+		"(2 when IMAGE does not exist).",
+	.options = verify_options,
+	.min_positional = 1,
+	.max_positional = 1,
+	.run = run_verify,
+};
