@@ -197,6 +197,11 @@ typedef struct gpucc_entry {
 GPUCC_API const gpucc_payload *gpucc_entry_payload(const gpucc_entry *e, gpucc_part part);
 /* The value of an option, or NULL. */
 GPUCC_API const char *gpucc_entry_option(const gpucc_entry *e, const char *name);
+/* Compute an entry's key from the fields the key schema covers
+ * (formats/key.md): key_schema, gpucc_version, llvm_version, device_libs,
+ * target, options and module_sha256.  Arrays must be sorted by name and
+ * the target canonical; GPUCC_EINVALID otherwise. */
+GPUCC_API int gpucc_entry_compute_key(gpucc_digest *out, const gpucc_entry *e);
 /* Digest of the entry's canonical manifest record (formats/manifest.md):
  * two entries with one key are identical exactly when these are equal.
  * Snapshots record it as the entry's content digest. */

@@ -1,0 +1,71 @@
+/*
+ * formats/arena.c -- the grow-only allocator (formats/arena.h): a list of
+ * blocks, each at least 64 KiB, freed together.
+ */
+#include "arena.h"
+
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK_MIN ((size_t)64 * 1024)
+
+struct block {
+	struct block *next;
+	size_t used, size;
+	alignas(max_align_t) unsigned char data[];
+};
+
+struct gpucc_arena {
+	struct block *head;
+};
+
+gpucc_arena *gpucc_arena_new(void)
+{
+	return calloc(1, sizeof(gpucc_arena));
+}
+
+void gpucc_arena_free(gpucc_arena *a)
+{
+	if (!a)
+		return;
+	for (struct block *b = a->head, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(a);
+}
+
+void *gpucc_arena_alloc(gpucc_arena *a, size_t size)
+{
+	const size_t align = alignof(max_align_t);
+	size = (size + align - 1) & ~(align - 1);
+	if (size == 0)
+		size = align;
+	struct block *b = a->head;
+	if (!b || b->size - b->used < size) {
+		size_t capacity = size > BLOCK_MIN ? size : BLOCK_MIN;
+		b = malloc(sizeof *b + capacity);
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->size = capacity;
+		b->next = a->head;
+		a->head = b;
+	}
+	void *p = b->data + b->used;
+	b->used += size;
+	memset(p, 0, size);
+	return p;
+}
+
+char *gpucc_arena_strdup(gpucc_arena *a, const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s) + 1;
+	char *copy = gpucc_arena_alloc(a, n);
+	if (copy)
+		memcpy(copy, s, n);
+	return copy;
+}

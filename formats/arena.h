@@ -1,0 +1,20 @@
+/*
+ * formats/arena.h -- a grow-only allocator that owns the strings and arrays
+ * of parsed or copied entries, so that a manifest or a writer releases them
+ * all at once.  Not thread-safe; one owner.
+ */
+#ifndef GPUCC_FORMATS_ARENA_H
+#define GPUCC_FORMATS_ARENA_H
+
+#include <stddef.h>
+
+typedef struct gpucc_arena gpucc_arena;
+
+gpucc_arena *gpucc_arena_new(void);
+void gpucc_arena_free(gpucc_arena *a);
+/* size zeroed bytes, aligned for any type; NULL when out of memory. */
+void *gpucc_arena_alloc(gpucc_arena *a, size_t size);
+/* A copy of s (NULL stays NULL); NULL when out of memory. */
+char *gpucc_arena_strdup(gpucc_arena *a, const char *s);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * formats/manifest.h -- the image manifest (formats/manifest.md): JSON that
+ * lists the entries of an image, written canonically so that a set of
+ * entries always gives the same bytes.
+ *
+ * Entries parsed from a manifest live in a gpucc_manifest, which owns every
+ * string and array they point to.
+ */
+#ifndef GPUCC_FORMATS_MANIFEST_H
+#define GPUCC_FORMATS_MANIFEST_H
+
+#include "gpucc/common.h"
+
+#define GPUCC_IMAGE_FORMAT_MEMBER "GPUCC-IMAGE"
+#define GPUCC_IMAGE_MANIFEST_MEMBER "manifest.json"
+#define GPUCC_IMAGE_FORMAT_VERSION 1
+/* Member sizes past which an image is refused as absurd. */
+#define GPUCC_MANIFEST_MAX_SIZE ((uint64_t)1 << 31)
+#define GPUCC_PAYLOAD_MAX_SIZE ((uint64_t)1 << 40)
+
+typedef struct gpucc_manifest {
+	size_t entry_count;
+	gpucc_entry *entries; /* sorted by key, unique */
+	struct gpucc_arena *arena; /* owns the strings and arrays */
+} gpucc_manifest;
+
+/* Parse and validate manifest JSON: the format and version fields first
+ * (GPUCC_EVERSION for another version), then every entry (GPUCC_ECORRUPT with
+ * the defect named).  name is used in messages. */
+int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, const char *name);
+void gpucc_manifest_release(gpucc_manifest *m);
+
+/* Write the canonical JSON for entries (sorted by key, unique) to a new
+ * NUL-terminated buffer (caller frees with free()). */
+int gpucc_manifest_write(char **out, size_t *out_size, const gpucc_entry *const *entries,
+                         size_t count);
+/* The canonical JSON record of one entry, without the module name (the
+ * record whose SHA-256 is the entry's content digest). */
+int gpucc_manifest_entry_record(char **out, const gpucc_entry *e);
+
+/* Check an entry's fields for validity: hex digests, a canonical target,
+ * sorted unique options/device libs/externals/payload parts, no empty names.
+ * GPUCC_EINVALID naming the field otherwise. */
+int gpucc_entry_validate(const gpucc_entry *e);
+
+/* The member name of a payload: "payloads/<sha256 hex><extension>". */
+#define GPUCC_PAYLOAD_MEMBER_SIZE 96
+void gpucc_payload_member_name(char out[GPUCC_PAYLOAD_MEMBER_SIZE], const gpucc_payload *p);
+
+#endif

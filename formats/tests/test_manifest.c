@@ -1,0 +1,167 @@
+/*
+ * formats/tests/test_manifest.c -- the manifest: canonical output, round
+ * trips through the parser, and every kind of malformed manifest refused
+ * with the defect named.
+ */
+#include "check.h"
+
+#include "key.h"
+#include "manifest.h"
+
+#include <gpucc.h>
+
+#include <stdlib.h>
+
+static gpucc_option options[1] = {{"opt-level", "2"}};
+static gpucc_kernel kernels[2] = {{"saxpy", 10, 0, 0}, {"k\"quoted\\", -1, -1, -1}};
+static const char *externals[1] = {"vprintf"};
+static gpucc_payload payloads[2];
+
+static gpucc_entry sample(const char *module_bytes)
+{
+	gpucc_entry e = {0};
+	e.key_schema = 1;
+	e.module = "saxpy.ll";
+	gpucc_digest_buffer(&e.module_sha256, module_bytes, strlen(module_bytes));
+	e.target = "sm_90:ptx78";
+	e.triple = "nvptx64-nvidia-cuda";
+	e.gpucc_version = "0.1.0";
+	e.llvm_version = "19.1.7";
+	e.option_count = 1;
+	e.options = options;
+	e.kernel_count = 2;
+	e.kernels = kernels;
+	e.external_count = 1;
+	e.externals = externals;
+	payloads[0].part = GPUCC_PART_PTX;
+	gpucc_digest_buffer(&payloads[0].sha256, "ptx", 3);
+	payloads[0].size = 3;
+	payloads[1].part = GPUCC_PART_CUBIN;
+	gpucc_digest_buffer(&payloads[1].sha256, "cubin", 5);
+	payloads[1].size = 5;
+	e.payload_count = 2;
+	e.payloads = payloads;
+	gpucc_key_compute(&e.key, &e);
+	return e;
+}
+
+static void test_round_trip(void)
+{
+	gpucc_entry a = sample("a"), b = sample("b");
+	const gpucc_entry *list[2];
+	bool a_first = gpucc_digest_compare(&a.key, &b.key) < 0;
+	list[0] = a_first ? &a : &b;
+	list[1] = a_first ? &b : &a;
+	char *json;
+	size_t size;
+	CHECK_INT(gpucc_manifest_write(&json, &size, list, 2), 0);
+	CHECK(strncmp(json, "{\"format\":\"gpucc-image\",\"version\":1,", 36) == 0);
+	gpucc_manifest m;
+	CHECK_INT(gpucc_manifest_parse(&m, json, size, "m.json"), 0);
+	CHECK_INT(m.entry_count, 2);
+	if (m.entry_count == 2) {
+		const gpucc_entry *e = &m.entries[a_first ? 0 : 1];
+		CHECK_INT(gpucc_digest_compare(&e->key, &a.key), 0);
+		CHECK_STR(e->kernels[1].name, "k\"quoted\\");
+		CHECK_INT(e->kernels[0].registers, 10);
+		CHECK_INT(e->kernels[1].registers, -1);
+		CHECK_STR(e->externals[0], "vprintf");
+		CHECK_INT(e->payloads[1].size, 5);
+		/* Writing what was read gives the same bytes. */
+		const gpucc_entry *again[2] = {&m.entries[0], &m.entries[1]};
+		char *json2;
+		size_t size2;
+		CHECK_INT(gpucc_manifest_write(&json2, &size2, again, 2), 0);
+		CHECK(size2 == size && memcmp(json, json2, size) == 0);
+		free(json2);
+	}
+	gpucc_manifest_release(&m);
+	free(json);
+}
+
+/* Parse json and expect code with needle in the message. */
+static void expect_refused(const char *json, int code, const char *needle)
+{
+	gpucc_manifest m;
+	int rc = gpucc_manifest_parse(&m, json, strlen(json), "bad.json");
+	if (rc != code)
+		fprintf(stderr, "  for %.80s...: rc %d, message %s\n", json, rc, gpucc_error_last()->message);
+	CHECK_INT(rc, code);
+	CHECK_ERROR_HAS(needle);
+	CHECK_ERROR_HAS("bad.json");
+	if (rc == 0)
+		gpucc_manifest_release(&m);
+}
+
+static char *replace(const char *s, const char *from, const char *to)
+{
+	const char *at = strstr(s, from);
+	if (!at)
+		return strdup(s);
+	size_t n = strlen(s) - strlen(from) + strlen(to) + 1;
+	char *out = malloc(n);
+	snprintf(out, n, "%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
+	return out;
+}
+
+static void test_refusals(void)
+{
+	expect_refused("not json", GPUCC_ECORRUPT, "not valid JSON");
+	expect_refused("{\"format\":\"tar\",\"version\":1,\"entries\":[]}", GPUCC_ECORRUPT,
+	               "not a gpucc image manifest");
+	expect_refused("{\"format\":\"gpucc-image\",\"version\":2,\"entries\":[]}", GPUCC_EVERSION,
+	               "version 2");
+	expect_refused("{\"format\":\"gpucc-image\",\"version\":1}", GPUCC_ECORRUPT, "entries");
+
+	gpucc_entry e = sample("x");
+	const gpucc_entry *list[1] = {&e};
+	char *json;
+	size_t size;
+	CHECK_INT(gpucc_manifest_write(&json, &size, list, 1), 0);
+	struct {
+		const char *from, *to, *needle;
+	} cases[] = {
+		{"\"key_schema\":1", "\"key_schema\":\"1\"", "key_schema"},
+		{"\"target\":\"sm_90:ptx78\"", "\"target\":\"sm_90\"", "not canonical"},
+		{"\"target\":\"sm_90:ptx78\"", "\"target\":\"sm_99:ptx78\"", "unknown target"},
+		{"\"triple\":\"nvptx64-nvidia-cuda\"", "\"triple\":\"amdgcn-amd-amdhsa\"", "triple"},
+		{"\"size\":3", "\"size\":-3", "size"},
+		{"\"size\":3", "\"size\":3.5", "size"},
+		{"\"part\":\"ptx\"", "\"part\":\"elf\"", "part"},
+		{"\"opt-level\":\"2\"", "\"opt-level\":\"3\"", "does not match"},
+		{"\"llvm\":\"19.1.7\"", "\"llvm\":19", "toolchain"},
+		{"\"kernels\":[", "\"kernels\":\"none\",\"unknown\":[", "kernels"},
+		{"\"name\":\"saxpy\"", "\"name\":\"\"", "kernel"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *bad = replace(json, cases[i].from, cases[i].to);
+		CHECK(strcmp(bad, json) != 0);
+		expect_refused(bad, GPUCC_ECORRUPT, cases[i].needle);
+		free(bad);
+	}
+	/* Duplicated and unsorted entries. */
+	char *twice = malloc(2 * size + 8);
+	const char *start = strchr(json, '\n');
+	size_t body = (size_t)(strstr(json, "\n]}") - start);
+	snprintf(twice, 2 * size + 8, "%.*s,%.*s\n]}", (int)(start - json + body), json, (int)body, start);
+	expect_refused(twice, GPUCC_ECORRUPT, "sorted");
+	free(twice);
+	free(json);
+}
+
+static void test_payload_member_name(void)
+{
+	gpucc_payload p = {GPUCC_PART_HSACO, {{0}}, 0};
+	gpucc_digest_buffer(&p.sha256, "abc", 3);
+	char name[GPUCC_PAYLOAD_MEMBER_SIZE];
+	gpucc_payload_member_name(name, &p);
+	CHECK_STR(name, "payloads/ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad.hsaco");
+}
+
+int main(void)
+{
+	RUN(test_round_trip);
+	RUN(test_refusals);
+	RUN(test_payload_member_name);
+	return CHECK_DONE();
+}

@@ -1,0 +1,42 @@
+/*
+ * lib/atomic_file.h -- publishing files atomically (DESIGN.md invariant 4),
+ * and advisory locks.
+ *
+ * An atomic file is written under a temporary name in the target's own
+ * directory (".<name>.tmp.<pid>.<n>"), then flushed, renamed over the target
+ * and the directory flushed: a reader, or a process killed at any point,
+ * sees the old file or the new one, never a torn one.
+ */
+#ifndef GPUCC_LIB_ATOMIC_FILE_H
+#define GPUCC_LIB_ATOMIC_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct gpucc_atomic_file {
+	int fd;          /* open for writing, -1 when closed */
+	char *path;      /* the target */
+	char *temp_path; /* the temporary file */
+} gpucc_atomic_file;
+
+/* Create the temporary file for path (mode 0666 less the umask).
+ * Errors name path. */
+int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path);
+/* fsync, close, rename over path, fsync the directory.  On failure the
+ * temporary file is removed and path is unchanged.  Always releases f. */
+int gpucc_atomic_file_commit(gpucc_atomic_file *f);
+/* Close and remove the temporary file; path is unchanged.  Accepts a
+ * released or zeroed f. */
+void gpucc_atomic_file_abort(gpucc_atomic_file *f);
+
+/* Write all of buf to fd (retrying short writes and EINTR).  0 or -1 with
+ * errno set. */
+int gpucc_write_all(int fd, const void *buf, size_t size);
+
+/* An advisory lock (flock) on "<path>.lock", created if needed and left in
+ * place.  Blocks until acquired.  Returns the lock fd (>= 0) or an error
+ * code; release with gpucc_lock_release. */
+int gpucc_lock_acquire(const char *path, bool exclusive);
+void gpucc_lock_release(int lock_fd);
+
+#endif

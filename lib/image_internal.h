@@ -1,0 +1,28 @@
+/*
+ * lib/image_internal.h -- what the image reader offers the rest of libgpucc
+ * beyond the public API: streaming a payload into a sink, for the writer
+ * (merge, delta, cache import) and the payload readers.
+ */
+#ifndef GPUCC_LIB_IMAGE_INTERNAL_H
+#define GPUCC_LIB_IMAGE_INTERNAL_H
+
+#include "gpucc/image.h"
+
+/* Receives a payload's bytes in order, before they are verified; returns 0,
+ * or an error code (already set) to stop. */
+typedef int (*gpucc_payload_sink)(void *ctx, const void *data, size_t size);
+
+/* Stream payload p of img into sink, then check its size and SHA-256
+ * (GPUCC_ECORRUPT naming the image and member when they differ).  Reads in
+ * archive order are one forward pass; uncompressed images are read at
+ * computed offsets (formats/image.md, "Random access"). */
+int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
+                               void *ctx);
+
+/* Order of payload members in an image: by digest, then by extension. */
+int gpucc_payload_archive_compare(const gpucc_payload *a, const gpucc_payload *b);
+
+/* True when payloads of img are read at computed offsets (for tests). */
+bool gpucc_image_has_random_access(const gpucc_image *img);
+
+#endif

@@ -1,0 +1,919 @@
+/*
+ * lib/image_reader.c -- opening, querying, reading and verifying images
+ * (formats/image.md).
+ *
+ * Opening reads two members: the format member, checked before anything
+ * else, and the manifest.  Payloads are read on demand and always verified
+ * against their size and SHA-256 before the caller may trust them.
+ *
+ * Two ways to reach a payload:
+ *  - random access, for uncompressed images in a file or in memory: every
+ *    member header of a v1 image is one 512-byte ustar block, so the offset
+ *    of each payload follows from the sizes in the manifest; the header found
+ *    there is checked (name, size, type) before its data are used, and any
+ *    disagreement falls back to ...
+ *  - the sequential cursor: a libarchive reader that walks the members in
+ *    archive order and checks each against the manifest.  Reads in archive
+ *    order cost one pass; reading backwards reopens the archive.
+ * An image handle is not thread-safe.
+ */
+#include "image_internal.h"
+
+#include "errors.h"
+#include "manifest.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BLOCK 512
+#define READ_CHUNK ((size_t)1 << 16)
+#define FORMAT_MEMBER_MAX 64
+
+struct gpucc_image {
+	char *name;
+	int fd;                 /* -1 for memory images */
+	bool seekable;          /* fd is a regular file */
+	const unsigned char *data; /* memory images */
+	size_t size;
+	bool compressed;
+
+	gpucc_manifest manifest;
+	gpucc_payload *payloads; /* distinct, in archive order */
+	size_t payload_count;
+
+	/* Random access (uncompressed only): header offset of each payload. */
+	bool offsets_known;
+	uint64_t *header_offsets;
+
+	/* The sequential cursor. */
+	struct archive *cursor;
+	size_t cursor_next;   /* index of the payload the next member should be */
+	uint64_t fd_position; /* read position of the cursor in fd */
+	unsigned char *fd_buffer;
+};
+
+/* ---- the libarchive source ---------------------------------------------- */
+
+static ssize_t fd_read(struct archive *a, void *ctx, const void **out)
+{
+	gpucc_image *img = ctx;
+	for (;;) {
+		ssize_t n = img->seekable ? pread(img->fd, img->fd_buffer, READ_CHUNK, (off_t)img->fd_position)
+		                          : read(img->fd, img->fd_buffer, READ_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			archive_set_error(a, errno, "read error");
+			return -1;
+		}
+		img->fd_position += (uint64_t)n;
+		*out = img->fd_buffer;
+		return n;
+	}
+}
+
+static la_int64_t fd_skip(struct archive *a, void *ctx, la_int64_t request)
+{
+	gpucc_image *img = ctx;
+	if (!img->seekable)
+		return 0; /* libarchive then reads through */
+	img->fd_position += (uint64_t)request;
+	return request;
+}
+
+/* Start a fresh libarchive reader at the beginning of the image. */
+static int cursor_open(gpucc_image *img)
+{
+	if (img->cursor) {
+		archive_read_free(img->cursor);
+		img->cursor = NULL;
+	}
+	if (img->fd >= 0 && !img->seekable && img->fd_position != 0)
+		return gpucc_error_set(GPUCC_ERROR, "'%s': cannot read backwards in a pipe", img->name);
+	struct archive *a = archive_read_new();
+	if (!a)
+		return gpucc_error_oom();
+	archive_read_support_format_tar(a);
+	archive_read_support_filter_zstd(a);
+	int r;
+	if (img->fd >= 0) {
+		img->fd_position = 0;
+		archive_read_set_callback_data(a, img);
+		archive_read_set_read_callback(a, fd_read);
+		archive_read_set_skip_callback(a, fd_skip);
+		r = archive_read_open1(a);
+	} else {
+		r = archive_read_open_memory(a, img->data, img->size);
+	}
+	if (r != ARCHIVE_OK) {
+		int rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (%s)", img->name,
+		                         archive_error_string(a) ? archive_error_string(a)
+		                                                 : "unrecognised archive");
+		archive_read_free(a);
+		return rc;
+	}
+	img->cursor = a;
+	img->cursor_next = 0;
+	return 0;
+}
+
+static int archive_failure(gpucc_image *img, const char *doing)
+{
+	const char *why = archive_error_string(img->cursor);
+	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated or damaged image while %s (%s)",
+	                       img->name, doing, why ? why : "unexpected end of data");
+}
+
+/* Read the whole data of the current member (at most max bytes) into a new
+ * NUL-terminated buffer. */
+static int read_member_data(gpucc_image *img, struct archive_entry *e, uint64_t max,
+                            char **out, size_t *out_size)
+{
+	la_int64_t size = archive_entry_size(e);
+	if (size < 0 || (uint64_t)size > max)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' has an absurd size (%lld bytes)",
+		                       img->name, archive_entry_pathname(e), (long long)size);
+	char *buf = malloc((size_t)size + 1);
+	if (!buf)
+		return gpucc_error_oom();
+	size_t got = 0;
+	while (got < (size_t)size) {
+		la_ssize_t n = archive_read_data(img->cursor, buf + got, (size_t)size - got);
+		if (n < 0) {
+			free(buf);
+			return archive_failure(img, "reading the manifest");
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got != (size_t)size) {
+		free(buf);
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: member '%s' is cut short",
+		                       img->name, archive_entry_pathname(e));
+	}
+	buf[got] = '\0';
+	*out = buf;
+	*out_size = got;
+	return 0;
+}
+
+/* ---- member checks -------------------------------------------------------- */
+
+static bool path_is_unsafe(const char *path)
+{
+	if (path[0] == '/')
+		return true;
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.')
+			return true;
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	return false;
+}
+
+/* Check that header e is an acceptable member at all: a regular file with a
+ * safe relative path. */
+static int check_member_kind(const gpucc_image *img, struct archive_entry *e)
+{
+	const char *path = archive_entry_pathname(e);
+	if (!path)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': a member has no name", img->name);
+	if (path_is_unsafe(path))
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': member '%s' has an unsafe path (absolute or with '..')",
+		                       img->name, path);
+	if (archive_entry_filetype(e) == AE_IFLNK || archive_entry_hardlink(e))
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is a link, not a file",
+		                       img->name, path);
+	if (archive_entry_filetype(e) != AE_IFREG)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is not a regular file",
+		                       img->name, path);
+	return 0;
+}
+
+/* ---- opening -------------------------------------------------------------- */
+
+static int compare_payloads(const void *a, const void *b)
+{
+	return gpucc_payload_archive_compare(a, b);
+}
+
+int gpucc_payload_archive_compare(const gpucc_payload *a, const gpucc_payload *b)
+{
+	int c = gpucc_digest_compare(&a->sha256, &b->sha256);
+	if (c)
+		return c;
+	return strcmp(gpucc_part_extension(a->part), gpucc_part_extension(b->part));
+}
+
+/* The distinct payloads of the manifest, in archive order.  One payload
+ * (digest and kind) listed with two sizes is a corrupt manifest. */
+static int collect_payloads(gpucc_image *img)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < img->manifest.entry_count; i++)
+		total += img->manifest.entries[i].payload_count;
+	gpucc_payload *list = malloc((total ? total : 1) * sizeof *list);
+	if (!list)
+		return gpucc_error_oom();
+	size_t n = 0;
+	for (size_t i = 0; i < img->manifest.entry_count; i++)
+		for (size_t j = 0; j < img->manifest.entries[i].payload_count; j++)
+			list[n++] = img->manifest.entries[i].payloads[j];
+	qsort(list, n, sizeof *list, compare_payloads);
+	size_t unique = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (unique && gpucc_payload_archive_compare(&list[unique - 1], &list[i]) == 0) {
+			if (list[unique - 1].size != list[i].size) {
+				free(list);
+				return gpucc_error_set(GPUCC_ECORRUPT,
+				                       "'%s': corrupt manifest: one payload listed with two sizes",
+				                       img->name);
+			}
+			continue;
+		}
+		list[unique++] = list[i];
+	}
+	img->payloads = list;
+	img->payload_count = unique;
+	return 0;
+}
+
+/* The offsets every payload header must have if all headers are single
+ * ustar blocks, given where the first payload's header is. */
+static int compute_offsets(gpucc_image *img, uint64_t first)
+{
+	img->header_offsets = malloc((img->payload_count + 1) * sizeof *img->header_offsets);
+	if (!img->header_offsets)
+		return gpucc_error_oom();
+	uint64_t at = first;
+	for (size_t i = 0; i < img->payload_count; i++) {
+		img->header_offsets[i] = at;
+		at += BLOCK + (img->payloads[i].size + BLOCK - 1) / BLOCK * BLOCK;
+	}
+	img->header_offsets[img->payload_count] = at;
+	img->offsets_known = true;
+	return 0;
+}
+
+static int read_format_member(gpucc_image *img)
+{
+	struct archive_entry *e;
+	int r = archive_read_next_header(img->cursor, &e);
+	if (r == ARCHIVE_EOF)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (an empty archive)",
+		                       img->name);
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+		const char *why = archive_error_string(img->cursor);
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (%s)", img->name,
+		                       why ? why : "not a tar archive");
+	}
+	const char *path = archive_entry_pathname(e);
+	if (!path || strcmp(path, GPUCC_IMAGE_FORMAT_MEMBER) != 0)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': not a gpucc image (first member is '%s', expected '%s')",
+		                       img->name, path ? path : "", GPUCC_IMAGE_FORMAT_MEMBER);
+	int rc = check_member_kind(img, e);
+	if (rc)
+		return rc;
+	char *text;
+	size_t size;
+	rc = read_member_data(img, e, FORMAT_MEMBER_MAX, &text, &size);
+	if (rc)
+		return rc;
+	unsigned version = 0;
+	char tail = 0;
+	int fields = sscanf(text, "gpucc-image %u%c", &version, &tail);
+	free(text);
+	if (fields != 2 || tail != '\n')
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (bad format member)",
+		                       img->name);
+	if (version != GPUCC_IMAGE_FORMAT_VERSION)
+		return gpucc_error_set(GPUCC_EVERSION,
+		                       "'%s': image format version %u is not supported (this gpucc reads "
+		                       "version %d)",
+		                       img->name, version, GPUCC_IMAGE_FORMAT_VERSION);
+	return 0;
+}
+
+static int read_manifest_member(gpucc_image *img)
+{
+	struct archive_entry *e;
+	int r = archive_read_next_header(img->cursor, &e);
+	if (r == ARCHIVE_EOF)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: no manifest", img->name);
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		return archive_failure(img, "reading the manifest header");
+	const char *path = archive_entry_pathname(e);
+	if (!path || strcmp(path, GPUCC_IMAGE_MANIFEST_MEMBER) != 0)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': corrupt image: second member is '%s', expected '%s'",
+		                       img->name, path ? path : "", GPUCC_IMAGE_MANIFEST_MEMBER);
+	int rc = check_member_kind(img, e);
+	if (rc)
+		return rc;
+	char *json;
+	size_t size;
+	rc = read_member_data(img, e, GPUCC_MANIFEST_MAX_SIZE, &json, &size);
+	if (rc)
+		return rc;
+	rc = gpucc_manifest_parse(&img->manifest, json, size, img->name);
+	free(json);
+	return rc;
+}
+
+/* Skip the format and manifest members of a freshly opened cursor. */
+static int cursor_skip_head(gpucc_image *img)
+{
+	struct archive_entry *e;
+	for (int i = 0; i < 2; i++) {
+		int r = archive_read_next_header(img->cursor, &e);
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+			return archive_failure(img, "reopening");
+	}
+	return 0;
+}
+
+static int open_common(gpucc_image *img)
+{
+	int rc = cursor_open(img);
+	if (rc)
+		return rc;
+	img->compressed = archive_filter_count(img->cursor) > 1;
+	if ((rc = read_format_member(img)) || (rc = read_manifest_member(img)) ||
+	    (rc = collect_payloads(img)))
+		return rc;
+	if (!img->compressed && (img->fd < 0 || img->seekable) && img->payload_count > 0) {
+		/* The first payload's header position anchors the offsets of
+		 * all the others.  When it cannot be read, leave random access
+		 * off: reads then go through the cursor, which reports the
+		 * defect precisely. */
+		struct archive_entry *e;
+		int r = archive_read_next_header(img->cursor, &e);
+		if ((r == ARCHIVE_OK || r == ARCHIVE_WARN) &&
+		    (rc = compute_offsets(img, (uint64_t)archive_read_header_position(img->cursor))))
+			return rc;
+		/* The cursor has passed the first payload's header, which
+		 * sequential reads expect to read: restart it when needed. */
+		archive_read_free(img->cursor);
+		img->cursor = NULL;
+	}
+	return 0;
+}
+
+static gpucc_image *image_new(const char *name)
+{
+	gpucc_image *img = calloc(1, sizeof *img);
+	if (!img)
+		return NULL;
+	img->fd = -1;
+	img->name = strdup(name ? name : "(image)");
+	if (!img->name) {
+		free(img);
+		return NULL;
+	}
+	return img;
+}
+
+static int finish_open(gpucc_image **out, gpucc_image *img)
+{
+	int rc = open_common(img);
+	if (rc) {
+		gpucc_image_free(img);
+		return rc;
+	}
+	*out = img;
+	return 0;
+}
+
+static int open_on_fd(gpucc_image **out, int fd, const char *name)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int rc = gpucc_error_set_errno("cannot read '%s'", name);
+		close(fd);
+		return rc;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return gpucc_error_set(GPUCC_EINVALID, "'%s' is a directory, not an image", name);
+	}
+	if (S_ISREG(st.st_mode) && st.st_size == 0) {
+		close(fd);
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (empty file)", name);
+	}
+	gpucc_image *img = image_new(name);
+	unsigned char *buffer = malloc(READ_CHUNK);
+	if (!img || !buffer) {
+		free(buffer);
+		gpucc_image_free(img);
+		close(fd);
+		return gpucc_error_oom();
+	}
+	img->fd = fd;
+	img->fd_buffer = buffer;
+	img->seekable = S_ISREG(st.st_mode);
+	img->size = S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
+	return finish_open(out, img);
+}
+
+int gpucc_image_open(gpucc_image **out, const char *path)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot open '%s'", path);
+	return open_on_fd(out, fd, path);
+}
+
+int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name)
+{
+	*out = NULL;
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0)
+		return gpucc_error_set_errno("cannot use the descriptor of '%s'", name ? name : "(fd)");
+	return open_on_fd(out, copy, name ? name : "(fd)");
+}
+
+int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size, const char *name)
+{
+	*out = NULL;
+	if (!data || size == 0)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (empty)",
+		                       name ? name : "(memory)");
+	gpucc_image *img = image_new(name ? name : "(memory)");
+	if (!img)
+		return gpucc_error_oom();
+	img->data = data;
+	img->size = size;
+	return finish_open(out, img);
+}
+
+void gpucc_image_free(gpucc_image *img)
+{
+	if (!img)
+		return;
+	if (img->cursor)
+		archive_read_free(img->cursor);
+	if (img->fd >= 0)
+		close(img->fd);
+	gpucc_manifest_release(&img->manifest);
+	free(img->payloads);
+	free(img->header_offsets);
+	free(img->fd_buffer);
+	free(img->name);
+	free(img);
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+const char *gpucc_image_name(const gpucc_image *img)
+{
+	return img->name;
+}
+
+bool gpucc_image_is_compressed(const gpucc_image *img)
+{
+	return img->compressed;
+}
+
+bool gpucc_image_has_random_access(const gpucc_image *img)
+{
+	return img->offsets_known;
+}
+
+size_t gpucc_image_entry_count(const gpucc_image *img)
+{
+	return img->manifest.entry_count;
+}
+
+const gpucc_entry *gpucc_image_entry(const gpucc_image *img, size_t index)
+{
+	return index < img->manifest.entry_count ? &img->manifest.entries[index] : NULL;
+}
+
+size_t gpucc_image_payload_count(const gpucc_image *img)
+{
+	return img->payload_count;
+}
+
+const gpucc_payload *gpucc_image_payload(const gpucc_image *img, size_t index)
+{
+	return index < img->payload_count ? &img->payloads[index] : NULL;
+}
+
+const gpucc_entry *gpucc_image_find(const gpucc_image *img, const gpucc_digest *key)
+{
+	size_t lo = 0, hi = img->manifest.entry_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = gpucc_digest_compare(&img->manifest.entries[mid].key, key);
+		if (c == 0)
+			return &img->manifest.entries[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+int gpucc_image_lookup(const gpucc_entry **out, const gpucc_image *img, const char *prefix)
+{
+	*out = NULL;
+	size_t len = prefix ? strlen(prefix) : 0;
+	if (len == 0 || len > 2 * GPUCC_DIGEST_SIZE || strspn(prefix, "0123456789abcdefABCDEF") != len)
+		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a key or key prefix (1 to 64 hex digits)",
+		                       prefix ? prefix : "");
+	char lower[GPUCC_DIGEST_HEX_SIZE];
+	for (size_t i = 0; i <= len; i++)
+		lower[i] = (char)(prefix[i] >= 'A' && prefix[i] <= 'F' ? prefix[i] - 'A' + 'a' : prefix[i]);
+
+	/* Keys are sorted, so matches are contiguous: find the first key whose
+	 * hex is >= the prefix by binary search, then scan. */
+	size_t lo = 0, hi = img->manifest.entry_count;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		gpucc_digest_to_hex(hex, &img->manifest.entries[mid].key);
+		if (strncmp(hex, lower, len) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t matches = 0;
+	char candidates[512] = "";
+	size_t used = 0;
+	for (size_t i = lo; i < img->manifest.entry_count; i++) {
+		gpucc_digest_to_hex(hex, &img->manifest.entries[i].key);
+		if (strncmp(hex, lower, len) != 0)
+			break;
+		if (matches < 8 && used < sizeof candidates - 32)
+			used += (size_t)snprintf(candidates + used, sizeof candidates - used, "%s%.16s",
+			                         matches ? ", " : "", hex);
+		if (matches == 0)
+			*out = &img->manifest.entries[i];
+		matches++;
+	}
+	if (matches == 0)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s': no entry with key '%s'", img->name, prefix);
+	if (matches > 1) {
+		*out = NULL;
+		return gpucc_error_set(GPUCC_EAMBIGUOUS, "'%s': key prefix '%s' is ambiguous: %zu entries "
+		                       "match (%s%s)",
+		                       img->name, prefix, matches, candidates, matches > 8 ? ", ..." : "");
+	}
+	return 0;
+}
+
+/* ---- reading payloads ----------------------------------------------------- */
+
+/* Index of p among the image's payloads, or payload_count. */
+static size_t payload_index(const gpucc_image *img, const gpucc_payload *p)
+{
+	size_t lo = 0, hi = img->payload_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = gpucc_payload_archive_compare(&img->payloads[mid], p);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return img->payload_count;
+}
+
+static int digest_mismatch(const gpucc_image *img, const char *member, const char *what)
+{
+	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s': %s", img->name, member, what);
+}
+
+/* Parse an octal ustar numeric field. */
+static bool parse_octal(const unsigned char *field, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	while (i < len && field[i] == ' ')
+		i++;
+	size_t digits = 0;
+	for (; i < len && field[i] >= '0' && field[i] <= '7'; i++, digits++)
+		v = v * 8 + (uint64_t)(field[i] - '0');
+	if (digits == 0 || (i < len && field[i] != ' ' && field[i] != '\0'))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Read len bytes at offset of the image, without the cursor.  Returns the
+ * byte count read (short at the end of the image) or -1. */
+static ssize_t read_at(gpucc_image *img, uint64_t offset, void *buf, size_t len)
+{
+	if (img->fd < 0) {
+		if (offset >= img->size)
+			return 0;
+		size_t n = img->size - offset < len ? (size_t)(img->size - offset) : len;
+		memcpy(buf, img->data + offset, n);
+		return (ssize_t)n;
+	}
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = pread(img->fd, (char *)buf + got, len - got, (off_t)(offset + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* The random-access path: 1 when the header at the computed offset is not
+ * what it must be (the caller then uses the cursor), else 0 or an error. */
+static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink sink, void *ctx,
+                            EVP_MD_CTX *md)
+{
+	const gpucc_payload *p = &img->payloads[index];
+	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
+	gpucc_payload_member_name(member, p);
+	unsigned char header[BLOCK];
+	uint64_t offset = img->header_offsets[index];
+	if (read_at(img, offset, header, BLOCK) != BLOCK)
+		return 1;
+	uint64_t size;
+	size_t name_len = strlen(member);
+	if (memcmp(header, member, name_len) != 0 || header[name_len] != '\0' ||
+	    (header[156] != '0' && header[156] != '\0') || header[345] != '\0' ||
+	    !parse_octal(header + 124, 12, &size) || size != p->size)
+		return 1;
+	unsigned char buffer[READ_CHUNK];
+	uint64_t done = 0;
+	while (done < size) {
+		size_t want = size - done < READ_CHUNK ? (size_t)(size - done) : READ_CHUNK;
+		ssize_t n;
+		if (img->fd < 0) {
+			/* Memory images: hand out the mapped bytes directly. */
+			if (offset + BLOCK + done + want > img->size)
+				return digest_mismatch(img, member, "truncated: the image ends inside it");
+			const void *at = img->data + offset + BLOCK + done;
+			EVP_DigestUpdate(md, at, want);
+			int rc = sink(ctx, at, want);
+			if (rc)
+				return rc;
+			done += want;
+			continue;
+		}
+		n = read_at(img, offset + BLOCK + done, buffer, want);
+		if (n < 0)
+			return gpucc_error_set_errno("cannot read '%s'", img->name);
+		if ((size_t)n != want)
+			return digest_mismatch(img, member, "truncated: the image ends inside it");
+		EVP_DigestUpdate(md, buffer, want);
+		int rc = sink(ctx, buffer, want);
+		if (rc)
+			return rc;
+		done += want;
+	}
+	return 0;
+}
+
+/* Describe why the member under the cursor is not the expected one. */
+static int unexpected_member(gpucc_image *img, struct archive_entry *e, const char *expected)
+{
+	int rc = check_member_kind(img, e);
+	if (rc)
+		return rc;
+	const char *path = archive_entry_pathname(e);
+	if (strcmp(path, expected) > 0)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': the manifest lists member '%s' but the image has no such "
+		                       "member",
+		                       img->name, expected);
+	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is not listed in the manifest",
+	                       img->name, path);
+}
+
+/* Move the cursor to the header of payload index. */
+static int cursor_seek(gpucc_image *img, size_t index)
+{
+	int rc;
+	if (!img->cursor || img->cursor_next > index) {
+		if ((rc = cursor_open(img)) || (rc = cursor_skip_head(img)))
+			return rc;
+	}
+	for (;;) {
+		struct archive_entry *e;
+		const gpucc_payload *want = &img->payloads[img->cursor_next];
+		char member[GPUCC_PAYLOAD_MEMBER_SIZE];
+		gpucc_payload_member_name(member, want);
+		int r = archive_read_next_header(img->cursor, &e);
+		if (r == ARCHIVE_EOF)
+			return gpucc_error_set(GPUCC_ECORRUPT,
+			                       "'%s': the manifest lists member '%s' but the image has no "
+			                       "such member",
+			                       img->name, member);
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+			return archive_failure(img, "reading a member header");
+		const char *path = archive_entry_pathname(e);
+		if (!path || strcmp(path, member) != 0 || check_member_kind(img, e) != 0)
+			return unexpected_member(img, e, member);
+		if (archive_entry_size(e) != (la_int64_t)want->size)
+			return digest_mismatch(img, member, "its size differs from the manifest's");
+		if (img->cursor_next == index) {
+			img->cursor_next++;
+			return 0;
+		}
+		img->cursor_next++; /* libarchive skips the unread data */
+	}
+}
+
+static int stream_with_cursor(gpucc_image *img, size_t index, gpucc_payload_sink sink, void *ctx,
+                              EVP_MD_CTX *md)
+{
+	int rc = cursor_seek(img, index);
+	if (rc)
+		return rc;
+	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
+	gpucc_payload_member_name(member, &img->payloads[index]);
+	unsigned char buffer[READ_CHUNK];
+	uint64_t done = 0;
+	for (;;) {
+		la_ssize_t n = archive_read_data(img->cursor, buffer, sizeof buffer);
+		if (n < 0) {
+			/* The cursor is unusable after a data error. */
+			rc = archive_failure(img, "reading a payload");
+			archive_read_free(img->cursor);
+			img->cursor = NULL;
+			return rc;
+		}
+		if (n == 0)
+			break;
+		done += (uint64_t)n;
+		EVP_DigestUpdate(md, buffer, (size_t)n);
+		if ((rc = sink(ctx, buffer, (size_t)n)))
+			return rc;
+	}
+	if (done != img->payloads[index].size)
+		return digest_mismatch(img, member, "truncated: fewer bytes than the manifest lists");
+	return 0;
+}
+
+int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
+                               void *ctx)
+{
+	size_t index = payload_index(img, p);
+	if (index == img->payload_count)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s': no such payload in the image", img->name);
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	if (!md)
+		return gpucc_error_oom();
+	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+	int rc = 1;
+	if (img->offsets_known)
+		rc = stream_at_offset(img, index, sink, ctx, md);
+	if (rc == 1) {
+		EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+		rc = stream_with_cursor(img, index, sink, ctx, md);
+	}
+	if (rc == 0) {
+		gpucc_digest got;
+		unsigned int len = 0;
+		EVP_DigestFinal_ex(md, got.bytes, &len);
+		if (gpucc_digest_compare(&got, &p->sha256) != 0) {
+			char member[GPUCC_PAYLOAD_MEMBER_SIZE];
+			gpucc_payload_member_name(member, p);
+			rc = digest_mismatch(img, member, "SHA-256 digest mismatch (the payload is corrupt)");
+		}
+	}
+	EVP_MD_CTX_free(md);
+	return rc;
+}
+
+typedef struct memory_sink {
+	unsigned char *data;
+	size_t used, size;
+} memory_sink;
+
+static int to_memory(void *ctx, const void *data, size_t size)
+{
+	memory_sink *m = ctx;
+	if (size > m->size - m->used)
+		return gpucc_error_set(GPUCC_ECORRUPT, "payload is larger than the manifest lists");
+	memcpy(m->data + m->used, data, size);
+	m->used += size;
+	return 0;
+}
+
+int gpucc_image_read_payload(void **out, size_t *out_size, gpucc_image *img,
+                             const gpucc_payload *payload)
+{
+	*out = NULL;
+	*out_size = 0;
+	if (payload->size > SIZE_MAX - 1)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': payload too large for memory", img->name);
+	memory_sink m = {malloc((size_t)payload->size + 1), 0, (size_t)payload->size};
+	if (!m.data)
+		return gpucc_error_oom();
+	int rc = gpucc_image_stream_payload(img, payload, to_memory, &m);
+	if (rc) {
+		free(m.data);
+		return rc;
+	}
+	*out = m.data;
+	*out_size = m.used;
+	return 0;
+}
+
+static int to_fd(void *ctx, const void *data, size_t size)
+{
+	int fd = *(int *)ctx;
+	const char *p = data;
+	while (size > 0) {
+		ssize_t n = write(fd, p, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return gpucc_error_set_errno("cannot write payload");
+		p += n;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+int gpucc_image_copy_payload(gpucc_image *img, const gpucc_payload *payload, int fd)
+{
+	return gpucc_image_stream_payload(img, payload, to_fd, &fd);
+}
+
+/* ---- verify --------------------------------------------------------------- */
+
+static int discard(void *ctx, const void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+int gpucc_image_verify(gpucc_image *img)
+{
+	/* Walk every member with a fresh cursor, ignoring the offsets: verify
+	 * reads what a tar reader would. */
+	int rc;
+	if ((rc = cursor_open(img)) || (rc = read_format_member(img)))
+		return rc;
+	struct archive_entry *e;
+	int r = archive_read_next_header(img->cursor, &e);
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		return archive_failure(img, "reading the manifest header");
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	if (!md)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < img->payload_count && rc == 0; i++) {
+		EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+		rc = stream_with_cursor(img, i, discard, NULL, md);
+		if (rc == 0) {
+			gpucc_digest got;
+			unsigned int len = 0;
+			EVP_DigestFinal_ex(md, got.bytes, &len);
+			if (gpucc_digest_compare(&got, &img->payloads[i].sha256) != 0) {
+				char member[GPUCC_PAYLOAD_MEMBER_SIZE];
+				gpucc_payload_member_name(member, &img->payloads[i]);
+				rc = digest_mismatch(img, member,
+				                     "SHA-256 digest mismatch (the payload is corrupt)");
+			}
+		}
+	}
+	EVP_MD_CTX_free(md);
+	if (rc)
+		return rc;
+	r = archive_read_next_header(img->cursor, &e);
+	if (r == ARCHIVE_OK || r == ARCHIVE_WARN) {
+		rc = check_member_kind(img, e);
+		if (rc == 0)
+			rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is not listed in the manifest",
+			                     img->name, archive_entry_pathname(e));
+	} else if (r != ARCHIVE_EOF) {
+		rc = archive_failure(img, "reading past the last payload");
+	}
+	/* Leave no half-used cursor behind. */
+	archive_read_free(img->cursor);
+	img->cursor = NULL;
+	return rc;
+}

@@ -1,0 +1,544 @@
+/*
+ * lib/image_writer.c -- the streaming image writer (formats/image.md).
+ *
+ * Adding an entry records its metadata (copied into the writer's arena) and
+ * where each payload's bytes will come from; nothing is written until
+ * commit.  Commit sorts entries by key, writes the format member, the
+ * canonical manifest and the distinct payloads in archive order, copying
+ * each from its source through a bounded buffer and checking its digest
+ * again, into a temporary file that replaces the target only when all of it
+ * is written and flushed.  The bytes depend only on the set of entries and
+ * the write options: fixed member order, mode 0644, uid/gid 0, no owner
+ * names, one mtime for every member.
+ */
+#include "image_internal.h"
+
+#include "arena.h"
+#include "atomic_file.h"
+#include "entry.h"
+#include "errors.h"
+#include "manifest.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef enum source_kind { SOURCE_FILE, SOURCE_MEMORY, SOURCE_IMAGE } source_kind;
+
+typedef struct payload_source {
+	source_kind kind;
+	const char *path;    /* SOURCE_FILE, in the arena */
+	const void *data;    /* SOURCE_MEMORY, borrowed */
+	gpucc_image *image;  /* SOURCE_IMAGE, borrowed */
+} payload_source;
+
+typedef struct writer_entry {
+	gpucc_entry entry;   /* arena-owned copy, payloads set */
+	gpucc_digest content;
+	payload_source sources[GPUCC_PART_COUNT]; /* parallel to entry.payloads */
+	bool removed;
+} writer_entry;
+
+struct gpucc_image_writer {
+	char *path;
+	gpucc_write_options options;
+	gpucc_arena *arena;
+	writer_entry *entries;
+	size_t count, capacity, live;
+	/* Open-addressing index from key to entries[] position + 1. */
+	size_t *slots;
+	size_t slot_count;
+};
+
+/* ---- the key index -------------------------------------------------------- */
+
+static size_t slot_of(const gpucc_digest *key, size_t slot_count)
+{
+	size_t h;
+	memcpy(&h, key->bytes, sizeof h); /* keys are uniformly distributed */
+	return h & (slot_count - 1);
+}
+
+static int index_grow(gpucc_image_writer *w)
+{
+	size_t count = w->slot_count ? w->slot_count * 2 : 1024;
+	size_t *slots = calloc(count, sizeof *slots);
+	if (!slots)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < w->count; i++) {
+		size_t s = slot_of(&w->entries[i].entry.key, count);
+		while (slots[s])
+			s = (s + 1) & (count - 1);
+		slots[s] = i + 1;
+	}
+	free(w->slots);
+	w->slots = slots;
+	w->slot_count = count;
+	return 0;
+}
+
+/* Position in entries[] of key (removed or not), or -1. */
+static ptrdiff_t index_find(const gpucc_image_writer *w, const gpucc_digest *key)
+{
+	if (!w->slot_count)
+		return -1;
+	for (size_t s = slot_of(key, w->slot_count); w->slots[s]; s = (s + 1) & (w->slot_count - 1))
+		if (gpucc_digest_compare(&w->entries[w->slots[s] - 1].entry.key, key) == 0)
+			return (ptrdiff_t)(w->slots[s] - 1);
+	return -1;
+}
+
+/* ---- setup ------------------------------------------------------------------ */
+
+int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
+                           const gpucc_write_options *opts)
+{
+	*out = NULL;
+	gpucc_image_writer *w = calloc(1, sizeof *w);
+	if (!w || !(w->path = strdup(path)) || !(w->arena = gpucc_arena_new())) {
+		gpucc_image_writer_free(w);
+		return gpucc_error_oom();
+	}
+	if (opts)
+		w->options = *opts;
+	if (w->options.zstd_level < 0 || w->options.zstd_level > 22) {
+		gpucc_image_writer_free(w);
+		return gpucc_error_set(GPUCC_EINVALID, "zstd level %d is out of range (1 to 22)",
+		                       opts->zstd_level);
+	}
+	if (!w->options.use_mtime) {
+		const char *epoch = getenv("SOURCE_DATE_EPOCH");
+		char *end = NULL;
+		long long v = epoch && *epoch ? strtoll(epoch, &end, 10) : 0;
+		if (epoch && *epoch && (*end || v < 0)) {
+			gpucc_image_writer_free(w);
+			return gpucc_error_set(GPUCC_EINVALID,
+			                       "SOURCE_DATE_EPOCH='%s' is not a non-negative integer", epoch);
+		}
+		w->options.mtime = v;
+	}
+	*out = w;
+	return 0;
+}
+
+void gpucc_image_writer_free(gpucc_image_writer *w)
+{
+	if (!w)
+		return;
+	gpucc_arena_free(w->arena);
+	free(w->entries);
+	free(w->slots);
+	free(w->path);
+	free(w);
+}
+
+size_t gpucc_image_writer_entry_count(const gpucc_image_writer *w)
+{
+	return w->live;
+}
+
+const gpucc_entry *gpucc_image_writer_find(const gpucc_image_writer *w, const gpucc_digest *key)
+{
+	ptrdiff_t i = index_find(w, key);
+	return i >= 0 && !w->entries[i].removed ? &w->entries[i].entry : NULL;
+}
+
+int gpucc_image_writer_remove(gpucc_image_writer *w, const gpucc_digest *key)
+{
+	ptrdiff_t i = index_find(w, key);
+	if (i < 0 || w->entries[i].removed)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "no such entry in the image being written");
+	w->entries[i].removed = true;
+	w->live--;
+	return 0;
+}
+
+/* ---- adding ----------------------------------------------------------------- */
+
+static int conflict(const gpucc_image_writer *w, const gpucc_entry *e)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &e->key);
+	return gpucc_error_set(GPUCC_ECONFLICT,
+	                       "conflict: key %s is already in '%s' with different contents", hex,
+	                       w->path);
+}
+
+/* Record e (already complete with payloads) and its sources.  Identical
+ * duplicates keep the smaller module name, so that the result does not
+ * depend on the order of adding. */
+static int add_entry(gpucc_image_writer *w, const gpucc_entry *e, const payload_source *sources)
+{
+	int rc = gpucc_entry_validate(e);
+	if (rc)
+		return gpucc_error_prefix("cannot add entry to '%s'", w->path);
+	gpucc_digest content;
+	if ((rc = gpucc_entry_content_digest(&content, e)))
+		return rc;
+	ptrdiff_t existing = index_find(w, &e->key);
+	if (existing >= 0 && !w->entries[existing].removed) {
+		writer_entry *we = &w->entries[existing];
+		if (gpucc_digest_compare(&we->content, &content) != 0)
+			return conflict(w, e);
+		if (e->module && strcmp(e->module, we->entry.module) < 0) {
+			const char *name = gpucc_arena_strdup(w->arena, e->module);
+			if (!name)
+				return gpucc_error_oom();
+			we->entry.module = name;
+		}
+		return 0;
+	}
+	writer_entry *slot;
+	if (existing >= 0) {
+		slot = &w->entries[existing]; /* re-adding a removed key */
+	} else {
+		if (w->count == w->capacity) {
+			size_t capacity = w->capacity ? w->capacity * 2 : 64;
+			writer_entry *grown = realloc(w->entries, capacity * sizeof *grown);
+			if (!grown)
+				return gpucc_error_oom();
+			w->entries = grown;
+			w->capacity = capacity;
+		}
+		if ((w->count + 1) * 2 > w->slot_count && (rc = index_grow(w)))
+			return rc;
+		slot = &w->entries[w->count];
+	}
+	memset(slot, 0, sizeof *slot);
+	if ((rc = gpucc_entry_copy(w->arena, &slot->entry, e)))
+		return rc;
+	slot->content = content;
+	memcpy(slot->sources, sources, e->payload_count * sizeof *sources);
+	for (size_t i = 0; i < e->payload_count; i++)
+		if (sources[i].kind == SOURCE_FILE &&
+		    !(slot->sources[i].path = gpucc_arena_strdup(w->arena, sources[i].path)))
+			return gpucc_error_oom();
+	if (existing < 0) {
+		size_t s = slot_of(&e->key, w->slot_count);
+		while (w->slots[s])
+			s = (s + 1) & (w->slot_count - 1);
+		w->slots[s] = w->count + 1;
+		w->count++;
+	}
+	w->live++;
+	return 0;
+}
+
+int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e,
+                           const gpucc_payload_source *sources, size_t source_count)
+{
+	if (source_count > GPUCC_PART_COUNT)
+		return gpucc_error_set(GPUCC_EINVALID, "more payloads than payload kinds");
+	gpucc_payload payloads[GPUCC_PART_COUNT];
+	payload_source kinds[GPUCC_PART_COUNT];
+	/* Sort the sources by part (insertion sort of at most four). */
+	const gpucc_payload_source *order[GPUCC_PART_COUNT];
+	for (size_t i = 0; i < source_count; i++) {
+		size_t j = i;
+		while (j > 0 && order[j - 1]->part > sources[i].part) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = &sources[i];
+	}
+	for (size_t i = 0; i < source_count; i++) {
+		const gpucc_payload_source *s = order[i];
+		if ((unsigned)s->part >= GPUCC_PART_COUNT)
+			return gpucc_error_set(GPUCC_EINVALID, "unknown payload kind %d", (int)s->part);
+		if (i && order[i - 1]->part == s->part)
+			return gpucc_error_set(GPUCC_EINVALID, "two %s payloads for one entry",
+			                       gpucc_part_name(s->part));
+		payloads[i].part = s->part;
+		memset(&kinds[i], 0, sizeof kinds[i]);
+		if (s->path) {
+			int rc = gpucc_digest_file(&payloads[i].sha256, &payloads[i].size, s->path);
+			if (rc)
+				return rc;
+			kinds[i].kind = SOURCE_FILE;
+			kinds[i].path = s->path;
+		} else {
+			if (!s->data && s->size)
+				return gpucc_error_set(GPUCC_EINVALID, "a %s payload has no data",
+				                       gpucc_part_name(s->part));
+			gpucc_digest_buffer(&payloads[i].sha256, s->data ? s->data : "", s->size);
+			payloads[i].size = s->size;
+			kinds[i].kind = SOURCE_MEMORY;
+			kinds[i].data = s->data;
+		}
+	}
+	gpucc_entry copy = *e;
+	copy.payloads = payloads;
+	copy.payload_count = source_count;
+	return add_entry(w, &copy, kinds);
+}
+
+int gpucc_image_writer_add_from(gpucc_image_writer *w, gpucc_image *src, const gpucc_entry *e)
+{
+	payload_source kinds[GPUCC_PART_COUNT];
+	if (e->payload_count > GPUCC_PART_COUNT)
+		return gpucc_error_set(GPUCC_EINVALID, "more payloads than payload kinds");
+	for (size_t i = 0; i < e->payload_count; i++) {
+		memset(&kinds[i], 0, sizeof kinds[i]);
+		kinds[i].kind = SOURCE_IMAGE;
+		kinds[i].image = src;
+	}
+	return add_entry(w, e, kinds);
+}
+
+/* ---- commit ------------------------------------------------------------------ */
+
+typedef struct output_payload {
+	gpucc_payload payload;
+	const payload_source *source;
+} output_payload;
+
+static int compare_output(const void *a, const void *b)
+{
+	return gpucc_payload_archive_compare(&((const output_payload *)a)->payload,
+	                                     &((const output_payload *)b)->payload);
+}
+
+static int compare_entries(const void *a, const void *b)
+{
+	return gpucc_digest_compare(&(*(const gpucc_entry *const *)a)->key,
+	                            &(*(const gpucc_entry *const *)b)->key);
+}
+
+typedef struct commit_ctx {
+	gpucc_image_writer *w;
+	struct archive *archive;
+	EVP_MD_CTX *md;
+	uint64_t written;
+} commit_ctx;
+
+static int archive_write_failed(commit_ctx *c)
+{
+	const char *why = archive_error_string(c->archive);
+	int err = archive_errno(c->archive);
+	if (err > 0)
+		errno = err;
+	if (err == EFBIG || err == ENOSPC || err == EDQUOT)
+		return gpucc_error_set_errno("cannot write '%s'", c->w->path);
+	return gpucc_error_set(GPUCC_ERROR, "cannot write '%s': %s", c->w->path,
+	                       why ? why : "write error");
+}
+
+static int to_archive(void *ctx, const void *data, size_t size)
+{
+	commit_ctx *c = ctx;
+	if (c->md)
+		EVP_DigestUpdate(c->md, data, size);
+	const char *p = data;
+	while (size > 0) {
+		la_ssize_t n = archive_write_data(c->archive, p, size);
+		if (n <= 0)
+			return archive_write_failed(c);
+		p += n;
+		size -= (size_t)n;
+	}
+	c->written += (uint64_t)(p - (const char *)data);
+	return 0;
+}
+
+static int write_header(commit_ctx *c, const char *name, uint64_t size)
+{
+	struct archive_entry *e = archive_entry_new();
+	if (!e)
+		return gpucc_error_oom();
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, (la_int64_t)size);
+	archive_entry_set_uid(e, 0);
+	archive_entry_set_gid(e, 0);
+	archive_entry_set_uname(e, "");
+	archive_entry_set_gname(e, "");
+	archive_entry_set_mtime(e, (time_t)c->w->options.mtime, 0);
+	int r = archive_write_header(c->archive, e);
+	archive_entry_free(e);
+	return r == ARCHIVE_OK ? 0 : archive_write_failed(c);
+}
+
+static int write_small_member(commit_ctx *c, const char *name, const void *data, size_t size)
+{
+	int rc = write_header(c, name, size);
+	if (rc == 0 && size)
+		rc = to_archive(c, data, size);
+	return rc;
+}
+
+static int copy_file_source(commit_ctx *c, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot open '%s'", path);
+	unsigned char buffer[1 << 16];
+	int rc = 0;
+	for (;;) {
+		ssize_t n = read(fd, buffer, sizeof buffer);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = gpucc_error_set_errno("cannot read '%s'", path);
+			break;
+		}
+		if (n == 0)
+			break;
+		if ((rc = to_archive(c, buffer, (size_t)n)))
+			break;
+	}
+	close(fd);
+	return rc;
+}
+
+static int write_payload(commit_ctx *c, const output_payload *o)
+{
+	char name[GPUCC_PAYLOAD_MEMBER_SIZE];
+	gpucc_payload_member_name(name, &o->payload);
+	int rc = write_header(c, name, o->payload.size);
+	if (rc)
+		return rc;
+	c->written = 0;
+	switch (o->source->kind) {
+	case SOURCE_IMAGE:
+		/* The reader verifies digest and size itself. */
+		c->md = NULL;
+		return gpucc_image_stream_payload(o->source->image, &o->payload, to_archive, c);
+	case SOURCE_MEMORY:
+		c->md = NULL;
+		return to_archive(c, o->source->data, (size_t)o->payload.size);
+	case SOURCE_FILE:
+		break;
+	}
+	/* Files may have changed since they were hashed. */
+	c->md = EVP_MD_CTX_new();
+	if (!c->md)
+		return gpucc_error_oom();
+	EVP_DigestInit_ex(c->md, EVP_sha256(), NULL);
+	rc = copy_file_source(c, o->source->path);
+	gpucc_digest got;
+	unsigned int len = 0;
+	EVP_DigestFinal_ex(c->md, got.bytes, &len);
+	EVP_MD_CTX_free(c->md);
+	c->md = NULL;
+	if (rc == 0 && (c->written != o->payload.size || gpucc_digest_compare(&got, &o->payload.sha256)))
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' changed while the image was being written",
+		                     o->source->path);
+	return rc;
+}
+
+/* The sorted live entries and the distinct payloads in archive order. */
+static int plan(gpucc_image_writer *w, const gpucc_entry ***out_entries, output_payload **out_payloads,
+                size_t *out_payload_count)
+{
+	const gpucc_entry **entries = malloc((w->live + 1) * sizeof *entries);
+	size_t total = 0;
+	for (size_t i = 0; i < w->count; i++)
+		if (!w->entries[i].removed)
+			total += w->entries[i].entry.payload_count;
+	output_payload *payloads = malloc((total + 1) * sizeof *payloads);
+	if (!entries || !payloads) {
+		free(entries);
+		free(payloads);
+		return gpucc_error_oom();
+	}
+	size_t n = 0, p = 0;
+	for (size_t i = 0; i < w->count; i++) {
+		const writer_entry *we = &w->entries[i];
+		if (we->removed)
+			continue;
+		entries[n++] = &we->entry;
+		for (size_t j = 0; j < we->entry.payload_count; j++) {
+			payloads[p].payload = we->entry.payloads[j];
+			payloads[p].source = &we->sources[j];
+			p++;
+		}
+	}
+	qsort(entries, n, sizeof *entries, compare_entries);
+	qsort(payloads, p, sizeof *payloads, compare_output);
+	size_t unique = 0;
+	for (size_t i = 0; i < p; i++) {
+		if (unique && compare_output(&payloads[unique - 1], &payloads[i]) == 0) {
+			if (payloads[unique - 1].payload.size != payloads[i].payload.size) {
+				free(entries);
+				free(payloads);
+				return gpucc_error_set(GPUCC_ECORRUPT, "one payload digest with two sizes");
+			}
+			continue;
+		}
+		payloads[unique++] = payloads[i];
+	}
+	*out_entries = entries;
+	*out_payloads = payloads;
+	*out_payload_count = unique;
+	return 0;
+}
+
+static int archive_to_fd(struct archive *a, int fd, int zstd_level)
+{
+	char level[16];
+	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK)
+		return -1;
+	if (zstd_level > 0) {
+		snprintf(level, sizeof level, "%d", zstd_level);
+		if (archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
+		    archive_write_set_filter_option(a, "zstd", "compression-level", level) != ARCHIVE_OK)
+			return -1;
+	}
+	/* Pad the last block only to the record size tar expects. */
+	archive_write_set_bytes_in_last_block(a, 1);
+	return archive_write_open_fd(a, fd) == ARCHIVE_OK ? 0 : -1;
+}
+
+int gpucc_image_writer_commit(gpucc_image_writer *w)
+{
+	const gpucc_entry **entries = NULL;
+	output_payload *payloads = NULL;
+	size_t payload_count = 0;
+	char *manifest = NULL;
+	size_t manifest_size = 0;
+	int rc = plan(w, &entries, &payloads, &payload_count);
+	if (rc)
+		return rc;
+	rc = gpucc_manifest_write(&manifest, &manifest_size, entries, w->live);
+	if (rc)
+		goto cleanup;
+
+	gpucc_atomic_file file;
+	if ((rc = gpucc_atomic_file_open(&file, w->path)))
+		goto cleanup;
+	commit_ctx c = {w, archive_write_new(), NULL, 0};
+	if (!c.archive) {
+		rc = gpucc_error_oom();
+	} else if (archive_to_fd(c.archive, file.fd, w->options.zstd_level) != 0) {
+		rc = archive_write_failed(&c);
+	} else {
+		char format[32];
+		int n = snprintf(format, sizeof format, "gpucc-image %d\n", GPUCC_IMAGE_FORMAT_VERSION);
+		rc = write_small_member(&c, GPUCC_IMAGE_FORMAT_MEMBER, format, (size_t)n);
+		if (rc == 0)
+			rc = write_small_member(&c, GPUCC_IMAGE_MANIFEST_MEMBER, manifest, manifest_size);
+		for (size_t i = 0; rc == 0 && i < payload_count; i++)
+			rc = write_payload(&c, &payloads[i]);
+		if (rc == 0 && archive_write_close(c.archive) != ARCHIVE_OK)
+			rc = archive_write_failed(&c);
+	}
+	if (c.archive)
+		archive_write_free(c.archive);
+	if (rc == 0)
+		rc = gpucc_atomic_file_commit(&file);
+	else
+		gpucc_atomic_file_abort(&file);
+
+cleanup:
+	free(manifest);
+	free(entries);
+	free(payloads);
+	return rc;
+}

@@ -1,0 +1,77 @@
+/*
+ * lib/tests/test_digest.c -- SHA-256 against known vectors, hex round trips,
+ * payload kind names, and the error contract.
+ */
+#include "check.h"
+
+#include <gpucc.h>
+
+#include <stdio.h>
+#include <unistd.h>
+
+static void test_sha256_vectors(void)
+{
+	gpucc_digest d;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_buffer(&d, "", 0);
+	gpucc_digest_to_hex(hex, &d);
+	CHECK_STR(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	gpucc_digest_buffer(&d, "abc", 3);
+	gpucc_digest_to_hex(hex, &d);
+	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static void test_hex_round_trip(void)
+{
+	gpucc_digest d, back;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_buffer(&d, "gpucc", 5);
+	gpucc_digest_to_hex(hex, &d);
+	CHECK_INT(gpucc_digest_from_hex(&back, hex), 0);
+	CHECK_INT(gpucc_digest_compare(&d, &back), 0);
+	CHECK_INT(gpucc_digest_from_hex(&back, "abc"), GPUCC_EINVALID);
+	CHECK_INT(gpucc_digest_from_hex(&back,
+	          "zz7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"), GPUCC_EINVALID);
+	CHECK_INT(gpucc_error_last()->code, GPUCC_EINVALID);
+	CHECK_ERROR_HAS("not a SHA-256 digest");
+}
+
+static void test_digest_file(void)
+{
+	char path[] = "/tmp/gpucc-digest-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "abc", 3) == 3);
+	close(fd);
+	gpucc_digest d, expected;
+	uint64_t size = 0;
+	CHECK_INT(gpucc_digest_file(&d, &size, path), 0);
+	gpucc_digest_buffer(&expected, "abc", 3);
+	CHECK_INT(gpucc_digest_compare(&d, &expected), 0);
+	CHECK_INT(size, 3);
+	unlink(path);
+	CHECK_INT(gpucc_digest_file(&d, &size, path), GPUCC_ENOTFOUND);
+	CHECK_ERROR_HAS(path);
+}
+
+static void test_parts(void)
+{
+	gpucc_part p;
+	CHECK_INT(gpucc_part_from_name(&p, "hsaco"), 0);
+	CHECK_INT(p, GPUCC_PART_HSACO);
+	CHECK_STR(gpucc_part_extension(GPUCC_PART_BITCODE), ".bc");
+	CHECK_INT(gpucc_part_from_name(&p, "elf"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("'elf'");
+	gpucc_error_clear();
+	CHECK_INT(gpucc_error_last()->code, 0);
+	CHECK_STR(gpucc_error_name(GPUCC_ECONFLICT), "GPUCC_ECONFLICT");
+}
+
+int main(void)
+{
+	RUN(test_sha256_vectors);
+	RUN(test_hex_round_trip);
+	RUN(test_digest_file);
+	RUN(test_parts);
+	return CHECK_DONE();
+}

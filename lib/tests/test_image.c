@@ -1,0 +1,402 @@
+/*
+ * lib/tests/test_image.c -- writing and reading images: round trips,
+ * determinism (the bytes depend only on the set of entries), deduplication,
+ * conflicts, key prefixes, compressed images, memory and fd sources, and
+ * corruption caught by digest checks.
+ */
+#include "check.h"
+
+#include <gpucc.h>
+
+#include "image_internal.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/gpucc-test-image-XXXXXX";
+
+static char *path_in_dir(const char *name)
+{
+	static char paths[8][256];
+	static int next;
+	char *p = paths[next++ % 8];
+	snprintf(p, 256, "%s/%s", dir, name);
+	return p;
+}
+
+/* An entry for module text `source` on target, with the given payloads. */
+typedef struct test_entry {
+	gpucc_entry e;
+	gpucc_option options[2];
+	gpucc_kernel kernel;
+	char target[GPUCC_TARGET_NAME_SIZE];
+} test_entry;
+
+static void make_entry(test_entry *t, const char *module, const char *source, const char *target)
+{
+	memset(t, 0, sizeof *t);
+	gpucc_target parsed;
+	CHECK_INT(gpucc_target_parse(&parsed, target), 0);
+	gpucc_target_format(t->target, &parsed);
+	t->options[0] = (gpucc_option){"fast-math", "off"};
+	t->options[1] = (gpucc_option){"opt-level", "2"};
+	t->kernel = (gpucc_kernel){"kernel", 12, 0, -1};
+	t->e.key_schema = 1;
+	t->e.module = module;
+	gpucc_digest_buffer(&t->e.module_sha256, source, strlen(source));
+	t->e.target = t->target;
+	t->e.triple = gpucc_target_triple(&parsed);
+	t->e.gpucc_version = gpucc_version();
+	t->e.llvm_version = "19.1.7";
+	t->e.option_count = 2;
+	t->e.options = t->options;
+	t->e.kernel_count = 1;
+	t->e.kernels = &t->kernel;
+	CHECK_INT(gpucc_entry_compute_key(&t->e.key, &t->e), 0);
+}
+
+static int write_image(const char *path, int zstd, const char *const *modules, size_t n)
+{
+	gpucc_image_writer *w;
+	gpucc_write_options opts = {zstd, false, 0};
+	int rc = gpucc_image_writer_new(&w, path, &opts);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		test_entry t;
+		make_entry(&t, modules[i], modules[i], i % 2 ? "gfx90a" : "sm_90");
+		gpucc_payload_source src[2] = {
+			{GPUCC_PART_PTX, NULL, modules[i], strlen(modules[i])},
+			{GPUCC_PART_BITCODE, NULL, "shared bitcode", 14},
+		};
+		rc = gpucc_image_writer_add(w, &t.e, src, 2);
+	}
+	if (rc == 0)
+		rc = gpucc_image_writer_commit(w);
+	gpucc_image_writer_free(w);
+	return rc;
+}
+
+static char *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *data = malloc((size_t)n + 1);
+	*size = fread(data, 1, (size_t)n, f);
+	fclose(f);
+	return data;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	size_t na, nb;
+	char *da = slurp(a, &na), *db = slurp(b, &nb);
+	bool same = da && db && na == nb && memcmp(da, db, na) == 0;
+	free(da);
+	free(db);
+	return same;
+}
+
+static const char *const modules[] = {"alpha", "beta", "gamma", "delta", "epsilon"};
+
+static void test_round_trip(void)
+{
+	const char *path = path_in_dir("a.gpucc");
+	CHECK_INT(write_image(path, 0, modules, 5), 0);
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (!img)
+		return;
+	CHECK_INT(gpucc_image_entry_count(img), 5);
+	/* Five PTX payloads and one shared bitcode payload, stored once. */
+	CHECK_INT(gpucc_image_payload_count(img), 6);
+	CHECK(!gpucc_image_is_compressed(img));
+	CHECK(gpucc_image_has_random_access(img));
+	for (size_t i = 1; i < gpucc_image_entry_count(img); i++)
+		CHECK(gpucc_digest_compare(&gpucc_image_entry(img, i - 1)->key,
+		                           &gpucc_image_entry(img, i)->key) < 0);
+	for (size_t i = 0; i < 5; i++) {
+		const gpucc_entry *e = gpucc_image_entry(img, i);
+		const gpucc_payload *p = gpucc_entry_payload(e, GPUCC_PART_PTX);
+		CHECK(p != NULL);
+		void *data;
+		size_t size;
+		CHECK_INT(gpucc_image_read_payload(&data, &size, img, p), 0);
+		CHECK_INT(size, strlen(e->module));
+		CHECK(memcmp(data, e->module, size) == 0);
+		gpucc_free(data);
+		CHECK_STR(gpucc_entry_option(e, "opt-level"), "2");
+		CHECK_INT(e->kernels[0].registers, 12);
+		CHECK_INT(e->kernels[0].scratch_bytes, -1);
+	}
+	/* Read backwards too: the reader must not depend on order. */
+	for (size_t i = gpucc_image_payload_count(img); i-- > 0;) {
+		void *data;
+		size_t size;
+		CHECK_INT(gpucc_image_read_payload(&data, &size, img, gpucc_image_payload(img, i)), 0);
+		gpucc_free(data);
+	}
+	CHECK_INT(gpucc_image_verify(img), 0);
+	gpucc_image_free(img);
+}
+
+static void test_deterministic(void)
+{
+	const char *reversed[] = {"epsilon", "delta", "gamma", "beta", "alpha"};
+	const char *a = path_in_dir("det-a.gpucc"), *b = path_in_dir("det-b.gpucc");
+	CHECK_INT(write_image(a, 0, modules, 5), 0);
+	/* Same set, other order, with a duplicate: same bytes. */
+	gpucc_image_writer *w;
+	CHECK_INT(gpucc_image_writer_new(&w, b, NULL), 0);
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < 5; i++) {
+			size_t original = 4 - i;
+			test_entry t;
+			make_entry(&t, reversed[i], reversed[i], original % 2 ? "gfx90a" : "sm_90");
+			gpucc_payload_source src[2] = {
+				{GPUCC_PART_BITCODE, NULL, "shared bitcode", 14},
+				{GPUCC_PART_PTX, NULL, reversed[i], strlen(reversed[i])},
+			};
+			CHECK_INT(gpucc_image_writer_add(w, &t.e, src, 2), 0);
+		}
+	CHECK_INT(gpucc_image_writer_entry_count(w), 5);
+	CHECK_INT(gpucc_image_writer_commit(w), 0);
+	gpucc_image_writer_free(w);
+	CHECK(same_file(a, b));
+
+	/* SOURCE_DATE_EPOCH changes the bytes (mtimes), and only it. */
+	setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
+	const char *c = path_in_dir("det-c.gpucc");
+	CHECK_INT(write_image(c, 0, modules, 5), 0);
+	unsetenv("SOURCE_DATE_EPOCH");
+	CHECK(!same_file(a, c));
+
+	/* Compressed images are deterministic too. */
+	const char *z1 = path_in_dir("z1.gpucc"), *z2 = path_in_dir("z2.gpucc");
+	CHECK_INT(write_image(z1, 3, modules, 5), 0);
+	CHECK_INT(write_image(z2, 3, modules, 5), 0);
+	CHECK(same_file(z1, z2));
+}
+
+static void test_compressed_and_sources(void)
+{
+	const char *path = path_in_dir("z.gpucc");
+	CHECK_INT(write_image(path, 19, modules, 5), 0);
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (!img)
+		return;
+	CHECK(gpucc_image_is_compressed(img));
+	CHECK(!gpucc_image_has_random_access(img));
+	CHECK_INT(gpucc_image_verify(img), 0);
+	/* Entries copied from an open (compressed) image into a new one give
+	 * the same bytes as writing them directly. */
+	const char *copy = path_in_dir("copy.gpucc");
+	gpucc_image_writer *w;
+	CHECK_INT(gpucc_image_writer_new(&w, copy, NULL), 0);
+	for (size_t i = gpucc_image_entry_count(img); i-- > 0;)
+		CHECK_INT(gpucc_image_writer_add_from(w, img, gpucc_image_entry(img, i)), 0);
+	CHECK_INT(gpucc_image_writer_commit(w), 0);
+	gpucc_image_writer_free(w);
+	gpucc_image_free(img);
+	const char *direct = path_in_dir("direct.gpucc");
+	CHECK_INT(write_image(direct, 0, modules, 5), 0);
+	CHECK(same_file(copy, direct));
+
+	/* Memory and fd sources see the same image. */
+	size_t size;
+	char *bytes = slurp(direct, &size);
+	CHECK_INT(gpucc_image_open_memory(&img, bytes, size, "memory"), 0);
+	if (img) {
+		CHECK_INT(gpucc_image_entry_count(img), 5);
+		CHECK_INT(gpucc_image_verify(img), 0);
+		void *data;
+		size_t n;
+		CHECK_INT(gpucc_image_read_payload(&data, &n, img, gpucc_image_payload(img, 5)), 0);
+		gpucc_free(data);
+		gpucc_image_free(img);
+	}
+	free(bytes);
+	int fd = open(direct, O_RDONLY);
+	CHECK_INT(gpucc_image_open_fd(&img, fd, "fd"), 0);
+	close(fd);
+	if (img) {
+		CHECK_INT(gpucc_image_verify(img), 0);
+		gpucc_image_free(img);
+	}
+}
+
+static void test_lookup(void)
+{
+	const char *path = path_in_dir("a.gpucc");
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (!img)
+		return;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	const gpucc_entry *e = gpucc_image_entry(img, 2), *found;
+	gpucc_digest_to_hex(hex, &e->key);
+	CHECK_INT(gpucc_image_lookup(&found, img, hex), 0);
+	CHECK(found == e);
+	hex[12] = '\0';
+	CHECK_INT(gpucc_image_lookup(&found, img, hex), 0);
+	CHECK(found == e);
+	CHECK(gpucc_image_find(img, &e->key) == e);
+	/* A one-digit prefix shared by several keys is ambiguous, unless the
+	 * five keys happen to start with five different digits. */
+	int ambiguous = 0;
+	for (const char *d = "0123456789abcdef"; *d; d++) {
+		char prefix[2] = {*d, 0};
+		int rc = gpucc_image_lookup(&found, img, prefix);
+		if (rc == GPUCC_EAMBIGUOUS) {
+			ambiguous++;
+			CHECK_ERROR_HAS("ambiguous");
+		} else {
+			CHECK(rc == 0 || rc == GPUCC_ENOTFOUND);
+		}
+	}
+	CHECK(ambiguous > 0 || gpucc_image_entry_count(img) <= 16);
+	CHECK_INT(gpucc_image_lookup(&found, img, "xyz"), GPUCC_EINVALID);
+	CHECK_INT(gpucc_image_lookup(&found, img, ""), GPUCC_EINVALID);
+	gpucc_image_free(img);
+}
+
+static void test_conflict(void)
+{
+	gpucc_image_writer *w;
+	const char *path = path_in_dir("conflict.gpucc");
+	CHECK_INT(gpucc_image_writer_new(&w, path, NULL), 0);
+	test_entry t;
+	make_entry(&t, "m", "source", "sm_80");
+	gpucc_payload_source one = {GPUCC_PART_PTX, NULL, "one", 3};
+	gpucc_payload_source two = {GPUCC_PART_PTX, NULL, "two", 3};
+	CHECK_INT(gpucc_image_writer_add(w, &t.e, &one, 1), 0);
+	CHECK_INT(gpucc_image_writer_add(w, &t.e, &one, 1), 0);
+	CHECK_INT(gpucc_image_writer_add(w, &t.e, &two, 1), GPUCC_ECONFLICT);
+	CHECK_ERROR_HAS("conflict");
+	/* "Last wins": remove, then add. */
+	CHECK_INT(gpucc_image_writer_remove(w, &t.e.key), 0);
+	CHECK(gpucc_image_writer_find(w, &t.e.key) == NULL);
+	CHECK_INT(gpucc_image_writer_add(w, &t.e, &two, 1), 0);
+	/* A key that does not match its components is refused. */
+	test_entry bad;
+	make_entry(&bad, "m", "source", "sm_80");
+	bad.e.key.bytes[0] ^= 1;
+	CHECK_INT(gpucc_image_writer_add(w, &bad.e, &one, 1), GPUCC_EINVALID);
+	CHECK_INT(gpucc_image_writer_commit(w), 0);
+	gpucc_image_writer_free(w);
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (img) {
+		void *data;
+		size_t size;
+		CHECK_INT(gpucc_image_read_payload(&data, &size, img,
+		          gpucc_entry_payload(gpucc_image_entry(img, 0), GPUCC_PART_PTX)), 0);
+		CHECK(size == 3 && memcmp(data, "two", 3) == 0);
+		gpucc_free(data);
+		gpucc_image_free(img);
+	}
+}
+
+static void test_corruption_is_caught(void)
+{
+	const char *path = path_in_dir("a.gpucc");
+	size_t size;
+	char *bytes = slurp(path, &size);
+	/* Flip one byte inside the "gamma" payload's data. */
+	char *at = NULL;
+	for (size_t i = 0; i + 5 <= size; i++)
+		if (memcmp(bytes + i, "gamma", 5) == 0 && (i % 512) == 0)
+			at = bytes + i;
+	CHECK(at != NULL);
+	if (!at) {
+		free(bytes);
+		return;
+	}
+	at[0] = 'G';
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open_memory(&img, bytes, size, "flipped"), 0);
+	if (img) {
+		CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS("digest mismatch");
+		CHECK_ERROR_HAS("flipped");
+		int bad = 0;
+		for (size_t i = 0; i < gpucc_image_payload_count(img); i++) {
+			void *data;
+			size_t n;
+			if (gpucc_image_read_payload(&data, &n, img, gpucc_image_payload(img, i)) ==
+			    GPUCC_ECORRUPT)
+				bad++;
+			else
+				gpucc_free(data);
+		}
+		CHECK_INT(bad, 1);
+		gpucc_image_free(img);
+	}
+	/* Truncation. */
+	CHECK_INT(gpucc_image_open_memory(&img, bytes, 1536, "cut"), GPUCC_ECORRUPT);
+	free(bytes);
+	CHECK_INT(gpucc_image_open_memory(&img, "hello", 5, "tiny"), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("not a gpucc image");
+	CHECK_INT(gpucc_image_open(&img, path_in_dir("missing.gpucc")), GPUCC_ENOTFOUND);
+}
+
+static void test_empty_image_and_failed_commit(void)
+{
+	const char *path = path_in_dir("empty.gpucc");
+	CHECK_INT(write_image(path, 0, modules, 0), 0);
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (img) {
+		CHECK_INT(gpucc_image_entry_count(img), 0);
+		CHECK_INT(gpucc_image_verify(img), 0);
+		gpucc_image_free(img);
+	}
+	/* A commit into a missing directory fails and leaves nothing. */
+	CHECK_INT(write_image(path_in_dir("no/such/dir.gpucc"), 0, modules, 1), GPUCC_ENOTFOUND);
+	/* A file source that changes between add and commit is caught. */
+	const char *src = path_in_dir("payload.ptx");
+	FILE *f = fopen(src, "w");
+	fputs("original", f);
+	fclose(f);
+	gpucc_image_writer *w;
+	const char *out = path_in_dir("changed.gpucc");
+	CHECK_INT(gpucc_image_writer_new(&w, out, NULL), 0);
+	test_entry t;
+	make_entry(&t, "m", "x", "sm_90");
+	gpucc_payload_source s = {GPUCC_PART_PTX, src, NULL, 0};
+	CHECK_INT(gpucc_image_writer_add(w, &t.e, &s, 1), 0);
+	f = fopen(src, "w");
+	fputs("modified", f);
+	fclose(f);
+	CHECK_INT(gpucc_image_writer_commit(w), GPUCC_ECORRUPT);
+	gpucc_image_writer_free(w);
+	struct stat st;
+	CHECK(stat(out, &st) != 0);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	unsetenv("SOURCE_DATE_EPOCH");
+	RUN(test_round_trip);
+	RUN(test_deterministic);
+	RUN(test_compressed_and_sources);
+	RUN(test_lookup);
+	RUN(test_conflict);
+	RUN(test_corruption_is_caught);
+	RUN(test_empty_image_and_failed_commit);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		return 1;
+	return CHECK_DONE();
+}
