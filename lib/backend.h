@@ -1,0 +1,108 @@
+/*
+ * lib/backend.h -- the internal interface between libgpucc and its LLVM
+ * backend module, libgpucc-llvm.so (lib/backend_llvm/).
+ *
+ * libgpucc never links libLLVM (DESIGN.md invariant 8): it computes keys and
+ * looks them up without LLVM, and dlopen()s the backend module only when a job
+ * misses.  The module exports one symbol, GPUCC_BACKEND_ENTRY, which returns a
+ * table of function pointers.  The table is versioned: libgpucc asks for the
+ * ABI version it was built with; a module returns NULL for a version it does
+ * not speak.  New operations (e.g. `gpucc embed`'s host-object emission) are
+ * appended at the end of the table and announced by a larger struct_size, so
+ * an older caller keeps working with a newer module.
+ *
+ * The module is self-contained: it calls nothing in libgpucc (a static
+ * libgpucc hides its symbols), so every string it needs (triple, CPU, feature
+ * string, tool paths) is handed over in the job, and every result is plain
+ * malloc()ed memory released through the table.
+ *
+ * Threads: gpucc_backend_thread_new creates one per-thread state (its own
+ * LLVMContext, parsed device libraries and private temporary directory).  A
+ * state is used by one thread at a time; different states may compile at once.
+ */
+#ifndef GPUCC_LIB_BACKEND_H
+#define GPUCC_LIB_BACKEND_H
+
+#include "gpucc/common.h"
+
+#define GPUCC_BACKEND_ABI 1
+#define GPUCC_BACKEND_ENTRY "gpucc_backend_get"
+
+/* Fault injection for crash tests: when this environment variable is
+ * "abort:SUBSTRING", the backend calls abort() while compiling any module
+ * whose name contains SUBSTRING (after parsing, before emitting). */
+#define GPUCC_BACKEND_FAULT_ENV "GPUCC_BACKEND_FAULT"
+
+/* One compile: a module for one target with one set of options.  Everything
+ * is borrowed for the duration of the call. */
+typedef struct gpucc_backend_job {
+	const char *module_name;   /* for messages */
+	const void *module_data;   /* .ll text or .bc bitcode, as read */
+	size_t module_size;
+	const char *target_name;   /* canonical spelling, for messages */
+	gpucc_vendor vendor;
+	const char *triple;        /* "nvptx64-nvidia-cuda" / "amdgcn-amd-amdhsa" */
+	const char *cpu;           /* "sm_90" / "gfx90a": never a target ID */
+	const char *features;      /* "+ptx78" / "+sramecc,-xnack" / "" */
+	unsigned sm;               /* NVIDIA: 90; for ptxas -arch */
+	bool sm_accelerated;       /* NVIDIA: sm_90a */
+	int opt_level;             /* 0..3 */
+	bool fast_math;
+	bool ftz;                  /* flush f32 denormals to zero (AMD: daz) */
+	bool debug_info;           /* keep the module's debug info */
+	int code_object_version;   /* AMD: 4 or 5 */
+	/* Device libraries to link, already chosen and ordered by libgpucc;
+	 * every function the module did not define is internalised after. */
+	size_t device_lib_count;
+	const char *const *device_lib_paths;
+	const char *ptxas;         /* NVIDIA: path, or NULL for no cubin */
+	const char *ld_lld;        /* AMD: path of ld.lld; required */
+} gpucc_backend_job;
+
+typedef struct gpucc_backend_kernel {
+	char *name;
+	int64_t registers, shared_bytes, scratch_bytes; /* -1: not reported */
+} gpucc_backend_kernel;
+
+/* What one compile produced.  On failure (code != 0) only code, message and
+ * diagnostics are meaningful.  All memory is released by result_release. */
+typedef struct gpucc_backend_result {
+	int code;            /* 0, GPUCC_ECOMPILE, GPUCC_EUNAVAILABLE or GPUCC_ERROR */
+	char *message;       /* one line naming module and target; NULL on success */
+	char *diagnostics;   /* LLVM and tool messages, lines "MODULE: TARGET: ...";
+	                        NULL when there were none */
+	void *payloads[GPUCC_PART_COUNT]; /* by gpucc_part; NULL when not produced */
+	size_t payload_sizes[GPUCC_PART_COUNT];
+	size_t kernel_count;
+	gpucc_backend_kernel *kernels;   /* in the module's order */
+	size_t external_count;
+	char **externals;                /* sorted by name, unique */
+} gpucc_backend_result;
+
+typedef struct gpucc_backend gpucc_backend;
+typedef struct gpucc_backend_thread gpucc_backend_thread;
+
+struct gpucc_backend {
+	unsigned abi_version;       /* GPUCC_BACKEND_ABI */
+	size_t struct_size;         /* sizeof the table the module was built with */
+	const char *llvm_version;   /* the LLVM the module runs with, "19.1.7" */
+	/* Per-thread state; on failure returns NULL and writes a message
+	 * (at most error_size bytes) to error. */
+	gpucc_backend_thread *(*thread_new)(char *error, size_t error_size);
+	void (*thread_free)(gpucc_backend_thread *t);
+	/* Compile one job; always fills *out (zeroed first).  Returns out->code. */
+	int (*compile)(gpucc_backend_thread *t, const gpucc_backend_job *job,
+	               gpucc_backend_result *out);
+	void (*result_release)(gpucc_backend_result *r);
+	/* New operations go here, after a bump of struct_size (not of the ABI). */
+};
+
+typedef const gpucc_backend *(*gpucc_backend_entry_fn)(unsigned abi_version);
+
+/* libgpucc side (lib/compile_backend.c): load the module once per process.
+ * Search order: $GPUCC_BACKEND (a path), the directory of the running
+ * libgpucc, the executable's directory, then GPUCC_LIBDIR/gpucc/.
+ * GPUCC_EUNAVAILABLE, naming what was tried, when none loads. */
+int gpucc_backend_load(const gpucc_backend **out);
+
+#endif

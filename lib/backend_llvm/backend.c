@@ -1,0 +1,844 @@
+/*
+ * lib/backend_llvm/backend.c -- the LLVM backend module (libgpucc-llvm.so):
+ * compiles one LLVM IR module for one GPU target in process through LLVM-C.
+ *
+ * Pipeline (TOOLCHAIN.md records the traps each step avoids):
+ *   parse (.ll or .bc) -> verify -> check and set triple, data layout from the
+ *   target machine -> strip debug info unless asked -> module flags (NVVM
+ *   reflect FTZ, AMDGPU code object version) and fast-math/FTZ attributes on
+ *   the module's functions -> link the device libraries libgpucc chose ->
+ *   internalise every library symbol the module did not define -> refuse
+ *   calls nothing defines -> LLVMRunPasses("default<On>") -> emit:
+ *     NVPTX:  PTX text; with ptxas, `ptxas -arch=sm_XY -v` gives a cubin and
+ *             per-kernel resources;
+ *     AMDGPU: a relocatable object, linked by `ld.lld -shared` into a code
+ *             object whose metadata note gives kernels and resources.
+ *
+ * Threads: one gpucc_backend_thread per compiling thread, holding its own
+ * LLVMContext, the device libraries it has parsed (cloned per job; parsing
+ * libdevice costs ~100 ms) and a private temporary directory for the tools.
+ * Diagnostics reach a per-context handler that keeps errors, warnings and
+ * notes (remarks are dropped) as "MODULE: TARGET: SEVERITY: text" lines.
+ */
+#include "backend_llvm.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
+#include <llvm-c/IRReader.h>
+#include <llvm-c/Linker.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* LLVM calling conventions (llvm/IR/CallingConv.h). */
+enum { CC_PTX_KERNEL = 71, CC_AMDGPU_KERNEL = 91 };
+
+typedef struct parsed_lib {
+	char *path;
+	LLVMModuleRef module; /* pristine: cloned for every job */
+} parsed_lib;
+
+struct gpucc_backend_thread {
+	LLVMContextRef context;
+	char tempdir[PATH_MAX];
+	unsigned long serial;
+	parsed_lib *libs;
+	size_t lib_count;
+	/* The job being compiled, for the diagnostic handler. */
+	const gpucc_backend_job *job;
+	backend_text diagnostics;
+	bool saw_error;
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void initialize_targets(void)
+{
+	LLVMInitializeNVPTXTargetInfo();
+	LLVMInitializeNVPTXTarget();
+	LLVMInitializeNVPTXTargetMC();
+	LLVMInitializeNVPTXAsmPrinter();
+	LLVMInitializeAMDGPUTargetInfo();
+	LLVMInitializeAMDGPUTarget();
+	LLVMInitializeAMDGPUTargetMC();
+	LLVMInitializeAMDGPUAsmPrinter();
+}
+
+static void diagnostic_handler(LLVMDiagnosticInfoRef info, void *opaque)
+{
+	gpucc_backend_thread *t = opaque;
+	LLVMDiagnosticSeverity severity = LLVMGetDiagInfoSeverity(info);
+	if (severity == LLVMDSRemark)
+		return;
+	char *text = LLVMGetDiagInfoDescription(info);
+	const char *what = severity == LLVMDSError ? "error" : severity == LLVMDSWarning ? "warning"
+	                                                                                  : "note";
+	if (severity == LLVMDSError)
+		t->saw_error = true;
+	size_t len = text ? strlen(text) : 0;
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	if (t->job)
+		backend_text_append(&t->diagnostics, "%s: %s: %s: %.*s\n", t->job->module_name,
+		                    t->job->target_name, what, (int)len, text ? text : "");
+	LLVMDisposeMessage(text);
+}
+
+static gpucc_backend_thread *thread_new(char *error, size_t error_size)
+{
+	pthread_once(&init_once, initialize_targets);
+	gpucc_backend_thread *t = calloc(1, sizeof *t);
+	if (!t) {
+		snprintf(error, error_size, "out of memory");
+		return NULL;
+	}
+	if (backend_tempdir_create(t->tempdir, sizeof t->tempdir) != 0) {
+		snprintf(error, error_size, "cannot create a temporary directory in '%s': %s",
+		         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
+		free(t);
+		return NULL;
+	}
+	t->context = LLVMContextCreate();
+	LLVMContextSetDiagnosticHandler(t->context, diagnostic_handler, t);
+	return t;
+}
+
+static void thread_free(gpucc_backend_thread *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->lib_count; i++) {
+		LLVMDisposeModule(t->libs[i].module);
+		free(t->libs[i].path);
+	}
+	free(t->libs);
+	LLVMContextDispose(t->context);
+	backend_tempdir_remove(t->tempdir);
+	backend_text_release(&t->diagnostics);
+	free(t);
+}
+
+/* ---- one compile ----------------------------------------------------------- */
+
+/* State of one compile: the result being filled and what must be released. */
+typedef struct compile {
+	gpucc_backend_thread *thread;
+	const gpucc_backend_job *job;
+	gpucc_backend_result *out;
+	LLVMModuleRef module;
+	LLVMTargetMachineRef machine;
+	char **defined; /* names the module itself defines, sorted */
+	size_t defined_count;
+	char path_base[PATH_MAX + 64];
+} compile;
+
+static int fail(compile *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Record the failure: "MODULE: TARGET: <message>". */
+static int fail(compile *c, int code, const char *fmt, ...)
+{
+	backend_text text = {0};
+	backend_text_append(&text, "%s: %s: ", c->job->module_name, c->job->target_name);
+	va_list ap;
+	va_start(ap, fmt);
+	backend_text_appendv(&text, fmt, ap);
+	va_end(ap);
+	free(c->out->message);
+	c->out->message = backend_text_take(&text);
+	if (c->out->message)
+		for (char *p = c->out->message; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+	c->out->code = code;
+	return code;
+}
+
+static int oom(compile *c)
+{
+	return fail(c, GPUCC_ERROR, "out of memory");
+}
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_defined_by_module(const compile *c, const char *name)
+{
+	return bsearch(&name, c->defined, c->defined_count, sizeof *c->defined, compare_names) != NULL;
+}
+
+static const char *value_name(LLVMValueRef v)
+{
+	size_t len;
+	const char *name = LLVMGetValueName2(v, &len);
+	return name ? name : "";
+}
+
+/* Remember the names of every function and variable the module defines. */
+static int collect_defined(compile *c)
+{
+	size_t capacity = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		LLVMValueRef v = pass == 0 ? LLVMGetFirstFunction(c->module) : LLVMGetFirstGlobal(c->module);
+		for (; v; v = pass == 0 ? LLVMGetNextFunction(v) : LLVMGetNextGlobal(v)) {
+			if (LLVMIsDeclaration(v))
+				continue;
+			if (c->defined_count == capacity) {
+				capacity = capacity ? capacity * 2 : 64;
+				char **grown = realloc(c->defined, sizeof *grown * capacity);
+				if (!grown)
+					return oom(c);
+				c->defined = grown;
+			}
+			c->defined[c->defined_count] = strdup(value_name(v));
+			if (!c->defined[c->defined_count])
+				return oom(c);
+			c->defined_count++;
+		}
+	}
+	qsort(c->defined, c->defined_count, sizeof *c->defined, compare_names);
+	return 0;
+}
+
+/* True when fn is a kernel: by calling convention, or (NVPTX) listed in
+ * !nvvm.annotations as {fn, !"kernel", i32 1}. */
+static bool has_kernel(compile *c)
+{
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		unsigned cc = LLVMGetFunctionCallConv(f);
+		if (!LLVMIsDeclaration(f) && (cc == CC_PTX_KERNEL || cc == CC_AMDGPU_KERNEL))
+			return true;
+	}
+	if (c->job->vendor != GPUCC_VENDOR_NVIDIA)
+		return false;
+	unsigned n = LLVMGetNamedMetadataNumOperands(c->module, "nvvm.annotations");
+	if (n == 0)
+		return false;
+	LLVMValueRef *nodes = calloc(n, sizeof *nodes);
+	if (!nodes)
+		return false;
+	LLVMGetNamedMetadataOperands(c->module, "nvvm.annotations", nodes);
+	bool found = false;
+	for (unsigned i = 0; i < n && !found; i++) {
+		unsigned ops = LLVMGetMDNodeNumOperands(nodes[i]);
+		if (ops < 3)
+			continue;
+		LLVMValueRef operands[3];
+		LLVMValueRef *all = calloc(ops, sizeof *all);
+		if (!all)
+			break;
+		LLVMGetMDNodeOperands(nodes[i], all);
+		memcpy(operands, all, sizeof operands);
+		free(all);
+		unsigned len = 0;
+		const char *s = operands[1] ? LLVMGetMDString(operands[1], &len) : NULL;
+		if (operands[0] && LLVMIsAFunction(operands[0]) && !LLVMIsDeclaration(operands[0]) && s &&
+		    len == 6 && memcmp(s, "kernel", 6) == 0)
+			found = true;
+	}
+	free(nodes);
+	return found;
+}
+
+static bool triple_fits(const char *triple, gpucc_vendor vendor)
+{
+	if (!*triple)
+		return true;
+	if (vendor == GPUCC_VENDOR_NVIDIA)
+		return strncmp(triple, "nvptx64-", 8) == 0;
+	return strncmp(triple, "amdgcn-", 7) == 0;
+}
+
+static void add_flag_i32(compile *c, const char *name, unsigned value)
+{
+	LLVMValueRef v = LLVMConstInt(LLVMInt32TypeInContext(c->thread->context), value, 0);
+	LLVMAddModuleFlag(c->module, LLVMModuleFlagBehaviorOverride, name, strlen(name),
+	                  LLVMValueAsMetadata(v));
+}
+
+static int set_module_flags(compile *c)
+{
+	if (c->job->vendor == GPUCC_VENDOR_NVIDIA) {
+		/* libdevice asks __nvvm_reflect("__CUDA_FTZ"); NVVMReflect answers
+		 * from this flag.  A module that sets it itself keeps its choice. */
+		if (!LLVMGetModuleFlag(c->module, "nvvm-reflect-ftz", strlen("nvvm-reflect-ftz")))
+			add_flag_i32(c, "nvvm-reflect-ftz", c->job->ftz ? 1 : 0);
+		return 0;
+	}
+	const char *name = "amdhsa_code_object_version";
+	unsigned want = (unsigned)c->job->code_object_version * 100;
+	LLVMMetadataRef have = LLVMGetModuleFlag(c->module, name, strlen(name));
+	if (have) {
+		LLVMValueRef v = LLVMMetadataAsValue(c->thread->context, have);
+		if (!LLVMIsAConstantInt(v) || LLVMConstIntGetZExtValue(v) != want)
+			return fail(c, GPUCC_ECOMPILE,
+			            "module sets amdhsa_code_object_version to another value than "
+			            "code object v%d (--code-object)",
+			            c->job->code_object_version);
+		return 0;
+	}
+	LLVMValueRef v = LLVMConstInt(LLVMInt32TypeInContext(c->thread->context), want, 0);
+	LLVMAddModuleFlag(c->module, LLVMModuleFlagBehaviorError, name, strlen(name),
+	                  LLVMValueAsMetadata(v));
+	return 0;
+}
+
+static void add_string_attribute(compile *c, LLVMValueRef f, const char *key, const char *value)
+{
+	LLVMAttributeRef a = LLVMCreateStringAttribute(c->thread->context, key, (unsigned)strlen(key),
+	                                               value, (unsigned)strlen(value));
+	LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, a);
+}
+
+/* Fast-math and FTZ on the module's own functions: the attributes the
+ * backends read, and fast-math flags on every floating-point instruction. */
+static void set_math_attributes(compile *c)
+{
+	if (!c->job->fast_math && !c->job->ftz)
+		return;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		if (LLVMIsDeclaration(f))
+			continue;
+		if (c->job->ftz)
+			add_string_attribute(c, f, "denormal-fp-math-f32", "preserve-sign,preserve-sign");
+		if (!c->job->fast_math)
+			continue;
+		add_string_attribute(c, f, "unsafe-fp-math", "true");
+		add_string_attribute(c, f, "no-infs-fp-math", "true");
+		add_string_attribute(c, f, "no-nans-fp-math", "true");
+		add_string_attribute(c, f, "no-signed-zeros-fp-math", "true");
+		add_string_attribute(c, f, "approx-func-fp-math", "true");
+		for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+			for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
+				if (LLVMCanValueUseFastMathFlags(i))
+					LLVMSetFastMathFlags(i, LLVMFastMathAll);
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* The thread's pristine copy of a device library, parsed on first use. */
+static LLVMModuleRef device_lib(compile *c, const char *path)
+{
+	gpucc_backend_thread *t = c->thread;
+	for (size_t i = 0; i < t->lib_count; i++)
+		if (strcmp(t->libs[i].path, path) == 0)
+			return t->libs[i].module;
+	LLVMMemoryBufferRef buffer = NULL;
+	char *message = NULL;
+	if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buffer, &message)) {
+		fail(c, GPUCC_EUNAVAILABLE, "cannot read device library '%s': %s", path,
+		     message ? message : "unknown error");
+		LLVMDisposeMessage(message);
+		return NULL;
+	}
+	LLVMModuleRef module = NULL;
+	bool bad = LLVMParseBitcodeInContext2(t->context, buffer, &module);
+	LLVMDisposeMemoryBuffer(buffer);
+	if (bad) {
+		fail(c, GPUCC_EUNAVAILABLE, "cannot parse device library '%s'", path);
+		return NULL;
+	}
+	parsed_lib *grown = realloc(t->libs, sizeof *grown * (t->lib_count + 1));
+	char *copy = strdup(path);
+	if (!grown || !copy) {
+		free(copy);
+		if (grown)
+			t->libs = grown;
+		LLVMDisposeModule(module);
+		oom(c);
+		return NULL;
+	}
+	t->libs = grown;
+	t->libs[t->lib_count].path = copy;
+	t->libs[t->lib_count].module = module;
+	t->lib_count++;
+	return module;
+}
+
+static int link_each(compile *c, const char *triple, const char *layout)
+{
+	for (size_t i = 0; i < c->job->device_lib_count; i++) {
+		const char *path = c->job->device_lib_paths[i];
+		LLVMModuleRef pristine = device_lib(c, path);
+		if (!pristine)
+			return c->out->code;
+		LLVMModuleRef copy = LLVMCloneModule(pristine);
+		/* The libraries carry their own triples ("nvptx64-nvidia-gpulibs")
+		 * and older layouts; linking would warn about each. */
+		LLVMSetTarget(copy, triple);
+		LLVMSetDataLayout(copy, layout);
+		c->thread->saw_error = false;
+		if (LLVMLinkModules2(c->module, copy) || c->thread->saw_error)
+			return fail(c, GPUCC_ECOMPILE, "cannot link device library '%s'%s", base_name(path),
+			            c->thread->diagnostics.size ? " (see diagnostics)" : "");
+	}
+	return 0;
+}
+
+static int link_device_libs(compile *c)
+{
+	if (c->job->device_lib_count == 0)
+		return 0;
+	/* Copies: linking may replace the module's strings under our feet. */
+	char *triple = strdup(LLVMGetTarget(c->module));
+	char *layout = strdup(LLVMGetDataLayoutStr(c->module));
+	int rc = triple && layout ? link_each(c, triple, layout) : oom(c);
+	free(triple);
+	free(layout);
+	if (rc != 0)
+		return rc;
+	/* What the libraries brought in becomes internal, so that the optimiser
+	 * keeps only what the module uses (else PTX grows to ~700 KB). */
+	for (int pass = 0; pass < 2; pass++) {
+		LLVMValueRef v = pass == 0 ? LLVMGetFirstFunction(c->module) : LLVMGetFirstGlobal(c->module);
+		for (; v; v = pass == 0 ? LLVMGetNextFunction(v) : LLVMGetNextGlobal(v)) {
+			if (LLVMIsDeclaration(v))
+				continue;
+			LLVMLinkage linkage = LLVMGetLinkage(v);
+			const char *name = value_name(v);
+			if (linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage ||
+			    linkage == LLVMAppendingLinkage || strncmp(name, "llvm.", 5) == 0 ||
+			    is_defined_by_module(c, name))
+				continue;
+			LLVMSetLinkage(v, LLVMInternalLinkage);
+			LLVMSetVisibility(v, LLVMDefaultVisibility);
+		}
+	}
+	return 0;
+}
+
+static bool push_name(char ***names, size_t *count, const char *name)
+{
+	for (size_t i = 0; i < *count; i++)
+		if (strcmp((*names)[i], name) == 0)
+			return true;
+	char **grown = realloc(*names, sizeof *grown * (*count + 1));
+	if (!grown)
+		return false;
+	*names = grown;
+	if (!(grown[*count] = strdup(name)))
+		return false;
+	(*count)++;
+	return true;
+}
+
+/* Calls to functions nothing defines are errors (neither the PTX JIT nor
+ * the HIP loader resolves them); variables nothing defines are externals
+ * the loader must resolve, recorded in the entry. */
+static int check_externals(compile *c)
+{
+	backend_text missing = {0};
+	size_t missing_count = 0;
+	bool wants_libdevice = false, wants_rocm = false;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		if (!LLVMIsDeclaration(f) || LLVMGetIntrinsicID(f) != 0 || !LLVMGetFirstUse(f))
+			continue;
+		const char *name = value_name(f);
+		backend_text_append(&missing, "%s'%s'", missing_count ? ", " : "", name);
+		missing_count++;
+		wants_libdevice |= strncmp(name, "__nv_", 5) == 0;
+		wants_rocm |= strncmp(name, "__ocml_", 7) == 0 || strncmp(name, "__ockl_", 7) == 0;
+	}
+	if (missing_count) {
+		const char *hint = "";
+		if (wants_libdevice && c->job->device_lib_count == 0)
+			hint = " (libdevice was not found: set CUDA_PATH to a CUDA toolkit)";
+		else if (wants_rocm && c->job->device_lib_count == 0)
+			hint = " (the ROCm device libraries were not found for this target)";
+		int rc = fail(c, GPUCC_ECOMPILE, "unresolvable external call%s to %s%s",
+		              missing_count > 1 ? "s" : "", missing.data ? missing.data : "?", hint);
+		backend_text_release(&missing);
+		return rc;
+	}
+	backend_text_release(&missing);
+	for (LLVMValueRef g = LLVMGetFirstGlobal(c->module); g; g = LLVMGetNextGlobal(g)) {
+		if (!LLVMIsDeclaration(g) || !LLVMGetFirstUse(g))
+			continue;
+		if (!push_name(&c->out->externals, &c->out->external_count, value_name(g)))
+			return oom(c);
+	}
+	qsort(c->out->externals, c->out->external_count, sizeof *c->out->externals, compare_names);
+	return 0;
+}
+
+static void fault_injection(const gpucc_backend_job *job)
+{
+	const char *fault = getenv(GPUCC_BACKEND_FAULT_ENV);
+	if (fault && strncmp(fault, "abort:", 6) == 0 && fault[6] && strstr(job->module_name, fault + 6))
+		abort();
+}
+
+static int create_machine(compile *c)
+{
+	char *message = NULL;
+	LLVMTargetRef target;
+	if (LLVMGetTargetFromTriple(c->job->triple, &target, &message)) {
+		int rc = fail(c, GPUCC_EUNAVAILABLE, "LLVM has no backend for '%s': %s", c->job->triple,
+		              message ? message : "");
+		LLVMDisposeMessage(message);
+		return rc;
+	}
+	static const LLVMCodeGenOptLevel levels[] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess,
+	                                             LLVMCodeGenLevelDefault,
+	                                             LLVMCodeGenLevelAggressive};
+	c->machine = LLVMCreateTargetMachine(target, c->job->triple, c->job->cpu, c->job->features,
+	                                     levels[c->job->opt_level], LLVMRelocDefault,
+	                                     LLVMCodeModelDefault);
+	if (!c->machine)
+		return fail(c, GPUCC_ECOMPILE, "LLVM cannot make a target machine for %s",
+		            c->job->target_name);
+	return 0;
+}
+
+static int optimise(compile *c)
+{
+	char passes[32];
+	snprintf(passes, sizeof passes, "default<O%d>", c->job->opt_level);
+	LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
+	LLVMErrorRef error = LLVMRunPasses(c->module, passes, c->machine, options);
+	LLVMDisposePassBuilderOptions(options);
+	if (error) {
+		char *message = LLVMGetErrorMessage(error);
+		int rc = fail(c, GPUCC_ECOMPILE, "optimisation failed: %s", message);
+		LLVMDisposeErrorMessage(message);
+		return rc;
+	}
+	return 0;
+}
+
+static int emit(compile *c, LLVMCodeGenFileType type, LLVMMemoryBufferRef *out)
+{
+	char *message = NULL;
+	c->thread->saw_error = false;
+	if (LLVMTargetMachineEmitToMemoryBuffer(c->machine, c->module, type, &message, out) ||
+	    c->thread->saw_error) {
+		int rc = fail(c, GPUCC_ECOMPILE, "code generation failed: %s",
+		              message && *message ? message : "see diagnostics");
+		LLVMDisposeMessage(message);
+		if (*out)
+			LLVMDisposeMemoryBuffer(*out);
+		*out = NULL;
+		return rc;
+	}
+	LLVMDisposeMessage(message);
+	return 0;
+}
+
+static void *copy_bytes(const void *data, size_t size)
+{
+	void *copy = malloc(size + 1);
+	if (copy) {
+		memcpy(copy, data, size);
+		((char *)copy)[size] = '\0';
+	}
+	return copy;
+}
+
+/* The first line of a tool's output that mentions "error", else its first
+ * line. */
+static void first_error_line(const char *output, char *line, size_t size)
+{
+	const char *pick = output;
+	for (const char *p = output; *p;) {
+		size_t len = strcspn(p, "\n");
+		const char *hit = strstr(p, "error");
+		if (hit && hit < p + len) {
+			pick = p;
+			break;
+		}
+		p += len + (p[len] ? 1 : 0);
+	}
+	snprintf(line, size, "%.*s", (int)strcspn(pick, "\n"), pick);
+}
+
+/* ptxas: record what it says (less the -v "info" lines) as diagnostics,
+ * resources per kernel, and the cubin. */
+static int run_ptxas(compile *c, const char *ptx, size_t ptx_size)
+{
+	char in[PATH_MAX + 80], out_path[PATH_MAX + 80], log[PATH_MAX + 80], arch[32];
+	snprintf(in, sizeof in, "%s.ptx", c->path_base);
+	snprintf(out_path, sizeof out_path, "%s.cubin", c->path_base);
+	snprintf(log, sizeof log, "%s.ptxas.log", c->path_base);
+	snprintf(arch, sizeof arch, "-arch=sm_%u%s", c->job->sm, c->job->sm_accelerated ? "a" : "");
+	if (backend_file_write(in, ptx, ptx_size) != 0)
+		return fail(c, GPUCC_ERROR, "cannot write '%s': %s", in, strerror(errno));
+	char *argv[12];
+	int n = 0;
+	argv[n++] = (char *)c->job->ptxas;
+	argv[n++] = arch;
+	argv[n++] = (char *)"-v";
+	/* Externals are resolved when the driver links: a relocatable cubin. */
+	if (c->out->external_count)
+		argv[n++] = (char *)"-c";
+	if (c->job->debug_info)
+		argv[n++] = (char *)"-lineinfo";
+	argv[n++] = (char *)"-o";
+	argv[n++] = out_path;
+	argv[n++] = in;
+	argv[n] = NULL;
+	int status = backend_run_tool(argv, log);
+	if (status < 0)
+		return fail(c, GPUCC_EUNAVAILABLE, "cannot run '%s': %s", c->job->ptxas, strerror(errno));
+	void *output = NULL;
+	size_t output_size = 0;
+	if (backend_file_read(log, &output, &output_size) != 0)
+		output = NULL;
+	char prefix[512];
+	snprintf(prefix, sizeof prefix, "%s: %s: ", c->job->module_name, c->job->target_name);
+	const char *text = output ? output : "";
+	/* Keep warnings and errors; the info lines become resources. */
+	for (const char *p = text; *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len && strncmp(p, "ptxas info", 10) != 0 && (p[0] != ' ' || status != 0))
+			backend_text_append(&c->thread->diagnostics, "%s%.*s\n", prefix, (int)len, p);
+		p += len + (end ? 1 : 0);
+	}
+	if (status != 0) {
+		char line[400];
+		first_error_line(text, line, sizeof line);
+		free(output);
+		return fail(c, GPUCC_ECOMPILE, "ptxas failed (exit %d): %s", status, line);
+	}
+	backend_ptxas_resources(text, c->out->kernels, c->out->kernel_count);
+	free(output);
+	void *cubin;
+	size_t cubin_size;
+	if (backend_file_read(out_path, &cubin, &cubin_size) != 0)
+		return fail(c, GPUCC_ERROR, "ptxas left no cubin: %s", strerror(errno));
+	c->out->payloads[GPUCC_PART_CUBIN] = cubin;
+	c->out->payload_sizes[GPUCC_PART_CUBIN] = cubin_size;
+	return 0;
+}
+
+static int finish_nvptx(compile *c, LLVMMemoryBufferRef buffer)
+{
+	const char *ptx = LLVMGetBufferStart(buffer);
+	size_t size = LLVMGetBufferSize(buffer);
+	void *copy = copy_bytes(ptx, size);
+	if (!copy)
+		return oom(c);
+	c->out->payloads[GPUCC_PART_PTX] = copy;
+	c->out->payload_sizes[GPUCC_PART_PTX] = size;
+	if (backend_ptx_entries(copy, size, &c->out->kernels, &c->out->kernel_count) != 0)
+		return oom(c);
+	if (c->out->kernel_count == 0)
+		return fail(c, GPUCC_ECOMPILE, "no kernels: the PTX has no .entry");
+	if (c->job->ptxas)
+		return run_ptxas(c, copy, size);
+	return 0;
+}
+
+static int finish_amdgpu(compile *c, LLVMMemoryBufferRef buffer)
+{
+	char object[PATH_MAX + 80], hsaco[PATH_MAX + 80], log[PATH_MAX + 80];
+	snprintf(object, sizeof object, "%s.o", c->path_base);
+	snprintf(hsaco, sizeof hsaco, "%s.hsaco", c->path_base);
+	snprintf(log, sizeof log, "%s.lld.log", c->path_base);
+	if (!c->job->ld_lld)
+		return fail(c, GPUCC_EUNAVAILABLE, "ld.lld-19 was not found: it links AMDGPU code objects");
+	if (backend_file_write(object, LLVMGetBufferStart(buffer), LLVMGetBufferSize(buffer)) != 0)
+		return fail(c, GPUCC_ERROR, "cannot write '%s': %s", object, strerror(errno));
+	char *argv[] = {(char *)c->job->ld_lld, (char *)"-shared", (char *)"-o", hsaco, object, NULL};
+	int status = backend_run_tool(argv, log);
+	if (status < 0)
+		return fail(c, GPUCC_EUNAVAILABLE, "cannot run '%s': %s", c->job->ld_lld, strerror(errno));
+	void *output = NULL;
+	size_t output_size = 0;
+	if (backend_file_read(log, &output, &output_size) == 0 && output_size) {
+		char prefix[512];
+		snprintf(prefix, sizeof prefix, "%s: %s: ", c->job->module_name, c->job->target_name);
+		backend_text_append_lines(&c->thread->diagnostics, prefix, output, output_size);
+	}
+	if (status != 0) {
+		char line[400];
+		first_error_line(output ? output : "", line, sizeof line);
+		free(output);
+		return fail(c, GPUCC_ECOMPILE, "ld.lld failed (exit %d): %s", status, line);
+	}
+	free(output);
+	void *code_object;
+	size_t code_object_size;
+	if (backend_file_read(hsaco, &code_object, &code_object_size) != 0)
+		return fail(c, GPUCC_ERROR, "ld.lld left no code object: %s", strerror(errno));
+	c->out->payloads[GPUCC_PART_HSACO] = code_object;
+	c->out->payload_sizes[GPUCC_PART_HSACO] = code_object_size;
+	char target[128], why[256];
+	if (backend_amdgpu_kernels(code_object, code_object_size, &c->out->kernels,
+	                           &c->out->kernel_count, target, sizeof target, why, sizeof why) != 0)
+		return fail(c, GPUCC_ECOMPILE, "%s", why);
+	if (c->out->kernel_count == 0)
+		return fail(c, GPUCC_ECOMPILE, "no kernels: the code object lists none");
+	return 0;
+}
+
+static int run_pipeline(compile *c)
+{
+	const gpucc_backend_job *job = c->job;
+	gpucc_backend_thread *t = c->thread;
+	if (job->module_size == 0)
+		return fail(c, GPUCC_ECOMPILE, "empty file: not an LLVM IR module");
+
+	LLVMMemoryBufferRef buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+		job->module_data, job->module_size, job->module_name);
+	char *message = NULL;
+	t->saw_error = false;
+	if (LLVMParseIRInContext(t->context, buffer, &c->module, &message)) {
+		/* "<file>:line:col: error: ...", then the line and a caret: the
+		 * first line is the message, the whole text a diagnostic. */
+		const char *text = message ? message : "parse error";
+		char prefix[512];
+		snprintf(prefix, sizeof prefix, "%s: %s: ", job->module_name, job->target_name);
+		backend_text_append_lines(&t->diagnostics, prefix, text, strlen(text));
+		int rc = fail(c, GPUCC_ECOMPILE, "not valid LLVM IR: %.*s", (int)strcspn(text, "\n"), text);
+		LLVMDisposeMessage(message);
+		c->module = NULL;
+		return rc;
+	}
+	if (LLVMVerifyModule(c->module, LLVMReturnStatusAction, &message)) {
+		int rc = fail(c, GPUCC_ECOMPILE, "invalid module: %s", message ? message : "");
+		LLVMDisposeMessage(message);
+		return rc;
+	}
+	LLVMDisposeMessage(message);
+
+	const char *triple = LLVMGetTarget(c->module);
+	if (!triple_fits(triple, job->vendor))
+		return fail(c, GPUCC_ECOMPILE, "module triple '%s' does not fit target %s (%s)", triple,
+		            job->target_name, job->triple);
+	LLVMSetTarget(c->module, job->triple);
+	int rc;
+	if ((rc = create_machine(c)) != 0)
+		return rc;
+	LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(c->machine);
+	char *layout_text = LLVMCopyStringRepOfTargetData(layout);
+	LLVMSetDataLayout(c->module, layout_text);
+	LLVMDisposeMessage(layout_text);
+	LLVMDisposeTargetData(layout);
+
+	if (!job->debug_info)
+		LLVMStripModuleDebugInfo(c->module);
+	if (!has_kernel(c))
+		return fail(c, GPUCC_ECOMPILE, "no kernels: the module defines no %s function",
+		            job->vendor == GPUCC_VENDOR_NVIDIA ? "ptx_kernel" : "amdgpu_kernel");
+	if ((rc = collect_defined(c)) != 0 || (rc = set_module_flags(c)) != 0)
+		return rc;
+	set_math_attributes(c);
+	if ((rc = link_device_libs(c)) != 0)
+		return rc;
+	fault_injection(job);
+	if ((rc = optimise(c)) != 0 || (rc = check_externals(c)) != 0)
+		return rc;
+
+	LLVMMemoryBufferRef emitted = NULL;
+	bool nvidia = job->vendor == GPUCC_VENDOR_NVIDIA;
+	if ((rc = emit(c, nvidia ? LLVMAssemblyFile : LLVMObjectFile, &emitted)) != 0)
+		return rc;
+	rc = nvidia ? finish_nvptx(c, emitted) : finish_amdgpu(c, emitted);
+	LLVMDisposeMemoryBuffer(emitted);
+	return rc;
+}
+
+static void result_release(gpucc_backend_result *r)
+{
+	if (!r)
+		return;
+	free(r->message);
+	free(r->diagnostics);
+	for (int i = 0; i < GPUCC_PART_COUNT; i++)
+		free(r->payloads[i]);
+	backend_kernels_free(r->kernels, r->kernel_count);
+	for (size_t i = 0; i < r->external_count; i++)
+		free(r->externals[i]);
+	free(r->externals);
+	memset(r, 0, sizeof *r);
+}
+
+static int compile_job(gpucc_backend_thread *t, const gpucc_backend_job *job,
+                       gpucc_backend_result *out)
+{
+	memset(out, 0, sizeof *out);
+	compile c = {.thread = t, .job = job, .out = out};
+	snprintf(c.path_base, sizeof c.path_base, "%s/job-%lu", t->tempdir, ++t->serial);
+	t->job = job;
+	backend_text_release(&t->diagnostics);
+	int rc = run_pipeline(&c);
+	if (c.machine)
+		LLVMDisposeTargetMachine(c.machine);
+	if (c.module)
+		LLVMDisposeModule(c.module);
+	for (size_t i = 0; i < c.defined_count; i++)
+		free(c.defined[i]);
+	free(c.defined);
+	t->job = NULL;
+	out->diagnostics = backend_text_take(&t->diagnostics);
+	if (rc != 0) {
+		/* A failure keeps only its message and diagnostics. */
+		char *message = out->message, *diagnostics = out->diagnostics;
+		out->message = out->diagnostics = NULL;
+		result_release(out);
+		out->code = rc;
+		out->message = message;
+		out->diagnostics = diagnostics;
+	}
+	/* Leave nothing behind in the temporary directory. */
+	static const char *const suffixes[] = {".ptx", ".cubin", ".ptxas.log", ".o", ".hsaco",
+	                                       ".lld.log"};
+	for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+		char path[PATH_MAX + 80];
+		snprintf(path, sizeof path, "%s%s", c.path_base, suffixes[i]);
+		unlink(path);
+	}
+	return rc;
+}
+
+static gpucc_backend table = {
+	.abi_version = GPUCC_BACKEND_ABI,
+	.struct_size = sizeof(gpucc_backend),
+	.llvm_version = NULL, /* filled on first use */
+	.thread_new = thread_new,
+	.thread_free = thread_free,
+	.compile = compile_job,
+	.result_release = result_release,
+};
+
+static char llvm_version[32];
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void fill_table(void)
+{
+	unsigned major, minor, patch;
+	LLVMGetVersion(&major, &minor, &patch);
+	snprintf(llvm_version, sizeof llvm_version, "%u.%u.%u", major, minor, patch);
+	table.llvm_version = llvm_version;
+}
+
+/* The one exported symbol (GPUCC_BACKEND_ENTRY): the table for abi_version,
+ * or NULL when this module does not speak it. */
+EXPORT const gpucc_backend *gpucc_backend_get(unsigned abi_version);
+
+EXPORT const gpucc_backend *gpucc_backend_get(unsigned abi_version)
+{
+	if (abi_version != GPUCC_BACKEND_ABI)
+		return NULL;
+	pthread_once(&table_once, fill_table);
+	return &table;
+}

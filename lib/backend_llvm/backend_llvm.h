@@ -1,0 +1,70 @@
+/*
+ * lib/backend_llvm/backend_llvm.h -- what the files of the LLVM backend module
+ * share: growable text, running device tools (ptxas, ld.lld) in a private
+ * temporary directory, and reading what those tools produce (PTX entry names,
+ * ptxas -v resource lines, the AMDGPU metadata note of a code object).
+ *
+ * Only backend.c uses LLVM; the other files are plain C so that their parsers
+ * can be read (and fuzzed) without it.  Nothing here calls libgpucc.
+ */
+#ifndef GPUCC_BACKEND_LLVM_H
+#define GPUCC_BACKEND_LLVM_H
+
+#include "backend.h"
+
+#include <stdarg.h>
+
+/* ---- text ---------------------------------------------------------------- */
+
+/* A growable NUL-terminated string; an allocation failure sets failed and
+ * makes further appends no-ops, so callers check once at the end. */
+typedef struct backend_text {
+	char *data;
+	size_t size, capacity;
+	bool failed;
+} backend_text;
+
+void backend_text_append(backend_text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void backend_text_appendv(backend_text *t, const char *fmt, va_list ap);
+/* Append "PREFIX" before every line of lines (which need not end in '\n'). */
+void backend_text_append_lines(backend_text *t, const char *prefix, const char *lines, size_t size);
+/* Hand the buffer over (NULL when empty or failed) and reset t. */
+char *backend_text_take(backend_text *t);
+void backend_text_release(backend_text *t);
+
+/* ---- files and tools (tools.c) --------------------------------------------- */
+
+/* Create a private temporary directory under $TMPDIR (or /tmp); path receives
+ * it.  0 or -1 with errno set. */
+int backend_tempdir_create(char *path, size_t size);
+/* Remove a directory made by backend_tempdir_create and what is in it. */
+void backend_tempdir_remove(const char *path);
+
+int backend_file_write(const char *path, const void *data, size_t size);
+/* Read a whole file into a malloc()ed buffer with a NUL after it. */
+int backend_file_read(const char *path, void **out, size_t *out_size);
+
+/* Run argv (argv[0] a path) with stdin from /dev/null and stdout and stderr
+ * both written to output_path; wait for it.  Returns its exit status (0..255),
+ * 128+signal when killed, or -1 with errno set when it could not start. */
+int backend_run_tool(char *const argv[], const char *output_path);
+
+/* ---- reading tool outputs (tool_output.c) ------------------------------------ */
+
+/* The .entry names of a PTX text, in order, as kernels with unknown
+ * resources.  Returns 0 or -1 (out of memory). */
+int backend_ptx_entries(const char *ptx, size_t size, gpucc_backend_kernel **out, size_t *count);
+/* Fill registers, shared and scratch bytes of kernels from `ptxas -v`
+ * output; kernels ptxas did not mention keep -1. */
+void backend_ptxas_resources(const char *output, gpucc_backend_kernel *kernels, size_t count);
+/* Kernels from the NT_AMDGPU_METADATA note (msgpack) of a code object:
+ * names (.name) and resources (.vgpr_count, .group_segment_fixed_size,
+ * .private_segment_fixed_size), and the note's amdhsa.target into target
+ * (empty when absent).  Returns 0, or -1 with a reason in error. */
+int backend_amdgpu_kernels(const void *elf, size_t size, gpucc_backend_kernel **out, size_t *count,
+                           char *target, size_t target_size, char *error, size_t error_size);
+
+void backend_kernels_free(gpucc_backend_kernel *kernels, size_t count);
+
+#endif

@@ -1,0 +1,2 @@
+This is a plain text file, not LLVM IR.
+ binary tail
