@@ -1,0 +1,44 @@
+# scripts/bench/harness.sh -- sourced by the benchmarks.  Times gpucc and the
+# tool a user would otherwise reach for side by side, in one hyperfine run,
+# and prints the ratio gpucc/peer with the goal it is held to.
+#
+#   bench_setup                     build gpucc (release) and make $WORK
+#   bench_pair NAME GOAL GPUCC_CMD PEER_CMD
+#       GOAL is "<= X" or ">= X" on the ratio mean(gpucc)/mean(peer).
+#       Prints one Markdown table row; appends it to $BENCH_RESULTS.
+#
+# Environment: BENCH_RUNS (default 10), BUILD_DIR (default build-bench),
+# BENCH_RESULTS (default $WORK/results.md).
+set -eu
+BENCH_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+
+bench_setup() {
+	"$BENCH_ROOT/scripts/setup"
+	BUILD=${BUILD_DIR:-$BENCH_ROOT/build-bench}
+	[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" "$BENCH_ROOT" -Dbuildtype=release >/dev/null
+	ninja -C "$BUILD" >/dev/null
+	GPUCC="$BUILD/cmd/gpucc"
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpucc-bench.XXXXXX")
+	trap 'rm -rf "$WORK"' EXIT
+	BENCH_RESULTS=${BENCH_RESULTS:-$WORK/results.md}
+	export GPUCC WORK BENCH_RESULTS
+	echo "| benchmark | gpucc (ms) | peer (ms) | ratio gpucc/peer | goal | met |"
+	echo "|---|---|---|---|---|---|"
+}
+
+bench_pair() {
+	name=$1 goal=$2 ours=$3 peer=$4
+	json="$WORK/hyperfine.json"
+	hyperfine --style none --warmup 2 --runs "${BENCH_RUNS:-10}" \
+		--export-json "$json" -n gpucc "$ours" -n peer "$peer" >/dev/null
+	python3 - "$json" "$name" "$goal" "$peer" <<'PY' | tee -a "$BENCH_RESULTS"
+import json, sys
+results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
+name, goal, peer = sys.argv[2], sys.argv[3], sys.argv[4]
+ours, theirs = results["gpucc"]["mean"], results["peer"]["mean"]
+ratio = ours / theirs
+op, bound = goal.split()
+met = ratio <= float(bound) if op == "<=" else ratio >= float(bound)
+print(f"| {name} (vs `{peer.split()[0]}`) | {ours*1000:.1f} | {theirs*1000:.1f} | {ratio:.3f} | {goal} | {'yes' if met else 'NO'} |")
+PY
+}
