@@ -731,7 +731,8 @@ static int pack_from_spec(pack_state *st, const char *spec_file)
 	r.dir = copy ? strdup(dirname(copy)) : NULL;
 	free(copy);
 	const char *parse_end = NULL;
-	cJSON *root = cJSON_ParseWithLengthOpts(text, size, &parse_end, true);
+	/* size + 1: cJSON counts the terminating NUL when the text must end there. */
+	cJSON *root = cJSON_ParseWithLengthOpts(text, size + 1, &parse_end, true);
 	if (!r.dir) {
 		rc = out_of_memory(st);
 	} else if (!root) {

@@ -1,0 +1,128 @@
+# cmd/tests/cli_bad_input.sh -- gpucc on bad images.  The fixtures are made
+# here from a freshly packed good image by testdata/bad/make_bad_images.py
+# (one named mutation each; binary fixtures are not kept in git).  For each:
+# `gpucc verify` exits 3 with one line on stderr that names the file and the
+# defect; list/show/stats, cat and extract exit with the documented code
+# (0 where the defect does not concern them, 3 where it does), print nothing
+# on stdout when they fail, never crash, and leave no file behind.
+. "$SRCROOT/cmd/tests/lib.sh"
+
+command -v python3 >/dev/null || fail "python3 is needed to make the fixtures"
+expect_exit 0 "$GPUCC" pack -o good.gpucc "$TESTDATA/example/pack.json"
+python3 "$TESTDATA/bad/make_bad_images.py" good.gpucc bad || fail "making the fixtures failed"
+
+# Keys, and which part is the first and which the last payload in archive
+# order (the mutations damage those two).
+"$GPUCC" list good.gpucc > good.list || fail "list good.gpucc"
+nv_key=$(awk '$2 == "sm_90:ptx78" { print $1 }' good.list)
+amd_key=$(awk '$2 == "gfx90a" { print $1 }' good.list)
+key_of_part() { case $1 in ptx) echo "$nv_key" ;; hsaco) echo "$amd_key" ;; esac; }
+tar -tf good.gpucc | sed -n '3s/.*\.//p' > first.part
+tar -tf good.gpucc | sed -n '$s/.*\.//p' > last.part
+first=$(cat first.part)
+last=$(cat last.part)
+[ -n "$first" ] && [ -n "$last" ] && [ "$first" != "$last" ] || fail "unexpected good image layout"
+
+escape=/tmp/gpucc-escaped.ptx
+escape_existed=false
+[ -e $escape ] && escape_existed=true
+
+# check FIXTURE DEFECT OPEN_EXIT CAT_PART CAT_EXIT EXTRACT_EXIT
+#   DEFECT        a pattern the one-line verify message must hold
+#   OPEN_EXIT     exit of the commands that read only the manifest (list,
+#                 show, stats): 3 when the defect is in what they read, else 0
+#   CAT_PART      the part (first or last payload) to cat, and CAT_EXIT its exit
+#   EXTRACT_EXIT  exit of extract: 3, or 0 when the defect is in no payload
+check() {
+	local f=bad/$1.gpucc defect=$2 open_exit=$3 part=$4 cat_exit=$5 extract_exit=$6
+	local key
+	key=$(key_of_part "$part")
+
+	expect_exit 3 "$GPUCC" verify "$f"
+	assert_one_line err
+	assert_grep "^gpucc verify: '$f': " err
+	assert_grep "$defect" err
+	[ ! -s out ] || fail "verify $f printed on stdout"
+
+	for cmd in list stats show; do
+		if [ $cmd = show ]; then
+			expect_exit "$open_exit" "$GPUCC" show "$f" "$key"
+		else
+			expect_exit "$open_exit" "$GPUCC" $cmd "$f"
+		fi
+		if [ "$open_exit" != 0 ]; then
+			assert_one_line err
+			assert_grep "^gpucc $cmd: '$f': " err
+			[ ! -s out ] || fail "$cmd $f failed but printed on stdout"
+		fi
+	done
+
+	expect_exit "$cat_exit" "$GPUCC" cat "$f" "$key" --part "$part"
+	if [ "$cat_exit" != 0 ]; then
+		assert_one_line err
+		assert_grep "^gpucc cat: '$f': " err
+		[ ! -s out ] || fail "cat $f wrote unverified bytes to stdout"
+	fi
+
+	expect_exit "$extract_exit" "$GPUCC" extract "$f" -C "x/$1"
+	if [ "$extract_exit" != 0 ]; then
+		assert_one_line err
+		assert_grep "^gpucc extract: '$f': " err
+		[ ! -s out ] || fail "extract $f failed but printed on stdout"
+		# Nothing left: not the directory it created, not a temporary file.
+		[ ! -e "x/$1" ] || [ -z "$(ls -A "x/$1")" ] || fail "extract $f left: $(ls -A "x/$1")"
+	else
+		[ "$(ls -A "x/$1" | wc -l)" -eq 2 ] || fail "extract $f wrote: $(ls -A "x/$1")"
+	fi
+	# And an existing directory stays as it was.
+	mkdir -p "y/$1"
+	expect_exit "$extract_exit" "$GPUCC" extract "$f" -C "y/$1"
+	[ "$extract_exit" = 0 ] || [ -z "$(ls -A "y/$1")" ] || fail "extract $f left: $(ls -A "y/$1")"
+}
+
+check empty           'not a gpucc image (empty file)'                    3 "$first" 3 3
+check random          'not a gpucc image'                                 3 "$first" 3 3
+check truncated       'truncated'                                         0 "$last"  3 3
+check wrong-version   'image format version 2 is not supported'           3 "$first" 3 3
+check bad-manifest    'corrupt manifest'                                  3 "$first" 3 3
+check digest-mismatch "member 'payloads/[0-9a-f]*\.$first': SHA-256 digest mismatch" \
+                                                                          0 "$first" 3 3
+check missing-member  "lists member 'payloads/[0-9a-f]*\.$last' but the image has no such member" \
+                                                                          0 "$last"  3 3
+check extra-member    "member 'payloads/extra.txt' is not listed in the manifest" \
+                                                                          0 "$first" 0 0
+check dotdot-member   "member 'payloads/\.\./\.\./escaped.ptx' has an unsafe path" \
+                                                                          0 "$first" 3 3
+check absolute-member "member '/tmp/gpucc-escaped.ptx' has an unsafe path" 0 "$first" 3 3
+check symlink-member  "member 'payloads/[0-9a-f]*\.$first' is a link, not a file" \
+                                                                          0 "$first" 3 3
+
+# The intact payload of a damaged image is still served, verified.
+expect_exit 0 "$GPUCC" cat bad/digest-mismatch.gpucc "$(key_of_part "$last")" --part "$last"
+"$GPUCC" cat good.gpucc "$(key_of_part "$last")" --part "$last" > good.last
+assert_same out good.last
+
+# A truncated compressed image.
+expect_exit 0 "$GPUCC" pack --zstd=3 -o good.zst.gpucc "$TESTDATA/example/pack.json"
+head -c "$(($(wc -c < good.zst.gpucc) / 2))" good.zst.gpucc > bad/truncated-zstd.gpucc
+for cmd in verify list; do
+	expect_exit 3 "$GPUCC" $cmd bad/truncated-zstd.gpucc
+	assert_one_line err
+	assert_grep "^gpucc $cmd: 'bad/truncated-zstd.gpucc': .*[Tt]runcated" err
+done
+expect_exit 3 "$GPUCC" extract bad/truncated-zstd.gpucc -C x/truncated-zstd
+[ ! -e x/truncated-zstd ] || [ -z "$(ls -A x/truncated-zstd)" ] || fail "extract left files"
+
+# A directory is not an image.
+mkdir adir
+expect_exit 3 "$GPUCC" verify adir
+assert_one_line err
+assert_grep "'adir' is a directory" err
+
+# Nothing escaped, nothing was left beside the inputs.
+$escape_existed || assert_no_file $escape
+assert_no_file escaped.ptx
+assert_no_file ../escaped.ptx
+leftovers=$(find . -name '.gpucc*' -o -name '*.tmp*')
+[ -z "$leftovers" ] || fail "temporary files left: $leftovers"
+echo "ok"

@@ -1,0 +1,202 @@
+# cmd/tests/cli_basics.sh -- the command framework as a user meets it: help,
+# --version, every command's -h, usage errors (exit 129), and `gpucc pack`
+# in both its forms, including its refusals, none of which may leave a file.
+. "$SRCROOT/cmd/tests/lib.sh"
+
+EXAMPLE=$TESTDATA/example
+COMMANDS="list show cat extract verify stats pack"
+
+# ---- help and version --------------------------------------------------------
+
+expect_exit 0 "$GPUCC" help
+for c in $COMMANDS; do assert_grep "^  $c " out; done
+assert_grep '^exit codes:' out
+for code in 0 1 2 3 4 5 6 129; do assert_grep "^ *$code  " out; done
+[ ! -s err ] || fail "gpucc help wrote to stderr"
+
+expect_exit 0 "$GPUCC" --help
+expect_exit 129 "$GPUCC"
+assert_grep '^usage: gpucc' err
+[ ! -s out ] || fail "gpucc without arguments wrote to stdout"
+
+expect_exit 0 "$GPUCC" --version
+assert_grep '^gpucc [0-9]' out
+assert_grep '^LLVM [0-9]' out
+assert_grep '^libarchive [0-9]' out
+
+for c in $COMMANDS; do
+	expect_exit 0 "$GPUCC" "$c" -h
+	assert_grep "^usage: gpucc $c " out
+	assert_grep '^options:' out
+	assert_grep '  -h, --help' out
+	expect_exit 0 "$GPUCC" "$c" --help
+	expect_exit 0 "$GPUCC" help "$c"
+	assert_grep "^usage: gpucc $c " out
+done
+
+# ---- usage errors --------------------------------------------------------------
+
+expect_exit 129 "$GPUCC" frobnicate
+assert_grep "unknown command 'frobnicate'" err
+expect_exit 129 "$GPUCC" help frobnicate
+expect_exit 129 "$GPUCC" list
+assert_grep '^gpucc list: missing argument' err
+assert_grep '^usage: gpucc list' err
+expect_exit 129 "$GPUCC" list a.gpucc b.gpucc
+assert_grep "unexpected argument 'b.gpucc'" err
+expect_exit 129 "$GPUCC" list --frobnicate a.gpucc
+assert_grep "unknown option '--frobnicate'" err
+expect_exit 129 "$GPUCC" list --json=yes a.gpucc
+expect_exit 129 "$GPUCC" show a.gpucc
+expect_exit 129 "$GPUCC" cat a.gpucc 00
+assert_grep "missing option '--part'" err
+expect_exit 129 "$GPUCC" cat a.gpucc 00 --part elf
+assert_grep "unknown payload kind 'elf'" err
+expect_exit 129 "$GPUCC" extract -C
+assert_grep "needs a value" err
+expect_exit 129 "$GPUCC" pack "$EXAMPLE/pack.json"
+assert_grep "missing option '-o IMAGE'" err
+expect_exit 129 "$GPUCC" pack -o x.gpucc
+expect_exit 129 "$GPUCC" pack -o x.gpucc --zstd=23 "$EXAMPLE/pack.json"
+assert_grep 'level must be 1 to 22' err
+expect_exit 129 "$GPUCC" pack -o x.gpucc --zstd=fast "$EXAMPLE/pack.json"
+expect_exit 129 "$GPUCC" pack -o x.gpucc --target sm_90 "$EXAMPLE/pack.json"
+assert_grep "'--target' cannot be combined with a spec file" err
+expect_exit 129 "$GPUCC" pack -o x.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --ptx "$EXAMPLE/saxpy.sm_90.ptx"
+assert_grep "missing option '--target'" err
+expect_exit 129 "$GPUCC" pack -o x.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --target sm_90 \
+	--option fast-math --ptx "$EXAMPLE/saxpy.sm_90.ptx"
+assert_grep "'fast-math' is not NAME=VALUE" err
+expect_exit 129 "$GPUCC" pack -o x.gpucc --module-sha256 "$(printf '%064d' 0)" --target sm_90 \
+	--ptx "$EXAMPLE/saxpy.sm_90.ptx"
+assert_grep "'--module-sha256' needs '--module-name'" err
+expect_exit 129 "$GPUCC" pack -o x.gpucc --module a.ll --module b.ll --target sm_90
+assert_no_file x.gpucc
+
+# Missing inputs: exit 2, the file named.
+expect_exit 2 "$GPUCC" list missing.gpucc
+assert_one_line err
+assert_grep "^gpucc list: cannot open 'missing.gpucc': No such file or directory$" err
+expect_exit 2 "$GPUCC" verify missing.gpucc
+expect_exit 2 "$GPUCC" pack -o x.gpucc missing.json
+assert_grep "cannot open 'missing.json'" err
+assert_no_file x.gpucc
+
+# ---- pack: the one-entry form ----------------------------------------------------
+
+expect_exit 0 "$GPUCC" pack -o one.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --target sm_90 \
+	--kernel saxpy --option opt-level=2 --option fast-math=on --external vprintf \
+	--ptx "$EXAMPLE/saxpy.sm_90.ptx"
+[ ! -s out ] && [ ! -s err ] || fail "pack printed something"
+expect_exit 0 "$GPUCC" verify one.gpucc
+assert_grep '^one.gpucc: ok (1 entries, 1 payloads, 1166 bytes)$' out
+expect_exit 0 "$GPUCC" list one.gpucc
+[ "$(wc -l < out)" -eq 2 ] || fail "list should print a header and one row"
+assert_grep '^KEY  *TARGET  *PAYLOADS  *KERNELS$' out
+# The target is stored canonically: sm_90 means PTX ISA 7.8, the oldest it allows.
+assert_grep '^[0-9a-f]\{12\}  sm_90:ptx78  ptx:1166  saxpy$' out
+key=$(awk 'NR == 2 { print $1 }' out)
+expect_exit 0 "$GPUCC" show one.gpucc "$key"
+assert_grep '^module: *saxpy.nvptx.ll$' out
+assert_grep '^triple: *nvptx64-nvidia-cuda$' out
+assert_grep '^  fast-math=on$' out
+assert_grep '^  opt-level=2$' out
+assert_grep '^  vprintf$' out
+assert_grep '^  saxpy  registers ?, shared ?, scratch ?$' out
+module_sha=$(sha256sum "$EXAMPLE/saxpy.nvptx.ll" | cut -d' ' -f1)
+assert_grep "^module sha256: *$module_sha$" out
+
+# Option order on the command line does not change the key; option values do.
+expect_exit 0 "$GPUCC" pack -o two.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --target sm_90:ptx78 \
+	--kernel saxpy --option fast-math=on --option opt-level=2 --external vprintf \
+	--ptx "$EXAMPLE/saxpy.sm_90.ptx"
+assert_same one.gpucc two.gpucc
+expect_exit 0 "$GPUCC" pack -o three.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --target sm_90 \
+	--kernel saxpy --option opt-level=3 --option fast-math=on --external vprintf \
+	--ptx "$EXAMPLE/saxpy.sm_90.ptx"
+expect_exit 0 "$GPUCC" list three.gpucc
+assert_no_grep "^$key " out
+
+# --module-sha256 with --module-name gives the same key as --module.
+expect_exit 0 "$GPUCC" pack -o four.gpucc --module-sha256 "$module_sha" --module-name saxpy.nvptx.ll \
+	--target sm_90 --kernel saxpy --option opt-level=2 --option fast-math=on --external vprintf \
+	--ptx "$EXAMPLE/saxpy.sm_90.ptx"
+assert_same one.gpucc four.gpucc
+
+# A bad target is bad input (3), and leaves nothing behind.
+expect_exit 3 "$GPUCC" pack -o x.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --target sm_99 \
+	--ptx "$EXAMPLE/saxpy.sm_90.ptx"
+assert_one_line err
+assert_grep "sm_99" err
+expect_exit 3 "$GPUCC" pack -o x.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --target sm_90
+assert_grep 'no payload' err
+expect_exit 2 "$GPUCC" pack -o x.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --target sm_90 \
+	--ptx missing.ptx
+assert_grep "'missing.ptx'" err
+assert_no_file x.gpucc
+
+# ---- pack: spec files ---------------------------------------------------------------
+
+# Relative paths in a spec are relative to the spec, not to the current directory.
+expect_exit 0 "$GPUCC" pack -o example.gpucc "$EXAMPLE/pack.json"
+expect_exit 0 "$GPUCC" verify example.gpucc
+assert_grep '^example.gpucc: ok (2 entries, 2 payloads, 5966 bytes)$' out
+
+# zstd: another file, the same entries.
+expect_exit 0 "$GPUCC" pack -o example.zst.gpucc --zstd "$EXAMPLE/pack.json"
+expect_exit 0 "$GPUCC" verify example.zst.gpucc
+"$GPUCC" list example.gpucc > list.plain || fail "list failed"
+"$GPUCC" list example.zst.gpucc > list.zstd || fail "list failed"
+assert_same list.plain list.zstd
+expect_exit 0 "$GPUCC" stats example.zst.gpucc
+assert_grep '^compressed: *zstd$' out
+expect_exit 0 "$GPUCC" pack -o example.zst1.gpucc --zstd=1 "$EXAMPLE/pack.json"
+expect_exit 0 "$GPUCC" verify example.zst1.gpucc
+
+# An existing image is replaced only by a complete new one.
+cp example.gpucc before.gpucc
+expect_exit 3 "$GPUCC" pack -o example.gpucc "$TESTDATA/bad/pack-bad-target.json"
+assert_same before.gpucc example.gpucc
+
+# Bad specs: exit code, one line naming the spec (and the entry) and the defect.
+check_bad_spec() { # CODE SPEC PATTERN
+	expect_exit "$1" "$GPUCC" pack -o bad.gpucc "$TESTDATA/bad/$2"
+	assert_one_line err
+	assert_grep "^gpucc pack: '[^']*$2'" err
+	assert_grep "$3" err
+	assert_no_file bad.gpucc
+}
+check_bad_spec 3 pack-invalid-json.json 'not valid JSON (line 3)'
+check_bad_spec 3 pack-unknown-field.json "entries\[0\]: unknown entry field 'kernals'"
+check_bad_spec 3 pack-bad-target.json "entries\[0\]: .*'sm_99'"
+check_bad_spec 2 pack-missing-payload.json "entries\[0\]: cannot open '.*no-such-file.ptx'"
+check_bad_spec 3 pack-wrong-part.json "entries\[0\]: a ptx payload does not fit target 'gfx90a'"
+check_bad_spec 4 pack-conflict.json 'entries\[1\]: .*conflict'
+
+# Identical duplicates collapse silently.
+cat > dup.json <<EOF
+{"entries": [
+  {"module_file": "$EXAMPLE/saxpy.nvptx.ll", "target": "sm_90", "kernels": ["saxpy"],
+   "ptx": "$EXAMPLE/saxpy.sm_90.ptx"},
+  {"module_file": "$EXAMPLE/saxpy.nvptx.ll", "target": "sm_90:ptx78", "kernels": ["saxpy"],
+   "ptx": "$EXAMPLE/saxpy.sm_90.ptx"}
+]}
+EOF
+expect_exit 0 "$GPUCC" pack -o dup.gpucc dup.json
+expect_exit 0 "$GPUCC" verify dup.gpucc
+assert_grep 'ok (1 entries, 1 payloads' out
+
+# An empty spec gives an empty, valid image.
+echo '{"entries": []}' > empty.json
+expect_exit 0 "$GPUCC" pack -o empty.gpucc empty.json
+expect_exit 0 "$GPUCC" verify empty.gpucc
+assert_grep '^empty.gpucc: ok (0 entries, 0 payloads, 0 bytes)$' out
+expect_exit 0 "$GPUCC" list empty.gpucc
+[ "$(wc -l < out)" -eq 1 ] || fail "list of an empty image should print the header only"
+expect_exit 0 "$GPUCC" list --json empty.gpucc
+assert_grep '^\[\]$' out
+
+# No temporary file survives any of the above.
+leftovers=$(ls -A | grep -v -e '\.gpucc$' -e '\.json$' -e '^out$' -e '^err$' -e '^list\.' || true)
+[ -z "$leftovers" ] || fail "files left behind: $leftovers"
+echo "ok"

@@ -1,0 +1,260 @@
+# cmd/tests/cli_inspect.sh -- the inspection commands on the example image
+# (list, show, cat, extract, verify, stats, with and without --json), key
+# prefixes, the image as a plain tar (tar and bsdtar list it, tar -xf gives
+# the bytes gpucc cat gives), deterministic bytes, and that none of these
+# commands loads LLVM or the HIP runtime.
+. "$SRCROOT/cmd/tests/lib.sh"
+
+EXAMPLE=$TESTDATA/example
+command -v python3 >/dev/null || fail "python3 is needed to check JSON output"
+
+expect_exit 0 "$GPUCC" pack -o ex.gpucc "$EXAMPLE/pack.json"
+img=ex.gpucc
+
+# ---- list ---------------------------------------------------------------------------
+
+expect_exit 0 "$GPUCC" list $img
+[ ! -s err ] || fail "list wrote to stderr"
+[ "$(wc -l < out)" -eq 3 ] || fail "list: expected a header and two rows"
+assert_grep '^KEY  *TARGET  *PAYLOADS  *KERNELS$' out
+assert_grep '^[0-9a-f]\{12\}  sm_90:ptx78  ptx:1166    saxpy$' out
+assert_grep '^[0-9a-f]\{12\}  gfx90a       hsaco:4800  saxpy$' out
+nv_key=$(awk '$2 == "sm_90:ptx78" { print $1 }' out)
+amd_key=$(awk '$2 == "gfx90a" { print $1 }' out)
+# Columns line up: every row's second column starts where the header's does.
+awk 'NR == 1 { col = index($0, "TARGET") } NR > 1 && substr($0, col - 2, 2) != "  " { exit 1 }' out ||
+	fail "list columns are not aligned"
+
+expect_exit 0 "$GPUCC" list --json $img
+python3 - out "$nv_key" <<'PY' || fail "list --json is wrong"
+import json, sys
+entries = json.load(open(sys.argv[1]))
+assert len(entries) == 2, entries
+nv = [e for e in entries if e["target"] == "sm_90:ptx78"][0]
+assert nv["key"].startswith(sys.argv[2]) and len(nv["key"]) == 64, nv
+assert nv["module"] == "saxpy.nvptx.ll" and nv["kernels"] == ["saxpy"], nv
+assert nv["payloads"] == [{"part": "ptx", "size": 1166, "sha256": nv["payloads"][0]["sha256"]}], nv
+assert len(nv["payloads"][0]["sha256"]) == 64
+assert [e["key"] for e in entries] == sorted(e["key"] for e in entries)
+PY
+
+# ---- show ---------------------------------------------------------------------------
+
+ptx_sha=$(sha256sum "$EXAMPLE/saxpy.sm_90.ptx" | cut -d' ' -f1)
+expect_exit 0 "$GPUCC" show $img "$nv_key"
+assert_grep "^key: *$nv_key[0-9a-f]\{52\}$" out
+assert_grep '^key schema: *1$' out
+assert_grep '^content digest: *[0-9a-f]\{64\}$' out
+assert_grep '^target: *sm_90:ptx78$' out
+assert_grep '^gpucc version: *[0-9]' out
+assert_grep '^llvm version: *[0-9]' out
+assert_grep '^  opt-level=2$' out
+assert_grep '^  saxpy  registers 10, shared 0 bytes, scratch 0 bytes$' out
+assert_grep "^  ptx  *1166 bytes  sha256 $ptx_sha$" out
+full_key=$(awk '$1 == "key:" { print $2 }' out)
+# A full key and a short prefix find the same entry.
+"$GPUCC" show $img "$full_key" > show.full || fail "show by full key failed"
+assert_same out show.full
+"$GPUCC" show $img "$(echo "$nv_key" | cut -c1-4)" > show.short || fail "show by prefix failed"
+assert_same out show.full
+
+expect_exit 0 "$GPUCC" show --json $img "$amd_key"
+python3 - out <<'PY' || fail "show --json is wrong"
+import json, sys
+e = json.load(open(sys.argv[1]))
+for field in ("key", "key_schema", "content_digest", "module", "module_sha256", "target",
+              "triple", "gpucc_version", "llvm_version", "options", "device_libs", "kernels",
+              "externals", "payloads"):
+    assert field in e, field
+assert e["target"] == "gfx90a" and e["triple"] == "amdgcn-amd-amdhsa", e
+assert e["options"] == {"opt-level": "2"}, e
+assert e["kernels"] == [{"name": "saxpy", "registers": 6, "shared_bytes": 0, "scratch_bytes": 0}]
+assert e["payloads"][0]["part"] == "hsaco" and e["payloads"][0]["size"] == 4800
+PY
+
+# Unknown keys, non-hex keys.
+# (a first digit that neither key starts with)
+absent=$(for d in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do
+	case "$nv_key $amd_key" in "$d"* | *" $d"*) ;; *) echo "$d"; break ;; esac
+done)
+expect_exit 2 "$GPUCC" show $img "${absent}0"
+assert_one_line err
+assert_grep "^gpucc show: '$img': no entry with key '${absent}0'" err
+expect_exit 2 "$GPUCC" cat $img "${absent}0" --part ptx
+[ ! -s out ] || fail "cat of an unknown key wrote to stdout"
+expect_exit 3 "$GPUCC" show $img not-hex
+assert_grep "'not-hex' is not a key" err
+
+# An ambiguous prefix lists its candidates.  Eighteen entries (options differ)
+# must share a first hex digit somewhere.
+python3 - "$EXAMPLE" > many.json <<'PY'
+import json, sys
+ex = sys.argv[1]
+print(json.dumps({"entries": [
+    {"module_file": ex + "/saxpy.nvptx.ll", "target": "sm_90", "kernels": ["saxpy"],
+     "options": {"variant": str(i)}, "ptx": ex + "/saxpy.sm_90.ptx"} for i in range(18)]}))
+PY
+expect_exit 0 "$GPUCC" pack -o many.gpucc many.json
+expect_exit 0 "$GPUCC" stats many.gpucc
+assert_grep '^entries: *18$' out
+assert_grep '^payloads: *1 distinct, 1166 bytes$' out
+assert_grep '^dedup savings: *19822 bytes (20988 referenced, 1166 stored)$' out
+"$GPUCC" list many.gpucc | awk 'NR > 1 { print substr($1, 1, 1) }' | sort | uniq -d | head -n 1 > dup
+digit=$(cat dup)
+[ -n "$digit" ] || fail "no shared first digit among 18 keys"
+expect_exit 2 "$GPUCC" show many.gpucc "$digit"
+assert_one_line err
+assert_grep "key prefix '$digit' is ambiguous" err
+for k in $("$GPUCC" list many.gpucc | awk -v d="$digit" 'NR > 1 && substr($1, 1, 1) == d { print $1 }'); do
+	assert_grep "$k" err
+done
+expect_exit 2 "$GPUCC" cat many.gpucc "$digit" --part ptx
+[ ! -s out ] || fail "cat of an ambiguous key wrote to stdout"
+
+# ---- cat ---------------------------------------------------------------------------
+
+expect_exit 0 "$GPUCC" cat $img "$nv_key" --part ptx
+assert_same out "$EXAMPLE/saxpy.sm_90.ptx"
+[ ! -s err ] || fail "cat wrote to stderr"
+expect_exit 0 "$GPUCC" cat $img "$amd_key" -p hsaco
+assert_same out "$EXAMPLE/saxpy.gfx90a.hsaco"
+expect_exit 2 "$GPUCC" cat $img "$nv_key" --part cubin
+assert_one_line err
+assert_grep "^gpucc cat: '$img': entry $nv_key has no cubin payload (it has: ptx)$" err
+[ ! -s out ] || fail "cat of a missing part wrote to stdout"
+
+# ---- the image is a plain tar -------------------------------------------------------
+
+ptx_member=payloads/$ptx_sha.ptx
+hsaco_member=payloads/$(sha256sum "$EXAMPLE/saxpy.gfx90a.hsaco" | cut -d' ' -f1).hsaco
+for lister in tar bsdtar; do
+	command -v $lister >/dev/null || fail "$lister is not installed (scripts/setup installs it)"
+	$lister -tvf $img > tar.list || fail "$lister -tvf failed"
+	grep -q " $ptx_member\$" tar.list || fail "$lister does not list $ptx_member"
+	grep -q " $hsaco_member\$" tar.list || fail "$lister does not list $hsaco_member"
+	grep -q ' manifest.json$' tar.list || fail "$lister does not list the manifest"
+done
+mkdir untar && (cd untar && tar -xf ../$img) || fail "tar -xf failed"
+"$GPUCC" cat $img "$nv_key" --part ptx > cat.ptx
+"$GPUCC" cat $img "$amd_key" --part hsaco > cat.hsaco
+assert_same "untar/$ptx_member" cat.ptx
+assert_same "untar/$hsaco_member" cat.hsaco
+# And so does a zstd-compressed image, with a tar that knows zstd.
+expect_exit 0 "$GPUCC" pack -o ex.zst.gpucc --zstd=3 "$EXAMPLE/pack.json"
+mkdir unzst && (cd unzst && bsdtar -xf ../ex.zst.gpucc) || fail "bsdtar -xf of a zstd image failed"
+assert_same "unzst/$ptx_member" cat.ptx
+"$GPUCC" cat ex.zst.gpucc "$amd_key" --part hsaco > zst.hsaco
+assert_same zst.hsaco cat.hsaco
+
+# ---- deterministic bytes -------------------------------------------------------------
+
+# The same spec in two directories, SOURCE_DATE_EPOCH unset and 0: one image.
+mkdir -p a/x b/y/z
+cp "$EXAMPLE"/* a/x/
+cp "$EXAMPLE"/* b/y/z/
+(cd a && env -u SOURCE_DATE_EPOCH "$GPUCC" pack -o ../det1.gpucc x/pack.json) || fail "pack in a/"
+(cd b/y && SOURCE_DATE_EPOCH=0 "$GPUCC" pack -o ../../det2.gpucc z/pack.json) || fail "pack in b/"
+assert_same det1.gpucc det2.gpucc
+assert_same det1.gpucc $img
+(cd a && env -u SOURCE_DATE_EPOCH "$GPUCC" pack --zstd -o ../det1.zst x/pack.json) || fail "pack --zstd"
+(cd b/y && "$GPUCC" pack --zstd -o ../../det2.zst z/pack.json) || fail "pack --zstd"
+assert_same det1.zst det2.zst
+# SOURCE_DATE_EPOCH sets every member's time, owners are 0 and nameless.
+SOURCE_DATE_EPOCH=1700000000 "$GPUCC" pack -o dated.gpucc "$EXAMPLE/pack.json" || fail "pack dated"
+python3 - dated.gpucc $img <<'PY' || fail "member times or owners are wrong"
+import sys, tarfile
+for path, want in ((sys.argv[1], 1700000000), (sys.argv[2], 0)):
+    with tarfile.open(path) as tar:
+        members = tar.getmembers()
+        assert members, path
+        for m in members:
+            assert m.mtime == want, (path, m.name, m.mtime)
+            assert (m.uid, m.gid, m.uname, m.gname) == (0, 0, "", ""), (path, m.name)
+            assert m.isfile() and not m.name.startswith("/"), (path, m.name)
+PY
+
+# ---- extract ---------------------------------------------------------------------
+
+nv_file=saxpy.nvptx.sm_90_ptx78.$nv_key.ptx
+amd_file=saxpy.amdgpu.gfx90a.$amd_key.hsaco
+expect_exit 0 "$GPUCC" extract $img -C outdir/sub
+[ ! -s err ] || fail "extract wrote to stderr"
+assert_grep "^outdir/sub/$nv_file$" out
+assert_grep "^outdir/sub/$amd_file$" out
+[ "$(ls -A outdir/sub | wc -l)" -eq 2 ] || fail "extract wrote other files: $(ls -A outdir/sub)"
+assert_same "outdir/sub/$nv_file" cat.ptx
+assert_same "outdir/sub/$amd_file" cat.hsaco
+# Existing files are refused before anything is written, and left as they were.
+echo "mine" > "outdir/sub/$amd_file"
+rm "outdir/sub/$nv_file"
+expect_exit 1 "$GPUCC" extract $img -C outdir/sub
+assert_one_line err
+assert_grep "'outdir/sub/$amd_file' already exists (use --force to overwrite)" err
+assert_no_file "outdir/sub/$nv_file"
+[ "$(cat "outdir/sub/$amd_file")" = mine ] || fail "extract changed an existing file"
+expect_exit 0 "$GPUCC" extract $img -C outdir/sub --force -q
+[ ! -s out ] || fail "extract -q printed something"
+assert_same "outdir/sub/$amd_file" cat.hsaco
+[ "$(ls -A outdir/sub | wc -l)" -eq 2 ] || fail "extract --force left other files"
+# Without -C: the current directory, names only.
+mkdir here && (cd here && "$GPUCC" extract ../$img > ../here.out) || fail "extract into ."
+assert_grep "^$nv_file$" here.out
+assert_same "here/$nv_file" cat.ptx
+# One payload shared by 18 entries: 18 files, all equal, the image read once.
+expect_exit 0 "$GPUCC" extract many.gpucc -C many
+[ "$(ls -A many | wc -l)" -eq 18 ] || fail "extract of many.gpucc: $(ls -A many | wc -l) files"
+for f in many/*; do assert_same "$f" cat.ptx; done
+# Odd module names are sanitised into one safe file name.
+expect_exit 0 "$GPUCC" pack -o odd.gpucc --module-sha256 "$ptx_sha" --module-name '../../.hidden dir/x y.ll' \
+	--target sm_90 --ptx "$EXAMPLE/saxpy.sm_90.ptx"
+expect_exit 0 "$GPUCC" extract odd.gpucc -C odd
+[ "$(ls -A odd | wc -l)" -eq 1 ] || fail "extract of odd.gpucc: $(ls -A odd)"
+ls odd | grep -q '^x_y\.sm_90_ptx78\.[0-9a-f]\{12\}\.ptx$' || fail "unexpected name: $(ls -A odd)"
+expect_exit 0 "$GPUCC" pack -o dot.gpucc --module-sha256 "$ptx_sha" --module-name '.ll' \
+	--target sm_90 --ptx "$EXAMPLE/saxpy.sm_90.ptx"
+expect_exit 0 "$GPUCC" extract dot.gpucc -C dot
+ls dot | grep -q '^_ll\.sm_90_ptx78\.[0-9a-f]\{12\}\.ptx$' || fail "unexpected name: $(ls -A dot)"
+
+# ---- verify and stats --------------------------------------------------------------
+
+expect_exit 0 "$GPUCC" verify $img
+assert_grep "^$img: ok (2 entries, 2 payloads, 5966 bytes)$" out
+[ ! -s err ] || fail "verify wrote to stderr"
+expect_exit 0 "$GPUCC" verify -q $img
+[ ! -s out ] || fail "verify -q printed something"
+
+expect_exit 0 "$GPUCC" stats $img
+assert_grep "^file size: *$(wc -c < $img) bytes$" out
+assert_grep '^compressed: *no$' out
+assert_grep '^entries: *2$' out
+assert_grep '^payloads: *2 distinct, 5966 bytes$' out
+assert_grep '^  ptx  *1, 1166 bytes$' out
+assert_grep '^  hsaco  *1, 4800 bytes$' out
+assert_grep '^dedup savings: *0 bytes' out
+assert_grep '^  gfx90a  *1$' out
+assert_grep '^  sm_90:ptx78  *1$' out
+expect_exit 0 "$GPUCC" stats --json ex.zst.gpucc
+python3 - out "$(wc -c < ex.zst.gpucc)" <<'PY' || fail "stats --json is wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["compressed"] is True and s["file_size"] == int(sys.argv[2]), s
+assert s["entries"] == 2 and s["payloads"] == 2 and s["payload_bytes"] == 5966, s
+assert s["parts"] == {"ptx": {"payloads": 1, "bytes": 1166}, "hsaco": {"payloads": 1, "bytes": 4800}}, s
+assert s["targets"] == {"gfx90a": 1, "sm_90:ptx78": 1} and s["dedup_savings"] == 0, s
+PY
+
+# ---- neither LLVM nor the HIP runtime is loaded --------------------------------------
+
+if ldd "$GPUCC" | grep -E 'libLLVM|amdhip64|libhsa'; then
+	fail "gpucc links LLVM or the HIP runtime"
+fi
+for args in "list $img" "verify $img" "show $img $nv_key" "stats $img" "extract $img -C ld -q" \
+	"cat $img $nv_key --part ptx"; do
+	# shellcheck disable=SC2086
+	LD_DEBUG=files "$GPUCC" $args > /dev/null 2> ld.log || fail "gpucc $args failed"
+	grep -q 'libarchive' ld.log || fail "LD_DEBUG=files did not trace library loads"
+	if grep -E 'file=[^ ]*(libLLVM|amdhip64|libhsa-runtime)' ld.log; then
+		fail "gpucc $args loaded LLVM or the HIP runtime"
+	fi
+done
+echo "ok"
