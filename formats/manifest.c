@@ -14,7 +14,6 @@
 
 #include <cJSON.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -313,8 +312,8 @@ static bool get_digest(const cJSON *obj, const char *field, gpucc_digest *out)
 static bool get_count(const cJSON *obj, const char *field, uint64_t max, uint64_t *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > (double)max ||
-	    floor(v->valuedouble) != v->valuedouble)
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > (double)max ||
+	    (double)(uint64_t)v->valuedouble != v->valuedouble)
 		return false;
 	*out = (uint64_t)v->valuedouble;
 	return true;
