@@ -1,2 +1,1056 @@
-/* lib/cache.c -- placeholder, filled in by its owner. */
-typedef int gpucc_placeholder_cache;
+/*
+ * lib/cache.c -- the local cache (gpucc/cache.h, formats/cache.md).
+ *
+ * Every entry is a single-entry image at DIR/v1/<xx>/<key>.gpucc, written by
+ * the image writer (temporary file beside it, rename), so the cache needs no
+ * lock to insert or look up: rename and unlink are the only mutations, and
+ * both are atomic for readers.  Locks guard only the counters file (stats)
+ * and keep two gc runs from racing each other.  Assumes a POSIX file system
+ * with atomic rename within a directory.
+ */
+#include "cache_internal.h"
+
+#include "atomic_file.h"
+#include "errors.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LAYOUT_DIR "v1"
+#define STAGING_DIR "v1/tmp"
+#define ENTRY_SUFFIX ".gpucc"
+#define STATS_MAGIC "gpucc-cache-stats 1"
+/* Temporary files older than this are leftovers of killed processes. */
+#define STALE_TEMP_SECONDS 3600
+
+struct gpucc_cache {
+	char *dir;
+	bool writable;
+	bool exists; /* the directory exists (read-only opens may find none) */
+	uint64_t max_size;
+	/* Counted by this handle, not yet added to DIR/stats. */
+	uint64_t hits, misses, corrupt;
+	int64_t bytes_added; /* change in entry bytes caused by this handle */
+	uint64_t bytes_base; /* DIR/stats "bytes" when opened or last gc'd */
+	gpucc_cache_warning_fn warn;
+	void *warn_ctx;
+};
+
+typedef struct stats_record {
+	uint64_t hits, misses, corrupt, bytes;
+	int64_t reset;
+} stats_record;
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static char *path_join(const char *a, const char *b)
+{
+	size_t n = strlen(a) + strlen(b) + 2;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/%s", a, b);
+	return p;
+}
+
+void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...)
+{
+	if (!c->warn)
+		return;
+	char message[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	c->warn(c->warn_ctx, message);
+}
+
+/* DIR/v1/<xx>/<key>.gpucc, or the shard directory when shard_only. */
+static char *entry_path(const gpucc_cache *c, const gpucc_digest *key, bool shard_only)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	size_t n = strlen(c->dir) + 120;
+	char *p = malloc(n);
+	if (!p)
+		return NULL;
+	if (shard_only)
+		snprintf(p, n, "%s/" LAYOUT_DIR "/%.2s", c->dir, hex);
+	else
+		snprintf(p, n, "%s/" LAYOUT_DIR "/%.2s/%s" ENTRY_SUFFIX, c->dir, hex, hex);
+	return p;
+}
+
+static int make_directory(const char *path)
+{
+	if (mkdir(path, 0777) == 0 || errno == EEXIST)
+		return 0;
+	return -1;
+}
+
+/* mkdir -p, for the cache directory itself. */
+static int make_directories(const char *path)
+{
+	char *copy = strdup(path);
+	if (!copy)
+		return -1;
+	for (char *p = copy + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (make_directory(copy) != 0 && errno != EEXIST) {
+			free(copy);
+			return -1;
+		}
+		*p = '/';
+	}
+	int rc = make_directory(copy);
+	free(copy);
+	return rc;
+}
+
+int gpucc_size_parse(uint64_t *out, const char *text)
+{
+	const char *p = text;
+	if (!p || *p < '0' || *p > '9')
+		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a size (e.g. 5G, 512M, 4096)",
+		                       text ? text : "");
+	uint64_t value = 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (value > (UINT64_MAX - 9) / 10)
+			return gpucc_error_set(GPUCC_EINVALID, "size '%s' is too large", text);
+		value = value * 10 + (uint64_t)(*p - '0');
+	}
+	unsigned shift = 0;
+	switch (*p) {
+	case 'k': case 'K': shift = 10; p++; break;
+	case 'm': case 'M': shift = 20; p++; break;
+	case 'g': case 'G': shift = 30; p++; break;
+	case 't': case 'T': shift = 40; p++; break;
+	default: break;
+	}
+	if (shift && (*p == 'i' || *p == 'I'))
+		p++;
+	if (*p == 'b' || *p == 'B')
+		p++;
+	if (*p)
+		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a size (e.g. 5G, 512M, 4096)", text);
+	if (shift && value > (UINT64_MAX >> shift))
+		return gpucc_error_set(GPUCC_EINVALID, "size '%s' is too large", text);
+	*out = value << shift;
+	return 0;
+}
+
+/* ---- stats and config files ---------------------------------------------- */
+
+static void stats_parse(stats_record *r, const char *text)
+{
+	memset(r, 0, sizeof *r);
+	if (strncmp(text, STATS_MAGIC, strlen(STATS_MAGIC)) != 0)
+		return;
+	const char *p = text + strlen(STATS_MAGIC);
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		const char *eq = strchr(p, '=');
+		if (!eq)
+			break;
+		char *end;
+		unsigned long long v = strtoull(eq + 1, &end, 10);
+		size_t len = (size_t)(eq - p);
+		if (len == 4 && strncmp(p, "hits", 4) == 0)
+			r->hits = v;
+		else if (len == 6 && strncmp(p, "misses", 6) == 0)
+			r->misses = v;
+		else if (len == 7 && strncmp(p, "corrupt", 7) == 0)
+			r->corrupt = v;
+		else if (len == 5 && strncmp(p, "bytes", 5) == 0)
+			r->bytes = v;
+		else if (len == 5 && strncmp(p, "reset", 5) == 0)
+			r->reset = (int64_t)v;
+		p = end;
+		while (*p && *p != ' ')
+			p++;
+	}
+}
+
+/* Read a small file into buf (NUL-terminated); an absent file reads empty. */
+static int read_small_file(const char *path, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	size_t used = 0;
+	while (used + 1 < size) {
+		ssize_t n = read(fd, buf + used, size - 1 - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	buf[used] = '\0';
+	close(fd);
+	return 0;
+}
+
+static void stats_read(const gpucc_cache *c, stats_record *r)
+{
+	char buf[512];
+	char *path = path_join(c->dir, "stats");
+	memset(r, 0, sizeof *r);
+	if (path && read_small_file(path, buf, sizeof buf) == 0)
+		stats_parse(r, buf);
+	free(path);
+}
+
+static int stats_write(const gpucc_cache *c, const stats_record *r)
+{
+	char *path = path_join(c->dir, "stats");
+	if (!path)
+		return gpucc_error_oom();
+	char line[256];
+	int n = snprintf(line, sizeof line,
+	                 STATS_MAGIC " hits=%" PRIu64 " misses=%" PRIu64 " corrupt=%" PRIu64
+	                             " reset=%" PRId64 " bytes=%" PRIu64 "\n",
+	                 r->hits, r->misses, r->corrupt, r->reset, r->bytes);
+	gpucc_atomic_file f;
+	int rc = gpucc_atomic_file_open(&f, path);
+	if (rc == 0) {
+		if (gpucc_write_all(f.fd, line, (size_t)n) != 0) {
+			rc = gpucc_error_set_errno("cannot write '%s'", path);
+			gpucc_atomic_file_abort(&f);
+		} else {
+			rc = gpucc_atomic_file_commit(&f);
+		}
+	}
+	free(path);
+	return rc;
+}
+
+/* Apply update to DIR/stats under the stats lock. */
+static int stats_update(gpucc_cache *c, void (*update)(stats_record *, void *), void *ctx)
+{
+	if (!c->writable)
+		return gpucc_error_set(GPUCC_ERROR, "cache '%s' is read-only", c->dir);
+	char *path = path_join(c->dir, "stats");
+	if (!path)
+		return gpucc_error_oom();
+	int lock = gpucc_lock_acquire(path, true);
+	free(path);
+	if (lock < 0)
+		return lock;
+	stats_record r;
+	stats_read(c, &r);
+	update(&r, ctx);
+	int rc = stats_write(c, &r);
+	gpucc_lock_release(lock);
+	return rc;
+}
+
+static uint64_t config_max_size(const char *dir)
+{
+	char buf[4096];
+	char *path = path_join(dir, "config");
+	bool found = false;
+	uint64_t value = GPUCC_CACHE_DEFAULT_MAX_SIZE;
+	if (path && read_small_file(path, buf, sizeof buf) == 0) {
+		for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+			char *hash = strchr(line, '#');
+			if (hash)
+				*hash = '\0';
+			char name[32], v[64];
+			if (sscanf(line, " %31[a-z-] = %63s", name, v) == 2 &&
+			    strcmp(name, "max-size") == 0 && gpucc_size_parse(&value, v) == 0)
+				found = true;
+		}
+	}
+	free(path);
+	if (!found) {
+		const char *env = getenv("GPUCC_CACHE_MAX_SIZE");
+		if (!env || !*env || gpucc_size_parse(&value, env) != 0)
+			value = GPUCC_CACHE_DEFAULT_MAX_SIZE;
+	}
+	gpucc_error_clear();
+	return value;
+}
+
+/* ---- opening ----------------------------------------------------------- */
+
+int gpucc_cache_default_dir(char **out)
+{
+	const char *env = getenv("GPUCC_CACHE_DIR");
+	char *dir = NULL;
+	if (env && *env) {
+		dir = strdup(env);
+	} else if ((env = getenv("XDG_CACHE_HOME")) && env[0] == '/') {
+		dir = path_join(env, "gpucc");
+	} else if ((env = getenv("HOME")) && *env) {
+		dir = path_join(env, ".cache/gpucc");
+	} else {
+		return gpucc_error_set(GPUCC_ENOTFOUND,
+		                       "no cache directory: set GPUCC_CACHE_DIR, XDG_CACHE_HOME or HOME");
+	}
+	if (!dir)
+		return gpucc_error_oom();
+	*out = dir;
+	return 0;
+}
+
+int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
+{
+	*out = NULL;
+	gpucc_cache *c = calloc(1, sizeof *c);
+	if (!c)
+		return gpucc_error_oom();
+	int rc = 0;
+	if (dir && *dir) {
+		c->dir = strdup(dir);
+		if (!c->dir)
+			rc = gpucc_error_oom();
+	} else {
+		rc = gpucc_cache_default_dir(&c->dir);
+	}
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	/* Strip trailing slashes so that paths we print read well. */
+	for (size_t n = strlen(c->dir); n > 1 && c->dir[n - 1] == '/'; n--)
+		c->dir[n - 1] = '\0';
+
+	char *layout = path_join(c->dir, LAYOUT_DIR);
+	if (!layout) {
+		gpucc_cache_free(c);
+		return gpucc_error_oom();
+	}
+	if (!(flags & GPUCC_CACHE_READ_ONLY))
+		make_directories(layout); /* failure is judged below */
+	struct stat st;
+	if (stat(c->dir, &st) != 0) {
+		if (errno == ENOENT && (flags & GPUCC_CACHE_READ_ONLY)) {
+			c->exists = false; /* an empty cache */
+		} else {
+			rc = gpucc_error_set_errno("cannot open cache '%s'", c->dir);
+			free(layout);
+			gpucc_cache_free(c);
+			return rc;
+		}
+	} else if (!S_ISDIR(st.st_mode)) {
+		free(layout);
+		gpucc_cache_free(c);
+		return gpucc_error_set(GPUCC_EINVALID, "cache '%s' is not a directory", dir);
+	} else {
+		c->exists = true;
+		c->writable = !(flags & GPUCC_CACHE_READ_ONLY) && stat(layout, &st) == 0 &&
+		              access(layout, W_OK) == 0 && access(c->dir, W_OK) == 0;
+	}
+	free(layout);
+	c->max_size = config_max_size(c->dir);
+	stats_record r;
+	stats_read(c, &r);
+	c->bytes_base = r.bytes;
+	*out = c;
+	return 0;
+}
+
+void gpucc_cache_free(gpucc_cache *c)
+{
+	if (!c)
+		return;
+	if (c->writable && (c->hits || c->misses || c->corrupt || c->bytes_added)) {
+		gpucc_error save = *gpucc_error_last();
+		char message[1024];
+		snprintf(message, sizeof message, "%s", save.message);
+		if (gpucc_cache_flush(c) != 0)
+			gpucc_cache_warn(c, "cannot save cache counters: %s", gpucc_error_last()->message);
+		gpucc_error_set(save.code, "%s", message); /* keep the caller's error */
+		if (!save.code)
+			gpucc_error_clear();
+	}
+	free(c->dir);
+	free(c);
+}
+
+const char *gpucc_cache_dir(const gpucc_cache *c)
+{
+	return c->dir;
+}
+
+bool gpucc_cache_writable(const gpucc_cache *c)
+{
+	return c->writable;
+}
+
+void gpucc_cache_set_warning_handler(gpucc_cache *c, gpucc_cache_warning_fn fn, void *ctx)
+{
+	c->warn = fn;
+	c->warn_ctx = ctx;
+}
+
+uint64_t gpucc_cache_max_size(const gpucc_cache *c)
+{
+	return c->max_size;
+}
+
+int gpucc_cache_set_max_size(gpucc_cache *c, uint64_t bytes)
+{
+	if (!c->writable)
+		return gpucc_error_set(GPUCC_ERROR, "cache '%s' is read-only", c->dir);
+	char *path = path_join(c->dir, "config");
+	if (!path)
+		return gpucc_error_oom();
+	char line[128];
+	int n = snprintf(line, sizeof line, "# gpucc cache settings (formats/cache.md)\nmax-size = %" PRIu64 "\n",
+	                 bytes);
+	gpucc_atomic_file f;
+	int rc = gpucc_atomic_file_open(&f, path);
+	if (rc == 0) {
+		if (gpucc_write_all(f.fd, line, (size_t)n) != 0) {
+			rc = gpucc_error_set_errno("cannot write '%s'", path);
+			gpucc_atomic_file_abort(&f);
+		} else {
+			rc = gpucc_atomic_file_commit(&f);
+		}
+	}
+	free(path);
+	if (rc == 0)
+		c->max_size = bytes;
+	return rc;
+}
+
+/* ---- counters ---------------------------------------------------------- */
+
+static void add_counts(stats_record *r, void *ctx)
+{
+	gpucc_cache *c = ctx;
+	r->hits += c->hits;
+	r->misses += c->misses;
+	r->corrupt += c->corrupt;
+	if (c->bytes_added < 0 && (uint64_t)-c->bytes_added > r->bytes)
+		r->bytes = 0;
+	else
+		r->bytes += (uint64_t)c->bytes_added;
+}
+
+int gpucc_cache_flush(gpucc_cache *c)
+{
+	if (!c->hits && !c->misses && !c->corrupt && !c->bytes_added)
+		return 0;
+	int rc = stats_update(c, add_counts, c);
+	if (rc == 0) {
+		c->bytes_base += (uint64_t)c->bytes_added;
+		c->hits = c->misses = c->corrupt = 0;
+		c->bytes_added = 0;
+	}
+	return rc;
+}
+
+static void zero_counts(stats_record *r, void *ctx)
+{
+	(void)ctx;
+	r->hits = r->misses = r->corrupt = 0;
+	r->reset = (int64_t)time(NULL);
+}
+
+int gpucc_cache_stats_reset(gpucc_cache *c)
+{
+	c->hits = c->misses = c->corrupt = 0;
+	return stats_update(c, zero_counts, NULL);
+}
+
+/* ---- walking the entries ------------------------------------------------ */
+
+static int hex_value(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	return -1;
+}
+
+/* The key an entry file name spells, or false when it is no entry's name. */
+static bool key_of_name(gpucc_digest *key, const char *name, const char *shard)
+{
+	size_t len = strlen(name);
+	if (len != 64 + strlen(ENTRY_SUFFIX) || strcmp(name + 64, ENTRY_SUFFIX) != 0 ||
+	    name[0] != shard[0] || name[1] != shard[1])
+		return false;
+	for (int i = 0; i < 32; i++) {
+		int hi = hex_value(name[2 * i]), lo = hex_value(name[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		key->bytes[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return true;
+}
+
+static bool is_temp_name(const char *name)
+{
+	return name[0] == '.' && strstr(name, ".tmp.") != NULL;
+}
+
+/* Called per entry file: its key, the shard's directory fd and the name.
+ * Also given temporary files (key NULL), for gc to remove stale ones. */
+typedef int (*walk_fn)(void *ctx, const gpucc_digest *key, int shard_fd, const char *name);
+
+static int walk_entries(gpucc_cache *c, walk_fn fn, void *ctx)
+{
+	if (!c->exists)
+		return 0;
+	char *layout = path_join(c->dir, LAYOUT_DIR);
+	if (!layout)
+		return gpucc_error_oom();
+	int rc = 0;
+	for (int s = 0; s < 257 && rc == 0; s++) {
+		char shard[8];
+		if (s == 256)
+			snprintf(shard, sizeof shard, "tmp");
+		else
+			snprintf(shard, sizeof shard, "%02x", s);
+		char *path = path_join(layout, shard);
+		if (!path) {
+			rc = gpucc_error_oom();
+			break;
+		}
+		DIR *d = opendir(path);
+		if (!d) {
+			if (errno != ENOENT && errno != ENOTDIR)
+				rc = gpucc_error_set_errno("cannot read cache directory '%s'", path);
+			free(path);
+			continue;
+		}
+		struct dirent *de;
+		while (rc == 0 && (de = readdir(d)) != NULL) {
+			gpucc_digest key;
+			if (s < 256 && key_of_name(&key, de->d_name, shard))
+				rc = fn(ctx, &key, dirfd(d), de->d_name);
+			else if (is_temp_name(de->d_name) || (s == 256 && de->d_name[0] != '.'))
+				rc = fn(ctx, NULL, dirfd(d), de->d_name);
+		}
+		closedir(d);
+		free(path);
+	}
+	free(layout);
+	return rc;
+}
+
+typedef struct foreach_ctx {
+	gpucc_cache_entry_fn fn;
+	void *ctx;
+} foreach_ctx;
+
+static int foreach_one(void *ctx, const gpucc_digest *key, int shard_fd, const char *name)
+{
+	foreach_ctx *f = ctx;
+	(void)shard_fd;
+	(void)name;
+	return key ? f->fn(f->ctx, key) : 0;
+}
+
+int gpucc_cache_foreach(gpucc_cache *c, gpucc_cache_entry_fn fn, void *ctx)
+{
+	foreach_ctx f = {fn, ctx};
+	return walk_entries(c, foreach_one, &f);
+}
+
+/* ---- lookup -------------------------------------------------------------- */
+
+/* Remove a corrupt entry file, unless it is no longer the file we read
+ * (another process replaced it meanwhile). */
+static void remove_if_same(gpucc_cache *c, const char *path, const struct stat *read_st)
+{
+	struct stat now;
+	if (!c->writable || stat(path, &now) != 0)
+		return;
+	if (now.st_ino == read_st->st_ino && now.st_dev == read_st->st_dev)
+		unlink(path);
+}
+
+static int open_entry_file(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key,
+                           const char *path, struct stat *st, bool verify)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return gpucc_error_set(GPUCC_ENOTFOUND, "no entry in cache '%s'", c->dir);
+		return gpucc_error_set_errno("cannot open cache entry '%s'", path);
+	}
+	if (fstat(fd, st) != 0) {
+		int rc = gpucc_error_set_errno("cannot open cache entry '%s'", path);
+		close(fd);
+		return rc;
+	}
+	gpucc_image *img = NULL;
+	int rc = gpucc_image_open_fd(&img, fd, path);
+	close(fd);
+	if (rc)
+		return rc == GPUCC_ENOTFOUND ? gpucc_error_set(GPUCC_ECORRUPT, "cache entry '%s': %s",
+		                                               path, gpucc_error_last()->message)
+		                             : rc;
+	if (gpucc_image_entry_count(img) != 1 ||
+	    gpucc_digest_compare(&gpucc_image_entry(img, 0)->key, key) != 0) {
+		gpucc_image_free(img);
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "cache entry '%s' does not hold exactly the entry its name says",
+		                       path);
+	}
+	if (verify && (rc = gpucc_image_verify(img)) != 0) {
+		gpucc_image_free(img);
+		return rc;
+	}
+	*out = img;
+	return 0;
+}
+
+int gpucc_cache_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key)
+{
+	*out = NULL;
+	if (!c->exists)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "no entry in cache '%s'", c->dir);
+	char *path = entry_path(c, key, false);
+	if (!path)
+		return gpucc_error_oom();
+	struct stat st;
+	int rc = open_entry_file(out, c, key, path, &st, false);
+	free(path);
+	return rc;
+}
+
+int gpucc_cache_lookup(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key)
+{
+	*out = NULL;
+	if (!c->exists) {
+		c->misses++;
+		return gpucc_error_set(GPUCC_ENOTFOUND, "no entry in cache '%s'", c->dir);
+	}
+	char *path = entry_path(c, key, false);
+	if (!path)
+		return gpucc_error_oom();
+	struct stat st;
+	memset(&st, 0, sizeof st);
+	int rc = open_entry_file(out, c, key, path, &st, true);
+	if (rc == 0) {
+		c->hits++;
+		/* Recency for LRU; a read-only cache simply does not record it. */
+		if (c->writable)
+			utimensat(AT_FDCWD, path, NULL, 0);
+	} else if (rc == GPUCC_ENOTFOUND) {
+		c->misses++;
+	} else {
+		/* Corrupt (removed, so that the next insert repairs it) or
+		 * unreadable (kept: an I/O error is no verdict on the entry). */
+		bool corrupt = rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION;
+		c->misses++;
+		if (corrupt)
+			c->corrupt++;
+		gpucc_cache_warn(c, "cache entry '%s' is %s, treated as a miss: %s", path,
+		                 corrupt ? "corrupt" : "unreadable", gpucc_error_last()->message);
+		if (corrupt)
+			remove_if_same(c, path, &st);
+		rc = gpucc_error_set(GPUCC_ENOTFOUND, "no usable entry in cache '%s'", c->dir);
+	}
+	free(path);
+	return rc;
+}
+
+/* ---- insertion ------------------------------------------------------------ */
+
+static void maybe_gc(gpucc_cache *c);
+
+static int shard_ready(gpucc_cache *c, const gpucc_digest *key)
+{
+	char *shard = entry_path(c, key, true);
+	if (!shard)
+		return gpucc_error_oom();
+	int rc = 0;
+	if (make_directory(shard) != 0)
+		rc = gpucc_error_set_errno("cannot create cache directory '%s'", shard);
+	free(shard);
+	return rc;
+}
+
+static int64_t file_size_or_zero(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
+}
+
+/* The common part of both inserts: w already holds the arriving entry. */
+static int insert_with_writer(gpucc_cache *c, gpucc_image_writer *w, const gpucc_digest *key,
+                              const char *path, const char *src_name,
+                              gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx,
+                              cache_insert_outcome *outcome)
+{
+	const gpucc_entry *arriving = gpucc_image_writer_find(w, key);
+	gpucc_digest new_digest, old_digest;
+	int rc = arriving ? gpucc_entry_content_digest(&new_digest, arriving)
+	                  : gpucc_error_set(GPUCC_ERROR, "image writer lost the entry being inserted");
+	if (rc)
+		return rc;
+
+	int64_t old_size = 0;
+	gpucc_image *old = NULL;
+	struct stat st;
+	rc = open_entry_file(&old, c, key, path, &st, false);
+	if (rc == 0) {
+		rc = gpucc_entry_content_digest(&old_digest, gpucc_image_entry(old, 0));
+		gpucc_image_free(old);
+		if (rc)
+			return rc;
+		old_size = (int64_t)st.st_size;
+		if (gpucc_digest_compare(&old_digest, &new_digest) == 0) {
+			utimensat(AT_FDCWD, path, NULL, 0);
+			*outcome = CACHE_INSERT_DUPLICATE;
+			return 0;
+		}
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, key);
+		char first[1100];
+		snprintf(first, sizeof first, "cache '%s'", c->dir);
+		if (fn)
+			fn(fn_ctx, key, first, src_name);
+		if (policy == GPUCC_CONFLICT_FAIL)
+			return gpucc_error_set(GPUCC_ECONFLICT,
+			                       "conflict: key %s has different contents in %s and '%s'", hex,
+			                       first, src_name);
+		if (policy == GPUCC_CONFLICT_FIRST) {
+			*outcome = CACHE_INSERT_KEPT;
+			return 0;
+		}
+		*outcome = CACHE_INSERT_REPLACED;
+	} else if (rc == GPUCC_ENOTFOUND || rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
+		/* Absent, or unusable and so as good as absent: replace it. */
+		old_size = rc == GPUCC_ENOTFOUND ? 0 : file_size_or_zero(path);
+		*outcome = CACHE_INSERT_ADDED;
+	} else {
+		return rc;
+	}
+
+	rc = gpucc_image_writer_commit(w);
+	if (rc)
+		return gpucc_error_prefix("cannot insert into cache '%s'", c->dir);
+	c->bytes_added += file_size_or_zero(path) - old_size;
+	maybe_gc(c);
+	return 0;
+}
+
+static int start_insert(gpucc_image_writer **w, char **path, gpucc_cache *c,
+                        const gpucc_digest *key)
+{
+	*w = NULL;
+	*path = NULL;
+	if (!c->writable)
+		return gpucc_error_set(GPUCC_ERROR, "cannot insert into cache '%s': it is read-only",
+		                       c->dir);
+	int rc = shard_ready(c, key);
+	if (rc)
+		return rc;
+	*path = entry_path(c, key, false);
+	if (!*path)
+		return gpucc_error_oom();
+	gpucc_write_options opts = {0}; /* uncompressed: random access on lookup */
+	opts.use_mtime = true;
+	opts.mtime = 0;
+	rc = gpucc_image_writer_new(w, *path, &opts);
+	if (rc) {
+		free(*path);
+		*path = NULL;
+	}
+	return rc;
+}
+
+int gpucc_cache_insert(gpucc_cache *c, const gpucc_entry *e, const gpucc_payload_source *sources,
+                       size_t source_count, gpucc_conflict_policy policy)
+{
+	gpucc_image_writer *w;
+	char *path;
+	int rc = start_insert(&w, &path, c, &e->key);
+	if (rc)
+		return rc;
+	rc = gpucc_image_writer_add(w, e, sources, source_count);
+	cache_insert_outcome outcome;
+	if (rc == 0)
+		rc = insert_with_writer(c, w, &e->key, path, "new entry", policy, NULL, NULL, &outcome);
+	gpucc_image_writer_free(w);
+	free(path);
+	return rc;
+}
+
+int gpucc_cache_insert_entry_from(gpucc_cache *c, gpucc_image *src, const gpucc_entry *e,
+                                  const char *src_name, gpucc_conflict_policy policy,
+                                  gpucc_conflict_fn fn, void *fn_ctx,
+                                  cache_insert_outcome *outcome)
+{
+	gpucc_image_writer *w;
+	char *path;
+	int rc = start_insert(&w, &path, c, &e->key);
+	if (rc)
+		return rc;
+	rc = gpucc_image_writer_add_from(w, src, e);
+	if (rc == 0)
+		rc = insert_with_writer(c, w, &e->key, path, src_name, policy, fn, fn_ctx, outcome);
+	gpucc_image_writer_free(w);
+	free(path);
+	return rc;
+}
+
+int gpucc_cache_insert_from(gpucc_cache *c, gpucc_image *src, const gpucc_entry *e,
+                            gpucc_conflict_policy policy)
+{
+	cache_insert_outcome outcome;
+	return gpucc_cache_insert_entry_from(c, src, e, gpucc_image_name(src), policy, NULL, NULL,
+	                                     &outcome);
+}
+
+int gpucc_cache_staging_path(char **out, gpucc_cache *c, const char *suffix)
+{
+	static atomic_uint counter;
+	*out = NULL;
+	if (!c->writable)
+		return gpucc_error_set(GPUCC_ERROR, "cache '%s' is read-only", c->dir);
+	char *dir = path_join(c->dir, STAGING_DIR);
+	if (!dir)
+		return gpucc_error_oom();
+	if (make_directory(dir) != 0) {
+		int rc = gpucc_error_set_errno("cannot create cache directory '%s'", dir);
+		free(dir);
+		return rc;
+	}
+	size_t n = strlen(dir) + strlen(suffix) + 64;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/stage.%ld.%u%s", dir, (long)getpid(), atomic_fetch_add(&counter, 1),
+		         suffix);
+	free(dir);
+	if (!p)
+		return gpucc_error_oom();
+	*out = p;
+	return 0;
+}
+
+/* ---- stats -------------------------------------------------------------- */
+
+typedef struct count_ctx {
+	uint64_t entries, bytes;
+} count_ctx;
+
+static int count_one(void *ctx, const gpucc_digest *key, int shard_fd, const char *name)
+{
+	count_ctx *cc = ctx;
+	struct stat st;
+	if (!key || fstatat(shard_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+		return 0; /* gone meanwhile, or not an entry */
+	cc->entries++;
+	cc->bytes += (uint64_t)st.st_size;
+	return 0;
+}
+
+int gpucc_cache_stats_get(gpucc_cache_stats *out, gpucc_cache *c)
+{
+	memset(out, 0, sizeof *out);
+	count_ctx cc = {0, 0};
+	int rc = walk_entries(c, count_one, &cc);
+	if (rc)
+		return rc;
+	stats_record r;
+	stats_read(c, &r);
+	out->entries = cc.entries;
+	out->bytes = cc.bytes;
+	out->max_bytes = c->max_size;
+	out->hits = r.hits + c->hits;
+	out->misses = r.misses + c->misses;
+	out->corrupt = r.corrupt + c->corrupt;
+	out->reset_time = r.reset;
+	return 0;
+}
+
+/* ---- gc -------------------------------------------------------------------- */
+
+typedef struct gc_item {
+	gpucc_digest key;
+	int64_t mtime_sec;
+	long mtime_nsec;
+	uint64_t size;
+} gc_item;
+
+typedef struct gc_ctx {
+	gc_item *items;
+	size_t count, capacity;
+	uint64_t bytes;
+	time_t now;
+	int rc;
+} gc_ctx;
+
+static int gc_collect(void *ctx, const gpucc_digest *key, int shard_fd, const char *name)
+{
+	gc_ctx *g = ctx;
+	struct stat st;
+	if (fstatat(shard_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	if (!key) {
+		/* Leftovers of killed writers and imports. */
+		if (st.st_mtime + STALE_TEMP_SECONDS < g->now)
+			unlinkat(shard_fd, name, 0);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	if (g->count == g->capacity) {
+		size_t capacity = g->capacity ? g->capacity * 2 : 1024;
+		gc_item *grown = realloc(g->items, capacity * sizeof *grown);
+		if (!grown)
+			return gpucc_error_oom();
+		g->items = grown;
+		g->capacity = capacity;
+	}
+	gc_item *it = &g->items[g->count++];
+	it->key = *key;
+	it->mtime_sec = (int64_t)st.st_mtim.tv_sec;
+	it->mtime_nsec = st.st_mtim.tv_nsec;
+	it->size = (uint64_t)st.st_size;
+	g->bytes += it->size;
+	return 0;
+}
+
+static int gc_item_compare(const void *a, const void *b)
+{
+	const gc_item *x = a, *y = b;
+	if (x->mtime_sec != y->mtime_sec)
+		return x->mtime_sec < y->mtime_sec ? -1 : 1;
+	if (x->mtime_nsec != y->mtime_nsec)
+		return x->mtime_nsec < y->mtime_nsec ? -1 : 1;
+	return gpucc_digest_compare(&x->key, &y->key);
+}
+
+static void set_bytes(stats_record *r, void *ctx)
+{
+	r->bytes = *(uint64_t *)ctx;
+}
+
+/* A lock on DIR/gc.lock; wait, or give up (returning -2) when busy. */
+static int gc_lock(gpucc_cache *c, bool wait)
+{
+	char *path = path_join(c->dir, "gc.lock");
+	if (!path)
+		return gpucc_error_oom();
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		int rc = gpucc_error_set_errno("cannot create lock '%s'", path);
+		free(path);
+		return rc;
+	}
+	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+		if (errno == EINTR)
+			continue;
+		int rc = errno == EWOULDBLOCK && !wait ? -2
+		                                       : gpucc_error_set_errno("cannot lock '%s'", path);
+		close(fd);
+		free(path);
+		return rc;
+	}
+	free(path);
+	return fd;
+}
+
+/* Evict down to max_bytes; with all, every entry goes, used recently or not. */
+static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_gc_result *out)
+{
+	gc_ctx g = {0};
+	g.now = time(NULL);
+	int rc = walk_entries(c, gc_collect, &g);
+	if (rc) {
+		free(g.items);
+		return rc;
+	}
+	gpucc_cache_gc_result result = {0, 0, g.count, g.bytes};
+	if (g.bytes > max_bytes) {
+		qsort(g.items, g.count, sizeof *g.items, gc_item_compare);
+		for (size_t i = 0; i < g.count && result.bytes > max_bytes; i++) {
+			char *path = entry_path(c, &g.items[i].key, false);
+			if (!path) {
+				rc = gpucc_error_oom();
+				break;
+			}
+			struct stat st;
+			/* Skip an entry used or replaced since the walk: it is recent now. */
+			if (stat(path, &st) == 0 &&
+			    (all || (st.st_mtim.tv_sec == g.items[i].mtime_sec &&
+			             st.st_mtim.tv_nsec == g.items[i].mtime_nsec)) &&
+			    unlink(path) == 0) {
+				result.removed_entries++;
+				result.removed_bytes += (uint64_t)st.st_size;
+				result.entries--;
+				result.bytes -= g.items[i].size <= result.bytes ? g.items[i].size : result.bytes;
+			}
+			free(path);
+		}
+	}
+	free(g.items);
+	if (rc)
+		return rc;
+	uint64_t bytes = result.bytes;
+	stats_update(c, set_bytes, &bytes); /* the estimate; best effort */
+	gpucc_error_clear();
+	c->bytes_base = bytes;
+	c->bytes_added = 0;
+	if (out)
+		*out = result;
+	return 0;
+}
+
+int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *out)
+{
+	if (!c->writable)
+		return gpucc_error_set(GPUCC_ERROR, "cannot gc cache '%s': it is read-only", c->dir);
+	int lock = gc_lock(c, true);
+	if (lock < 0)
+		return lock;
+	int rc = gc_locked(c, max_bytes ? max_bytes : c->max_size, false, out);
+	close(lock);
+	return rc;
+}
+
+static void maybe_gc(gpucc_cache *c)
+{
+	int64_t estimate = (int64_t)c->bytes_base + c->bytes_added;
+	if (estimate <= (int64_t)c->max_size)
+		return;
+	int lock = gc_lock(c, false);
+	if (lock < 0) {
+		gpucc_error_clear();
+		return; /* another process is collecting */
+	}
+	if (gc_locked(c, c->max_size, false, NULL) != 0)
+		gpucc_cache_warn(c, "cache gc failed: %s", gpucc_error_last()->message);
+	close(lock);
+	gpucc_error_clear();
+}
+
+int gpucc_cache_clear(gpucc_cache *c)
+{
+	if (!c->writable)
+		return gpucc_error_set(GPUCC_ERROR, "cannot clear cache '%s': it is read-only", c->dir);
+	int lock = gc_lock(c, true);
+	if (lock < 0)
+		return lock;
+	gpucc_cache_gc_result result;
+	int rc = gc_locked(c, 0, true, &result);
+	close(lock);
+	if (rc == 0)
+		rc = gpucc_cache_stats_reset(c);
+	return rc;
+}

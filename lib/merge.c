@@ -1,2 +1,480 @@
-/* lib/merge.c -- placeholder, filled in by its owner. */
-typedef int gpucc_placeholder_merge;
+/*
+ * lib/merge.c -- merge: the union of images and caches, into an image or
+ * into a cache (gpucc/snapshot.h); and the lock that serialises writers of
+ * one output.
+ *
+ * Into an image: every entry goes to one image writer, which collapses
+ * identical duplicates, sorts, and streams the payloads from the sources at
+ * commit, so the output's bytes depend only on the set of entries (merge is
+ * commutative and associative) and memory only on the number of entries.
+ *
+ * Into a cache: a first pass over the sources' keys and content digests
+ * finds conflicts among the inputs before anything is written, and picks
+ * the entry each key gets; then each is inserted on its own (a cache is a
+ * set of independently published entries).  Compressed inputs are first
+ * copied to an uncompressed staging image inside the cache, in one pass, so
+ * that entries can then be read in any order without decompressing the
+ * image again for each.
+ */
+#include "algebra.h"
+#include "cache_internal.h"
+#include "errors.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+/* ---- reading sources entry by entry ----------------------------------------- */
+
+/* The entries of one source: an image's, or a cache's (each entry file
+ * opened and kept open, since the writer reads them at commit). */
+typedef struct source_entries {
+	gpucc_source *source;
+	size_t count;
+	const gpucc_entry **entries;
+	gpucc_image **images; /* the image each entry is read from */
+	gpucc_image **owned;  /* cache entry images to free */
+	size_t owned_count;
+} source_entries;
+
+typedef struct key_list {
+	gpucc_digest *keys;
+	size_t count, capacity;
+} key_list;
+
+static int collect(void *ctx, const gpucc_digest *key)
+{
+	key_list *l = ctx;
+	if (l->count == l->capacity) {
+		size_t capacity = l->capacity ? l->capacity * 2 : 256;
+		gpucc_digest *grown = realloc(l->keys, capacity * sizeof *grown);
+		if (!grown)
+			return gpucc_error_oom();
+		l->keys = grown;
+		l->capacity = capacity;
+	}
+	l->keys[l->count++] = *key;
+	return 0;
+}
+
+static int key_compare(const void *a, const void *b)
+{
+	return memcmp(a, b, GPUCC_DIGEST_SIZE);
+}
+
+static void source_entries_release(source_entries *se)
+{
+	for (size_t i = 0; i < se->owned_count; i++)
+		gpucc_image_free(se->owned[i]);
+	free(se->owned);
+	free(se->entries);
+	free(se->images);
+	memset(se, 0, sizeof *se);
+}
+
+static int source_entries_load(source_entries *se, gpucc_source *s)
+{
+	memset(se, 0, sizeof *se);
+	se->source = s;
+	if (gpucc_source_kind_of(s) == GPUCC_SOURCE_SNAPSHOT)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s' is a snapshot: it holds keys, not entries, and cannot be merged",
+		                       gpucc_source_name(s));
+	if (gpucc_source_kind_of(s) == GPUCC_SOURCE_IMAGE) {
+		gpucc_image *img = gpucc_source_image(s);
+		size_t n = gpucc_image_entry_count(img);
+		se->entries = malloc((n ? n : 1) * sizeof *se->entries);
+		se->images = malloc((n ? n : 1) * sizeof *se->images);
+		if (!se->entries || !se->images) {
+			source_entries_release(se);
+			return gpucc_error_oom();
+		}
+		for (size_t i = 0; i < n; i++) {
+			se->entries[i] = gpucc_image_entry(img, i);
+			se->images[i] = img;
+		}
+		se->count = n;
+		return 0;
+	}
+	gpucc_cache *c = gpucc_source_cache(s);
+	key_list keys = {0};
+	int rc = gpucc_cache_foreach(c, collect, &keys);
+	if (rc) {
+		free(keys.keys);
+		return rc;
+	}
+	qsort(keys.keys, keys.count, sizeof *keys.keys, key_compare);
+	size_t cap = keys.count ? keys.count : 1;
+	se->entries = malloc(cap * sizeof *se->entries);
+	se->images = malloc(cap * sizeof *se->images);
+	se->owned = malloc(cap * sizeof *se->owned);
+	if (!se->entries || !se->images || !se->owned) {
+		free(keys.keys);
+		source_entries_release(se);
+		return gpucc_error_oom();
+	}
+	for (size_t i = 0; i < keys.count; i++) {
+		gpucc_image *img;
+		rc = gpucc_cache_open_entry(&img, c, &keys.keys[i]);
+		if (rc == GPUCC_ENOTFOUND) {
+			rc = 0; /* evicted since listed */
+			continue;
+		}
+		if (rc) {
+			gpucc_cache_warn(c, "skipping unusable cache entry: %s", gpucc_error_last()->message);
+			rc = 0;
+			continue;
+		}
+		se->owned[se->owned_count++] = img;
+		se->entries[se->count] = gpucc_image_entry(img, 0);
+		se->images[se->count] = img;
+		se->count++;
+	}
+	free(keys.keys);
+	return 0;
+}
+
+static void load_all_release(source_entries *all, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		source_entries_release(&all[i]);
+	free(all);
+}
+
+static int load_all(source_entries **out, gpucc_source *const *sources, size_t count)
+{
+	source_entries *all = calloc(count ? count : 1, sizeof *all);
+	if (!all)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < count; i++) {
+		int rc = source_entries_load(&all[i], sources[i]);
+		if (rc) {
+			load_all_release(all, i);
+			return rc;
+		}
+	}
+	*out = all;
+	return 0;
+}
+
+static int conflict_error(const gpucc_digest *key, const char *first, const char *second)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	return gpucc_error_set(GPUCC_ECONFLICT,
+	                       "conflict: key %s has different contents in '%s' and '%s'", hex, first,
+	                       second);
+}
+
+/* ---- into an image ---------------------------------------------------------- */
+
+/* The name of the first source before `before` holding key with content. */
+static const char *holder_name(source_entries *all, size_t before, const gpucc_digest *key,
+                               const gpucc_digest *content)
+{
+	for (size_t j = 0; j < before; j++) {
+		/* Each source's entries are sorted by key: binary search. */
+		size_t lo = 0, hi = all[j].count;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const gpucc_entry *e = all[j].entries[mid];
+			int c = gpucc_digest_compare(&e->key, key);
+			if (c == 0) {
+				gpucc_digest d;
+				if (gpucc_entry_content_digest(&d, e) == 0 &&
+				    gpucc_digest_compare(&d, content) == 0)
+					return gpucc_source_name(all[j].source);
+				break;
+			}
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	return "an earlier input";
+}
+
+int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t count,
+                      const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
+{
+	static const gpucc_algebra_options defaults;
+	if (!opts)
+		opts = &defaults;
+	source_entries *all;
+	int rc = load_all(&all, sources, count);
+	if (rc)
+		return rc;
+	gpucc_image_writer *w = NULL;
+	rc = gpucc_image_writer_new(&w, out_path, &opts->write);
+	gpucc_algebra_counts local = {0};
+	for (size_t s = 0; s < count && rc == 0; s++) {
+		for (size_t i = 0; i < all[s].count && rc == 0; i++) {
+			const gpucc_entry *e = all[s].entries[i];
+			local.entries_read++;
+			const gpucc_entry *there = gpucc_image_writer_find(w, &e->key);
+			if (!there) {
+				rc = gpucc_image_writer_add_from(w, all[s].images[i], e);
+				continue;
+			}
+			gpucc_digest old_content, new_content;
+			if ((rc = gpucc_entry_content_digest(&old_content, there)) != 0 ||
+			    (rc = gpucc_entry_content_digest(&new_content, e)) != 0)
+				break;
+			if (gpucc_digest_compare(&old_content, &new_content) == 0) {
+				local.duplicates++;
+				continue;
+			}
+			local.conflicts++;
+			const char *first = holder_name(all, s, &e->key, &old_content);
+			const char *second = gpucc_source_name(all[s].source);
+			if (opts->conflict_fn)
+				opts->conflict_fn(opts->conflict_ctx, &e->key, first, second);
+			if (opts->on_conflict == GPUCC_CONFLICT_FAIL)
+				rc = conflict_error(&e->key, first, second);
+			else if (opts->on_conflict == GPUCC_CONFLICT_LAST &&
+			         (rc = gpucc_image_writer_remove(w, &e->key)) == 0)
+				rc = gpucc_image_writer_add_from(w, all[s].images[i], e);
+		}
+	}
+	if (rc == 0) {
+		local.entries_out = gpucc_image_writer_entry_count(w);
+		rc = gpucc_image_writer_commit(w);
+	}
+	gpucc_image_writer_free(w);
+	load_all_release(all, count);
+	if (rc == 0 && counts)
+		*counts = local;
+	return rc;
+}
+
+/* ---- into a cache ------------------------------------------------------------ */
+
+typedef struct pick {
+	gpucc_digest key;
+	gpucc_digest content;
+	uint32_t source, index; /* which entry */
+	bool chosen;            /* this one is inserted */
+} pick;
+
+static int pick_compare(const void *a, const void *b)
+{
+	const pick *x = a, *y = b;
+	int c = memcmp(&x->key, &y->key, GPUCC_DIGEST_SIZE);
+	if (c)
+		return c;
+	return x->source < y->source ? -1 : x->source > y->source;
+}
+
+/* Decide, across the inputs, which entry each key gets: conflicts among the
+ * inputs are found here, before the cache is touched. */
+static int choose(pick **out, size_t *out_count, source_entries *all, size_t count,
+                  const gpucc_algebra_options *opts, gpucc_algebra_counts *local)
+{
+	size_t total = 0;
+	for (size_t s = 0; s < count; s++)
+		total += all[s].count;
+	pick *picks = malloc((total ? total : 1) * sizeof *picks);
+	if (!picks)
+		return gpucc_error_oom();
+	size_t n = 0;
+	for (uint32_t s = 0; s < count; s++) {
+		for (uint32_t i = 0; i < all[s].count; i++) {
+			pick *p = &picks[n++];
+			p->key = all[s].entries[i]->key;
+			p->source = s;
+			p->index = i;
+			p->chosen = false;
+			int rc = gpucc_entry_content_digest(&p->content, all[s].entries[i]);
+			if (rc) {
+				free(picks);
+				return rc;
+			}
+		}
+	}
+	local->entries_read = n;
+	qsort(picks, n, sizeof *picks, pick_compare);
+	for (size_t i = 0; i < n;) {
+		size_t end = i + 1;
+		while (end < n && memcmp(&picks[end].key, &picks[i].key, GPUCC_DIGEST_SIZE) == 0)
+			end++;
+		size_t winner = i;
+		for (size_t j = i + 1; j < end; j++) {
+			if (memcmp(&picks[j].content, &picks[winner].content, GPUCC_DIGEST_SIZE) == 0) {
+				local->duplicates++;
+				continue;
+			}
+			local->conflicts++;
+			const char *first = gpucc_source_name(all[picks[winner].source].source);
+			const char *second = gpucc_source_name(all[picks[j].source].source);
+			if (opts->conflict_fn)
+				opts->conflict_fn(opts->conflict_ctx, &picks[j].key, first, second);
+			if (opts->on_conflict == GPUCC_CONFLICT_FAIL) {
+				free(picks);
+				return conflict_error(&picks[j].key, first, second);
+			}
+			if (opts->on_conflict == GPUCC_CONFLICT_LAST)
+				winner = j;
+		}
+		picks[winner].chosen = true;
+		i = end;
+	}
+	*out = picks;
+	*out_count = n;
+	return 0;
+}
+
+/* An uncompressed copy of the chosen entries of a compressed image, in the
+ * cache's staging directory: written in one forward pass over the source. */
+static int stage(gpucc_image **out, char **out_path, gpucc_cache *cache, gpucc_image *src,
+                 const bool *chosen)
+{
+	char *path;
+	int rc = gpucc_cache_staging_path(&path, cache, ".gpucc");
+	if (rc)
+		return rc;
+	gpucc_write_options wo = {0};
+	wo.use_mtime = true;
+	gpucc_image_writer *w;
+	rc = gpucc_image_writer_new(&w, path, &wo);
+	for (size_t i = 0; rc == 0 && i < gpucc_image_entry_count(src); i++)
+		if (chosen[i])
+			rc = gpucc_image_writer_add_from(w, src, gpucc_image_entry(src, i));
+	if (rc == 0)
+		rc = gpucc_image_writer_commit(w);
+	if (w)
+		gpucc_image_writer_free(w);
+	if (rc == 0)
+		rc = gpucc_image_open(out, path);
+	if (rc) {
+		unlink(path);
+		free(path);
+		return gpucc_error_prefix("cannot stage '%s' for import", gpucc_image_name(src));
+	}
+	*out_path = path;
+	return 0;
+}
+
+static int insert_source(gpucc_cache *cache, source_entries *se, const bool *chosen,
+                         const gpucc_algebra_options *opts, gpucc_algebra_counts *local)
+{
+	gpucc_image *staged = NULL;
+	char *staged_path = NULL;
+	int rc = 0;
+	bool any = false;
+	for (size_t i = 0; i < se->count; i++)
+		any = any || chosen[i];
+	if (!any)
+		return 0;
+	if (gpucc_source_kind_of(se->source) == GPUCC_SOURCE_IMAGE &&
+	    gpucc_image_is_compressed(gpucc_source_image(se->source)) && se->count > 1) {
+		rc = stage(&staged, &staged_path, cache, gpucc_source_image(se->source), chosen);
+		if (rc)
+			return rc;
+	}
+	const char *name = gpucc_source_name(se->source);
+	for (size_t i = 0; i < se->count && rc == 0; i++) {
+		if (!chosen[i])
+			continue;
+		gpucc_image *img = se->images[i];
+		const gpucc_entry *e = se->entries[i];
+		if (staged) {
+			img = staged;
+			e = gpucc_image_find(staged, &se->entries[i]->key);
+			if (!e) {
+				rc = gpucc_error_set(GPUCC_ERROR, "staged copy of '%s' lost an entry", name);
+				break;
+			}
+		}
+		cache_insert_outcome outcome;
+		rc = gpucc_cache_insert_entry_from(cache, img, e, name, opts->on_conflict,
+		                                   opts->conflict_fn, opts->conflict_ctx, &outcome);
+		if (rc)
+			break;
+		switch (outcome) {
+		case CACHE_INSERT_ADDED: local->entries_out++; break;
+		case CACHE_INSERT_DUPLICATE: local->duplicates++; break;
+		case CACHE_INSERT_KEPT: local->conflicts++; break;
+		case CACHE_INSERT_REPLACED: local->conflicts++; local->entries_out++; break;
+		}
+	}
+	if (staged) {
+		gpucc_image_free(staged);
+		unlink(staged_path);
+		free(staged_path);
+	}
+	return rc;
+}
+
+int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources, size_t count,
+                           const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
+{
+	static const gpucc_algebra_options defaults;
+	if (!opts)
+		opts = &defaults;
+	if (!gpucc_cache_writable(cache))
+		return gpucc_error_set(GPUCC_ERROR, "cannot write to cache '%s': it is read-only",
+		                       gpucc_cache_dir(cache));
+	source_entries *all;
+	int rc = load_all(&all, sources, count);
+	if (rc)
+		return rc;
+	gpucc_algebra_counts local = {0};
+	pick *picks = NULL;
+	size_t pick_count = 0;
+	rc = choose(&picks, &pick_count, all, count, opts, &local);
+	for (size_t s = 0; s < count && rc == 0; s++) {
+		bool *chosen = calloc(all[s].count ? all[s].count : 1, sizeof *chosen);
+		if (!chosen) {
+			rc = gpucc_error_oom();
+			break;
+		}
+		for (size_t i = 0; i < pick_count; i++)
+			if (picks[i].chosen && picks[i].source == s)
+				chosen[picks[i].index] = true;
+		rc = insert_source(cache, &all[s], chosen, opts, &local);
+		free(chosen);
+	}
+	free(picks);
+	load_all_release(all, count);
+	if (rc == 0 && counts)
+		*counts = local;
+	return rc;
+}
+
+/* ---- the output lock ------------------------------------------------------------ */
+
+int gpucc_merge_lock_acquire(const char *out_path)
+{
+	const char *slash = strrchr(out_path, '/');
+	char *dir = slash ? (slash == out_path ? strdup("/") : strndup(out_path, (size_t)(slash - out_path)))
+	                  : strdup(".");
+	if (!dir)
+		return gpucc_error_oom();
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int rc = gpucc_error_set_errno("cannot open the directory of '%s'", out_path);
+		free(dir);
+		return rc;
+	}
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno == EINTR)
+			continue;
+		int rc = gpucc_error_set_errno("cannot lock directory '%s'", dir);
+		close(fd);
+		free(dir);
+		return rc;
+	}
+	free(dir);
+	return fd;
+}
+
+void gpucc_merge_lock_release(int lock)
+{
+	if (lock >= 0)
+		close(lock);
+}

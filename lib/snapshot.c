@@ -1,2 +1,638 @@
-/* lib/snapshot.c -- placeholder, filled in by its owner. */
-typedef int gpucc_placeholder_snapshot;
+/*
+ * lib/snapshot.c -- snapshots (gpucc/snapshot.h, formats/snapshot.md):
+ * building them from items, images and caches, reading and writing their
+ * files and text form, and the sources that snapshot, delta and merge read.
+ *
+ * An in-memory snapshot is one array of gpucc_snapshot_item sorted by key;
+ * a snapshot read from a file is that file's bytes, checked, with the array
+ * pointing into them (the on-disk items have the in-memory layout).
+ */
+#include "gpucc/snapshot.h"
+
+#include "algebra.h"
+#include "atomic_file.h"
+#include "cache_internal.h"
+#include "errors.h"
+#include "snapshot_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+_Static_assert(sizeof(gpucc_snapshot_item) == GPUCC_SNAPSHOT_ITEM_SIZE,
+               "snapshot items are laid out as on disk");
+
+struct gpucc_snapshot {
+	size_t count;
+	gpucc_snapshot_item *items; /* into buffer, or its own array */
+	void *buffer;               /* what to free */
+};
+
+struct gpucc_source {
+	gpucc_source_kind kind;
+	char *name;
+	gpucc_image *image;
+	gpucc_cache *cache;
+	gpucc_snapshot *snapshot;
+	bool owned; /* image or cache opened by gpucc_source_open */
+};
+
+/* ---- building ------------------------------------------------------------ */
+
+static int item_compare(const void *a, const void *b)
+{
+	return memcmp(a, b, GPUCC_DIGEST_SIZE);
+}
+
+/* Sort items by key in O(n): a counting pass on the first two key bytes
+ * (keys are SHA-256 digests, so buckets are even), then each small bucket
+ * sorted.  Uses a second array as large as the first. */
+static int sort_items(gpucc_snapshot_item *items, size_t count)
+{
+	if (count < 4096) {
+		qsort(items, count, sizeof *items, item_compare);
+		return 0;
+	}
+	size_t *start = calloc(65537, sizeof *start);
+	gpucc_snapshot_item *sorted = malloc(count * sizeof *sorted);
+	if (!start || !sorted) {
+		free(start);
+		free(sorted);
+		return gpucc_error_oom();
+	}
+	for (size_t i = 0; i < count; i++)
+		start[((size_t)items[i].key.bytes[0] << 8 | items[i].key.bytes[1]) + 1]++;
+	for (size_t b = 1; b <= 65536; b++)
+		start[b] += start[b - 1];
+	size_t *next = start; /* start[b] advances to the end of bucket b */
+	for (size_t i = 0; i < count; i++)
+		sorted[next[(size_t)items[i].key.bytes[0] << 8 | items[i].key.bytes[1]]++] = items[i];
+	/* next[b] is now the end of bucket b, which is where b+1 starts. */
+	size_t begin = 0;
+	for (size_t b = 0; b < 65536; b++) {
+		size_t end = next[b];
+		if (end - begin > 1)
+			qsort(sorted + begin, end - begin, sizeof *sorted, item_compare);
+		begin = end;
+	}
+	memcpy(items, sorted, count * sizeof *items);
+	free(sorted);
+	free(start);
+	return 0;
+}
+
+/* Sort and collapse items in place; a key with two contents is a conflict
+ * (named by what). */
+static int normalise_items(gpucc_snapshot_item *items, size_t *count, const char *what)
+{
+	int rc = sort_items(items, *count);
+	if (rc)
+		return rc;
+	size_t out = 0;
+	for (size_t i = 0; i < *count; i++) {
+		if (out > 0 && memcmp(&items[out - 1].key, &items[i].key, GPUCC_DIGEST_SIZE) == 0) {
+			if (memcmp(&items[out - 1].content, &items[i].content, GPUCC_DIGEST_SIZE) != 0) {
+				char hex[GPUCC_DIGEST_HEX_SIZE];
+				gpucc_digest_to_hex(hex, &items[i].key);
+				return gpucc_error_set(GPUCC_ECONFLICT,
+				                       "conflict: key %s appears twice with different contents in %s",
+				                       hex, what);
+			}
+			continue;
+		}
+		items[out++] = items[i];
+	}
+	*count = out;
+	return 0;
+}
+
+/* Take ownership of items (malloc'd) as a new snapshot. */
+static int snapshot_adopt(gpucc_snapshot **out, gpucc_snapshot_item *items, size_t count)
+{
+	gpucc_snapshot *s = calloc(1, sizeof *s);
+	if (!s) {
+		free(items);
+		return gpucc_error_oom();
+	}
+	s->items = items;
+	s->buffer = items;
+	s->count = count;
+	*out = s;
+	return 0;
+}
+
+int gpucc_snapshot_new(gpucc_snapshot **out, const gpucc_snapshot_item *items, size_t count)
+{
+	*out = NULL;
+	gpucc_snapshot_item *copy = malloc((count ? count : 1) * sizeof *copy);
+	if (!copy)
+		return gpucc_error_oom();
+	if (count)
+		memcpy(copy, items, count * sizeof *copy);
+	int rc = normalise_items(copy, &count, "the snapshot's items");
+	if (rc) {
+		free(copy);
+		return rc;
+	}
+	return snapshot_adopt(out, copy, count);
+}
+
+void gpucc_snapshot_free(gpucc_snapshot *s)
+{
+	if (!s)
+		return;
+	free(s->buffer);
+	free(s);
+}
+
+size_t gpucc_snapshot_count(const gpucc_snapshot *s)
+{
+	return s->count;
+}
+
+const gpucc_snapshot_item *gpucc_snapshot_items(const gpucc_snapshot *s)
+{
+	return s->items;
+}
+
+const gpucc_snapshot_item *gpucc_snapshot_find(const gpucc_snapshot *s, const gpucc_digest *key)
+{
+	size_t lo = 0, hi = s->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = memcmp(&s->items[mid].key, key, GPUCC_DIGEST_SIZE);
+		if (c == 0)
+			return &s->items[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+static int read_all(int fd, void *buf, size_t size)
+{
+	char *p = buf;
+	while (size > 0) {
+		ssize_t n = read(fd, p, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = EIO; /* shrank under us */
+			return -1;
+		}
+		p += n;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot open snapshot '%s'", path);
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int rc = gpucc_error_set_errno("cannot read snapshot '%s'", path);
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a regular file", path);
+	}
+	/* Check the header before trusting the size enough to allocate it. */
+	unsigned char header[GPUCC_SNAPSHOT_HEADER_SIZE] = {0};
+	size_t head = st.st_size < (off_t)sizeof header ? (size_t)st.st_size : sizeof header;
+	uint64_t count;
+	int rc = 0;
+	if (read_all(fd, header, head) != 0)
+		rc = gpucc_error_set_errno("cannot read snapshot '%s'", path);
+	else
+		rc = gpucc_snapshot_format_check_header(&count, header, (uint64_t)st.st_size, path);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	size_t size = (size_t)st.st_size;
+	unsigned char *buffer = malloc(size);
+	if (!buffer) {
+		close(fd);
+		return gpucc_error_oom();
+	}
+	memcpy(buffer, header, sizeof header);
+	if (read_all(fd, buffer + sizeof header, size - sizeof header) != 0) {
+		rc = gpucc_error_set_errno("cannot read snapshot '%s'", path);
+		close(fd);
+		free(buffer);
+		return rc;
+	}
+	close(fd);
+	const unsigned char *items;
+	rc = gpucc_snapshot_format_decode(&items, &count, buffer, size, path);
+	if (rc) {
+		free(buffer);
+		return rc;
+	}
+	gpucc_snapshot *s = calloc(1, sizeof *s);
+	if (!s) {
+		free(buffer);
+		return gpucc_error_oom();
+	}
+	s->buffer = buffer;
+	s->items = (gpucc_snapshot_item *)(void *)(buffer + GPUCC_SNAPSHOT_HEADER_SIZE);
+	s->count = (size_t)count;
+	*out = s;
+	return 0;
+}
+
+int gpucc_snapshot_write(const gpucc_snapshot *s, const char *path)
+{
+	unsigned char header[GPUCC_SNAPSHOT_HEADER_SIZE], trailer[GPUCC_SNAPSHOT_TRAILER_SIZE];
+	const unsigned char *items = (const unsigned char *)s->items;
+	gpucc_snapshot_format_header(header, s->count);
+	gpucc_snapshot_format_trailer(trailer, header, items, s->count);
+	gpucc_atomic_file f;
+	int rc = gpucc_atomic_file_open(&f, path);
+	if (rc)
+		return rc;
+	if (gpucc_write_all(f.fd, header, sizeof header) != 0 ||
+	    gpucc_write_all(f.fd, items, s->count * sizeof *s->items) != 0 ||
+	    gpucc_write_all(f.fd, trailer, sizeof trailer) != 0) {
+		rc = gpucc_error_set_errno("cannot write snapshot '%s'", path);
+		gpucc_atomic_file_abort(&f);
+		return rc;
+	}
+	return gpucc_atomic_file_commit(&f);
+}
+
+/* ---- text form ------------------------------------------------------------ */
+
+static signed char hex_table[256];
+
+static void hex_table_init(void)
+{
+	if (hex_table['1'] == 1)
+		return;
+	memset(hex_table, -1, sizeof hex_table);
+	for (int i = 0; i < 10; i++)
+		hex_table['0' + i] = (signed char)i;
+	for (int i = 0; i < 6; i++) {
+		hex_table['a' + i] = (signed char)(10 + i);
+		hex_table['A' + i] = (signed char)(10 + i);
+	}
+}
+
+static bool parse_hex32(gpucc_digest *out, const char *p)
+{
+	for (int i = 0; i < 32; i++) {
+		int hi = hex_table[(unsigned char)p[2 * i]], lo = hex_table[(unsigned char)p[2 * i + 1]];
+		if ((hi | lo) < 0)
+			return false;
+		out->bytes[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return true;
+}
+
+int gpucc_snapshot_parse_text(gpucc_snapshot **out, const char *text, size_t size,
+                              const char *name)
+{
+	*out = NULL;
+	hex_table_init();
+	size_t lines = 0;
+	for (const char *p = text; (p = memchr(p, '\n', size - (size_t)(p - text))) != NULL; p++)
+		lines++;
+	lines++; /* a last line without newline */
+	gpucc_snapshot_item *items = malloc(lines * sizeof *items);
+	if (!items)
+		return gpucc_error_oom();
+	size_t count = 0, line_no = 0;
+	const char *p = text, *end = text + size;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+		line_no++;
+		size_t len = (size_t)(line_end - p);
+		if (len && p[len - 1] == '\r')
+			len--;
+		if (len == 0) {
+			p = line_end + 1;
+			continue;
+		}
+		if (len != 129 || p[64] != ' ' || !parse_hex32(&items[count].key, p) ||
+		    !parse_hex32(&items[count].content, p + 65)) {
+			free(items);
+			return gpucc_error_set(GPUCC_ECORRUPT,
+			                       "'%s' line %zu: expected 'KEY CONTENT' (64 hex digits each)",
+			                       name, line_no);
+		}
+		count++;
+		p = line_end + 1;
+	}
+	char what[1100];
+	snprintf(what, sizeof what, "'%s'", name);
+	int rc = normalise_items(items, &count, what);
+	if (rc) {
+		free(items);
+		return rc;
+	}
+	return snapshot_adopt(out, items, count);
+}
+
+int gpucc_snapshot_write_text(const gpucc_snapshot *s, int fd)
+{
+	static const char digits[] = "0123456789abcdef";
+	enum { LINE = 130, BATCH = 4096 };
+	char *buf = malloc((size_t)LINE * BATCH);
+	if (!buf)
+		return gpucc_error_oom();
+	size_t used = 0;
+	for (size_t i = 0; i < s->count; i++) {
+		char *line = buf + used;
+		for (int j = 0; j < 32; j++) {
+			line[2 * j] = digits[s->items[i].key.bytes[j] >> 4];
+			line[2 * j + 1] = digits[s->items[i].key.bytes[j] & 15];
+			line[65 + 2 * j] = digits[s->items[i].content.bytes[j] >> 4];
+			line[65 + 2 * j + 1] = digits[s->items[i].content.bytes[j] & 15];
+		}
+		line[64] = ' ';
+		line[129] = '\n';
+		used += LINE;
+		if (used == (size_t)LINE * BATCH || i + 1 == s->count) {
+			if (gpucc_write_all(fd, buf, used) != 0) {
+				free(buf);
+				return gpucc_error_set_errno("cannot write snapshot text");
+			}
+			used = 0;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+/* ---- sources --------------------------------------------------------------- */
+
+static int source_new(gpucc_source **out, gpucc_source_kind kind, const char *name)
+{
+	gpucc_source *s = calloc(1, sizeof *s);
+	if (!s)
+		return gpucc_error_oom();
+	s->kind = kind;
+	s->name = strdup(name);
+	if (!s->name) {
+		free(s);
+		return gpucc_error_oom();
+	}
+	*out = s;
+	return 0;
+}
+
+int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
+                      void *warn_ctx)
+{
+	*out = NULL;
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return gpucc_error_set_errno("cannot open '%s'", path);
+	gpucc_source *s = NULL;
+	int rc;
+	if (S_ISDIR(st.st_mode)) {
+		char *layout = malloc(strlen(path) + 8);
+		if (!layout)
+			return gpucc_error_oom();
+		snprintf(layout, strlen(path) + 8, "%s/v1", path);
+		bool is_cache = stat(layout, &st) == 0 && S_ISDIR(st.st_mode);
+		free(layout);
+		if (!is_cache)
+			return gpucc_error_set(GPUCC_EINVALID,
+			                       "'%s' is a directory but not a gpucc cache (no v1/ in it)",
+			                       path);
+		if ((rc = source_new(&s, GPUCC_SOURCE_CACHE, path)) != 0)
+			return rc;
+		rc = gpucc_cache_open(&s->cache, path, GPUCC_CACHE_READ_ONLY);
+		if (rc == 0)
+			gpucc_cache_set_warning_handler(s->cache, warn, warn_ctx);
+	} else {
+		unsigned char magic[GPUCC_SNAPSHOT_MAGIC_SIZE];
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return gpucc_error_set_errno("cannot open '%s'", path);
+		ssize_t n = read(fd, magic, sizeof magic);
+		close(fd);
+		if (n < 0)
+			return gpucc_error_set_errno("cannot read '%s'", path);
+		if (gpucc_snapshot_format_is_snapshot(magic, (size_t)n)) {
+			if ((rc = source_new(&s, GPUCC_SOURCE_SNAPSHOT, path)) != 0)
+				return rc;
+			rc = gpucc_snapshot_read(&s->snapshot, path);
+		} else {
+			if ((rc = source_new(&s, GPUCC_SOURCE_IMAGE, path)) != 0)
+				return rc;
+			rc = gpucc_image_open(&s->image, path);
+		}
+	}
+	s->owned = true;
+	if (rc) {
+		gpucc_source_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c)
+{
+	int rc = source_new(out, GPUCC_SOURCE_CACHE, gpucc_cache_dir(c));
+	if (rc == 0)
+		(*out)->cache = c;
+	return rc;
+}
+
+int gpucc_source_from_image(gpucc_source **out, gpucc_image *img)
+{
+	int rc = source_new(out, GPUCC_SOURCE_IMAGE, gpucc_image_name(img));
+	if (rc == 0)
+		(*out)->image = img;
+	return rc;
+}
+
+void gpucc_source_free(gpucc_source *s)
+{
+	if (!s)
+		return;
+	if (s->owned) {
+		gpucc_image_free(s->image);
+		gpucc_cache_free(s->cache);
+	}
+	gpucc_snapshot_free(s->snapshot);
+	free(s->name);
+	free(s);
+}
+
+gpucc_source_kind gpucc_source_kind_of(const gpucc_source *s)
+{
+	return s->kind;
+}
+
+const char *gpucc_source_name(const gpucc_source *s)
+{
+	return s->name;
+}
+
+gpucc_image *gpucc_source_image(const gpucc_source *s)
+{
+	return s->image;
+}
+
+gpucc_cache *gpucc_source_cache(const gpucc_source *s)
+{
+	return s->cache;
+}
+
+const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s)
+{
+	return s->snapshot;
+}
+
+/* ---- snapshots of sources ------------------------------------------------ */
+
+typedef struct collect_ctx {
+	gpucc_cache *cache;
+	gpucc_snapshot_item *items;
+	size_t count, capacity;
+} collect_ctx;
+
+static int collect_key(void *ctx, const gpucc_digest *key)
+{
+	collect_ctx *cc = ctx;
+	gpucc_image *img;
+	int rc = gpucc_cache_open_entry(&img, cc->cache, key);
+	if (rc == GPUCC_ENOTFOUND)
+		return 0; /* evicted since the directory was listed */
+	if (rc) {
+		/* A corrupt entry is a miss for lookups, so it is not in the
+		 * cache as far as snapshots go either. */
+		gpucc_cache_warn(cc->cache, "skipping unusable cache entry: %s",
+		                 gpucc_error_last()->message);
+		return 0;
+	}
+	if (cc->count == cc->capacity) {
+		size_t capacity = cc->capacity ? cc->capacity * 2 : 1024;
+		gpucc_snapshot_item *grown = realloc(cc->items, capacity * sizeof *grown);
+		if (!grown) {
+			gpucc_image_free(img);
+			return gpucc_error_oom();
+		}
+		cc->items = grown;
+		cc->capacity = capacity;
+	}
+	gpucc_snapshot_item *it = &cc->items[cc->count];
+	it->key = *key;
+	rc = gpucc_entry_content_digest(&it->content, gpucc_image_entry(img, 0));
+	gpucc_image_free(img);
+	if (rc == 0)
+		cc->count++;
+	return rc;
+}
+
+int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s)
+{
+	*out = NULL;
+	if (s->kind == GPUCC_SOURCE_SNAPSHOT)
+		return gpucc_snapshot_new(out, s->snapshot->items, s->snapshot->count);
+	if (s->kind == GPUCC_SOURCE_IMAGE) {
+		size_t n = gpucc_image_entry_count(s->image);
+		gpucc_snapshot_item *items = malloc((n ? n : 1) * sizeof *items);
+		if (!items)
+			return gpucc_error_oom();
+		for (size_t i = 0; i < n; i++) {
+			const gpucc_entry *e = gpucc_image_entry(s->image, i);
+			items[i].key = e->key;
+			int rc = gpucc_entry_content_digest(&items[i].content, e);
+			if (rc) {
+				free(items);
+				return rc;
+			}
+		}
+		char what[1100];
+		snprintf(what, sizeof what, "'%s'", s->name);
+		int rc = normalise_items(items, &n, what); /* images are sorted; be sure */
+		if (rc) {
+			free(items);
+			return rc;
+		}
+		return snapshot_adopt(out, items, n);
+	}
+	collect_ctx cc = {s->cache, NULL, 0, 0};
+	int rc = gpucc_cache_foreach(s->cache, collect_key, &cc);
+	if (rc == 0) {
+		char what[1100];
+		snprintf(what, sizeof what, "cache '%s'", s->name);
+		rc = normalise_items(cc.items, &cc.count, what);
+	}
+	if (rc) {
+		free(cc.items);
+		return rc;
+	}
+	if (!cc.items && !(cc.items = malloc(sizeof *cc.items)))
+		return gpucc_error_oom();
+	return snapshot_adopt(out, cc.items, cc.count);
+}
+
+/* ---- deltas of snapshots --------------------------------------------------- */
+
+int gpucc_snapshot_delta(gpucc_snapshot **out, const gpucc_snapshot *source,
+                         const char *source_name, const gpucc_snapshot *base,
+                         const char *base_name, const gpucc_algebra_options *opts,
+                         gpucc_algebra_counts *counts)
+{
+	*out = NULL;
+	gpucc_algebra_counts local = {0};
+	gpucc_conflict_policy policy = opts ? opts->on_conflict : GPUCC_CONFLICT_FAIL;
+	gpucc_snapshot_item *items = malloc((source->count ? source->count : 1) * sizeof *items);
+	if (!items)
+		return gpucc_error_oom();
+	size_t n = 0, j = 0;
+	for (size_t i = 0; i < source->count; i++) {
+		const gpucc_snapshot_item *it = &source->items[i];
+		while (j < base->count && memcmp(&base->items[j].key, &it->key, GPUCC_DIGEST_SIZE) < 0)
+			j++;
+		local.entries_read++;
+		if (j < base->count && memcmp(&base->items[j].key, &it->key, GPUCC_DIGEST_SIZE) == 0) {
+			if (memcmp(&base->items[j].content, &it->content, GPUCC_DIGEST_SIZE) == 0) {
+				local.duplicates++;
+				continue;
+			}
+			local.conflicts++;
+			if (opts && opts->conflict_fn)
+				opts->conflict_fn(opts->conflict_ctx, &it->key, base_name, source_name);
+			if (policy == GPUCC_CONFLICT_FAIL) {
+				char hex[GPUCC_DIGEST_HEX_SIZE];
+				gpucc_digest_to_hex(hex, &it->key);
+				free(items);
+				return gpucc_error_set(GPUCC_ECONFLICT,
+				                       "conflict: key %s has different contents in '%s' and '%s'",
+				                       hex, base_name, source_name);
+			}
+			if (policy == GPUCC_CONFLICT_FIRST)
+				continue;
+		}
+		items[n++] = *it;
+	}
+	local.entries_out = n;
+	if (counts)
+		*counts = local;
+	return snapshot_adopt(out, items, n);
+}

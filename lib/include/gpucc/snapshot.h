@@ -66,10 +66,12 @@ typedef enum gpucc_source_kind {
 	GPUCC_SOURCE_SNAPSHOT = 3
 } gpucc_source_kind;
 
-/* Open path as a source: a directory is a cache (opened read-only), a file
- * starting with the snapshot magic is a snapshot, anything else must be an
- * image.  Errors name path. */
-GPUCC_API int gpucc_source_open(gpucc_source **out, const char *path);
+/* Open path as a source: a directory is a cache (opened read-only; it must
+ * hold the cache layout, and warn, which may be NULL, receives its warnings),
+ * a file starting with the snapshot magic is a snapshot, anything else must
+ * be an image.  Errors name path. */
+GPUCC_API int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
+                                void *warn_ctx);
 /* Wrap an open cache or image (borrowed: it must outlive the source). */
 GPUCC_API int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c);
 GPUCC_API int gpucc_source_from_image(gpucc_source **out, gpucc_image *img);

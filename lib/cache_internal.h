@@ -1,0 +1,32 @@
+/*
+ * lib/cache_internal.h -- what the cache offers merge and snapshot beyond the
+ * public API: inserts that report what happened and name their source, and
+ * a staging directory inside the cache for temporary images.
+ */
+#ifndef GPUCC_LIB_CACHE_INTERNAL_H
+#define GPUCC_LIB_CACHE_INTERNAL_H
+
+#include "gpucc/cache.h"
+
+typedef enum cache_insert_outcome {
+	CACHE_INSERT_ADDED = 0,    /* the key was absent (or its entry corrupt) */
+	CACHE_INSERT_DUPLICATE = 1, /* an identical entry was there */
+	CACHE_INSERT_KEPT = 2,     /* a conflict; the entry there was kept */
+	CACHE_INSERT_REPLACED = 3  /* a conflict; the arriving entry replaced it */
+} cache_insert_outcome;
+
+/* gpucc_cache_insert_from, naming the arriving entry's source src_name in
+ * conflicts (reported to fn, which may be NULL), and saying what happened. */
+int gpucc_cache_insert_entry_from(gpucc_cache *c, gpucc_image *src, const gpucc_entry *e,
+                                  const char *src_name, gpucc_conflict_policy policy,
+                                  gpucc_conflict_fn fn, void *fn_ctx,
+                                  cache_insert_outcome *outcome);
+
+/* A new path (free()) for a temporary file in the cache's staging directory,
+ * created if needed; gc removes what killed processes leave there. */
+int gpucc_cache_staging_path(char **out, gpucc_cache *c, const char *suffix);
+
+/* Report a warning through the cache's handler, if any. */
+void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
