@@ -417,7 +417,8 @@ const cmd_spec cmd_extract_spec = {
 		"saxpy.nvptx.sm_90_ptx78.3f2a9c0d1e4b.ptx; names are built from the manifest\n"
 		"and sanitised, so nothing is written outside DIR.  Every payload is\n"
 		"verified before any file appears: a corrupt image leaves no file behind.\n"
-		"Existing files are refused unless --force.  Prints the files written.",
+		"Existing files are refused unless --force.  Prints the files written.\n"
+		"Members that no entry lists are never read; 'gpucc verify' checks them.",
 	.options = extract_options,
 	.min_positional = 1,
 	.max_positional = 1,
