@@ -1,0 +1,360 @@
+/*
+ * cmd/cmd_cache.c -- `gpucc cache stats|import|gc|clear|lookup`: the local
+ * cache (formats/cache.md), and the helpers the cache-algebra commands share
+ * (cmd/algebra.h).
+ *
+ *   gpucc cache stats [--json] [--reset]     entries, size, bound, hits, misses
+ *   gpucc cache import IMAGE...              put images' entries into the cache
+ *   gpucc cache gc [--max-size SIZE [--save]] evict least recently used entries
+ *   gpucc cache clear                        remove every entry
+ *   gpucc cache lookup KEY...                hit or miss, per key
+ *
+ * Every one takes --cache DIR; without it, GPUCC_CACHE_DIR, else
+ * $XDG_CACHE_HOME/gpucc, else ~/.cache/gpucc.
+ */
+#include "algebra.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+/* ---- shared helpers (cmd/algebra.h) ------------------------------------------ */
+
+void cmd_print_warning(void *ctx, const char *message)
+{
+	const cmd_args *args = ctx;
+	fprintf(stderr, "gpucc %s: warning: %s\n", args->spec->name, message);
+}
+
+int cmd_open_cache(const cmd_args *args, gpucc_cache **out, unsigned flags)
+{
+	int rc = gpucc_cache_open(out, cmd_value(args, "cache"), flags);
+	if (rc)
+		return cmd_fail(args);
+	gpucc_cache_set_warning_handler(*out, cmd_print_warning, (void *)args);
+	return EXIT_OK;
+}
+
+int cmd_conflict_policy(const cmd_args *args, gpucc_conflict_policy *out)
+{
+	const char *v = cmd_value(args, "on-conflict");
+	*out = GPUCC_CONFLICT_FAIL;
+	if (!v || strcmp(v, "fail") == 0)
+		return EXIT_OK;
+	if (strcmp(v, "first") == 0)
+		*out = GPUCC_CONFLICT_FIRST;
+	else if (strcmp(v, "last") == 0)
+		*out = GPUCC_CONFLICT_LAST;
+	else
+		return cmd_error(args, EXIT_USAGE, "--on-conflict must be fail, first or last, not '%s'",
+		                 v);
+	return EXIT_OK;
+}
+
+void cmd_print_conflict(void *ctx, const gpucc_digest *key, const char *first, const char *second)
+{
+	const cmd_args *args = ctx;
+	const char *policy = cmd_value(args, "on-conflict");
+	if (!policy || strcmp(policy, "fail") == 0)
+		return; /* the error says it */
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	fprintf(stderr, "gpucc %s: warning: conflict: key %s differs in '%s' and '%s'; keeping '%s'\n",
+	        args->spec->name, hex, first, second, strcmp(policy, "first") == 0 ? first : second);
+}
+
+int cmd_zstd_option(const cmd_args *args, gpucc_write_options *opts)
+{
+	memset(opts, 0, sizeof *opts);
+	if (!cmd_flag(args, "zstd"))
+		return EXIT_OK;
+	const char *v = cmd_value(args, "zstd");
+	if (!v || !*v) {
+		opts->zstd_level = 3;
+		return EXIT_OK;
+	}
+	char *end;
+	long level = strtol(v, &end, 10);
+	if (*end || level < 1 || level > 22)
+		return cmd_error(args, EXIT_USAGE, "--zstd level must be 1 to 22, not '%s'", v);
+	opts->zstd_level = (int)level;
+	return EXIT_OK;
+}
+
+void cmd_raise_file_limit(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
+/* ---- printing sizes -------------------------------------------------------------- */
+
+static void format_size(char *out, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(out, size, "%" PRIu64 " bytes", bytes);
+	else
+		snprintf(out, size, "%.1f %s", v, units[u]);
+}
+
+/* ---- cache stats ------------------------------------------------------------------- */
+
+static const cmd_option stats_options[] = {
+	{"cache", 0, "DIR", false, "the cache directory (default: see formats/cache.md)"},
+	{"json", 0, NULL, false, "print JSON"},
+	{"reset", 0, NULL, false, "zero the hit and miss counters after printing them"},
+	{0},
+};
+
+static int run_stats(const cmd_args *args)
+{
+	bool reset = cmd_flag(args, "reset");
+	gpucc_cache *c;
+	int rc = cmd_open_cache(args, &c, reset ? 0 : GPUCC_CACHE_READ_ONLY);
+	if (rc)
+		return rc;
+	gpucc_cache_stats st;
+	if (gpucc_cache_stats_get(&st, c) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
+	}
+	uint64_t lookups = st.hits + st.misses;
+	if (cmd_flag(args, "json")) {
+		printf("{\"directory\": ");
+		cmd_json_string(stdout, gpucc_cache_dir(c));
+		printf(", \"entries\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"max_bytes\": %" PRIu64
+		       ", \"hits\": %" PRIu64 ", \"misses\": %" PRIu64 ", \"corrupt\": %" PRIu64
+		       ", \"reset_time\": %" PRId64 "}\n",
+		       st.entries, st.bytes, st.max_bytes, st.hits, st.misses, st.corrupt, st.reset_time);
+	} else {
+		char size[32], max[32], when[64] = "never";
+		format_size(size, sizeof size, st.bytes);
+		format_size(max, sizeof max, st.max_bytes);
+		if (st.reset_time) {
+			time_t t = (time_t)st.reset_time;
+			struct tm tm;
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
+		}
+		printf("cache directory   %s%s\n", gpucc_cache_dir(c),
+		       gpucc_cache_writable(c) || !reset ? "" : " (read-only)");
+		printf("entries           %" PRIu64 "\n", st.entries);
+		printf("size              %s\n", size);
+		printf("max size          %s\n", max);
+		printf("hits              %" PRIu64 "\n", st.hits);
+		printf("misses            %" PRIu64 "\n", st.misses);
+		if (lookups)
+			printf("hit rate          %.1f %%\n", 100.0 * (double)st.hits / (double)lookups);
+		else
+			printf("hit rate          -\n");
+		printf("corrupt entries   %" PRIu64 "\n", st.corrupt);
+		printf("counting since    %s\n", when);
+	}
+	if (reset && gpucc_cache_stats_reset(c) != 0)
+		rc = cmd_fail(args);
+cleanup:
+	gpucc_cache_free(c);
+	return rc;
+}
+
+const cmd_spec cmd_cache_stats_spec = {
+	"cache stats", "[--cache DIR] [--json] [--reset]",
+	"show the local cache's entries, size, bound, hits and misses",
+	"Entries and size are counted now; hits and misses are summed over every\n"
+	"process that used the cache since the last reset.",
+	stats_options, 0, 0, run_stats,
+};
+
+/* ---- cache import ------------------------------------------------------------------ */
+
+static const cmd_option import_options[] = {
+	{"cache", 0, "DIR", false, "the cache directory (default: see formats/cache.md)"},
+	{"on-conflict", 0, "POLICY", false,
+	 "fail (default), first (keep the cache's entry) or last (replace it)"},
+	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{0},
+};
+
+static int run_import(const cmd_args *args)
+{
+	gpucc_algebra_options opts = {0};
+	int rc = cmd_conflict_policy(args, &opts.on_conflict);
+	if (rc)
+		return rc;
+	opts.conflict_fn = cmd_print_conflict;
+	opts.conflict_ctx = (void *)args;
+	cmd_raise_file_limit();
+	gpucc_cache *c = NULL;
+	size_t n = (size_t)args->positional_count;
+	gpucc_source **sources = calloc(n, sizeof *sources);
+	if (!sources)
+		return cmd_error(args, EXIT_FAIL, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (gpucc_source_open(&sources[i], args->positional[i], cmd_print_warning,
+		                      (void *)args) != 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+	}
+	if ((rc = cmd_open_cache(args, &c, 0)) != 0)
+		goto cleanup;
+	gpucc_algebra_counts counts;
+	if (gpucc_merge_into_cache(c, sources, n, &opts, &counts) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
+	}
+	if (!cmd_flag(args, "quiet"))
+		printf("imported %zu entries into '%s' (%zu new, %zu already there, %zu conflicts)\n",
+		       counts.entries_read, gpucc_cache_dir(c), counts.entries_out, counts.duplicates,
+		       counts.conflicts);
+cleanup:
+	for (size_t i = 0; i < n; i++)
+		gpucc_source_free(sources[i]);
+	free(sources);
+	gpucc_cache_free(c);
+	return rc;
+}
+
+const cmd_spec cmd_cache_import_spec = {
+	"cache import", "IMAGE... [--cache DIR] [--on-conflict=POLICY]",
+	"put the entries of images (or other caches) into the local cache",
+	"Each entry is published on its own, atomically; payloads stream from the\n"
+	"images and are verified on the way.  An entry already in the cache with\n"
+	"the same contents is kept; with other contents it is a conflict.",
+	import_options, 1, -1, run_import,
+};
+
+/* ---- cache gc ---------------------------------------------------------------------- */
+
+static const cmd_option gc_options[] = {
+	{"cache", 0, "DIR", false, "the cache directory (default: see formats/cache.md)"},
+	{"max-size", 0, "SIZE", false, "evict down to SIZE (e.g. 5G, 512M) instead of the bound"},
+	{"save", 0, NULL, false, "with --max-size: make SIZE the cache's bound from now on"},
+	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{0},
+};
+
+static int run_gc(const cmd_args *args)
+{
+	uint64_t max = 0;
+	const char *v = cmd_value(args, "max-size");
+	if (v && gpucc_size_parse(&max, v) != 0)
+		return cmd_error(args, EXIT_USAGE, "%s", gpucc_error_last()->message);
+	if (cmd_flag(args, "save") && !v)
+		return cmd_error(args, EXIT_USAGE, "--save needs --max-size");
+	gpucc_cache *c;
+	int rc = cmd_open_cache(args, &c, 0);
+	if (rc)
+		return rc;
+	gpucc_cache_gc_result r;
+	if (cmd_flag(args, "save") && gpucc_cache_set_max_size(c, max) != 0) {
+		rc = cmd_fail(args);
+	} else if (gpucc_cache_gc(c, v && max == 0 ? 1 : max, &r) != 0) {
+		/* (0 asks the library for the configured bound; no entry fits in
+		 * one byte, so 1 evicts them all.) */
+		rc = cmd_fail(args);
+	} else if (!cmd_flag(args, "quiet")) {
+		char removed[32], left[32];
+		format_size(removed, sizeof removed, r.removed_bytes);
+		format_size(left, sizeof left, r.bytes);
+		printf("removed %" PRIu64 " entries (%s); %" PRIu64 " entries (%s) left\n",
+		       r.removed_entries, removed, r.entries, left);
+	}
+	gpucc_cache_free(c);
+	return rc;
+}
+
+const cmd_spec cmd_cache_gc_spec = {
+	"cache gc", "[--cache DIR] [--max-size SIZE [--save]]",
+	"evict least recently used entries down to the cache's bound",
+	"The bound is max-size in DIR/config, else GPUCC_CACHE_MAX_SIZE, else 5G.\n"
+	"Safe while other processes use the cache: a process reading an entry\n"
+	"keeps it; a later lookup of it misses.",
+	gc_options, 0, 0, run_gc,
+};
+
+/* ---- cache clear ------------------------------------------------------------------- */
+
+static const cmd_option clear_options[] = {
+	{"cache", 0, "DIR", false, "the cache directory (default: see formats/cache.md)"},
+	{0},
+};
+
+static int run_clear(const cmd_args *args)
+{
+	gpucc_cache *c;
+	int rc = cmd_open_cache(args, &c, 0);
+	if (rc)
+		return rc;
+	if (gpucc_cache_clear(c) != 0)
+		rc = cmd_fail(args);
+	gpucc_cache_free(c);
+	return rc;
+}
+
+const cmd_spec cmd_cache_clear_spec = {
+	"cache clear", "[--cache DIR]",
+	"remove every entry from the local cache and zero its counters",
+	NULL, clear_options, 0, 0, run_clear,
+};
+
+/* ---- cache lookup ------------------------------------------------------------------ */
+
+static const cmd_option lookup_options[] = {
+	{"cache", 0, "DIR", false, "the cache directory (default: see formats/cache.md)"},
+	{"quiet", 'q', NULL, false, "print nothing; the exit code says whether all hit"},
+	{0},
+};
+
+static int run_lookup(const cmd_args *args)
+{
+	gpucc_cache *c;
+	int rc = cmd_open_cache(args, &c, 0);
+	if (rc)
+		return rc;
+	bool quiet = cmd_flag(args, "quiet");
+	int misses = 0;
+	for (int i = 0; i < args->positional_count; i++) {
+		gpucc_digest key;
+		if (gpucc_digest_from_hex(&key, args->positional[i]) != 0) {
+			rc = cmd_error(args, EXIT_USAGE, "'%s' is not a key (64 hex digits)",
+			               args->positional[i]);
+			break;
+		}
+		gpucc_image *img;
+		int r = gpucc_cache_lookup(&img, c, &key);
+		if (r != 0 && r != GPUCC_ENOTFOUND) {
+			rc = cmd_fail(args);
+			break;
+		}
+		if (r)
+			misses++;
+		if (!quiet)
+			printf("%s %s\n", r == 0 ? "hit " : "miss", args->positional[i]);
+		gpucc_image_free(img);
+	}
+	gpucc_cache_free(c);
+	if (rc == EXIT_OK && misses)
+		rc = EXIT_NOT_FOUND;
+	return rc;
+}
+
+const cmd_spec cmd_cache_lookup_spec = {
+	"cache lookup", "KEY... [--cache DIR] [-q]",
+	"look keys up in the local cache, as a compile would (counts hits and misses)",
+	"Prints 'hit KEY' or 'miss KEY' per key; exits 0 when every key hit and 2\n"
+	"otherwise.  A hit checks the entry completely; a corrupt entry is a miss.",
+	lookup_options, 1, -1, run_lookup,
+};

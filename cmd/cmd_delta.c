@@ -1,0 +1,77 @@
+/*
+ * cmd/cmd_delta.c -- `gpucc delta SOURCE --since BASE -o OUT`: exactly the
+ * entries of SOURCE (a cache or an image) whose keys are not in BASE (a
+ * snapshot or an image), as an image.  Of a snapshot SOURCE, the delta is a
+ * snapshot of the new keys.
+ */
+#include "algebra.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const cmd_option options[] = {
+	{"since", 0, "BASE", false, "the snapshot (or image) to leave out"},
+	{"output", 'o', "OUT", false, "write the delta image (a snapshot, for a snapshot SOURCE)"},
+	{"zstd", 0, "LEVEL", true, "compress the output with zstd (level 1-22, default 3)"},
+	{"on-conflict", 0, "POLICY", false,
+	 "a key in both with other contents: fail (default), first (keep BASE's: leave it out) "
+	 "or last (take SOURCE's)"},
+	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{0},
+};
+
+static int run(const cmd_args *args)
+{
+	const char *since = cmd_value(args, "since");
+	const char *output = cmd_value(args, "output");
+	if (!since)
+		return cmd_error(args, EXIT_USAGE, "say what to compare with: --since BASE");
+	if (!output)
+		return cmd_error(args, EXIT_USAGE, "say where to write the delta: -o OUT");
+	gpucc_algebra_options opts = {0};
+	int rc = cmd_conflict_policy(args, &opts.on_conflict);
+	if (rc || (rc = cmd_zstd_option(args, &opts.write)))
+		return rc;
+	opts.conflict_fn = cmd_print_conflict;
+	opts.conflict_ctx = (void *)args;
+	cmd_raise_file_limit();
+
+	gpucc_source *source = NULL, *base_source = NULL;
+	gpucc_snapshot *base = NULL, *source_snap = NULL, *result = NULL;
+	gpucc_algebra_counts counts = {0};
+	if (gpucc_source_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0 ||
+	    gpucc_source_open(&base_source, since, cmd_print_warning, (void *)args) != 0 ||
+	    gpucc_snapshot_of(&base, base_source) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
+	}
+	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT) {
+		if (gpucc_snapshot_of(&source_snap, source) != 0 ||
+		    gpucc_snapshot_delta(&result, source_snap, gpucc_source_name(source), base, since,
+		                         &opts, &counts) != 0 ||
+		    gpucc_snapshot_write(result, output) != 0)
+			rc = cmd_fail(args);
+	} else if (gpucc_delta_write(output, source, base, since, &opts, &counts) != 0) {
+		rc = cmd_fail(args);
+	}
+	if (rc == EXIT_OK && !cmd_flag(args, "quiet"))
+		fprintf(stderr, "gpucc delta: %zu of %zu entries are new; written to '%s'\n",
+		        counts.entries_out, counts.entries_read, output);
+cleanup:
+	gpucc_snapshot_free(result);
+	gpucc_snapshot_free(source_snap);
+	gpucc_snapshot_free(base);
+	gpucc_source_free(base_source);
+	gpucc_source_free(source);
+	return rc;
+}
+
+const cmd_spec cmd_delta_spec = {
+	"delta", "SOURCE --since BASE -o OUT [--zstd[=LEVEL]] [--on-conflict=POLICY]",
+	"take exactly the entries a cache or an image gained since a snapshot",
+	"SOURCE is a cache directory or an image; BASE a snapshot or an image.  The\n"
+	"output holds the entries of SOURCE whose keys are not in BASE; an empty\n"
+	"delta is a valid empty image.  A key in both with different contents is a\n"
+	"conflict: reported, and by default a failure (exit 4).",
+	options, 1, 1, run,
+};

@@ -1,0 +1,98 @@
+/*
+ * cmd/cmd_merge.c -- `gpucc merge INPUT... -o OUT | --into CACHE`: the union
+ * of images and caches.  The output's bytes depend only on the set of
+ * entries, so any order and grouping of inputs gives the same file.  -o may
+ * name an input: the output's directory is locked before any input is read,
+ * so concurrent `gpucc merge OUT x -o OUT` runs take turns and none is lost.
+ */
+#include "algebra.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const cmd_option options[] = {
+	{"output", 'o', "OUT", false, "write the merged image to OUT (may be one of the inputs)"},
+	{"into", 0, "CACHE", false, "insert the entries into the cache directory CACHE instead"},
+	{"on-conflict", 0, "POLICY", false,
+	 "one key with different contents: fail (default), first or last (in argument order)"},
+	{"zstd", 0, "LEVEL", true, "compress the output with zstd (level 1-22, default 3)"},
+	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{0},
+};
+
+static int run(const cmd_args *args)
+{
+	const char *output = cmd_value(args, "output");
+	const char *into = cmd_value(args, "into");
+	if (!output == !into)
+		return cmd_error(args, EXIT_USAGE, "give exactly one of -o OUT and --into CACHE");
+	if (into && cmd_flag(args, "zstd"))
+		return cmd_error(args, EXIT_USAGE, "--zstd applies to -o OUT; cache entries are not compressed");
+	gpucc_algebra_options opts = {0};
+	int rc = cmd_conflict_policy(args, &opts.on_conflict);
+	if (rc || (rc = cmd_zstd_option(args, &opts.write)))
+		return rc;
+	opts.conflict_fn = cmd_print_conflict;
+	opts.conflict_ctx = (void *)args;
+	cmd_raise_file_limit();
+
+	size_t n = (size_t)args->positional_count;
+	gpucc_source **sources = calloc(n, sizeof *sources);
+	gpucc_cache *cache = NULL;
+	int lock = -1;
+	if (!sources)
+		return cmd_error(args, EXIT_FAIL, "out of memory");
+	/* The lock comes first: an input that is also the output must be read
+	 * as the previous merge left it. */
+	if (output && (lock = gpucc_merge_lock_acquire(output)) < 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (gpucc_source_open(&sources[i], args->positional[i], cmd_print_warning,
+		                      (void *)args) != 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+	}
+	gpucc_algebra_counts counts = {0};
+	if (output) {
+		if (gpucc_merge_write(output, sources, n, &opts, &counts) != 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+	} else {
+		if (gpucc_cache_open(&cache, into, 0) != 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+		gpucc_cache_set_warning_handler(cache, cmd_print_warning, (void *)args);
+		if (gpucc_merge_into_cache(cache, sources, n, &opts, &counts) != 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+	}
+	if (!cmd_flag(args, "quiet"))
+		fprintf(stderr,
+		        "gpucc merge: %zu entries from %zu inputs: %zu %s, %zu duplicates, %zu conflicts\n",
+		        counts.entries_read, n, counts.entries_out, output ? "in the output" : "new in the cache",
+		        counts.duplicates, counts.conflicts);
+cleanup:
+	for (size_t i = 0; i < n; i++)
+		gpucc_source_free(sources[i]);
+	free(sources);
+	gpucc_cache_free(cache);
+	gpucc_merge_lock_release(lock);
+	return rc;
+}
+
+const cmd_spec cmd_merge_spec = {
+	"merge", "INPUT... (-o OUT | --into CACHE) [--on-conflict=POLICY] [--zstd[=LEVEL]]",
+	"combine images and caches into one image, or into a cache",
+	"Identical duplicates collapse.  One key with different contents in two\n"
+	"inputs is a conflict that names the key and both inputs and fails (exit 4)\n"
+	"unless --on-conflict=first or last chooses.  The output's bytes depend only\n"
+	"on the set of entries: merge(a,b) = merge(b,a) and merge(merge(a,b),c) =\n"
+	"merge(a,b,c), byte for byte.  Inputs may be compressed or not.",
+	options, 1, -1, run,
+};

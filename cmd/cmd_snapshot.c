@@ -1,0 +1,148 @@
+/*
+ * cmd/cmd_snapshot.c -- `gpucc snapshot`: record the keys (and content
+ * digests) a cache or an image holds, in snapshot format v1
+ * (formats/snapshot.md); or show a snapshot.
+ *
+ *   gpucc snapshot SOURCE -o SNAP        SOURCE: a cache directory, an image, a snapshot
+ *   gpucc snapshot --keys FILE -o SNAP   from a text list ("KEY CONTENT" lines; - is stdin)
+ *   gpucc snapshot --show SNAP [--json]  print one
+ */
+#include "algebra.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const cmd_option options[] = {
+	{"output", 'o', "SNAP", false, "write the snapshot to SNAP"},
+	{"keys", 0, "FILE", false, "read the items from a text list instead of a SOURCE (- is stdin)"},
+	{"show", 0, NULL, false, "print the snapshot (or SOURCE's) instead of writing one"},
+	{"json", 0, NULL, false, "with --show: print JSON"},
+	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{0},
+};
+
+static int read_stream(FILE *f, char **out, size_t *out_size)
+{
+	size_t size = 0, cap = 1 << 20;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -1;
+	for (;;) {
+		if (size == cap) {
+			char *grown = realloc(buf, cap *= 2);
+			if (!grown) {
+				free(buf);
+				return -1;
+			}
+			buf = grown;
+		}
+		size_t n = fread(buf + size, 1, cap - size, f);
+		size += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*out_size = size;
+	return 0;
+}
+
+static int load_key_list(const cmd_args *args, const char *path, gpucc_snapshot **out)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (!f)
+		return cmd_error(args, errno == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL,
+		                 "cannot open '%s': %s", path, strerror(errno));
+	char *text = NULL;
+	size_t size = 0;
+	int rc = read_stream(f, &text, &size);
+	int saved = errno;
+	if (f != stdin)
+		fclose(f);
+	if (rc)
+		return cmd_error(args, EXIT_FAIL, "cannot read '%s': %s", path, strerror(saved));
+	rc = gpucc_snapshot_parse_text(out, text, size, strcmp(path, "-") == 0 ? "stdin" : path);
+	free(text);
+	return rc ? cmd_fail(args) : EXIT_OK;
+}
+
+static void print_json(const gpucc_snapshot *s)
+{
+	size_t n = gpucc_snapshot_count(s);
+	const gpucc_snapshot_item *items = gpucc_snapshot_items(s);
+	printf("{\"format\": \"gpucc-snapshot\", \"version\": 1, \"count\": %zu, \"items\": [", n);
+	for (size_t i = 0; i < n; i++) {
+		char key[GPUCC_DIGEST_HEX_SIZE], content[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(key, &items[i].key);
+		gpucc_digest_to_hex(content, &items[i].content);
+		printf("%s\n  {\"key\": \"%s\", \"content\": \"%s\"}", i ? "," : "", key, content);
+	}
+	printf("%s]}\n", n ? "\n" : "");
+}
+
+static int run(const cmd_args *args)
+{
+	const char *output = cmd_value(args, "output");
+	const char *keys = cmd_value(args, "keys");
+	bool show = cmd_flag(args, "show");
+	if (keys && args->positional_count)
+		return cmd_error(args, EXIT_USAGE, "give a SOURCE or --keys FILE, not both");
+	if (!keys && args->positional_count != 1)
+		return cmd_error(args, EXIT_USAGE, "give one SOURCE (a cache, an image or a snapshot)");
+	if (!show && !output)
+		return cmd_error(args, EXIT_USAGE, "say where to write the snapshot with -o SNAP, or use --show");
+	if (cmd_flag(args, "json") && !show)
+		return cmd_error(args, EXIT_USAGE, "--json goes with --show");
+
+	gpucc_snapshot *snap = NULL;
+	gpucc_source *source = NULL;
+	int rc = EXIT_OK;
+	if (keys) {
+		rc = load_key_list(args, keys, &snap);
+	} else {
+		cmd_raise_file_limit();
+		if (gpucc_source_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0 ||
+		    gpucc_snapshot_of(&snap, source) != 0)
+			rc = cmd_fail(args);
+	}
+	if (rc)
+		goto cleanup;
+	if (output) {
+		if (gpucc_snapshot_write(snap, output) != 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+		if (!show && !cmd_flag(args, "quiet"))
+			fprintf(stderr, "gpucc snapshot: %zu keys written to '%s'\n",
+			        gpucc_snapshot_count(snap), output);
+	}
+	if (show) {
+		if (cmd_flag(args, "json")) {
+			print_json(snap);
+		} else {
+			fflush(stdout);
+			if (gpucc_snapshot_write_text(snap, STDOUT_FILENO) != 0)
+				rc = cmd_fail(args);
+		}
+	}
+cleanup:
+	gpucc_snapshot_free(snap);
+	gpucc_source_free(source);
+	return rc;
+}
+
+const cmd_spec cmd_snapshot_spec = {
+	"snapshot", "SOURCE -o SNAP | --keys FILE -o SNAP | --show SNAP [--json]",
+	"record the keys and content digests a cache or an image holds",
+	"SOURCE is a cache directory, an image or a snapshot.  A snapshot is the\n"
+	"sorted list of (key, content digest) with a checksum (formats/snapshot.md):\n"
+	"64 bytes a key, so a million keys take 64 MB.  --show prints one\n"
+	"'KEY CONTENT' line per key, the text form that --keys reads.",
+	options, 0, 1, run,
+};
