@@ -18,6 +18,14 @@ static const cmd_spec *const commands[] = {
 	&cmd_verify_spec,
 	&cmd_stats_spec,
 	&cmd_pack_spec,
+	&cmd_snapshot_spec,
+	&cmd_delta_spec,
+	&cmd_merge_spec,
+	&cmd_cache_stats_spec,
+	&cmd_cache_import_spec,
+	&cmd_cache_lookup_spec,
+	&cmd_cache_gc_spec,
+	&cmd_cache_clear_spec,
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
