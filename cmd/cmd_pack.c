@@ -304,6 +304,14 @@ static int compare_sources(const void *a, const void *b)
 	       (int)((const gpucc_payload_source *)b)->part;
 }
 
+/* qsort that accepts the NULL array of an empty list (qsort itself may not
+ * be given NULL, even with a count of 0). */
+static void sort(void *base, size_t count, size_t size, int (*compare)(const void *, const void *))
+{
+	if (count > 1)
+		qsort(base, count, size, compare);
+}
+
 /* Check what the entry needs, put its arrays in canonical order, compute its
  * key and hand it to the writer. */
 static int finish_entry(pack_state *st, entry_builder *b)
@@ -326,16 +334,16 @@ static int finish_entry(pack_state *st, entry_builder *b)
 			                  gpucc_part_name(part), e->target);
 	}
 
-	qsort(b->options, e->option_count, sizeof *b->options, compare_options);
+	sort(b->options, e->option_count, sizeof *b->options, compare_options);
 	for (size_t i = 1; i < e->option_count; i++)
 		if (strcmp(b->options[i - 1].name, b->options[i].name) == 0)
 			return pack_error(st, EXIT_BAD_INPUT, "option '%s' given twice", b->options[i].name);
-	qsort(b->libs, e->device_lib_count, sizeof *b->libs, compare_libs);
+	sort(b->libs, e->device_lib_count, sizeof *b->libs, compare_libs);
 	for (size_t i = 1; i < e->device_lib_count; i++)
 		if (strcmp(b->libs[i - 1].name, b->libs[i].name) == 0)
 			return pack_error(st, EXIT_BAD_INPUT, "device library '%s' given twice",
 			                  b->libs[i].name);
-	qsort(b->externals, e->external_count, sizeof *b->externals, compare_strings);
+	sort(b->externals, e->external_count, sizeof *b->externals, compare_strings);
 	for (size_t i = 1; i < e->external_count; i++)
 		if (strcmp(b->externals[i - 1], b->externals[i]) == 0)
 			return pack_error(st, EXIT_BAD_INPUT, "external '%s' given twice", b->externals[i]);
@@ -344,7 +352,7 @@ static int finish_entry(pack_state *st, entry_builder *b)
 			if (strcmp(b->kernels[i].name, b->kernels[j].name) == 0)
 				return pack_error(st, EXIT_BAD_INPUT, "kernel '%s' given twice",
 				                  b->kernels[i].name);
-	qsort(b->sources, b->source_count, sizeof *b->sources, compare_sources);
+	sort(b->sources, b->source_count, sizeof *b->sources, compare_sources);
 
 	e->key_schema = 1;
 	if (!e->gpucc_version)
