@@ -82,6 +82,7 @@ int cmd_exit_code(int gpucc_code);
 void cmd_json_string(FILE *f, const char *s);
 
 /* The subcommands: each cmd_<name>.c defines one spec (or several). */
+extern const cmd_spec cmd_compile_spec;
 extern const cmd_spec cmd_list_spec, cmd_show_spec, cmd_cat_spec, cmd_extract_spec,
 	cmd_verify_spec, cmd_pack_spec, cmd_stats_spec;
 /* The cache algebra (cmd_cache.c, cmd_snapshot.c, cmd_delta.c, cmd_merge.c). */

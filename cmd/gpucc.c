@@ -11,6 +11,7 @@
 #include <string.h>
 
 static const cmd_spec *const commands[] = {
+	&cmd_compile_spec,
 	&cmd_list_spec,
 	&cmd_show_spec,
 	&cmd_cat_spec,

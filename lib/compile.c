@@ -1,2 +1,808 @@
-/* lib/compile.c -- placeholder, filled in by its owner. */
-typedef int gpucc_placeholder_compile;
+/*
+ * lib/compile.c -- compile sessions (gpucc/compile.h): plan every module x
+ * target job without LLVM (read modules, choose device libraries, compute
+ * keys, look them up), then compile the misses on a pool of threads through
+ * the backend module, insert new entries into the cache as they arrive, and
+ * hand every entry to the image writer in job order.
+ *
+ * Determinism: each job is compiled on its own (one module, one LLVMContext
+ * per thread, device libraries cloned from a pristine copy), so a result does
+ * not depend on which thread compiled it or what it compiled before; results
+ * and writer additions are in job order, whatever the order of completion.
+ *
+ * Threads share the session under one mutex: cache insertion, counters and
+ * the progress callback run under it; compiling does not.
+ */
+#include "gpucc/compile.h"
+
+#include "backend.h"
+#include "compile_internal.h"
+#include "errors.h"
+#include "key.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpucc_build_config.h"
+
+#define MAX_DEVICE_LIBS 12
+#define OPTION_COUNT 5
+
+typedef struct module {
+	char *name;
+	unsigned char *data;
+	size_t size;
+	gpucc_digest sha256;
+	gpucc_module_facts facts;
+} module;
+
+typedef struct target {
+	gpucc_target parsed;
+	char name[GPUCC_TARGET_NAME_SIZE];
+	char cpu[32];
+	char features[64];
+} target;
+
+typedef struct job {
+	gpucc_compile_result r;
+	size_t module, target;
+	char *error;        /* owned message for r.error */
+	char *diagnostics;  /* owned text for r.diagnostics */
+	gpucc_entry entry;
+	char *lib_paths[MAX_DEVICE_LIBS];   /* in link order */
+	gpucc_device_lib libs[MAX_DEVICE_LIBS]; /* sorted by name */
+	size_t lib_count;
+	gpucc_key_component components[GPUCC_KEY_COMPONENTS];
+	gpucc_compile_key_part parts[GPUCC_KEY_COMPONENTS];
+	bool have_components;
+	gpucc_image *hit;   /* the cache's entry, open for the writer */
+	gpucc_backend_result out;
+	bool have_out;
+	gpucc_kernel *kernels;
+	gpucc_payload payloads[GPUCC_PART_COUNT];
+	gpucc_payload_source sources[GPUCC_PART_COUNT];
+	size_t payload_count;
+} job;
+
+struct gpucc_compile {
+	gpucc_compile_options o;
+	module *modules;
+	size_t module_count;
+	target *targets;
+	size_t target_count;
+	job *jobs;
+	size_t job_count;
+	bool planned, ran;
+	gpucc_toolchain toolchain;
+	bool have_toolchain;
+	gpucc_option nvidia_options[OPTION_COUNT], amd_options[OPTION_COUNT];
+	size_t nvidia_option_count, amd_option_count;
+	unsigned threads_used;
+	bool backend_loaded;
+	/* while running */
+	pthread_mutex_t lock;
+	size_t done, hits, failed;
+	struct timespec start;
+};
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+void gpucc_compile_options_init(gpucc_compile_options *opts)
+{
+	memset(opts, 0, sizeof *opts);
+	opts->version = GPUCC_COMPILE_OPTIONS_VERSION;
+	opts->opt_level = 2;
+}
+
+int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
+{
+	*out = NULL;
+	gpucc_compile_options o;
+	if (opts)
+		o = *opts;
+	else
+		gpucc_compile_options_init(&o);
+	if (o.version != GPUCC_COMPILE_OPTIONS_VERSION)
+		return gpucc_error_set(GPUCC_EINVALID, "compile options of version %u, expected %d",
+		                       o.version, GPUCC_COMPILE_OPTIONS_VERSION);
+	if (o.opt_level < 0 || o.opt_level > 3)
+		return gpucc_error_set(GPUCC_EINVALID, "optimisation level %d: expected 0 to 3",
+		                       o.opt_level);
+	if (o.code_object_version == 0)
+		o.code_object_version = GPUCC_DEFAULT_CODE_OBJECT_VERSION;
+	if (o.code_object_version != 4 && o.code_object_version != 5)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "AMDGPU code object version %d: expected 4 or 5",
+		                       o.code_object_version);
+	gpucc_compile *c = calloc(1, sizeof *c);
+	if (!c)
+		return gpucc_error_oom();
+	c->o = o;
+	pthread_mutex_init(&c->lock, NULL);
+	*out = c;
+	return 0;
+}
+
+static void job_release(gpucc_compile *c, job *j, const gpucc_backend *b)
+{
+	free(j->error);
+	free(j->diagnostics);
+	for (size_t i = 0; i < j->lib_count; i++)
+		free(j->lib_paths[i]);
+	if (j->have_components)
+		gpucc_key_components_free(j->components);
+	gpucc_image_free(j->hit);
+	if (j->have_out && b)
+		b->result_release(&j->out);
+	free(j->kernels);
+	(void)c;
+}
+
+void gpucc_compile_free(gpucc_compile *c)
+{
+	if (!c)
+		return;
+	const gpucc_backend *b = NULL;
+	if (c->backend_loaded)
+		gpucc_backend_load(&b);
+	for (size_t i = 0; i < c->job_count; i++)
+		job_release(c, &c->jobs[i], b);
+	free(c->jobs);
+	for (size_t i = 0; i < c->module_count; i++) {
+		free(c->modules[i].name);
+		free(c->modules[i].data);
+	}
+	free(c->modules);
+	free(c->targets);
+	if (c->have_toolchain)
+		gpucc_toolchain_release(&c->toolchain);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
+{
+	if (c->planned)
+		return gpucc_error_set(GPUCC_EINVALID, "targets must be added before planning");
+	target t;
+	memset(&t, 0, sizeof t);
+	int rc = gpucc_target_parse(&t.parsed, spelling);
+	if (rc != 0)
+		return rc;
+	gpucc_target_format(t.name, &t.parsed);
+	snprintf(t.cpu, sizeof t.cpu, "%s", gpucc_target_cpu(&t.parsed));
+	gpucc_target_llvm_features(t.features, &t.parsed);
+	for (size_t i = 0; i < c->target_count; i++)
+		if (strcmp(c->targets[i].name, t.name) == 0)
+			return 0;
+	target *grown = realloc(c->targets, sizeof *grown * (c->target_count + 1));
+	if (!grown)
+		return gpucc_error_oom();
+	c->targets = grown;
+	c->targets[c->target_count++] = t;
+	return 0;
+}
+
+int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *data, size_t size)
+{
+	if (c->planned)
+		return gpucc_error_set(GPUCC_EINVALID, "modules must be added before planning");
+	module m;
+	memset(&m, 0, sizeof m);
+	m.name = strdup(name && *name ? name : "<memory>");
+	m.data = malloc(size ? size : 1);
+	module *grown = realloc(c->modules, sizeof *grown * (c->module_count + 1));
+	if (grown)
+		c->modules = grown;
+	if (!m.name || !m.data || !grown) {
+		free(m.name);
+		free(m.data);
+		return gpucc_error_oom();
+	}
+	if (size)
+		memcpy(m.data, data, size);
+	m.size = size;
+	gpucc_digest_buffer(&m.sha256, m.data, m.size);
+	gpucc_module_facts_read(&m.facts, m.data, m.size);
+	c->modules[c->module_count++] = m;
+	return 0;
+}
+
+int gpucc_compile_add_file(gpucc_compile *c, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot open module '%s'", path);
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return gpucc_error_set(GPUCC_EINVALID, "module '%s' is not a regular file", path);
+	}
+	size_t size = (size_t)st.st_size, used = 0;
+	unsigned char *data = malloc(size ? size : 1);
+	if (!data) {
+		close(fd);
+		return gpucc_error_oom();
+	}
+	while (used < size) {
+		ssize_t n = read(fd, data + used, size - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int rc = gpucc_error_set_errno("cannot read module '%s'", path);
+			free(data);
+			close(fd);
+			return rc;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	int rc = gpucc_compile_add_memory(c, path, data, used);
+	free(data);
+	return rc;
+}
+
+size_t gpucc_compile_result_count(const gpucc_compile *c)
+{
+	return c->job_count;
+}
+
+const gpucc_compile_result *gpucc_compile_result_at(const gpucc_compile *c, size_t index)
+{
+	return index < c->job_count ? &c->jobs[index].r : NULL;
+}
+
+unsigned gpucc_compile_threads_used(const gpucc_compile *c)
+{
+	return c->threads_used;
+}
+
+bool gpucc_compile_backend_loaded(const gpucc_compile *c)
+{
+	return c->backend_loaded;
+}
+
+/* ---- planning ------------------------------------------------------------------ */
+
+static const char *const level_names[] = {"0", "1", "2", "3"};
+
+/* The normalised options of each vendor, sorted by name (formats/key.md):
+ * only those that can change that vendor's output. */
+static int build_options(gpucc_compile *c)
+{
+	const char *ptxas = "none";
+	bool nvidia = false;
+	for (size_t i = 0; i < c->target_count; i++)
+		nvidia |= c->targets[i].parsed.vendor == GPUCC_VENDOR_NVIDIA;
+	if (nvidia) {
+		int rc = gpucc_toolchain_ptxas_version(&c->toolchain, &ptxas);
+		if (rc != 0)
+			return rc;
+	}
+	const char *on_off[] = {"off", "on"};
+	gpucc_option *n = c->nvidia_options;
+	n[0] = (gpucc_option){"debug-info", on_off[c->o.debug_info]};
+	n[1] = (gpucc_option){"fast-math", on_off[c->o.fast_math]};
+	n[2] = (gpucc_option){"ftz", on_off[c->o.ftz]};
+	n[3] = (gpucc_option){"opt-level", level_names[c->o.opt_level]};
+	n[4] = (gpucc_option){"ptxas", ptxas};
+	c->nvidia_option_count = 5;
+	gpucc_option *a = c->amd_options;
+	a[0] = (gpucc_option){"code-object", c->o.code_object_version == 5 ? "5" : "4"};
+	a[1] = (gpucc_option){"debug-info", on_off[c->o.debug_info]};
+	a[2] = (gpucc_option){"fast-math", on_off[c->o.fast_math]};
+	a[3] = (gpucc_option){"ftz", on_off[c->o.ftz]};
+	a[4] = (gpucc_option){"opt-level", level_names[c->o.opt_level]};
+	c->amd_option_count = 5;
+	return 0;
+}
+
+static int job_fail(job *j, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int job_fail(job *j, int code, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	free(j->error);
+	j->error = strdup(message);
+	j->r.error = j->error ? j->error : "out of memory";
+	j->r.error_code = code;
+	j->r.status = GPUCC_COMPILE_FAILED;
+	j->r.entry = NULL;
+	return code;
+}
+
+static int add_lib(job *j, const char *dir, const char *file)
+{
+	if (j->lib_count == MAX_DEVICE_LIBS)
+		return GPUCC_ERROR;
+	size_t len = strlen(dir) + strlen(file) + 2;
+	char *path = malloc(len);
+	if (!path)
+		return gpucc_error_oom();
+	snprintf(path, len, "%s/%s", dir, file);
+	j->lib_paths[j->lib_count++] = path;
+	return 0;
+}
+
+static int compare_libs(const void *a, const void *b)
+{
+	return strcmp(((const gpucc_device_lib *)a)->name, ((const gpucc_device_lib *)b)->name);
+}
+
+/* The ROCm control library of the processor's ISA version: "gfx90a" ->
+ * oclc_isa_version_90a.bc; gfx941 and gfx942 use 940's (no file of their
+ * own ships with the Debian device libraries). */
+static void isa_file(char *out, size_t size, const char *processor)
+{
+	const char *isa = processor + 3;
+	if (strcmp(processor, "gfx941") == 0 || strcmp(processor, "gfx942") == 0)
+		isa = "940";
+	snprintf(out, size, "oclc_isa_version_%s.bc", isa);
+}
+
+/* Choose the device libraries job j links, in link order, and their
+ * digests for the key (sorted by name). */
+static int choose_libs(gpucc_compile *c, job *j)
+{
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	gpucc_toolchain *tc = &c->toolchain;
+	int rc = 0;
+	if (t->parsed.vendor == GPUCC_VENDOR_NVIDIA) {
+		if (!m->facts.calls_libdevice)
+			return 0;
+		if (!tc->libdevice)
+			return job_fail(j, GPUCC_EUNAVAILABLE,
+			                "%s: %s: the module calls libdevice (__nv_*) but no CUDA toolkit "
+			                "was found: set CUDA_PATH",
+			                m->name, t->name);
+		const char *slash = strrchr(tc->libdevice, '/');
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - tc->libdevice), tc->libdevice);
+		rc = add_lib(j, dir, slash + 1);
+	} else {
+		if (!m->facts.calls_rocm)
+			return 0;
+		if (!tc->rocm_dir)
+			return job_fail(j, GPUCC_EUNAVAILABLE,
+			                "%s: %s: the module calls the ROCm device libraries (__ocml_*, "
+			                "__ockl_*) but they were not found: install rocm-device-libs or set "
+			                "GPUCC_ROCM_DEVICE_LIBS",
+			                m->name, t->name);
+		const char *p = t->parsed.processor;
+		bool wave64 = strlen(p) == 6; /* gfx6..gfx9 run wave64; gfx10+ default to wave32 */
+		char isa[64];
+		isa_file(isa, sizeof isa, p);
+		const char *files[] = {
+			"ocml.bc",
+			"ockl.bc",
+			c->o.code_object_version == 5 ? "oclc_abi_version_500.bc" : "oclc_abi_version_400.bc",
+			c->o.fast_math ? "oclc_correctly_rounded_sqrt_off.bc" : "oclc_correctly_rounded_sqrt_on.bc",
+			c->o.ftz ? "oclc_daz_opt_on.bc" : "oclc_daz_opt_off.bc",
+			c->o.fast_math ? "oclc_finite_only_on.bc" : "oclc_finite_only_off.bc",
+			isa,
+			c->o.fast_math ? "oclc_unsafe_math_on.bc" : "oclc_unsafe_math_off.bc",
+			wave64 ? "oclc_wavefrontsize64_on.bc" : "oclc_wavefrontsize64_off.bc",
+		};
+		for (size_t i = 0; i < sizeof files / sizeof files[0] && rc == 0; i++)
+			rc = add_lib(j, tc->rocm_dir, files[i]);
+	}
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < j->lib_count; i++) {
+		struct stat st;
+		if (stat(j->lib_paths[i], &st) != 0)
+			return job_fail(j, GPUCC_EUNAVAILABLE,
+			                "%s: %s: device library '%s' is missing (no such file for this target)",
+			                m->name, t->name, j->lib_paths[i]);
+		j->libs[i].name = strrchr(j->lib_paths[i], '/') + 1;
+		rc = gpucc_toolchain_digest(tc, j->lib_paths[i], &j->libs[i].sha256);
+		if (rc != 0)
+			return job_fail(j, rc, "%s: %s: %s", m->name, t->name, gpucc_error_last()->message);
+	}
+	qsort(j->libs, j->lib_count, sizeof j->libs[0], compare_libs);
+	return 0;
+}
+
+static bool triple_fits(const char *triple, gpucc_vendor vendor)
+{
+	if (vendor == GPUCC_VENDOR_NVIDIA)
+		return strncmp(triple, "nvptx64-", 8) == 0;
+	return strncmp(triple, "amdgcn-", 7) == 0;
+}
+
+static void report_progress(gpucc_compile *c, job *j)
+{
+	/* Under c->lock, or on the planning thread before workers start. */
+	c->done++;
+	if (j->r.status == GPUCC_COMPILE_HIT)
+		c->hits++;
+	if (j->r.status == GPUCC_COMPILE_FAILED)
+		c->failed++;
+	if (!c->o.progress)
+		return;
+	gpucc_compile_progress p = {c->done, c->job_count, c->hits, c->failed, seconds_since(&c->start),
+	                            &j->r};
+	c->o.progress(c->o.progress_ctx, &p);
+}
+
+static int plan_job(gpucc_compile *c, job *j)
+{
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	j->r.module = m->name;
+	j->r.target = t->name;
+	j->r.status = GPUCC_COMPILE_PENDING;
+	if (m->facts.triple_known && m->facts.triple[0] && !triple_fits(m->facts.triple, t->parsed.vendor)) {
+		bool fits_another = false;
+		for (size_t i = 0; i < c->target_count; i++)
+			fits_another |= triple_fits(m->facts.triple, c->targets[i].parsed.vendor);
+		if (!fits_another)
+			return job_fail(j, GPUCC_ECOMPILE, "%s: %s: module triple '%s' does not fit target %s (%s)",
+			                m->name, t->name, m->facts.triple, t->name,
+			                gpucc_target_triple(&t->parsed));
+		job_fail(j, 0, "%s: %s: skipped: the module's triple '%s' is for the run's other targets",
+		         m->name, t->name, m->facts.triple);
+		j->r.status = GPUCC_COMPILE_SKIPPED;
+		return 0;
+	}
+	int rc = choose_libs(c, j);
+	if (rc != 0 || j->r.status == GPUCC_COMPILE_FAILED)
+		return rc;
+
+	gpucc_entry *e = &j->entry;
+	e->key_schema = GPUCC_KEY_SCHEMA;
+	/* The base name: an image's bytes must not depend on where it was built. */
+	const char *slash = strrchr(m->name, '/');
+	e->module = slash && slash[1] ? slash + 1 : m->name;
+	e->module_sha256 = m->sha256;
+	e->target = t->name;
+	e->triple = gpucc_target_triple(&t->parsed);
+	e->gpucc_version = gpucc_version();
+	e->llvm_version = gpucc_llvm_version();
+	e->device_lib_count = j->lib_count;
+	e->device_libs = j->libs;
+	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
+	e->option_count = nvidia ? c->nvidia_option_count : c->amd_option_count;
+	e->options = nvidia ? c->nvidia_options : c->amd_options;
+	if ((rc = gpucc_key_compute(&e->key, e)) != 0)
+		return job_fail(j, rc, "%s: %s: %s", m->name, t->name, gpucc_error_last()->message);
+	j->r.key = e->key;
+	j->r.key_known = true;
+	if (gpucc_key_components(j->components, e) == 0) {
+		j->have_components = true;
+		for (size_t i = 0; i < GPUCC_KEY_COMPONENTS; i++) {
+			j->parts[i].name = j->components[i].name;
+			j->parts[i].value = j->components[i].value;
+		}
+		j->r.key_part_count = GPUCC_KEY_COMPONENTS;
+		j->r.key_parts = j->parts;
+	}
+	if (c->o.cache) {
+		gpucc_image *img = NULL;
+		rc = gpucc_cache_lookup(&img, c->o.cache, &e->key);
+		if (rc == 0 && gpucc_image_entry_count(img) >= 1) {
+			j->hit = img;
+			j->r.entry = gpucc_image_entry(img, 0);
+			j->r.status = GPUCC_COMPILE_HIT;
+		} else {
+			gpucc_image_free(img);
+			gpucc_error_clear(); /* a miss, or a cache problem: compile (invariant 7) */
+		}
+	}
+	return 0;
+}
+
+int gpucc_compile_plan(gpucc_compile *c)
+{
+	if (c->planned)
+		return 0;
+	if (c->module_count == 0)
+		return gpucc_error_set(GPUCC_EINVALID, "no modules to compile");
+	if (c->target_count == 0)
+		return gpucc_error_set(GPUCC_EINVALID, "no targets: give at least one --target");
+	clock_gettime(CLOCK_MONOTONIC, &c->start);
+	const char *memo_dir = c->o.cache ? gpucc_cache_dir(c->o.cache) : NULL;
+	int rc = gpucc_toolchain_init(&c->toolchain, memo_dir);
+	if (rc != 0)
+		return rc;
+	c->have_toolchain = true;
+	if ((rc = build_options(c)) != 0)
+		return rc;
+	c->job_count = c->module_count * c->target_count;
+	c->jobs = calloc(c->job_count ? c->job_count : 1, sizeof *c->jobs);
+	if (!c->jobs)
+		return gpucc_error_oom();
+	for (size_t m = 0; m < c->module_count; m++) {
+		for (size_t t = 0; t < c->target_count; t++) {
+			job *j = &c->jobs[m * c->target_count + t];
+			j->module = m;
+			j->target = t;
+			plan_job(c, j);
+			if (j->r.status != GPUCC_COMPILE_PENDING)
+				report_progress(c, j);
+		}
+	}
+	/* Remember digests now: a run that only hits still saves its memos. */
+	if (c->o.cache && gpucc_cache_writable(c->o.cache))
+		gpucc_toolchain_save(&c->toolchain);
+	c->planned = true;
+	return 0;
+}
+
+/* ---- compiling ------------------------------------------------------------------ */
+
+typedef struct pool {
+	gpucc_compile *c;
+	const gpucc_backend *backend;
+	size_t *misses;
+	size_t miss_count;
+	size_t next;       /* under c->lock */
+	char thread_error[512];
+} pool;
+
+static int build_entry(gpucc_compile *c, job *j)
+{
+	gpucc_backend_result *out = &j->out;
+	j->kernels = calloc(out->kernel_count ? out->kernel_count : 1, sizeof *j->kernels);
+	if (!j->kernels)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < out->kernel_count; i++) {
+		j->kernels[i].name = out->kernels[i].name;
+		j->kernels[i].registers = out->kernels[i].registers;
+		j->kernels[i].shared_bytes = out->kernels[i].shared_bytes;
+		j->kernels[i].scratch_bytes = out->kernels[i].scratch_bytes;
+	}
+	j->payload_count = 0;
+	for (int part = 0; part < GPUCC_PART_COUNT; part++) {
+		if (!out->payloads[part])
+			continue;
+		gpucc_payload *p = &j->payloads[j->payload_count];
+		p->part = (gpucc_part)part;
+		p->size = out->payload_sizes[part];
+		gpucc_digest_buffer(&p->sha256, out->payloads[part], out->payload_sizes[part]);
+		gpucc_payload_source *s = &j->sources[j->payload_count];
+		s->part = (gpucc_part)part;
+		s->path = NULL;
+		s->data = out->payloads[part];
+		s->size = out->payload_sizes[part];
+		j->payload_count++;
+	}
+	gpucc_entry *e = &j->entry;
+	e->kernel_count = out->kernel_count;
+	e->kernels = j->kernels;
+	e->external_count = out->external_count;
+	e->externals = (const char *const *)out->externals;
+	e->payload_count = j->payload_count;
+	e->payloads = j->payloads;
+	(void)c;
+	return 0;
+}
+
+static void append_diagnostic(job *j, const char *line)
+{
+	size_t old = j->diagnostics ? strlen(j->diagnostics) : 0;
+	char *grown = realloc(j->diagnostics, old + strlen(line) + 2);
+	if (!grown)
+		return;
+	if (!old)
+		grown[0] = '\0';
+	strcat(grown, line);
+	strcat(grown, "\n");
+	j->diagnostics = grown;
+	j->r.diagnostics = grown;
+}
+
+static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
+{
+	gpucc_compile *c = p->c;
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
+	gpucc_backend_job bj = {
+		.module_name = m->name,
+		.module_data = m->data,
+		.module_size = m->size,
+		.target_name = t->name,
+		.vendor = t->parsed.vendor,
+		.triple = gpucc_target_triple(&t->parsed),
+		.cpu = t->cpu,
+		.features = t->features,
+		.sm = t->parsed.sm,
+		.sm_accelerated = t->parsed.sm_accelerated,
+		.opt_level = c->o.opt_level,
+		.fast_math = c->o.fast_math,
+		.ftz = c->o.ftz,
+		.debug_info = c->o.debug_info,
+		.code_object_version = c->o.code_object_version,
+		.device_lib_count = j->lib_count,
+		.device_lib_paths = (const char *const *)j->lib_paths,
+		.ptxas = nvidia ? c->toolchain.ptxas : NULL,
+		.ld_lld = nvidia ? NULL : c->toolchain.ld_lld,
+	};
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	int rc = p->backend->compile(thread, &bj, &j->out);
+	j->have_out = true;
+	j->r.seconds = seconds_since(&start);
+	if (j->out.diagnostics) {
+		j->diagnostics = strdup(j->out.diagnostics);
+		j->r.diagnostics = j->diagnostics;
+	}
+	if (rc != 0) {
+		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
+	} else if (build_entry(c, j) != 0) {
+		job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->name, t->name);
+	} else {
+		j->r.status = GPUCC_COMPILE_COMPILED;
+		j->r.entry = &j->entry;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (j->r.status == GPUCC_COMPILE_COMPILED && c->o.cache && gpucc_cache_writable(c->o.cache)) {
+		if (gpucc_cache_insert(c->o.cache, &j->entry, j->sources, j->payload_count,
+		                       GPUCC_CONFLICT_LAST) != 0) {
+			/* A cache problem never breaks a build (invariant 7). */
+			char line[1200];
+			snprintf(line, sizeof line, "%s: %s: warning: not cached: %s", m->name, t->name,
+			         gpucc_error_last()->message);
+			append_diagnostic(j, line);
+		}
+	}
+	report_progress(c, j);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void *worker(void *arg)
+{
+	pool *p = arg;
+	gpucc_compile *c = p->c;
+	char error[512];
+	gpucc_backend_thread *thread = p->backend->thread_new(error, sizeof error);
+	if (!thread) {
+		pthread_mutex_lock(&c->lock);
+		snprintf(p->thread_error, sizeof p->thread_error, "%s", error);
+		pthread_mutex_unlock(&c->lock);
+		return NULL;
+	}
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		size_t index = p->next < p->miss_count ? p->misses[p->next++] : (size_t)-1;
+		pthread_mutex_unlock(&c->lock);
+		if (index == (size_t)-1)
+			break;
+		compile_one(p, thread, &c->jobs[index]);
+	}
+	p->backend->thread_free(thread);
+	return NULL;
+}
+
+static unsigned thread_count(const gpucc_compile *c, size_t misses)
+{
+	unsigned n = c->o.jobs;
+	if (n == 0) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cores > 0 ? (unsigned)cores : 1;
+	}
+	if (n > misses)
+		n = (unsigned)misses;
+	if (n > 256)
+		n = 256;
+	return n ? n : 1;
+}
+
+static int compile_misses(gpucc_compile *c)
+{
+	pool p = {.c = c};
+	p.misses = calloc(c->job_count ? c->job_count : 1, sizeof *p.misses);
+	if (!p.misses)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i].r.status == GPUCC_COMPILE_PENDING)
+			p.misses[p.miss_count++] = i;
+	if (p.miss_count == 0) {
+		free(p.misses);
+		return 0;
+	}
+	int rc = gpucc_backend_load(&p.backend);
+	if (rc != 0) {
+		const char *why = gpucc_error_last()->message;
+		for (size_t i = 0; i < p.miss_count; i++) {
+			job *j = &c->jobs[p.misses[i]];
+			job_fail(j, rc, "%s: %s: %s", j->r.module, j->r.target, why);
+			report_progress(c, j);
+		}
+		free(p.misses);
+		return 0;
+	}
+	c->backend_loaded = true;
+	unsigned n = thread_count(c, p.miss_count);
+	pthread_t *threads = calloc(n, sizeof *threads);
+	if (!threads) {
+		free(p.misses);
+		return gpucc_error_oom();
+	}
+	unsigned started = 0;
+	for (unsigned i = 0; i < n; i++) {
+		pthread_attr_t attr;
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, (size_t)16 << 20); /* LLVM recurses deeply */
+		if (pthread_create(&threads[started], &attr, worker, &p) == 0)
+			started++;
+		pthread_attr_destroy(&attr);
+	}
+	if (started == 0)
+		worker(&p);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	c->threads_used = started ? started : 1;
+	free(threads);
+	/* Jobs no thread could take (every thread failed to start). */
+	for (size_t i = 0; i < p.miss_count; i++) {
+		job *j = &c->jobs[p.misses[i]];
+		if (j->r.status == GPUCC_COMPILE_PENDING) {
+			job_fail(j, GPUCC_ERROR, "%s: %s: %s", j->r.module, j->r.target,
+			         p.thread_error[0] ? p.thread_error : "no compile thread could start");
+			report_progress(c, j);
+		}
+	}
+	free(p.misses);
+	return 0;
+}
+
+static int add_to_writer(gpucc_compile *c)
+{
+	for (size_t i = 0; i < c->job_count; i++) {
+		job *j = &c->jobs[i];
+		int rc = 0;
+		if (j->r.status == GPUCC_COMPILE_HIT)
+			rc = gpucc_image_writer_add_from(c->o.writer, j->hit, j->r.entry);
+		else if (j->r.status == GPUCC_COMPILE_COMPILED)
+			rc = gpucc_image_writer_add(c->o.writer, &j->entry, j->sources, j->payload_count);
+		if (rc != 0)
+			return gpucc_error_prefix("%s: %s", j->r.module, j->r.target);
+	}
+	return 0;
+}
+
+int gpucc_compile_run(gpucc_compile *c)
+{
+	if (c->ran)
+		return gpucc_error_set(GPUCC_EINVALID, "this compile session has already run");
+	int rc = gpucc_compile_plan(c);
+	if (rc != 0)
+		return rc;
+	c->ran = true;
+	if ((rc = compile_misses(c)) != 0)
+		return rc;
+	bool failed = false;
+	for (size_t i = 0; i < c->job_count; i++)
+		failed |= c->jobs[i].r.status == GPUCC_COMPILE_FAILED;
+	/* A failed run adds nothing: the caller will not commit a partial image. */
+	if (c->o.writer && !failed && (rc = add_to_writer(c)) != 0)
+		return rc;
+	for (size_t i = 0; i < c->job_count; i++) {
+		const gpucc_compile_result *r = &c->jobs[i].r;
+		if (r->status == GPUCC_COMPILE_FAILED)
+			return gpucc_error_set(r->error_code, "%s", r->error);
+	}
+	return 0;
+}

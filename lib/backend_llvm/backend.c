@@ -180,6 +180,12 @@ static bool is_defined_by_module(const compile *c, const char *name)
 	return bsearch(&name, c->defined, c->defined_count, sizeof *c->defined, compare_names) != NULL;
 }
 
+static bool has_prefix(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strlen(s) >= n && memcmp(s, prefix, n) == 0;
+}
+
 static const char *value_name(LLVMValueRef v)
 {
 	size_t len;
@@ -454,8 +460,8 @@ static int check_externals(compile *c)
 		const char *name = value_name(f);
 		backend_text_append(&missing, "%s'%s'", missing_count ? ", " : "", name);
 		missing_count++;
-		wants_libdevice |= strncmp(name, "__nv_", 5) == 0;
-		wants_rocm |= strncmp(name, "__ocml_", 7) == 0 || strncmp(name, "__ockl_", 7) == 0;
+		wants_libdevice |= has_prefix(name, "__nv_");
+		wants_rocm |= has_prefix(name, "__ocml_") || has_prefix(name, "__ockl_");
 	}
 	if (missing_count) {
 		const char *hint = "";

@@ -1,10 +1,157 @@
 /*
- * gpucc/compile.h -- compiling LLVM IR modules into entries (owned by the compile work).
+ * gpucc/compile.h -- compiling LLVM IR modules into entries.
+ *
+ * A compile session takes modules (files or memory), targets and options, and
+ * turns every module x target pair into one job.  Running it:
+ *
+ *   1. plans without LLVM: reads every module, computes every job's key
+ *      (formats/key.md) from the module's bytes, the target, the normalised
+ *      options and the toolchain identity (gpucc and LLVM versions, digests of
+ *      the device libraries the module may link, the ptxas version), and
+ *      looks each key up in the cache;
+ *   2. only when a key misses, loads the LLVM backend (libgpucc-llvm.so) and
+ *      compiles the misses on N threads, one LLVM context each; results do
+ *      not depend on N;
+ *   3. inserts each new entry into the cache as soon as it is compiled (a
+ *      crash later loses nothing already inserted), and adds every entry,
+ *      hit or compiled, to the image writer if one was given.
+ *
+ * A failed job leaves no entry anywhere.  Results are reported per job, in
+ * module-major order (every target of the first module, then the second...).
+ *
+ *   gpucc_compile_options o;
+ *   gpucc_compile_options_init(&o);
+ *   o.cache = cache;                       // or NULL for no cache
+ *   gpucc_compile *c;
+ *   gpucc_compile_new(&c, &o);
+ *   gpucc_compile_add_target(c, "sm_90");  // validated now
+ *   gpucc_compile_add_file(c, "kernels.ll");
+ *   int rc = gpucc_compile_run(c);         // GPUCC_ECOMPILE: some job failed
+ *   for (size_t i = 0; i < gpucc_compile_result_count(c); i++) ...
+ *   gpucc_compile_free(c);
  */
 #ifndef GPUCC_COMPILE_H
 #define GPUCC_COMPILE_H
 
+#include "cache.h"
 #include "common.h"
 #include "image.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The AMDGPU code object version used when none is asked for.  HIP 5.2
+ * (ROCm 5.2, the runtime gpucc links) loads code object v4: its own
+ * compiler emits v4 by default.  LLVM 19 defaults to v5, which newer ROCm
+ * runtimes (6.x) load; ask for it with code_object_version = 5. */
+#define GPUCC_DEFAULT_CODE_OBJECT_VERSION 4
+
+typedef struct gpucc_compile gpucc_compile;
+
+typedef enum gpucc_compile_status {
+	GPUCC_COMPILE_PENDING = 0,  /* not run yet (or planned only: a miss) */
+	GPUCC_COMPILE_HIT = 1,      /* the cache held the entry */
+	GPUCC_COMPILE_COMPILED = 2, /* compiled now */
+	GPUCC_COMPILE_FAILED = 3,   /* error_code and error say why */
+	GPUCC_COMPILE_SKIPPED = 4   /* the module's triple is for another vendor's
+	                               targets in this run; error says which */
+} gpucc_compile_status;
+
+/* One printable component of a job's key, for `gpucc compile --explain`. */
+typedef struct gpucc_compile_key_part {
+	const char *name;  /* "schema", "gpucc", "llvm", "device-libs", "target",
+	                      "options", "module" */
+	const char *value;
+} gpucc_compile_key_part;
+
+/* The outcome of one job; borrowed from the session. */
+typedef struct gpucc_compile_result {
+	const char *module;          /* the module's name (its path, for files) */
+	const char *target;          /* canonical target spelling */
+	gpucc_compile_status status;
+	bool key_known;              /* the key was computed (false: failed before) */
+	gpucc_digest key;
+	int error_code;              /* FAILED: a GPUCC_E* code */
+	const char *error;           /* FAILED, SKIPPED: one line naming module and target */
+	const char *diagnostics;     /* LLVM and tool messages, lines "MODULE: TARGET: ...";
+	                                NULL when there were none */
+	double seconds;              /* time spent compiling (0 for hits); never in the entry */
+	const gpucc_entry *entry;    /* HIT, COMPILED: the entry, else NULL */
+	size_t key_part_count;
+	const gpucc_compile_key_part *key_parts;
+} gpucc_compile_result;
+
+typedef struct gpucc_compile_progress {
+	size_t done;     /* jobs finished: hits, compiled, failed and skipped */
+	size_t total;
+	size_t hits;
+	size_t failed;
+	double elapsed;  /* seconds since the run started */
+	const gpucc_compile_result *last; /* the job that just finished */
+} gpucc_compile_progress;
+
+/* Called after every finished job, from the thread that finished it, never
+ * by two threads at once. */
+typedef void (*gpucc_compile_progress_fn)(void *ctx, const gpucc_compile_progress *p);
+
+typedef struct gpucc_compile_options {
+	unsigned version;          /* GPUCC_COMPILE_OPTIONS_VERSION */
+	int opt_level;             /* 0..3; default 2 */
+	bool fast_math;            /* unsafe FP math; finite-only device libraries */
+	bool ftz;                  /* flush f32 denormals to zero (AMD: DAZ) */
+	bool debug_info;           /* keep the module's debug info (ptxas -lineinfo) */
+	int code_object_version;   /* AMD: 4 or 5; 0 means the default */
+	unsigned jobs;             /* compile threads; 0: the number of cores */
+	gpucc_cache *cache;        /* borrowed; NULL: no cache */
+	gpucc_image_writer *writer; /* borrowed; NULL: none.  Entries added by a run
+	                               may read from the session until the writer
+	                               commits: commit before gpucc_compile_free. */
+	gpucc_compile_progress_fn progress;
+	void *progress_ctx;
+} gpucc_compile_options;
+
+#define GPUCC_COMPILE_OPTIONS_VERSION 1
+
+/* Defaults: -O2, no fast-math, no FTZ, no debug info, the default code
+ * object version, one thread per core, no cache, no writer. */
+GPUCC_API void gpucc_compile_options_init(gpucc_compile_options *opts);
+
+/* A new session with a copy of opts.  GPUCC_EINVALID for an option out of
+ * range (opt level, code object version). */
+GPUCC_API int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts);
+GPUCC_API void gpucc_compile_free(gpucc_compile *c);
+
+/* Add a target (gpucc_target_parse): GPUCC_EINVALID, and nothing added, for
+ * one LLVM 19 does not know.  A target given twice counts once. */
+GPUCC_API int gpucc_compile_add_target(gpucc_compile *c, const char *spelling);
+/* Add a module file (.ll text or .bc bitcode, told apart by content); it is
+ * read now.  GPUCC_ENOTFOUND when it does not exist. */
+GPUCC_API int gpucc_compile_add_file(gpucc_compile *c, const char *path);
+/* Add a module held in memory (copied); name is its name in results and
+ * entries. */
+GPUCC_API int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *data,
+                                       size_t size);
+
+/* Compute every job's key and look it up, without loading LLVM; compile
+ * nothing.  Afterwards results are HIT, PENDING (a miss), FAILED (e.g. a
+ * device library the module needs is absent) or SKIPPED.  GPUCC_EINVALID
+ * when there are no modules or no targets. */
+GPUCC_API int gpucc_compile_plan(gpucc_compile *c);
+/* Plan (unless done), then compile every miss.  0 when every job is a hit,
+ * compiled or skipped; else the code of the first failed job in result
+ * order (GPUCC_ECOMPILE, GPUCC_EUNAVAILABLE...), its message as the last
+ * error.  Run once per session. */
+GPUCC_API int gpucc_compile_run(gpucc_compile *c);
+
+GPUCC_API size_t gpucc_compile_result_count(const gpucc_compile *c);
+GPUCC_API const gpucc_compile_result *gpucc_compile_result_at(const gpucc_compile *c, size_t index);
+/* Threads the last run compiled on (0 when nothing was compiled). */
+GPUCC_API unsigned gpucc_compile_threads_used(const gpucc_compile *c);
+/* True when the last run loaded the LLVM backend. */
+GPUCC_API bool gpucc_compile_backend_loaded(const gpucc_compile *c);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,359 @@
+/*
+ * cmd/cmd_compile.c -- `gpucc compile`: LLVM IR modules to PTX, cubins and
+ * AMDGPU code objects, one entry per module x target, through the cache and
+ * optionally into an image.
+ *
+ * usage: gpucc compile MODULE... --target T [--target T...] [-o OUT.gpucc]
+ *                      [--cache DIR | --no-cache] [-O0..-O3] [-j N] ...
+ *
+ * Output: nothing on success unless asked (--json, --explain); warnings and
+ * errors on stderr, each naming module and target; a progress line on
+ * stderr when it is a terminal.  Exit 5 when a module fails to compile, 6
+ * when a tool or library it needs is absent; the image is written only when
+ * every job succeeded.
+ */
+#include "cmd.h"
+
+#include <gpucc.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const cmd_option options[] = {
+	{"target", 't', "TARGET", false,
+	 "compile for TARGET: sm_XY[a][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-] (repeatable)"},
+	{"output", 'o', "IMAGE", false, "also write every entry into this image"},
+	{"zstd", 0, "LEVEL", true, "compress the image with zstd at LEVEL 1..22 (default 19)"},
+	{"cache", 0, "DIR", false, "the cache directory (default: $GPUCC_CACHE_DIR, $XDG_CACHE_HOME/gpucc)"},
+	{"no-cache", 0, NULL, false, "neither look up nor store entries in a cache"},
+	{"opt-level", 'O', "N", false, "optimisation level 0..3, as -O0..-O3 (default 2)"},
+	{"jobs", 'j', "N", false, "compile on N threads (default: the number of cores)"},
+	{"fast-math", 0, NULL, false, "unsafe floating-point math (finite-only device libraries)"},
+	{"ftz", 0, NULL, false, "flush f32 denormals to zero (AMD: denormals-are-zero)"},
+	{"debug-info", 'g', NULL, false, "keep the modules' debug info (ptxas -lineinfo)"},
+	{"code-object", 0, "N", false,
+	 "AMDGPU code object version 4 or 5 (default 4: what HIP 5.2 loads)"},
+	{"explain", 0, NULL, false, "print each job's key components and whether it hit"},
+	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing"},
+	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
+	{0},
+};
+
+static int parse_number(const char *text, int low, int high, int *out)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+	if (!*text || *end || v < low || v > high)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+static const char *status_name(gpucc_compile_status s)
+{
+	switch (s) {
+	case GPUCC_COMPILE_HIT: return "hit";
+	case GPUCC_COMPILE_COMPILED: return "compiled";
+	case GPUCC_COMPILE_FAILED: return "failed";
+	case GPUCC_COMPILE_SKIPPED: return "skipped";
+	default: return "miss";
+	}
+}
+
+/* The progress line, on a terminal only: done/total, hits, failures, ETA. */
+typedef struct progress_state {
+	bool tty;
+	bool drawn;
+} progress_state;
+
+static void on_progress(void *ctx, const gpucc_compile_progress *p)
+{
+	progress_state *s = ctx;
+	if (!s->tty)
+		return;
+	double eta = p->done && p->done < p->total
+	                 ? p->elapsed / (double)p->done * (double)(p->total - p->done)
+	                 : 0;
+	fprintf(stderr, "\r\033[Kgpucc compile: %zu/%zu done, %zu hit%s, %zu failed, %.1fs",
+	        p->done, p->total, p->hits, p->hits == 1 ? "" : "s", p->failed, p->elapsed);
+	if (p->done < p->total)
+		fprintf(stderr, ", ETA %.0fs", eta);
+	fflush(stderr);
+	s->drawn = true;
+}
+
+static void print_explain(gpucc_compile *c)
+{
+	for (size_t i = 0; i < gpucc_compile_result_count(c); i++) {
+		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
+		char hex[GPUCC_DIGEST_HEX_SIZE] = "-";
+		if (r->key_known)
+			gpucc_digest_to_hex(hex, &r->key);
+		const char *status = r->status == GPUCC_COMPILE_PENDING || r->status == GPUCC_COMPILE_COMPILED
+		                         ? "miss" : status_name(r->status);
+		printf("%s %s: %s %s\n", r->module, r->target, status, hex);
+		for (size_t k = 0; k < r->key_part_count; k++) {
+			/* Values may span lines (device-libs, options): indent them. */
+			printf("  %-12s ", r->key_parts[k].name);
+			const char *v = r->key_parts[k].value;
+			if (!*v)
+				printf("(none)");
+			for (; *v; v++) {
+				if (*v == '\n' && v[1])
+					printf("\n  %-12s ", "");
+				else if (*v == '\0' + 0 || (unsigned char)*v < 0x20) {
+					if (*v != '\n')
+						putchar(' ');
+				} else
+					putchar(*v);
+			}
+			putchar('\n');
+		}
+	}
+}
+
+static void json_result(FILE *f, const gpucc_compile_result *r)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	fprintf(f, "{\"module\":");
+	cmd_json_string(f, r->module);
+	fprintf(f, ",\"target\":");
+	cmd_json_string(f, r->target);
+	fprintf(f, ",\"status\":\"%s\"", status_name(r->status));
+	if (r->key_known) {
+		gpucc_digest_to_hex(hex, &r->key);
+		fprintf(f, ",\"key\":\"%s\"", hex);
+	}
+	fprintf(f, ",\"seconds\":%.6f", r->seconds);
+	if (r->error) {
+		fprintf(f, ",\"error\":");
+		cmd_json_string(f, r->error);
+	}
+	if (r->diagnostics) {
+		fprintf(f, ",\"diagnostics\":");
+		cmd_json_string(f, r->diagnostics);
+	}
+	if (r->entry) {
+		const gpucc_entry *e = r->entry;
+		fprintf(f, ",\"kernels\":[");
+		for (size_t k = 0; k < e->kernel_count; k++) {
+			const gpucc_kernel *kn = &e->kernels[k];
+			fprintf(f, "%s{\"name\":", k ? "," : "");
+			cmd_json_string(f, kn->name);
+			if (kn->registers >= 0)
+				fprintf(f, ",\"registers\":%lld", (long long)kn->registers);
+			if (kn->shared_bytes >= 0)
+				fprintf(f, ",\"shared_bytes\":%lld", (long long)kn->shared_bytes);
+			if (kn->scratch_bytes >= 0)
+				fprintf(f, ",\"scratch_bytes\":%lld", (long long)kn->scratch_bytes);
+			fputc('}', f);
+		}
+		fprintf(f, "],\"externals\":[");
+		for (size_t k = 0; k < e->external_count; k++) {
+			if (k)
+				fputc(',', f);
+			cmd_json_string(f, e->externals[k]);
+		}
+		fprintf(f, "],\"payloads\":[");
+		for (size_t k = 0; k < e->payload_count; k++) {
+			gpucc_digest_to_hex(hex, &e->payloads[k].sha256);
+			fprintf(f, "%s{\"part\":\"%s\",\"size\":%llu,\"sha256\":\"%s\"}", k ? "," : "",
+			        gpucc_part_name(e->payloads[k].part),
+			        (unsigned long long)e->payloads[k].size, hex);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
+static void print_json(gpucc_compile *c, const char *output, double seconds, bool dry_run)
+{
+	size_t counts[5] = {0};
+	size_t n = gpucc_compile_result_count(c);
+	for (size_t i = 0; i < n; i++)
+		counts[gpucc_compile_result_at(c, i)->status]++;
+	printf("{\"jobs\":%zu,\"hits\":%zu,\"compiled\":%zu,\"failed\":%zu,\"skipped\":%zu,"
+	       "\"misses\":%zu,\"dry_run\":%s,\"threads\":%u,\"llvm_loaded\":%s,\"seconds\":%.6f,"
+	       "\"output\":",
+	       n, counts[GPUCC_COMPILE_HIT], counts[GPUCC_COMPILE_COMPILED],
+	       counts[GPUCC_COMPILE_FAILED], counts[GPUCC_COMPILE_SKIPPED],
+	       counts[GPUCC_COMPILE_PENDING] + counts[GPUCC_COMPILE_COMPILED],
+	       dry_run ? "true" : "false", gpucc_compile_threads_used(c),
+	       gpucc_compile_backend_loaded(c) ? "true" : "false", seconds);
+	if (output)
+		cmd_json_string(stdout, output);
+	else
+		printf("null");
+	printf(",\"results\":[");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s\n", i ? "," : "");
+		json_result(stdout, gpucc_compile_result_at(c, i));
+	}
+	printf("\n]}\n");
+}
+
+static void cache_warning(void *ctx, const char *message)
+{
+	fprintf(stderr, "gpucc compile: warning: cache: %s\n", message);
+}
+
+static int run(const cmd_args *args)
+{
+	gpucc_compile_options o;
+	gpucc_compile_options_init(&o);
+	const char *value;
+	if ((value = cmd_value(args, "opt-level")) && parse_number(value, 0, 3, &o.opt_level) != 0)
+		return cmd_error(args, EXIT_USAGE, "bad optimisation level '%s': expected -O0 to -O3",
+		                 value);
+	int n;
+	if ((value = cmd_value(args, "jobs"))) {
+		if (parse_number(value, 1, 1024, &n) != 0)
+			return cmd_error(args, EXIT_USAGE, "bad job count '%s': expected 1 to 1024", value);
+		o.jobs = (unsigned)n;
+	}
+	if ((value = cmd_value(args, "code-object"))) {
+		if (parse_number(value, 4, 5, &n) != 0)
+			return cmd_error(args, EXIT_USAGE, "bad code object version '%s': expected 4 or 5",
+			                 value);
+		o.code_object_version = n;
+	}
+	int zstd = 0;
+	if (cmd_flag(args, "zstd")) {
+		value = cmd_value(args, "zstd");
+		zstd = 19;
+		if (*value && parse_number(value, 1, 22, &zstd) != 0)
+			return cmd_error(args, EXIT_USAGE, "bad zstd level '%s': expected 1 to 22", value);
+	}
+	o.fast_math = cmd_flag(args, "fast-math");
+	o.ftz = cmd_flag(args, "ftz");
+	o.debug_info = cmd_flag(args, "debug-info");
+	if (cmd_value_count(args, "target") == 0)
+		return cmd_error(args, EXIT_USAGE, "no target: give at least one --target");
+	if (cmd_flag(args, "no-cache") && cmd_flag(args, "cache"))
+		return cmd_error(args, EXIT_USAGE, "--cache and --no-cache exclude each other");
+	bool json = cmd_flag(args, "json"), explain = cmd_flag(args, "explain");
+	bool dry_run = cmd_flag(args, "dry-run");
+	const char *output = cmd_value(args, "output");
+	if (dry_run && output)
+		return cmd_error(args, EXIT_USAGE, "--dry-run writes no image: drop -o");
+
+	struct timespec start, end;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	int rc = EXIT_OK;
+	gpucc_cache *cache = NULL;
+	gpucc_image_writer *writer = NULL;
+	gpucc_compile *c = NULL;
+	progress_state progress = {isatty(STDERR_FILENO) && !json && !explain, false};
+	o.progress = on_progress;
+	o.progress_ctx = &progress;
+
+	if (!cmd_flag(args, "no-cache")) {
+		if (gpucc_cache_open(&cache, cmd_value(args, "cache"), 0) != 0) {
+			/* A cache problem never breaks a build (DESIGN.md invariant 7). */
+			fprintf(stderr, "gpucc compile: warning: compiling without a cache: %s\n",
+			        gpucc_error_last()->message);
+			cache = NULL;
+		} else {
+			gpucc_cache_set_warning_handler(cache, cache_warning, NULL);
+		}
+	}
+	o.cache = cache;
+	if (output) {
+		gpucc_write_options wo = {.zstd_level = zstd};
+		if (gpucc_image_writer_new(&writer, output, &wo) != 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+		o.writer = writer;
+	}
+	if (gpucc_compile_new(&c, &o) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
+	}
+	/* Every target is validated before anything is read or compiled. */
+	for (int i = 0; i < cmd_value_count(args, "target"); i++) {
+		if (gpucc_compile_add_target(c, cmd_value_at(args, "target", i)) != 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+	}
+	for (int i = 0; i < args->positional_count; i++) {
+		if (gpucc_compile_add_file(c, args->positional[i]) != 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+	}
+	int status = dry_run ? gpucc_compile_plan(c) : gpucc_compile_run(c);
+	if (progress.drawn)
+		fputc('\n', stderr);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	double seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+	size_t count = gpucc_compile_result_count(c);
+	if (status != 0 && count == 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
+	}
+	/* Every failure and every warning, each line naming module and target. */
+	for (size_t i = 0; i < count; i++) {
+		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
+		if (r->status == GPUCC_COMPILE_FAILED)
+			fprintf(stderr, "gpucc compile: error: %s\n", r->error);
+		if (r->diagnostics)
+			fputs(r->diagnostics, stderr);
+	}
+	if (explain)
+		print_explain(c);
+	if (status == 0 && writer && gpucc_image_writer_commit(writer) != 0)
+		status = gpucc_error_last()->code ? gpucc_error_last()->code : GPUCC_ERROR;
+	if (json)
+		print_json(c, status == 0 ? output : NULL, seconds, dry_run);
+	if (status != 0) {
+		const gpucc_error *e = gpucc_error_last();
+		rc = cmd_exit_code(e->code ? e->code : status);
+		/* The per-job lines above said what failed; add the writer's reason. */
+		bool job_failed = false;
+		for (size_t i = 0; i < count; i++)
+			job_failed |= gpucc_compile_result_at(c, i)->status == GPUCC_COMPILE_FAILED;
+		if (!job_failed)
+			fprintf(stderr, "gpucc compile: %s\n", e->message);
+	}
+
+cleanup:
+	gpucc_image_writer_free(writer);
+	gpucc_compile_free(c);
+	gpucc_cache_free(cache);
+	return rc;
+}
+
+const cmd_spec cmd_compile_spec = {
+	.name = "compile",
+	.synopsis = "MODULE... --target T [--target T...] [-o IMAGE] [--cache DIR | --no-cache] "
+	            "[-O0..-O3] [-j N] [--json]",
+	.summary = "compile LLVM IR modules to PTX, cubins and AMDGPU code objects, through the cache",
+	.description =
+		"Every MODULE (.ll text or .bc bitcode) is compiled for every --target into one\n"
+		"entry, in process through LLVM 19: libdevice (CUDA toolkit: $CUDA_PATH, then\n"
+		"/usr/local/cuda) or the ROCm device libraries are linked when the module calls\n"
+		"them; NVIDIA targets give PTX, and a cubin when ptxas is found; AMD targets give a\n"
+		"code object linked by ld.lld-19.  A module whose triple is for one vendor is\n"
+		"skipped for the other vendor's targets; one without a triple is compiled for all.\n"
+		"\n"
+		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
+		"never loads it.  Entries go into the cache (see `gpucc cache`) as they are\n"
+		"compiled, and with -o into an image, written only when every job succeeded.\n"
+		"\n"
+		"AMD code objects default to version 4, which the HIP 5.2 runtime loads; LLVM 19's\n"
+		"own default, v5, needs a newer ROCm (--code-object 5).  Fast-math, FTZ, debug\n"
+		"info, the code object version, -O and the ptxas version are part of the key.\n"
+		"Compile times appear in --json only, never in images.\n"
+		"\n"
+		"exit codes: 0 success, 5 a module failed to compile (errors name module and\n"
+		"target), 6 a tool or library is absent (LLVM backend, libdevice, ld.lld),\n"
+		"2 a module file does not exist, 3 an unknown target, 129 usage.",
+	.options = options,
+	.min_positional = 1,
+	.max_positional = -1,
+	.run = run,
+};

@@ -1,0 +1,128 @@
+/*
+ * lib/compile_backend.c -- finding and loading the LLVM backend module
+ * (libgpucc-llvm.so) with dlopen, once per process, only when a compile
+ * misses (DESIGN.md invariant 8).
+ *
+ * Search order: $GPUCC_BACKEND (a path to the module); beside the running
+ * libgpucc (found with dladdr), also in its gpucc/ subdirectory (the
+ * installed layout) and its backend_llvm/ subdirectory (the build tree); the
+ * executable's directory and ../lib/backend_llvm from it (the build tree when
+ * libgpucc is linked statically); then GPUCC_LIBDIR/gpucc/.
+ */
+#include "backend.h"
+#include "errors.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpucc_build_config.h"
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static const gpucc_backend *loaded;
+static int load_code;
+static char load_message[1024];
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Try one path; true when the search should stop (loaded, or a module that
+ * exists but cannot be loaded: reporting that beats a silent fallback). */
+static bool try_path(const char *path)
+{
+	if (!exists(path))
+		return false;
+	void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!handle) {
+		const char *why = dlerror();
+		load_code = GPUCC_EUNAVAILABLE;
+		snprintf(load_message, sizeof load_message,
+		         "cannot load the LLVM backend '%s': %s (is libLLVM-19 installed?)", path,
+		         why ? why : "unknown error");
+		return true;
+	}
+	/* POSIX guarantees a data pointer from dlsym converts to a function
+	 * pointer; ISO C does not, so convert through memcpy. */
+	void *symbol = dlsym(handle, GPUCC_BACKEND_ENTRY);
+	gpucc_backend_entry_fn entry = NULL;
+	if (symbol)
+		memcpy(&entry, &symbol, sizeof entry);
+	const gpucc_backend *b = entry ? entry(GPUCC_BACKEND_ABI) : NULL;
+	if (!b || b->struct_size < sizeof(gpucc_backend)) {
+		load_code = GPUCC_EUNAVAILABLE;
+		snprintf(load_message, sizeof load_message,
+		         "'%s' is not a gpucc LLVM backend of ABI version %d", path, GPUCC_BACKEND_ABI);
+		dlclose(handle);
+		return true;
+	}
+	loaded = b; /* never unloaded: LLVM does not like being unloaded */
+	load_code = 0;
+	return true;
+}
+
+static bool try_dir(const char *dir, const char *sub)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof path, "%s%s%s/%s", dir, *sub ? "/" : "", sub, GPUCC_BACKEND_NAME);
+	return n > 0 && (size_t)n < sizeof path && try_path(path);
+}
+
+static void dir_of(char *out, size_t size, const char *file)
+{
+	snprintf(out, size, "%s", file);
+	char *slash = strrchr(out, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(out, size, ".");
+}
+
+static void load(void)
+{
+	load_code = GPUCC_EUNAVAILABLE;
+	const char *env = getenv("GPUCC_BACKEND");
+	if (env && *env) {
+		if (!try_path(env))
+			snprintf(load_message, sizeof load_message,
+			         "GPUCC_BACKEND names '%s', which does not exist", env);
+		return;
+	}
+	char dir[PATH_MAX];
+	Dl_info info;
+	if (dladdr(&load_once, &info) && info.dli_fname && *info.dli_fname) {
+		dir_of(dir, sizeof dir, info.dli_fname);
+		if (try_dir(dir, "") || try_dir(dir, "gpucc") || try_dir(dir, "backend_llvm"))
+			return;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		dir_of(dir, sizeof dir, exe);
+		if (try_dir(dir, "") || try_dir(dir, "../lib/backend_llvm") || try_dir(dir, "../../lib/backend_llvm"))
+			return;
+	}
+	if (try_dir(GPUCC_LIBDIR, "gpucc"))
+		return;
+	snprintf(load_message, sizeof load_message,
+	         "the LLVM backend (%s) was not found beside libgpucc, beside the program or in "
+	         "'%s/gpucc'; set GPUCC_BACKEND to its path",
+	         GPUCC_BACKEND_NAME, GPUCC_LIBDIR);
+}
+
+int gpucc_backend_load(const gpucc_backend **out)
+{
+	pthread_once(&load_once, load);
+	if (!loaded)
+		return gpucc_error_set(load_code ? load_code : GPUCC_EUNAVAILABLE, "%s", load_message);
+	*out = loaded;
+	return 0;
+}
