@@ -1,0 +1,108 @@
+# cmd/tests/algebra_bad_input.sh -- bad inputs to snapshot, delta and merge:
+# corrupt, truncated and wrong-version snapshots, missing inputs, an
+# unwritable output directory, bad key lists.  Each is a one-line error, a
+# non-zero exit and nothing written.
+. "$SRCROOT/cmd/tests/lib.sh"
+. "$SRCROOT/cmd/tests/algebra_helpers.sh"
+
+make_image A.gpucc Q 0 3
+expect_exit 0 "$GPUCC" snapshot A.gpucc -o good.snap
+
+no_output() {
+	assert_one_line err
+	assert_no_file out.gpucc
+	assert_no_file out.snap
+	ls -a | grep -q '\.tmp\.' && fail "temporary files left behind"
+	return 0
+}
+
+# truncated
+head -c 100 good.snap > trunc.snap
+expect_exit 3 "$GPUCC" delta A.gpucc --since trunc.snap -o out.gpucc
+assert_grep "trunc.snap': snapshot of 3 keys must be 256 bytes, not 100 (truncated)" err
+no_output
+head -c 20 good.snap > short.snap
+expect_exit 3 "$GPUCC" snapshot --show short.snap
+# short.snap starts with the magic, so it is a truncated snapshot, not an image
+assert_grep "truncated snapshot" err
+no_output
+# corrupt: one flipped bit in an item
+python3 -c 'import sys; b=bytearray(open("good.snap","rb").read()); b[40]^=1; open("flip.snap","wb").write(b)'
+expect_exit 3 "$GPUCC" delta A.gpucc --since flip.snap -o out.gpucc
+assert_grep "flip.snap': snapshot checksum mismatch" err
+no_output
+# another version
+python3 -c 'import sys; b=bytearray(open("good.snap","rb").read()); b[16]=9; open("v9.snap","wb").write(b)'
+expect_exit 3 "$GPUCC" snapshot --show v9.snap
+assert_grep "v9.snap': snapshot format version 9, this gpucc reads version 1" err
+no_output
+# trailing bytes
+cat good.snap good.snap > twice.snap
+expect_exit 3 "$GPUCC" merge A.gpucc twice.snap -o out.gpucc
+assert_grep "trailing bytes" err
+no_output
+# a snapshot where an image must be
+expect_exit 3 "$GPUCC" merge A.gpucc good.snap -o out.gpucc
+assert_grep "good.snap' is a snapshot" err
+no_output
+# garbage that is neither
+printf 'hello, world\n' > junk.snap
+expect_exit 3 "$GPUCC" delta A.gpucc --since junk.snap -o out.gpucc
+no_output
+
+# missing inputs
+expect_exit 2 "$GPUCC" merge A.gpucc missing.gpucc -o out.gpucc
+assert_grep "missing.gpucc" err
+no_output
+expect_exit 2 "$GPUCC" delta A.gpucc --since missing.snap -o out.gpucc
+assert_grep "missing.snap" err
+no_output
+expect_exit 2 "$GPUCC" snapshot missing.gpucc -o out.snap
+no_output
+expect_exit 2 "$GPUCC" snapshot --keys missing.txt -o out.snap
+no_output
+expect_exit 2 "$GPUCC" cache import --cache c missing.gpucc
+assert_one_line err
+# a directory that is not a cache
+mkdir notacache
+expect_exit 3 "$GPUCC" snapshot notacache -o out.snap
+assert_grep "not a gpucc cache" err
+no_output
+
+# bad key lists
+printf 'nothex\n' > bad.txt
+expect_exit 3 "$GPUCC" snapshot --keys bad.txt -o out.snap
+assert_grep "bad.txt' line 1" err
+no_output
+"$GPUCC" snapshot --show good.snap > keys.txt
+k=$(head -1 keys.txt | cut -c1-64)
+echo "$k 0000000000000000000000000000000000000000000000000000000000000000" >> keys.txt
+expect_exit 4 "$GPUCC" snapshot --keys keys.txt -o out.snap
+assert_grep "appears twice with different contents" err
+no_output
+
+# an output directory that does not exist, or cannot be written
+expect_exit 2 "$GPUCC" merge A.gpucc -o nodir/out.gpucc
+assert_one_line err
+assert_no_file nodir
+expect_exit 2 "$GPUCC" delta A.gpucc --since good.snap -o nodir/out.gpucc
+assert_one_line err
+expect_exit 2 "$GPUCC" snapshot A.gpucc -o nodir/out.snap
+assert_one_line err
+mkdir ro
+chmod a-w ro
+if [ "$(id -u)" != 0 ]; then
+	expect_exit 1 "$GPUCC" merge A.gpucc -o ro/out.gpucc
+	assert_one_line err
+	assert_grep "ro/out.gpucc" err
+	[ -z "$(ls -A ro)" ] || fail "something was written in ro/"
+fi
+
+# usage errors
+expect_exit 129 "$GPUCC" merge A.gpucc
+expect_exit 129 "$GPUCC" merge A.gpucc -o x.gpucc --into c
+expect_exit 129 "$GPUCC" delta A.gpucc -o out.gpucc
+expect_exit 129 "$GPUCC" merge A.gpucc --zstd=99 -o out.gpucc
+expect_exit 129 "$GPUCC" snapshot A.gpucc
+no_output
+echo ok

@@ -1,0 +1,71 @@
+# cmd/tests/algebra_conflicts.sh -- one key with different contents: merge,
+# delta and import fail naming the key and both sources (exit 4) and write
+# nothing; --on-conflict=first|last choose; identical duplicates collapse.
+. "$SRCROOT/cmd/tests/lib.sh"
+. "$SRCROOT/cmd/tests/algebra_helpers.sh"
+
+make_image A.gpucc K 0 4 v1
+make_image A2.gpucc K 0 4 v1        # identical to A
+make_image B.gpucc K 2 4 v2         # K-2, K-3 conflict with A
+key2=$("$GPUCC" snapshot --show B.gpucc | cut -c1-64 | sort | head -1)
+
+# merge: fails, names a conflicting key and both inputs, writes nothing
+expect_exit 4 "$GPUCC" merge A.gpucc B.gpucc -o out.gpucc
+assert_one_line err
+assert_grep "conflict: key [0-9a-f]\{64\} has different contents in 'A.gpucc' and 'B.gpucc'" err
+assert_no_file out.gpucc
+ls -a | grep -q '\.tmp\.' && fail "temporary files left behind"
+expect_exit 4 "$GPUCC" merge B.gpucc A.gpucc -o out.gpucc
+assert_grep "in 'B.gpucc' and 'A.gpucc'" err
+# an existing output is left as it was
+cp A.gpucc keep.gpucc
+expect_exit 4 "$GPUCC" merge keep.gpucc B.gpucc -o keep.gpucc
+assert_same keep.gpucc A.gpucc
+
+# identical duplicates collapse silently
+expect_exit 0 "$GPUCC" merge A.gpucc A2.gpucc -o AA.gpucc
+assert_no_grep "warning" err
+assert_same AA.gpucc A.gpucc
+
+# first and last choose; each conflict is reported
+expect_exit 0 "$GPUCC" merge A.gpucc B.gpucc --on-conflict=first -o first.gpucc
+[ "$(grep -c 'warning: conflict' err)" -eq 2 ] || fail "two conflicts should be reported"
+expect_exit 0 "$GPUCC" merge A.gpucc B.gpucc --on-conflict=last -o last.gpucc
+make_image A01.gpucc K 0 2 v1
+make_image B2345.gpucc K 2 4 v2
+make_image A23.gpucc K 2 2 v1
+make_image B45.gpucc K 4 2 v2
+expect_exit 0 "$GPUCC" merge A01.gpucc B2345.gpucc -o want_last.gpucc
+assert_same last.gpucc want_last.gpucc
+expect_exit 0 "$GPUCC" merge A.gpucc B45.gpucc -o want_first.gpucc
+assert_same first.gpucc want_first.gpucc
+expect_exit 129 "$GPUCC" merge A.gpucc B.gpucc --on-conflict=newest -o x.gpucc
+assert_no_file x.gpucc
+
+# delta: a key in both with other contents is reported, not dropped
+expect_exit 0 "$GPUCC" snapshot A.gpucc -o A.snap
+expect_exit 4 "$GPUCC" delta B.gpucc --since A.snap -o d.gpucc
+assert_grep "conflict: key [0-9a-f]\{64\} has different contents in 'A.snap' and 'B.gpucc'" err
+assert_no_file d.gpucc
+expect_exit 0 "$GPUCC" delta B.gpucc --since A.snap --on-conflict=last -o d.gpucc
+[ "$(keys_of d.gpucc | wc -l)" -eq 4 ] || fail "--on-conflict=last takes the conflicting entries too"
+expect_exit 0 "$GPUCC" delta B.gpucc --since A.snap --on-conflict=first -o d.gpucc
+[ "$(keys_of d.gpucc | wc -l)" -eq 2 ] || fail "--on-conflict=first leaves them out"
+assert_grep "warning: conflict" err
+
+# import into a cache: conflicts among inputs are found before writing;
+# conflicts with the cache name the cache
+export GPUCC_CACHE_DIR="$TEST_DIR/cache"
+expect_exit 4 "$GPUCC" cache import A.gpucc B.gpucc
+assert_grep "'A.gpucc' and 'B.gpucc'" err
+expect_exit 0 "$GPUCC" cache stats --json
+assert_grep '"entries": 0' out
+expect_exit 0 "$GPUCC" cache import A.gpucc
+expect_exit 4 "$GPUCC" cache import B.gpucc
+assert_grep "cache '$GPUCC_CACHE_DIR'" err
+assert_grep "'B.gpucc'" err
+expect_exit 0 "$GPUCC" cache import --on-conflict=last B.gpucc
+expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o c.snap
+expect_exit 0 "$GPUCC" snapshot last.gpucc -o last.snap
+assert_same c.snap last.snap
+echo ok

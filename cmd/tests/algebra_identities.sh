@@ -1,0 +1,112 @@
+# cmd/tests/algebra_identities.sh -- the cache algebra, byte for byte:
+#   delta(A, snapshot(A)) is empty;
+#   merge(B, delta(A, snapshot(B))) holds exactly A u B (and is merge(A, B));
+#   merge is commutative and associative, compressed inputs or not;
+#   import then snapshot of a cache equals the snapshot of the image;
+#   -o may name an input; delta from a cache; snapshot text round trip.
+. "$SRCROOT/cmd/tests/lib.sh"
+. "$SRCROOT/cmd/tests/algebra_helpers.sh"
+
+make_image A.gpucc E 0 12          # E-0 .. E-11
+make_image B.gpucc E 8 10          # E-8 .. E-17: overlaps A in E-8 .. E-11
+make_image C.gpucc F 0 7
+make_image Cz.gpucc F 0 7 v0 300 --zstd
+
+# delta(A, snapshot(A)) is a valid empty image
+expect_exit 0 "$GPUCC" snapshot A.gpucc -o A.snap
+expect_exit 0 "$GPUCC" delta A.gpucc --since A.snap -o empty.gpucc
+assert_verifies empty.gpucc
+[ "$(keys_of empty.gpucc | wc -l)" -eq 0 ] || fail "delta(A, snapshot(A)) is not empty"
+# and against the image itself as base
+expect_exit 0 "$GPUCC" delta A.gpucc --since A.gpucc -o empty2.gpucc
+assert_same empty.gpucc empty2.gpucc
+
+# merge(B, delta(A, snapshot(B))) == A u B == merge(A, B)
+expect_exit 0 "$GPUCC" snapshot B.gpucc -o B.snap
+expect_exit 0 "$GPUCC" delta A.gpucc --since B.snap -o dA.gpucc
+[ "$(keys_of dA.gpucc | wc -l)" -eq 8 ] || fail "delta(A, snapshot(B)) should hold E-0..E-7"
+expect_exit 0 "$GPUCC" merge B.gpucc dA.gpucc -o BdA.gpucc
+expect_exit 0 "$GPUCC" merge A.gpucc B.gpucc -o AB.gpucc
+assert_same BdA.gpucc AB.gpucc
+(keys_of A.gpucc; keys_of B.gpucc) | sort -u > union.keys
+keys_of AB.gpucc > AB.keys
+assert_same union.keys AB.keys
+[ "$(wc -l < AB.keys)" -eq 18 ] || fail "A u B should hold 18 entries"
+assert_verifies AB.gpucc dA.gpucc
+
+# commutativity and associativity, with a compressed input in the mix
+expect_exit 0 "$GPUCC" merge B.gpucc A.gpucc -o BA.gpucc
+assert_same AB.gpucc BA.gpucc
+expect_exit 0 "$GPUCC" merge A.gpucc B.gpucc C.gpucc -o ABC.gpucc
+expect_exit 0 "$GPUCC" merge AB.gpucc C.gpucc -o AB_C.gpucc
+expect_exit 0 "$GPUCC" merge B.gpucc C.gpucc -o BC.gpucc
+expect_exit 0 "$GPUCC" merge A.gpucc BC.gpucc -o A_BC.gpucc
+expect_exit 0 "$GPUCC" merge Cz.gpucc BA.gpucc -o CzBA.gpucc
+expect_exit 0 "$GPUCC" merge C.gpucc A.gpucc B.gpucc A.gpucc -o CABA.gpucc
+for f in AB_C A_BC CzBA CABA; do
+	assert_same ABC.gpucc $f.gpucc
+done
+# a compressed output holds the same entries, and its bytes are deterministic too
+expect_exit 0 "$GPUCC" merge A.gpucc B.gpucc C.gpucc --zstd=5 -o ABCz.gpucc
+expect_exit 0 "$GPUCC" merge Cz.gpucc B.gpucc A.gpucc --zstd=5 -o CzBAz.gpucc
+assert_same ABCz.gpucc CzBAz.gpucc
+head -c 4 ABCz.gpucc | od -An -tx1 | grep -q "28 b5 2f fd" || fail "--zstd output is not zstd"
+keys_of ABCz.gpucc > z.keys
+keys_of ABC.gpucc > p.keys
+assert_same z.keys p.keys
+assert_verifies ABCz.gpucc
+# a merge of one image is that image's entries, rewritten canonically
+expect_exit 0 "$GPUCC" merge AB.gpucc -o AB2.gpucc
+assert_same AB.gpucc AB2.gpucc
+
+# -o naming an input: the update is in place and atomic
+cp A.gpucc acc.gpucc
+expect_exit 0 "$GPUCC" merge acc.gpucc B.gpucc -o acc.gpucc
+assert_same acc.gpucc AB.gpucc
+expect_exit 0 "$GPUCC" merge acc.gpucc C.gpucc -o acc.gpucc
+assert_same acc.gpucc ABC.gpucc
+ls -a | grep -q '\.tmp\.' && fail "temporary files left behind"
+
+# import then snapshot of the cache equals the snapshot of the image
+export GPUCC_CACHE_DIR="$TEST_DIR/cache"
+expect_exit 0 "$GPUCC" cache import A.gpucc Cz.gpucc B.gpucc
+assert_grep "imported 29 entries" out
+expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o cache.snap
+expect_exit 0 "$GPUCC" snapshot ABC.gpucc -o ABC.snap
+assert_same cache.snap ABC.snap
+# importing again changes nothing
+expect_exit 0 "$GPUCC" cache import ABCz.gpucc
+assert_grep "(0 new, 25 already there, 0 conflicts)" out
+# merge --into is import
+expect_exit 0 "$GPUCC" merge A.gpucc --into "$TEST_DIR/cache2"
+expect_exit 0 "$GPUCC" snapshot "$TEST_DIR/cache2" -o cache2.snap
+expect_exit 0 "$GPUCC" snapshot A.gpucc -o A.snap
+assert_same cache2.snap A.snap
+
+# delta of a cache since a snapshot: the model's workflow
+expect_exit 0 "$GPUCC" cache clear
+expect_exit 0 "$GPUCC" cache import A.gpucc
+expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o before.snap
+expect_exit 0 "$GPUCC" cache import C.gpucc          # "the build"
+expect_exit 0 "$GPUCC" delta "$GPUCC_CACHE_DIR" --since before.snap -o added.gpucc
+expect_exit 0 "$GPUCC" merge C.gpucc -o C2.gpucc
+assert_same added.gpucc C2.gpucc
+# a merge of a cache and an image is their union
+expect_exit 0 "$GPUCC" merge "$GPUCC_CACHE_DIR" B.gpucc -o cacheB.gpucc
+expect_exit 0 "$GPUCC" merge ABC.gpucc -o ABC2.gpucc
+assert_same cacheB.gpucc ABC2.gpucc
+
+# snapshots: text round trip and delta of snapshots
+expect_exit 0 "$GPUCC" snapshot --show ABC.snap
+cp out ABC.txt
+[ "$(wc -l < ABC.txt)" -eq 25 ] || fail "--show should print 25 lines"
+sort -r ABC.txt > shuffled.txt
+expect_exit 0 "$GPUCC" snapshot --keys shuffled.txt -o ABC2.snap
+assert_same ABC.snap ABC2.snap
+expect_exit 0 "$GPUCC" delta ABC.snap --since A.snap -o new.snap
+expect_exit 0 "$GPUCC" snapshot --show new.snap
+[ "$(wc -l < out)" -eq 13 ] || fail "ABC minus A should be 13 keys"
+expect_exit 0 "$GPUCC" snapshot --show --json new.snap
+python3 -c 'import json,sys; d=json.load(open("out")); assert d["count"]==13 and len(d["items"])==13' ||
+	fail "--json output is wrong"
+echo ok
