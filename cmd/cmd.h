@@ -89,5 +89,7 @@ extern const cmd_spec cmd_list_spec, cmd_show_spec, cmd_cat_spec, cmd_extract_sp
 extern const cmd_spec cmd_cache_stats_spec, cmd_cache_import_spec, cmd_cache_gc_spec,
 	cmd_cache_clear_spec, cmd_cache_lookup_spec, cmd_snapshot_spec, cmd_delta_spec,
 	cmd_merge_spec;
+/* Into the package and onto the GPU (cmd_embed.c, cmd_devices.c). */
+extern const cmd_spec cmd_embed_spec, cmd_devices_spec;
 
 #endif

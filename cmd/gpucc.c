@@ -27,6 +27,8 @@ static const cmd_spec *const commands[] = {
 	&cmd_cache_lookup_spec,
 	&cmd_cache_gc_spec,
 	&cmd_cache_clear_spec,
+	&cmd_embed_spec,
+	&cmd_devices_spec,
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 

@@ -22,6 +22,10 @@ int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_p
 /* Order of payload members in an image: by digest, then by extension. */
 int gpucc_payload_archive_compare(const gpucc_payload *a, const gpucc_payload *b);
 
+/* Have gpucc_image_free call fn(ctx) after releasing img: a memory image
+ * owning its bytes (gpucc_image_open_mapped unmaps them). */
+void gpucc_image_on_free(gpucc_image *img, void (*fn)(void *ctx), void *ctx);
+
 /* True when payloads of img are read at computed offsets (for tests). */
 bool gpucc_image_has_random_access(const gpucc_image *img);
 

@@ -59,6 +59,10 @@ struct gpucc_image {
 	size_t cursor_next;   /* index of the payload the next member should be */
 	uint64_t fd_position; /* read position of the cursor in fd */
 	unsigned char *fd_buffer;
+
+	/* Called last by gpucc_image_free (gpucc_image_on_free). */
+	void (*on_free)(void *ctx);
+	void *on_free_ctx;
 };
 
 /* ---- the libarchive source ---------------------------------------------- */
@@ -475,7 +479,17 @@ void gpucc_image_free(gpucc_image *img)
 	free(img->header_offsets);
 	free(img->fd_buffer);
 	free(img->name);
+	void (*on_free)(void *) = img->on_free;
+	void *on_free_ctx = img->on_free_ctx;
 	free(img);
+	if (on_free)
+		on_free(on_free_ctx);
+}
+
+void gpucc_image_on_free(gpucc_image *img, void (*fn)(void *ctx), void *ctx)
+{
+	img->on_free = fn;
+	img->on_free_ctx = ctx;
 }
 
 /* ---- queries -------------------------------------------------------------- */

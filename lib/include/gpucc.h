@@ -24,5 +24,6 @@
 #include "gpucc/cache.h"
 #include "gpucc/snapshot.h"
 #include "gpucc/compile.h"
+#include "gpucc/runtime.h"
 
 #endif

@@ -1,0 +1,66 @@
+/*
+ * cmd/cmd_embed.c -- `gpucc embed IMAGE -o OBJ.o --symbol NAME`: a host
+ * object file that carries an image inside whatever links it.
+ *
+ * The object is emitted in process by the LLVM backend module (no assembler
+ * or linker is run) and defines NAME, the image's bytes (aligned, in a
+ * read-only section), and NAME_size, a uint64_t.  --header writes the
+ * matching declarations.  The image is checked before it is embedded, and
+ * both outputs are published atomically.
+ */
+#include "cmd.h"
+
+#include <gpucc.h>
+
+#include <stdlib.h>
+
+static const cmd_option embed_options[] = {
+	{"output", 'o', "OBJ", false, "the object file to write (required)"},
+	{"symbol", 's', "NAME", false, "the symbol holding the image; NAME_size holds its size (required)"},
+	{"target-triple", 0, "TRIPLE", false,
+	 "host triple of the object (default: this machine's, e.g. x86_64-pc-linux-gnu; "
+	 "aarch64-linux-gnu is supported too)"},
+	{"header", 0, "FILE", false, "also write a C header declaring NAME and NAME_size"},
+	{"align", 0, "BYTES", false, "alignment of NAME, a power of two (default 64)"},
+	{0},
+};
+
+static int run_embed(const cmd_args *args)
+{
+	const char *output = cmd_value(args, "output");
+	const char *symbol = cmd_value(args, "symbol");
+	if (!output || !symbol)
+		return cmd_error(args, EXIT_USAGE, "%s is required (see 'gpucc embed -h')",
+		                 !output ? "-o OBJ" : "--symbol NAME");
+	gpucc_embed_options opts = {.symbol = symbol, .triple = cmd_value(args, "target-triple")};
+	const char *align = cmd_value(args, "align");
+	if (align) {
+		char *end = NULL;
+		unsigned long v = strtoul(align, &end, 10);
+		if (!*align || *end || v == 0 || v > 4096)
+			return cmd_error(args, EXIT_USAGE, "--align '%s' is not a number from 1 to 4096", align);
+		opts.alignment = (unsigned)v;
+	}
+	if (gpucc_embed_image(args->positional[0], output, &opts) != 0)
+		return cmd_fail(args);
+	const char *header = cmd_value(args, "header");
+	if (header && gpucc_embed_write_header(header, symbol) != 0)
+		return cmd_fail(args);
+	return EXIT_OK;
+}
+
+const cmd_spec cmd_embed_spec = {
+	.name = "embed",
+	.synopsis = "IMAGE -o OBJ --symbol NAME [--target-triple TRIPLE] [--header FILE]",
+	.summary = "write a host object file that carries an image as a symbol",
+	.description =
+		"Emits, with LLVM in process, a relocatable object defining NAME (the image's\n"
+		"bytes, 64-byte aligned, in the read-only section .rodata.gpucc) and NAME_size\n"
+		"(a uint64_t).  Link it into a program or library and open the image with\n"
+		"gpucc_image_open_memory(&img, NAME, NAME_size, \"NAME\"): no file is needed\n"
+		"at run time.  The image is checked before it is embedded.",
+	.options = embed_options,
+	.min_positional = 1,
+	.max_positional = 1,
+	.run = run_embed,
+};

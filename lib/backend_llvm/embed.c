@@ -1,0 +1,144 @@
+/*
+ * lib/backend_llvm/embed.c -- `gpucc embed`'s half in the LLVM backend
+ * module: a host object file holding an image as a read-only symbol, emitted
+ * in process by LLVM's X86 or AArch64 backend (no assembler, no linker).
+ * Exports GPUCC_EMBED_ENTRY (lib/embed_backend.h).
+ *
+ * The module built here holds two globals:
+ *   @NAME      = constant [N x i8] c"...", align A, section S
+ *   @NAME_size = constant i64 N, align 8
+ * both external and default-visible, so that a program or shared library
+ * that links the object sees the image with no file at run time.
+ */
+#include "embed_backend.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* Host backends: all four parts each, or emission fails (TOOLCHAIN.md). */
+static void init_host_targets(void)
+{
+	LLVMInitializeX86TargetInfo();
+	LLVMInitializeX86Target();
+	LLVMInitializeX86TargetMC();
+	LLVMInitializeX86AsmPrinter();
+	LLVMInitializeAArch64TargetInfo();
+	LLVMInitializeAArch64Target();
+	LLVMInitializeAArch64TargetMC();
+	LLVMInitializeAArch64AsmPrinter();
+}
+
+static int fail(char *error, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(char *error, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(error, size, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* x86_64 and aarch64 only: the two hosts gpucc is built and tested on. */
+static bool host_arch_supported(const char *triple)
+{
+	return strncmp(triple, "x86_64-", 7) == 0 || strncmp(triple, "aarch64-", 8) == 0;
+}
+
+EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, const char *section,
+                                      unsigned alignment, const void *data, size_t size,
+                                      void **out, size_t *out_size, char *error,
+                                      size_t error_size);
+
+EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, const char *section,
+                                      unsigned alignment, const void *data, size_t size,
+                                      void **out, size_t *out_size, char *error,
+                                      size_t error_size)
+{
+	*out = NULL;
+	*out_size = 0;
+	pthread_once(&init_once, init_host_targets);
+
+	char *normal = LLVMNormalizeTargetTriple(triple);
+	if (!host_arch_supported(normal)) {
+		int rc = fail(error, error_size,
+		              "host triple '%s' is not supported: gpucc embed emits x86_64 and aarch64 objects",
+		              triple);
+		LLVMDisposeMessage(normal);
+		return rc;
+	}
+	LLVMTargetRef target = NULL;
+	char *message = NULL;
+	if (LLVMGetTargetFromTriple(normal, &target, &message) != 0) {
+		int rc = fail(error, error_size, "LLVM cannot target '%s': %s", triple,
+		              message ? message : "unknown triple");
+		LLVMDisposeMessage(message);
+		LLVMDisposeMessage(normal);
+		return rc;
+	}
+	LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, normal, "", "", LLVMCodeGenLevelNone,
+	                                                  LLVMRelocPIC, LLVMCodeModelDefault);
+	if (!tm) {
+		LLVMDisposeMessage(normal);
+		return fail(error, error_size, "LLVM cannot make a target machine for '%s'", triple);
+	}
+
+	LLVMContextRef ctx = LLVMContextCreate();
+	LLVMModuleRef mod = LLVMModuleCreateWithNameInContext("gpucc-embed", ctx);
+	LLVMSetTarget(mod, normal);
+	LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+	LLVMSetModuleDataLayout(mod, layout);
+
+	LLVMValueRef bytes = LLVMConstStringInContext2(ctx, data, size, 1);
+	LLVMValueRef image = LLVMAddGlobal(mod, LLVMTypeOf(bytes), symbol);
+	LLVMSetInitializer(image, bytes);
+	LLVMSetGlobalConstant(image, 1);
+	LLVMSetLinkage(image, LLVMExternalLinkage);
+	LLVMSetAlignment(image, alignment);
+	LLVMSetSection(image, section);
+
+	char size_name[512];
+	snprintf(size_name, sizeof size_name, "%s_size", symbol);
+	LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
+	LLVMValueRef count = LLVMAddGlobal(mod, i64, size_name);
+	LLVMSetInitializer(count, LLVMConstInt(i64, (unsigned long long)size, 0));
+	LLVMSetGlobalConstant(count, 1);
+	LLVMSetLinkage(count, LLVMExternalLinkage);
+	LLVMSetAlignment(count, 8);
+
+	int rc = 0;
+	LLVMMemoryBufferRef buffer = NULL;
+	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &buffer) != 0) {
+		rc = fail(error, error_size, "LLVM could not emit an object for '%s': %s", normal,
+		          message ? message : "unknown error");
+		LLVMDisposeMessage(message);
+	} else {
+		size_t n = LLVMGetBufferSize(buffer);
+		*out = malloc(n ? n : 1);
+		if (!*out) {
+			rc = fail(error, error_size, "out of memory");
+		} else {
+			memcpy(*out, LLVMGetBufferStart(buffer), n);
+			*out_size = n;
+		}
+		LLVMDisposeMemoryBuffer(buffer);
+	}
+	LLVMDisposeModule(mod);
+	LLVMDisposeTargetData(layout);
+	LLVMContextDispose(ctx);
+	LLVMDisposeTargetMachine(tm);
+	LLVMDisposeMessage(normal);
+	return rc;
+}

@@ -1,0 +1,24 @@
+/*
+ * lib/embed_backend.h -- the one entry point `gpucc embed` needs from the
+ * LLVM backend module (lib/backend_llvm/embed.c), looked up with dlsym by
+ * lib/embed.c once gpucc_backend_load (lib/backend.h) has loaded the module.
+ * Like the rest of the module it calls nothing in libgpucc: strings in,
+ * malloc()ed bytes out.
+ */
+#ifndef GPUCC_LIB_EMBED_BACKEND_H
+#define GPUCC_LIB_EMBED_BACKEND_H
+
+#include <stddef.h>
+
+#define GPUCC_EMBED_ENTRY "gpucc_backend_embed_object"
+
+/* Emit a relocatable object for triple (normalised by LLVM) that defines
+ * symbol, size bytes of data aligned to alignment in section, and
+ * symbol_size, a 64-bit constant holding size.  On success returns 0 and
+ * *out (release with free()) holds the object; on failure returns -1 with a
+ * one-line reason in error. */
+typedef int (*gpucc_embed_entry_fn)(const char *triple, const char *symbol, const char *section,
+                                    unsigned alignment, const void *data, size_t size, void **out,
+                                    size_t *out_size, char *error, size_t error_size);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * gpucc/runtime.h -- using an image when a package starts: open it (embedded
+ * in the program, or a file mapped into memory), choose the entry that fits
+ * the GPU present, and load it through the vendor's runtime.
+ *
+ * Nothing here compiles, and nothing loads a GPU runtime until a function
+ * that needs one is called (gpucc_devices_list, gpucc_module_load): the HIP
+ * runtime (libamdhip64.so.5) and the CUDA driver (libcuda.so.1) are opened
+ * with dlopen() then, never linked (DESIGN.md invariant 8).  Environment
+ * overrides, for tests and unusual installs: GPUCC_HIP_LIBRARY and
+ * GPUCC_CUDA_LIBRARY name the library to open ("none" disables that runtime).
+ *
+ * Selection (formats/runtime.md has the rules and their reasons):
+ *  - AMD: the entry whose target equals the device's target ID; else one of
+ *    the same processor whose sramecc and xnack are each "any" or equal to
+ *    the device's setting, the most specific first.  The entry must carry a
+ *    code object (hsaco).
+ *  - NVIDIA: a cubin built for the device's exact sm; else PTX the driver can
+ *    JIT for the device: PTX for sm_X runs on sm >= X (sm_Xa only on sm_X),
+ *    of a PTX ISA no newer than the driver's (gpucc_cuda_max_ptx_isa); the
+ *    highest ISA wins, then the highest sm.
+ *  - Ties go to the smallest key, so the choice is deterministic.
+ */
+#ifndef GPUCC_RUNTIME_H
+#define GPUCC_RUNTIME_H
+
+#include "common.h"
+#include "image.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- opening images ------------------------------------------------------ */
+
+/* Open the image file at path by mapping it read-only into memory; the image
+ * owns the mapping and unmaps it when freed.  Errors as gpucc_image_open. */
+GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
+
+/* ---- selection (pure: no driver, no I/O) ---------------------------------- */
+
+/* What a device can run.  target.vendor says which rules apply.  NVIDIA:
+ * target.sm is the device's compute capability (90 for 9.0), target.ptx_isa
+ * the newest PTX ISA its driver can JIT (0: no PTX).  AMD: target.processor
+ * and the sramecc/xnack modes the device runs in (ON/OFF, or UNSUPPORTED). */
+typedef struct gpucc_selection {
+	const gpucc_entry *entry; /* borrowed from the image or array searched */
+	gpucc_part part;          /* the payload to load: CUBIN, PTX or HSACO */
+	const gpucc_payload *payload;
+	bool exact;               /* the exact target (or cubin), not a fallback */
+} gpucc_selection;
+
+/* Whether entry e (of any kernel) can run on device; on true, *out tells what
+ * would load.  An entry whose target does not parse never fits. */
+GPUCC_API bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e,
+                                const gpucc_target *device);
+
+/* Choose, among entries[0..count), the one that holds kernel (NULL: any
+ * entry) and fits device best.  GPUCC_ENOTFOUND when no entry has the
+ * kernel (the message lists the kernels there are) or when none that has it
+ * fits (the message lists their targets); GPUCC_EINVALID for bad arguments.
+ * name is used in messages (an image name). */
+GPUCC_API int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t count,
+                           const char *kernel, const gpucc_target *device, const char *name);
+/* The same over the entries of an image. */
+GPUCC_API int gpucc_image_select(gpucc_selection *out, const gpucc_image *img, const char *kernel,
+                                 const gpucc_target *device);
+
+/* Newest PTX ISA (e.g. 85 for 8.5) that a CUDA driver of this version
+ * (cuDriverGetVersion: 12040 for 12.4) can JIT; 0 for drivers older than
+ * CUDA 9.0.  Capped at the newest ISA gpucc knows. */
+GPUCC_API unsigned gpucc_cuda_max_ptx_isa(int driver_version);
+
+/* A device's target from what its runtime reports: a HIP gcnArchName
+ * ("gfx90a:sramecc+:xnack-") or a CUDA compute capability and driver
+ * version.  A processor gpucc does not know is GPUCC_EINVALID. */
+GPUCC_API int gpucc_target_from_hip_arch(gpucc_target *out, const char *gcn_arch_name);
+GPUCC_API void gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor,
+                                      int driver_version);
+
+/* ---- devices ------------------------------------------------------------- */
+
+typedef enum gpucc_runtime_kind {
+	GPUCC_RUNTIME_HIP = 1,  /* libamdhip64.so.5 */
+	GPUCC_RUNTIME_CUDA = 2  /* libcuda.so.1, the driver API */
+} gpucc_runtime_kind;
+
+typedef struct gpucc_device {
+	gpucc_runtime_kind runtime;
+	int ordinal;              /* the device's index in its runtime */
+	char name[128];           /* as the runtime reports it */
+	char arch[64];            /* gcnArchName, or "sm_90" */
+	bool target_known;        /* arch parsed into target */
+	gpucc_target target;      /* see gpucc_selection's rules */
+	int driver_version;       /* hipDriverGetVersion / cuDriverGetVersion */
+} gpucc_device;
+
+/* The GPUs the runtimes present on this machine see, HIP's first.
+ * *out (release with gpucc_free) holds *count >= 1 devices.  With none:
+ * GPUCC_EUNAVAILABLE and a message that says, per runtime, why (library not
+ * found, or the runtime's error such as hipErrorNoDevice (100)).  Never
+ * blocks on a missing device. */
+GPUCC_API int gpucc_devices_list(gpucc_device **out, size_t *count);
+
+/* ---- loading ------------------------------------------------------------- */
+
+/* A module loaded on one device, owned by the caller. */
+typedef struct gpucc_module gpucc_module;
+
+/* Select the entry holding kernel for device (NULL: the first device of
+ * gpucc_devices_list), read and verify its payload, and load it with
+ * hipModuleLoadData or cuModuleLoadDataEx (in the device's primary
+ * context).  GPUCC_EUNAVAILABLE when no runtime or device is present;
+ * GPUCC_ENOTFOUND as for gpucc_select; GPUCC_ECORRUPT for a bad payload;
+ * GPUCC_ERROR when the runtime refuses the code (its error named). */
+GPUCC_API int gpucc_module_load(gpucc_module **out, gpucc_image *img, const char *kernel,
+                                const gpucc_device *device);
+/* The kernel's function handle (hipFunction_t or CUfunction), borrowed from
+ * the module.  GPUCC_ENOTFOUND when the module has no such kernel. */
+GPUCC_API int gpucc_module_function(void **out, gpucc_module *m, const char *kernel);
+/* The runtime's module handle (hipModule_t or CUmodule), borrowed. */
+GPUCC_API void *gpucc_module_handle(const gpucc_module *m);
+/* The entry and part that were loaded; borrowed from the image, which must
+ * outlive these calls. */
+GPUCC_API const gpucc_selection *gpucc_module_selection(const gpucc_module *m);
+GPUCC_API const gpucc_device *gpucc_module_device(const gpucc_module *m);
+/* Unload (hipModuleUnload / cuModuleUnload) and release; accepts NULL. */
+GPUCC_API void gpucc_module_free(gpucc_module *m);
+
+/* ---- embedding ------------------------------------------------------------- */
+
+typedef struct gpucc_embed_options {
+	const char *symbol;       /* NAME: the bytes; NAME_size: their count */
+	const char *triple;       /* host triple; NULL: the build machine's */
+	unsigned alignment;       /* of NAME in bytes, a power of two; 0: 64 */
+	const char *section;      /* NULL: ".rodata.gpucc" */
+} gpucc_embed_options;
+
+/* Write to obj_path (atomically) a relocatable host object defining NAME,
+ * the bytes of the image file image_path, and NAME_size, a uint64_t, through
+ * the LLVM backend module (loaded on demand).  The image is checked first
+ * (GPUCC_ECORRUPT when it does not open).  GPUCC_EINVALID for a bad symbol
+ * name or a triple LLVM cannot target; GPUCC_EUNAVAILABLE without the
+ * backend. */
+GPUCC_API int gpucc_embed_image(const char *image_path, const char *obj_path,
+                                const gpucc_embed_options *opts);
+/* Write a C header declaring what gpucc_embed_image defines (atomically). */
+GPUCC_API int gpucc_embed_write_header(const char *header_path, const char *symbol);
+/* The triple gpucc_embed_image uses when none is given. */
+GPUCC_API const char *gpucc_embed_default_triple(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

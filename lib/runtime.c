@@ -1,0 +1,308 @@
+/*
+ * lib/runtime.c -- the runtime API of gpucc/runtime.h: images opened by
+ * mapping, the devices the GPU runtimes see, and modules loaded on them.
+ * Selection is in runtime_select.c; each runtime is a driver table
+ * (runtime_driver.h) in runtime_hip.c and runtime_cuda.c, whose library is
+ * opened here, with dlopen(), only when a device is asked for.
+ */
+#include "errors.h"
+#include "image_internal.h"
+#include "runtime_driver.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- mapped images --------------------------------------------------------- */
+
+typedef struct mapping {
+	void *address;
+	size_t size;
+} mapping;
+
+static void mapping_release(void *ctx)
+{
+	mapping *m = ctx;
+	munmap(m->address, m->size);
+	free(m);
+}
+
+int gpucc_image_open_mapped(gpucc_image **out, const char *path)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot open '%s'", path);
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int rc = gpucc_error_set_errno("cannot stat '%s'", path);
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size == 0 || (uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		/* Not mappable: let the ordinary reader say what is wrong. */
+		return gpucc_image_open(out, path);
+	}
+	mapping *m = malloc(sizeof *m);
+	if (!m) {
+		close(fd);
+		return gpucc_error_oom();
+	}
+	m->size = (size_t)st.st_size;
+	m->address = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m->address == MAP_FAILED) {
+		free(m);
+		return gpucc_error_set_errno("cannot map '%s'", path);
+	}
+	int rc = gpucc_image_open_memory(out, m->address, m->size, path);
+	if (rc) {
+		mapping_release(m);
+		return rc;
+	}
+	gpucc_image_on_free(*out, mapping_release, m);
+	return 0;
+}
+
+/* ---- opening a runtime's library -------------------------------------------- */
+
+int gpucc_runtime_dlopen(void **out, const char *runtime_name, const char *env_name,
+                         const char *const *names)
+{
+	*out = NULL;
+	const char *forced = getenv(env_name);
+	if (forced && *forced) {
+		if (strcmp(forced, "none") == 0)
+			return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: disabled by %s=none", runtime_name,
+			                       env_name);
+		*out = dlopen(forced, RTLD_NOW | RTLD_LOCAL);
+		if (!*out)
+			return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: cannot load '%s' (%s): %s",
+			                       runtime_name, forced, env_name, dlerror());
+		return 0;
+	}
+	char tried[256] = "";
+	size_t used = 0;
+	for (size_t i = 0; names[i]; i++) {
+		*out = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (*out)
+			return 0;
+		int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", names[i]);
+		if (n > 0 && (size_t)n < sizeof tried - used)
+			used += (size_t)n;
+	}
+	return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: not installed (cannot load %s)", runtime_name,
+	                       tried);
+}
+
+/* ---- devices ---------------------------------------------------------------- */
+
+static const runtime_driver *const drivers[] = {
+	&gpucc_runtime_hip_driver,
+	&gpucc_runtime_cuda_driver,
+};
+#define DRIVER_COUNT (sizeof drivers / sizeof drivers[0])
+
+static const runtime_driver *driver_of(gpucc_runtime_kind kind)
+{
+	for (size_t i = 0; i < DRIVER_COUNT; i++)
+		if (drivers[i]->kind == kind)
+			return drivers[i];
+	return NULL;
+}
+
+int gpucc_devices_list(gpucc_device **out, size_t *count)
+{
+	*out = NULL;
+	*count = 0;
+	gpucc_device *devices = NULL;
+	size_t total = 0;
+	char why[1024] = "";
+	size_t why_used = 0;
+	for (size_t d = 0; d < DRIVER_COUNT; d++) {
+		int n = 0;
+		int rc = drivers[d]->device_count(&n);
+		if (rc == 0 && n > 0) {
+			gpucc_device *grown = realloc(devices, (total + (size_t)n) * sizeof *grown);
+			if (!grown) {
+				free(devices);
+				return gpucc_error_oom();
+			}
+			devices = grown;
+			for (int i = 0; i < n; i++) {
+				gpucc_device *dev = &devices[total];
+				memset(dev, 0, sizeof *dev);
+				dev->runtime = drivers[d]->kind;
+				if (drivers[d]->device_describe(i, dev) == 0)
+					total++;
+				else
+					rc = GPUCC_EUNAVAILABLE;
+			}
+		}
+		if (rc != 0) {
+			int w = snprintf(why + why_used, sizeof why - why_used, "%s%s",
+			                 why_used ? "; " : "", gpucc_error_last()->message);
+			if (w > 0 && (size_t)w < sizeof why - why_used)
+				why_used += (size_t)w;
+		}
+	}
+	if (total == 0) {
+		free(devices);
+		return gpucc_error_set(GPUCC_EUNAVAILABLE, "no GPU found: %s", why);
+	}
+	*out = devices;
+	*count = total;
+	return 0;
+}
+
+/* ---- modules ---------------------------------------------------------------- */
+
+struct gpucc_module {
+	const runtime_driver *driver;
+	runtime_loaded loaded;
+	gpucc_device device;
+	gpucc_selection selection;
+};
+
+typedef struct code_buffer {
+	unsigned char *data;
+	size_t used, size;
+} code_buffer;
+
+static int to_code_buffer(void *ctx, const void *data, size_t size)
+{
+	code_buffer *b = ctx;
+	if (size > b->size - b->used)
+		return gpucc_error_set(GPUCC_ECORRUPT, "payload is larger than the manifest lists");
+	memcpy(b->data + b->used, data, size);
+	b->used += size;
+	return 0;
+}
+
+/* The payload's verified bytes with a NUL after them (PTX must end in one
+ * for the CUDA driver). */
+static int read_code(code_buffer *out, gpucc_image *img, const gpucc_payload *p)
+{
+	memset(out, 0, sizeof *out);
+	if (p->size > SIZE_MAX - 1)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': payload too large", gpucc_image_name(img));
+	out->size = (size_t)p->size;
+	out->data = malloc(out->size + 1);
+	if (!out->data)
+		return gpucc_error_oom();
+	int rc = gpucc_image_stream_payload(img, p, to_code_buffer, out);
+	if (rc == 0 && out->used != out->size)
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': payload shorter than the manifest lists",
+		                     gpucc_image_name(img));
+	if (rc) {
+		free(out->data);
+		out->data = NULL;
+		return rc;
+	}
+	out->data[out->size] = '\0';
+	return 0;
+}
+
+/* The device to use when the caller names none: the first on which some
+ * entry with kernel fits; else the first, so that the error is the
+ * selection's for it. */
+static int choose_device(gpucc_device *out, gpucc_selection *sel, const gpucc_image *img,
+                         const char *kernel)
+{
+	gpucc_device *devices = NULL;
+	size_t count = 0;
+	int rc = gpucc_devices_list(&devices, &count);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < count; i++) {
+		if (devices[i].target_known &&
+		    gpucc_image_select(sel, img, kernel, &devices[i].target) == 0) {
+			*out = devices[i];
+			free(devices);
+			return 0;
+		}
+	}
+	*out = devices[0];
+	free(devices);
+	if (!out->target_known)
+		return gpucc_error_set(GPUCC_EUNAVAILABLE, "device %d (%s) has an architecture gpucc does not know: '%s'",
+		                       out->ordinal, out->name, out->arch);
+	return gpucc_image_select(sel, img, kernel, &out->target);
+}
+
+int gpucc_module_load(gpucc_module **out, gpucc_image *img, const char *kernel,
+                      const gpucc_device *device)
+{
+	*out = NULL;
+	if (!img)
+		return gpucc_error_set(GPUCC_EINVALID, "gpucc_module_load: no image");
+	gpucc_module *m = calloc(1, sizeof *m);
+	if (!m)
+		return gpucc_error_oom();
+	int rc;
+	if (device) {
+		m->device = *device;
+		if (!device->target_known)
+			rc = gpucc_error_set(GPUCC_EINVALID, "device '%s' has an unknown architecture '%s'",
+			                     device->name, device->arch);
+		else
+			rc = gpucc_image_select(&m->selection, img, kernel, &device->target);
+	} else {
+		rc = choose_device(&m->device, &m->selection, img, kernel);
+	}
+	m->driver = driver_of(m->device.runtime);
+	if (rc == 0 && !m->driver)
+		rc = gpucc_error_set(GPUCC_EINVALID, "gpucc_module_load: the device has no runtime");
+	code_buffer code = {0};
+	if (rc == 0)
+		rc = read_code(&code, img, m->selection.payload);
+	if (rc == 0)
+		rc = m->driver->module_load(&m->loaded, m->device.ordinal, code.data, code.size,
+		                            m->selection.part);
+	free(code.data);
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+int gpucc_module_function(void **out, gpucc_module *m, const char *kernel)
+{
+	*out = NULL;
+	if (!m || !kernel)
+		return gpucc_error_set(GPUCC_EINVALID, "gpucc_module_function: missing argument");
+	return m->driver->module_function(out, &m->loaded, kernel);
+}
+
+void *gpucc_module_handle(const gpucc_module *m)
+{
+	return m->loaded.module;
+}
+
+const gpucc_selection *gpucc_module_selection(const gpucc_module *m)
+{
+	return &m->selection;
+}
+
+const gpucc_device *gpucc_module_device(const gpucc_module *m)
+{
+	return &m->device;
+}
+
+void gpucc_module_free(gpucc_module *m)
+{
+	if (!m)
+		return;
+	m->driver->module_unload(&m->loaded);
+	free(m);
+}

@@ -1,0 +1,255 @@
+/*
+ * lib/runtime_select.c -- choosing the entry of an image that fits a device
+ * (gpucc/runtime.h, formats/runtime.md).  Pure logic over entries and a
+ * device target: no driver, no I/O, so that every rule is a row of a table
+ * in lib/tests/test_runtime_select.c.
+ */
+#include "errors.h"
+#include "gpucc/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Newest PTX ISA each CUDA release can JIT (the PTX ISA release notes),
+ * keyed by cuDriverGetVersion (1000 * major + 10 * minor). */
+static const struct {
+	int driver;
+	unsigned ptx_isa;
+} cuda_ptx_isas[] = {
+	{8000, 50},  {9000, 60},  {9010, 61},  {9020, 62},  {10000, 63}, {10010, 64},
+	{10020, 65}, {11000, 70}, {11010, 71}, {11020, 72}, {11030, 73}, {11040, 74},
+	{11050, 75}, {11060, 76}, {11070, 77}, {11080, 78}, {12000, 80}, {12010, 81},
+	{12020, 82}, {12030, 83}, {12040, 84}, {12050, 85}, {12060, 85}, {12080, 87},
+	{12090, 88}, {13000, 90},
+};
+
+/* The newest PTX ISA gpucc (LLVM 19) can produce: a newer driver JITs
+ * everything up to it. */
+#define NEWEST_KNOWN_PTX_ISA 85
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+unsigned gpucc_cuda_max_ptx_isa(int driver_version)
+{
+	unsigned isa = 0;
+	for (size_t i = 0; i < COUNT(cuda_ptx_isas); i++)
+		if (driver_version >= cuda_ptx_isas[i].driver)
+			isa = cuda_ptx_isas[i].ptx_isa;
+	return isa > NEWEST_KNOWN_PTX_ISA ? NEWEST_KNOWN_PTX_ISA : isa;
+}
+
+int gpucc_target_from_hip_arch(gpucc_target *out, const char *gcn_arch_name)
+{
+	if (!gcn_arch_name || !*gcn_arch_name)
+		return gpucc_error_set(GPUCC_EINVALID, "the HIP runtime reported no architecture name");
+	int rc = gpucc_target_parse(out, gcn_arch_name);
+	if (rc)
+		return gpucc_error_prefix("device architecture '%s'", gcn_arch_name);
+	if (out->vendor != GPUCC_VENDOR_AMD)
+		return gpucc_error_set(GPUCC_EINVALID, "device architecture '%s' is not an AMD GPU",
+		                       gcn_arch_name);
+	return 0;
+}
+
+void gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor, int driver_version)
+{
+	memset(out, 0, sizeof *out);
+	out->vendor = GPUCC_VENDOR_NVIDIA;
+	out->sm = (unsigned)(cc_major * 10 + cc_minor);
+	out->ptx_isa = gpucc_cuda_max_ptx_isa(driver_version);
+}
+
+/* ---- one entry against one device ---------------------------------------- */
+
+/* sramecc or xnack of an entry against the device's mode. */
+static bool feature_fits(gpucc_feature entry, gpucc_feature device)
+{
+	if (entry == GPUCC_FEATURE_ANY || entry == GPUCC_FEATURE_UNSUPPORTED)
+		return true;
+	return entry == device;
+}
+
+static int feature_specificity(gpucc_feature f)
+{
+	return f == GPUCC_FEATURE_ON || f == GPUCC_FEATURE_OFF;
+}
+
+bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e, const gpucc_target *device)
+{
+	gpucc_target t;
+	/* A target this gpucc cannot parse does not fit (and leaves the last
+	 * error set, which only a failing call's caller reads). */
+	if (gpucc_target_parse(&t, e->target) != 0 || t.vendor != device->vendor)
+		return false;
+	gpucc_selection s = {.entry = e};
+	if (t.vendor == GPUCC_VENDOR_AMD) {
+		if (strcmp(t.processor, device->processor) != 0 ||
+		    !feature_fits(t.sramecc, device->sramecc) || !feature_fits(t.xnack, device->xnack))
+			return false;
+		s.part = GPUCC_PART_HSACO;
+		s.exact = t.sramecc == device->sramecc && t.xnack == device->xnack;
+	} else {
+		if (t.sm == device->sm && gpucc_entry_payload(e, GPUCC_PART_CUBIN)) {
+			s.part = GPUCC_PART_CUBIN;
+			s.exact = true;
+		} else {
+			bool arch_ok = t.sm_accelerated ? t.sm == device->sm : t.sm <= device->sm;
+			if (!arch_ok || t.ptx_isa > device->ptx_isa)
+				return false;
+			s.part = GPUCC_PART_PTX;
+		}
+	}
+	s.payload = gpucc_entry_payload(e, s.part);
+	if (!s.payload)
+		return false;
+	if (out)
+		*out = s;
+	return true;
+}
+
+/* True when candidate a should be preferred over b (both fit one device). */
+static bool better(const gpucc_selection *a, const gpucc_selection *b)
+{
+	if (a->exact != b->exact)
+		return a->exact;
+	gpucc_target ta, tb;
+	if (gpucc_target_parse(&ta, a->entry->target) == 0 &&
+	    gpucc_target_parse(&tb, b->entry->target) == 0) {
+		if (ta.vendor == GPUCC_VENDOR_AMD) {
+			int sa = feature_specificity(ta.sramecc) + feature_specificity(ta.xnack);
+			int sb = feature_specificity(tb.sramecc) + feature_specificity(tb.xnack);
+			if (sa != sb)
+				return sa > sb;
+		} else {
+			if (ta.ptx_isa != tb.ptx_isa)
+				return ta.ptx_isa > tb.ptx_isa;
+			if (ta.sm != tb.sm)
+				return ta.sm > tb.sm;
+			if (ta.sm_accelerated != tb.sm_accelerated)
+				return ta.sm_accelerated;
+		}
+	}
+	return gpucc_digest_compare(&a->entry->key, &b->entry->key) < 0;
+}
+
+static bool entry_has_kernel(const gpucc_entry *e, const char *kernel)
+{
+	for (size_t k = 0; k < e->kernel_count; k++)
+		if (strcmp(e->kernels[k].name, kernel) == 0)
+			return true;
+	return false;
+}
+
+/* ---- messages -------------------------------------------------------------- */
+
+/* A bounded list "a, b, c" of distinct strings; "..." once full. */
+typedef struct name_list {
+	char text[512];
+	size_t used;
+	bool full;
+} name_list;
+
+static void name_list_add(name_list *l, const char *name)
+{
+	if (l->full)
+		return;
+	/* Skip duplicates ("," separated whole words). */
+	size_t len = strlen(name);
+	for (const char *p = l->text; (p = strstr(p, name)) != NULL; p += len)
+		if ((p == l->text || p[-1] == ' ') && (p[len] == ',' || p[len] == '\0'))
+			return;
+	int n = snprintf(l->text + l->used, sizeof l->text - l->used, "%s%s", l->used ? ", " : "", name);
+	if (n < 0 || (size_t)n >= sizeof l->text - l->used - 5) {
+		l->text[l->used] = '\0';
+		snprintf(l->text + l->used, sizeof l->text - l->used, "%s...", l->used ? ", " : "");
+		l->full = true;
+		return;
+	}
+	l->used += (size_t)n;
+}
+
+static void describe_device(char *out, size_t size, const gpucc_target *d)
+{
+	if (d->vendor == GPUCC_VENDOR_NVIDIA) {
+		snprintf(out, size, "sm_%u (driver JITs PTX ISA up to %u.%u)", d->sm, d->ptx_isa / 10,
+		         d->ptx_isa % 10);
+	} else {
+		char name[GPUCC_TARGET_NAME_SIZE];
+		gpucc_target_format(name, d);
+		snprintf(out, size, "%s", name);
+	}
+}
+
+/* ---- choosing -------------------------------------------------------------- */
+
+int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t count,
+                 const char *kernel, const gpucc_target *device, const char *name)
+{
+	if (!out || !device || (count && !entries))
+		return gpucc_error_set(GPUCC_EINVALID, "gpucc_select: missing argument");
+	memset(out, 0, sizeof *out);
+	if (!name)
+		name = "image";
+	if (device->vendor != GPUCC_VENDOR_NVIDIA && device->vendor != GPUCC_VENDOR_AMD)
+		return gpucc_error_set(GPUCC_EINVALID, "gpucc_select: the device has no vendor");
+
+	size_t with_kernel = 0;
+	bool found = false;
+	gpucc_selection best = {0};
+	name_list targets = {0}, kernels = {0};
+	for (size_t i = 0; i < count; i++) {
+		const gpucc_entry *e = entries[i];
+		for (size_t k = 0; k < e->kernel_count; k++)
+			name_list_add(&kernels, e->kernels[k].name);
+		if (kernel && !entry_has_kernel(e, kernel))
+			continue;
+		with_kernel++;
+		char target[GPUCC_TARGET_NAME_SIZE + 16];
+		const gpucc_payload *code = gpucc_entry_payload(e, GPUCC_PART_CUBIN);
+		if (!code)
+			code = gpucc_entry_payload(e, GPUCC_PART_HSACO);
+		if (!code)
+			code = gpucc_entry_payload(e, GPUCC_PART_PTX);
+		snprintf(target, sizeof target, "%s (%s)", e->target,
+		         code ? gpucc_part_name(code->part) : "no code");
+		name_list_add(&targets, target);
+		gpucc_selection s;
+		if (!gpucc_entry_fits(&s, e, device))
+			continue;
+		if (!found || better(&s, &best))
+			best = s;
+		found = true;
+	}
+	if (found) {
+		*out = best;
+		return 0;
+	}
+	char dev[96];
+	describe_device(dev, sizeof dev, device);
+	if (kernel && with_kernel == 0)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "kernel '%s' is not in '%s' (its kernels: %s)",
+		                       kernel, name, kernels.used ? kernels.text : "none");
+	if (count == 0)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s' has no entries", name);
+	return gpucc_error_set(GPUCC_ENOTFOUND,
+	                       "no entry of '%s'%s%s%s runs on %s: the image has %s", name,
+	                       kernel ? " with kernel '" : "", kernel ? kernel : "", kernel ? "'" : "",
+	                       dev, targets.text);
+}
+
+int gpucc_image_select(gpucc_selection *out, const gpucc_image *img, const char *kernel,
+                       const gpucc_target *device)
+{
+	if (!img)
+		return gpucc_error_set(GPUCC_EINVALID, "gpucc_image_select: no image");
+	size_t count = gpucc_image_entry_count(img);
+	const gpucc_entry **entries = malloc((count ? count : 1) * sizeof *entries);
+	if (!entries)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < count; i++)
+		entries[i] = gpucc_image_entry(img, i);
+	int rc = gpucc_select(out, entries, count, kernel, device, gpucc_image_name(img));
+	free(entries);
+	return rc;
+}
