@@ -1,0 +1,148 @@
+# cmd/tests/algebra_faults.sh -- faults (DESIGN.md invariants 4 and 7):
+#  - SIGKILL in the middle of merge, import and gc leaves the old output
+#    intact (or the new one, complete) and the cache valid;
+#  - a full disk (RLIMIT_FSIZE; a small tmpfs when we may mount one) gives a
+#    one-line error and no partial file;
+#  - a read-only cache directory still serves every read command.
+# Kill times sweep the run's duration, so whatever the machine's speed some
+# land mid-write; each outcome is checked, none is timing-dependent.
+. "$SRCROOT/cmd/tests/lib.sh"
+. "$SRCROOT/cmd/tests/algebra_helpers.sh"
+
+make_image big1.gpucc G 0 12 v0 1500000      # ~18 MB each
+make_image big2.gpucc G 12 12 v0 1500000
+make_image small.gpucc H 0 6
+expect_exit 0 "$GPUCC" merge big1.gpucc big2.gpucc small.gpucc -o want.gpucc
+expect_exit 0 "$GPUCC" snapshot want.gpucc -o want.snap
+
+# How long a run takes here, to spread the kills over it.
+ms_of() {
+	local start end
+	start=$(date +%s%N)
+	"$@" >/dev/null 2>&1
+	end=$(date +%s%N)
+	echo $(((end - start) / 1000000))
+}
+
+# kill_at MS CMD...: start CMD, SIGKILL it after MS milliseconds (if alive).
+kill_at() {
+	local ms=$1; shift
+	"$@" >/dev/null 2>&1 &
+	local pid=$!
+	sleep "$(printf '0.%03d' "$ms")" 2>/dev/null || sleep 0
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# ---- merge killed: out.gpucc is the old image or the new, never torn
+cp small.gpucc out.gpucc
+cp small.gpucc old.gpucc
+t=$(ms_of "$GPUCC" merge big1.gpucc big2.gpucc small.gpucc -o probe.gpucc)
+[ "$t" -gt 0 ] || t=1
+[ "$t" -lt 999 ] || t=999
+for step in 0 1 2 3 4 5 6 7 8 9; do
+	kill_at $((t * step / 10)) "$GPUCC" merge out.gpucc big1.gpucc big2.gpucc -o out.gpucc
+	if cmp -s out.gpucc want.gpucc; then
+		cp small.gpucc out.gpucc   # completed: start again from the old state
+	else
+		cmp -s out.gpucc old.gpucc || fail "merge killed after ${step}0% left a torn output"
+	fi
+done
+assert_verifies out.gpucc
+# leftovers of killed writers are dot-files beside the output, never the output
+find . -maxdepth 1 -name 'out.gpucc?*' ! -name '.*' | grep -q . && fail "stray output files"
+expect_exit 0 "$GPUCC" merge out.gpucc big1.gpucc big2.gpucc -o out.gpucc
+assert_same out.gpucc want.gpucc
+
+# ---- import killed: the cache stays valid, no entry is torn
+export GPUCC_CACHE_DIR="$TEST_DIR/cache"
+t=$(ms_of "$GPUCC" cache import --cache probe-cache big1.gpucc big2.gpucc)
+[ "$t" -lt 999 ] || t=999
+for step in 1 3 5 7 9; do
+	kill_at $((t * step / 10)) "$GPUCC" cache import big1.gpucc big2.gpucc
+	"$GPUCC" cache lookup $(keys_of want.gpucc) >look.out 2>look.err
+	assert_no_grep "corrupt" look.err
+	assert_no_grep "unreadable" look.err
+done
+expect_exit 0 "$GPUCC" cache import big1.gpucc big2.gpucc small.gpucc
+expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o cache.snap
+assert_same cache.snap want.snap
+expect_exit 0 "$GPUCC" cache lookup $(keys_of want.gpucc)
+assert_no_grep "warning" err
+
+# ---- gc killed: what is left is whole
+make_image many.gpucc M 0 300
+expect_exit 0 "$GPUCC" cache import many.gpucc
+t=$(ms_of "$GPUCC" cache gc --cache probe-cache --max-size 1)
+[ "$t" -gt 0 ] || t=1
+for step in 1 3 5 7; do
+	kill_at $((t * step / 10 + 1)) "$GPUCC" cache gc --max-size 100k
+	"$GPUCC" cache lookup $(keys_of many.gpucc) >look.out 2>look.err
+	assert_no_grep "corrupt" look.err
+done
+expect_exit 0 "$GPUCC" cache stats
+expect_exit 0 "$GPUCC" cache gc --max-size 100k
+expect_exit 0 "$GPUCC" cache stats --json
+python3 -c 'import json; d=json.load(open("out")); assert d["bytes"] <= 100*1024, d' || fail "gc did not reach its bound"
+
+# ---- full disk: RLIMIT_FSIZE (SIGXFSZ ignored, so writes fail with EFBIG)
+rm -f out.gpucc .out.gpucc.tmp.*   # the killed merges' leftovers
+( trap '' XFSZ; ulimit -f 2048; exec "$GPUCC" merge big1.gpucc big2.gpucc -o out.gpucc ) >out 2>err
+rc=$?
+[ "$rc" -eq 1 ] || fail "merge past RLIMIT_FSIZE exited $rc, expected 1"
+assert_one_line err
+assert_grep "out.gpucc" err
+assert_no_file out.gpucc
+ls -a | grep -q '\.out\.gpucc\.tmp\.' && fail "partial temporary file left behind"
+( trap '' XFSZ; ulimit -f 1000; exec "$GPUCC" cache import --cache fcache big1.gpucc ) >out 2>err
+[ $? -eq 1 ] || fail "import past RLIMIT_FSIZE should fail"
+assert_one_line err
+[ -z "$(find fcache -name '.*.tmp.*')" ] || fail "partial files left in the cache"
+# ... and a real ENOSPC on a small tmpfs, when this user may mount one
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+	mkdir small-fs
+	unshare -m sh -c 'mount -t tmpfs -o size=4m tmpfs small-fs &&
+		"$0" merge big1.gpucc -o small-fs/out.gpucc >out 2>err; echo $? > rc;
+		ls -A small-fs > left' "$GPUCC"
+	[ "$(cat rc)" = 1 ] || { cat err >&2; fail "merge onto a full tmpfs exited $(cat rc)"; }
+	assert_one_line err
+	assert_grep "No space left on device" err
+	[ -z "$(cat left)" ] || fail "files left on the full file system: $(cat left)"
+fi
+
+# ---- a read-only cache still serves reads
+ro_cache="$TEST_DIR/rocache"
+expect_exit 0 "$GPUCC" cache import --cache "$ro_cache" small.gpucc
+keys=$(keys_of small.gpucc | tr '\n' ' ')
+# run_ro CMD...: run CMD with $ro_cache read-only: a read-only bind mount
+# when we are root (permissions do not stop root), chmod otherwise.
+run_ro() {
+	if [ "$(id -u)" = 0 ]; then
+		unshare -m sh -c 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"' \
+			"$ro_cache" "$@"
+	else
+		chmod -R a-w "$ro_cache"
+		"$@"; local rc=$?
+		chmod -R u+w "$ro_cache"
+		return $rc
+	fi
+}
+if [ "$(id -u)" = 0 ] && ! unshare -m true 2>/dev/null; then
+	skip "root without mount namespaces: cannot make a read-only directory"
+fi
+run_ro "$GPUCC" cache lookup --cache "$ro_cache" $keys >out 2>err || { cat err >&2; fail "lookup on a read-only cache"; }
+[ "$(grep -c '^hit' out)" -eq 6 ] || fail "lookups on a read-only cache should hit"
+run_ro "$GPUCC" cache stats --cache "$ro_cache" >out 2>err || fail "stats on a read-only cache"
+assert_grep "entries           6" out
+run_ro "$GPUCC" snapshot "$ro_cache" -o ro.snap >out 2>err || fail "snapshot of a read-only cache"
+expect_exit 0 "$GPUCC" snapshot small.gpucc -o small.snap
+assert_same ro.snap small.snap
+run_ro "$GPUCC" delta "$ro_cache" --since want.snap -o rodelta.gpucc >out 2>err || fail "delta of a read-only cache"
+run_ro "$GPUCC" merge "$ro_cache" -o romerge.gpucc >out 2>err || fail "merge from a read-only cache"
+expect_exit 0 "$GPUCC" merge small.gpucc -o small2.gpucc
+assert_same romerge.gpucc small2.gpucc
+run_ro "$GPUCC" cache import --cache "$ro_cache" big1.gpucc >out 2>err && fail "import into a read-only cache succeeded"
+assert_one_line err
+assert_grep "read-only" err
+echo ok
