@@ -1,0 +1,224 @@
+/*
+ * lib/tests/test_runtime_load.c -- loading without a GPU, and what a
+ * program pays before it asks for one: images opened by mapping and from
+ * memory, the HIP runtime mapped only when devices are asked for, the
+ * documented error (hipErrorNoDevice) quickly, and clear errors for a
+ * corrupt payload, a missing kernel and a device nothing fits.
+ *
+ * On a machine with a GPU the no-device cases skip themselves.
+ */
+#include "check.h"
+
+#include <gpucc.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define IMAGE_PATH "test_runtime_load.gpucc"
+static const char hsaco_bytes[] = "fake gfx90a code object: not loadable";
+static const char ptx_bytes[] = "// fake PTX\n.version 7.8\n.target sm_90\n";
+
+static bool mapped(const char *library)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return false;
+	char line[1024];
+	bool found = false;
+	while (!found && fgets(line, sizeof line, f))
+		found = strstr(line, library) != NULL;
+	fclose(f);
+	return found;
+}
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct test_entry {
+	gpucc_entry e;
+	char target[GPUCC_TARGET_NAME_SIZE];
+	gpucc_kernel kernel;
+} test_entry;
+
+static void add_entry(gpucc_image_writer *w, const char *target, const char *kernel,
+                      gpucc_part part, const char *bytes)
+{
+	test_entry t;
+	memset(&t, 0, sizeof t);
+	gpucc_target parsed;
+	CHECK_INT(gpucc_target_parse(&parsed, target), 0);
+	gpucc_target_format(t.target, &parsed);
+	t.kernel = (gpucc_kernel){kernel, -1, -1, -1};
+	t.e.key_schema = 1;
+	t.e.module = "saxpy.ll";
+	gpucc_digest_buffer(&t.e.module_sha256, target, strlen(target));
+	t.e.target = t.target;
+	t.e.triple = gpucc_target_triple(&parsed);
+	t.e.gpucc_version = gpucc_version();
+	t.e.llvm_version = "19.1.7";
+	t.e.kernel_count = 1;
+	t.e.kernels = &t.kernel;
+	CHECK_INT(gpucc_entry_compute_key(&t.e.key, &t.e), 0);
+	gpucc_payload_source src = {part, NULL, bytes, strlen(bytes)};
+	CHECK_INT(gpucc_image_writer_add(w, &t.e, &src, 1), 0);
+}
+
+static void write_test_image(void)
+{
+	gpucc_image_writer *w = NULL;
+	gpucc_write_options opts = {0, false, 0};
+	CHECK_INT(gpucc_image_writer_new(&w, IMAGE_PATH, &opts), 0);
+	add_entry(w, "gfx90a", "saxpy", GPUCC_PART_HSACO, hsaco_bytes);
+	add_entry(w, "sm_90:ptx78", "saxpy", GPUCC_PART_PTX, ptx_bytes);
+	CHECK_INT(gpucc_image_writer_commit(w), 0);
+	gpucc_image_writer_free(w);
+}
+
+static void *read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	void *data = malloc((size_t)n);
+	*size = fread(data, 1, (size_t)n, f);
+	fclose(f);
+	return data;
+}
+
+/* Opening and choosing touch no GPU runtime. */
+static void test_open_and_select_map_no_runtime(void)
+{
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_mapped(&img, IMAGE_PATH), 0);
+	if (!img)
+		return;
+	CHECK_INT(gpucc_image_entry_count(img), 2);
+	gpucc_target device;
+	CHECK_INT(gpucc_target_from_hip_arch(&device, "gfx90a:sramecc+:xnack-"), 0);
+	gpucc_selection s;
+	CHECK_INT(gpucc_image_select(&s, img, "saxpy", &device), 0);
+	CHECK_INT(s.part, GPUCC_PART_HSACO);
+	void *data = NULL;
+	size_t size = 0;
+	CHECK_INT(gpucc_image_read_payload(&data, &size, img, s.payload), 0);
+	CHECK(size == strlen(hsaco_bytes) && memcmp(data, hsaco_bytes, size) == 0);
+	gpucc_free(data);
+	gpucc_image_free(img);
+	CHECK(!mapped("libamdhip64"));
+	CHECK(!mapped("libcuda"));
+	CHECK_INT(gpucc_image_open_mapped(&img, "no-such.gpucc"), GPUCC_ENOTFOUND);
+	CHECK_ERROR_HAS("no-such.gpucc");
+}
+
+/* No device: the documented error, quickly; the runtime is loaded now. */
+static void test_no_device(void)
+{
+	gpucc_device *devices = NULL;
+	size_t count = 0;
+	double start = seconds_now();
+	int rc = gpucc_devices_list(&devices, &count);
+	double took = seconds_now() - start;
+	if (rc == 0) {
+		gpucc_free(devices);
+		skip("this machine has a GPU");
+	}
+	CHECK_INT(rc, GPUCC_EUNAVAILABLE);
+	CHECK_ERROR_HAS("no GPU found");
+	if (access("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5", F_OK) == 0 && !getenv("GPUCC_HIP_LIBRARY")) {
+		CHECK_ERROR_HAS("HIP runtime: no device: hipGetDeviceCount returned hipErrorNoDevice (100)");
+		CHECK(mapped("libamdhip64"));
+	}
+	CHECK(took < 5.0);
+	fprintf(stderr, "  gpucc_devices_list without a GPU: %.1f ms\n", took * 1e3);
+
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_mapped(&img, IMAGE_PATH), 0);
+	gpucc_module *m = NULL;
+	start = seconds_now();
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", NULL), GPUCC_EUNAVAILABLE);
+	CHECK(seconds_now() - start < 5.0);
+	CHECK(m == NULL);
+	CHECK_ERROR_HAS("no GPU found");
+	gpucc_module_free(NULL);
+	gpucc_image_free(img);
+}
+
+/* A device named by the caller: selection errors come before any driver
+ * call, and a driver that cannot load says so without crashing. */
+static void test_named_device_errors(void)
+{
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_mapped(&img, IMAGE_PATH), 0);
+	gpucc_device dev = {.runtime = GPUCC_RUNTIME_HIP, .ordinal = 0, .name = "fake", .arch = "gfx942"};
+	dev.target_known = gpucc_target_from_hip_arch(&dev.target, "gfx942:sramecc+:xnack-") == 0;
+	gpucc_module *m = NULL;
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &dev), GPUCC_ENOTFOUND);
+	CHECK_ERROR_HAS("runs on gfx942:sramecc+:xnack-: the image has gfx90a (hsaco), sm_90:ptx78 (ptx)");
+	CHECK_INT(gpucc_module_load(&m, img, "nope", &dev), GPUCC_ENOTFOUND);
+	CHECK_ERROR_HAS("kernel 'nope' is not in");
+	CHECK_ERROR_HAS("its kernels: saxpy");
+
+	dev.target_known = gpucc_target_from_hip_arch(&dev.target, "gfx90a:sramecc+:xnack-") == 0;
+	int rc = gpucc_module_load(&m, img, "saxpy", &dev);
+	if (rc == 0) {
+		gpucc_module_free(m); /* a GPU took the fake code object?  Not expected. */
+		CHECK(false);
+	} else {
+		CHECK(rc == GPUCC_EUNAVAILABLE || rc == GPUCC_ERROR);
+		CHECK_ERROR_HAS("HIP runtime");
+	}
+	gpucc_image_free(img);
+}
+
+/* A corrupt embedded image: damaged bytes are refused at open or when the
+ * payload is read, never loaded. */
+static void test_corrupt_memory_image(void)
+{
+	size_t size = 0;
+	unsigned char *data = read_file(IMAGE_PATH, &size);
+	CHECK(data != NULL);
+	if (!data)
+		return;
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_memory(&img, data, size / 3, "truncated"), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("truncated");
+
+	/* Flip one byte of the code object's bytes: opens, fails verification. */
+	unsigned char *hit = memmem(data, size, hsaco_bytes, strlen(hsaco_bytes));
+	CHECK(hit != NULL);
+	if (hit)
+		hit[3] ^= 0x20;
+	CHECK_INT(gpucc_image_open_memory(&img, data, size, "embedded"), 0);
+	if (img) {
+		gpucc_device dev = {.runtime = GPUCC_RUNTIME_HIP, .name = "fake", .arch = "gfx90a"};
+		dev.target_known = gpucc_target_from_hip_arch(&dev.target, "gfx90a:sramecc+:xnack-") == 0;
+		gpucc_module *m = NULL;
+		CHECK_INT(gpucc_module_load(&m, img, "saxpy", &dev), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS("embedded");
+		gpucc_image_free(img);
+	}
+	memset(data, 0x5a, 512);
+	CHECK(gpucc_image_open_memory(&img, data, size, "garbage") != 0);
+	free(data);
+}
+
+int main(void)
+{
+	write_test_image();
+	RUN(test_open_and_select_map_no_runtime);
+	RUN(test_named_device_errors);
+	RUN(test_corrupt_memory_image);
+	RUN(test_no_device);
+	unlink(IMAGE_PATH);
+	return CHECK_DONE();
+}

@@ -1,0 +1,231 @@
+/*
+ * lib/tests/test_runtime_select.c -- the selection rules of gpucc/runtime.h
+ * as a table: a device target and the targets (and payload kinds) of an
+ * image's entries give the chosen entry and payload, or an error whose
+ * message must say what the image has.  No driver and no image file: the
+ * entries are built in memory.
+ */
+#include "check.h"
+
+#include <gpucc.h>
+
+#include <stdio.h>
+
+/* "TARGET/parts[/kernels]": parts joined by '+' (ptx, cubin, hsaco,
+ * bitcode), kernels by ','; default kernel "k". */
+#define MAX_ENTRIES 6
+
+typedef struct select_case {
+	const char *name;
+	const char *device;  /* AMD target ID, or "sm_XY@DRIVER" */
+	const char *entries[MAX_ENTRIES];
+	const char *kernel;  /* NULL: "k" */
+	const char *want;    /* "TARGET/part", or NULL for GPUCC_ENOTFOUND */
+	const char *message; /* substring of the error (or NULL) */
+} select_case;
+
+static const select_case cases[] = {
+	/* AMD */
+	{"amd exact target ID wins over any", "gfx90a:sramecc+:xnack-",
+	 {"gfx90a/hsaco", "gfx90a:sramecc+:xnack-/hsaco", "gfx90a:xnack+/hsaco"}, NULL,
+	 "gfx90a:sramecc+:xnack-/hsaco", NULL},
+	{"amd any runs on on and off", "gfx90a:sramecc+:xnack-", {"gfx908/hsaco", "gfx90a/hsaco"}, NULL,
+	 "gfx90a/hsaco", NULL},
+	{"amd any runs on xnack on", "gfx90a:sramecc-:xnack+", {"gfx90a/hsaco"}, NULL, "gfx90a/hsaco",
+	 NULL},
+	{"amd more specific compatible wins", "gfx90a:sramecc+:xnack-",
+	 {"gfx90a/hsaco", "gfx90a:xnack-/hsaco"}, NULL, "gfx90a:xnack-/hsaco", NULL},
+	{"amd on/off must match", "gfx90a:sramecc+:xnack-", {"gfx90a:xnack+/hsaco"}, NULL, NULL,
+	 "gfx90a:xnack+ (hsaco)"},
+	{"amd other processor", "gfx942:sramecc+:xnack-", {"gfx90a/hsaco", "gfx940/hsaco"}, NULL, NULL,
+	 "runs on gfx942:sramecc+:xnack-: the image has gfx90a (hsaco), gfx940 (hsaco)"},
+	{"amd entry without code object", "gfx90a:sramecc+:xnack-", {"gfx90a/bitcode"}, NULL, NULL,
+	 "gfx90a (no code)"},
+	{"amd processor without features", "gfx1030", {"gfx1030/hsaco", "gfx1031/hsaco"}, NULL,
+	 "gfx1030/hsaco", NULL},
+	/* NVIDIA */
+	{"nvidia cubin for the exact sm", "sm_90@12040", {"sm_80:ptx84/ptx", "sm_90:ptx78/cubin+ptx"},
+	 NULL, "sm_90:ptx78/cubin", NULL},
+	{"nvidia highest PTX ISA the driver JITs", "sm_90@12040",
+	 {"sm_80:ptx70/ptx", "sm_90:ptx80/ptx", "sm_86:ptx84/ptx", "sm_89:ptx85/ptx"}, NULL,
+	 "sm_86:ptx84/ptx", NULL},
+	{"nvidia PTX ISA too new for the driver", "sm_90@12000", {"sm_90:ptx85/ptx"}, NULL, NULL,
+	 "sm_90 (driver JITs PTX ISA up to 8.0): the image has sm_90:ptx85 (ptx)"},
+	{"nvidia older PTX still JITs", "sm_90@12000", {"sm_90:ptx85/ptx", "sm_80:ptx70/ptx"}, NULL,
+	 "sm_80:ptx70/ptx", NULL},
+	{"nvidia PTX for a newer sm", "sm_80@12040", {"sm_90:ptx78/cubin+ptx"}, NULL, NULL,
+	 "sm_90:ptx78 (cubin)"},
+	{"nvidia cubin of another sm never loads", "sm_86@12040", {"sm_80:ptx70/cubin"}, NULL, NULL,
+	 "runs on sm_86"},
+	{"nvidia other sm falls back to its PTX", "sm_86@12040", {"sm_80:ptx70/cubin+ptx"}, NULL,
+	 "sm_80:ptx70/ptx", NULL},
+	{"nvidia sm_90a PTX only on sm_90", "sm_100@13000", {"sm_90a:ptx80/ptx"}, NULL, NULL,
+	 "sm_90a:ptx80"},
+	{"nvidia sm_90a on sm_90", "sm_90@12040", {"sm_90a:ptx80/ptx"}, NULL, "sm_90a:ptx80/ptx", NULL},
+	{"nvidia newer device JITs older PTX", "sm_100@13000", {"sm_90:ptx80/ptx"}, NULL,
+	 "sm_90:ptx80/ptx", NULL},
+	{"nvidia same ISA: highest sm", "sm_89@12040", {"sm_80:ptx78/ptx", "sm_86:ptx78/ptx"}, NULL,
+	 "sm_86:ptx78/ptx", NULL},
+	/* Across vendors and kernels */
+	{"vendor mismatch lists the targets", "sm_90@12040", {"gfx90a/hsaco", "gfx1030/hsaco"}, NULL,
+	 NULL, "the image has gfx90a (hsaco), gfx1030 (hsaco)"},
+	{"kernel not in the image", "sm_90@12040", {"sm_90:ptx78/ptx/saxpy,axpy"}, "nope", NULL,
+	 "kernel 'nope' is not in 'table' (its kernels: saxpy, axpy)"},
+	{"only entries with the kernel count", "sm_90@12040",
+	 {"sm_90:ptx80/ptx/other", "sm_80:ptx70/ptx/saxpy"}, "saxpy", "sm_80:ptx70/ptx", NULL},
+	{"kernel there but nothing fits", "gfx90a:sramecc+:xnack-",
+	 {"sm_90:ptx78/ptx/saxpy", "gfx90a/hsaco/other"}, "saxpy", NULL,
+	 "no entry of 'table' with kernel 'saxpy' runs on gfx90a:sramecc+:xnack-: the image has "
+	 "sm_90:ptx78 (ptx)"},
+	{"empty image", "gfx90a", {NULL}, NULL, NULL, "kernel 'k' is not in 'table'"},
+};
+
+/* Built entries and what they point to. */
+typedef struct built {
+	gpucc_entry entries[MAX_ENTRIES];
+	const gpucc_entry *pointers[MAX_ENTRIES];
+	gpucc_payload payloads[MAX_ENTRIES][GPUCC_PART_COUNT];
+	gpucc_kernel kernels[MAX_ENTRIES][4];
+	char text[MAX_ENTRIES][128];
+	size_t count;
+} built;
+
+static void build_entry(built *b, const char *spec)
+{
+	size_t i = b->count++;
+	gpucc_entry *e = &b->entries[i];
+	memset(e, 0, sizeof *e);
+	snprintf(b->text[i], sizeof b->text[i], "%s", spec);
+	char *target = b->text[i];
+	char *parts = strchr(target, '/');
+	*parts++ = '\0';
+	char *kernels = strchr(parts, '/');
+	if (kernels)
+		*kernels++ = '\0';
+	e->target = target;
+	gpucc_digest_buffer(&e->key, spec, strlen(spec));
+	/* Payloads in part order, as entries keep them. */
+	for (int part = 0; part < GPUCC_PART_COUNT; part++) {
+		const char *name = gpucc_part_name((gpucc_part)part);
+		const char *at = strstr(parts, name);
+		if (at && (at == parts || at[-1] == '+') &&
+		    (at[strlen(name)] == '\0' || at[strlen(name)] == '+'))
+			b->payloads[i][e->payload_count++] = (gpucc_payload){.part = (gpucc_part)part, .size = 1};
+	}
+	e->payloads = b->payloads[i];
+	if (!kernels) {
+		b->kernels[i][0] = (gpucc_kernel){.name = "k"};
+		e->kernel_count = 1;
+	} else {
+		for (char *k = strtok(kernels, ","); k && e->kernel_count < 4; k = strtok(NULL, ","))
+			b->kernels[i][e->kernel_count++] = (gpucc_kernel){.name = k};
+	}
+	e->kernels = b->kernels[i];
+	b->pointers[i] = e;
+}
+
+static void parse_device(gpucc_target *d, const char *spelling)
+{
+	const char *at = strchr(spelling, '@');
+	if (at) {
+		unsigned sm = (unsigned)atoi(spelling + 3);
+		gpucc_target_from_cuda(d, (int)(sm / 10), (int)(sm % 10), atoi(at + 1));
+	} else {
+		CHECK_INT(gpucc_target_from_hip_arch(d, spelling), 0);
+	}
+}
+
+static void test_table(void)
+{
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		const select_case *t = &cases[c];
+		built b = {0};
+		for (size_t i = 0; i < MAX_ENTRIES && t->entries[i]; i++)
+			build_entry(&b, t->entries[i]);
+		gpucc_target device;
+		parse_device(&device, t->device);
+		gpucc_selection s;
+		int rc = gpucc_select(&s, b.pointers, b.count, t->kernel ? t->kernel : "k", &device,
+		                      "table");
+		if (t->want) {
+			char got[96] = "(error)";
+			if (rc == 0)
+				snprintf(got, sizeof got, "%s/%s", s.entry->target, gpucc_part_name(s.part));
+			if (rc != 0 || strcmp(got, t->want) != 0)
+				fprintf(stderr, "case '%s': got %s (%s), want %s\n", t->name, got,
+				        gpucc_error_last()->message, t->want);
+			CHECK_INT(rc, 0);
+			if (rc == 0) {
+				CHECK_STR(got, t->want);
+				CHECK(s.payload && s.payload->part == s.part);
+			}
+		} else {
+			if (rc != GPUCC_ENOTFOUND)
+				fprintf(stderr, "case '%s': expected GPUCC_ENOTFOUND, got %d\n", t->name, rc);
+			CHECK_INT(rc, GPUCC_ENOTFOUND);
+			if (t->message && !strstr(gpucc_error_last()->message, t->message)) {
+				fprintf(stderr, "case '%s': message '%s' lacks '%s'\n", t->name,
+				        gpucc_error_last()->message, t->message);
+				check_failures++;
+			}
+		}
+	}
+}
+
+/* Equal candidates: the smallest key wins, whatever the order given. */
+static void test_ties_are_deterministic(void)
+{
+	built b = {0};
+	build_entry(&b, "gfx90a/hsaco/k");
+	build_entry(&b, "gfx90a/hsaco/k,j");
+	gpucc_target device;
+	parse_device(&device, "gfx90a:sramecc+:xnack-");
+	const gpucc_entry *reversed[2] = {b.pointers[1], b.pointers[0]};
+	gpucc_selection s1, s2;
+	CHECK_INT(gpucc_select(&s1, b.pointers, 2, "k", &device, "t"), 0);
+	CHECK_INT(gpucc_select(&s2, reversed, 2, "k", &device, "t"), 0);
+	CHECK(s1.entry == s2.entry);
+	const gpucc_entry *smaller =
+		gpucc_digest_compare(&b.entries[0].key, &b.entries[1].key) < 0 ? &b.entries[0] : &b.entries[1];
+	CHECK(s1.entry == smaller);
+	/* NULL kernel: any entry. */
+	CHECK_INT(gpucc_select(&s1, b.pointers, 2, NULL, &device, "t"), 0);
+}
+
+static void test_driver_ptx_isa(void)
+{
+	CHECK_INT(gpucc_cuda_max_ptx_isa(7050), 0);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(8000), 50);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(11080), 78);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(12000), 80);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(12040), 84);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(12060), 85);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(13000), 85); /* capped at what LLVM 19 emits */
+	gpucc_target t;
+	gpucc_target_from_cuda(&t, 9, 0, 12040);
+	CHECK_INT(t.vendor, GPUCC_VENDOR_NVIDIA);
+	CHECK_INT(t.sm, 90);
+	CHECK_INT(t.ptx_isa, 84);
+}
+
+static void test_hip_arch_names(void)
+{
+	gpucc_target t;
+	CHECK_INT(gpucc_target_from_hip_arch(&t, "gfx90a:sramecc+:xnack-"), 0);
+	CHECK_STR(t.processor, "gfx90a");
+	CHECK_INT(t.sramecc, GPUCC_FEATURE_ON);
+	CHECK_INT(t.xnack, GPUCC_FEATURE_OFF);
+	CHECK_INT(gpucc_target_from_hip_arch(&t, "gfx9999"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("gfx9999");
+	CHECK_INT(gpucc_target_from_hip_arch(&t, ""), GPUCC_EINVALID);
+	CHECK_INT(gpucc_target_from_hip_arch(&t, "sm_90"), GPUCC_EINVALID);
+}
+
+int main(void)
+{
+	RUN(test_table);
+	RUN(test_ties_are_deterministic);
+	RUN(test_driver_ptx_isa);
+	RUN(test_hip_arch_names);
+	return CHECK_DONE();
+}
