@@ -1,0 +1,90 @@
+# cmd/tests/compile_outputs.sh -- what `gpucc compile` produces is accepted by
+# the device tools: every PTX passes ptxas (skipped with the reason when
+# there is no ptxas), every code object shows the expected kernels and target
+# in `llvm-readelf-19 --notes`, the code object version option works, and the
+# example package compiles for both vendors in one run.
+. "$SRCROOT/cmd/tests/lib.sh"
+
+K=$TESTDATA/kernels
+command -v python3 >/dev/null || fail "python3 is needed to read --json output"
+
+# keys_of JSON PART: "key module" per compiled or hit entry of that target prefix
+keys_of() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    if r["status"] in ("compiled", "hit") and r["target"].startswith(sys.argv[2]):
+        print(r["key"], r["module"].rsplit("/", 1)[-1], ",".join(k["name"] for k in r["kernels"]))
+PY
+}
+
+# ---- AMD: code objects through llvm-readelf --------------------------------------
+command -v llvm-readelf-19 >/dev/null || fail "llvm-readelf-19 is missing (scripts/setup installs it)"
+expect_exit 0 "$GPUCC" compile --no-cache -j2 -o amd.gpucc --json \
+	"$K/amdgpu/vector_add.ll" "$K/amdgpu/multi.ll" "$K/amdgpu/math.ll" -t gfx90a -t gfx942:xnack-
+cp out amd.json
+[ "$(keys_of amd.json gfx | wc -l)" -eq 6 ] || fail "expected 6 AMD entries"
+while read -r key module kernels; do
+	"$GPUCC" cat amd.gpucc "$key" --part hsaco > k.hsaco || fail "cat $key"
+	llvm-readelf-19 --notes k.hsaco > notes || fail "llvm-readelf rejects the code object of $module"
+	target=$(python3 -c "import json,sys; print([r['target'] for r in json.load(open('amd.json'))['results'] if r.get('key') == sys.argv[1]][0])" "$key")
+	case $target in
+	gfx90a) assert_grep "amdhsa.target: *'\\?amdgcn-amd-amdhsa--gfx90a'\\?$" notes ;;
+	gfx942:xnack-) assert_grep "amdhsa.target: *'\\?amdgcn-amd-amdhsa--gfx942:xnack-'\\?$" notes ;;
+	esac
+	assert_grep "amdhsa.version:" notes
+	# Code object v4 by default: version [ 1, 1 ] (v5 is [ 1, 2 ]).
+	grep -A3 "amdhsa.version:" notes | grep -q -- "- 1$" || fail "$module: not code object v4"
+	for k in $(echo "$kernels" | tr , ' '); do
+		assert_grep "\.name: *$k$" notes
+		assert_grep "\.symbol: *$k\.kd$" notes
+	done
+done < <(keys_of amd.json gfx)
+
+expect_exit 0 "$GPUCC" compile --no-cache --code-object 5 -o v5.gpucc --json "$K/amdgpu/vector_add.ll" -t gfx90a
+key=$(keys_of out gfx | cut -d' ' -f1)
+"$GPUCC" cat v5.gpucc "$key" --part hsaco > v5.hsaco
+llvm-readelf-19 --notes v5.hsaco | grep -A3 "amdhsa.version:" | grep -q -- "- 2$" || fail "--code-object 5 did not give v5"
+expect_exit 129 "$GPUCC" compile --no-cache --code-object 6 "$K/amdgpu/vector_add.ll" -t gfx90a
+
+# ---- the example package, both vendors in one run ----------------------------------
+expect_exit 0 "$GPUCC" compile --no-cache "$TESTDATA"/example/kernels/*.ll --target sm_90 --target gfx90a -o example.gpucc --json
+python3 - out <<'PY' || fail "the example run is wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["failed"] == 0 and d["compiled"] == 4 and d["skipped"] == 4, d
+PY
+expect_exit 0 "$GPUCC" verify example.gpucc
+
+# ---- NVIDIA: PTX through ptxas -----------------------------------------------------
+PTXAS=${CUDA_PATH:-/usr/local/cuda}/bin/ptxas
+[ -x "$PTXAS" ] || PTXAS=$(command -v ptxas || true)
+[ -n "$PTXAS" ] && [ -x "$PTXAS" ] || skip "no ptxas (CUDA toolkit) here: PTX checks skipped; AMD checks passed"
+expect_exit 0 "$GPUCC" compile --no-cache -j2 -o nv.gpucc --json \
+	"$K/nvptx/vector_add.ll" "$K/nvptx/multi.ll" "$K/nvptx/math.ll" -t sm_90 -t sm_80:ptx78
+cp out nv.json
+[ "$(keys_of nv.json sm_ | wc -l)" -eq 6 ] || fail "expected 6 NVIDIA entries"
+while read -r key module kernels; do
+	"$GPUCC" cat nv.gpucc "$key" --part ptx > k.ptx || fail "cat $key"
+	arch=$(sed -n 's/^\.target \(sm_[0-9a]*\).*/\1/p' k.ptx)
+	"$PTXAS" -arch="$arch" k.ptx -o k.cubin 2> ptxas.err || { cat ptxas.err >&2; fail "ptxas rejects the PTX of $module"; }
+	for k in $(echo "$kernels" | tr , ' '); do
+		grep -q "^\.visible \.entry $k(" k.ptx || fail "$module: no .entry $k"
+	done
+	"$GPUCC" cat nv.gpucc "$key" --part cubin > k2.cubin || fail "$module: no cubin"
+done < <(keys_of nv.json sm_)
+# libdevice was linked and internalised: the PTX stays small and has no __nv_ calls.
+key=$(keys_of nv.json sm_90 | awk '$2 == "math.ll" { print $1 }')
+"$GPUCC" cat nv.gpucc "$key" --part ptx > math.ptx
+[ "$(wc -c < math.ptx)" -lt 60000 ] || fail "math.ll's PTX is $(wc -c < math.ptx) bytes: libdevice not internalised"
+assert_no_grep "call.*__nv_" math.ptx
+# Resources from ptxas -v are in the summary.
+python3 - nv.json <<'PY' || fail "ptxas resources missing"
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    for k in r["kernels"]:
+        assert k["registers"] > 0, r
+    if r["module"].endswith("multi.ll"):
+        assert [k["shared_bytes"] for k in r["kernels"] if k["name"] == "reverse_block"] == [1024], r
+PY
