@@ -1,0 +1,60 @@
+# embed_roundtrip: `gpucc embed` writes a host object that, linked into a
+# program compiled now with cc, gives back the image byte for byte with the
+# same entries; the aarch64 object carries the symbols too; bad inputs are
+# refused with clear errors and leave no output.
+. "$SRCROOT/cmd/tests/lib.sh"
+command -v cc >/dev/null || skip "no C compiler"
+"$GPUCC" --version | grep -q "LLVM none" && skip "built without the LLVM backend"
+
+expect_exit 0 "$GPUCC" pack -o example.gpucc "$TESTDATA/example/pack.json"
+expect_exit 0 "$GPUCC" embed example.gpucc -o embedded.o --symbol embedded_image --header embedded.h
+assert_file embedded.o
+assert_grep "extern const unsigned char embedded_image\[\];" embedded.h
+assert_grep "extern const uint64_t embedded_image_size;" embedded.h
+
+cc -std=c11 -Wall -Werror -I. -I"$SRCROOT/lib/include" -o roundtrip \
+	"$SRCROOT/cmd/tests/embed_roundtrip.c" embedded.o \
+	-L"$BUILDDIR/lib" -lgpucc -Wl,-rpath,"$BUILDDIR/lib" 2>cc.err ||
+	{ cat cc.err >&2; fail "the round-trip program does not compile and link"; }
+expect_exit 0 ./roundtrip back.gpucc
+assert_same example.gpucc back.gpucc
+"$GPUCC" list --json example.gpucc | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    print(e["key"], e["target"], ",".join(e["kernels"]))' > want
+assert_same want out
+[ "$(wc -l < out)" -eq 2 ] || fail "expected 2 entries"
+
+# A shared library carries it as well (position-independent object).
+cc -shared -o libembedded.so embedded.o || fail "the object does not link into a shared library"
+
+# aarch64: an AArch64 relocatable object with both symbols.
+if command -v llvm-readelf-19 >/dev/null; then
+	expect_exit 0 "$GPUCC" embed example.gpucc -o arm.o --symbol embedded_image \
+		--target-triple aarch64-linux-gnu
+	llvm-readelf-19 -h -s -S arm.o > arm.txt
+	assert_grep "Machine: *AArch64" arm.txt
+	assert_grep "Type: *REL" arm.txt
+	assert_grep "GLOBAL DEFAULT .* embedded_image$" arm.txt
+	assert_grep " 8 OBJECT  GLOBAL DEFAULT .* embedded_image_size$" arm.txt
+	size=$(stat -c %s example.gpucc)
+	grep -q " $size OBJECT  GLOBAL DEFAULT .* embedded_image$" arm.txt ||
+		{ cat arm.txt >&2; fail "embedded_image is not $size bytes"; }
+	assert_grep "\.rodata\.gpucc .* A .* 64$" arm.txt
+fi
+
+# Bad input: each a clear error, no object left behind.
+expect_exit 3 "$GPUCC" embed "$TESTDATA/example/saxpy.nvptx.ll" -o bad.o --symbol x
+assert_grep "saxpy.nvptx.ll" err
+assert_no_file bad.o
+expect_exit 2 "$GPUCC" embed missing.gpucc -o bad.o --symbol x
+assert_grep "missing.gpucc" err
+expect_exit 3 "$GPUCC" embed example.gpucc -o bad.o --symbol "1-not-c"
+assert_grep "not a C identifier" err
+expect_exit 3 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple riscv64-linux-gnu
+assert_grep "riscv64" err
+assert_no_file bad.o
+expect_exit 129 "$GPUCC" embed example.gpucc --symbol x
+expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o
+assert_no_file bad.o
+echo ok

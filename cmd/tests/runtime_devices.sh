@@ -1,0 +1,42 @@
+# runtime_devices: `gpucc devices` without a GPU says why per runtime and
+# exits 6, also with --json; commands that do not touch a GPU never map the
+# HIP runtime or the CUDA driver, and `gpucc devices` does.
+. "$SRCROOT/cmd/tests/lib.sh"
+
+expect_exit 0 "$GPUCC" pack -o example.gpucc "$TESTDATA/example/pack.json"
+
+# What a GPU-less command maps: no libamdhip64, no libcuda.
+LD_DEBUG=libs "$GPUCC" list example.gpucc >/dev/null 2>libs.txt || fail "gpucc list failed"
+assert_no_grep "libamdhip64" libs.txt
+assert_no_grep "libcuda" libs.txt
+
+start=$(date +%s%N)
+LD_DEBUG=libs "$GPUCC" devices >out 2>err
+rc=$?
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+if [ "$rc" = 0 ]; then
+	echo "this machine has a GPU:"; cat out
+	expect_exit 0 "$GPUCC" devices --image example.gpucc
+	skip "the no-device checks need a machine without a GPU"
+fi
+[ "$rc" = 6 ] || { cat err >&2; fail "gpucc devices exited $rc, expected 6"; }
+[ "$took" -lt 5000 ] || fail "gpucc devices took $took ms without a GPU"
+assert_grep "^no GPUs$" out
+assert_grep "gpucc devices: no GPU found" err
+if [ -e /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 ]; then
+	assert_grep "hipErrorNoDevice (100)" err
+	assert_grep "libamdhip64" err # LD_DEBUG: loaded, on demand
+fi
+
+expect_exit 6 "$GPUCC" devices --json --image example.gpucc
+python3 -c 'import json,sys; d=json.load(open("out")); assert d["devices"] == [] and "no GPU found" in d["reason"], d' ||
+	fail "--json without a GPU"
+
+GPUCC_HIP_LIBRARY=none GPUCC_CUDA_LIBRARY=none expect_exit 6 "$GPUCC" devices
+assert_grep "HIP runtime: disabled by GPUCC_HIP_LIBRARY=none; CUDA driver: disabled by GPUCC_CUDA_LIBRARY=none" err
+GPUCC_HIP_LIBRARY=/nonexistent/libamdhip64.so.5 GPUCC_CUDA_LIBRARY=none expect_exit 6 "$GPUCC" devices
+assert_grep "HIP runtime: cannot load '/nonexistent/libamdhip64.so.5'" err
+
+expect_exit 2 "$GPUCC" devices --image missing.gpucc
+expect_exit 129 "$GPUCC" devices extra
+echo ok
