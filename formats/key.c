@@ -12,6 +12,8 @@
 #include "errors.h"
 
 #include <openssl/evp.h>
+
+#include "sha256.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +128,7 @@ int gpucc_key_compute(gpucc_digest *out, const gpucc_entry *e)
 			rc = gpucc_error_oom();
 		} else {
 			unsigned int len = 0;
-			EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+			EVP_DigestInit_ex(ctx, gpucc_sha256_md(), NULL);
 			EVP_DigestUpdate(ctx, key_magic, sizeof key_magic);
 			for (int i = 0; i < GPUCC_KEY_COMPONENTS; i++) {
 				unsigned char name_len[4], value_len[8];

@@ -12,7 +12,7 @@
 #include "errors.h"
 #include "key.h"
 
-#include <cJSON.h>
+#include "json_reader.h"
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,19 +232,25 @@ void gpucc_payload_member_name(char out[GPUCC_PAYLOAD_MEMBER_SIZE], const gpucc_
 
 /* ---- validation ---------------------------------------------------------- */
 
-int gpucc_entry_validate(const gpucc_entry *e)
+/* Check e; check_target false skips the target and triple (already known
+ * good), check_key false skips recomputing the key. */
+static int validate_entry(const gpucc_entry *e, bool check_target, bool check_key)
 {
-	gpucc_target t;
-	char canonical[GPUCC_TARGET_NAME_SIZE];
-	if (!e->target || gpucc_target_parse(&t, e->target) != 0)
-		return gpucc_error_prefix("entry target");
-	gpucc_target_format(canonical, &t);
-	if (strcmp(canonical, e->target) != 0)
-		return gpucc_error_set(GPUCC_EINVALID, "target '%s' is not canonical (expected '%s')",
-		                       e->target, canonical);
-	if (!e->triple || strcmp(e->triple, gpucc_target_triple(&t)) != 0)
-		return gpucc_error_set(GPUCC_EINVALID, "triple '%s' does not match target '%s'",
-		                       e->triple ? e->triple : "", e->target);
+	if (!e->target || !e->triple)
+		return gpucc_error_set(GPUCC_EINVALID, "an entry needs a target and a triple");
+	if (check_target) {
+		gpucc_target t;
+		char canonical[GPUCC_TARGET_NAME_SIZE];
+		if (gpucc_target_parse(&t, e->target) != 0)
+			return gpucc_error_prefix("entry target");
+		gpucc_target_format(canonical, &t);
+		if (strcmp(canonical, e->target) != 0)
+			return gpucc_error_set(GPUCC_EINVALID, "target '%s' is not canonical (expected '%s')",
+			                       e->target, canonical);
+		if (strcmp(e->triple, gpucc_target_triple(&t)) != 0)
+			return gpucc_error_set(GPUCC_EINVALID, "triple '%s' does not match target '%s'",
+			                       e->triple, e->target);
+	}
 	for (size_t i = 0; i < e->option_count; i++)
 		if (!e->options[i].name[0])
 			return gpucc_error_set(GPUCC_EINVALID, "an option has an empty name");
@@ -267,6 +273,8 @@ int gpucc_entry_validate(const gpucc_entry *e)
 			return gpucc_error_set(GPUCC_EINVALID, "payload of %" PRIu64 " bytes is too large",
 			                       e->payloads[i].size);
 	}
+	if (!check_key)
+		return 0;
 	gpucc_digest key;
 	int rc = gpucc_key_compute(&key, e);
 	if (rc)
@@ -280,12 +288,30 @@ int gpucc_entry_validate(const gpucc_entry *e)
 	return 0;
 }
 
+int gpucc_entry_validate(const gpucc_entry *e)
+{
+	return validate_entry(e, true, true);
+}
+
 /* ---- reading ------------------------------------------------------------ */
 
+/* A growable array of fixed-size items, copied into the arena when done. */
+typedef struct vec {
+	unsigned char *data;
+	size_t count, capacity, item;
+} vec;
+
 typedef struct parse_ctx {
+	json_reader json;
+	/* Scratch arrays reused for every entry. */
+	vec kernels, externals, payloads;
 	gpucc_arena *arena;
 	const char *name; /* for messages */
 	size_t index;     /* entry being parsed */
+	/* The last target and triple validated: most entries repeat them. */
+	const char *valid_target, *valid_triple;
+	/* The previous entry, whose repeated strings the next one shares. */
+	gpucc_entry previous;
 } parse_ctx;
 
 static int bad(const parse_ctx *c, const char *what)
@@ -294,238 +320,533 @@ static int bad(const parse_ctx *c, const char *what)
 	                       c->index, what);
 }
 
-static const char *get_string(const parse_ctx *c, const cJSON *obj, const char *field)
+static int syntax_error(const parse_ctx *c)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
-	if (!cJSON_IsString(v))
+	if (c->json.error && strcmp(c->json.error, "out of memory") == 0)
+		return gpucc_error_oom();
+	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': corrupt manifest: not valid JSON (%s at byte %zu)",
+	                       c->name, c->json.error ? c->json.error : "syntax error",
+	                       c->json.error_offset);
+}
+
+static bool read_digest(parse_ctx *c, gpucc_digest *out)
+{
+	return json_hex32(&c->json, out->bytes);
+}
+
+static void *vec_push(vec *v)
+{
+	if (v->count == v->capacity) {
+		size_t capacity = v->capacity ? v->capacity * 2 : 8;
+		unsigned char *grown = realloc(v->data, capacity * v->item);
+		if (!grown)
+			return NULL;
+		v->data = grown;
+		v->capacity = capacity;
+	}
+	void *slot = v->data + v->count++ * v->item;
+	memset(slot, 0, v->item);
+	return slot;
+}
+
+/* Copy v's items into the arena and empty v (keeping its storage). */
+static void *vec_finish(parse_ctx *c, vec *v)
+{
+	void *copy = gpucc_arena_alloc(c->arena, (v->count ? v->count : 1) * v->item);
+	if (copy && v->count)
+		memcpy(copy, v->data, v->count * v->item);
+	v->count = 0;
+	return copy;
+}
+
+/* A string that most entries repeat (target, triple, versions): the previous
+ * entry's copy is shared when equal. */
+static const char *repeated_string(parse_ctx *c, const char *previous)
+{
+	char buffer[128];
+	json_reader saved = c->json;
+	if (json_string_buffer(&c->json, buffer, sizeof buffer)) {
+		if (previous && strcmp(previous, buffer) == 0)
+			return previous;
+		const char *copy = gpucc_arena_strdup(c->arena, buffer);
+		if (!copy)
+			c->json.error = "out of memory";
+		return copy;
+	}
+	if (json_failed(&c->json))
 		return NULL;
-	return gpucc_arena_strdup(c->arena, v->valuestring);
+	c->json = saved; /* longer than the buffer, or not a string */
+	return json_string(&c->json);
 }
 
-static bool get_digest(const cJSON *obj, const char *field, gpucc_digest *out)
+/* Where a field's value is wrong: the JSON error when there is one, else
+ * the schema defect. */
+static int field_error(parse_ctx *c, const char *what)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
-	return cJSON_IsString(v) && gpucc_digest_from_hex(out, v->valuestring) == 0;
+	return json_failed(&c->json) ? syntax_error(c) : bad(c, what);
 }
 
-/* A non-negative integer that a double holds exactly. */
-static bool get_count(const cJSON *obj, const char *field, uint64_t max, uint64_t *out)
+static int parse_kernel(parse_ctx *c, gpucc_kernel *k)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
-	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > (double)max ||
-	    (double)(uint64_t)v->valuedouble != v->valuedouble)
-		return false;
-	*out = (uint64_t)v->valuedouble;
-	return true;
-}
-
-static int parse_kernels(const parse_ctx *c, const cJSON *array, gpucc_entry *e)
-{
-	if (!cJSON_IsArray(array))
-		return bad(c, "'kernels' is not an array");
-	size_t n = (size_t)cJSON_GetArraySize(array);
-	gpucc_kernel *k = gpucc_arena_alloc(c->arena, (n ? n : 1) * sizeof *k);
-	if (!k)
-		return gpucc_error_oom();
-	size_t i = 0;
-	const cJSON *item;
-	cJSON_ArrayForEach(item, array) {
-		k[i].name = get_string(c, item, "name");
-		if (!k[i].name || !k[i].name[0])
-			return bad(c, "a kernel has no name");
-		const char *fields[3] = {"registers", "shared_bytes", "scratch_bytes"};
-		int64_t *slots[3] = {&k[i].registers, &k[i].shared_bytes, &k[i].scratch_bytes};
-		for (int f = 0; f < 3; f++) {
-			uint64_t v;
-			if (!cJSON_HasObjectItem(item, fields[f]))
-				*slots[f] = -1;
-			else if (get_count(item, fields[f], (uint64_t)1 << 40, &v))
-				*slots[f] = (int64_t)v;
-			else
-				return bad(c, "a kernel resource count is not a non-negative integer");
+	const char *field;
+	k->registers = k->shared_bytes = k->scratch_bytes = -1;
+	if (!json_object_begin(&c->json))
+		return field_error(c, "a kernel is not an object");
+	while (json_object_next(&c->json, &field)) {
+		int64_t *slot = NULL;
+		if (strcmp(field, "name") == 0) {
+			if (!(k->name = json_string(&c->json)))
+				return field_error(c, "a kernel's 'name' is not a string");
+			continue;
 		}
-		i++;
+		if (strcmp(field, "registers") == 0)
+			slot = &k->registers;
+		else if (strcmp(field, "shared_bytes") == 0)
+			slot = &k->shared_bytes;
+		else if (strcmp(field, "scratch_bytes") == 0)
+			slot = &k->scratch_bytes;
+		if (!slot) {
+			json_skip(&c->json);
+			continue;
+		}
+		uint64_t v;
+		if (!json_uint(&c->json, (uint64_t)1 << 40, &v))
+			return field_error(c, "a kernel resource count is not a non-negative integer");
+		*slot = (int64_t)v;
 	}
-	e->kernel_count = n;
-	e->kernels = k;
+	if (!k->name || !k->name[0])
+		return field_error(c, "a kernel has no name");
 	return 0;
 }
 
-static int parse_payloads(const parse_ctx *c, const cJSON *array, gpucc_entry *e)
+static int parse_payload(parse_ctx *c, gpucc_payload *p)
 {
-	if (!cJSON_IsArray(array))
-		return bad(c, "'payloads' is not an array");
-	size_t n = (size_t)cJSON_GetArraySize(array);
-	if (n > GPUCC_PART_COUNT)
-		return bad(c, "more payloads than payload kinds");
-	gpucc_payload *p = gpucc_arena_alloc(c->arena, (n ? n : 1) * sizeof *p);
-	if (!p)
-		return gpucc_error_oom();
-	size_t i = 0;
-	const cJSON *item;
-	cJSON_ArrayForEach(item, array) {
-		const cJSON *part = cJSON_GetObjectItemCaseSensitive(item, "part");
-		if (!cJSON_IsString(part) || gpucc_part_from_name(&p[i].part, part->valuestring) != 0)
-			return bad(c, "a payload has an unknown 'part'");
-		if (!get_digest(item, "sha256", &p[i].sha256))
-			return bad(c, "a payload's 'sha256' is not 64 hex digits");
-		if (!get_count(item, "size", GPUCC_PAYLOAD_MAX_SIZE, &p[i].size))
-			return bad(c, "a payload's 'size' is not a sane byte count");
-		i++;
+	const char *field;
+	bool have_part = false, have_digest = false, have_size = false;
+	if (!json_object_begin(&c->json))
+		return field_error(c, "a payload is not an object");
+	while (json_object_next(&c->json, &field)) {
+		if (strcmp(field, "part") == 0) {
+			char part[16];
+			if (!json_string_buffer(&c->json, part, sizeof part) ||
+			    gpucc_part_from_name(&p->part, part) != 0)
+				return field_error(c, "a payload has an unknown 'part'");
+			have_part = true;
+		} else if (strcmp(field, "sha256") == 0) {
+			if (!(have_digest = read_digest(c, &p->sha256)))
+				return field_error(c, "a payload's 'sha256' is not 64 hex digits");
+		} else if (strcmp(field, "size") == 0) {
+			if (!(have_size = json_uint(&c->json, GPUCC_PAYLOAD_MAX_SIZE, &p->size)))
+				return field_error(c, "a payload's 'size' is not a sane byte count");
+		} else {
+			json_skip(&c->json);
+		}
 	}
-	e->payload_count = n;
-	e->payloads = p;
+	if (json_failed(&c->json))
+		return syntax_error(c);
+	if (!have_part || !have_digest || !have_size)
+		return bad(c, "a payload lacks 'part', 'sha256' or 'size'");
 	return 0;
 }
 
-static int parse_entry(const parse_ctx *c, const cJSON *obj, gpucc_entry *e)
+static int parse_device_lib(parse_ctx *c, gpucc_device_lib *lib)
 {
-	if (!cJSON_IsObject(obj))
-		return bad(c, "not an object");
-	if (!get_digest(obj, "key", &e->key))
-		return bad(c, "'key' is not 64 hex digits");
-	uint64_t schema;
-	if (!get_count(obj, "key_schema", 1000000, &schema))
-		return bad(c, "'key_schema' is missing");
-	e->key_schema = (unsigned)schema;
-	e->module = get_string(c, obj, "module");
-	if (!e->module)
-		return bad(c, "'module' is missing");
-	if (!get_digest(obj, "module_sha256", &e->module_sha256))
-		return bad(c, "'module_sha256' is not 64 hex digits");
-	e->target = get_string(c, obj, "target");
-	e->triple = get_string(c, obj, "triple");
-	if (!e->target || !e->triple)
-		return bad(c, "'target' or 'triple' is missing");
-
-	const cJSON *tc = cJSON_GetObjectItemCaseSensitive(obj, "toolchain");
-	if (!cJSON_IsObject(tc))
-		return bad(c, "'toolchain' is missing");
-	e->gpucc_version = get_string(c, tc, "gpucc");
-	e->llvm_version = get_string(c, tc, "llvm");
-	if (!e->gpucc_version || !e->llvm_version)
-		return bad(c, "'toolchain' lacks 'gpucc' or 'llvm'");
-	const cJSON *libs = cJSON_GetObjectItemCaseSensitive(tc, "device_libs");
-	if (!cJSON_IsArray(libs))
-		return bad(c, "'toolchain.device_libs' is not an array");
-	size_t n = (size_t)cJSON_GetArraySize(libs);
-	gpucc_device_lib *dl = gpucc_arena_alloc(c->arena, (n ? n : 1) * sizeof *dl);
-	if (!dl)
-		return gpucc_error_oom();
-	size_t i = 0;
-	const cJSON *item;
-	cJSON_ArrayForEach(item, libs) {
-		dl[i].name = get_string(c, item, "name");
-		if (!dl[i].name || !get_digest(item, "sha256", &dl[i].sha256))
-			return bad(c, "a device library lacks 'name' or 'sha256'");
-		i++;
+	const char *field;
+	bool have_digest = false;
+	if (!json_object_begin(&c->json))
+		return field_error(c, "a device library is not an object");
+	while (json_object_next(&c->json, &field)) {
+		if (strcmp(field, "name") == 0) {
+			if (!(lib->name = json_string(&c->json)))
+				return field_error(c, "a device library's 'name' is not a string");
+		} else if (strcmp(field, "sha256") == 0) {
+			if (!(have_digest = read_digest(c, &lib->sha256)))
+				return field_error(c, "a device library's 'sha256' is not 64 hex digits");
+		} else {
+			json_skip(&c->json);
+		}
 	}
-	e->device_lib_count = n;
-	e->device_libs = dl;
+	if (json_failed(&c->json))
+		return syntax_error(c);
+	if (!lib->name || !have_digest)
+		return bad(c, "a device library lacks 'name' or 'sha256'");
+	return 0;
+}
 
-	const cJSON *opts = cJSON_GetObjectItemCaseSensitive(obj, "options");
-	if (!cJSON_IsObject(opts))
-		return bad(c, "'options' is not an object");
-	n = (size_t)cJSON_GetArraySize(opts);
-	gpucc_option *o = gpucc_arena_alloc(c->arena, (n ? n : 1) * sizeof *o);
-	if (!o)
-		return gpucc_error_oom();
-	i = 0;
-	cJSON_ArrayForEach(item, opts) {
-		if (!cJSON_IsString(item))
-			return bad(c, "an option's value is not a string");
-		o[i].name = gpucc_arena_strdup(c->arena, item->string);
-		o[i].value = gpucc_arena_strdup(c->arena, item->valuestring);
-		if (!o[i].name || !o[i].value)
+static int parse_toolchain(parse_ctx *c, gpucc_entry *e)
+{
+	const char *field;
+	if (!json_object_begin(&c->json))
+		return field_error(c, "'toolchain' is not an object");
+	bool have_libs = false;
+	while (json_object_next(&c->json, &field)) {
+		if (strcmp(field, "gpucc") == 0) {
+			if (!(e->gpucc_version = repeated_string(c, c->previous.gpucc_version)))
+				return field_error(c, "'toolchain.gpucc' is not a string");
+		} else if (strcmp(field, "llvm") == 0) {
+			if (!(e->llvm_version = repeated_string(c, c->previous.llvm_version)))
+				return field_error(c, "'toolchain.llvm' is not a string");
+		} else if (strcmp(field, "device_libs") == 0) {
+			vec libs = {.item = sizeof(gpucc_device_lib)};
+			if (!json_array_begin(&c->json))
+				return field_error(c, "'toolchain.device_libs' is not an array");
+			while (json_array_next(&c->json)) {
+				gpucc_device_lib *lib = vec_push(&libs);
+				int rc = lib ? parse_device_lib(c, lib) : gpucc_error_oom();
+				if (rc) {
+					free(libs.data);
+					return rc;
+				}
+			}
+			e->device_lib_count = libs.count;
+			e->device_libs = vec_finish(c, &libs);
+			have_libs = true;
+		} else {
+			json_skip(&c->json);
+		}
+	}
+	if (json_failed(&c->json))
+		return syntax_error(c);
+	if (!e->gpucc_version || !e->llvm_version || !have_libs)
+		return bad(c, "'toolchain' lacks 'gpucc', 'llvm' or 'device_libs'");
+	return 0;
+}
+
+static int parse_options(parse_ctx *c, gpucc_entry *e)
+{
+	const char *field;
+	vec opts = {.item = sizeof(gpucc_option)};
+	if (!json_object_begin(&c->json))
+		return field_error(c, "'options' is not an object");
+	while (json_object_next(&c->json, &field)) {
+		gpucc_option *o = vec_push(&opts);
+		if (!o) {
+			free(opts.data);
 			return gpucc_error_oom();
-		i++;
+		}
+		/* Entries mostly repeat the previous entry's options. */
+		size_t i = opts.count - 1;
+		const gpucc_option *prev = i < c->previous.option_count ? &c->previous.options[i] : NULL;
+		o->name = prev && strcmp(prev->name, field) == 0 ? prev->name
+		                                               : gpucc_arena_strdup(c->arena, field);
+		if (!o->name || !(o->value = repeated_string(c, prev ? prev->value : NULL))) {
+			free(opts.data);
+			return field_error(c, "an option's value is not a string");
+		}
 	}
-	e->option_count = n;
-	e->options = o;
+	e->option_count = opts.count;
+	e->options = vec_finish(c, &opts);
+	return json_failed(&c->json) ? syntax_error(c) : 0;
+}
 
-	int rc = parse_kernels(c, cJSON_GetObjectItemCaseSensitive(obj, "kernels"), e);
+static int parse_list(parse_ctx *c, const char *what, vec *v, int (*item)(parse_ctx *, void *))
+{
+	if (!json_array_begin(&c->json)) {
+		char message[64];
+		snprintf(message, sizeof message, "'%s' is not an array", what);
+		return field_error(c, message);
+	}
+	while (json_array_next(&c->json)) {
+		void *slot = vec_push(v);
+		int rc = slot ? item(c, slot) : gpucc_error_oom();
+		if (rc)
+			return rc;
+	}
+	return json_failed(&c->json) ? syntax_error(c) : 0;
+}
+
+static int kernel_item(parse_ctx *c, void *slot)
+{
+	return parse_kernel(c, slot);
+}
+
+static int payload_item(parse_ctx *c, void *slot)
+{
+	return parse_payload(c, slot);
+}
+
+static int external_item(parse_ctx *c, void *slot)
+{
+	const char **name = slot;
+	if (!(*name = json_string(&c->json)))
+		return field_error(c, "an external is not a string");
+	return 0;
+}
+
+enum {
+	HAVE_KEY = 1, HAVE_SCHEMA = 2, HAVE_MODULE = 4, HAVE_MODULE_SHA = 8, HAVE_TARGET = 16,
+	HAVE_TRIPLE = 32, HAVE_TOOLCHAIN = 64, HAVE_OPTIONS = 128, HAVE_KERNELS = 256,
+	HAVE_EXTERNALS = 512, HAVE_PAYLOADS = 1024, HAVE_ALL = 2047
+};
+
+enum entry_field_id {
+	FIELD_OTHER, FIELD_KEY, FIELD_KEY_SCHEMA, FIELD_MODULE, FIELD_MODULE_SHA256, FIELD_TARGET,
+	FIELD_TRIPLE, FIELD_TOOLCHAIN, FIELD_OPTIONS, FIELD_KERNELS, FIELD_EXTERNALS, FIELD_PAYLOADS
+};
+
+/* The entry field a member name is: dispatch on the first letter, then one
+ * comparison (this runs eleven times an entry). */
+static enum entry_field_id entry_field(const char *name)
+{
+	switch (name[0]) {
+	case 'k':
+		return strcmp(name, "key") == 0 ? FIELD_KEY
+		       : strcmp(name, "key_schema") == 0 ? FIELD_KEY_SCHEMA
+		       : strcmp(name, "kernels") == 0 ? FIELD_KERNELS : FIELD_OTHER;
+	case 'm':
+		return strcmp(name, "module") == 0 ? FIELD_MODULE
+		       : strcmp(name, "module_sha256") == 0 ? FIELD_MODULE_SHA256 : FIELD_OTHER;
+	case 't':
+		return strcmp(name, "target") == 0 ? FIELD_TARGET
+		       : strcmp(name, "triple") == 0 ? FIELD_TRIPLE
+		       : strcmp(name, "toolchain") == 0 ? FIELD_TOOLCHAIN : FIELD_OTHER;
+	case 'o':
+		return strcmp(name, "options") == 0 ? FIELD_OPTIONS : FIELD_OTHER;
+	case 'e':
+		return strcmp(name, "externals") == 0 ? FIELD_EXTERNALS : FIELD_OTHER;
+	case 'p':
+		return strcmp(name, "payloads") == 0 ? FIELD_PAYLOADS : FIELD_OTHER;
+	default:
+		return FIELD_OTHER;
+	}
+}
+
+static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *externals,
+                              vec *payloads)
+{
+	const char *field;
+	unsigned have = 0;
+	int rc = 0;
+	if (!json_object_begin(&c->json))
+		return field_error(c, "not an object");
+	while (rc == 0 && json_object_next(&c->json, &field)) {
+		uint64_t schema;
+		switch (entry_field(field)) {
+		case FIELD_KEY:
+			if (!read_digest(c, &e->key))
+				return field_error(c, "'key' is not 64 hex digits");
+			have |= HAVE_KEY;
+			break;
+		case FIELD_KEY_SCHEMA:
+			if (!json_uint(&c->json, 1000000, &schema))
+				return field_error(c, "'key_schema' is not an integer");
+			e->key_schema = (unsigned)schema;
+			have |= HAVE_SCHEMA;
+			break;
+		case FIELD_MODULE:
+			if (!(e->module = json_string(&c->json)))
+				return field_error(c, "'module' is not a string");
+			have |= HAVE_MODULE;
+			break;
+		case FIELD_MODULE_SHA256:
+			if (!read_digest(c, &e->module_sha256))
+				return field_error(c, "'module_sha256' is not 64 hex digits");
+			have |= HAVE_MODULE_SHA;
+			break;
+		case FIELD_TARGET:
+			if (!(e->target = repeated_string(c, c->previous.target)))
+				return field_error(c, "'target' is not a string");
+			have |= HAVE_TARGET;
+			break;
+		case FIELD_TRIPLE:
+			if (!(e->triple = repeated_string(c, c->previous.triple)))
+				return field_error(c, "'triple' is not a string");
+			have |= HAVE_TRIPLE;
+			break;
+		case FIELD_TOOLCHAIN:
+			rc = parse_toolchain(c, e);
+			have |= HAVE_TOOLCHAIN;
+			break;
+		case FIELD_OPTIONS:
+			rc = parse_options(c, e);
+			have |= HAVE_OPTIONS;
+			break;
+		case FIELD_KERNELS:
+			kernels->count = 0;
+			rc = parse_list(c, "kernels", kernels, kernel_item);
+			have |= HAVE_KERNELS;
+			break;
+		case FIELD_EXTERNALS:
+			externals->count = 0;
+			rc = parse_list(c, "externals", externals, external_item);
+			have |= HAVE_EXTERNALS;
+			break;
+		case FIELD_PAYLOADS:
+			payloads->count = 0;
+			rc = parse_list(c, "payloads", payloads, payload_item);
+			if (rc == 0 && payloads->count > GPUCC_PART_COUNT)
+				rc = bad(c, "more payloads than payload kinds");
+			have |= HAVE_PAYLOADS;
+			break;
+		default:
+			json_skip(&c->json);
+		}
+	}
 	if (rc)
 		return rc;
-
-	const cJSON *ext = cJSON_GetObjectItemCaseSensitive(obj, "externals");
-	if (!cJSON_IsArray(ext))
-		return bad(c, "'externals' is not an array");
-	n = (size_t)cJSON_GetArraySize(ext);
-	const char **names = gpucc_arena_alloc(c->arena, (n ? n : 1) * sizeof *names);
-	if (!names)
-		return gpucc_error_oom();
-	i = 0;
-	cJSON_ArrayForEach(item, ext) {
-		if (!cJSON_IsString(item))
-			return bad(c, "an external is not a string");
-		names[i++] = gpucc_arena_strdup(c->arena, item->valuestring);
+	if (json_failed(&c->json))
+		return syntax_error(c);
+	if (have != HAVE_ALL) {
+		static const char *const names[] = {"key", "key_schema", "module", "module_sha256",
+		                                    "target", "triple", "toolchain", "options",
+		                                    "kernels", "externals", "payloads"};
+		char message[64];
+		for (int i = 0; i < 11; i++)
+			if (!(have & (1u << i))) {
+				snprintf(message, sizeof message, "'%s' is missing", names[i]);
+				return bad(c, message);
+			}
 	}
-	e->external_count = n;
-	e->externals = names;
+	return 0;
+}
 
-	rc = parse_payloads(c, cJSON_GetObjectItemCaseSensitive(obj, "payloads"), e);
-	if (rc)
+static int parse_entry(parse_ctx *c, gpucc_entry *e)
+{
+	c->kernels.count = c->externals.count = c->payloads.count = 0;
+	int rc = parse_entry_fields(c, e, &c->kernels, &c->externals, &c->payloads);
+	if (rc == 0) {
+		e->kernel_count = c->kernels.count;
+		e->kernels = vec_finish(c, &c->kernels);
+		e->external_count = c->externals.count;
+		e->externals = vec_finish(c, &c->externals);
+		e->payload_count = c->payloads.count;
+		e->payloads = vec_finish(c, &c->payloads);
+		if (!e->kernels || !e->externals || !e->payloads)
+			return gpucc_error_oom();
+		bool target_known = c->valid_target && strcmp(c->valid_target, e->target) == 0 &&
+		                    strcmp(c->valid_triple, e->triple) == 0;
+		/* Keys are checked against their components by verify and by
+		 * writers, not on every open: reading trusts payloads only after
+		 * checking their digests, and a key is never used to vouch for
+		 * content. */
+		if (validate_entry(e, !target_known, false) != 0) {
+			char message[512];
+			snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
+			return bad(c, message);
+		}
+		c->valid_target = e->target;
+		c->valid_triple = e->triple;
+		c->previous = *e;
+	}
+	return rc;
+}
+
+static int parse_entries(parse_ctx *c, gpucc_manifest *out)
+{
+	vec entries = {.item = sizeof(gpucc_entry)};
+	int rc = 0;
+	if (!json_array_begin(&c->json))
+		return field_error(c, "'entries' is not an array");
+	while (rc == 0 && json_array_next(&c->json)) {
+		gpucc_entry *e = vec_push(&entries);
+		if (!e) {
+			rc = gpucc_error_oom();
+			break;
+		}
+		rc = parse_entry(c, e);
+		if (rc == 0 && c->index &&
+		    gpucc_digest_compare(&((gpucc_entry *)entries.data)[c->index - 1].key, &e->key) >= 0)
+			rc = bad(c, "entries are not sorted by key, or a key repeats");
+		c->index++;
+	}
+	if (rc == 0 && json_failed(&c->json))
+		rc = syntax_error(c);
+	if (rc) {
+		free(entries.data);
 		return rc;
-
-	if (gpucc_entry_validate(e) != 0) {
-		char message[512];
-		snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
-		return bad(c, message);
 	}
+	/* The vector's own storage becomes the manifest's entry array. */
+	out->entry_count = entries.count;
+	out->entries = (gpucc_entry *)entries.data;
 	return 0;
 }
 
 int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, const char *name)
 {
 	memset(out, 0, sizeof *out);
-	cJSON *root = cJSON_ParseWithLength(json, size);
-	if (!root)
-		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': corrupt manifest: not valid JSON", name);
-	int rc = 0;
-	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
-	const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
-	const cJSON *entries = cJSON_GetObjectItemCaseSensitive(root, "entries");
-	if (!cJSON_IsString(format) || strcmp(format->valuestring, "gpucc-image") != 0) {
-		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': manifest is not a gpucc image manifest", name);
-	} else if (!cJSON_IsNumber(version) || version->valuedouble != GPUCC_IMAGE_FORMAT_VERSION) {
-		rc = gpucc_error_set(GPUCC_EVERSION,
-		                     "'%s': manifest version %g is not supported (this gpucc reads %d)",
-		                     name, cJSON_IsNumber(version) ? version->valuedouble : -1.0,
-		                     GPUCC_IMAGE_FORMAT_VERSION);
-	} else if (!cJSON_IsArray(entries)) {
-		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': corrupt manifest: no 'entries' array", name);
-	}
-	if (rc) {
-		cJSON_Delete(root);
-		return rc;
-	}
+	parse_ctx c = {.arena = gpucc_arena_new(), .name = name};
+	c.kernels.item = sizeof(gpucc_kernel);
+	c.externals.item = sizeof(const char *);
+	c.payloads.item = sizeof(gpucc_payload);
+	if (!c.arena)
+		return gpucc_error_oom();
+	json_reader_init(&c.json, json, size, c.arena);
 
-	parse_ctx c = {gpucc_arena_new(), name, 0};
-	size_t n = (size_t)cJSON_GetArraySize(entries);
-	gpucc_entry *list = c.arena ? gpucc_arena_alloc(c.arena, (n ? n : 1) * sizeof *list) : NULL;
-	if (!list) {
-		rc = gpucc_error_oom();
+	/* The format and version are checked before the entries are read.  The
+	 * canonical form puts them first; when "entries" comes earlier, it is
+	 * skipped and read again afterwards. */
+	char format[32] = "";
+	uint64_t version = 0;
+	bool have_format = false, have_version = false, have_entries = false;
+	json_reader entries_at;
+	int rc = 0;
+	const char *field;
+	if (!json_object_begin(&c.json)) {
+		rc = syntax_error(&c);
 	} else {
-		const cJSON *item;
-		cJSON_ArrayForEach(item, entries) {
-			rc = parse_entry(&c, item, &list[c.index]);
-			if (rc)
-				break;
-			if (c.index && gpucc_digest_compare(&list[c.index - 1].key, &list[c.index].key) >= 0) {
-				rc = bad(&c, "entries are not sorted by key, or a key repeats");
-				break;
+		while (rc == 0 && json_object_next(&c.json, &field)) {
+			if (strcmp(field, "format") == 0) {
+				have_format = json_string_buffer(&c.json, format, sizeof format);
+			} else if (strcmp(field, "version") == 0) {
+				have_version = json_uint(&c.json, 1000000, &version);
+			} else if (strcmp(field, "entries") == 0 && !have_entries) {
+				have_entries = true;
+				entries_at = c.json;
+				if (have_format && have_version)
+					break; /* read in place below */
+				json_skip(&c.json);
+			} else {
+				json_skip(&c.json);
 			}
-			c.index++;
 		}
 	}
-	cJSON_Delete(root);
+	if (rc == 0 && json_failed(&c.json))
+		rc = syntax_error(&c);
+	else if (rc == 0 && (!have_format || strcmp(format, "gpucc-image") != 0))
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': manifest is not a gpucc image manifest", name);
+	else if (rc == 0 && (!have_version || version != GPUCC_IMAGE_FORMAT_VERSION))
+		rc = gpucc_error_set(GPUCC_EVERSION,
+		                     "'%s': manifest version %llu is not supported (this gpucc reads %d)",
+		                     name, (unsigned long long)version, GPUCC_IMAGE_FORMAT_VERSION);
+	else if (rc == 0 && !have_entries)
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': corrupt manifest: no 'entries' array", name);
+	if (rc == 0) {
+		c.json = entries_at;
+		rc = parse_entries(&c, out);
+	}
+	/* The rest of the document must still be well-formed JSON. */
+	if (rc == 0) {
+		while (json_object_next(&c.json, &field))
+			json_skip(&c.json);
+		if (!json_finish(&c.json))
+			rc = syntax_error(&c);
+	}
+	free(c.kernels.data);
+	free(c.externals.data);
+	free(c.payloads.data);
 	if (rc) {
 		gpucc_arena_free(c.arena);
+		memset(out, 0, sizeof *out);
 		return rc;
 	}
-	out->entry_count = n;
-	out->entries = list;
 	out->arena = c.arena;
+	return 0;
+}
+
+int gpucc_manifest_check_keys(const gpucc_manifest *m, const char *name)
+{
+	for (size_t i = 0; i < m->entry_count; i++) {
+		gpucc_digest key;
+		int rc = gpucc_key_compute(&key, &m->entries[i]);
+		if (rc == 0 && gpucc_digest_compare(&key, &m->entries[i].key) == 0)
+			continue;
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &m->entries[i].key);
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': corrupt manifest: entry %zu: key %.12s does not match the "
+		                       "entry's key components",
+		                       name, i, hex);
+	}
 	return 0;
 }
 
@@ -533,6 +854,7 @@ void gpucc_manifest_release(gpucc_manifest *m)
 {
 	if (!m)
 		return;
+	free(m->entries);
 	gpucc_arena_free(m->arena);
 	memset(m, 0, sizeof *m);
 }

@@ -20,15 +20,19 @@
 
 typedef struct gpucc_manifest {
 	size_t entry_count;
-	gpucc_entry *entries; /* sorted by key, unique */
+	gpucc_entry *entries; /* sorted by key, unique; malloc'd */
 	struct gpucc_arena *arena; /* owns the strings and arrays */
 } gpucc_manifest;
 
 /* Parse and validate manifest JSON: the format and version fields first
  * (GPUCC_EVERSION for another version), then every entry (GPUCC_ECORRUPT with
- * the defect named).  name is used in messages. */
+ * the defect named).  Keys are not recomputed here (see
+ * gpucc_manifest_check_keys).  name is used in messages. */
 int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, const char *name);
 void gpucc_manifest_release(gpucc_manifest *m);
+/* Check that every entry's key is the one its components give
+ * (GPUCC_ECORRUPT naming the first that is not). */
+int gpucc_manifest_check_keys(const gpucc_manifest *m, const char *name);
 
 /* Write the canonical JSON for entries (sorted by key, unique) to a new
  * NUL-terminated buffer (caller frees with free()). */

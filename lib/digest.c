@@ -6,13 +6,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+
+#include "sha256.h"
 #include <string.h>
 #include <unistd.h>
 
 void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size)
 {
 	unsigned int len = 0;
-	EVP_Digest(data, size, out->bytes, &len, EVP_sha256(), NULL);
+	EVP_Digest(data, size, out->bytes, &len, gpucc_sha256_md(), NULL);
 }
 
 int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
@@ -25,7 +27,7 @@ int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
 		close(fd);
 		return gpucc_error_oom();
 	}
-	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestInit_ex(ctx, gpucc_sha256_md(), NULL);
 	unsigned char buffer[1 << 16];
 	uint64_t total = 0;
 	int rc = 0;
@@ -63,29 +65,31 @@ void gpucc_digest_to_hex(char out[GPUCC_DIGEST_HEX_SIZE], const gpucc_digest *d)
 	out[2 * GPUCC_DIGEST_SIZE] = '\0';
 }
 
-static int hex_value(char c)
+/* Hex digit values, 16 for "not a digit": decoding is on the path of every
+ * manifest read, three digests an entry. */
+static const unsigned char hex_values[256] = {
+	['0'] = 0, ['1'] = 1, ['2'] = 2, ['3'] = 3, ['4'] = 4, ['5'] = 5, ['6'] = 6, ['7'] = 7,
+	['8'] = 8, ['9'] = 9, ['a'] = 10, ['b'] = 11, ['c'] = 12, ['d'] = 13, ['e'] = 14,
+	['f'] = 15, ['A'] = 10, ['B'] = 11, ['C'] = 12, ['D'] = 13, ['E'] = 14, ['F'] = 15,
+};
+
+static bool is_hex(unsigned char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return hex_values[c] != 0 || c == '0';
 }
 
 int gpucc_digest_from_hex(gpucc_digest *out, const char *hex)
 {
-	if (!hex || strlen(hex) != 2 * GPUCC_DIGEST_SIZE)
+	const unsigned char *h = (const unsigned char *)hex;
+	size_t n = 0;
+	if (h)
+		while (n < 2 * GPUCC_DIGEST_SIZE && is_hex(h[n]))
+			n++;
+	if (n != 2 * GPUCC_DIGEST_SIZE || h[n] != '\0')
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a SHA-256 digest (64 hex digits)",
 		                       hex ? hex : "");
-	for (size_t i = 0; i < GPUCC_DIGEST_SIZE; i++) {
-		int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return gpucc_error_set(GPUCC_EINVALID,
-			                       "'%s' is not a SHA-256 digest (64 hex digits)", hex);
-		out->bytes[i] = (unsigned char)(hi << 4 | lo);
-	}
+	for (size_t i = 0; i < GPUCC_DIGEST_SIZE; i++)
+		out->bytes[i] = (unsigned char)(hex_values[h[2 * i]] << 4 | hex_values[h[2 * i + 1]]);
 	return 0;
 }
 

@@ -28,9 +28,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <openssl/evp.h>
+
+#include "sha256.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -169,6 +172,86 @@ static int read_member_data(gpucc_image *img, struct archive_entry *e, uint64_t 
 	*out = buf;
 	*out_size = got;
 	return 0;
+}
+
+/* Parse an octal ustar numeric field. */
+static bool parse_octal(const unsigned char *field, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	while (i < len && field[i] == ' ')
+		i++;
+	size_t digits = 0;
+	for (; i < len && field[i] >= '0' && field[i] <= '7'; i++, digits++)
+		v = v * 8 + (uint64_t)(field[i] - '0');
+	if (digits == 0 || (i < len && field[i] != ' ' && field[i] != '\0'))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Read len bytes at offset of the image, without the cursor.  Returns the
+ * byte count read (short at the end of the image) or -1. */
+static ssize_t read_at(gpucc_image *img, uint64_t offset, void *buf, size_t len)
+{
+	if (img->fd < 0) {
+		if (offset >= img->size)
+			return 0;
+		size_t n = img->size - offset < len ? (size_t)(img->size - offset) : len;
+		memcpy(buf, img->data + offset, n);
+		return (ssize_t)n;
+	}
+	size_t got = 0;
+	while (got < len) {
+		ssize_t n = pread(img->fd, (char *)buf + got, len - got, (off_t)(offset + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* True when the block at offset is a single ustar header for a regular file
+ * named name of size bytes: what every header of a v1 image is. */
+static bool ustar_header_is(gpucc_image *img, uint64_t offset, const char *name, uint64_t size)
+{
+	unsigned char header[BLOCK];
+	uint64_t found;
+	size_t name_len = strlen(name);
+	return read_at(img, offset, header, BLOCK) == BLOCK && name_len < 100 &&
+	       memcmp(header, name, name_len) == 0 && header[name_len] == '\0' &&
+	       (header[156] == '0' || header[156] == '\0') && header[345] == '\0' &&
+	       parse_octal(header + 124, 12, &found) && found == size;
+}
+
+/* The manifest's bytes in place, without copying them through libarchive:
+ * for an uncompressed image in memory, a pointer into it; in a regular file,
+ * a read-only mapping (*map, *map_size to unmap).  NULL when the header at
+ * offset is not what it must be; the caller then reads through libarchive. */
+static const char *manifest_in_place(gpucc_image *img, uint64_t offset, uint64_t size, void **map,
+                                     size_t *map_size)
+{
+	*map = NULL;
+	if (img->compressed || (img->fd >= 0 && !img->seekable) || size == 0 ||
+	    !ustar_header_is(img, offset, GPUCC_IMAGE_MANIFEST_MEMBER, size))
+		return NULL;
+	uint64_t data = offset + BLOCK;
+	if (img->fd < 0)
+		return data + size <= img->size ? (const char *)img->data + data : NULL;
+	if (data + size > img->size)
+		return NULL;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t start = data - data % (uint64_t)page;
+	*map_size = (size_t)(data + size - start);
+	void *m = mmap(NULL, *map_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, img->fd, (off_t)start);
+	if (m == MAP_FAILED)
+		return NULL;
+	*map = m;
+	return (const char *)m + (data - start);
 }
 
 /* ---- member checks -------------------------------------------------------- */
@@ -329,6 +412,19 @@ static int read_manifest_member(gpucc_image *img)
 	int rc = check_member_kind(img, e);
 	if (rc)
 		return rc;
+	la_int64_t declared = archive_entry_size(e);
+	if (declared > 0 && (uint64_t)declared <= GPUCC_MANIFEST_MAX_SIZE) {
+		void *map;
+		size_t map_size = 0;
+		const char *text = manifest_in_place(img, (uint64_t)archive_read_header_position(img->cursor),
+		                                     (uint64_t)declared, &map, &map_size);
+		if (text) {
+			rc = gpucc_manifest_parse(&img->manifest, text, (size_t)declared, img->name);
+			if (map)
+				munmap(map, map_size);
+			return rc;
+		}
+	}
 	char *json;
 	size_t size;
 	rc = read_member_data(img, e, GPUCC_MANIFEST_MAX_SIZE, &json, &size);
@@ -617,47 +713,6 @@ static int digest_mismatch(const gpucc_image *img, const char *member, const cha
 	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s': %s", img->name, member, what);
 }
 
-/* Parse an octal ustar numeric field. */
-static bool parse_octal(const unsigned char *field, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-	while (i < len && field[i] == ' ')
-		i++;
-	size_t digits = 0;
-	for (; i < len && field[i] >= '0' && field[i] <= '7'; i++, digits++)
-		v = v * 8 + (uint64_t)(field[i] - '0');
-	if (digits == 0 || (i < len && field[i] != ' ' && field[i] != '\0'))
-		return false;
-	*out = v;
-	return true;
-}
-
-/* Read len bytes at offset of the image, without the cursor.  Returns the
- * byte count read (short at the end of the image) or -1. */
-static ssize_t read_at(gpucc_image *img, uint64_t offset, void *buf, size_t len)
-{
-	if (img->fd < 0) {
-		if (offset >= img->size)
-			return 0;
-		size_t n = img->size - offset < len ? (size_t)(img->size - offset) : len;
-		memcpy(buf, img->data + offset, n);
-		return (ssize_t)n;
-	}
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = pread(img->fd, (char *)buf + got, len - got, (off_t)(offset + got));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
-}
-
 /* The random-access path: 1 when the header at the computed offset is not
  * what it must be (the caller then uses the cursor), else 0 or an error. */
 static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink sink, void *ctx,
@@ -666,15 +721,9 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 	const gpucc_payload *p = &img->payloads[index];
 	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 	gpucc_payload_member_name(member, p);
-	unsigned char header[BLOCK];
 	uint64_t offset = img->header_offsets[index];
-	if (read_at(img, offset, header, BLOCK) != BLOCK)
-		return 1;
-	uint64_t size;
-	size_t name_len = strlen(member);
-	if (memcmp(header, member, name_len) != 0 || header[name_len] != '\0' ||
-	    (header[156] != '0' && header[156] != '\0') || header[345] != '\0' ||
-	    !parse_octal(header + 124, 12, &size) || size != p->size)
+	uint64_t size = p->size;
+	if (!ustar_header_is(img, offset, member, size))
 		return 1;
 	unsigned char buffer[READ_CHUNK];
 	uint64_t done = 0;
@@ -797,12 +846,12 @@ int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_p
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	if (!md)
 		return gpucc_error_oom();
-	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+	EVP_DigestInit_ex(md, gpucc_sha256_md(), NULL);
 	int rc = 1;
 	if (img->offsets_known)
 		rc = stream_at_offset(img, index, sink, ctx, md);
 	if (rc == 1) {
-		EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+		EVP_DigestInit_ex(md, gpucc_sha256_md(), NULL);
 		rc = stream_with_cursor(img, index, sink, ctx, md);
 	}
 	if (rc == 0) {
@@ -890,7 +939,8 @@ int gpucc_image_verify(gpucc_image *img)
 	/* Walk every member with a fresh cursor, ignoring the offsets: verify
 	 * reads what a tar reader would. */
 	int rc;
-	if ((rc = cursor_open(img)) || (rc = read_format_member(img)))
+	if ((rc = gpucc_manifest_check_keys(&img->manifest, img->name)) || (rc = cursor_open(img)) ||
+	    (rc = read_format_member(img)))
 		return rc;
 	struct archive_entry *e;
 	int r = archive_read_next_header(img->cursor, &e);
@@ -900,7 +950,7 @@ int gpucc_image_verify(gpucc_image *img)
 	if (!md)
 		return gpucc_error_oom();
 	for (size_t i = 0; i < img->payload_count && rc == 0; i++) {
-		EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+		EVP_DigestInit_ex(md, gpucc_sha256_md(), NULL);
 		rc = stream_with_cursor(img, i, discard, NULL, md);
 		if (rc == 0) {
 			gpucc_digest got;

@@ -24,6 +24,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+
+#include "sha256.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,7 +422,7 @@ static int write_payload(commit_ctx *c, const output_payload *o)
 	c->md = EVP_MD_CTX_new();
 	if (!c->md)
 		return gpucc_error_oom();
-	EVP_DigestInit_ex(c->md, EVP_sha256(), NULL);
+	EVP_DigestInit_ex(c->md, gpucc_sha256_md(), NULL);
 	rc = copy_file_source(c, o->source->path);
 	gpucc_digest got;
 	unsigned int len = 0;

@@ -1,0 +1,511 @@
+/*
+ * formats/json_reader.c -- the pull parser (formats/json_reader.h).
+ */
+#include "json_reader.h"
+
+#include <string.h>
+
+#define MAX_DEPTH 64
+
+static void fail(json_reader *r, const char *why)
+{
+	if (!r->error) {
+		r->error = why;
+		r->error_offset = (size_t)(r->p - r->start);
+	}
+	r->p = r->end; /* stop everything that follows */
+}
+
+static void skip_space(json_reader *r)
+{
+	while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+		r->p++;
+}
+
+void json_reader_init(json_reader *r, const char *text, size_t size, gpucc_arena *arena)
+{
+	memset(r, 0, sizeof *r);
+	r->p = r->start = text;
+	r->end = text + size;
+	r->arena = arena;
+}
+
+bool json_failed(const json_reader *r)
+{
+	return r->error != NULL;
+}
+
+json_type json_peek(json_reader *r)
+{
+	skip_space(r);
+	if (r->error || r->p >= r->end)
+		return JSON_NONE;
+	switch (*r->p) {
+	case '{': return JSON_OBJECT;
+	case '[': return JSON_ARRAY;
+	case '"': return JSON_STRING;
+	case 't': return JSON_TRUE;
+	case 'f': return JSON_FALSE;
+	case 'n': return JSON_NULL;
+	default:
+		return (*r->p == '-' || (*r->p >= '0' && *r->p <= '9')) ? JSON_NUMBER : JSON_NONE;
+	}
+}
+
+static bool expect(json_reader *r, char c)
+{
+	skip_space(r);
+	if (r->p < r->end && *r->p == c) {
+		r->p++;
+		return true;
+	}
+	fail(r, c == ':' ? "expected ':'" : c == '{' ? "expected an object" :
+	        c == '[' ? "expected an array" : "unexpected character");
+	return false;
+}
+
+/* Consume the opening bracket of an object or array. */
+static bool open_container(json_reader *r, char open)
+{
+	if (!expect(r, open))
+		return false;
+	if (r->depth >= MAX_DEPTH) {
+		fail(r, "nesting too deep");
+		return false;
+	}
+	r->first[r->depth++] = true;
+	return true;
+}
+
+/* Before each element: true when one follows (consuming the ',' between
+ * elements), false after consuming the closing bracket. */
+static bool next_element(json_reader *r, char close)
+{
+	skip_space(r);
+	if (r->error || r->depth == 0 || r->p >= r->end) {
+		fail(r, "unexpected end of text");
+		return false;
+	}
+	if (*r->p == close) {
+		r->p++;
+		r->depth--;
+		return false;
+	}
+	if (r->first[r->depth - 1]) {
+		r->first[r->depth - 1] = false;
+		return true;
+	}
+	if (*r->p == ',') {
+		r->p++;
+		return true;
+	}
+	fail(r, "expected ',' or a closing bracket");
+	return false;
+}
+
+bool json_object_begin(json_reader *r)
+{
+	if (json_peek(r) != JSON_OBJECT) {
+		json_skip(r);
+		return false;
+	}
+	return open_container(r, '{');
+}
+
+bool json_object_next(json_reader *r, const char **name)
+{
+	if (!next_element(r, '}'))
+		return false;
+	if (json_peek(r) != JSON_STRING) {
+		fail(r, "expected a member name");
+		return false;
+	}
+	/* Names are read many times an entry: keep short plain ones in the
+	 * reader instead of the arena. */
+	if (json_string_buffer(r, r->name, sizeof r->name))
+		*name = r->name;
+	else if (r->error)
+		return false;
+	else
+		return fail(r, "member name too long"), false;
+	return expect(r, ':');
+}
+
+bool json_array_begin(json_reader *r)
+{
+	if (json_peek(r) != JSON_ARRAY) {
+		json_skip(r);
+		return false;
+	}
+	return open_container(r, '[');
+}
+
+bool json_array_next(json_reader *r)
+{
+	return next_element(r, ']');
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool read_hex4(json_reader *r, unsigned *out)
+{
+	if (r->end - r->p < 4) {
+		fail(r, "bad \\u escape");
+		return false;
+	}
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		int d = hex_digit(r->p[i]);
+		if (d < 0) {
+			fail(r, "bad \\u escape");
+			return false;
+		}
+		v = v << 4 | (unsigned)d;
+	}
+	r->p += 4;
+	*out = v;
+	return true;
+}
+
+static size_t put_utf8(char *out, unsigned cp)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | cp >> 18);
+	out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Unescape the string at r->p into out (room for its raw length + 1, which
+ * is always enough: escapes never expand).  Returns the length or -1. */
+static ptrdiff_t unescape(json_reader *r, char *out)
+{
+	size_t n = 0;
+	r->p++; /* the opening quote */
+	while (r->p < r->end) {
+		unsigned char c = (unsigned char)*r->p;
+		if (c == '"') {
+			r->p++;
+			if (out)
+				out[n] = '\0';
+			return (ptrdiff_t)n;
+		}
+		if (c < 0x20) {
+			fail(r, "control character in a string");
+			return -1;
+		}
+		if (c != '\\') {
+			const char *run = r->p;
+			/* Plain bytes up to the next quote or backslash. */
+			while (r->p < r->end && *r->p != '"' && *r->p != '\\' && (unsigned char)*r->p >= 0x20)
+				r->p++;
+			if (out)
+				memcpy(out + n, run, (size_t)(r->p - run));
+			n += (size_t)(r->p - run);
+			continue;
+		}
+		if (++r->p >= r->end)
+			break;
+		char e = *r->p++;
+		char single = 0;
+		switch (e) {
+		case '"': single = '"'; break;
+		case '\\': single = '\\'; break;
+		case '/': single = '/'; break;
+		case 'b': single = '\b'; break;
+		case 'f': single = '\f'; break;
+		case 'n': single = '\n'; break;
+		case 'r': single = '\r'; break;
+		case 't': single = '\t'; break;
+		case 'u': {
+			unsigned cp;
+			if (!read_hex4(r, &cp))
+				return -1;
+			if (cp >= 0xd800 && cp < 0xdc00) {
+				unsigned low;
+				if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u') {
+					fail(r, "unpaired surrogate in a string");
+					return -1;
+				}
+				r->p += 2;
+				if (!read_hex4(r, &low) || low < 0xdc00 || low >= 0xe000) {
+					fail(r, "unpaired surrogate in a string");
+					return -1;
+				}
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+			} else if (cp >= 0xdc00 && cp < 0xe000) {
+				fail(r, "unpaired surrogate in a string");
+				return -1;
+			}
+			char utf8[4];
+			size_t len = put_utf8(utf8, cp);
+			if (out)
+				memcpy(out + n, utf8, len);
+			n += len;
+			continue;
+		}
+		default:
+			fail(r, "bad escape in a string");
+			return -1;
+		}
+		if (out)
+			out[n] = single;
+		n++;
+	}
+	fail(r, "unterminated string");
+	return -1;
+}
+
+/* Length of the raw text of the string at r->p, quotes excluded, or -1. */
+static ptrdiff_t raw_length(const json_reader *r)
+{
+	/* Most strings have no escape: the closing quote is the first one. */
+	const char *quote = memchr(r->p + 1, '"', (size_t)(r->end - r->p - 1));
+	if (quote && !memchr(r->p + 1, '\\', (size_t)(quote - r->p - 1)))
+		return quote - r->p - 1;
+	const char *q = r->p + 1;
+	while (q < r->end && *q != '"') {
+		if (*q == '\\')
+			q++;
+		q++;
+	}
+	return q < r->end ? q - r->p - 1 : -1;
+}
+
+/* The common case: a string of raw bytes without escapes or control
+ * characters is copied as it is.  False (nothing consumed) otherwise. */
+static bool copy_plain(json_reader *r, char *out, size_t raw)
+{
+	const unsigned char *text = (const unsigned char *)r->p + 1;
+	unsigned char low = 0xff;
+	for (size_t i = 0; i < raw; i++)
+		low = text[i] < low ? text[i] : low;
+	if (low < 0x20 || memchr(text, '\\', raw))
+		return false;
+	memcpy(out, text, raw);
+	out[raw] = '\0';
+	r->p += raw + 2;
+	return true;
+}
+
+const char *json_string(json_reader *r)
+{
+	if (json_peek(r) != JSON_STRING) {
+		json_skip(r);
+		return NULL;
+	}
+	ptrdiff_t raw = raw_length(r);
+	if (raw < 0) {
+		fail(r, "unterminated string");
+		return NULL;
+	}
+	char *out = gpucc_arena_alloc(r->arena, (size_t)raw + 1);
+	if (!out) {
+		fail(r, "out of memory");
+		return NULL;
+	}
+	if (copy_plain(r, out, (size_t)raw))
+		return out;
+	return unescape(r, out) < 0 ? NULL : out;
+}
+
+bool json_string_buffer(json_reader *r, char *buf, size_t size)
+{
+	skip_space(r);
+	if (r->p >= r->end || *r->p != '"') {
+		json_skip(r);
+		return false;
+	}
+	ptrdiff_t raw = raw_length(r);
+	if (raw < 0) {
+		fail(r, "unterminated string");
+		return false;
+	}
+	if ((size_t)raw + 1 > size) {
+		unescape(r, NULL);
+		return false;
+	}
+	if (copy_plain(r, buf, (size_t)raw))
+		return true;
+	return unescape(r, buf) >= 0;
+}
+
+/* Consume a number per the JSON grammar; sets *integer when it is digits
+ * only. */
+static void number(json_reader *r, bool *integer)
+{
+	const char *q = r->p;
+	*integer = true;
+	if (q < r->end && *q == '-') {
+		*integer = false;
+		q++;
+	}
+	if (q >= r->end || *q < '0' || *q > '9') {
+		fail(r, "bad number");
+		return;
+	}
+	if (*q == '0' && q + 1 < r->end && q[1] >= '0' && q[1] <= '9') {
+		fail(r, "bad number (leading zero)");
+		return;
+	}
+	while (q < r->end && *q >= '0' && *q <= '9')
+		q++;
+	if (q < r->end && *q == '.') {
+		*integer = false;
+		q++;
+		if (q >= r->end || *q < '0' || *q > '9') {
+			fail(r, "bad number");
+			return;
+		}
+		while (q < r->end && *q >= '0' && *q <= '9')
+			q++;
+	}
+	if (q < r->end && (*q == 'e' || *q == 'E')) {
+		*integer = false;
+		q++;
+		if (q < r->end && (*q == '+' || *q == '-'))
+			q++;
+		if (q >= r->end || *q < '0' || *q > '9') {
+			fail(r, "bad number");
+			return;
+		}
+		while (q < r->end && *q >= '0' && *q <= '9')
+			q++;
+	}
+	r->p = q;
+}
+
+/* Hex digit values; 0xf0 marks a byte that is not one. */
+static const unsigned char hex_table[256] = {
+#define X16 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0
+	X16, X16, X16,
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0,
+	0xf0, 10, 11, 12, 13, 14, 15, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0,
+	X16,
+	0xf0, 10, 11, 12, 13, 14, 15, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0,
+	X16, X16, X16, X16, X16, X16, X16, X16, X16,
+#undef X16
+};
+
+bool json_hex32(json_reader *r, unsigned char out[32])
+{
+	if (json_peek(r) != JSON_STRING) {
+		json_skip(r);
+		return false;
+	}
+	const unsigned char *s = (const unsigned char *)r->p + 1;
+	if (r->end - r->p < 66 || s[64] != '"') {
+		json_skip(r);
+		return false;
+	}
+	unsigned bad = 0;
+	for (int i = 0; i < 32; i++) {
+		unsigned hi = hex_table[s[2 * i]], lo = hex_table[s[2 * i + 1]];
+		bad |= hi | lo;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	r->p += 66;
+	return (bad & 0xf0) == 0;
+}
+
+bool json_uint(json_reader *r, uint64_t max, uint64_t *out)
+{
+	if (json_peek(r) != JSON_NUMBER) {
+		json_skip(r);
+		return false;
+	}
+	const char *digits = r->p;
+	bool integer;
+	number(r, &integer);
+	if (r->error || !integer)
+		return false;
+	uint64_t v = 0;
+	for (const char *q = digits; q < r->p; q++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*q - '0');
+	}
+	if (v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool literal(json_reader *r, const char *word)
+{
+	size_t n = strlen(word);
+	if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0) {
+		fail(r, "unexpected character");
+		return false;
+	}
+	r->p += n;
+	return true;
+}
+
+void json_skip(json_reader *r)
+{
+	const char *name;
+	bool integer;
+	switch (json_peek(r)) {
+	case JSON_OBJECT:
+		if (json_object_begin(r))
+			while (json_object_next(r, &name))
+				json_skip(r);
+		break;
+	case JSON_ARRAY:
+		if (json_array_begin(r))
+			while (json_array_next(r))
+				json_skip(r);
+		break;
+	case JSON_STRING:
+		unescape(r, NULL);
+		break;
+	case JSON_NUMBER:
+		number(r, &integer);
+		break;
+	case JSON_TRUE:
+		literal(r, "true");
+		break;
+	case JSON_FALSE:
+		literal(r, "false");
+		break;
+	case JSON_NULL:
+		literal(r, "null");
+		break;
+	case JSON_NONE:
+		fail(r, r->p >= r->end ? "unexpected end of text" : "unexpected character");
+		break;
+	}
+}
+
+bool json_finish(json_reader *r)
+{
+	skip_space(r);
+	if (!r->error && r->p != r->end)
+		fail(r, "text after the document");
+	return !r->error;
+}

@@ -1,0 +1,64 @@
+/*
+ * formats/json_reader.h -- a small pull parser for JSON documents held in
+ * memory, used where cJSON's tree of individually allocated nodes is too slow
+ * (the manifest of a 10,000-entry image is read by every `gpucc list`).
+ *
+ * The reader walks the text once; strings are unescaped into an arena.  It
+ * accepts exactly RFC 8259 JSON (nesting at most 64 deep) and reports the
+ * first syntax error with its byte offset.
+ */
+#ifndef GPUCC_FORMATS_JSON_READER_H
+#define GPUCC_FORMATS_JSON_READER_H
+
+#include "arena.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum json_type {
+	JSON_NONE, JSON_OBJECT, JSON_ARRAY, JSON_STRING, JSON_NUMBER, JSON_TRUE, JSON_FALSE, JSON_NULL
+} json_type;
+
+typedef struct json_reader {
+	const char *p, *start, *end;
+	gpucc_arena *arena;
+	int depth;
+	bool first[64]; /* per open container: no element read yet */
+	char name[64];  /* the last member name, when short and plain */
+	const char *error; /* first error, static text; NULL while none */
+	size_t error_offset;
+} json_reader;
+
+void json_reader_init(json_reader *r, const char *text, size_t size, gpucc_arena *arena);
+/* The type of the next value, without consuming it (JSON_NONE on error). */
+json_type json_peek(json_reader *r);
+/* Consume '{'.  Then json_object_next gives each member's name in turn,
+ * leaving the reader at its value, and false after '}'.  The name is valid
+ * until the next call (copy it to keep it).  A trailing
+ * ',' before '}' is an error.  Likewise for arrays. */
+bool json_object_begin(json_reader *r);
+bool json_object_next(json_reader *r, const char **name);
+/* Consume '['.  json_array_next is true while another element follows. */
+bool json_array_begin(json_reader *r);
+bool json_array_next(json_reader *r);
+/* Consume a string into the arena.  A value of another type is consumed and
+ * gives NULL: a type mismatch is the caller's to report, not a syntax error.
+ * The same holds for json_object_begin and json_array_begin. */
+const char *json_string(json_reader *r);
+/* Consume a string into buf (NUL-terminated) when it fits; false otherwise
+ * (too long is not an error of the reader: the value is consumed). */
+bool json_string_buffer(json_reader *r, char *buf, size_t size);
+/* Consume a string of exactly 64 hex digits into 32 bytes; false otherwise
+ * (a value of another type or form is consumed). */
+bool json_hex32(json_reader *r, unsigned char out[32]);
+/* Consume a number that is a non-negative integer (digits only) at most max;
+ * false otherwise (the value is consumed). */
+bool json_uint(json_reader *r, uint64_t max, uint64_t *out);
+/* Consume any value. */
+void json_skip(json_reader *r);
+/* True after the last value when only whitespace remains and no error. */
+bool json_finish(json_reader *r);
+bool json_failed(const json_reader *r);
+
+#endif
