@@ -102,6 +102,8 @@ static int run_help(int argc, char **argv)
 		print_help(stdout);
 		return EXIT_OK;
 	}
+	if (strcmp(argv[2], "--man") == 0) /* hidden: man pages at build time (cmd/man.c) */
+		return cmd_man_main(argc - 3, argv + 3, commands, COMMAND_COUNT, exit_codes_text);
 	int used;
 	const cmd_spec *spec = find_command(argc - 1, argv + 1, &used);
 	if (!spec) {

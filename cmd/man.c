@@ -1,0 +1,152 @@
+/*
+ * cmd/man.c -- man pages from the same text as -h: `gpucc help --man`
+ * writes gpucc(1) (the command table and the exit codes) and
+ * `gpucc help --man CMD...` writes gpucc-CMD(1) (synopsis, summary,
+ * description and the options table), in roff, on standard output.  The
+ * build runs it for every command (cmd/meson.build), so a man page can never
+ * disagree with -h.
+ */
+#include "cmd.h"
+
+#include <string.h>
+
+/* Write text with roff's special characters escaped; a line may not start
+ * with '.' or '\''. */
+static void roff_text(FILE *f, const char *text)
+{
+	bool line_start = true;
+	for (const char *p = text; *p; p++) {
+		if (line_start && (*p == '.' || *p == '\''))
+			fputs("\\&", f);
+		if (*p == '\\')
+			fputs("\\e", f);
+		else if (*p == '-')
+			fputs("\\-", f);
+		else
+			fputc(*p, f);
+		line_start = *p == '\n';
+	}
+}
+
+/* Paragraphs of a -h description: blank lines separate paragraphs; an
+ * indented line starts a new output line, as in the terminal. */
+static void roff_description(FILE *f, const char *text)
+{
+	fputs(".PP\n", f);
+	const char *p = text;
+	while (*p) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == 0) {
+			fputs(".PP\n", f);
+		} else {
+			if (*p == ' ')
+				fputs(".br\n", f);
+			char line[1024];
+			snprintf(line, sizeof line, "%.*s", (int)len, p);
+			roff_text(f, line);
+			fputc('\n', f);
+		}
+		p += len + (end ? 1 : 0);
+	}
+}
+
+static void page_name(char *out, size_t size, const char *command)
+{
+	snprintf(out, size, "gpucc-%s", command);
+	for (char *c = out; *c; c++)
+		if (*c == ' ')
+			*c = '-';
+}
+
+static void print_command_page(FILE *f, const cmd_spec *spec)
+{
+	char name[128];
+	page_name(name, sizeof name, spec->name);
+	fprintf(f, ".TH %s 1 \"\" \"gpucc\" \"gpucc manual\"\n.SH NAME\n%s \\- ", name, name);
+	roff_text(f, spec->summary);
+	fputs("\n.SH SYNOPSIS\n.B gpucc ", f);
+	roff_text(f, spec->name);
+	fputc('\n', f);
+	roff_text(f, spec->synopsis ? spec->synopsis : "");
+	fputs("\n.SH DESCRIPTION\n", f);
+	roff_text(f, spec->summary);
+	fputs(".\n", f);
+	if (spec->description)
+		roff_description(f, spec->description);
+	fputs(".SH OPTIONS\n", f);
+	for (size_t i = 0; spec->options && spec->options[i].long_name; i++) {
+		const cmd_option *o = &spec->options[i];
+		fputs(".TP\n", f);
+		if (o->short_name)
+			fprintf(f, "\\fB\\-%c\\fR, ", o->short_name);
+		fputs("\\fB\\-\\-", f);
+		roff_text(f, o->long_name);
+		fputs("\\fR", f);
+		if (o->arg) {
+			fputs(o->optional_arg ? "[=\\fI" : " \\fI", f);
+			roff_text(f, o->arg);
+			fputs(o->optional_arg ? "\\fR]" : "\\fR", f);
+		}
+		fputc('\n', f);
+		roff_text(f, o->help);
+		fputc('\n', f);
+	}
+	fputs(".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nshow this help and exit\n", f);
+	fputs(".SH SEE ALSO\n.BR gpucc (1)\n", f);
+}
+
+static void print_main_page(FILE *f, const cmd_spec *const *commands, size_t count,
+                            const char *exit_codes)
+{
+	fputs(".TH gpucc 1 \"\" \"gpucc\" \"gpucc manual\"\n"
+	      ".SH NAME\ngpucc \\- build, inspect, merge and embed precompile images of GPU kernels\n"
+	      ".SH SYNOPSIS\n.B gpucc\n\\fIcommand\\fR [\\fIargs\\fR]\n.br\n"
+	      ".B gpucc\n\\fIcommand\\fR \\-h\n.br\n.B gpucc \\-\\-version\n"
+	      ".SH DESCRIPTION\n"
+	      "gpucc builds, inspects and merges precompile images (.gpucc): archives of GPU\n"
+	      "kernels compiled ahead of time by LLVM, which a package embeds and loads at\n"
+	      "start-up instead of compiling its kernels again.\n"
+	      ".SH COMMANDS\n",
+	      f);
+	for (size_t i = 0; i < count; i++) {
+		char name[128];
+		page_name(name, sizeof name, commands[i]->name);
+		fputs(".TP\n.B gpucc ", f);
+		roff_text(f, commands[i]->name);
+		fputc('\n', f);
+		roff_text(f, commands[i]->summary);
+		fprintf(f, "; see\n.BR %s (1).\n", name);
+	}
+	fputs(".SH EXIT STATUS\n.nf\n", f);
+	const char *codes = strchr(exit_codes, '\n'); /* after the "exit codes:" title */
+	roff_text(f, codes ? codes + 1 : exit_codes);
+	fputs(".fi\n.SH ENVIRONMENT\n"
+	      ".TP\n.B GPUCC_BACKEND\nthe LLVM backend module to load (libgpucc\\-llvm.so)\n"
+	      ".TP\n.B GPUCC_HIP_LIBRARY\\fR, \\fBGPUCC_CUDA_LIBRARY\n"
+	      "the HIP runtime or CUDA driver library to load; \\(lqnone\\(rq disables it\n"
+	      ".TP\n.B SOURCE_DATE_EPOCH\nthe time recorded in images written\n",
+	      f);
+}
+
+int cmd_man_main(int argc, char **argv, const cmd_spec *const *commands, size_t count,
+                 const char *exit_codes)
+{
+	if (argc == 0) {
+		print_main_page(stdout, commands, count, exit_codes);
+		return EXIT_OK;
+	}
+	char wanted[128] = "";
+	for (int i = 0; i < argc; i++) {
+		size_t used = strlen(wanted);
+		snprintf(wanted + used, sizeof wanted - used, "%s%s", i ? " " : "", argv[i]);
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (strcmp(commands[i]->name, wanted) == 0) {
+			print_command_page(stdout, commands[i]);
+			return EXIT_OK;
+		}
+	}
+	fprintf(stderr, "gpucc help: unknown command '%s'\n", wanted);
+	return EXIT_USAGE;
+}
