@@ -70,7 +70,7 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 int gpucc_atomic_file_commit(gpucc_atomic_file *f)
 {
 	int rc = 0;
-	if (fsync(f->fd) != 0)
+	if (!f->no_sync && fsync(f->fd) != 0)
 		rc = gpucc_error_set_errno("cannot write '%s'", f->path);
 	else if (close(f->fd) != 0)
 		rc = gpucc_error_set_errno("cannot write '%s'", f->path);
@@ -81,7 +81,7 @@ int gpucc_atomic_file_commit(gpucc_atomic_file *f)
 		gpucc_atomic_file_abort(f);
 		return rc == GPUCC_ENOTFOUND ? GPUCC_ERROR : rc;
 	}
-	char *dir = directory_of(f->path);
+	char *dir = f->no_sync ? NULL : directory_of(f->path);
 	if (dir) {
 		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0) {

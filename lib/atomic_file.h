@@ -17,6 +17,7 @@ typedef struct gpucc_atomic_file {
 	int fd;          /* open for writing, -1 when closed */
 	char *path;      /* the target */
 	char *temp_path; /* the temporary file */
+	bool no_sync;    /* set before commit to skip the fsyncs */
 } gpucc_atomic_file;
 
 /* Create the temporary file for path (mode 0666 less the umask).

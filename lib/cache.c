@@ -12,6 +12,7 @@
 
 #include "atomic_file.h"
 #include "errors.h"
+#include "image_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -765,10 +766,15 @@ static int start_insert(gpucc_image_writer **w, char **path, gpucc_cache *c,
 	gpucc_write_options opts = {0}; /* uncompressed: random access on lookup */
 	opts.use_mtime = true;
 	opts.mtime = 0;
+	/* No fsync: an entry cut short by a power loss fails verification
+	 * and is a miss (invariant 7), and fsync per entry made importing
+	 * 2,000 entries take 9 s instead of well under one. */
 	rc = gpucc_image_writer_new(w, *path, &opts);
 	if (rc) {
 		free(*path);
 		*path = NULL;
+	} else {
+		gpucc_image_writer_set_no_sync(*w, true);
 	}
 	return rc;
 }

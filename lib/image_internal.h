@@ -19,6 +19,10 @@ typedef int (*gpucc_payload_sink)(void *ctx, const void *data, size_t size);
 int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
                                void *ctx);
 
+/* Commit without fsync (the rename stays atomic): for stores that verify
+ * what they read and treat a bad file as absent, like the cache. */
+void gpucc_image_writer_set_no_sync(gpucc_image_writer *w, bool no_sync);
+
 /* Order of payload members in an image: by digest, then by extension. */
 int gpucc_payload_archive_compare(const gpucc_payload *a, const gpucc_payload *b);
 

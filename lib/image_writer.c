@@ -50,6 +50,7 @@ typedef struct writer_entry {
 struct gpucc_image_writer {
 	char *path;
 	gpucc_write_options options;
+	bool no_sync; /* gpucc_image_writer_set_no_sync */
 	gpucc_arena *arena;
 	writer_entry *entries;
 	size_t count, capacity, live;
@@ -498,6 +499,11 @@ static int archive_to_fd(struct archive *a, int fd, int zstd_level)
 	return archive_write_open_fd(a, fd) == ARCHIVE_OK ? 0 : -1;
 }
 
+void gpucc_image_writer_set_no_sync(gpucc_image_writer *w, bool no_sync)
+{
+	w->no_sync = no_sync;
+}
+
 int gpucc_image_writer_commit(gpucc_image_writer *w)
 {
 	const gpucc_entry **entries = NULL;
@@ -515,6 +521,7 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	gpucc_atomic_file file;
 	if ((rc = gpucc_atomic_file_open(&file, w->path)))
 		goto cleanup;
+	file.no_sync = w->no_sync;
 	commit_ctx c = {w, archive_write_new(), NULL, 0};
 	if (!c.archive) {
 		rc = gpucc_error_oom();
