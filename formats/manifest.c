@@ -3,8 +3,10 @@
  * (formats/manifest.md).
  *
  * Writing is by hand, field by field in a fixed order, so that the bytes are
- * canonical and memory stays proportional to the output; reading uses cJSON
- * and checks every field, because an image is untrusted input.
+ * canonical and memory stays proportional to the output.  Reading uses the
+ * pull parser in json_reader.c (cJSON's tree of separately allocated nodes
+ * made `gpucc list` of 10,000 entries five times slower) and checks every
+ * field, because an image is untrusted input.
  */
 #include "manifest.h"
 

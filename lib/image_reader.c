@@ -53,7 +53,14 @@ struct gpucc_image {
 	gpucc_payload *payloads; /* distinct, in archive order */
 	size_t payload_count;
 
-	/* Random access (uncompressed only): header offset of each payload. */
+	/* The payload list is built on first use (list and show never need
+	 * it); payloads_rc remembers a failure to build it. */
+	bool payloads_ready;
+	int payloads_rc;
+
+	/* Random access (uncompressed only): where the first payload header
+	 * must be (0: unknown), and the header offset of each payload. */
+	uint64_t payload_base;
 	bool offsets_known;
 	uint64_t *header_offsets;
 
@@ -419,6 +426,8 @@ static int read_manifest_member(gpucc_image *img)
 		const char *text = manifest_in_place(img, (uint64_t)archive_read_header_position(img->cursor),
 		                                     (uint64_t)declared, &map, &map_size);
 		if (text) {
+			uint64_t header = (uint64_t)archive_read_header_position(img->cursor);
+			img->payload_base = header + BLOCK + ((uint64_t)declared + BLOCK - 1) / BLOCK * BLOCK;
 			rc = gpucc_manifest_parse(&img->manifest, text, (size_t)declared, img->name);
 			if (map)
 				munmap(map, map_size);
@@ -453,25 +462,27 @@ static int open_common(gpucc_image *img)
 	if (rc)
 		return rc;
 	img->compressed = archive_filter_count(img->cursor) > 1;
-	if ((rc = read_format_member(img)) || (rc = read_manifest_member(img)) ||
-	    (rc = collect_payloads(img)))
+	if ((rc = read_format_member(img)) || (rc = read_manifest_member(img)))
 		return rc;
-	if (!img->compressed && (img->fd < 0 || img->seekable) && img->payload_count > 0) {
-		/* The first payload's header position anchors the offsets of
-		 * all the others.  When it cannot be read, leave random access
-		 * off: reads then go through the cursor, which reports the
-		 * defect precisely. */
-		struct archive_entry *e;
-		int r = archive_read_next_header(img->cursor, &e);
-		if ((r == ARCHIVE_OK || r == ARCHIVE_WARN) &&
-		    (rc = compute_offsets(img, (uint64_t)archive_read_header_position(img->cursor))))
-			return rc;
-		/* The cursor has passed the first payload's header, which
-		 * sequential reads expect to read: restart it when needed. */
-		archive_read_free(img->cursor);
-		img->cursor = NULL;
-	}
+	/* The cursor stands after the manifest, where sequential reads of
+	 * payloads begin. */
+	img->cursor_next = 0;
 	return 0;
+}
+
+/* Build the payload list and, for uncompressed images whose manifest
+ * header was a single ustar block, the offsets of all payload headers
+ * (the first follows the manifest's data; a wrong guess is caught by the
+ * header check before any byte is used). */
+static int ensure_payloads(gpucc_image *img)
+{
+	if (img->payloads_ready)
+		return img->payloads_rc;
+	img->payloads_ready = true;
+	img->payloads_rc = collect_payloads(img);
+	if (img->payloads_rc == 0 && img->payload_base && img->payload_count > 0)
+		img->payloads_rc = compute_offsets(img, img->payload_base);
+	return img->payloads_rc;
 }
 
 static gpucc_image *image_new(const char *name)
@@ -602,6 +613,7 @@ bool gpucc_image_is_compressed(const gpucc_image *img)
 
 bool gpucc_image_has_random_access(const gpucc_image *img)
 {
+	ensure_payloads((gpucc_image *)img);
 	return img->offsets_known;
 }
 
@@ -615,13 +627,16 @@ const gpucc_entry *gpucc_image_entry(const gpucc_image *img, size_t index)
 	return index < img->manifest.entry_count ? &img->manifest.entries[index] : NULL;
 }
 
+/* The payload accessors are logically const: they may build the list. */
 size_t gpucc_image_payload_count(const gpucc_image *img)
 {
-	return img->payload_count;
+	return ensure_payloads((gpucc_image *)img) == 0 ? img->payload_count : 0;
 }
 
 const gpucc_payload *gpucc_image_payload(const gpucc_image *img, size_t index)
 {
+	if (ensure_payloads((gpucc_image *)img) != 0)
+		return NULL;
 	return index < img->payload_count ? &img->payloads[index] : NULL;
 }
 
@@ -756,14 +771,39 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 	return 0;
 }
 
-/* Describe why the member under the cursor is not the expected one. */
+/* Whether path names one of the image's payloads. */
+static bool is_listed_payload(const gpucc_image *img, const char *path)
+{
+	static const char prefix[] = "payloads/";
+	size_t n = sizeof prefix - 1;
+	if (strncmp(path, prefix, n) != 0 || strlen(path) < n + 64)
+		return false;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	memcpy(hex, path + n, 64);
+	hex[64] = '\0';
+	gpucc_payload p;
+	if (gpucc_digest_from_hex(&p.sha256, hex) != 0) {
+		gpucc_error_clear();
+		return false;
+	}
+	for (int part = 0; part < GPUCC_PART_COUNT; part++) {
+		p.part = (gpucc_part)part;
+		if (strcmp(path + n + 64, gpucc_part_extension(p.part)) == 0)
+			return payload_index(img, &p) < img->payload_count;
+	}
+	return false;
+}
+
+/* Describe why the member under the cursor is not the expected one: an
+ * unsafe or non-regular member, a member the manifest does not list, or
+ * (when the member is a later listed payload) a missing expected one. */
 static int unexpected_member(gpucc_image *img, struct archive_entry *e, const char *expected)
 {
 	int rc = check_member_kind(img, e);
 	if (rc)
 		return rc;
 	const char *path = archive_entry_pathname(e);
-	if (strcmp(path, expected) > 0)
+	if (is_listed_payload(img, path))
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': the manifest lists member '%s' but the image has no such "
 		                       "member",
@@ -840,6 +880,9 @@ static int stream_with_cursor(gpucc_image *img, size_t index, gpucc_payload_sink
 int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
                                void *ctx)
 {
+	int ready = ensure_payloads(img);
+	if (ready)
+		return ready;
 	size_t index = payload_index(img, p);
 	if (index == img->payload_count)
 		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s': no such payload in the image", img->name);
@@ -939,7 +982,8 @@ int gpucc_image_verify(gpucc_image *img)
 	/* Walk every member with a fresh cursor, ignoring the offsets: verify
 	 * reads what a tar reader would. */
 	int rc;
-	if ((rc = gpucc_manifest_check_keys(&img->manifest, img->name)) || (rc = cursor_open(img)) ||
+	if ((rc = ensure_payloads(img)) || (rc = gpucc_manifest_check_keys(&img->manifest, img->name)) ||
+	    (rc = cursor_open(img)) ||
 	    (rc = read_format_member(img)))
 		return rc;
 	struct archive_entry *e;

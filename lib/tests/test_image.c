@@ -10,6 +10,8 @@
 
 #include "image_internal.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +63,7 @@ static void make_entry(test_entry *t, const char *module, const char *source, co
 static int write_image(const char *path, int zstd, const char *const *modules, size_t n)
 {
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {zstd, false, 0};
+	gpucc_write_options opts = {.zstd_level = zstd};
 	int rc = gpucc_image_writer_new(&w, path, &opts);
 	if (rc)
 		return rc;
@@ -348,6 +350,53 @@ static void test_corruption_is_caught(void)
 	CHECK_INT(gpucc_image_open(&img, path_in_dir("missing.gpucc")), GPUCC_ENOTFOUND);
 }
 
+/* Copy the image at from to to, inserting an unlisted member before the
+ * payload member at position `at` (0-based among all members). */
+static void insert_member(const char *from, const char *to, int at)
+{
+	struct archive *in = archive_read_new(), *out = archive_write_new();
+	archive_read_support_format_tar(in);
+	CHECK_INT(archive_read_open_filename(in, from, 10240), ARCHIVE_OK);
+	archive_write_set_format_pax_restricted(out);
+	CHECK_INT(archive_write_open_filename(out, to), ARCHIVE_OK);
+	struct archive_entry *e;
+	char buffer[65536];
+	for (int i = 0; archive_read_next_header(in, &e) == ARCHIVE_OK; i++) {
+		if (i == at) {
+			struct archive_entry *extra = archive_entry_new();
+			archive_entry_set_pathname(extra, "payloads/extra.txt");
+			archive_entry_set_filetype(extra, AE_IFREG);
+			archive_entry_set_perm(extra, 0644);
+			archive_entry_set_size(extra, 5);
+			archive_write_header(out, extra);
+			archive_write_data(out, "extra", 5);
+			archive_entry_free(extra);
+		}
+		archive_write_header(out, e);
+		la_ssize_t n;
+		while ((n = archive_read_data(in, buffer, sizeof buffer)) > 0)
+			archive_write_data(out, buffer, (size_t)n);
+	}
+	archive_read_free(in);
+	archive_write_free(out);
+}
+
+static void test_unlisted_member_is_named(void)
+{
+	const char *good = path_in_dir("a.gpucc");
+	for (int at = 2; at <= 4; at++) {
+		const char *bad = path_in_dir("extra.gpucc");
+		insert_member(good, bad, at);
+		gpucc_image *img;
+		CHECK_INT(gpucc_image_open(&img, bad), 0);
+		if (!img)
+			continue;
+		CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS("member 'payloads/extra.txt' is not listed in the manifest");
+		gpucc_image_free(img);
+	}
+}
+
 static void test_empty_image_and_failed_commit(void)
 {
 	const char *path = path_in_dir("empty.gpucc");
@@ -393,6 +442,7 @@ int main(void)
 	RUN(test_lookup);
 	RUN(test_conflict);
 	RUN(test_corruption_is_caught);
+	RUN(test_unlisted_member_is_named);
 	RUN(test_empty_image_and_failed_commit);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
