@@ -1,0 +1,58 @@
+# scripts/bench/algebra_lib.sh -- sourced by the cache-algebra benchmarks
+# (cache-merge, cache-snapshot, cache-lookup) after harness.sh.
+#
+#   bench_three NAME GOALS -n gpucc CMD -n PEER CMD [-n PEER CMD]...
+#       one hyperfine run timing gpucc's command (the first) and each peer
+#       side by side; prints one Markdown row per peer: means, the ratio
+#       gpucc/peer and its goal.  GOALS: comma-separated "<= X" per peer,
+#       "-" for a peer shown for information.  BENCH_PREPARE: hyperfine
+#       --prepare command.
+#   peak_rss_mib CMD...   run CMD once; print its peak RSS in MiB
+#   make_entries DIR COUNT SIZE PREFIX   a pack spec in DIR/spec.json of
+#       COUNT entries with SIZE random payload bytes each; keys from PREFIX-i
+bench_three() {
+	name=$1 goals=$2; shift 2
+	json="$WORK/hyperfine.json"
+	hyperfine --style none --warmup "${BENCH_WARMUP:-1}" --runs "${BENCH_RUNS:-5}" \
+		${BENCH_PREPARE:+--prepare "$BENCH_PREPARE"} --export-json "$json" "$@" >/dev/null
+	python3 - "$json" "$name" "$goals" <<'PY' | tee -a "$BENCH_RESULTS"
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+name, goals = sys.argv[2], sys.argv[3].split(",")
+ours = results[0]
+for r, goal in zip(results[1:], goals):
+    ratio = ours["mean"] / r["mean"]
+    if goal.strip() == "-":
+        met, goal = None, "(information)"
+    else:
+        op, bound = goal.split()
+        met = ratio <= float(bound) if op == "<=" else ratio >= float(bound)
+    print(f"| {name} (vs `{r['command']}`) | {ours['mean']*1000:.0f} ± {ours['stddev']*1000:.0f} | "
+          f"{r['mean']*1000:.0f} ± {r['stddev']*1000:.0f} | {ratio:.3f} | {goal} | {'-' if met is None else 'yes' if met else 'NO'} |")
+PY
+}
+
+peak_rss_mib() {
+	python3 - "$@" <<'PY'
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.1f}")
+PY
+}
+
+make_entries() {
+	python3 - "$@" <<'PY'
+import hashlib, json, os, sys
+d, n, size, prefix = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+os.makedirs(f"{d}/p", exist_ok=True)
+entries = []
+for i in range(n):
+    ident = f"{prefix}-{i}"
+    p = f"p/{i}"
+    with open(f"{d}/{p}", "wb") as f:
+        f.write(os.urandom(size))
+    entries.append({"module": ident + ".ll", "module_sha256": hashlib.sha256(ident.encode()).hexdigest(),
+                    "target": "sm_90", "kernels": [f"k{i}"], "ptx": p})
+json.dump({"entries": entries}, open(f"{d}/spec.json", "w"))
+PY
+}
