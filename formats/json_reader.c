@@ -283,10 +283,6 @@ static ptrdiff_t unescape(json_reader *r, char *out)
 /* Length of the raw text of the string at r->p, quotes excluded, or -1. */
 static ptrdiff_t raw_length(const json_reader *r)
 {
-	/* Most strings have no escape: the closing quote is the first one. */
-	const char *quote = memchr(r->p + 1, '"', (size_t)(r->end - r->p - 1));
-	if (quote && !memchr(r->p + 1, '\\', (size_t)(quote - r->p - 1)))
-		return quote - r->p - 1;
 	const char *q = r->p + 1;
 	while (q < r->end && *q != '"') {
 		if (*q == '\\')
@@ -296,19 +292,36 @@ static ptrdiff_t raw_length(const json_reader *r)
 	return q < r->end ? q - r->p - 1 : -1;
 }
 
-/* The common case: a string of raw bytes without escapes or control
- * characters is copied as it is.  False (nothing consumed) otherwise. */
-static bool copy_plain(json_reader *r, char *out, size_t raw)
+/* The length of the string at r->p when it is plain (no escape, no control
+ * character: what the manifest writer produces), else -1.  One pass. */
+static ptrdiff_t plain_length(const json_reader *r)
 {
-	const unsigned char *text = (const unsigned char *)r->p + 1;
-	unsigned char low = 0xff;
-	for (size_t i = 0; i < raw; i++)
-		low = text[i] < low ? text[i] : low;
-	if (low < 0x20 || memchr(text, '\\', raw))
-		return false;
-	memcpy(out, text, raw);
+	const unsigned char *q = (const unsigned char *)r->p + 1;
+	const unsigned char *end = (const unsigned char *)r->end;
+	while (q < end && *q != '"') {
+		if (*q == '\\' || *q < 0x20)
+			return -1;
+		q++;
+	}
+	return q < end ? (ptrdiff_t)(q - (const unsigned char *)r->p - 1) : -1;
+}
+
+/* Copy a plain string of length raw and consume it. */
+static void copy_plain(json_reader *r, char *out, size_t raw)
+{
+	memcpy(out, r->p + 1, raw);
 	out[raw] = '\0';
 	r->p += raw + 2;
+}
+
+bool json_string_equals(json_reader *r, const char *s)
+{
+	if (json_peek(r) != JSON_STRING)
+		return false;
+	ptrdiff_t n = plain_length(r);
+	if (n < 0 || strncmp(r->p + 1, s, (size_t)n) != 0 || s[n] != '\0')
+		return false;
+	r->p += n + 2;
 	return true;
 }
 
@@ -318,7 +331,8 @@ const char *json_string(json_reader *r)
 		json_skip(r);
 		return NULL;
 	}
-	ptrdiff_t raw = raw_length(r);
+	ptrdiff_t plain = plain_length(r);
+	ptrdiff_t raw = plain >= 0 ? plain : raw_length(r);
 	if (raw < 0) {
 		fail(r, "unterminated string");
 		return NULL;
@@ -328,8 +342,10 @@ const char *json_string(json_reader *r)
 		fail(r, "out of memory");
 		return NULL;
 	}
-	if (copy_plain(r, out, (size_t)raw))
+	if (plain >= 0) {
+		copy_plain(r, out, (size_t)plain);
 		return out;
+	}
 	return unescape(r, out) < 0 ? NULL : out;
 }
 
@@ -340,6 +356,11 @@ bool json_string_buffer(json_reader *r, char *buf, size_t size)
 		json_skip(r);
 		return false;
 	}
+	ptrdiff_t plain = plain_length(r);
+	if (plain >= 0 && (size_t)plain < size) {
+		copy_plain(r, buf, (size_t)plain);
+		return true;
+	}
 	ptrdiff_t raw = raw_length(r);
 	if (raw < 0) {
 		fail(r, "unterminated string");
@@ -349,8 +370,6 @@ bool json_string_buffer(json_reader *r, char *buf, size_t size)
 		unescape(r, NULL);
 		return false;
 	}
-	if (copy_plain(r, buf, (size_t)raw))
-		return true;
 	return unescape(r, buf) >= 0;
 }
 

@@ -49,6 +49,9 @@ const char *json_string(json_reader *r);
 /* Consume a string into buf (NUL-terminated) when it fits; false otherwise
  * (too long is not an error of the reader: the value is consumed). */
 bool json_string_buffer(json_reader *r, char *buf, size_t size);
+/* Consume the next value when it is a string equal to s without escapes;
+ * otherwise consume nothing and return false. */
+bool json_string_equals(json_reader *r, const char *s);
 /* Consume a string of exactly 64 hex digits into 32 bytes; false otherwise
  * (a value of another type or form is consumed). */
 bool json_hex32(json_reader *r, unsigned char out[32]);

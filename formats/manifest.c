@@ -365,19 +365,8 @@ static void *vec_finish(parse_ctx *c, vec *v)
  * entry's copy is shared when equal. */
 static const char *repeated_string(parse_ctx *c, const char *previous)
 {
-	char buffer[128];
-	json_reader saved = c->json;
-	if (json_string_buffer(&c->json, buffer, sizeof buffer)) {
-		if (previous && strcmp(previous, buffer) == 0)
-			return previous;
-		const char *copy = gpucc_arena_strdup(c->arena, buffer);
-		if (!copy)
-			c->json.error = "out of memory";
-		return copy;
-	}
-	if (json_failed(&c->json))
-		return NULL;
-	c->json = saved; /* longer than the buffer, or not a string */
+	if (previous && json_string_equals(&c->json, previous))
+		return previous;
 	return json_string(&c->json);
 }
 
