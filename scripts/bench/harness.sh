@@ -4,7 +4,8 @@
 #
 #   bench_setup                     build gpucc (release) and make $WORK
 #   bench_pair NAME GOAL GPUCC_CMD PEER_CMD
-#       GOAL is "<= X" or ">= X" on the ratio mean(gpucc)/mean(peer).
+#       GOAL is "<= X" or ">= X" on the ratio mean(gpucc)/mean(peer), or
+#       "-" for a comparison reported without a goal.
 #       Prints one Markdown table row; appends it to $BENCH_RESULTS.
 #
 # Environment: BENCH_RUNS (default 10), BUILD_DIR (default build-bench),
@@ -37,8 +38,12 @@ results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 name, goal, peer = sys.argv[2], sys.argv[3], sys.argv[4]
 ours, theirs = results["gpucc"]["mean"], results["peer"]["mean"]
 ratio = ours / theirs
-op, bound = goal.split()
-met = ratio <= float(bound) if op == "<=" else ratio >= float(bound)
-print(f"| {name} (vs `{peer.split()[0]}`) | {ours*1000:.1f} | {theirs*1000:.1f} | {ratio:.3f} | {goal} | {'yes' if met else 'NO'} |")
+if goal == "-":
+    met = "-"
+else:
+    op, bound = goal.split()
+    ok = ratio <= float(bound) if op == "<=" else ratio >= float(bound)
+    met = "yes" if ok else "NO"
+print(f"| {name} (vs `{peer.split()[0]}`) | {ours*1000:.1f} | {theirs*1000:.1f} | {ratio:.3f} | {goal} | {met} |")
 PY
 }
