@@ -133,11 +133,14 @@ static int delta_of_cache(delta_state *d, gpucc_cache *c, open_images *opened)
 			rc = 0;
 			continue;
 		}
-		if (rc) {
-			gpucc_cache_warn(c, "skipping unusable cache entry: %s", gpucc_error_last()->message);
+		if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
+			/* A corrupt entry is a miss: not in the cache at all. */
+			gpucc_cache_warn(c, "skipping corrupt cache entry: %s", gpucc_error_last()->message);
 			rc = 0;
 			continue;
 		}
+		if (rc)
+			break; /* anything else is a failure, not a silent loss */
 		opened->images[opened->count++] = img;
 		const gpucc_entry *e = gpucc_image_entry(img, 0);
 		bool take;

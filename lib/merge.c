@@ -124,10 +124,16 @@ static int source_entries_load(source_entries *se, gpucc_source *s)
 			rc = 0; /* evicted since listed */
 			continue;
 		}
-		if (rc) {
-			gpucc_cache_warn(c, "skipping unusable cache entry: %s", gpucc_error_last()->message);
+		if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
+			/* A corrupt entry is a miss: not in the cache at all. */
+			gpucc_cache_warn(c, "skipping corrupt cache entry: %s", gpucc_error_last()->message);
 			rc = 0;
 			continue;
+		}
+		if (rc) { /* anything else (too many open files, I/O) is a failure, not a loss */
+			free(keys.keys);
+			source_entries_release(se);
+			return rc;
 		}
 		se->owned[se->owned_count++] = img;
 		se->entries[se->count] = gpucc_image_entry(img, 0);

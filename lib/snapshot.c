@@ -521,13 +521,15 @@ static int collect_key(void *ctx, const gpucc_digest *key)
 	int rc = gpucc_cache_open_entry(&img, cc->cache, key);
 	if (rc == GPUCC_ENOTFOUND)
 		return 0; /* evicted since the directory was listed */
-	if (rc) {
+	if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
 		/* A corrupt entry is a miss for lookups, so it is not in the
 		 * cache as far as snapshots go either. */
-		gpucc_cache_warn(cc->cache, "skipping unusable cache entry: %s",
+		gpucc_cache_warn(cc->cache, "skipping corrupt cache entry: %s",
 		                 gpucc_error_last()->message);
 		return 0;
 	}
+	if (rc)
+		return rc;
 	if (cc->count == cc->capacity) {
 		size_t capacity = cc->capacity ? cc->capacity * 2 : 1024;
 		gpucc_snapshot_item *grown = realloc(cc->items, capacity * sizeof *grown);
