@@ -70,3 +70,12 @@ if command -v llvm-as-19 >/dev/null; then
 	python3 -c "import json; d = json.load(open('out')); assert d['compiled'] == 1 and d['skipped'] == 1, d" ||
 		fail "bitcode triple not recognised"
 fi
+
+# A module's PTX does not depend on what the process compiled before it
+# (NVPTX numbers call sites from one process-wide counter; gpucc renumbers).
+expect_exit 0 "$GPUCC" compile --no-cache -j1 "$K/nvptx/large.ll" "$K/nvptx/multi.ll" -t sm_90 -o after.gpucc
+expect_exit 0 "$GPUCC" compile --no-cache -j1 "$K/nvptx/multi.ll" -t sm_90 -o alone.gpucc --json
+key=$(python3 -c "import json; print(json.load(open('out'))['results'][0]['key'])")
+"$GPUCC" cat after.gpucc "$key" --part ptx > after.ptx
+"$GPUCC" cat alone.gpucc "$key" --part ptx > alone.ptx
+assert_same after.ptx alone.ptx

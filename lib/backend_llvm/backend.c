@@ -548,16 +548,6 @@ static int emit(compile *c, LLVMCodeGenFileType type, LLVMMemoryBufferRef *out)
 	return 0;
 }
 
-static void *copy_bytes(const void *data, size_t size)
-{
-	void *copy = malloc(size + 1);
-	if (copy) {
-		memcpy(copy, data, size);
-		((char *)copy)[size] = '\0';
-	}
-	return copy;
-}
-
 /* The first line of a tool's output that mentions "error", else its first
  * line. */
 static void first_error_line(const char *output, char *line, size_t size)
@@ -637,9 +627,9 @@ static int run_ptxas(compile *c, const char *ptx, size_t ptx_size)
 
 static int finish_nvptx(compile *c, LLVMMemoryBufferRef buffer)
 {
-	const char *ptx = LLVMGetBufferStart(buffer);
-	size_t size = LLVMGetBufferSize(buffer);
-	void *copy = copy_bytes(ptx, size);
+	size_t size = 0;
+	char *copy = backend_ptx_renumber_calls(LLVMGetBufferStart(buffer), LLVMGetBufferSize(buffer),
+	                                        &size);
 	if (!copy)
 		return oom(c);
 	c->out->payloads[GPUCC_PART_PTX] = copy;

@@ -65,6 +65,13 @@ void backend_ptxas_resources(const char *output, gpucc_backend_kernel *kernels, 
 int backend_amdgpu_kernels(const void *elf, size_t size, gpucc_backend_kernel **out, size_t *count,
                            char *target, size_t target_size, char *error, size_t error_size);
 
+/* A copy of PTX with the NVPTX backend's call-site numbers ("callseq N",
+ * "prototype_N") renumbered 0, 1, ... in order of first appearance.  LLVM 19
+ * draws them from one process-wide counter, so without this the PTX of a
+ * module would depend on what the process compiled before, and on thread
+ * timing.  NULL when out of memory. */
+char *backend_ptx_renumber_calls(const char *ptx, size_t size, size_t *out_size);
+
 void backend_kernels_free(gpucc_backend_kernel *kernels, size_t count);
 
 #endif

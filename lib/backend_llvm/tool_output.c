@@ -440,3 +440,70 @@ int backend_amdgpu_kernels(const void *elf, size_t size, gpucc_backend_kernel **
 	}
 	return 0;
 }
+
+/* ---- PTX call-site numbers -------------------------------------------------- */
+
+typedef struct number_map {
+	unsigned long *old;
+	size_t count, capacity;
+} number_map;
+
+/* The new number of old: its rank in order of first appearance. */
+static long map_number(number_map *m, unsigned long old)
+{
+	for (size_t i = 0; i < m->count; i++)
+		if (m->old[i] == old)
+			return (long)i;
+	if (m->count == m->capacity) {
+		size_t capacity = m->capacity ? m->capacity * 2 : 64;
+		unsigned long *grown = realloc(m->old, sizeof *grown * capacity);
+		if (!grown)
+			return -1;
+		m->old = grown;
+		m->capacity = capacity;
+	}
+	m->old[m->count] = old;
+	return (long)m->count++;
+}
+
+char *backend_ptx_renumber_calls(const char *ptx, size_t size, size_t *out_size)
+{
+	static const char *const prefixes[] = {"callseq ", "prototype_"};
+	backend_text out = {0};
+	number_map map = {0};
+	size_t i = 0, copied = 0;
+	while (i < size) {
+		size_t plen = 0;
+		for (size_t k = 0; k < 2 && !plen; k++) {
+			size_t len = strlen(prefixes[k]);
+			if (size - i > len && memcmp(ptx + i, prefixes[k], len) == 0 &&
+			    isdigit((unsigned char)ptx[i + len]))
+				plen = len;
+		}
+		if (!plen) {
+			i++;
+			continue;
+		}
+		size_t start = i + plen, end = start;
+		unsigned long old = 0;
+		while (end < size && isdigit((unsigned char)ptx[end]) && end - start < 12)
+			old = old * 10 + (unsigned long)(ptx[end++] - '0');
+		long fresh = map_number(&map, old);
+		if (fresh < 0)
+			out.failed = true;
+		backend_text_append(&out, "%.*s%ld", (int)(start - copied), ptx + copied, fresh);
+		copied = i = end;
+	}
+	backend_text_append(&out, "%.*s", (int)(size - copied), ptx + copied);
+	free(map.old);
+	*out_size = out.size;
+	if (out.failed) {
+		backend_text_release(&out);
+		return NULL;
+	}
+	if (!out.data) {
+		out.data = calloc(1, 1);
+		*out_size = 0;
+	}
+	return out.data;
+}
