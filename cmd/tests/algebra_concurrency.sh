@@ -3,7 +3,8 @@
 # merges into one image (-o naming an input, so each must see the others'
 # results), and lookups counting hits, all concurrently.  Afterwards every
 # entry is present, everything verifies, and no count is lost.  Run for
-# several rounds so that interleavings vary.
+# several rounds so that interleavings vary.  Then gc runs among importers
+# and readers.
 . "$SRCROOT/cmd/tests/lib.sh"
 . "$SRCROOT/cmd/tests/algebra_helpers.sh"
 
@@ -54,4 +55,24 @@ for round in 1 2 3; do
 	ls -a | grep -q '\.tmp\.' && fail "temporary files left behind"
 	[ -z "$(find "$cache" -name '.*.tmp.*')" ] || fail "temporary files left in the cache"
 done
+# gc while others import and look up: nothing fails, nothing is torn.  What
+# survives depends on timing, so only its soundness is checked.
+cache="$TEST_DIR/gc-cache"
+expect_exit 0 "$GPUCC" cache import -q --cache "$cache" pre.gpucc
+pids=""
+for i in 0 1 2 3; do
+	"$GPUCC" cache import -q --cache "$cache" "X$i.gpucc" 2>"gimp$i.err" &
+	pids="$pids $!"
+	"$GPUCC" cache gc -q --cache "$cache" --max-size 20k 2>"ggc$i.err" &
+	pids="$pids $!"
+	"$GPUCC" cache lookup -q --cache "$cache" $(cat pre.keys) 2>"glook$i.err" &
+	pids="$pids $!"   # hits or misses (exit 2), never a failure
+done
+for p in $pids; do wait "$p" || [ $? -eq 2 ] || fail "a process failed during gc: $(cat ./g*.err)"; done
+cat ./g*.err > g.all
+assert_no_grep "corrupt" g.all
+assert_no_grep "unreadable" g.all
+"$GPUCC" cache lookup --cache "$cache" $(keys_of want.gpucc) >out 2>err
+assert_no_grep "warning" err
+expect_exit 0 "$GPUCC" snapshot "$cache" -o gc.snap
 echo ok
