@@ -22,16 +22,40 @@
 
 /* ---- writing ------------------------------------------------------------ */
 
+/* Output accumulates in data; with a sink, it is handed over whenever it
+ * passes FLUSH_AT bytes, so memory stays bounded whatever the manifest's
+ * size. */
 typedef struct out_buffer {
 	char *data;
 	size_t size, capacity;
 	bool failed;
+	int rc; /* the sink's error, if it failed */
+	gpucc_manifest_sink sink;
+	void *sink_ctx;
+	uint64_t total; /* bytes handed to the sink */
 } out_buffer;
+
+#define FLUSH_AT ((size_t)64 * 1024)
+
+static void out_flush(out_buffer *b)
+{
+	if (b->failed || !b->sink || b->size == 0)
+		return;
+	int rc = b->sink(b->sink_ctx, b->data, b->size);
+	if (rc) {
+		b->failed = true;
+		b->rc = rc;
+	}
+	b->total += b->size;
+	b->size = 0;
+}
 
 static void out_bytes(out_buffer *b, const char *s, size_t n)
 {
 	if (b->failed)
 		return;
+	if (b->sink && b->size + n > FLUSH_AT)
+		out_flush(b);
 	if (b->size + n + 1 > b->capacity) {
 		size_t capacity = b->capacity ? b->capacity : 4096;
 		while (capacity < b->size + n + 1)
@@ -191,25 +215,62 @@ static void out_entry(out_buffer *b, const gpucc_entry *e, bool with_module)
 	out_str(b, "]}");
 }
 
+static void out_manifest(out_buffer *b, const gpucc_entry *const *entries, size_t count)
+{
+	char header[96];
+	snprintf(header, sizeof header, "{\"format\":\"gpucc-image\",\"version\":%d,\"entries\":[",
+	         GPUCC_IMAGE_FORMAT_VERSION);
+	out_str(b, header);
+	for (size_t i = 0; i < count; i++) {
+		out_str(b, i ? ",\n" : "\n");
+		out_entry(b, entries[i], true);
+	}
+	out_str(b, "\n]}\n");
+}
+
 int gpucc_manifest_write(char **out, size_t *out_size, const gpucc_entry *const *entries,
                          size_t count)
 {
 	out_buffer b = {0};
-	char header[96];
-	snprintf(header, sizeof header, "{\"format\":\"gpucc-image\",\"version\":%d,\"entries\":[",
-	         GPUCC_IMAGE_FORMAT_VERSION);
-	out_str(&b, header);
-	for (size_t i = 0; i < count; i++) {
-		out_str(&b, i ? ",\n" : "\n");
-		out_entry(&b, entries[i], true);
-	}
-	out_str(&b, "\n]}\n");
+	out_manifest(&b, entries, count);
 	if (b.failed) {
 		free(b.data);
 		return gpucc_error_oom();
 	}
 	*out = b.data;
 	*out_size = b.size;
+	return 0;
+}
+
+static int count_only(void *ctx, const void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+int gpucc_manifest_size(uint64_t *out, const gpucc_entry *const *entries, size_t count)
+{
+	out_buffer b = {.sink = count_only};
+	out_manifest(&b, entries, count);
+	out_flush(&b);
+	free(b.data);
+	if (b.failed)
+		return b.rc ? b.rc : gpucc_error_oom();
+	*out = b.total;
+	return 0;
+}
+
+int gpucc_manifest_write_to(gpucc_manifest_sink sink, void *ctx, const gpucc_entry *const *entries,
+                            size_t count)
+{
+	out_buffer b = {.sink = sink, .sink_ctx = ctx};
+	out_manifest(&b, entries, count);
+	out_flush(&b);
+	free(b.data);
+	if (b.failed)
+		return b.rc ? b.rc : gpucc_error_oom();
 	return 0;
 }
 

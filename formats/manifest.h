@@ -38,6 +38,14 @@ int gpucc_manifest_check_keys(const gpucc_manifest *m, const char *name);
  * NUL-terminated buffer (caller frees with free()). */
 int gpucc_manifest_write(char **out, size_t *out_size, const gpucc_entry *const *entries,
                          size_t count);
+/* The same bytes in bounded memory: gpucc_manifest_size gives their count
+ * (for a tar header, which precedes the data), gpucc_manifest_write_to hands
+ * them to sink in pieces.  A sink returns 0, or an error code (already set)
+ * that stops the writing and is returned. */
+typedef int (*gpucc_manifest_sink)(void *ctx, const void *data, size_t size);
+int gpucc_manifest_size(uint64_t *out, const gpucc_entry *const *entries, size_t count);
+int gpucc_manifest_write_to(gpucc_manifest_sink sink, void *ctx, const gpucc_entry *const *entries,
+                            size_t count);
 /* The canonical JSON record of one entry, without the module name (the
  * record whose SHA-256 is the entry's content digest). */
 int gpucc_manifest_entry_record(char **out, const gpucc_entry *e);

@@ -40,10 +40,14 @@ typedef struct payload_source {
 	gpucc_image *image;  /* SOURCE_IMAGE, borrowed */
 } payload_source;
 
+/* One entry to write.  Entries added from an open image are borrowed from
+ * it (it stays open until commit anyway), so a merge of 50,000 entries
+ * holds each entry's metadata once, not twice. */
 typedef struct writer_entry {
-	gpucc_entry entry;   /* arena-owned copy, payloads set */
+	const gpucc_entry *entry; /* borrowed from image, or an arena copy */
+	gpucc_image *image;       /* the source of every payload, or NULL and ... */
+	payload_source *sources;  /* ... per payload (arena), parallel to entry->payloads */
 	gpucc_digest content;
-	payload_source sources[GPUCC_PART_COUNT]; /* parallel to entry.payloads */
 	bool removed;
 } writer_entry;
 
@@ -75,7 +79,7 @@ static int index_grow(gpucc_image_writer *w)
 	if (!slots)
 		return gpucc_error_oom();
 	for (size_t i = 0; i < w->count; i++) {
-		size_t s = slot_of(&w->entries[i].entry.key, count);
+		size_t s = slot_of(&w->entries[i].entry->key, count);
 		while (slots[s])
 			s = (s + 1) & (count - 1);
 		slots[s] = i + 1;
@@ -92,7 +96,7 @@ static ptrdiff_t index_find(const gpucc_image_writer *w, const gpucc_digest *key
 	if (!w->slot_count)
 		return -1;
 	for (size_t s = slot_of(key, w->slot_count); w->slots[s]; s = (s + 1) & (w->slot_count - 1))
-		if (gpucc_digest_compare(&w->entries[w->slots[s] - 1].entry.key, key) == 0)
+		if (gpucc_digest_compare(&w->entries[w->slots[s] - 1].entry->key, key) == 0)
 			return (ptrdiff_t)(w->slots[s] - 1);
 	return -1;
 }
@@ -149,7 +153,7 @@ size_t gpucc_image_writer_entry_count(const gpucc_image_writer *w)
 const gpucc_entry *gpucc_image_writer_find(const gpucc_image_writer *w, const gpucc_digest *key)
 {
 	ptrdiff_t i = index_find(w, key);
-	return i >= 0 && !w->entries[i].removed ? &w->entries[i].entry : NULL;
+	return i >= 0 && !w->entries[i].removed ? w->entries[i].entry : NULL;
 }
 
 int gpucc_image_writer_remove(gpucc_image_writer *w, const gpucc_digest *key)
@@ -173,10 +177,12 @@ static int conflict(const gpucc_image_writer *w, const gpucc_entry *e)
 	                       w->path);
 }
 
-/* Record e (already complete with payloads) and its sources.  Identical
- * duplicates keep the smaller module name, so that the result does not
- * depend on the order of adding. */
-static int add_entry(gpucc_image_writer *w, const gpucc_entry *e, const payload_source *sources)
+/* Record e (complete with payloads): from an open image (image non-NULL,
+ * e borrowed from it), or with per-payload sources (e and sources copied).
+ * Identical duplicates keep the smaller module name, so that the result does
+ * not depend on the order of adding. */
+static int add_entry(gpucc_image_writer *w, const gpucc_entry *e, gpucc_image *image,
+                     const payload_source *sources)
 {
 	int rc = gpucc_entry_validate(e);
 	if (rc)
@@ -189,11 +195,14 @@ static int add_entry(gpucc_image_writer *w, const gpucc_entry *e, const payload_
 		writer_entry *we = &w->entries[existing];
 		if (gpucc_digest_compare(&we->content, &content) != 0)
 			return conflict(w, e);
-		if (e->module && strcmp(e->module, we->entry.module) < 0) {
+		if (e->module && strcmp(e->module, we->entry->module) < 0) {
+			gpucc_entry *renamed = gpucc_arena_alloc(w->arena, sizeof *renamed);
 			const char *name = gpucc_arena_strdup(w->arena, e->module);
-			if (!name)
+			if (!renamed || !name)
 				return gpucc_error_oom();
-			we->entry.module = name;
+			*renamed = *we->entry;
+			renamed->module = name;
+			we->entry = renamed;
 		}
 		return 0;
 	}
@@ -214,14 +223,23 @@ static int add_entry(gpucc_image_writer *w, const gpucc_entry *e, const payload_
 		slot = &w->entries[w->count];
 	}
 	memset(slot, 0, sizeof *slot);
-	if ((rc = gpucc_entry_copy(w->arena, &slot->entry, e)))
-		return rc;
 	slot->content = content;
-	memcpy(slot->sources, sources, e->payload_count * sizeof *sources);
-	for (size_t i = 0; i < e->payload_count; i++)
-		if (sources[i].kind == SOURCE_FILE &&
-		    !(slot->sources[i].path = gpucc_arena_strdup(w->arena, sources[i].path)))
-			return gpucc_error_oom();
+	if (image) {
+		slot->entry = e;
+		slot->image = image;
+	} else {
+		gpucc_entry *copy = gpucc_arena_alloc(w->arena, sizeof *copy);
+		payload_source *own = gpucc_arena_alloc(w->arena, (e->payload_count + 1) * sizeof *own);
+		if (!copy || !own || (rc = gpucc_entry_copy(w->arena, copy, e)))
+			return rc ? rc : gpucc_error_oom();
+		memcpy(own, sources, e->payload_count * sizeof *own);
+		for (size_t i = 0; i < e->payload_count; i++)
+			if (sources[i].kind == SOURCE_FILE &&
+			    !(own[i].path = gpucc_arena_strdup(w->arena, sources[i].path)))
+				return gpucc_error_oom();
+		slot->entry = copy;
+		slot->sources = own;
+	}
 	if (existing < 0) {
 		size_t s = slot_of(&e->key, w->slot_count);
 		while (w->slots[s])
@@ -278,27 +296,22 @@ int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e,
 	gpucc_entry copy = *e;
 	copy.payloads = payloads;
 	copy.payload_count = source_count;
-	return add_entry(w, &copy, kinds);
+	return add_entry(w, &copy, NULL, kinds);
 }
 
 int gpucc_image_writer_add_from(gpucc_image_writer *w, gpucc_image *src, const gpucc_entry *e)
 {
-	payload_source kinds[GPUCC_PART_COUNT];
 	if (e->payload_count > GPUCC_PART_COUNT)
 		return gpucc_error_set(GPUCC_EINVALID, "more payloads than payload kinds");
-	for (size_t i = 0; i < e->payload_count; i++) {
-		memset(&kinds[i], 0, sizeof kinds[i]);
-		kinds[i].kind = SOURCE_IMAGE;
-		kinds[i].image = src;
-	}
-	return add_entry(w, e, kinds);
+	return add_entry(w, e, src, NULL);
 }
 
 /* ---- commit ------------------------------------------------------------------ */
 
 typedef struct output_payload {
 	gpucc_payload payload;
-	const payload_source *source;
+	gpucc_image *image;           /* the source image, or NULL and ... */
+	const payload_source *source; /* ... the file or memory source */
 } output_payload;
 
 static int compare_output(const void *a, const void *b)
@@ -408,11 +421,14 @@ static int write_payload(commit_ctx *c, const output_payload *o)
 	if (rc)
 		return rc;
 	c->written = 0;
-	switch (o->source->kind) {
-	case SOURCE_IMAGE:
+	if (o->image) {
 		/* The reader verifies digest and size itself. */
 		c->md = NULL;
-		return gpucc_image_stream_payload(o->source->image, &o->payload, to_archive, c);
+		return gpucc_image_stream_payload(o->image, &o->payload, to_archive, c);
+	}
+	switch (o->source->kind) {
+	case SOURCE_IMAGE:
+		return gpucc_error_set(GPUCC_ERROR, "internal error: image source without an image");
 	case SOURCE_MEMORY:
 		c->md = NULL;
 		return to_archive(c, o->source->data, (size_t)o->payload.size);
@@ -444,7 +460,7 @@ static int plan(gpucc_image_writer *w, const gpucc_entry ***out_entries, output_
 	size_t total = 0;
 	for (size_t i = 0; i < w->count; i++)
 		if (!w->entries[i].removed)
-			total += w->entries[i].entry.payload_count;
+			total += w->entries[i].entry->payload_count;
 	output_payload *payloads = malloc((total + 1) * sizeof *payloads);
 	if (!entries || !payloads) {
 		free(entries);
@@ -456,10 +472,11 @@ static int plan(gpucc_image_writer *w, const gpucc_entry ***out_entries, output_
 		const writer_entry *we = &w->entries[i];
 		if (we->removed)
 			continue;
-		entries[n++] = &we->entry;
-		for (size_t j = 0; j < we->entry.payload_count; j++) {
-			payloads[p].payload = we->entry.payloads[j];
-			payloads[p].source = &we->sources[j];
+		entries[n++] = we->entry;
+		for (size_t j = 0; j < we->entry->payload_count; j++) {
+			payloads[p].payload = we->entry->payloads[j];
+			payloads[p].image = we->image;
+			payloads[p].source = we->sources ? &we->sources[j] : NULL;
 			p++;
 		}
 	}
@@ -509,12 +526,13 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	const gpucc_entry **entries = NULL;
 	output_payload *payloads = NULL;
 	size_t payload_count = 0;
-	char *manifest = NULL;
-	size_t manifest_size = 0;
+	uint64_t manifest_size = 0;
 	int rc = plan(w, &entries, &payloads, &payload_count);
 	if (rc)
 		return rc;
-	rc = gpucc_manifest_write(&manifest, &manifest_size, entries, w->live);
+	/* The manifest is generated twice, once to size its tar header and
+	 * once into the archive, rather than held whole in memory. */
+	rc = gpucc_manifest_size(&manifest_size, entries, w->live);
 	if (rc)
 		goto cleanup;
 
@@ -532,7 +550,9 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 		int n = snprintf(format, sizeof format, "gpucc-image %d\n", GPUCC_IMAGE_FORMAT_VERSION);
 		rc = write_small_member(&c, GPUCC_IMAGE_FORMAT_MEMBER, format, (size_t)n);
 		if (rc == 0)
-			rc = write_small_member(&c, GPUCC_IMAGE_MANIFEST_MEMBER, manifest, manifest_size);
+			rc = write_header(&c, GPUCC_IMAGE_MANIFEST_MEMBER, manifest_size);
+		if (rc == 0)
+			rc = gpucc_manifest_write_to(to_archive, &c, entries, w->live);
 		for (size_t i = 0; rc == 0 && i < payload_count; i++)
 			rc = write_payload(&c, &payloads[i]);
 		if (rc == 0 && archive_write_close(c.archive) != ARCHIVE_OK)
@@ -546,7 +566,6 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 		gpucc_atomic_file_abort(&file);
 
 cleanup:
-	free(manifest);
 	free(entries);
 	free(payloads);
 	return rc;
