@@ -2,8 +2,8 @@
  * lib/error.c -- the thread-local last error, and the version queries.
  */
 #include "errors.h"
+#include "libarchive_loader.h"
 
-#include <archive.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -113,5 +113,6 @@ const char *gpucc_llvm_version(void)
 
 const char *gpucc_libarchive_version(void)
 {
-	return archive_version_string();
+	const gpucc_libarchive *la = gpucc_libarchive_load();
+	return la ? la->version_string() : "libarchive (not loadable)";
 }

@@ -30,6 +30,10 @@ int gpucc_payload_archive_compare(const gpucc_payload *a, const gpucc_payload *b
  * owning its bytes (gpucc_image_open_mapped unmaps them). */
 void gpucc_image_on_free(gpucc_image *img, void (*fn)(void *ctx), void *ctx);
 
+/* Read images only through libarchive, never through their ustar headers
+ * directly (for tests that compare the two readers; process-wide). */
+void gpucc_image_force_libarchive(bool force);
+
 /* True when payloads of img are read at computed offsets (for tests). */
 bool gpucc_image_has_random_access(const gpucc_image *img);
 

@@ -20,10 +20,10 @@
 #include "image_internal.h"
 
 #include "errors.h"
+#include "libarchive_loader.h"
 #include "manifest.h"
+#include "ustar.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -75,6 +75,9 @@ struct gpucc_image {
 	void *on_free_ctx;
 };
 
+/* Tests read images through libarchive only, to compare the two readers. */
+static bool force_libarchive;
+
 /* ---- the libarchive source ---------------------------------------------- */
 
 static ssize_t fd_read(struct archive *a, void *ctx, const void **out)
@@ -86,7 +89,7 @@ static ssize_t fd_read(struct archive *a, void *ctx, const void **out)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			archive_set_error(a, errno, "read error");
+			GPUCC_LA->set_error(a, errno, "read error");
 			return -1;
 		}
 		img->fd_position += (uint64_t)n;
@@ -108,31 +111,33 @@ static la_int64_t fd_skip(struct archive *a, void *ctx, la_int64_t request)
 static int cursor_open(gpucc_image *img)
 {
 	if (img->cursor) {
-		archive_read_free(img->cursor);
+		GPUCC_LA->read_free(img->cursor);
 		img->cursor = NULL;
 	}
 	if (img->fd >= 0 && !img->seekable && img->fd_position != 0)
 		return gpucc_error_set(GPUCC_ERROR, "'%s': cannot read backwards in a pipe", img->name);
-	struct archive *a = archive_read_new();
+	if (!gpucc_libarchive_load())
+		return gpucc_error_prefix("'%s'", img->name);
+	struct archive *a = GPUCC_LA->read_new();
 	if (!a)
 		return gpucc_error_oom();
-	archive_read_support_format_tar(a);
-	archive_read_support_filter_zstd(a);
+	GPUCC_LA->read_support_format_tar(a);
+	GPUCC_LA->read_support_filter_zstd(a);
 	int r;
 	if (img->fd >= 0) {
 		img->fd_position = 0;
-		archive_read_set_callback_data(a, img);
-		archive_read_set_read_callback(a, fd_read);
-		archive_read_set_skip_callback(a, fd_skip);
-		r = archive_read_open1(a);
+		GPUCC_LA->read_set_callback_data(a, img);
+		GPUCC_LA->read_set_read_callback(a, fd_read);
+		GPUCC_LA->read_set_skip_callback(a, fd_skip);
+		r = GPUCC_LA->read_open1(a);
 	} else {
-		r = archive_read_open_memory(a, img->data, img->size);
+		r = GPUCC_LA->read_open_memory(a, img->data, img->size);
 	}
 	if (r != ARCHIVE_OK) {
 		int rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (%s)", img->name,
-		                         archive_error_string(a) ? archive_error_string(a)
+		                         GPUCC_LA->error_string(a) ? GPUCC_LA->error_string(a)
 		                                                 : "unrecognised archive");
-		archive_read_free(a);
+		GPUCC_LA->read_free(a);
 		return rc;
 	}
 	img->cursor = a;
@@ -142,7 +147,7 @@ static int cursor_open(gpucc_image *img)
 
 static int archive_failure(gpucc_image *img, const char *doing)
 {
-	const char *why = archive_error_string(img->cursor);
+	const char *why = GPUCC_LA->error_string(img->cursor);
 	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated or damaged image while %s (%s)",
 	                       img->name, doing, why ? why : "unexpected end of data");
 }
@@ -152,16 +157,16 @@ static int archive_failure(gpucc_image *img, const char *doing)
 static int read_member_data(gpucc_image *img, struct archive_entry *e, uint64_t max,
                             char **out, size_t *out_size)
 {
-	la_int64_t size = archive_entry_size(e);
+	la_int64_t size = GPUCC_LA->entry_size(e);
 	if (size < 0 || (uint64_t)size > max)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' has an absurd size (%lld bytes)",
-		                       img->name, archive_entry_pathname(e), (long long)size);
+		                       img->name, GPUCC_LA->entry_pathname(e), (long long)size);
 	char *buf = malloc((size_t)size + 1);
 	if (!buf)
 		return gpucc_error_oom();
 	size_t got = 0;
 	while (got < (size_t)size) {
-		la_ssize_t n = archive_read_data(img->cursor, buf + got, (size_t)size - got);
+		la_ssize_t n = GPUCC_LA->read_data(img->cursor, buf + got, (size_t)size - got);
 		if (n < 0) {
 			free(buf);
 			return archive_failure(img, "reading the manifest");
@@ -173,28 +178,12 @@ static int read_member_data(gpucc_image *img, struct archive_entry *e, uint64_t 
 	if (got != (size_t)size) {
 		free(buf);
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: member '%s' is cut short",
-		                       img->name, archive_entry_pathname(e));
+		                       img->name, GPUCC_LA->entry_pathname(e));
 	}
 	buf[got] = '\0';
 	*out = buf;
 	*out_size = got;
 	return 0;
-}
-
-/* Parse an octal ustar numeric field. */
-static bool parse_octal(const unsigned char *field, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-	while (i < len && field[i] == ' ')
-		i++;
-	size_t digits = 0;
-	for (; i < len && field[i] >= '0' && field[i] <= '7'; i++, digits++)
-		v = v * 8 + (uint64_t)(field[i] - '0');
-	if (digits == 0 || (i < len && field[i] != ' ' && field[i] != '\0'))
-		return false;
-	*out = v;
-	return true;
 }
 
 /* Read len bytes at offset of the image, without the cursor.  Returns the
@@ -226,13 +215,10 @@ static ssize_t read_at(gpucc_image *img, uint64_t offset, void *buf, size_t len)
  * named name of size bytes: what every header of a v1 image is. */
 static bool ustar_header_is(gpucc_image *img, uint64_t offset, const char *name, uint64_t size)
 {
-	unsigned char header[BLOCK];
-	uint64_t found;
-	size_t name_len = strlen(name);
-	return read_at(img, offset, header, BLOCK) == BLOCK && name_len < 100 &&
-	       memcmp(header, name, name_len) == 0 && header[name_len] == '\0' &&
-	       (header[156] == '0' || header[156] == '\0') && header[345] == '\0' &&
-	       parse_octal(header + 124, 12, &found) && found == size;
+	unsigned char block[BLOCK];
+	gpucc_ustar_header h;
+	return read_at(img, offset, block, BLOCK) == BLOCK && gpucc_ustar_parse(block, &h) &&
+	       gpucc_ustar_is_regular(&h) && h.size == size && strcmp(h.name, name) == 0;
 }
 
 /* The manifest's bytes in place, without copying them through libarchive:
@@ -278,27 +264,35 @@ static bool path_is_unsafe(const char *path)
 	return false;
 }
 
-/* Check that header e is an acceptable member at all: a regular file with a
- * safe relative path. */
-static int check_member_kind(const gpucc_image *img, struct archive_entry *e)
+/* A member's name must be there and stay inside the directory it is
+ * extracted to. */
+static int check_path(const gpucc_image *img, const char *path)
 {
-	const char *path = archive_entry_pathname(e);
-	if (!path)
+	if (!path || !*path)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': a member has no name", img->name);
 	if (path_is_unsafe(path))
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': member '%s' has an unsafe path (absolute or with '..')",
 		                       img->name, path);
-	if (archive_entry_filetype(e) == AE_IFLNK || archive_entry_hardlink(e))
+	return 0;
+}
+
+/* Check that header e is an acceptable member at all: a regular file with a
+ * safe relative path. */
+static int check_member_kind(const gpucc_image *img, struct archive_entry *e)
+{
+	const char *path = GPUCC_LA->entry_pathname(e);
+	int rc = check_path(img, path);
+	if (rc)
+		return rc;
+	if (GPUCC_LA->entry_filetype(e) == AE_IFLNK || GPUCC_LA->entry_hardlink(e))
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is a link, not a file",
 		                       img->name, path);
-	if (archive_entry_filetype(e) != AE_IFREG)
+	if (GPUCC_LA->entry_filetype(e) != AE_IFREG)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is not a regular file",
 		                       img->name, path);
 	return 0;
 }
-
-/* ---- opening -------------------------------------------------------------- */
 
 static int compare_payloads(const void *a, const void *b)
 {
@@ -363,19 +357,21 @@ static int compute_offsets(gpucc_image *img, uint64_t first)
 	return 0;
 }
 
+static int check_format_text(const gpucc_image *img, const char *text);
+
 static int read_format_member(gpucc_image *img)
 {
 	struct archive_entry *e;
-	int r = archive_read_next_header(img->cursor, &e);
+	int r = GPUCC_LA->read_next_header(img->cursor, &e);
 	if (r == ARCHIVE_EOF)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (an empty archive)",
 		                       img->name);
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-		const char *why = archive_error_string(img->cursor);
+		const char *why = GPUCC_LA->error_string(img->cursor);
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (%s)", img->name,
 		                       why ? why : "not a tar archive");
 	}
-	const char *path = archive_entry_pathname(e);
+	const char *path = GPUCC_LA->entry_pathname(e);
 	if (!path || strcmp(path, GPUCC_IMAGE_FORMAT_MEMBER) != 0)
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': not a gpucc image (first member is '%s', expected '%s')",
@@ -388,10 +384,17 @@ static int read_format_member(gpucc_image *img)
 	rc = read_member_data(img, e, FORMAT_MEMBER_MAX, &text, &size);
 	if (rc)
 		return rc;
+	rc = check_format_text(img, text);
+	free(text);
+	return rc;
+}
+
+/* The format member's text: "gpucc-image N\n" with N the version we read. */
+static int check_format_text(const gpucc_image *img, const char *text)
+{
 	unsigned version = 0;
 	char tail = 0;
 	int fields = sscanf(text, "gpucc-image %u%c", &version, &tail);
-	free(text);
 	if (fields != 2 || tail != '\n')
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (bad format member)",
 		                       img->name);
@@ -406,12 +409,12 @@ static int read_format_member(gpucc_image *img)
 static int read_manifest_member(gpucc_image *img)
 {
 	struct archive_entry *e;
-	int r = archive_read_next_header(img->cursor, &e);
+	int r = GPUCC_LA->read_next_header(img->cursor, &e);
 	if (r == ARCHIVE_EOF)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: no manifest", img->name);
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return archive_failure(img, "reading the manifest header");
-	const char *path = archive_entry_pathname(e);
+	const char *path = GPUCC_LA->entry_pathname(e);
 	if (!path || strcmp(path, GPUCC_IMAGE_MANIFEST_MEMBER) != 0)
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': corrupt image: second member is '%s', expected '%s'",
@@ -419,14 +422,14 @@ static int read_manifest_member(gpucc_image *img)
 	int rc = check_member_kind(img, e);
 	if (rc)
 		return rc;
-	la_int64_t declared = archive_entry_size(e);
+	la_int64_t declared = GPUCC_LA->entry_size(e);
 	if (declared > 0 && (uint64_t)declared <= GPUCC_MANIFEST_MAX_SIZE) {
 		void *map;
 		size_t map_size = 0;
-		const char *text = manifest_in_place(img, (uint64_t)archive_read_header_position(img->cursor),
+		const char *text = manifest_in_place(img, (uint64_t)GPUCC_LA->read_header_position(img->cursor),
 		                                     (uint64_t)declared, &map, &map_size);
 		if (text) {
-			uint64_t header = (uint64_t)archive_read_header_position(img->cursor);
+			uint64_t header = (uint64_t)GPUCC_LA->read_header_position(img->cursor);
 			img->payload_base = header + BLOCK + ((uint64_t)declared + BLOCK - 1) / BLOCK * BLOCK;
 			rc = gpucc_manifest_parse(&img->manifest, text, (size_t)declared, img->name);
 			if (map)
@@ -449,19 +452,61 @@ static int cursor_skip_head(gpucc_image *img)
 {
 	struct archive_entry *e;
 	for (int i = 0; i < 2; i++) {
-		int r = archive_read_next_header(img->cursor, &e);
+		int r = GPUCC_LA->read_next_header(img->cursor, &e);
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 			return archive_failure(img, "reopening");
 	}
 	return 0;
 }
 
+/* Open an uncompressed image without libarchive: its first two headers are
+ * single ustar blocks (as every v1 writer makes them), so the format member
+ * and the manifest are read where they must be.  1 when the image is not
+ * like that (compressed, pax headers, damage): the caller then reads it
+ * through libarchive, which names any defect. */
+static int open_head_directly(gpucc_image *img)
+{
+	unsigned char block[BLOCK];
+	gpucc_ustar_header h;
+	if (read_at(img, 0, block, BLOCK) != BLOCK || !gpucc_ustar_parse(block, &h) ||
+	    !gpucc_ustar_is_regular(&h) || strcmp(h.name, GPUCC_IMAGE_FORMAT_MEMBER) != 0 ||
+	    h.size > FORMAT_MEMBER_MAX)
+		return 1;
+	char text[FORMAT_MEMBER_MAX + 1];
+	if (read_at(img, BLOCK, text, (size_t)h.size) != (ssize_t)h.size)
+		return 1;
+	text[h.size] = '\0';
+	int rc = check_format_text(img, text);
+	if (rc)
+		return rc;
+	uint64_t at = BLOCK + gpucc_ustar_padded(h.size);
+	if (read_at(img, at, block, BLOCK) != BLOCK || !gpucc_ustar_parse(block, &h) ||
+	    !gpucc_ustar_is_regular(&h) || strcmp(h.name, GPUCC_IMAGE_MANIFEST_MEMBER) != 0 ||
+	    h.size == 0 || h.size > GPUCC_MANIFEST_MAX_SIZE)
+		return 1;
+	void *map;
+	size_t map_size = 0;
+	const char *json = manifest_in_place(img, at, h.size, &map, &map_size);
+	if (!json)
+		return 1;
+	img->payload_base = at + BLOCK + gpucc_ustar_padded(h.size);
+	rc = gpucc_manifest_parse(&img->manifest, json, (size_t)h.size, img->name);
+	if (map)
+		munmap(map, map_size);
+	return rc;
+}
+
 static int open_common(gpucc_image *img)
 {
+	if ((img->fd < 0 || img->seekable) && !force_libarchive) {
+		int direct = open_head_directly(img);
+		if (direct != 1)
+			return direct;
+	}
 	int rc = cursor_open(img);
 	if (rc)
 		return rc;
-	img->compressed = archive_filter_count(img->cursor) > 1;
+	img->compressed = GPUCC_LA->filter_count(img->cursor) > 1;
 	if ((rc = read_format_member(img)) || (rc = read_manifest_member(img)))
 		return rc;
 	/* The cursor stands after the manifest, where sequential reads of
@@ -578,7 +623,7 @@ void gpucc_image_free(gpucc_image *img)
 	if (!img)
 		return;
 	if (img->cursor)
-		archive_read_free(img->cursor);
+		GPUCC_LA->read_free(img->cursor);
 	if (img->fd >= 0)
 		close(img->fd);
 	gpucc_manifest_release(&img->manifest);
@@ -794,22 +839,28 @@ static bool is_listed_payload(const gpucc_image *img, const char *path)
 	return false;
 }
 
-/* Describe why the member under the cursor is not the expected one: an
- * unsafe or non-regular member, a member the manifest does not list, or
- * (when the member is a later listed payload) a missing expected one. */
-static int unexpected_member(gpucc_image *img, struct archive_entry *e, const char *expected)
+/* Why a member named path stands where expected (NULL: nothing) should:
+ * it is a later listed payload, so the expected one is missing; or it is
+ * not listed at all. */
+static int unexpected_name(const gpucc_image *img, const char *path, const char *expected)
 {
-	int rc = check_member_kind(img, e);
-	if (rc)
-		return rc;
-	const char *path = archive_entry_pathname(e);
-	if (is_listed_payload(img, path))
+	if (expected && is_listed_payload(img, path))
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': the manifest lists member '%s' but the image has no such "
 		                       "member",
 		                       img->name, expected);
 	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is not listed in the manifest",
 	                       img->name, path);
+}
+
+/* Describe why the member under the cursor is not the expected one: an
+ * unsafe or non-regular member, or a wrongly named one. */
+static int unexpected_member(gpucc_image *img, struct archive_entry *e, const char *expected)
+{
+	int rc = check_member_kind(img, e);
+	if (rc)
+		return rc;
+	return unexpected_name(img, GPUCC_LA->entry_pathname(e), expected);
 }
 
 /* Move the cursor to the header of payload index. */
@@ -825,7 +876,7 @@ static int cursor_seek(gpucc_image *img, size_t index)
 		const gpucc_payload *want = &img->payloads[img->cursor_next];
 		char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 		gpucc_payload_member_name(member, want);
-		int r = archive_read_next_header(img->cursor, &e);
+		int r = GPUCC_LA->read_next_header(img->cursor, &e);
 		if (r == ARCHIVE_EOF)
 			return gpucc_error_set(GPUCC_ECORRUPT,
 			                       "'%s': the manifest lists member '%s' but the image has no "
@@ -833,10 +884,10 @@ static int cursor_seek(gpucc_image *img, size_t index)
 			                       img->name, member);
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 			return archive_failure(img, "reading a member header");
-		const char *path = archive_entry_pathname(e);
+		const char *path = GPUCC_LA->entry_pathname(e);
 		if (!path || strcmp(path, member) != 0 || check_member_kind(img, e) != 0)
 			return unexpected_member(img, e, member);
-		if (archive_entry_size(e) != (la_int64_t)want->size)
+		if (GPUCC_LA->entry_size(e) != (la_int64_t)want->size)
 			return digest_mismatch(img, member, "its size differs from the manifest's");
 		if (img->cursor_next == index) {
 			img->cursor_next++;
@@ -857,11 +908,11 @@ static int stream_with_cursor(gpucc_image *img, size_t index, gpucc_payload_sink
 	unsigned char buffer[READ_CHUNK];
 	uint64_t done = 0;
 	for (;;) {
-		la_ssize_t n = archive_read_data(img->cursor, buffer, sizeof buffer);
+		la_ssize_t n = GPUCC_LA->read_data(img->cursor, buffer, sizeof buffer);
 		if (n < 0) {
 			/* The cursor is unusable after a data error. */
 			rc = archive_failure(img, "reading a payload");
-			archive_read_free(img->cursor);
+			GPUCC_LA->read_free(img->cursor);
 			img->cursor = NULL;
 			return rc;
 		}
@@ -977,51 +1028,155 @@ static int discard(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
-int gpucc_image_verify(gpucc_image *img)
+/* Finish md and compare it with payload i's digest. */
+static int check_digest(gpucc_image *img, size_t i, EVP_MD_CTX *md)
 {
-	/* Walk every member with a fresh cursor, ignoring the offsets: verify
-	 * reads what a tar reader would. */
+	gpucc_digest got;
+	unsigned int len = 0;
+	EVP_DigestFinal_ex(md, got.bytes, &len);
+	if (gpucc_digest_compare(&got, &img->payloads[i].sha256) == 0)
+		return 0;
+	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
+	gpucc_payload_member_name(member, &img->payloads[i]);
+	return digest_mismatch(img, member, "SHA-256 digest mismatch (the payload is corrupt)");
+}
+
+/* Hash size bytes of the image at offset into md: 0, or 1 when the image
+ * ends first. */
+static int hash_range(gpucc_image *img, uint64_t offset, uint64_t size, EVP_MD_CTX *md)
+{
+	if (img->fd < 0) {
+		if (offset > img->size || size > img->size - offset)
+			return 1;
+		EVP_DigestUpdate(md, img->data + offset, (size_t)size);
+		return 0;
+	}
+	unsigned char buffer[READ_CHUNK];
+	while (size > 0) {
+		size_t want = size < READ_CHUNK ? (size_t)size : READ_CHUNK;
+		ssize_t n = read_at(img, offset, buffer, want);
+		if (n < 0)
+			return gpucc_error_set_errno("cannot read '%s'", img->name);
+		if ((size_t)n != want)
+			return 1;
+		EVP_DigestUpdate(md, buffer, want);
+		offset += want;
+		size -= want;
+	}
+	return 0;
+}
+
+/* verify's walk for an uncompressed image in memory or a file, through its
+ * ustar headers: every member in order, named, sized and hashed as the
+ * manifest says, then the end-of-archive marker.  1 when a header is not a
+ * plain ustar one (a link, a pax header, damage): libarchive then walks the
+ * image and names the defect. */
+static int verify_directly(gpucc_image *img, EVP_MD_CTX *md)
+{
+	uint64_t at = 0;
+	size_t member = 0, members = 2 + img->payload_count;
+	for (;; member++) {
+		unsigned char block[BLOCK];
+		gpucc_ustar_header h;
+		char expected[GPUCC_PAYLOAD_MEMBER_SIZE] = "";
+		ssize_t n = read_at(img, at, block, BLOCK);
+		if (n < 0)
+			return gpucc_error_set_errno("cannot read '%s'", img->name);
+		if (n != BLOCK)
+			return gpucc_error_set(GPUCC_ECORRUPT,
+			                       "'%s': truncated image: it ends before its last member%s",
+			                       img->name, member < members ? "" : "'s end marker");
+		if (gpucc_ustar_is_zero(block))
+			break;
+		if (!gpucc_ustar_parse(block, &h) || !gpucc_ustar_is_regular(&h))
+			return 1;
+		int rc = check_path(img, h.name);
+		if (rc)
+			return rc;
+		if (member == 0)
+			snprintf(expected, sizeof expected, "%s", GPUCC_IMAGE_FORMAT_MEMBER);
+		else if (member == 1)
+			snprintf(expected, sizeof expected, "%s", GPUCC_IMAGE_MANIFEST_MEMBER);
+		else if (member < members)
+			gpucc_payload_member_name(expected, &img->payloads[member - 2]);
+		if (!expected[0] || strcmp(h.name, expected) != 0)
+			return unexpected_name(img, h.name, expected[0] ? expected : NULL);
+		if (member >= 2) {
+			size_t i = member - 2;
+			if (h.size != img->payloads[i].size)
+				return digest_mismatch(img, expected, "its size differs from the manifest's");
+			EVP_DigestInit_ex(md, gpucc_sha256_md(), NULL);
+			if ((rc = hash_range(img, at + BLOCK, h.size, md)) == 1)
+				return digest_mismatch(img, expected, "truncated: the image ends inside it");
+			if (rc || (rc = check_digest(img, i, md)))
+				return rc;
+		}
+		at += BLOCK + gpucc_ustar_padded(h.size);
+	}
+	if (member < members) {
+		char missing[GPUCC_PAYLOAD_MEMBER_SIZE];
+		if (member < 2)
+			return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: no manifest",
+			                       img->name);
+		gpucc_payload_member_name(missing, &img->payloads[member - 2]);
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': the manifest lists member '%s' but the image has no such "
+		                       "member",
+		                       img->name, missing);
+	}
+	return 0;
+}
+
+/* verify's walk through libarchive: what a tar reader sees. */
+static int verify_with_libarchive(gpucc_image *img, EVP_MD_CTX *md)
+{
 	int rc;
-	if ((rc = ensure_payloads(img)) || (rc = gpucc_manifest_check_keys(&img->manifest, img->name)) ||
-	    (rc = cursor_open(img)) ||
-	    (rc = read_format_member(img)))
+	if ((rc = cursor_open(img)) || (rc = read_format_member(img)))
 		return rc;
 	struct archive_entry *e;
-	int r = archive_read_next_header(img->cursor, &e);
+	int r = GPUCC_LA->read_next_header(img->cursor, &e);
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return archive_failure(img, "reading the manifest header");
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	if (!md)
-		return gpucc_error_oom();
 	for (size_t i = 0; i < img->payload_count && rc == 0; i++) {
 		EVP_DigestInit_ex(md, gpucc_sha256_md(), NULL);
 		rc = stream_with_cursor(img, i, discard, NULL, md);
-		if (rc == 0) {
-			gpucc_digest got;
-			unsigned int len = 0;
-			EVP_DigestFinal_ex(md, got.bytes, &len);
-			if (gpucc_digest_compare(&got, &img->payloads[i].sha256) != 0) {
-				char member[GPUCC_PAYLOAD_MEMBER_SIZE];
-				gpucc_payload_member_name(member, &img->payloads[i]);
-				rc = digest_mismatch(img, member,
-				                     "SHA-256 digest mismatch (the payload is corrupt)");
-			}
-		}
+		if (rc == 0)
+			rc = check_digest(img, i, md);
 	}
-	EVP_MD_CTX_free(md);
 	if (rc)
 		return rc;
-	r = archive_read_next_header(img->cursor, &e);
+	r = GPUCC_LA->read_next_header(img->cursor, &e);
 	if (r == ARCHIVE_OK || r == ARCHIVE_WARN) {
 		rc = check_member_kind(img, e);
 		if (rc == 0)
-			rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is not listed in the manifest",
-			                     img->name, archive_entry_pathname(e));
+			rc = unexpected_name(img, GPUCC_LA->entry_pathname(e), NULL);
 	} else if (r != ARCHIVE_EOF) {
 		rc = archive_failure(img, "reading past the last payload");
 	}
 	/* Leave no half-used cursor behind. */
-	archive_read_free(img->cursor);
+	GPUCC_LA->read_free(img->cursor);
 	img->cursor = NULL;
 	return rc;
+}
+
+int gpucc_image_verify(gpucc_image *img)
+{
+	int rc;
+	if ((rc = ensure_payloads(img)) || (rc = gpucc_manifest_check_keys(&img->manifest, img->name)))
+		return rc;
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	if (!md)
+		return gpucc_error_oom();
+	rc = 1;
+	if (!img->compressed && (img->fd < 0 || img->seekable) && !force_libarchive)
+		rc = verify_directly(img, md);
+	if (rc == 1)
+		rc = verify_with_libarchive(img, md);
+	EVP_MD_CTX_free(md);
+	return rc;
+}
+
+void gpucc_image_force_libarchive(bool force)
+{
+	force_libarchive = force;
 }

@@ -17,10 +17,9 @@
 #include "atomic_file.h"
 #include "entry.h"
 #include "errors.h"
+#include "libarchive_loader.h"
 #include "manifest.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -335,8 +334,8 @@ typedef struct commit_ctx {
 
 static int archive_write_failed(commit_ctx *c)
 {
-	const char *why = archive_error_string(c->archive);
-	int err = archive_errno(c->archive);
+	const char *why = GPUCC_LA->error_string(c->archive);
+	int err = GPUCC_LA->errno_(c->archive);
 	if (err > 0)
 		errno = err;
 	if (err == EFBIG || err == ENOSPC || err == EDQUOT)
@@ -352,7 +351,7 @@ static int to_archive(void *ctx, const void *data, size_t size)
 		EVP_DigestUpdate(c->md, data, size);
 	const char *p = data;
 	while (size > 0) {
-		la_ssize_t n = archive_write_data(c->archive, p, size);
+		la_ssize_t n = GPUCC_LA->write_data(c->archive, p, size);
 		if (n <= 0)
 			return archive_write_failed(c);
 		p += n;
@@ -364,20 +363,20 @@ static int to_archive(void *ctx, const void *data, size_t size)
 
 static int write_header(commit_ctx *c, const char *name, uint64_t size)
 {
-	struct archive_entry *e = archive_entry_new();
+	struct archive_entry *e = GPUCC_LA->entry_new();
 	if (!e)
 		return gpucc_error_oom();
-	archive_entry_set_pathname(e, name);
-	archive_entry_set_filetype(e, AE_IFREG);
-	archive_entry_set_perm(e, 0644);
-	archive_entry_set_size(e, (la_int64_t)size);
-	archive_entry_set_uid(e, 0);
-	archive_entry_set_gid(e, 0);
-	archive_entry_set_uname(e, "");
-	archive_entry_set_gname(e, "");
-	archive_entry_set_mtime(e, (time_t)c->w->options.mtime, 0);
-	int r = archive_write_header(c->archive, e);
-	archive_entry_free(e);
+	GPUCC_LA->entry_set_pathname(e, name);
+	GPUCC_LA->entry_set_filetype(e, AE_IFREG);
+	GPUCC_LA->entry_set_perm(e, 0644);
+	GPUCC_LA->entry_set_size(e, (la_int64_t)size);
+	GPUCC_LA->entry_set_uid(e, 0);
+	GPUCC_LA->entry_set_gid(e, 0);
+	GPUCC_LA->entry_set_uname(e, "");
+	GPUCC_LA->entry_set_gname(e, "");
+	GPUCC_LA->entry_set_mtime(e, (time_t)c->w->options.mtime, 0);
+	int r = GPUCC_LA->write_header(c->archive, e);
+	GPUCC_LA->entry_free(e);
 	return r == ARCHIVE_OK ? 0 : archive_write_failed(c);
 }
 
@@ -503,17 +502,17 @@ static int plan(gpucc_image_writer *w, const gpucc_entry ***out_entries, output_
 static int archive_to_fd(struct archive *a, int fd, int zstd_level)
 {
 	char level[16];
-	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK)
+	if (GPUCC_LA->write_set_format_pax_restricted(a) != ARCHIVE_OK)
 		return -1;
 	if (zstd_level > 0) {
 		snprintf(level, sizeof level, "%d", zstd_level);
-		if (archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
-		    archive_write_set_filter_option(a, "zstd", "compression-level", level) != ARCHIVE_OK)
+		if (GPUCC_LA->write_add_filter_zstd(a) != ARCHIVE_OK ||
+		    GPUCC_LA->write_set_filter_option(a, "zstd", "compression-level", level) != ARCHIVE_OK)
 			return -1;
 	}
 	/* Pad the last block only to the record size tar expects. */
-	archive_write_set_bytes_in_last_block(a, 1);
-	return archive_write_open_fd(a, fd) == ARCHIVE_OK ? 0 : -1;
+	GPUCC_LA->write_set_bytes_in_last_block(a, 1);
+	return GPUCC_LA->write_open_fd(a, fd) == ARCHIVE_OK ? 0 : -1;
 }
 
 void gpucc_image_writer_set_no_sync(gpucc_image_writer *w, bool no_sync)
@@ -536,11 +535,15 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	if (rc)
 		goto cleanup;
 
+	if (!gpucc_libarchive_load()) {
+		rc = gpucc_error_prefix("cannot write '%s'", w->path);
+		goto cleanup;
+	}
 	gpucc_atomic_file file;
 	if ((rc = gpucc_atomic_file_open(&file, w->path)))
 		goto cleanup;
 	file.no_sync = w->no_sync;
-	commit_ctx c = {w, archive_write_new(), NULL, 0};
+	commit_ctx c = {w, GPUCC_LA->write_new(), NULL, 0};
 	if (!c.archive) {
 		rc = gpucc_error_oom();
 	} else if (archive_to_fd(c.archive, file.fd, w->options.zstd_level) != 0) {
@@ -555,11 +558,11 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 			rc = gpucc_manifest_write_to(to_archive, &c, entries, w->live);
 		for (size_t i = 0; rc == 0 && i < payload_count; i++)
 			rc = write_payload(&c, &payloads[i]);
-		if (rc == 0 && archive_write_close(c.archive) != ARCHIVE_OK)
+		if (rc == 0 && GPUCC_LA->write_close(c.archive) != ARCHIVE_OK)
 			rc = archive_write_failed(&c);
 	}
 	if (c.archive)
-		archive_write_free(c.archive);
+		GPUCC_LA->write_free(c.archive);
 	if (rc == 0)
 		rc = gpucc_atomic_file_commit(&file);
 	else

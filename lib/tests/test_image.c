@@ -397,6 +397,65 @@ static void test_unlisted_member_is_named(void)
 	}
 }
 
+/* Open and verify bytes, through the ustar headers or through libarchive;
+ * the verdict's code, and its message in message. */
+static int verdict(const char *bytes, size_t size, bool with_libarchive, char message[512])
+{
+	gpucc_image_force_libarchive(with_libarchive);
+	gpucc_image *img;
+	int rc = gpucc_image_open_memory(&img, bytes, size, "cut.gpucc");
+	if (rc == 0) {
+		rc = gpucc_image_verify(img);
+		gpucc_image_free(img);
+	}
+	snprintf(message, 512, "%s", rc ? gpucc_error_last()->message : "");
+	gpucc_image_force_libarchive(false);
+	return rc;
+}
+
+/* The direct reader (ustar headers) and libarchive agree on every image:
+ * the same code, and the same defect named (both say "truncated" for a
+ * truncated image, in their own words). */
+static void test_readers_agree(void)
+{
+	size_t size;
+	char *good = slurp(path_in_dir("a.gpucc"), &size);
+	char a[512], b[512];
+	CHECK_INT(verdict(good, size, false, a), 0);
+	CHECK_INT(verdict(good, size, true, b), 0);
+	for (size_t cut = 600; cut < size; cut += 97) {
+		int ra = verdict(good, cut, false, a), rb = verdict(good, cut, true, b);
+		/* Both tolerate a cut inside the second end-of-archive block. */
+		bool lenient = ra == 0 && rb == 0 && cut >= size - 512;
+		if (!lenient && (ra != rb || ra != GPUCC_ECORRUPT || !strstr(a, "truncat") ||
+		                 !strstr(b, "truncat")))
+			fprintf(stderr, "  cut at %zu: direct %d '%s', libarchive %d '%s'\n", cut, ra, a, rb, b);
+		CHECK(lenient || (ra == rb && ra == GPUCC_ECORRUPT));
+	}
+	for (size_t at = 2048; at < size; at += 512) {
+		char *bad = malloc(size);
+		memcpy(bad, good, size);
+		bad[at + 3] ^= 0x20; /* a payload byte, or a header's */
+		int ra = verdict(bad, size, false, a), rb = verdict(bad, size, true, b);
+		if (ra != rb || strcmp(a, b) != 0)
+			fprintf(stderr, "  flip at %zu: direct %d '%s', libarchive %d '%s'\n", at + 3, ra, a,
+			        rb, b);
+		CHECK_INT(ra, rb);
+		free(bad);
+	}
+	for (int at = 2; at <= 4; at++) {
+		insert_member(path_in_dir("a.gpucc"), path_in_dir("extra.gpucc"), at);
+		size_t n;
+		char *bad = slurp(path_in_dir("extra.gpucc"), &n);
+		int ra = verdict(bad, n, false, a), rb = verdict(bad, n, true, b);
+		CHECK_INT(ra, GPUCC_ECORRUPT);
+		CHECK_INT(rb, GPUCC_ECORRUPT);
+		CHECK_STR(a, b);
+		free(bad);
+	}
+	free(good);
+}
+
 static void test_empty_image_and_failed_commit(void)
 {
 	const char *path = path_in_dir("empty.gpucc");
@@ -443,6 +502,7 @@ int main(void)
 	RUN(test_conflict);
 	RUN(test_corruption_is_caught);
 	RUN(test_unlisted_member_is_named);
+	RUN(test_readers_agree);
 	RUN(test_empty_image_and_failed_commit);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
