@@ -35,6 +35,8 @@ static const cmd_option options[] = {
 	{"debug-info", 'g', NULL, false, "keep the modules' debug info (ptxas -lineinfo)"},
 	{"code-object", 0, "N", false,
 	 "AMDGPU code object version 4 or 5 (default 4: what HIP 5.2 loads)"},
+	{"no-cubin", 0, NULL, false,
+	 "NVIDIA: PTX only, do not run ptxas (keyed as on a machine without it)"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing"},
 	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
@@ -219,6 +221,7 @@ static int run(const cmd_args *args)
 			                 value);
 		o.code_object_version = n;
 	}
+	o.no_cubin = cmd_flag(args, "no-cubin");
 	int zstd = 0;
 	if (cmd_flag(args, "zstd")) {
 		value = cmd_value(args, "zstd");

@@ -568,6 +568,45 @@ static int foreach_one(void *ctx, const gpucc_digest *key, int shard_fd, const c
 	return key ? f->fn(f->ctx, key) : 0;
 }
 
+typedef struct key_list {
+	gpucc_digest *keys;
+	size_t count, capacity;
+} key_list;
+
+static int collect_key(void *ctx, const gpucc_digest *key)
+{
+	key_list *l = ctx;
+	if (l->count == l->capacity) {
+		size_t capacity = l->capacity ? l->capacity * 2 : 256;
+		gpucc_digest *grown = realloc(l->keys, capacity * sizeof *grown);
+		if (!grown)
+			return gpucc_error_oom();
+		l->keys = grown;
+		l->capacity = capacity;
+	}
+	l->keys[l->count++] = *key;
+	return 0;
+}
+
+static int key_compare(const void *a, const void *b)
+{
+	return memcmp(a, b, GPUCC_DIGEST_SIZE);
+}
+
+int gpucc_cache_sorted_keys(gpucc_digest **out, size_t *count, gpucc_cache *c)
+{
+	key_list keys = {0};
+	int rc = gpucc_cache_foreach(c, collect_key, &keys);
+	if (rc) {
+		free(keys.keys);
+		return rc;
+	}
+	qsort(keys.keys, keys.count, sizeof *keys.keys, key_compare);
+	*out = keys.keys;
+	*count = keys.count;
+	return 0;
+}
+
 int gpucc_cache_foreach(gpucc_cache *c, gpucc_cache_entry_fn fn, void *ctx)
 {
 	foreach_ctx f = {fn, ctx};

@@ -26,6 +26,9 @@ int gpucc_cache_insert_entry_from(gpucc_cache *c, gpucc_image *src, const gpucc_
  * created if needed; gc removes what killed processes leave there. */
 int gpucc_cache_staging_path(char **out, gpucc_cache *c, const char *suffix);
 
+/* Every key the cache holds, sorted (release *out with free()). */
+int gpucc_cache_sorted_keys(gpucc_digest **out, size_t *count, gpucc_cache *c);
+
 /* Report a warning through the cache's handler, if any. */
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -531,6 +531,11 @@ int gpucc_compile_plan(gpucc_compile *c)
 	if (rc != 0)
 		return rc;
 	c->have_toolchain = true;
+	if (c->o.no_cubin) {
+		/* Exactly what a machine without ptxas does, key included. */
+		free(c->toolchain.ptxas);
+		c->toolchain.ptxas = NULL;
+	}
 	if ((rc = build_options(c)) != 0)
 		return rc;
 	c->job_count = c->module_count * c->target_count;

@@ -80,31 +80,6 @@ static int delta_of_image(delta_state *d, gpucc_image *img)
 	return 0;
 }
 
-typedef struct key_list {
-	gpucc_digest *keys;
-	size_t count, capacity;
-} key_list;
-
-static int collect(void *ctx, const gpucc_digest *key)
-{
-	key_list *l = ctx;
-	if (l->count == l->capacity) {
-		size_t capacity = l->capacity ? l->capacity * 2 : 256;
-		gpucc_digest *grown = realloc(l->keys, capacity * sizeof *grown);
-		if (!grown)
-			return gpucc_error_oom();
-		l->keys = grown;
-		l->capacity = capacity;
-	}
-	l->keys[l->count++] = *key;
-	return 0;
-}
-
-static int key_compare(const void *a, const void *b)
-{
-	return memcmp(a, b, GPUCC_DIGEST_SIZE);
-}
-
 /* The entry images opened from a cache, kept open until the writer commits. */
 typedef struct open_images {
 	gpucc_image **images;
@@ -113,13 +88,13 @@ typedef struct open_images {
 
 static int delta_of_cache(delta_state *d, gpucc_cache *c, open_images *opened)
 {
-	key_list keys = {0};
-	int rc = gpucc_cache_foreach(c, collect, &keys);
-	if (rc) {
-		free(keys.keys);
+	struct {
+		gpucc_digest *keys;
+		size_t count;
+	} keys = {0};
+	int rc = gpucc_cache_sorted_keys(&keys.keys, &keys.count, c);
+	if (rc)
 		return rc;
-	}
-	qsort(keys.keys, keys.count, sizeof *keys.keys, key_compare);
 	opened->images = calloc(keys.count ? keys.count : 1, sizeof *opened->images);
 	if (!opened->images) {
 		free(keys.keys);

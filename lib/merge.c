@@ -41,31 +41,6 @@ typedef struct source_entries {
 	size_t owned_count;
 } source_entries;
 
-typedef struct key_list {
-	gpucc_digest *keys;
-	size_t count, capacity;
-} key_list;
-
-static int collect(void *ctx, const gpucc_digest *key)
-{
-	key_list *l = ctx;
-	if (l->count == l->capacity) {
-		size_t capacity = l->capacity ? l->capacity * 2 : 256;
-		gpucc_digest *grown = realloc(l->keys, capacity * sizeof *grown);
-		if (!grown)
-			return gpucc_error_oom();
-		l->keys = grown;
-		l->capacity = capacity;
-	}
-	l->keys[l->count++] = *key;
-	return 0;
-}
-
-static int key_compare(const void *a, const void *b)
-{
-	return memcmp(a, b, GPUCC_DIGEST_SIZE);
-}
-
 static void source_entries_release(source_entries *se)
 {
 	for (size_t i = 0; i < se->owned_count; i++)
@@ -101,13 +76,13 @@ static int source_entries_load(source_entries *se, gpucc_source *s)
 		return 0;
 	}
 	gpucc_cache *c = gpucc_source_cache(s);
-	key_list keys = {0};
-	int rc = gpucc_cache_foreach(c, collect, &keys);
-	if (rc) {
-		free(keys.keys);
+	struct {
+		gpucc_digest *keys;
+		size_t count;
+	} keys = {0};
+	int rc = gpucc_cache_sorted_keys(&keys.keys, &keys.count, c);
+	if (rc)
 		return rc;
-	}
-	qsort(keys.keys, keys.count, sizeof *keys.keys, key_compare);
 	size_t cap = keys.count ? keys.count : 1;
 	se->entries = malloc(cap * sizeof *se->entries);
 	se->images = malloc(cap * sizeof *se->images);

@@ -18,6 +18,7 @@ bench_setup() {
 	BUILD=${BUILD_DIR:-$BENCH_ROOT/build-bench}
 	[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" "$BENCH_ROOT" -Dbuildtype=release >/dev/null
 	ninja -C "$BUILD" >/dev/null
+	BUILD=$(cd "$BUILD" && pwd) # benchmarks change directory
 	GPUCC="$BUILD/cmd/gpucc"
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpucc-bench.XXXXXX")
 	trap 'rm -rf "$WORK"' EXIT

@@ -102,6 +102,8 @@ typedef struct gpucc_compile_options {
 	bool ftz;                  /* flush f32 denormals to zero (AMD: DAZ) */
 	bool debug_info;           /* keep the module's debug info (ptxas -lineinfo) */
 	int code_object_version;   /* AMD: 4 or 5; 0 means the default */
+	bool no_cubin;             /* NVIDIA: PTX only, no ptxas run; entries are
+	                              keyed as if ptxas were absent ("none") */
 	unsigned jobs;             /* compile threads; 0: the number of cores */
 	gpucc_cache *cache;        /* borrowed; NULL: no cache */
 	gpucc_image_writer *writer; /* borrowed; NULL: none.  Entries added by a run
