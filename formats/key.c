@@ -11,7 +11,6 @@
 
 #include "errors.h"
 
-#include <openssl/evp.h>
 
 #include "sha256.h"
 #include <stdio.h>
@@ -123,26 +122,20 @@ int gpucc_key_compute(gpucc_digest *out, const gpucc_entry *e)
 	memset(values, 0, sizeof values);
 	rc = component_values(values, e);
 	if (rc == 0) {
-		EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-		if (!ctx) {
-			rc = gpucc_error_oom();
-		} else {
-			unsigned int len = 0;
-			EVP_DigestInit_ex(ctx, gpucc_sha256_md(), NULL);
-			EVP_DigestUpdate(ctx, key_magic, sizeof key_magic);
-			for (int i = 0; i < GPUCC_KEY_COMPONENTS; i++) {
-				unsigned char name_len[4], value_len[8];
-				put_be(name_len, strlen(component_names[i]), 4);
-				put_be(value_len, values[i].size, 8);
-				EVP_DigestUpdate(ctx, name_len, sizeof name_len);
-				EVP_DigestUpdate(ctx, component_names[i], strlen(component_names[i]));
-				EVP_DigestUpdate(ctx, value_len, sizeof value_len);
-				if (values[i].size)
-					EVP_DigestUpdate(ctx, values[i].data, values[i].size);
-			}
-			EVP_DigestFinal_ex(ctx, out->bytes, &len);
-			EVP_MD_CTX_free(ctx);
+		gpucc_sha256 ctx;
+		gpucc_sha256_init(&ctx);
+		gpucc_sha256_update(&ctx, key_magic, sizeof key_magic);
+		for (int i = 0; i < GPUCC_KEY_COMPONENTS; i++) {
+			unsigned char name_len[4], value_len[8];
+			put_be(name_len, strlen(component_names[i]), 4);
+			put_be(value_len, values[i].size, 8);
+			gpucc_sha256_update(&ctx, name_len, sizeof name_len);
+			gpucc_sha256_update(&ctx, component_names[i], strlen(component_names[i]));
+			gpucc_sha256_update(&ctx, value_len, sizeof value_len);
+			if (values[i].size)
+				gpucc_sha256_update(&ctx, values[i].data, values[i].size);
 		}
+		gpucc_sha256_final(&ctx, out->bytes);
 	}
 	for (int i = 0; i < GPUCC_KEY_COMPONENTS; i++)
 		free(values[i].data);

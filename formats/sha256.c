@@ -1,21 +1,29 @@
 /*
- * formats/sha256.c -- one fetched SHA-256 algorithm for the process
- * (formats/sha256.h).
+ * formats/sha256.c -- SHA-256 through libcrypto's low-level interface
+ * (formats/sha256.h says why not EVP).
  */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "sha256.h"
 
-#include <pthread.h>
-
-static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
-static const EVP_MD *fetched;
-
-static void fetch(void)
+void gpucc_sha256_init(gpucc_sha256 *s)
 {
-	fetched = EVP_MD_fetch(NULL, "SHA256", NULL);
+	SHA256_Init(&s->ctx);
 }
 
-const EVP_MD *gpucc_sha256_md(void)
+void gpucc_sha256_update(gpucc_sha256 *s, const void *data, size_t size)
 {
-	pthread_once(&fetch_once, fetch);
-	return fetched ? fetched : EVP_sha256();
+	SHA256_Update(&s->ctx, data, size);
+}
+
+void gpucc_sha256_final(gpucc_sha256 *s, unsigned char out[32])
+{
+	SHA256_Final(out, &s->ctx);
+}
+
+void gpucc_sha256_buffer(const void *data, size_t size, unsigned char out[32])
+{
+	gpucc_sha256 s;
+	gpucc_sha256_init(&s);
+	gpucc_sha256_update(&s, data, size);
+	gpucc_sha256_final(&s, out);
 }

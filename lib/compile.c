@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -128,10 +127,6 @@ int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "AMDGPU code object version %d: expected 4 or 5",
 		                       o.code_object_version);
-	/* SHA-256 needs no OpenSSL configuration; left to itself, the first
-	 * digest of the process reads openssl.cnf, which costs a cache hit
-	 * ~0.7 ms.  A no-op when libcrypto was initialised already. */
-	OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
 	gpucc_compile *c = calloc(1, sizeof *c);
 	if (!c)
 		return gpucc_error_oom();

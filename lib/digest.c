@@ -1,11 +1,11 @@
 /*
- * lib/digest.c -- SHA-256 (libcrypto's EVP interface) and its hex spelling.
+ * lib/digest.c -- SHA-256 (formats/sha256.h) of buffers and files, and its hex
+ * spelling.
  */
 #include "errors.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 
 #include "sha256.h"
 #include <string.h>
@@ -13,8 +13,7 @@
 
 void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size)
 {
-	unsigned int len = 0;
-	EVP_Digest(data, size, out->bytes, &len, gpucc_sha256_md(), NULL);
+	gpucc_sha256_buffer(data, size, out->bytes);
 }
 
 int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
@@ -22,12 +21,8 @@ int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_errno("cannot open '%s'", path);
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	if (!ctx) {
-		close(fd);
-		return gpucc_error_oom();
-	}
-	EVP_DigestInit_ex(ctx, gpucc_sha256_md(), NULL);
+	gpucc_sha256 ctx;
+	gpucc_sha256_init(&ctx);
 	unsigned char buffer[1 << 16];
 	uint64_t total = 0;
 	int rc = 0;
@@ -41,16 +36,14 @@ int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
 		}
 		if (n == 0)
 			break;
-		EVP_DigestUpdate(ctx, buffer, (size_t)n);
+		gpucc_sha256_update(&ctx, buffer, (size_t)n);
 		total += (uint64_t)n;
 	}
-	unsigned int len = 0;
 	if (rc == 0) {
-		EVP_DigestFinal_ex(ctx, out->bytes, &len);
+		gpucc_sha256_final(&ctx, out->bytes);
 		if (out_size)
 			*out_size = total;
 	}
-	EVP_MD_CTX_free(ctx);
 	close(fd);
 	return rc;
 }

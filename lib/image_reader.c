@@ -27,7 +27,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 
 #include "sha256.h"
 #include <stdio.h>
@@ -776,7 +775,7 @@ static int digest_mismatch(const gpucc_image *img, const char *member, const cha
 /* The random-access path: 1 when the header at the computed offset is not
  * what it must be (the caller then uses the cursor), else 0 or an error. */
 static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink sink, void *ctx,
-                            EVP_MD_CTX *md)
+                            gpucc_sha256 *md)
 {
 	const gpucc_payload *p = &img->payloads[index];
 	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
@@ -795,7 +794,7 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 			if (offset + BLOCK + done + want > img->size)
 				return digest_mismatch(img, member, "truncated: the image ends inside it");
 			const void *at = img->data + offset + BLOCK + done;
-			EVP_DigestUpdate(md, at, want);
+			gpucc_sha256_update(md, at, want);
 			int rc = sink(ctx, at, want);
 			if (rc)
 				return rc;
@@ -807,7 +806,7 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 			return gpucc_error_set_errno("cannot read '%s'", img->name);
 		if ((size_t)n != want)
 			return digest_mismatch(img, member, "truncated: the image ends inside it");
-		EVP_DigestUpdate(md, buffer, want);
+		gpucc_sha256_update(md, buffer, want);
 		int rc = sink(ctx, buffer, want);
 		if (rc)
 			return rc;
@@ -898,7 +897,7 @@ static int cursor_seek(gpucc_image *img, size_t index)
 }
 
 static int stream_with_cursor(gpucc_image *img, size_t index, gpucc_payload_sink sink, void *ctx,
-                              EVP_MD_CTX *md)
+                              gpucc_sha256 *md)
 {
 	int rc = cursor_seek(img, index);
 	if (rc)
@@ -919,7 +918,7 @@ static int stream_with_cursor(gpucc_image *img, size_t index, gpucc_payload_sink
 		if (n == 0)
 			break;
 		done += (uint64_t)n;
-		EVP_DigestUpdate(md, buffer, (size_t)n);
+		gpucc_sha256_update(md, buffer, (size_t)n);
 		if ((rc = sink(ctx, buffer, (size_t)n)))
 			return rc;
 	}
@@ -937,28 +936,24 @@ int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_p
 	size_t index = payload_index(img, p);
 	if (index == img->payload_count)
 		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s': no such payload in the image", img->name);
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	if (!md)
-		return gpucc_error_oom();
-	EVP_DigestInit_ex(md, gpucc_sha256_md(), NULL);
+	gpucc_sha256 hash, *md = &hash;
+	gpucc_sha256_init(md);
 	int rc = 1;
 	if (img->offsets_known)
 		rc = stream_at_offset(img, index, sink, ctx, md);
 	if (rc == 1) {
-		EVP_DigestInit_ex(md, gpucc_sha256_md(), NULL);
+		gpucc_sha256_init(md);
 		rc = stream_with_cursor(img, index, sink, ctx, md);
 	}
 	if (rc == 0) {
 		gpucc_digest got;
-		unsigned int len = 0;
-		EVP_DigestFinal_ex(md, got.bytes, &len);
+		gpucc_sha256_final(md, got.bytes);
 		if (gpucc_digest_compare(&got, &p->sha256) != 0) {
 			char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 			gpucc_payload_member_name(member, p);
 			rc = digest_mismatch(img, member, "SHA-256 digest mismatch (the payload is corrupt)");
 		}
 	}
-	EVP_MD_CTX_free(md);
 	return rc;
 }
 
@@ -1029,11 +1024,10 @@ static int discard(void *ctx, const void *data, size_t size)
 }
 
 /* Finish md and compare it with payload i's digest. */
-static int check_digest(gpucc_image *img, size_t i, EVP_MD_CTX *md)
+static int check_digest(gpucc_image *img, size_t i, gpucc_sha256 *md)
 {
 	gpucc_digest got;
-	unsigned int len = 0;
-	EVP_DigestFinal_ex(md, got.bytes, &len);
+	gpucc_sha256_final(md, got.bytes);
 	if (gpucc_digest_compare(&got, &img->payloads[i].sha256) == 0)
 		return 0;
 	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
@@ -1043,12 +1037,12 @@ static int check_digest(gpucc_image *img, size_t i, EVP_MD_CTX *md)
 
 /* Hash size bytes of the image at offset into md: 0, or 1 when the image
  * ends first. */
-static int hash_range(gpucc_image *img, uint64_t offset, uint64_t size, EVP_MD_CTX *md)
+static int hash_range(gpucc_image *img, uint64_t offset, uint64_t size, gpucc_sha256 *md)
 {
 	if (img->fd < 0) {
 		if (offset > img->size || size > img->size - offset)
 			return 1;
-		EVP_DigestUpdate(md, img->data + offset, (size_t)size);
+		gpucc_sha256_update(md, img->data + offset, (size_t)size);
 		return 0;
 	}
 	unsigned char buffer[READ_CHUNK];
@@ -1059,7 +1053,7 @@ static int hash_range(gpucc_image *img, uint64_t offset, uint64_t size, EVP_MD_C
 			return gpucc_error_set_errno("cannot read '%s'", img->name);
 		if ((size_t)n != want)
 			return 1;
-		EVP_DigestUpdate(md, buffer, want);
+		gpucc_sha256_update(md, buffer, want);
 		offset += want;
 		size -= want;
 	}
@@ -1071,7 +1065,7 @@ static int hash_range(gpucc_image *img, uint64_t offset, uint64_t size, EVP_MD_C
  * manifest says, then the end-of-archive marker.  1 when a header is not a
  * plain ustar one (a link, a pax header, damage): libarchive then walks the
  * image and names the defect. */
-static int verify_directly(gpucc_image *img, EVP_MD_CTX *md)
+static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
 {
 	uint64_t at = 0;
 	size_t member = 0, members = 2 + img->payload_count;
@@ -1105,7 +1099,7 @@ static int verify_directly(gpucc_image *img, EVP_MD_CTX *md)
 			size_t i = member - 2;
 			if (h.size != img->payloads[i].size)
 				return digest_mismatch(img, expected, "its size differs from the manifest's");
-			EVP_DigestInit_ex(md, gpucc_sha256_md(), NULL);
+			gpucc_sha256_init(md);
 			if ((rc = hash_range(img, at + BLOCK, h.size, md)) == 1)
 				return digest_mismatch(img, expected, "truncated: the image ends inside it");
 			if (rc || (rc = check_digest(img, i, md)))
@@ -1128,7 +1122,7 @@ static int verify_directly(gpucc_image *img, EVP_MD_CTX *md)
 }
 
 /* verify's walk through libarchive: what a tar reader sees. */
-static int verify_with_libarchive(gpucc_image *img, EVP_MD_CTX *md)
+static int verify_with_libarchive(gpucc_image *img, gpucc_sha256 *md)
 {
 	int rc;
 	if ((rc = cursor_open(img)) || (rc = read_format_member(img)))
@@ -1138,7 +1132,7 @@ static int verify_with_libarchive(gpucc_image *img, EVP_MD_CTX *md)
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return archive_failure(img, "reading the manifest header");
 	for (size_t i = 0; i < img->payload_count && rc == 0; i++) {
-		EVP_DigestInit_ex(md, gpucc_sha256_md(), NULL);
+		gpucc_sha256_init(md);
 		rc = stream_with_cursor(img, i, discard, NULL, md);
 		if (rc == 0)
 			rc = check_digest(img, i, md);
@@ -1164,15 +1158,12 @@ int gpucc_image_verify(gpucc_image *img)
 	int rc;
 	if ((rc = ensure_payloads(img)) || (rc = gpucc_manifest_check_keys(&img->manifest, img->name)))
 		return rc;
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	if (!md)
-		return gpucc_error_oom();
+	gpucc_sha256 hash;
 	rc = 1;
 	if (!img->compressed && (img->fd < 0 || img->seekable) && !force_libarchive)
-		rc = verify_directly(img, md);
+		rc = verify_directly(img, &hash);
 	if (rc == 1)
-		rc = verify_with_libarchive(img, md);
-	EVP_MD_CTX_free(md);
+		rc = verify_with_libarchive(img, &hash);
 	return rc;
 }
 

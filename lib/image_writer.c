@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 
 #include "sha256.h"
 #include <stdio.h>
@@ -328,7 +327,8 @@ static int compare_entries(const void *a, const void *b)
 typedef struct commit_ctx {
 	gpucc_image_writer *w;
 	struct archive *archive;
-	EVP_MD_CTX *md;
+	gpucc_sha256 *md; /* hashing what is written, when set */
+	gpucc_sha256 hash;
 	uint64_t written;
 } commit_ctx;
 
@@ -348,7 +348,7 @@ static int to_archive(void *ctx, const void *data, size_t size)
 {
 	commit_ctx *c = ctx;
 	if (c->md)
-		EVP_DigestUpdate(c->md, data, size);
+		gpucc_sha256_update(c->md, data, size);
 	const char *p = data;
 	while (size > 0) {
 		la_ssize_t n = GPUCC_LA->write_data(c->archive, p, size);
@@ -435,15 +435,11 @@ static int write_payload(commit_ctx *c, const output_payload *o)
 		break;
 	}
 	/* Files may have changed since they were hashed. */
-	c->md = EVP_MD_CTX_new();
-	if (!c->md)
-		return gpucc_error_oom();
-	EVP_DigestInit_ex(c->md, gpucc_sha256_md(), NULL);
+	c->md = &c->hash;
+	gpucc_sha256_init(c->md);
 	rc = copy_file_source(c, o->source->path);
 	gpucc_digest got;
-	unsigned int len = 0;
-	EVP_DigestFinal_ex(c->md, got.bytes, &len);
-	EVP_MD_CTX_free(c->md);
+	gpucc_sha256_final(c->md, got.bytes);
 	c->md = NULL;
 	if (rc == 0 && (c->written != o->payload.size || gpucc_digest_compare(&got, &o->payload.sha256)))
 		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' changed while the image was being written",
@@ -543,7 +539,7 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	if ((rc = gpucc_atomic_file_open(&file, w->path)))
 		goto cleanup;
 	file.no_sync = w->no_sync;
-	commit_ctx c = {w, GPUCC_LA->write_new(), NULL, 0};
+	commit_ctx c = {.w = w, .archive = GPUCC_LA->write_new()};
 	if (!c.archive) {
 		rc = gpucc_error_oom();
 	} else if (archive_to_fd(c.archive, file.fd, w->options.zstd_level) != 0) {
