@@ -324,9 +324,13 @@ static int compare_entries(const void *a, const void *b)
 	                            &(*(const gpucc_entry *const *)b)->key);
 }
 
+#define WRITEBACK_STEP ((uint64_t)32 << 20)
+
 typedef struct commit_ctx {
 	gpucc_image_writer *w;
 	struct archive *archive;
+	int fd;            /* the temporary file */
+	uint64_t unsynced; /* bytes written since writeback was last started */
 	gpucc_sha256 *md; /* hashing what is written, when set */
 	gpucc_sha256 hash;
 	uint64_t written;
@@ -358,6 +362,14 @@ static int to_archive(void *ctx, const void *data, size_t size)
 		size -= (size_t)n;
 	}
 	c->written += (uint64_t)(p - (const char *)data);
+	c->unsynced += (uint64_t)(p - (const char *)data);
+	if (c->unsynced >= WRITEBACK_STEP && !c->w->no_sync) {
+		/* Start writing back what is written so far, so that the fsync
+		 * before the rename finds little left to do: the disk works
+		 * while the next payloads are read and hashed. */
+		sync_file_range(c->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		c->unsynced = 0;
+	}
 	return 0;
 }
 
@@ -539,7 +551,7 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	if ((rc = gpucc_atomic_file_open(&file, w->path)))
 		goto cleanup;
 	file.no_sync = w->no_sync;
-	commit_ctx c = {.w = w, .archive = GPUCC_LA->write_new()};
+	commit_ctx c = {.w = w, .archive = GPUCC_LA->write_new(), .fd = file.fd};
 	if (!c.archive) {
 		rc = gpucc_error_oom();
 	} else if (archive_to_fd(c.archive, file.fd, w->options.zstd_level) != 0) {
