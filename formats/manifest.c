@@ -552,6 +552,7 @@ static int parse_toolchain(parse_ctx *c, gpucc_entry *e)
 			}
 			e->device_lib_count = libs.count;
 			e->device_libs = vec_finish(c, &libs);
+			free(libs.data);
 			have_libs = true;
 		} else {
 			json_skip(&c->json);
@@ -588,6 +589,7 @@ static int parse_options(parse_ctx *c, gpucc_entry *e)
 	}
 	e->option_count = opts.count;
 	e->options = vec_finish(c, &opts);
+	free(opts.data);
 	return json_failed(&c->json) ? syntax_error(c) : 0;
 }
 

@@ -295,8 +295,9 @@ static int choose(pick **out, size_t *out_count, source_entries *all, size_t cou
 			if (opts->conflict_fn)
 				opts->conflict_fn(opts->conflict_ctx, &picks[j].key, first, second);
 			if (opts->on_conflict == GPUCC_CONFLICT_FAIL) {
+				int rc = conflict_error(&picks[j].key, first, second);
 				free(picks);
-				return conflict_error(&picks[j].key, first, second);
+				return rc;
 			}
 			if (opts->on_conflict == GPUCC_CONFLICT_LAST)
 				winner = j;

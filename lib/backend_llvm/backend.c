@@ -481,7 +481,8 @@ static int check_externals(compile *c)
 		if (!push_name(&c->out->externals, &c->out->external_count, value_name(g)))
 			return oom(c);
 	}
-	qsort(c->out->externals, c->out->external_count, sizeof *c->out->externals, compare_names);
+	if (c->out->external_count > 1)
+		qsort(c->out->externals, c->out->external_count, sizeof *c->out->externals, compare_names);
 	return 0;
 }
 
