@@ -7,6 +7,7 @@
 #define GPUCC_LIB_IMAGE_INTERNAL_H
 
 #include "gpucc/image.h"
+#include "payload_checker.h"
 
 /* Receives a payload's bytes in order, before they are verified; returns 0,
  * or an error code (already set) to stop. */
@@ -18,6 +19,14 @@ typedef int (*gpucc_payload_sink)(void *ctx, const void *data, size_t size);
  * computed offsets (formats/image.md, "Random access"). */
 int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
                                void *ctx);
+
+/* Like gpucc_image_stream_payload, but the digest is compared on checker's
+ * thread: a mismatch is reported by gpucc_payload_checker_finish, and img
+ * must stay open (and, for a memory image, its bytes unchanged) until then.
+ * Everything else -- headers, sizes, truncation -- is checked here. */
+int gpucc_image_stream_payload_checked(gpucc_image *img, const gpucc_payload *p,
+                                       gpucc_payload_sink sink, void *ctx,
+                                       gpucc_payload_checker *checker);
 
 /* Commit without fsync (the rename stays atomic): for stores that verify
  * what they read and treat a bad file as absent, like the cache. */

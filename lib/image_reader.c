@@ -212,12 +212,17 @@ static ssize_t read_at(gpucc_image *img, uint64_t offset, void *buf, size_t len)
 
 /* True when the block at offset is a single ustar header for a regular file
  * named name of size bytes: what every header of a v1 image is. */
+static bool header_block_is(const unsigned char block[BLOCK], const char *name, uint64_t size)
+{
+	gpucc_ustar_header h;
+	return gpucc_ustar_parse(block, &h) && gpucc_ustar_is_regular(&h) && h.size == size &&
+	       strcmp(h.name, name) == 0;
+}
+
 static bool ustar_header_is(gpucc_image *img, uint64_t offset, const char *name, uint64_t size)
 {
 	unsigned char block[BLOCK];
-	gpucc_ustar_header h;
-	return read_at(img, offset, block, BLOCK) == BLOCK && gpucc_ustar_parse(block, &h) &&
-	       gpucc_ustar_is_regular(&h) && h.size == size && strcmp(h.name, name) == 0;
+	return read_at(img, offset, block, BLOCK) == BLOCK && header_block_is(block, name, size);
 }
 
 /* The manifest's bytes in place, without copying them through libarchive:
@@ -772,41 +777,91 @@ static int digest_mismatch(const gpucc_image *img, const char *member, const cha
 	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s': %s", img->name, member, what);
 }
 
+/* Where the bytes of the payload being streamed are hashed: here, into
+ * md, or on a checker's thread (gpucc_image_stream_payload_checked). */
+typedef struct payload_hash {
+	gpucc_sha256 md;
+	gpucc_payload_checker *checker;
+	unsigned char *local; /* READ_CHUNK bytes to read into without a checker */
+} payload_hash;
+
+/* Room to read up to want (> 0) bytes into: *size bytes, at least
+ * min(want, READ_CHUNK), at most want. */
+static unsigned char *hash_room(payload_hash *h, uint64_t want, size_t *size)
+{
+	size_t min = want < READ_CHUNK ? (size_t)want : READ_CHUNK;
+	unsigned char *room = h->local;
+	*size = READ_CHUNK;
+	if (h->checker)
+		room = gpucc_payload_checker_room(h->checker, min, size);
+	if (*size > want)
+		*size = (size_t)want;
+	return room;
+}
+
+/* Hash size bytes: read into the room just obtained, or in a memory image. */
+static void hash_update(payload_hash *h, const void *data, size_t size)
+{
+	if (h->checker)
+		gpucc_payload_checker_data(h->checker, data, size);
+	else
+		gpucc_sha256_update(&h->md, data, size);
+}
+
 /* The random-access path: 1 when the header at the computed offset is not
- * what it must be (the caller then uses the cursor), else 0 or an error. */
+ * what it must be (the caller then uses the cursor; nothing was hashed or
+ * handed to sink), else 0 or an error. */
 static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink sink, void *ctx,
-                            gpucc_sha256 *md)
+                            payload_hash *h)
 {
 	const gpucc_payload *p = &img->payloads[index];
 	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 	gpucc_payload_member_name(member, p);
 	uint64_t offset = img->header_offsets[index];
 	uint64_t size = p->size;
-	if (!ustar_header_is(img, offset, member, size))
-		return 1;
-	unsigned char buffer[READ_CHUNK];
 	uint64_t done = 0;
-	while (done < size) {
-		size_t want = size - done < READ_CHUNK ? (size_t)(size - done) : READ_CHUNK;
-		ssize_t n;
-		if (img->fd < 0) {
-			/* Memory images: hand out the mapped bytes directly. */
+	if (img->fd < 0) {
+		/* Memory images: hand out the mapped bytes directly. */
+		if (!ustar_header_is(img, offset, member, size))
+			return 1;
+		while (done < size) {
+			size_t want = size - done < READ_CHUNK ? (size_t)(size - done) : READ_CHUNK;
 			if (offset + BLOCK + done + want > img->size)
 				return digest_mismatch(img, member, "truncated: the image ends inside it");
 			const void *at = img->data + offset + BLOCK + done;
-			gpucc_sha256_update(md, at, want);
+			hash_update(h, at, want);
 			int rc = sink(ctx, at, want);
 			if (rc)
 				return rc;
 			done += want;
-			continue;
 		}
-		n = read_at(img, offset + BLOCK + done, buffer, want);
+		return 0;
+	}
+	/* A member that fits in the room is read with its header in one go. */
+	size_t room_size;
+	unsigned char *room = hash_room(h, BLOCK + size, &room_size);
+	if (room_size == BLOCK + size) {
+		ssize_t n = read_at(img, offset, room, room_size);
+		if (n < 0)
+			return gpucc_error_set_errno("cannot read '%s'", img->name);
+		if (n < BLOCK || !header_block_is(room, member, size))
+			return 1;
+		if ((size_t)n != room_size)
+			return digest_mismatch(img, member, "truncated: the image ends inside it");
+		hash_update(h, room + BLOCK, (size_t)size);
+		return size ? sink(ctx, room + BLOCK, (size_t)size) : 0;
+	}
+	if (!ustar_header_is(img, offset, member, size))
+		return 1;
+	while (done < size) {
+		size_t want;
+		unsigned char *buffer = hash_room(h, size - done, &want);
+		ssize_t n = read_at(img, offset + BLOCK + done, buffer, want);
 		if (n < 0)
 			return gpucc_error_set_errno("cannot read '%s'", img->name);
 		if ((size_t)n != want)
 			return digest_mismatch(img, member, "truncated: the image ends inside it");
-		gpucc_sha256_update(md, buffer, want);
+		hash_update(h, buffer, want);
 		int rc = sink(ctx, buffer, want);
 		if (rc)
 			return rc;
@@ -897,17 +952,20 @@ static int cursor_seek(gpucc_image *img, size_t index)
 }
 
 static int stream_with_cursor(gpucc_image *img, size_t index, gpucc_payload_sink sink, void *ctx,
-                              gpucc_sha256 *md)
+                              payload_hash *h)
 {
 	int rc = cursor_seek(img, index);
 	if (rc)
 		return rc;
 	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 	gpucc_payload_member_name(member, &img->payloads[index]);
-	unsigned char buffer[READ_CHUNK];
+	uint64_t size = img->payloads[index].size;
 	uint64_t done = 0;
 	for (;;) {
-		la_ssize_t n = GPUCC_LA->read_data(img->cursor, buffer, sizeof buffer);
+		/* Room for the rest, or one byte to see the end. */
+		size_t want;
+		unsigned char *buffer = hash_room(h, done < size ? size - done : 1, &want);
+		la_ssize_t n = GPUCC_LA->read_data(img->cursor, buffer, want);
 		if (n < 0) {
 			/* The cursor is unusable after a data error. */
 			rc = archive_failure(img, "reading a payload");
@@ -918,17 +976,19 @@ static int stream_with_cursor(gpucc_image *img, size_t index, gpucc_payload_sink
 		if (n == 0)
 			break;
 		done += (uint64_t)n;
-		gpucc_sha256_update(md, buffer, (size_t)n);
+		hash_update(h, buffer, (size_t)n);
 		if ((rc = sink(ctx, buffer, (size_t)n)))
 			return rc;
 	}
-	if (done != img->payloads[index].size)
+	if (done != size)
 		return digest_mismatch(img, member, "truncated: fewer bytes than the manifest lists");
 	return 0;
 }
 
-int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
-                               void *ctx)
+/* Stream payload p into sink; its digest is compared here, or queued on
+ * checker. */
+static int stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
+                          void *ctx, gpucc_payload_checker *checker)
 {
 	int ready = ensure_payloads(img);
 	if (ready)
@@ -936,18 +996,22 @@ int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_p
 	size_t index = payload_index(img, p);
 	if (index == img->payload_count)
 		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s': no such payload in the image", img->name);
-	gpucc_sha256 hash, *md = &hash;
-	gpucc_sha256_init(md);
+	unsigned char local[READ_CHUNK];
+	payload_hash h = {.checker = checker, .local = local};
+	if (checker)
+		gpucc_payload_checker_begin(checker, img->name, p);
+	else
+		gpucc_sha256_init(&h.md);
 	int rc = 1;
 	if (img->offsets_known)
-		rc = stream_at_offset(img, index, sink, ctx, md);
-	if (rc == 1) {
-		gpucc_sha256_init(md);
-		rc = stream_with_cursor(img, index, sink, ctx, md);
-	}
-	if (rc == 0) {
+		rc = stream_at_offset(img, index, sink, ctx, &h);
+	if (rc == 1)
+		rc = stream_with_cursor(img, index, sink, ctx, &h);
+	if (rc == 0 && checker) {
+		gpucc_payload_checker_end(checker);
+	} else if (rc == 0) {
 		gpucc_digest got;
-		gpucc_sha256_final(md, got.bytes);
+		gpucc_sha256_final(&h.md, got.bytes);
 		if (gpucc_digest_compare(&got, &p->sha256) != 0) {
 			char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 			gpucc_payload_member_name(member, p);
@@ -955,6 +1019,19 @@ int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_p
 		}
 	}
 	return rc;
+}
+
+int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
+                               void *ctx)
+{
+	return stream_payload(img, p, sink, ctx, NULL);
+}
+
+int gpucc_image_stream_payload_checked(gpucc_image *img, const gpucc_payload *p,
+                                       gpucc_payload_sink sink, void *ctx,
+                                       gpucc_payload_checker *checker)
+{
+	return stream_payload(img, p, sink, ctx, checker);
 }
 
 typedef struct memory_sink {
@@ -1122,7 +1199,7 @@ static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
 }
 
 /* verify's walk through libarchive: what a tar reader sees. */
-static int verify_with_libarchive(gpucc_image *img, gpucc_sha256 *md)
+static int verify_with_libarchive(gpucc_image *img)
 {
 	int rc;
 	if ((rc = cursor_open(img)) || (rc = read_format_member(img)))
@@ -1131,11 +1208,13 @@ static int verify_with_libarchive(gpucc_image *img, gpucc_sha256 *md)
 	int r = GPUCC_LA->read_next_header(img->cursor, &e);
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return archive_failure(img, "reading the manifest header");
+	unsigned char local[READ_CHUNK];
+	payload_hash h = {.local = local};
 	for (size_t i = 0; i < img->payload_count && rc == 0; i++) {
-		gpucc_sha256_init(md);
-		rc = stream_with_cursor(img, i, discard, NULL, md);
+		gpucc_sha256_init(&h.md);
+		rc = stream_with_cursor(img, i, discard, NULL, &h);
 		if (rc == 0)
-			rc = check_digest(img, i, md);
+			rc = check_digest(img, i, &h.md);
 	}
 	if (rc)
 		return rc;
@@ -1163,7 +1242,7 @@ int gpucc_image_verify(gpucc_image *img)
 	if (!img->compressed && (img->fd < 0 || img->seekable) && !force_libarchive)
 		rc = verify_directly(img, &hash);
 	if (rc == 1)
-		rc = verify_with_libarchive(img, &hash);
+		rc = verify_with_libarchive(img);
 	return rc;
 }
 

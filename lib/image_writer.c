@@ -7,9 +7,11 @@
  * canonical manifest and the distinct payloads in archive order, copying
  * each from its source through a bounded buffer and checking its digest
  * again, into a temporary file that replaces the target only when all of it
- * is written and flushed.  The bytes depend only on the set of entries and
- * the write options: fixed member order, mode 0644, uid/gid 0, no owner
- * names, one mtime for every member.
+ * is written, checked and flushed.  Payloads copied from images are hashed
+ * on a second thread (payload_checker.h) when there are enough of them to
+ * pay for it; commit waits for every check before it publishes.  The bytes
+ * depend only on the set of entries and the write options: fixed member
+ * order, mode 0644, uid/gid 0, no owner names, one mtime for every member.
  */
 #include "image_internal.h"
 
@@ -331,6 +333,7 @@ typedef struct commit_ctx {
 	struct archive *archive;
 	int fd;            /* the temporary file */
 	uint64_t unsynced; /* bytes written since writeback was last started */
+	gpucc_payload_checker *checker; /* for payloads from images, or NULL */
 	gpucc_sha256 *md; /* hashing what is written, when set */
 	gpucc_sha256 hash;
 	uint64_t written;
@@ -433,8 +436,12 @@ static int write_payload(commit_ctx *c, const output_payload *o)
 		return rc;
 	c->written = 0;
 	if (o->image) {
-		/* The reader verifies digest and size itself. */
+		/* The reader verifies digest and size itself, or has the checker
+		 * verify the digest. */
 		c->md = NULL;
+		if (c->checker)
+			return gpucc_image_stream_payload_checked(o->image, &o->payload, to_archive, c,
+			                                          c->checker);
 		return gpucc_image_stream_payload(o->image, &o->payload, to_archive, c);
 	}
 	switch (o->source->kind) {
@@ -459,9 +466,10 @@ static int write_payload(commit_ctx *c, const output_payload *o)
 	return rc;
 }
 
-/* The sorted live entries and the distinct payloads in archive order. */
+/* The sorted live entries and the distinct payloads in archive order, and
+ * how many bytes of those come from images. */
 static int plan(gpucc_image_writer *w, const gpucc_entry ***out_entries, output_payload **out_payloads,
-                size_t *out_payload_count)
+                size_t *out_payload_count, uint64_t *out_image_bytes)
 {
 	const gpucc_entry **entries = malloc((w->live + 1) * sizeof *entries);
 	size_t total = 0;
@@ -501,6 +509,10 @@ static int plan(gpucc_image_writer *w, const gpucc_entry ***out_entries, output_
 		}
 		payloads[unique++] = payloads[i];
 	}
+	*out_image_bytes = 0;
+	for (size_t i = 0; i < unique; i++)
+		if (payloads[i].image)
+			*out_image_bytes += payloads[i].payload.size;
 	*out_entries = entries;
 	*out_payloads = payloads;
 	*out_payload_count = unique;
@@ -528,13 +540,18 @@ void gpucc_image_writer_set_no_sync(gpucc_image_writer *w, bool no_sync)
 	w->no_sync = no_sync;
 }
 
+/* Copying at least this much from images hashes it on a second thread:
+ * milliseconds of hashing against some microseconds to start a thread. */
+#define CHECKER_MIN_BYTES ((uint64_t)4 << 20)
+
 int gpucc_image_writer_commit(gpucc_image_writer *w)
 {
 	const gpucc_entry **entries = NULL;
 	output_payload *payloads = NULL;
 	size_t payload_count = 0;
-	uint64_t manifest_size = 0;
-	int rc = plan(w, &entries, &payloads, &payload_count);
+	uint64_t manifest_size = 0, image_bytes = 0;
+	gpucc_payload_checker *checker = NULL;
+	int rc = plan(w, &entries, &payloads, &payload_count, &image_bytes);
 	if (rc)
 		return rc;
 	/* The manifest is generated twice, once to size its tar header and
@@ -551,7 +568,11 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	if ((rc = gpucc_atomic_file_open(&file, w->path)))
 		goto cleanup;
 	file.no_sync = w->no_sync;
-	commit_ctx c = {.w = w, .archive = GPUCC_LA->write_new(), .fd = file.fd};
+	if (image_bytes >= CHECKER_MIN_BYTES && (rc = gpucc_payload_checker_new(&checker))) {
+		gpucc_atomic_file_abort(&file);
+		goto cleanup;
+	}
+	commit_ctx c = {.w = w, .archive = GPUCC_LA->write_new(), .fd = file.fd, .checker = checker};
 	if (!c.archive) {
 		rc = gpucc_error_oom();
 	} else if (archive_to_fd(c.archive, file.fd, w->options.zstd_level) != 0) {
@@ -564,8 +585,19 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 			rc = write_header(&c, GPUCC_IMAGE_MANIFEST_MEMBER, manifest_size);
 		if (rc == 0)
 			rc = gpucc_manifest_write_to(to_archive, &c, entries, w->live);
-		for (size_t i = 0; rc == 0 && i < payload_count; i++)
+		for (size_t i = 0; rc == 0 && i < payload_count; i++) {
 			rc = write_payload(&c, &payloads[i]);
+			if (rc == 0 && checker && gpucc_payload_checker_failed(checker))
+				break; /* reported just below */
+		}
+		/* Every check is done before anything is published.  A mismatch
+		 * is in a payload before any other failure, so it is the error
+		 * one thread would have met first. */
+		if (checker) {
+			int late = gpucc_payload_checker_finish(checker);
+			if (late)
+				rc = late;
+		}
 		if (rc == 0 && GPUCC_LA->write_close(c.archive) != ARCHIVE_OK)
 			rc = archive_write_failed(&c);
 	}
@@ -577,6 +609,7 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 		gpucc_atomic_file_abort(&file);
 
 cleanup:
+	gpucc_payload_checker_free(checker);
 	free(entries);
 	free(payloads);
 	return rc;

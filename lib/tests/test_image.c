@@ -490,6 +490,180 @@ static void test_empty_image_and_failed_commit(void)
 	CHECK(stat(out, &st) != 0);
 }
 
+/* ---- payloads copied from images, checked on a second thread ---------------- */
+
+#define BIG_COUNT 8
+#define BIG_SIZE ((size_t)1 << 20) /* BIG_COUNT of these pass the writer's threshold */
+
+static char big_modules[BIG_COUNT][16];
+static unsigned char *big_payloads[BIG_COUNT];
+
+/* Distinct pseudo-random payloads, the same on every run. */
+static void make_big_payloads(void)
+{
+	uint32_t x = 12345;
+	for (size_t i = 0; i < BIG_COUNT; i++) {
+		snprintf(big_modules[i], sizeof big_modules[i], "big%zu", i);
+		big_payloads[i] = malloc(BIG_SIZE);
+		for (size_t j = 0; j < BIG_SIZE; j++) {
+			x = x * 1664525u + 1013904223u;
+			big_payloads[i][j] = (unsigned char)(x >> 24);
+		}
+	}
+}
+
+/* An image of big entries first..last-1, written from memory (no image
+ * sources, so no checker thread). */
+static int write_big_image(const char *path, size_t first, size_t last, int zstd)
+{
+	gpucc_image_writer *w;
+	gpucc_write_options opts = {.zstd_level = zstd};
+	int rc = gpucc_image_writer_new(&w, path, &opts);
+	for (size_t i = first; rc == 0 && i < last; i++) {
+		test_entry t;
+		make_entry(&t, big_modules[i], big_modules[i], "sm_90");
+		gpucc_payload_source src = {GPUCC_PART_PTX, NULL, big_payloads[i], BIG_SIZE};
+		rc = gpucc_image_writer_add(w, &t.e, &src, 1);
+	}
+	if (rc == 0)
+		rc = gpucc_image_writer_commit(w);
+	gpucc_image_writer_free(w);
+	return rc;
+}
+
+/* Merge the images at paths (or of memory images of their bytes) into out
+ * through the writer. */
+static int merge_images(const char *out, const char *const *paths, size_t n, bool in_memory)
+{
+	gpucc_image *imgs[4] = {0};
+	char *bytes[4] = {0};
+	gpucc_image_writer *w = NULL;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (in_memory) {
+			size_t size;
+			bytes[i] = slurp(paths[i], &size);
+			rc = gpucc_image_open_memory(&imgs[i], bytes[i], size, paths[i]);
+		} else {
+			rc = gpucc_image_open(&imgs[i], paths[i]);
+		}
+	}
+	if (rc == 0)
+		rc = gpucc_image_writer_new(&w, out, NULL);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		for (size_t j = 0; rc == 0 && j < gpucc_image_entry_count(imgs[i]); j++) {
+			const gpucc_entry *e = gpucc_image_entry(imgs[i], j);
+			if (!gpucc_image_writer_find(w, &e->key))
+				rc = gpucc_image_writer_add_from(w, imgs[i], e);
+		}
+	if (rc == 0)
+		rc = gpucc_image_writer_commit(w);
+	gpucc_image_writer_free(w);
+	for (size_t i = 0; i < n; i++) {
+		gpucc_image_free(imgs[i]);
+		free(bytes[i]);
+	}
+	return rc;
+}
+
+/* Flip the first byte of big payload i in the image file at path. */
+static void flip_big_payload(const char *path, size_t i)
+{
+	size_t size;
+	char *bytes = slurp(path, &size);
+	char *at = NULL;
+	for (size_t off = 0; bytes && off + 64 <= size && !at; off += 512)
+		if (memcmp(bytes + off, big_payloads[i], 64) == 0)
+			at = bytes + off;
+	CHECK(at != NULL);
+	if (at) {
+		at[0] ^= 1;
+		FILE *f = fopen(path, "wb");
+		fwrite(bytes, 1, size, f);
+		fclose(f);
+	}
+	free(bytes);
+}
+
+/* The message the reader gives for big payload i in the image named image. */
+static void mismatch_message(char out[512], const char *image, size_t i)
+{
+	gpucc_digest d;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_buffer(&d, big_payloads[i], BIG_SIZE);
+	gpucc_digest_to_hex(hex, &d);
+	snprintf(out, 512,
+	         "'%s': member 'payloads/%s.ptx': SHA-256 digest mismatch (the payload is corrupt)",
+	         image, hex);
+}
+
+/* No temporary file of a failed commit is left in the test directory. */
+static bool no_temporary_files(void)
+{
+	char command[512];
+	snprintf(command, sizeof command, "ls -A '%s' | grep -q '\\.tmp\\.'", dir);
+	return system(command) != 0;
+}
+
+static void test_threaded_merge(void)
+{
+	make_big_payloads();
+	const char *all = path_in_dir("big-all.gpucc"), *a = path_in_dir("big-a.gpucc"),
+	           *b = path_in_dir("big-b.gpucc");
+	const char *az = path_in_dir("big-a.gpucc.zst"), *bz = path_in_dir("big-b.gpucc.zst");
+	CHECK_INT(write_big_image(all, 0, BIG_COUNT, 0), 0);
+	CHECK_INT(write_big_image(a, 0, 5, 0), 0);
+	CHECK_INT(write_big_image(b, 3, BIG_COUNT, 0), 0);
+	CHECK_INT(write_big_image(az, 0, 5, 1), 0);
+	CHECK_INT(write_big_image(bz, 3, BIG_COUNT, 1), 0);
+
+	/* The same bytes as writing the entries directly, in any order, from
+	 * files or memory, read at computed offsets (uncompressed) or through
+	 * libarchive (compressed). */
+	const char *ab[] = {a, b}, *ba[] = {b, a}, *abz[] = {az, bz}, *baz[] = {bz, az};
+	const char *out = path_in_dir("big-merged.gpucc");
+	for (int compressed = 0; compressed <= 1; compressed++)
+		for (int in_memory = 0; in_memory <= 1; in_memory++)
+			for (int order = 0; order <= 1; order++) {
+				const char *const *inputs = compressed ? (order ? baz : abz) : (order ? ba : ab);
+				unlink(out);
+				CHECK_INT(merge_images(out, inputs, 2, in_memory), 0);
+				if (!same_file(out, all))
+					fprintf(stderr, "  differs: compressed %d, memory %d, order %d\n",
+					        compressed, in_memory, order);
+				CHECK(same_file(out, all));
+			}
+
+	/* A corrupt payload in an input fails the merge with the reader's
+	 * message and leaves no output, whichever way the input is read; with
+	 * two, the first in archive order is named. */
+	const char *bad = path_in_dir("big-bad.gpucc");
+	const char *failed = path_in_dir("big-failed.gpucc");
+	CHECK_INT(write_big_image(bad, 0, 5, 0), 0);
+	flip_big_payload(bad, 1);
+	flip_big_payload(bad, 3);
+	gpucc_digest d1, d3;
+	gpucc_digest_buffer(&d1, big_payloads[1], BIG_SIZE);
+	gpucc_digest_buffer(&d3, big_payloads[3], BIG_SIZE);
+	size_t first = gpucc_digest_compare(&d1, &d3) < 0 ? 1 : 3;
+	const char *inputs[] = {b, bad};
+	for (int libarchive = 0; libarchive <= 1; libarchive++)
+		for (int in_memory = 0; in_memory <= 1; in_memory++) {
+			gpucc_image_force_libarchive(libarchive);
+			unlink(failed);
+			CHECK_INT(merge_images(failed, inputs, 2, in_memory), GPUCC_ECORRUPT);
+			gpucc_image_force_libarchive(false);
+			char expected[512];
+			mismatch_message(expected, bad, first);
+			CHECK_STR(gpucc_error_last()->message, expected);
+			struct stat st;
+			CHECK(stat(failed, &st) != 0);
+			CHECK(no_temporary_files());
+		}
+	for (size_t i = 0; i < BIG_COUNT; i++)
+		free(big_payloads[i]);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -504,6 +678,7 @@ int main(void)
 	RUN(test_unlisted_member_is_named);
 	RUN(test_readers_agree);
 	RUN(test_empty_image_and_failed_commit);
+	RUN(test_threaded_merge);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
