@@ -879,6 +879,7 @@ int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, con
 	free(c.externals.data);
 	free(c.payloads.data);
 	if (rc) {
+		free(out->entries); /* parsed before a later defect was found */
 		gpucc_arena_free(c.arena);
 		memset(out, 0, sizeof *out);
 		return rc;
