@@ -3,6 +3,7 @@
  * spelling.
  */
 #include "errors.h"
+#include "image_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,15 +17,12 @@ void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size)
 	gpucc_sha256_buffer(data, size, out->bytes);
 }
 
-int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
+int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_errno("cannot open '%s'", path);
-	gpucc_sha256 ctx;
-	gpucc_sha256_init(&ctx);
 	unsigned char buffer[1 << 16];
-	uint64_t total = 0;
 	int rc = 0;
 	for (;;) {
 		ssize_t n = read(fd, buffer, sizeof buffer);
@@ -34,18 +32,37 @@ int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
 			rc = gpucc_error_set_errno("cannot read '%s'", path);
 			break;
 		}
-		if (n == 0)
+		if (n == 0 || (rc = sink(ctx, buffer, (size_t)n)))
 			break;
-		gpucc_sha256_update(&ctx, buffer, (size_t)n);
-		total += (uint64_t)n;
-	}
-	if (rc == 0) {
-		gpucc_sha256_final(&ctx, out->bytes);
-		if (out_size)
-			*out_size = total;
 	}
 	close(fd);
 	return rc;
+}
+
+typedef struct file_digest {
+	gpucc_sha256 ctx;
+	uint64_t total;
+} file_digest;
+
+static int hash_chunk(void *ctx, const void *data, size_t size)
+{
+	file_digest *d = ctx;
+	gpucc_sha256_update(&d->ctx, data, size);
+	d->total += size;
+	return 0;
+}
+
+int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
+{
+	file_digest d = {.total = 0};
+	gpucc_sha256_init(&d.ctx);
+	int rc = gpucc_read_file_chunks(path, hash_chunk, &d);
+	if (rc)
+		return rc;
+	gpucc_sha256_final(&d.ctx, out->bytes);
+	if (out_size)
+		*out_size = d.total;
+	return 0;
 }
 
 void gpucc_digest_to_hex(char out[GPUCC_DIGEST_HEX_SIZE], const gpucc_digest *d)

@@ -405,26 +405,7 @@ static int write_small_member(commit_ctx *c, const char *name, const void *data,
 
 static int copy_file_source(commit_ctx *c, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gpucc_error_set_errno("cannot open '%s'", path);
-	unsigned char buffer[1 << 16];
-	int rc = 0;
-	for (;;) {
-		ssize_t n = read(fd, buffer, sizeof buffer);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = gpucc_error_set_errno("cannot read '%s'", path);
-			break;
-		}
-		if (n == 0)
-			break;
-		if ((rc = to_archive(c, buffer, (size_t)n)))
-			break;
-	}
-	close(fd);
-	return rc;
+	return gpucc_read_file_chunks(path, to_archive, c);
 }
 
 static int write_payload(commit_ctx *c, const output_payload *o)
