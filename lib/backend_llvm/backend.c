@@ -64,6 +64,38 @@ struct gpucc_backend_thread {
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/* Run the optimisation pipeline once on an empty module of each triple, on
+ * one thread: LLVM creates some process-wide objects (the pass timers'
+ * TimerGroup among them) lazily on first use, and ThreadSanitizer saw two
+ * workers racing to create them. */
+static void warm_up_pipelines(void)
+{
+	static const char *const triples[] = {"nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa"};
+	static const char *const cpus[] = {"sm_90", "gfx90a"};
+	for (int i = 0; i < 2; i++) {
+		LLVMTargetRef target;
+		char *message = NULL;
+		if (LLVMGetTargetFromTriple(triples[i], &target, &message) != 0) {
+			LLVMDisposeMessage(message);
+			continue;
+		}
+		LLVMTargetMachineRef machine = LLVMCreateTargetMachine(
+			target, triples[i], cpus[i], "", LLVMCodeGenLevelDefault, LLVMRelocPIC,
+			LLVMCodeModelDefault);
+		LLVMContextRef context = LLVMContextCreate();
+		LLVMModuleRef module = LLVMModuleCreateWithNameInContext("warm-up", context);
+		LLVMSetTarget(module, triples[i]);
+		LLVMPassBuilderOptionsRef options = LLVMCreatePassBuilderOptions();
+		LLVMErrorRef error = LLVMRunPasses(module, "default<O2>", machine, options);
+		if (error)
+			LLVMConsumeError(error);
+		LLVMDisposePassBuilderOptions(options);
+		LLVMDisposeModule(module);
+		LLVMContextDispose(context);
+		LLVMDisposeTargetMachine(machine);
+	}
+}
+
 static void initialize_targets(void)
 {
 	LLVMInitializeNVPTXTargetInfo();
@@ -74,6 +106,7 @@ static void initialize_targets(void)
 	LLVMInitializeAMDGPUTarget();
 	LLVMInitializeAMDGPUTargetMC();
 	LLVMInitializeAMDGPUAsmPrinter();
+	warm_up_pipelines();
 }
 
 static void diagnostic_handler(LLVMDiagnosticInfoRef info, void *opaque)
