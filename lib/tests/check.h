@@ -56,6 +56,33 @@ static int check_failures;
 
 #define CHECK_DONE() (check_failures ? (fprintf(stderr, "%d check(s) failed\n", check_failures), 1) : 0)
 
+/* A scratch directory for the whole test program: check_dir_create makes
+ * it, path_in_dir names files in it (eight names live at once), and
+ * check_dir_remove deletes it with everything in it. */
+static char check_dir[64];
+
+static inline int check_dir_create(const char *program)
+{
+	snprintf(check_dir, sizeof check_dir, "/tmp/gpucc-%s-XXXXXX", program);
+	return mkdtemp(check_dir) ? 0 : -1;
+}
+
+static inline char *path_in_dir(const char *name)
+{
+	static char paths[8][256];
+	static int next;
+	char *p = paths[next++ % 8];
+	snprintf(p, 256, "%s/%s", check_dir, name);
+	return p;
+}
+
+static inline int check_dir_remove(void)
+{
+	char command[128];
+	snprintf(command, sizeof command, "rm -rf '%s'", check_dir);
+	return system(command);
+}
+
 static inline void skip(const char *reason)
 {
 	fprintf(stderr, "SKIP: %s\n", reason);

@@ -15,17 +15,6 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/gpucc-test-cache-XXXXXX";
-
-static char *path_in_dir(const char *name)
-{
-	static char paths[8][256];
-	static int next;
-	char *p = paths[next++ % 8];
-	snprintf(p, 256, "%s/%s", dir, name);
-	return p;
-}
-
 typedef struct test_entry {
 	gpucc_entry e;
 	gpucc_option option;
@@ -417,7 +406,7 @@ static void test_merge_and_delta(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir))
+	if (check_dir_create("test-cache") != 0)
 		return 1;
 	RUN(test_insert_lookup);
 	RUN(test_corrupt_entry_is_a_miss);
@@ -425,9 +414,7 @@ int main(void)
 	RUN(test_sizes);
 	RUN(test_snapshots);
 	RUN(test_merge_and_delta);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
+	if (check_dir_remove() != 0)
 		return 1;
 	return CHECK_DONE();
 }

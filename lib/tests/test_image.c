@@ -18,17 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/gpucc-test-image-XXXXXX";
-
-static char *path_in_dir(const char *name)
-{
-	static char paths[8][256];
-	static int next;
-	char *p = paths[next++ % 8];
-	snprintf(p, 256, "%s/%s", dir, name);
-	return p;
-}
-
 /* An entry for module text `source` on target, with the given payloads. */
 typedef struct test_entry {
 	gpucc_entry e;
@@ -601,7 +590,7 @@ static void mismatch_message(char out[512], const char *image, size_t i)
 static bool no_temporary_files(void)
 {
 	char command[512];
-	snprintf(command, sizeof command, "ls -A '%s' | grep -q '\\.tmp\\.'", dir);
+	snprintf(command, sizeof command, "ls -A '%s' | grep -q '\\.tmp\\.'", check_dir);
 	return system(command) != 0;
 }
 
@@ -666,7 +655,7 @@ static void test_threaded_merge(void)
 
 int main(void)
 {
-	if (!mkdtemp(dir))
+	if (check_dir_create("test-image") != 0)
 		return 1;
 	unsetenv("SOURCE_DATE_EPOCH");
 	RUN(test_round_trip);
@@ -679,9 +668,7 @@ int main(void)
 	RUN(test_readers_agree);
 	RUN(test_empty_image_and_failed_commit);
 	RUN(test_threaded_merge);
-	char cmd[300];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
+	if (check_dir_remove() != 0)
 		return 1;
 	return CHECK_DONE();
 }
