@@ -228,18 +228,35 @@ static void out_manifest(out_buffer *b, const gpucc_entry *const *entries, size_
 	out_str(b, "\n]}\n");
 }
 
+/* The buffer's whole contents in *out (and *out_size), or out of memory. */
+static int finish_in_memory(out_buffer *b, char **out, size_t *out_size)
+{
+	if (b->failed) {
+		free(b->data);
+		return gpucc_error_oom();
+	}
+	*out = b->data;
+	if (out_size)
+		*out_size = b->size;
+	return 0;
+}
+
+/* Hand what is left to the sink and release the buffer. */
+static int finish_streamed(out_buffer *b)
+{
+	out_flush(b);
+	free(b->data);
+	if (b->failed)
+		return b->rc ? b->rc : gpucc_error_oom();
+	return 0;
+}
+
 int gpucc_manifest_write(char **out, size_t *out_size, const gpucc_entry *const *entries,
                          size_t count)
 {
 	out_buffer b = {0};
 	out_manifest(&b, entries, count);
-	if (b.failed) {
-		free(b.data);
-		return gpucc_error_oom();
-	}
-	*out = b.data;
-	*out_size = b.size;
-	return 0;
+	return finish_in_memory(&b, out, out_size);
 }
 
 static int count_only(void *ctx, const void *data, size_t size)
@@ -254,12 +271,10 @@ int gpucc_manifest_size(uint64_t *out, const gpucc_entry *const *entries, size_t
 {
 	out_buffer b = {.sink = count_only};
 	out_manifest(&b, entries, count);
-	out_flush(&b);
-	free(b.data);
-	if (b.failed)
-		return b.rc ? b.rc : gpucc_error_oom();
-	*out = b.total;
-	return 0;
+	int rc = finish_streamed(&b);
+	if (rc == 0)
+		*out = b.total;
+	return rc;
 }
 
 int gpucc_manifest_write_to(gpucc_manifest_sink sink, void *ctx, const gpucc_entry *const *entries,
@@ -267,23 +282,14 @@ int gpucc_manifest_write_to(gpucc_manifest_sink sink, void *ctx, const gpucc_ent
 {
 	out_buffer b = {.sink = sink, .sink_ctx = ctx};
 	out_manifest(&b, entries, count);
-	out_flush(&b);
-	free(b.data);
-	if (b.failed)
-		return b.rc ? b.rc : gpucc_error_oom();
-	return 0;
+	return finish_streamed(&b);
 }
 
 int gpucc_manifest_entry_record(char **out, const gpucc_entry *e)
 {
 	out_buffer b = {0};
 	out_entry(&b, e, false);
-	if (b.failed) {
-		free(b.data);
-		return gpucc_error_oom();
-	}
-	*out = b.data;
-	return 0;
+	return finish_in_memory(&b, out, NULL);
 }
 
 void gpucc_payload_member_name(char out[GPUCC_PAYLOAD_MEMBER_SIZE], const gpucc_payload *p)

@@ -88,22 +88,20 @@ typedef struct open_images {
 
 static int delta_of_cache(delta_state *d, gpucc_cache *c, open_images *opened)
 {
-	struct {
-		gpucc_digest *keys;
-		size_t count;
-	} keys = {0};
-	int rc = gpucc_cache_sorted_keys(&keys.keys, &keys.count, c);
+	gpucc_digest *keys = NULL;
+	size_t key_count = 0;
+	int rc = gpucc_cache_sorted_keys(&keys, &key_count, c);
 	if (rc)
 		return rc;
-	opened->images = calloc(keys.count ? keys.count : 1, sizeof *opened->images);
+	opened->images = calloc(key_count ? key_count : 1, sizeof *opened->images);
 	if (!opened->images) {
-		free(keys.keys);
+		free(keys);
 		return gpucc_error_oom();
 	}
-	for (size_t i = 0; i < keys.count && rc == 0; i++) {
-		const gpucc_snapshot_item *in_base = gpucc_snapshot_find(d->base, &keys.keys[i]);
+	for (size_t i = 0; i < key_count && rc == 0; i++) {
+		const gpucc_snapshot_item *in_base = gpucc_snapshot_find(d->base, &keys[i]);
 		gpucc_image *img;
-		rc = gpucc_cache_open_entry(&img, c, &keys.keys[i]);
+		rc = gpucc_cache_open_entry(&img, c, &keys[i]);
 		if (rc == GPUCC_ENOTFOUND) { /* evicted since listed */
 			rc = 0;
 			continue;
@@ -124,7 +122,7 @@ static int delta_of_cache(delta_state *d, gpucc_cache *c, open_images *opened)
 		if (rc == 0 && take)
 			rc = gpucc_image_writer_add_from(d->w, img, e);
 	}
-	free(keys.keys);
+	free(keys);
 	return rc;
 }
 

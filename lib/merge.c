@@ -76,25 +76,23 @@ static int source_entries_load(source_entries *se, gpucc_source *s)
 		return 0;
 	}
 	gpucc_cache *c = gpucc_source_cache(s);
-	struct {
-		gpucc_digest *keys;
-		size_t count;
-	} keys = {0};
-	int rc = gpucc_cache_sorted_keys(&keys.keys, &keys.count, c);
+	gpucc_digest *keys = NULL;
+	size_t key_count = 0;
+	int rc = gpucc_cache_sorted_keys(&keys, &key_count, c);
 	if (rc)
 		return rc;
-	size_t cap = keys.count ? keys.count : 1;
+	size_t cap = key_count ? key_count : 1;
 	se->entries = malloc(cap * sizeof *se->entries);
 	se->images = malloc(cap * sizeof *se->images);
 	se->owned = malloc(cap * sizeof *se->owned);
 	if (!se->entries || !se->images || !se->owned) {
-		free(keys.keys);
+		free(keys);
 		source_entries_release(se);
 		return gpucc_error_oom();
 	}
-	for (size_t i = 0; i < keys.count; i++) {
+	for (size_t i = 0; i < key_count; i++) {
 		gpucc_image *img;
-		rc = gpucc_cache_open_entry(&img, c, &keys.keys[i]);
+		rc = gpucc_cache_open_entry(&img, c, &keys[i]);
 		if (rc == GPUCC_ENOTFOUND) {
 			rc = 0; /* evicted since listed */
 			continue;
@@ -106,7 +104,7 @@ static int source_entries_load(source_entries *se, gpucc_source *s)
 			continue;
 		}
 		if (rc) { /* anything else (too many open files, I/O) is a failure, not a loss */
-			free(keys.keys);
+			free(keys);
 			source_entries_release(se);
 			return rc;
 		}
@@ -115,7 +113,7 @@ static int source_entries_load(source_entries *se, gpucc_source *s)
 		se->images[se->count] = img;
 		se->count++;
 	}
-	free(keys.keys);
+	free(keys);
 	return 0;
 }
 
