@@ -225,17 +225,14 @@ static bool ustar_header_is(gpucc_image *img, uint64_t offset, const char *name,
 	return read_at(img, offset, block, BLOCK) == BLOCK && header_block_is(block, name, size);
 }
 
-/* The manifest's bytes in place, without copying them through libarchive:
- * for an uncompressed image in memory, a pointer into it; in a regular file,
- * a read-only mapping (*map, *map_size to unmap).  NULL when the header at
- * offset is not what it must be; the caller then reads through libarchive. */
+/* The bytes of the manifest whose (already checked) header is at offset, in
+ * place: for an image in memory, a pointer into it; in a regular file, a
+ * read-only mapping (*map, *map_size to unmap).  NULL when they cannot be
+ * had; the caller then reads through libarchive. */
 static const char *manifest_in_place(gpucc_image *img, uint64_t offset, uint64_t size, void **map,
                                      size_t *map_size)
 {
 	*map = NULL;
-	if (img->compressed || (img->fd >= 0 && !img->seekable) || size == 0 ||
-	    !ustar_header_is(img, offset, GPUCC_IMAGE_MANIFEST_MEMBER, size))
-		return NULL;
 	uint64_t data = offset + BLOCK;
 	if (img->fd < 0)
 		return data + size <= img->size ? (const char *)img->data + data : NULL;
@@ -426,21 +423,6 @@ static int read_manifest_member(gpucc_image *img)
 	int rc = check_member_kind(img, e);
 	if (rc)
 		return rc;
-	la_int64_t declared = GPUCC_LA->entry_size(e);
-	if (declared > 0 && (uint64_t)declared <= GPUCC_MANIFEST_MAX_SIZE) {
-		void *map;
-		size_t map_size = 0;
-		const char *text = manifest_in_place(img, (uint64_t)GPUCC_LA->read_header_position(img->cursor),
-		                                     (uint64_t)declared, &map, &map_size);
-		if (text) {
-			uint64_t header = (uint64_t)GPUCC_LA->read_header_position(img->cursor);
-			img->payload_base = header + BLOCK + ((uint64_t)declared + BLOCK - 1) / BLOCK * BLOCK;
-			rc = gpucc_manifest_parse(&img->manifest, text, (size_t)declared, img->name);
-			if (map)
-				munmap(map, map_size);
-			return rc;
-		}
-	}
 	char *json;
 	size_t size;
 	rc = read_member_data(img, e, GPUCC_MANIFEST_MAX_SIZE, &json, &size);
@@ -985,6 +967,18 @@ static int stream_with_cursor(gpucc_image *img, size_t index, gpucc_payload_sink
 	return 0;
 }
 
+/* Finish md and compare it with payload i's digest. */
+static int check_digest(gpucc_image *img, size_t i, gpucc_sha256 *md)
+{
+	gpucc_digest got;
+	gpucc_sha256_final(md, got.bytes);
+	if (gpucc_digest_compare(&got, &img->payloads[i].sha256) == 0)
+		return 0;
+	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
+	gpucc_payload_member_name(member, &img->payloads[i]);
+	return digest_mismatch(img, member, "SHA-256 digest mismatch (the payload is corrupt)");
+}
+
 /* Stream payload p into sink; its digest is compared here, or queued on
  * checker. */
 static int stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
@@ -1010,13 +1004,7 @@ static int stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payloa
 	if (rc == 0 && checker) {
 		gpucc_payload_checker_end(checker);
 	} else if (rc == 0) {
-		gpucc_digest got;
-		gpucc_sha256_final(&h.md, got.bytes);
-		if (gpucc_digest_compare(&got, &p->sha256) != 0) {
-			char member[GPUCC_PAYLOAD_MEMBER_SIZE];
-			gpucc_payload_member_name(member, p);
-			rc = digest_mismatch(img, member, "SHA-256 digest mismatch (the payload is corrupt)");
-		}
+		rc = check_digest(img, index, &h.md);
 	}
 	return rc;
 }
@@ -1100,17 +1088,6 @@ static int discard(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
-/* Finish md and compare it with payload i's digest. */
-static int check_digest(gpucc_image *img, size_t i, gpucc_sha256 *md)
-{
-	gpucc_digest got;
-	gpucc_sha256_final(md, got.bytes);
-	if (gpucc_digest_compare(&got, &img->payloads[i].sha256) == 0)
-		return 0;
-	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
-	gpucc_payload_member_name(member, &img->payloads[i]);
-	return digest_mismatch(img, member, "SHA-256 digest mismatch (the payload is corrupt)");
-}
 
 /* Hash size bytes of the image at offset into md: 0, or 1 when the image
  * ends first. */
