@@ -27,7 +27,7 @@ python3 -c "import json; d = json.load(open('out')); assert d['hits'] == 6 and d
 	fail "warm run summary is wrong"
 assert_same cold.gpucc warm.gpucc
 if command -v strace >/dev/null; then
-	strace -f -e trace=openat -o trace "$GPUCC" compile --cache c $T $MODULES >/dev/null 2>&1 ||
+	no_leak_check strace -f -e trace=openat -o trace "$GPUCC" compile --cache c $T $MODULES >/dev/null 2>&1 ||
 		fail "warm run under strace failed"
 	assert_no_grep "libLLVM" trace
 	assert_no_grep "libgpucc-llvm" trace

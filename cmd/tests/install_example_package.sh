@@ -40,7 +40,7 @@ grep -q 'symbol' "$share/man/man1/gpucc-embed.1" || fail "gpucc-embed.1 lacks th
 # The example package, against the install only.
 export PATH="$bindir:$PATH" PKG_CONFIG_PATH="$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
 export LD_LIBRARY_PATH="$libdir"
-meson setup ex "$SRCROOT/testdata/example-package" >setup.log 2>&1 ||
+meson setup ex "$SRCROOT/testdata/example-package" -Db_sanitize="${SANITIZE:-none}" -Db_lundef=false >setup.log 2>&1 ||
 	{ tail -30 setup.log >&2; fail "the example package does not configure"; }
 ninja -C ex >build.log 2>&1 || { tail -30 build.log >&2; fail "the example package does not build"; }
 "$GPUCC" list ex/saxpy.gpucc >list.txt

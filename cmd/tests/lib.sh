@@ -8,6 +8,9 @@
 #                       fail unless it exits with N
 #   assert_grep PATTERN FILE / assert_no_file PATH / assert_same A B
 #   assert_one_line FILE   the file holds exactly one line
+#   $SANITIZE_CFLAGS    the -fsanitize flags of the build under test (empty
+#                       without), for programs a test links against libgpucc
+#   no_leak_check CMD…  run CMD with LeakSanitizer off (it cannot run under ptrace)
 set -u
 : "${GPUCC:?GPUCC must name the gpucc binary}"
 : "${TESTDATA:?TESTDATA must name testdata/}"
@@ -17,6 +20,14 @@ trap 'chmod -R u+w "$TEST_DIR" 2>/dev/null; rm -rf "$TEST_DIR"' EXIT
 cd "$TEST_DIR" || exit 1
 export SOURCE_DATE_EPOCH=0
 unset GPUCC_CACHE_DIR
+case ${SANITIZE:-none} in
+none) SANITIZE_CFLAGS="" ;;
+*) SANITIZE_CFLAGS="-fsanitize=$SANITIZE" ;;
+esac
+
+no_leak_check() {
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@"
+}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
