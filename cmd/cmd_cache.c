@@ -8,6 +8,7 @@
  *   gpucc cache gc [--max-size SIZE [--save]] evict least recently used entries
  *   gpucc cache clear                        remove every entry
  *   gpucc cache lookup KEY...                hit or miss, per key
+ *   gpucc cache verify [--json]              check every entry completely
  *
  * Every one takes --cache DIR; without it, GPUCC_CACHE_DIR, else
  * $XDG_CACHE_HOME/gpucc, else ~/.cache/gpucc.
@@ -109,6 +110,66 @@ static void format_size(char *out, size_t size, uint64_t bytes)
 	else
 		snprintf(out, size, "%.1f %s", v, units[u]);
 }
+
+/* ---- cache verify ------------------------------------------------------------------ */
+
+static const cmd_option verify_options[] = {
+	{"cache", 0, "DIR", false, "the cache directory (default: see formats/cache.md)"},
+	{"json", 0, NULL, false, "print the counts as JSON"},
+	{"quiet", 'q', NULL, false, "print nothing on success; only the exit code tells"},
+	{0},
+};
+
+static void print_defect(void *ctx, const char *path, const char *message)
+{
+	const cmd_args *args = ctx;
+	if (strstr(message, path)) /* most messages name the file already */
+		fprintf(stderr, "gpucc %s: %s\n", args->spec->name, message);
+	else
+		fprintf(stderr, "gpucc %s: '%s': %s\n", args->spec->name, path, message);
+}
+
+static int run_verify(const cmd_args *args)
+{
+	gpucc_cache *c;
+	int rc = cmd_open_cache(args, &c, GPUCC_CACHE_READ_ONLY);
+	if (rc)
+		return rc;
+	gpucc_cache_verify_result r;
+	int status = gpucc_cache_verify(c, print_defect, (void *)args, &r);
+	if (cmd_flag(args, "json")) {
+		printf("{\"directory\": ");
+		cmd_json_string(stdout, gpucc_cache_dir(c));
+		printf(", \"ok\": %s, \"entries\": %" PRIu64 ", \"bytes\": %" PRIu64
+		       ", \"corrupt\": %" PRIu64 ", \"unreadable\": %" PRIu64
+		       ", \"temporaries\": %" PRIu64 "}\n",
+		       status == 0 ? "true" : "false", r.entries, r.bytes, r.corrupt, r.unreadable,
+		       r.temporaries);
+	}
+	if (status != 0)
+		rc = cmd_fail(args);
+	else if (!cmd_flag(args, "quiet") && !cmd_flag(args, "json"))
+		printf("%s: ok (%" PRIu64 " entries, %" PRIu64 " bytes, %" PRIu64
+		       " temporary files)\n",
+		       gpucc_cache_dir(c), r.entries, r.bytes, r.temporaries);
+	gpucc_cache_free(c);
+	return rc;
+}
+
+const cmd_spec cmd_cache_verify_spec = {
+	"cache verify", "[--cache DIR] [--json] [-q]",
+	"check every entry of the local cache completely",
+	"Checks each entry as a lookup does (format, manifest, every payload's size\n"
+	"and SHA-256, and that it holds the key its file name says), without\n"
+	"touching, counting or removing anything; safe while other processes use\n"
+	"the cache (an entry evicted meanwhile is skipped).  Temporary files of\n"
+	"writers at work, or left by killed processes (which gc removes), are\n"
+	"counted, never taken for entries.  On success prints\n"
+	"'DIR: ok (N entries, B bytes, T temporary files)'.  Prints each defect in\n"
+	"one line naming the entry file; exits 3 when an entry is corrupt, 1 when\n"
+	"one cannot be read.",
+	verify_options, 0, 0, run_verify,
+};
 
 /* ---- cache stats ------------------------------------------------------------------- */
 
@@ -269,8 +330,12 @@ static int run_gc(const cmd_args *args)
 		char removed[32], left[32];
 		format_size(removed, sizeof removed, r.removed_bytes);
 		format_size(left, sizeof left, r.bytes);
-		printf("removed %" PRIu64 " entries (%s); %" PRIu64 " entries (%s) left\n",
-		       r.removed_entries, removed, r.entries, left);
+		printf("removed %" PRIu64 " entries (%s); %" PRIu64 " entries (%s) left", r.removed_entries,
+		       removed, r.entries, left);
+		if (r.removed_temporaries)
+			printf("; removed %" PRIu64 " temporary files left by killed processes",
+			       r.removed_temporaries);
+		putchar('\n');
 	}
 	gpucc_cache_free(c);
 	return rc;

@@ -25,6 +25,7 @@ static const cmd_spec *const commands[] = {
 	&cmd_cache_stats_spec,
 	&cmd_cache_import_spec,
 	&cmd_cache_lookup_spec,
+	&cmd_cache_verify_spec,
 	&cmd_cache_gc_spec,
 	&cmd_cache_clear_spec,
 	&cmd_embed_spec,

@@ -1,6 +1,11 @@
 /*
  * lib/atomic_file.c -- temporary file beside the target, fsync, rename,
  * directory fsync; and flock-based advisory locks (lib/atomic_file.h).
+ *
+ * A writer holds an exclusive flock on its temporary file from creation to
+ * the rename, so that a cleaner can tell the file of a live writer (locked)
+ * from one a killed process left behind (unlocked): the kernel drops the
+ * lock when the process dies, however it dies.
  */
 #include "atomic_file.h"
 
@@ -30,6 +35,28 @@ static char *directory_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
+/* flock errors that mean "this file system has no flock": the writer then
+ * goes without, and cleaners fall back on the file's age. */
+static bool no_flock_here(int err)
+{
+	return err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL;
+}
+
+/* Lock a just-created temporary file.  1: locked (or no locks here) and
+ * still linked; 0: a cleaner removed it before we locked it; -1: error. */
+static int lock_new_temp(int fd)
+{
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno == EINTR)
+			continue;
+		return no_flock_here(errno) ? 1 : -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -1;
+	return st.st_nlink > 0 ? 1 : 0;
+}
+
 int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 {
 	memset(f, 0, sizeof *f);
@@ -52,8 +79,19 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 		snprintf(f->temp_path, size, "%.*s.%s.tmp.%ld.%u%03ld", (int)dir_len, path, base,
 		         (long)getpid(), atomic_fetch_add(&temp_counter, 1), now.tv_nsec % 1000);
 		f->fd = open(f->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (f->fd >= 0)
-			return 0;
+		if (f->fd >= 0) {
+			int locked = lock_new_temp(f->fd);
+			if (locked > 0)
+				return 0;
+			int err = errno;
+			close(f->fd);
+			f->fd = -1;
+			unlink(f->temp_path);
+			errno = err;
+			if (locked < 0)
+				break;
+			continue; /* a cleaner took it for a leftover: another name */
+		}
 		if (errno != EEXIST)
 			break;
 	}
@@ -70,13 +108,24 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 int gpucc_atomic_file_commit(gpucc_atomic_file *f)
 {
 	int rc = 0;
-	if (!f->no_sync && fsync(f->fd) != 0)
+	/* A second descriptor keeps the temporary file's lock until the
+	 * rename is done: close() checks for late write errors, and must not
+	 * let a cleaner take the file for a leftover meanwhile. */
+	int lock = dup(f->fd);
+	if (lock < 0)
 		rc = gpucc_error_set_errno("cannot write '%s'", f->path);
-	else if (close(f->fd) != 0)
+	else if (!f->no_sync && fsync(f->fd) != 0)
 		rc = gpucc_error_set_errno("cannot write '%s'", f->path);
-	f->fd = -1;
+	else {
+		int closed = close(f->fd);
+		f->fd = -1;
+		if (closed != 0)
+			rc = gpucc_error_set_errno("cannot write '%s'", f->path);
+	}
 	if (rc == 0 && rename(f->temp_path, f->path) != 0)
 		rc = gpucc_error_set_errno("cannot replace '%s'", f->path);
+	if (lock >= 0)
+		close(lock);
 	if (rc) {
 		gpucc_atomic_file_abort(f);
 		return rc == GPUCC_ENOTFOUND ? GPUCC_ERROR : rc;
@@ -108,6 +157,29 @@ void gpucc_atomic_file_abort(gpucc_atomic_file *f)
 	free(f->path);
 	f->temp_path = NULL;
 	f->path = NULL;
+}
+
+bool gpucc_atomic_file_remove_abandoned(int dir_fd, const char *name, time_t now,
+                                        int max_age_seconds)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false; /* gone already, or not ours to open */
+	struct stat held, named;
+	bool remove = false;
+	if (fstat(fd, &held) == 0 && S_ISREG(held.st_mode)) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			remove = true; /* no live writer holds it */
+		else if (no_flock_here(errno))
+			remove = held.st_mtime + max_age_seconds < now;
+	}
+	/* Unlink while holding the lock, and only the file we locked: a writer
+	 * that created it and waits for the lock then sees it unlinked. */
+	remove = remove && fstatat(dir_fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+	         named.st_ino == held.st_ino && named.st_dev == held.st_dev &&
+	         unlinkat(dir_fd, name, 0) == 0;
+	close(fd);
+	return remove;
 }
 
 int gpucc_write_all(int fd, const void *buf, size_t size)

@@ -5,13 +5,16 @@
  * An atomic file is written under a temporary name in the target's own
  * directory (".<name>.tmp.<pid>.<n>"), then flushed, renamed over the target
  * and the directory flushed: a reader, or a process killed at any point,
- * sees the old file or the new one, never a torn one.
+ * sees the old file or the new one, never a torn one.  The writer holds an
+ * exclusive flock on the temporary file until it is renamed, which tells a
+ * live writer's file from a killed one's.
  */
 #ifndef GPUCC_LIB_ATOMIC_FILE_H
 #define GPUCC_LIB_ATOMIC_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 typedef struct gpucc_atomic_file {
 	int fd;          /* open for writing, -1 when closed */
@@ -29,6 +32,13 @@ int gpucc_atomic_file_commit(gpucc_atomic_file *f);
 /* Close and remove the temporary file; path is unchanged.  Accepts a
  * released or zeroed f. */
 void gpucc_atomic_file_abort(gpucc_atomic_file *f);
+
+/* Remove the temporary file name in dir_fd if no live writer holds it: its
+ * flock is free (where flock does not work: it is older than
+ * max_age_seconds at now).  Returns whether it was removed.  Safe against a
+ * writer creating the file concurrently. */
+bool gpucc_atomic_file_remove_abandoned(int dir_fd, const char *name, time_t now,
+                                        int max_age_seconds);
 
 /* Write all of buf to fd (retrying short writes and EINTR).  0 or -1 with
  * errno set. */

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@
 struct gpucc_cache {
 	char *dir;
 	bool writable;
+	int read_only_errno; /* why it is not writable: 0 when opened read-only */
 	bool exists; /* the directory exists (read-only opens may find none) */
 	uint64_t max_size;
 	/* Counted by this handle, not yet added to DIR/stats. */
@@ -320,6 +322,15 @@ int gpucc_cache_default_dir(char **out)
 	return 0;
 }
 
+/* Why this process cannot write the cache (an errno), or 0 when it can. */
+static int write_access_error(const char *dir, const char *layout)
+{
+	struct stat st;
+	if (access(dir, W_OK) != 0 || stat(layout, &st) != 0 || access(layout, W_OK) != 0)
+		return errno ? errno : EACCES;
+	return 0;
+}
+
 int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 {
 	*out = NULL;
@@ -365,8 +376,10 @@ int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 		return gpucc_error_set(GPUCC_EINVALID, "cache '%s' is not a directory", dir);
 	} else {
 		c->exists = true;
-		c->writable = !(flags & GPUCC_CACHE_READ_ONLY) && stat(layout, &st) == 0 &&
-		              access(layout, W_OK) == 0 && access(c->dir, W_OK) == 0;
+		if (!(flags & GPUCC_CACHE_READ_ONLY)) {
+			c->read_only_errno = write_access_error(c->dir, layout);
+			c->writable = c->read_only_errno == 0;
+		}
 	}
 	free(layout);
 	c->max_size = config_max_size(c->dir);
@@ -403,6 +416,13 @@ const char *gpucc_cache_dir(const gpucc_cache *c)
 bool gpucc_cache_writable(const gpucc_cache *c)
 {
 	return c->writable;
+}
+
+const char *gpucc_cache_read_only_reason(const gpucc_cache *c)
+{
+	if (c->writable)
+		return NULL;
+	return c->read_only_errno ? strerror(c->read_only_errno) : "opened read-only";
 }
 
 void gpucc_cache_set_warning_handler(gpucc_cache *c, gpucc_cache_warning_fn fn, void *ctx)
@@ -924,6 +944,65 @@ int gpucc_cache_stats_get(gpucc_cache_stats *out, gpucc_cache *c)
 	return 0;
 }
 
+/* ---- verify --------------------------------------------------------------- */
+
+typedef struct verify_ctx {
+	gpucc_cache *c;
+	gpucc_cache_defect_fn fn;
+	void *fn_ctx;
+	gpucc_cache_verify_result r;
+} verify_ctx;
+
+static int verify_one(void *ctx, const gpucc_digest *key, int shard_fd, const char *name)
+{
+	verify_ctx *v = ctx;
+	(void)shard_fd;
+	(void)name;
+	if (!key) {
+		v->r.temporaries++;
+		return 0;
+	}
+	char *path = entry_path(v->c, key, false);
+	if (!path)
+		return gpucc_error_oom();
+	gpucc_image *img = NULL;
+	struct stat st;
+	int rc = open_entry_file(&img, v->c, key, path, &st, true);
+	gpucc_image_free(img);
+	if (rc == 0) {
+		v->r.entries++;
+		v->r.bytes += (uint64_t)st.st_size;
+	} else if (rc != GPUCC_ENOTFOUND) { /* (not found: evicted since the listing) */
+		if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION)
+			v->r.corrupt++;
+		else
+			v->r.unreadable++;
+		if (v->fn)
+			v->fn(v->fn_ctx, path, gpucc_error_last()->message);
+	}
+	free(path);
+	gpucc_error_clear();
+	return 0;
+}
+
+int gpucc_cache_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx,
+                       gpucc_cache_verify_result *out)
+{
+	verify_ctx v = {c, fn, ctx, {0}};
+	int rc = walk_entries(c, verify_one, &v);
+	if (out)
+		*out = v.r;
+	if (rc)
+		return rc;
+	if (v.r.corrupt)
+		return gpucc_error_set(GPUCC_ECORRUPT, "cache '%s': %" PRIu64 " corrupt entries", c->dir,
+		                       v.r.corrupt);
+	if (v.r.unreadable)
+		return gpucc_error_set(GPUCC_ERROR, "cache '%s': %" PRIu64 " unreadable entries", c->dir,
+		                       v.r.unreadable);
+	return 0;
+}
+
 /* ---- gc -------------------------------------------------------------------- */
 
 typedef struct gc_item {
@@ -938,22 +1017,60 @@ typedef struct gc_ctx {
 	size_t count, capacity;
 	uint64_t bytes;
 	time_t now;
+	uint64_t removed_temporaries;
 	int rc;
 } gc_ctx;
+
+/* Whether a staged image in v1/tmp ("stage.<pid>.<n>...", which its
+ * importer unlinks as soon as it has opened it) was left by a process that
+ * is gone, or is old enough to be a leftover whatever its name says.  (A
+ * process in another PID namespace looks gone; at worst its import then
+ * fails cleanly in the moment between writing and opening the copy.) */
+static bool stage_abandoned(const char *name, const struct stat *st, time_t now)
+{
+	long pid;
+	if (st->st_mtime + STALE_TEMP_SECONDS < now)
+		return true;
+	return sscanf(name, "stage.%ld.", &pid) == 1 && pid > 0 && kill((pid_t)pid, 0) != 0 &&
+	       errno == ESRCH;
+}
+
+/* Remove what killed processes left in dir_fd: temporary files no live
+ * writer holds (lib/atomic_file.h) and abandoned staged images. */
+static void gc_temporary(gc_ctx *g, int dir_fd, const char *name)
+{
+	struct stat st;
+	if (is_temp_name(name)) {
+		if (gpucc_atomic_file_remove_abandoned(dir_fd, name, g->now, STALE_TEMP_SECONDS))
+			g->removed_temporaries++;
+	} else if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	           stage_abandoned(name, &st, g->now) && unlinkat(dir_fd, name, 0) == 0) {
+		g->removed_temporaries++;
+	}
+}
+
+/* Temporary files of the small files at the top (stats, config, memos). */
+static void gc_top_temporaries(gpucc_cache *c, gc_ctx *g)
+{
+	DIR *d = opendir(c->dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL)
+		if (is_temp_name(de->d_name))
+			gc_temporary(g, dirfd(d), de->d_name);
+	closedir(d);
+}
 
 static int gc_collect(void *ctx, const gpucc_digest *key, int shard_fd, const char *name)
 {
 	gc_ctx *g = ctx;
-	struct stat st;
-	if (fstatat(shard_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-		return 0;
 	if (!key) {
-		/* Leftovers of killed writers and imports. */
-		if (st.st_mtime + STALE_TEMP_SECONDS < g->now)
-			unlinkat(shard_fd, name, 0);
+		gc_temporary(g, shard_fd, name);
 		return 0;
 	}
-	if (!S_ISREG(st.st_mode))
+	struct stat st;
+	if (fstatat(shard_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	if (g->count == g->capacity) {
 		size_t capacity = g->capacity ? g->capacity * 2 : 1024;
@@ -1017,12 +1134,13 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 {
 	gc_ctx g = {0};
 	g.now = time(NULL);
+	gc_top_temporaries(c, &g);
 	int rc = walk_entries(c, gc_collect, &g);
 	if (rc) {
 		free(g.items);
 		return rc;
 	}
-	gpucc_cache_gc_result result = {0, 0, g.count, g.bytes};
+	gpucc_cache_gc_result result = {0, 0, g.count, g.bytes, 0};
 	if (g.bytes > max_bytes) {
 		qsort(g.items, g.count, sizeof *g.items, gc_item_compare);
 		for (size_t i = 0; i < g.count && result.bytes > max_bytes; i++) {
@@ -1048,6 +1166,7 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 	free(g.items);
 	if (rc)
 		return rc;
+	result.removed_temporaries = g.removed_temporaries;
 	uint64_t bytes = result.bytes;
 	stats_update(c, set_bytes, &bytes); /* the estimate; best effort */
 	gpucc_error_clear();

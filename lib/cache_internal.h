@@ -29,6 +29,10 @@ int gpucc_cache_staging_path(char **out, gpucc_cache *c, const char *suffix);
 /* Every key the cache holds, sorted (release *out with free()). */
 int gpucc_cache_sorted_keys(gpucc_digest **out, size_t *count, gpucc_cache *c);
 
+/* Why the cache is not writable ("Permission denied", "Read-only file
+ * system", "opened read-only"); NULL when it is. */
+const char *gpucc_cache_read_only_reason(const gpucc_cache *c);
+
 /* Report a warning through the cache's handler, if any. */
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -16,6 +16,7 @@
 #include "gpucc/compile.h"
 
 #include "backend.h"
+#include "cache_internal.h"
 #include "compile_internal.h"
 #include "errors.h"
 #include "key.h"
@@ -87,6 +88,7 @@ struct gpucc_compile {
 	size_t nvidia_option_count, amd_option_count;
 	unsigned threads_used;
 	bool backend_loaded;
+	bool cache_failed; /* an insert failed: the rest are not tried */
 	/* while running */
 	pthread_mutex_t lock;
 	size_t done, hits, failed;
@@ -521,6 +523,10 @@ int gpucc_compile_plan(gpucc_compile *c)
 	if (c->target_count == 0)
 		return gpucc_error_set(GPUCC_EINVALID, "no targets: give at least one --target");
 	clock_gettime(CLOCK_MONOTONIC, &c->start);
+	if (c->o.cache && !gpucc_cache_writable(c->o.cache))
+		/* Once per run, not per entry: hits still count, nothing is stored. */
+		gpucc_cache_warn(c->o.cache, "'%s' is read-only (%s): compiled entries are not stored",
+		                 gpucc_cache_dir(c->o.cache), gpucc_cache_read_only_reason(c->o.cache));
 	const char *memo_dir = c->o.cache ? gpucc_cache_dir(c->o.cache) : NULL;
 	int rc = gpucc_toolchain_init(&c->toolchain, memo_dir);
 	if (rc != 0)
@@ -662,14 +668,20 @@ static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 		j->r.entry = &j->entry;
 	}
 	pthread_mutex_lock(&c->lock);
-	if (j->r.status == GPUCC_COMPILE_COMPILED && c->o.cache && gpucc_cache_writable(c->o.cache)) {
+	if (j->r.status == GPUCC_COMPILE_COMPILED && c->o.cache && gpucc_cache_writable(c->o.cache) &&
+	    !c->cache_failed) {
 		if (gpucc_cache_insert(c->o.cache, &j->entry, j->sources, j->payload_count,
 		                       GPUCC_CONFLICT_LAST) != 0) {
-			/* A cache problem never breaks a build (invariant 7). */
+			/* A cache problem never breaks a build (invariant 7).  What
+			 * fails one insert (a full disk, an I/O error) fails the
+			 * next: say it once and stop trying. */
 			char line[1200];
-			snprintf(line, sizeof line, "%s: %s: warning: not cached: %s", m->name, t->name,
-			         gpucc_error_last()->message);
+			snprintf(line, sizeof line,
+			         "%s: %s: warning: not cached: %s; nothing more is cached in this run",
+			         m->name, t->name, gpucc_error_last()->message);
 			append_diagnostic(j, line);
+			c->cache_failed = true;
+			gpucc_error_clear();
 		}
 	}
 	report_progress(c, j);

@@ -309,9 +309,10 @@ static int choose(pick **out, size_t *out_count, source_entries *all, size_t cou
 }
 
 /* An uncompressed copy of the chosen entries of a compressed image, in the
- * cache's staging directory: written in one forward pass over the source. */
-static int stage(gpucc_image **out, char **out_path, gpucc_cache *cache, gpucc_image *src,
-                 const bool *chosen)
+ * cache's staging directory: written in one forward pass over the source,
+ * and unlinked as soon as it is open, so that a killed import leaves nothing
+ * there (gc removes what a kill in between leaves). */
+static int stage(gpucc_image **out, gpucc_cache *cache, gpucc_image *src, const bool *chosen)
 {
 	char *path;
 	int rc = gpucc_cache_staging_path(&path, cache, ".gpucc");
@@ -330,12 +331,10 @@ static int stage(gpucc_image **out, char **out_path, gpucc_cache *cache, gpucc_i
 		gpucc_image_writer_free(w);
 	if (rc == 0)
 		rc = gpucc_image_open(out, path);
-	if (rc) {
-		unlink(path);
-		free(path);
+	unlink(path);
+	free(path);
+	if (rc)
 		return gpucc_error_prefix("cannot stage '%s' for import", gpucc_image_name(src));
-	}
-	*out_path = path;
 	return 0;
 }
 
@@ -343,7 +342,6 @@ static int insert_source(gpucc_cache *cache, source_entries *se, const bool *cho
                          const gpucc_algebra_options *opts, gpucc_algebra_counts *local)
 {
 	gpucc_image *staged = NULL;
-	char *staged_path = NULL;
 	int rc = 0;
 	bool any = false;
 	for (size_t i = 0; i < se->count; i++)
@@ -352,7 +350,7 @@ static int insert_source(gpucc_cache *cache, source_entries *se, const bool *cho
 		return 0;
 	if (gpucc_source_kind_of(se->source) == GPUCC_SOURCE_IMAGE &&
 	    gpucc_image_is_compressed(gpucc_source_image(se->source)) && se->count > 1) {
-		rc = stage(&staged, &staged_path, cache, gpucc_source_image(se->source), chosen);
+		rc = stage(&staged, cache, gpucc_source_image(se->source), chosen);
 		if (rc)
 			return rc;
 	}
@@ -382,11 +380,7 @@ static int insert_source(gpucc_cache *cache, source_entries *se, const bool *cho
 		case CACHE_INSERT_REPLACED: local->conflicts++; local->entries_out++; break;
 		}
 	}
-	if (staged) {
-		gpucc_image_free(staged);
-		unlink(staged_path);
-		free(staged_path);
-	}
+	gpucc_image_free(staged);
 	return rc;
 }
 

@@ -124,14 +124,34 @@ GPUCC_API int gpucc_size_parse(uint64_t *out, const char *text);
 typedef struct gpucc_cache_gc_result {
 	uint64_t removed_entries, removed_bytes; /* evicted now */
 	uint64_t entries, bytes;                 /* left */
+	uint64_t removed_temporaries;            /* files killed processes left */
 } gpucc_cache_gc_result;
 
 /* Evict least recently used entries until the cache holds at most max_bytes
  * (0: gpucc_cache_max_size), and remove temporary files left by killed
- * processes.  Safe while other processes read and write: readers keep the
+ * processes (those whose writer no longer holds their lock; formats/cache.md).  Safe while other processes read and write: readers keep the
  * entry they opened, and an entry evicted while being looked up is a miss.
  * out may be NULL. */
 GPUCC_API int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *out);
+typedef struct gpucc_cache_verify_result {
+	uint64_t entries, bytes; /* entries found whole, and their size */
+	uint64_t corrupt;        /* entries that failed a check */
+	uint64_t unreadable;     /* entries that could not be read (I/O, permission) */
+	uint64_t temporaries;    /* files being written, or left by killed processes */
+} gpucc_cache_verify_result;
+
+/* Receives each defect gpucc_cache_verify finds: the entry file and why. */
+typedef void (*gpucc_cache_defect_fn)(void *ctx, const char *path, const char *message);
+
+/* Check every entry completely, as a lookup does (format, manifest, every
+ * payload's SHA-256, the key its name says), without counting, touching or
+ * removing anything; entries evicted meanwhile are skipped.  Each defect
+ * goes to fn (may be NULL).  0 when every entry is whole, GPUCC_ECORRUPT
+ * when some are corrupt, GPUCC_ERROR when some could not be read; out (may
+ * be NULL) gets the counts either way. */
+GPUCC_API int gpucc_cache_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx,
+                                 gpucc_cache_verify_result *out);
+
 /* Remove every entry (gc down to nothing) and zero the counters. */
 GPUCC_API int gpucc_cache_clear(gpucc_cache *c);
 
