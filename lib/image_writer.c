@@ -345,7 +345,9 @@ static int archive_write_failed(commit_ctx *c)
 	int err = GPUCC_LA->errno_(c->archive);
 	if (err > 0)
 		errno = err;
-	if (err == EFBIG || err == ENOSPC || err == EDQUOT)
+	/* The system's words for a failed write ("Input/output error"), not
+	 * libarchive's ("Write error"). */
+	if (err == EFBIG || err == ENOSPC || err == EDQUOT || err == EIO || err == EROFS)
 		return gpucc_error_set_errno("cannot write '%s'", c->w->path);
 	return gpucc_error_set(GPUCC_ERROR, "cannot write '%s': %s", c->w->path,
 	                       why ? why : "write error");
