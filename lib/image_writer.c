@@ -513,7 +513,11 @@ static int archive_to_fd(struct archive *a, int fd, int zstd_level)
 		    GPUCC_LA->write_set_filter_option(a, "zstd", "compression-level", level) != ARCHIVE_OK)
 			return -1;
 	}
-	/* Pad the last block only to the record size tar expects. */
+	/* Write in 1 MiB blocks (libarchive's 10 KiB default meant two writes
+	 * per payload in a merge), but pad the last block only to the record
+	 * size tar expects: the bytes written do not depend on the block size. */
+	if (GPUCC_LA->write_set_bytes_per_block(a, 1 << 20) != ARCHIVE_OK)
+		return -1;
 	GPUCC_LA->write_set_bytes_in_last_block(a, 1);
 	return GPUCC_LA->write_open_fd(a, fd) == ARCHIVE_OK ? 0 : -1;
 }

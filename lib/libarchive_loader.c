@@ -64,6 +64,8 @@ static void load(void)
 	                  &api.write_set_format_pax_restricted) &&
 	          resolve(h, "archive_write_add_filter_zstd", &api.write_add_filter_zstd) &&
 	          resolve(h, "archive_write_set_filter_option", &api.write_set_filter_option) &&
+	          resolve(h, "archive_write_set_bytes_per_block",
+	                  &api.write_set_bytes_per_block) &&
 	          resolve(h, "archive_write_set_bytes_in_last_block",
 	                  &api.write_set_bytes_in_last_block) &&
 	          resolve(h, "archive_write_open_fd", &api.write_open_fd) &&

@@ -41,6 +41,7 @@ typedef struct gpucc_libarchive {
 	int (*write_set_format_pax_restricted)(struct archive *);
 	int (*write_add_filter_zstd)(struct archive *);
 	int (*write_set_filter_option)(struct archive *, const char *, const char *, const char *);
+	int (*write_set_bytes_per_block)(struct archive *, int);
 	int (*write_set_bytes_in_last_block)(struct archive *, int);
 	int (*write_open_fd)(struct archive *, int);
 	int (*write_header)(struct archive *, struct archive_entry *);
