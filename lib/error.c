@@ -29,6 +29,8 @@ void gpucc_error_clear(void)
 	snprintf(last_message, sizeof last_message, "no error");
 }
 
+static void set_message(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
 static void set_message(const char *fmt, va_list ap)
 {
 	char buffer[MESSAGE_SIZE];

@@ -26,7 +26,8 @@ typedef struct backend_text {
 
 void backend_text_append(backend_text *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-void backend_text_appendv(backend_text *t, const char *fmt, va_list ap);
+void backend_text_appendv(backend_text *t, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* Append "PREFIX" before every line of lines (which need not end in '\n'). */
 void backend_text_append_lines(backend_text *t, const char *prefix, const char *lines, size_t size);
 /* Hand the buffer over (NULL when empty or failed) and reset t. */
