@@ -13,6 +13,8 @@ static const cmd_option options[] = {
 	{"since", 0, "BASE", false, "the snapshot (or image) to leave out"},
 	{"output", 'o', "OUT", false, "write the delta image (a snapshot, for a snapshot SOURCE)"},
 	{"zstd", 0, "LEVEL", true, "compress the output with zstd (level 1-22, default 3)"},
+	{"no-sync", 0, NULL, false,
+	 "do not fsync the output: faster, still atomic, but a power loss may lose it"},
 	{"on-conflict", 0, "POLICY", false,
 	 "a key in both with other contents: fail (default), first (keep BASE's: leave it out) "
 	 "or last (take SOURCE's)"},
@@ -32,6 +34,7 @@ static int run(const cmd_args *args)
 	int rc = cmd_conflict_policy(args, &opts.on_conflict);
 	if (rc || (rc = cmd_zstd_option(args, &opts.write)))
 		return rc;
+	opts.write.no_sync = cmd_flag(args, "no-sync");
 	opts.conflict_fn = cmd_print_conflict;
 	opts.conflict_ctx = (void *)args;
 	cmd_raise_file_limit();
@@ -67,7 +70,7 @@ cleanup:
 }
 
 const cmd_spec cmd_delta_spec = {
-	"delta", "SOURCE --since BASE -o OUT [--zstd[=LEVEL]] [--on-conflict=POLICY]",
+	"delta", "SOURCE --since BASE -o OUT [--zstd[=LEVEL]] [--on-conflict=POLICY] [--no-sync]",
 	"take exactly the entries a cache or an image gained since a snapshot",
 	"SOURCE is a cache directory or an image; BASE a snapshot or an image.  The\n"
 	"output holds the entries of SOURCE whose keys are not in BASE; an empty\n"

@@ -16,6 +16,8 @@ static const cmd_option options[] = {
 	{"on-conflict", 0, "POLICY", false,
 	 "one key with different contents: fail (default), first or last (in argument order)"},
 	{"zstd", 0, "LEVEL", true, "compress the output with zstd (level 1-22, default 3)"},
+	{"no-sync", 0, NULL, false,
+	 "do not fsync the output: faster, still atomic, but a power loss may lose it"},
 	{"quiet", 'q', NULL, false, "print nothing on success"},
 	{0},
 };
@@ -32,6 +34,7 @@ static int run(const cmd_args *args)
 	int rc = cmd_conflict_policy(args, &opts.on_conflict);
 	if (rc || (rc = cmd_zstd_option(args, &opts.write)))
 		return rc;
+	opts.write.no_sync = cmd_flag(args, "no-sync");
 	opts.conflict_fn = cmd_print_conflict;
 	opts.conflict_ctx = (void *)args;
 	cmd_raise_file_limit();
@@ -87,7 +90,7 @@ cleanup:
 }
 
 const cmd_spec cmd_merge_spec = {
-	"merge", "INPUT... (-o OUT | --into CACHE) [--on-conflict=POLICY] [--zstd[=LEVEL]]",
+	"merge", "INPUT... (-o OUT | --into CACHE) [--on-conflict=POLICY] [--zstd[=LEVEL]] [--no-sync]",
 	"combine images and caches into one image, or into a cache",
 	"Identical duplicates collapse.  One key with different contents in two\n"
 	"inputs is a conflict that names the key and both inputs and fails (exit 4)\n"

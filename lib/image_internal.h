@@ -28,10 +28,6 @@ int gpucc_image_stream_payload_checked(gpucc_image *img, const gpucc_payload *p,
                                        gpucc_payload_sink sink, void *ctx,
                                        gpucc_payload_checker *checker);
 
-/* Commit without fsync (the rename stays atomic): for stores that verify
- * what they read and treat a bad file as absent, like the cache. */
-void gpucc_image_writer_set_no_sync(gpucc_image_writer *w, bool no_sync);
-
 /* Read the file at path front to back into sink in bounded chunks (errors
  * name path). */
 int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx);

@@ -54,7 +54,7 @@ typedef struct writer_entry {
 struct gpucc_image_writer {
 	char *path;
 	gpucc_write_options options;
-	bool no_sync; /* gpucc_image_writer_set_no_sync */
+	bool no_sync; /* options.no_sync */
 	gpucc_arena *arena;
 	writer_entry *entries;
 	size_t count, capacity, live;
@@ -114,6 +114,7 @@ int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
 	}
 	if (opts)
 		w->options = *opts;
+	w->no_sync = w->options.no_sync;
 	if (w->options.zstd_level < 0 || w->options.zstd_level > 22) {
 		gpucc_image_writer_free(w);
 		return gpucc_error_set(GPUCC_EINVALID, "zstd level %d is out of range (1 to 22)",
@@ -520,11 +521,6 @@ static int archive_to_fd(struct archive *a, int fd, int zstd_level)
 		return -1;
 	GPUCC_LA->write_set_bytes_in_last_block(a, 1);
 	return GPUCC_LA->write_open_fd(a, fd) == ARCHIVE_OK ? 0 : -1;
-}
-
-void gpucc_image_writer_set_no_sync(gpucc_image_writer *w, bool no_sync)
-{
-	w->no_sync = no_sync;
 }
 
 /* Copying at least this much from images hashes it on a second thread:

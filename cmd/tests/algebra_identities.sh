@@ -109,4 +109,21 @@ expect_exit 0 "$GPUCC" snapshot --show new.snap
 expect_exit 0 "$GPUCC" snapshot --show --json new.snap
 python3 -c 'import json,sys; d=json.load(open("out")); assert d["count"]==13 and len(d["items"])==13' ||
 	fail "--json output is wrong"
+
+# --no-sync changes durability, not bytes: the same image, and (where strace
+# can tell) no fsync at all, where the default flushes the output.
+expect_exit 0 "$GPUCC" merge --no-sync A.gpucc B.gpucc -o AB-nosync.gpucc
+assert_same AB.gpucc AB-nosync.gpucc
+expect_exit 0 "$GPUCC" delta --no-sync A.gpucc --since B.gpucc -o dAB-nosync.gpucc
+expect_exit 0 "$GPUCC" delta A.gpucc --since B.gpucc -o dAB.gpucc
+assert_same dAB.gpucc dAB-nosync.gpucc
+if command -v strace >/dev/null; then
+	no_leak_check strace -f -e trace=fsync,fdatasync -o synced.trace \
+		"$GPUCC" merge -q A.gpucc B.gpucc -o AB-synced.gpucc || fail "merge under strace failed"
+	assert_grep "fsync" synced.trace
+	no_leak_check strace -f -e trace=fsync,fdatasync -o unsynced.trace \
+		"$GPUCC" merge -q --no-sync A.gpucc B.gpucc -o AB-unsynced.gpucc ||
+		fail "merge --no-sync under strace failed"
+	assert_no_grep "sync(" unsynced.trace
+fi
 echo ok

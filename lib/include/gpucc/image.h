@@ -77,6 +77,11 @@ typedef struct gpucc_write_options {
 	int zstd_level;  /* 0: uncompressed; 1..22: zstd at that level */
 	bool use_mtime;  /* false: mtime from SOURCE_DATE_EPOCH, else 0 */
 	int64_t mtime;   /* member mtime when use_mtime */
+	/* Skip the fsyncs of the output and its directory.  A killed process
+	 * still leaves the old file or the new one, never a torn one; a power
+	 * loss or system crash soon after may lose the new one.  For outputs
+	 * that are cheap to make again, such as a CI job's artifacts. */
+	bool no_sync;
 } gpucc_write_options;
 
 /* Where one payload's bytes come from when the writer commits. */
