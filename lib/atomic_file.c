@@ -11,6 +11,7 @@
 
 #include "errors.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -105,6 +106,32 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 	return rc;
 }
 
+/* Remove the temporary files of path (".<name>.tmp.*" in its directory
+ * dir_fd) that killed writers left behind.  Only for durable outputs:
+ * no_sync files live in the cache, whose gc sweeps them. */
+static void sweep_abandoned(int dir_fd, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int fd = dup(dir_fd); /* fdopendir takes the descriptor */
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	size_t base_len = strlen(base);
+	time_t now = time(NULL);
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		const char *n = de->d_name;
+		if (n[0] == '.' && strncmp(n + 1, base, base_len) == 0 &&
+		    strncmp(n + 1 + base_len, ".tmp.", 5) == 0)
+			gpucc_atomic_file_remove_abandoned(dir_fd, n, now, GPUCC_ABANDONED_SECONDS);
+	}
+	closedir(d);
+}
+
 int gpucc_atomic_file_commit(gpucc_atomic_file *f)
 {
 	int rc = 0;
@@ -135,6 +162,7 @@ int gpucc_atomic_file_commit(gpucc_atomic_file *f)
 		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0) {
 			fsync(dfd); /* best effort: some file systems refuse */
+			sweep_abandoned(dfd, f->path);
 			close(dfd);
 		}
 		free(dir);
@@ -205,8 +233,14 @@ int gpucc_lock_acquire(const char *path, bool exclusive)
 		return gpucc_error_oom();
 	snprintf(lock_path, size, "%s.lock", path);
 	int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0)
+	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+		/* A lock file we may not write can still be locked; when it does
+		 * not exist either, the first reason is the one to report. */
+		int err = errno;
 		fd = open(lock_path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			errno = err;
+	}
 	if (fd < 0) {
 		int rc = gpucc_error_set_errno("cannot create lock '%s'", lock_path);
 		free(lock_path);

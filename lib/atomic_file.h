@@ -33,6 +33,10 @@ int gpucc_atomic_file_commit(gpucc_atomic_file *f);
  * released or zeroed f. */
 void gpucc_atomic_file_abort(gpucc_atomic_file *f);
 
+/* Where flock does not work: the age at which a temporary file counts as
+ * left behind by a killed writer. */
+#define GPUCC_ABANDONED_SECONDS 3600
+
 /* Remove the temporary file name in dir_fd if no live writer holds it: its
  * flock is free (where flock does not work: it is older than
  * max_age_seconds at now).  Returns whether it was removed.  Safe against a

@@ -34,13 +34,12 @@
 #define STAGING_DIR "v1/tmp"
 #define ENTRY_SUFFIX ".gpucc"
 #define STATS_MAGIC "gpucc-cache-stats 1"
-/* Temporary files older than this are leftovers of killed processes. */
-#define STALE_TEMP_SECONDS 3600
 
 struct gpucc_cache {
 	char *dir;
 	bool writable;
 	int read_only_errno; /* why it is not writable: 0 when opened read-only */
+	bool insert_failed;  /* an insert failed: its caller said why */
 	bool exists; /* the directory exists (read-only opens may find none) */
 	uint64_t max_size;
 	/* Counted by this handle, not yet added to DIR/stats. */
@@ -398,7 +397,9 @@ void gpucc_cache_free(gpucc_cache *c)
 		gpucc_error save = *gpucc_error_last();
 		char message[1024];
 		snprintf(message, sizeof message, "%s", save.message);
-		if (gpucc_cache_flush(c) != 0)
+		/* Not a second message about a failure the caller reports
+		 * already (a full disk fails the counters too). */
+		if (gpucc_cache_flush(c) != 0 && !save.code && !c->insert_failed)
 			gpucc_cache_warn(c, "cannot save cache counters: %s", gpucc_error_last()->message);
 		gpucc_error_set(save.code, "%s", message); /* keep the caller's error */
 		if (!save.code)
@@ -844,14 +845,17 @@ int gpucc_cache_insert(gpucc_cache *c, const gpucc_entry *e, const gpucc_payload
 	gpucc_image_writer *w;
 	char *path;
 	int rc = start_insert(&w, &path, c, &e->key);
-	if (rc)
+	if (rc) {
+		c->insert_failed = true;
 		return rc;
+	}
 	rc = gpucc_image_writer_add(w, e, sources, source_count);
 	cache_insert_outcome outcome;
 	if (rc == 0)
 		rc = insert_with_writer(c, w, &e->key, path, "new entry", policy, NULL, NULL, &outcome);
 	gpucc_image_writer_free(w);
 	free(path);
+	c->insert_failed |= rc != 0;
 	return rc;
 }
 
@@ -863,13 +867,16 @@ int gpucc_cache_insert_entry_from(gpucc_cache *c, gpucc_image *src, const gpucc_
 	gpucc_image_writer *w;
 	char *path;
 	int rc = start_insert(&w, &path, c, &e->key);
-	if (rc)
+	if (rc) {
+		c->insert_failed = true;
 		return rc;
+	}
 	rc = gpucc_image_writer_add_from(w, src, e);
 	if (rc == 0)
 		rc = insert_with_writer(c, w, &e->key, path, src_name, policy, fn, fn_ctx, outcome);
 	gpucc_image_writer_free(w);
 	free(path);
+	c->insert_failed |= rc != 0;
 	return rc;
 }
 
@@ -1028,7 +1035,7 @@ typedef struct gc_ctx {
 static bool stage_abandoned(const char *name, const struct stat *st, time_t now)
 {
 	long pid;
-	if (st->st_mtime + STALE_TEMP_SECONDS < now)
+	if (st->st_mtime + GPUCC_ABANDONED_SECONDS < now)
 		return true;
 	return sscanf(name, "stage.%ld.", &pid) == 1 && pid > 0 && kill((pid_t)pid, 0) != 0 &&
 	       errno == ESRCH;
@@ -1040,7 +1047,7 @@ static void gc_temporary(gc_ctx *g, int dir_fd, const char *name)
 {
 	struct stat st;
 	if (is_temp_name(name)) {
-		if (gpucc_atomic_file_remove_abandoned(dir_fd, name, g->now, STALE_TEMP_SECONDS))
+		if (gpucc_atomic_file_remove_abandoned(dir_fd, name, g->now, GPUCC_ABANDONED_SECONDS))
 			g->removed_temporaries++;
 	} else if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
 	           stage_abandoned(name, &st, g->now) && unlinkat(dir_fd, name, 0) == 0) {
