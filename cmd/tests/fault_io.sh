@@ -1,0 +1,226 @@
+# cmd/tests/fault_io.sh -- write failures (DESIGN.md invariants 4 and 7):
+# every command that writes (merge, delta, snapshot, extract, embed, cache
+# import, compile into a cache and into an image) run with ENOSPC and EIO
+# injected at several points of its writes (cmd/tests/faultshim.c, an
+# LD_PRELOAD library: write, fsync, rename, create, close ... fail from the
+# Nth call on, for paths matching a pattern).  Each run either fails with
+# exit 1 and one line naming the file and the system's error text, leaving
+# the old output as it was and no temporary file; or, when the failed call
+# was one whose failure is harmless (closing an input), succeeds with exactly
+# the output of a clean run.  Caches stay valid (`gpucc cache verify`) and
+# keep every entry they had; a compile whose cache fails still succeeds, with
+# one warning.  Then the same through RLIMIT_FSIZE, and a real full disk on a
+# small tmpfs when this user may mount one.
+. "$SRCROOT/cmd/tests/lib.sh"
+. "$SRCROOT/cmd/tests/algebra_helpers.sh"
+
+[ -n "${FAULTSHIM:-}" ] && [ -f "$FAULTSHIM" ] || skip "the fault shim (FAULTSHIM) is not built"
+# Under AddressSanitizer its runtime must come first in the preload list.
+preload=$FAULTSHIM
+asan=$(ldd "$GPUCC" | awk '/libasan/ {print $3}')
+[ -z "$asan" ] || preload="$asan:$FAULTSHIM"
+kernels=$TESTDATA/kernels
+
+# shim ERRNO AFTER PATTERN CMD...: run CMD with faults from the AFTER-th
+# matching call on (ERRNO 0: none, only counting into ./calls); stdout and
+# stderr in ./out ./err, exit status in $rc.
+shim() {
+	local errno=$1 after=$2 pattern=$3; shift 3
+	rm -f calls
+	GPUCC_FAULT_ERRNO=$errno GPUCC_FAULT_AFTER=$after GPUCC_FAULT_PATH=$pattern \
+	GPUCC_FAULT_LOG=$TEST_DIR/calls LD_PRELOAD=$preload "$@" >out 2>err
+	rc=$?
+}
+# points N: a few distinct call numbers spread over 0..N-1, first and last included.
+points() { printf '%s\n' 0 $(($1 / 4)) $(($1 / 2)) $(($1 * 3 / 4)) $(($1 - 1)) | sort -nu; }
+errtext() { case $1 in ENOSPC) echo "No space left on device" ;; EIO) echo "Input/output error" ;; esac; }
+no_temporaries() {
+	local left
+	left=$(find "$@" \( -name '.*.tmp.*' -o -name '.gpucc-extract.*' -o -path '*/v1/tmp/*' \) 2>/dev/null)
+	[ -z "$left" ] || fail "temporary files left behind: $left"
+}
+# the shim works here (it sees this process's writes)
+make_image a.gpucc A 0 12 v0 20000
+make_image b.gpucc B 0 12 v0 20000
+make_image z.gpucc Z 0 6 v0 20000 --zstd
+shim 0 0 '*' "$GPUCC" merge a.gpucc -o probe.gpucc
+[ "$rc" = 0 ] && grep -q '^write ' calls || skip "LD_PRELOAD of the fault shim does not take effect here"
+
+failures=0 harmless=0
+# check_one_failure OUT ERRNO: the run failed as it must: exit 1, one line
+# naming OUT (its base name) and the error's text.
+check_one_failure() {
+	[ "$rc" = 1 ] || { cat err >&2; fail "exited $rc, expected 1 (fault $2 on '$1')"; }
+	assert_one_line err
+	assert_grep "$(basename "$1")" err
+	assert_grep "$(errtext "$2")" err
+	failures=$((failures + 1))
+}
+
+# faulted_output NAME CMD...: CMD writes the file NAME, which exists already
+# (old.NAME keeps its old bytes).  Every fault at every point leaves NAME as
+# it was, or succeeds with the bytes of a clean run (want.NAME).
+faulted_output() {
+	local name=$1 e p n; shift
+	cp "$name" "old.$name"
+	"$@" >/dev/null 2>&1 || fail "clean run of '$*' failed"
+	cp "$name" "want.$name"
+	cp "old.$name" "$name"
+	shim 0 0 "*$name*" "$@"
+	cp "old.$name" "$name"
+	n=$(wc -l < calls)
+	[ "$n" -gt 2 ] || fail "'$*' made only $n calls on $name"
+	for e in ENOSPC EIO; do
+		for p in $(points "$n"); do
+			shim "$e" "$p" "*$name*" "$@"
+			if [ "$rc" = 0 ]; then
+				assert_same "$name" "want.$name"
+				harmless=$((harmless + 1))
+			else
+				check_one_failure "$name" "$e"
+				assert_same "$name" "old.$name"
+			fi
+			no_temporaries .
+			cp "old.$name" "$name"
+		done
+	done
+}
+
+# ---- images, snapshots, objects: merge (-o naming an input too), delta,
+# snapshot, embed
+expect_exit 0 "$GPUCC" merge b.gpucc -o m.gpucc
+faulted_output m.gpucc "$GPUCC" merge -q a.gpucc m.gpucc -o m.gpucc
+expect_exit 0 "$GPUCC" snapshot b.gpucc -o base.snap
+expect_exit 0 "$GPUCC" merge b.gpucc -o d.gpucc
+faulted_output d.gpucc "$GPUCC" delta -q m.gpucc --since base.snap -o d.gpucc
+expect_exit 0 "$GPUCC" snapshot b.gpucc -o s.snap
+faulted_output s.snap "$GPUCC" snapshot a.gpucc -o s.snap
+expect_exit 0 "$GPUCC" embed b.gpucc -o e.o --symbol pkg_image
+faulted_output e.o "$GPUCC" embed a.gpucc -o e.o --symbol pkg_image
+assert_verifies m.gpucc d.gpucc
+
+# ---- extract: each file is the old one or the whole new one (a2 has a's
+# keys, so the same file names, with other payloads)
+make_image a2.gpucc A 0 12 v1 20000
+expect_exit 0 "$GPUCC" extract -q a.gpucc -C want-x
+expect_exit 0 "$GPUCC" extract -q a2.gpucc -C x-old
+cp -r x-old x
+shim 0 0 '*/x/*' "$GPUCC" extract -q --force a.gpucc -C x
+n=$(wc -l < calls)
+for e in ENOSPC EIO; do
+	for p in $(points "$n"); do
+		rm -rf x && cp -r x-old x
+		echo "not from the image" > x/unrelated
+		shim "$e" "$p" '*/x/*' "$GPUCC" extract -q --force a.gpucc -C x
+		if [ "$rc" = 0 ]; then
+			harmless=$((harmless + 1))
+		else
+			check_one_failure x "$e"
+		fi
+		for f in x-old/*; do
+			f=${f#x-old/}
+			cmp -s "x/$f" "x-old/$f" || cmp -s "x/$f" "want-x/$f" || fail "extract left a torn '$f'"
+		done
+		[ "$(cat x/unrelated)" = "not from the image" ] || fail "extract changed an unrelated file"
+		no_temporaries x
+	done
+done
+
+# ---- cache import: entries there stay, the cache verifies, no leftovers
+expect_exit 0 "$GPUCC" cache import -q --cache base-cache b.gpucc
+cp -r base-cache cache
+shim 0 0 '*/cache/*' "$GPUCC" cache import -q --cache cache a.gpucc z.gpucc
+n=$(wc -l < calls)
+keys_of b.gpucc > b.keys
+for e in ENOSPC EIO; do
+	for p in $(points "$n"); do
+		rm -rf cache && cp -r base-cache cache
+		shim "$e" "$p" '*/cache/*' "$GPUCC" cache import -q --cache cache a.gpucc z.gpucc
+		if [ "$rc" = 0 ]; then
+			harmless=$((harmless + 1))
+		else
+			check_one_failure cache "$e"
+		fi
+		expect_exit 0 "$GPUCC" cache verify --cache cache
+		"$GPUCC" snapshot --show cache | cut -c1-64 | sort > cache.keys
+		[ -z "$(comm -23 b.keys cache.keys)" ] || fail "import under $e lost entries the cache had"
+		no_temporaries cache
+	done
+done
+
+# ---- compile: a failing cache never fails the build; a failing image does
+set -- "$GPUCC" compile "$kernels/nvptx/vector_add.ll" "$kernels/amdgpu/math.ll" \
+	--target sm_90 --target gfx90a -o k.gpucc --cache cc
+"$@" >/dev/null 2>err || { cat err >&2; fail "clean compile failed"; }
+cp k.gpucc want.k.gpucc
+rm -rf cc
+shim 0 0 '*/cc/*' "$@"
+n=$(wc -l < calls)
+for e in ENOSPC EIO; do
+	for p in $(points "$n"); do
+		rm -rf cc k.gpucc
+		shim "$e" "$p" '*/cc/*' "$@"
+		[ "$rc" = 0 ] || { cat err >&2; fail "compile failed because its cache did ($e at $p)"; }
+		assert_same k.gpucc want.k.gpucc
+		[ "$(grep -c warning err)" -le 1 ] || { cat err >&2; fail "more than one warning"; }
+		[ ! -s err ] || assert_grep "$(errtext "$e")" err
+		expect_exit 0 "$GPUCC" cache verify --cache cc
+		no_temporaries cc .
+	done
+done
+rm -rf cc
+"$@" >/dev/null 2>&1 || fail "compile to fill the cache failed"
+expect_exit 0 "$GPUCC" merge -q b.gpucc -o k.gpucc   # the old image
+# every key hits: the image is the only output
+faulted_output k.gpucc "$@"
+expect_exit 0 "$GPUCC" cache verify --cache cc
+[ "$failures" -gt 20 ] || fail "only $failures runs failed: the shim injected too little"
+
+# ---- RLIMIT_FSIZE: writes past it fail with EFBIG (SIGXFSZ ignored)
+limited() { ( trap '' XFSZ; ulimit -f "$1"; shift; exec "$@" ) >out 2>err; rc=$?; }
+make_image big.gpucc G 0 40 v0 60000
+cp s.snap old.s.snap
+for run in "delta -q big.gpucc --since base.snap -o d.gpucc" "snapshot big.gpucc -o s.snap" \
+           "embed big.gpucc -o e.o --symbol pkg_image" "merge -q big.gpucc -o m.gpucc"; do
+	set -- $run
+	out=${*: -1}
+	[ "$1" = embed ] && out=e.o
+	cp "$out" "old.$out" 2>/dev/null
+	limited 1 "$GPUCC" "$@"
+	[ "$rc" = 1 ] || { cat err >&2; fail "'$run' past RLIMIT_FSIZE exited $rc"; }
+	assert_one_line err
+	assert_grep "File too large" err
+	assert_same "$out" "old.$out"
+	no_temporaries .
+done
+rm -rf cache && cp -r base-cache cache
+limited 16 "$GPUCC" cache import -q --cache cache big.gpucc
+[ "$rc" = 1 ] || fail "import past RLIMIT_FSIZE exited $rc"
+assert_one_line err
+expect_exit 0 "$GPUCC" cache verify --cache cache
+no_temporaries cache
+
+# ---- a real full disk: a cache on a small tmpfs
+if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
+	echo "note: no tmpfs part: mounting needs root and mount namespaces"
+	echo "ok ($failures clean failures, $harmless harmless faults)"
+	exit 0
+fi
+mkdir small
+unshare -m sh -c '
+	mount -t tmpfs -o size=200k tmpfs small || exit 99
+	"$0" cache import -q --cache small/cache big.gpucc >import.out 2>import.err; echo $? >import.rc
+	"$0" cache verify --cache small/cache >verify.out 2>&1; echo $? >verify.rc
+	find small \( -name ".*.tmp.*" -o -path "*/v1/tmp/*" \) >left
+	"$0" merge -q big.gpucc -o small/out.gpucc >merge.out 2>merge.err; echo $? >merge.rc
+	ls -A small >>left' "$GPUCC"
+[ $? = 99 ] && skip "cannot mount a tmpfs here"
+[ "$(cat import.rc)" = 1 ] || { cat import.err >&2; fail "import onto a full tmpfs exited $(cat import.rc)"; }
+assert_one_line import.err
+assert_grep "No space left on device" import.err
+[ "$(cat verify.rc)" = 0 ] || { cat verify.out >&2; fail "the cache on the full tmpfs does not verify"; }
+[ "$(cat merge.rc)" = 1 ] || fail "merge onto a full tmpfs exited $(cat merge.rc)"
+assert_one_line merge.err
+assert_grep "No space left on device" merge.err
+[ "$(cat left)" = cache ] || fail "files left on the full tmpfs: $(cat left)"
+echo "ok ($failures clean failures, $harmless harmless faults)"
