@@ -1,7 +1,8 @@
 /*
  * lib/tests/test_cache.c -- the local cache and the algebra on top of it:
  * insert and lookup, conflicts, corrupt entries as reported misses,
- * read-only use, LRU gc, counters, sizes; snapshots from items and text
+ * read-only use, LRU gc, counters, sizes; verify, and gc of what killed
+ * writers left; snapshots from items and text
  * (both sort paths), snapshot deltas, and merges into images and caches.
  */
 #include "check.h"
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -50,6 +52,13 @@ static int insert(gpucc_cache *c, const char *module, const char *ptx, gpucc_con
 	make_entry(&t, module);
 	gpucc_payload_source src = {GPUCC_PART_PTX, NULL, ptx, strlen(ptx)};
 	return gpucc_cache_insert(c, &t.e, &src, 1, p);
+}
+
+static void count_defect(void *ctx, const char *path, const char *message)
+{
+	(void)path;
+	(void)message;
+	++*(int *)ctx;
 }
 
 static int warnings;
@@ -239,6 +248,70 @@ static void test_gc_is_lru(void)
 	gpucc_cache_free(c);
 }
 
+/* A temporary file a writer left: name in the cache's directory sub. */
+static char *make_temporary(gpucc_cache *c, const char *sub, const char *name)
+{
+	static char path[512];
+	snprintf(path, sizeof path, "%s/%s/%s", gpucc_cache_dir(c), sub, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "partial", 7) == 7);
+	close(fd);
+	return path;
+}
+
+static void test_verify_and_leftovers(void)
+{
+	gpucc_cache *c;
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c5"), 0), 0);
+	CHECK_INT(insert(c, "v0", "ptx of v0", GPUCC_CONFLICT_FAIL), 0);
+	CHECK_INT(insert(c, "v1", "ptx of v1", GPUCC_CONFLICT_FAIL), 0);
+	test_entry t;
+	make_entry(&t, "v0");
+	char hex[GPUCC_DIGEST_HEX_SIZE], shard[8], name[128];
+	gpucc_digest_to_hex(hex, &t.e.key);
+	snprintf(shard, sizeof shard, "v1/%.2s", hex);
+
+	/* temporary files are counted apart from entries, never verified */
+	snprintf(name, sizeof name, ".%s.gpucc.tmp.999999.1", hex);
+	char dead[512], live[512];
+	snprintf(dead, sizeof dead, "%s", make_temporary(c, shard, name));
+	snprintf(live, sizeof live, "%s", make_temporary(c, ".", ".stats.tmp.999999.2"));
+	gpucc_cache_verify_result v;
+	CHECK_INT(gpucc_cache_verify(c, NULL, NULL, &v), 0);
+	CHECK_INT(v.entries, 2);
+	CHECK_INT(v.corrupt, 0);
+	CHECK_INT(v.temporaries, 1); /* (the top directory holds no entries) */
+
+	/* gc removes the one no writer holds a lock on, and keeps the other
+	 * until its writer is gone, however young both are */
+	int held = open(live, O_RDONLY);
+	CHECK(held >= 0 && flock(held, LOCK_EX) == 0);
+	gpucc_cache_gc_result r;
+	CHECK_INT(gpucc_cache_gc(c, 0, &r), 0);
+	CHECK_INT(r.removed_entries, 0);
+	CHECK_INT(r.removed_temporaries, 1);
+	struct stat st;
+	CHECK(stat(dead, &st) != 0);
+	CHECK(stat(live, &st) == 0);
+	close(held);
+	CHECK_INT(gpucc_cache_gc(c, 0, &r), 0);
+	CHECK_INT(r.removed_temporaries, 1);
+	CHECK(stat(live, &st) != 0);
+
+	/* a corrupt entry is reported, not removed */
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s/%s.gpucc", gpucc_cache_dir(c), shard, hex);
+	CHECK_INT(truncate(path, 700), 0);
+	int defects = 0;
+	CHECK_INT(gpucc_cache_verify(c, count_defect, &defects, &v), GPUCC_ECORRUPT);
+	CHECK_INT(defects, 1);
+	CHECK_INT(v.entries, 1);
+	CHECK_INT(v.corrupt, 1);
+	CHECK(stat(path, &st) == 0);
+	gpucc_cache_free(c);
+}
+
 static void test_sizes(void)
 {
 	uint64_t v;
@@ -411,6 +484,7 @@ int main(void)
 	RUN(test_insert_lookup);
 	RUN(test_corrupt_entry_is_a_miss);
 	RUN(test_gc_is_lru);
+	RUN(test_verify_and_leftovers);
 	RUN(test_sizes);
 	RUN(test_snapshots);
 	RUN(test_merge_and_delta);
