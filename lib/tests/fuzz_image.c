@@ -1,27 +1,35 @@
 /*
- * lib/tests/fuzz_image.c -- fuzz target: opening, querying, reading and
- * verifying an image held in memory (lib/image_reader.c, the manifest
- * parser, the ustar reader and, for compressed or unusual inputs,
- * libarchive).  Nothing may crash; a payload handed out must match its
- * digest; verify's verdict must not contradict a payload read.
+ * lib/tests/fuzz_image.c -- fuzz target: an image as bytes, through
+ * everything that reads one: open from memory (the ustar reader, the
+ * manifest parser and, for compressed or unusual inputs, libarchive), list,
+ * look up by key, read and copy payloads, verify, and `gpucc extract` itself
+ * (cmd/cmd_extract.c, reading the image from a file) into a scratch
+ * directory.
+ *
+ * Checked: a refusal carries a message; every entry is found by its key; a
+ * payload handed out matches its digest and size; verify never passes an
+ * image with a payload that cannot be read; extract writes only into its
+ * directory, only plain files with sanitised names, one per (entry,
+ * payload), each holding a payload of the image, and on failure leaves
+ * nothing behind; it succeeds only when every payload reads.
  */
+#include "cmd.h"
 #include "fuzz.h"
+#include "fuzz_images.h"
 
 #include <gpucc.h>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Read every payload of every entry; false when one cannot be read. */
+static bool read_payloads(gpucc_image *img)
 {
-	gpucc_image *img;
-	if (gpucc_image_open_memory(&img, data, size, "fuzz.gpucc") != 0) {
-		if (!gpucc_error_last()->message[0])
-			fuzz_fail("a refusal without a message");
-		return 0;
-	}
 	bool all_read = true;
 	for (size_t i = 0; i < gpucc_image_entry_count(img); i++) {
 		const gpucc_entry *e = gpucc_image_entry(img, i), *found;
@@ -43,62 +51,153 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			gpucc_free(bytes);
 		}
 	}
+	return all_read;
+}
+
+/* Stream every payload to /dev/null: the same verdict as reading it. */
+static void copy_payloads(gpucc_image *img, bool all_read)
+{
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < gpucc_image_entry_count(img); i++) {
+		const gpucc_entry *e = gpucc_image_entry(img, i);
+		for (size_t p = 0; p < e->payload_count; p++)
+			if (gpucc_image_copy_payload(img, &e->payloads[p], fd) != 0 && all_read)
+				fuzz_fail("a payload that reads does not copy");
+	}
+	close(fd);
+}
+
+static bool sanitised_name(const char *name)
+{
+	if (name[0] == '.' || name[0] == '\0')
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		      *c == '.' || *c == '_' || *c == '+' || *c == '-'))
+			return false;
+	return true;
+}
+
+/* The payload of img with this digest and size, if any entry lists one. */
+static bool is_payload_of(const gpucc_image *img, const gpucc_digest *d, uint64_t size)
+{
+	for (size_t i = 0; i < gpucc_image_entry_count(img); i++) {
+		const gpucc_entry *e = gpucc_image_entry(img, i);
+		for (size_t p = 0; p < e->payload_count; p++)
+			if (e->payloads[p].size == size && gpucc_digest_compare(&e->payloads[p].sha256, d) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* Check what extract left in out; the number of files. */
+static size_t check_extracted(const char *out, const gpucc_image *img)
+{
+	DIR *d = opendir(out);
+	if (!d)
+		fuzz_fail("extract succeeded without its directory");
+	size_t files = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", out, de->d_name);
+		struct stat st;
+		if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+			fuzz_fail("extract wrote something other than a plain file");
+		if (!sanitised_name(de->d_name))
+			fuzz_fail("extract wrote a file whose name is not sanitised");
+		gpucc_digest digest;
+		uint64_t size;
+		if (img && (gpucc_digest_file(&digest, &size, path) != 0 ||
+		            !is_payload_of(img, &digest, size)))
+			fuzz_fail("extract wrote a file that is no payload of the image");
+		files++;
+	}
+	closedir(d);
+	return files;
+}
+
+/* Run `gpucc extract -q -C SCRATCH/out SCRATCH/in/image.gpucc` on the input
+ * and check the scratch directory afterwards.  img is the same input opened
+ * from memory (NULL when it does not open); all_read whether all its
+ * payloads read. */
+static void extract(const uint8_t *data, size_t size, const gpucc_image *img, bool all_read)
+{
+	const char *scratch = fuzz_scratch_dir();
+	char in[160], image_path[192], out[160];
+	snprintf(in, sizeof in, "%s/in", scratch);
+	snprintf(image_path, sizeof image_path, "%s/image.gpucc", in);
+	snprintf(out, sizeof out, "%s/out", scratch);
+	fuzz_remove_tree(scratch);
+	FILE *f = (mkdir(in, 0700) == 0) ? fopen(image_path, "wb") : NULL;
+	if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+		fuzz_fail("cannot write the input to the scratch directory");
+
+	char *argv[] = {"extract", "-q", "-C", out, image_path, NULL};
+	cmd_args args;
+	fuzz_quiet_begin();
+	int rc = cmd_parse(&args, &cmd_extract_spec, 5, argv);
+	if (rc == EXIT_OK)
+		rc = cmd_extract_spec.run(&args);
+	cmd_args_release(&args);
+	fuzz_quiet_end();
+
+	/* The scratch directory holds in/ with the input alone, and out/ only
+	 * when extract succeeded: nothing was written anywhere else in it. */
+	DIR *d = opendir(scratch);
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, "in") != 0 && (strcmp(de->d_name, "out") != 0 || rc != EXIT_OK))
+			fuzz_fail(rc == EXIT_OK ? "extract wrote outside its directory"
+			                        : "a failed extract left files behind");
+	if (d)
+		closedir(d);
+	if (check_extracted(in, NULL) != 1)
+		fuzz_fail("extract wrote beside its input");
+	if (rc != EXIT_OK)
+		return;
+	if (!img || !all_read)
+		fuzz_fail("extract succeeded on an image that does not read");
+	size_t expected = 0;
+	for (size_t i = 0; i < gpucc_image_entry_count(img); i++)
+		expected += gpucc_image_entry(img, i)->payload_count;
+	if (check_extracted(out, img) != expected)
+		fuzz_fail("extract did not write one file per payload of every entry");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	gpucc_image *img;
+	if (gpucc_image_open_memory(&img, data, size, "fuzz.gpucc") != 0) {
+		if (!gpucc_error_last()->message[0])
+			fuzz_fail("a refusal without a message");
+		extract(data, size, NULL, false);
+		return 0;
+	}
+	bool all_read = read_payloads(img);
+	copy_payloads(img, all_read);
 	if (gpucc_image_verify(img) == 0 && !all_read)
 		fuzz_fail("verify passed an image whose payloads cannot all be read");
+	extract(data, size, img, all_read);
 	gpucc_image_free(img);
 	return 0;
 }
 
-/* An image of a few entries, written by libgpucc, as bytes. */
-static void add_image(void (*add)(const void *, size_t), int zstd)
-{
-	char path[] = "/tmp/gpucc-fuzz-seed-XXXXXX";
-	int fd = mkstemp(path);
-	if (fd < 0)
-		return;
-	close(fd);
-	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = zstd};
-	if (gpucc_image_writer_new(&w, path, &opts) != 0)
-		return;
-	static const char *const sources[] = {"alpha", "beta", "gamma"};
-	for (int i = 0; i < 3; i++) {
-		gpucc_entry e = {0};
-		gpucc_kernel k = {"kernel", 8, 0, -1};
-		gpucc_option o = {"opt-level", "2"};
-		e.key_schema = 1;
-		e.module = sources[i];
-		gpucc_digest_buffer(&e.module_sha256, sources[i], strlen(sources[i]));
-		e.target = i == 1 ? "gfx90a" : "sm_90:ptx78";
-		e.triple = i == 1 ? "amdgcn-amd-amdhsa" : "nvptx64-nvidia-cuda";
-		e.gpucc_version = "0.1.0";
-		e.llvm_version = "19.1.7";
-		e.option_count = 1;
-		e.options = &o;
-		e.kernel_count = 1;
-		e.kernels = &k;
-		gpucc_entry_compute_key(&e.key, &e);
-		gpucc_payload_source src[2] = {
-			{i == 1 ? GPUCC_PART_HSACO : GPUCC_PART_PTX, NULL, sources[i], strlen(sources[i])},
-			{GPUCC_PART_BITCODE, NULL, "shared bitcode bytes", 20},
-		};
-		gpucc_image_writer_add(w, &e, src, 2);
-	}
-	if (gpucc_image_writer_commit(w) == 0) {
-		FILE *f = fopen(path, "rb");
-		if (f) {
-			unsigned char buf[65536];
-			size_t n = fread(buf, 1, sizeof buf, f);
-			fclose(f);
-			add(buf, n);
-		}
-	}
-	gpucc_image_writer_free(w);
-	unlink(path);
-}
-
 void fuzz_seeds(void (*add)(const void *data, size_t size))
 {
-	add_image(add, 0);
-	add_image(add, 3);
+	static const struct {
+		size_t entries;
+		int zstd_level;
+	} images[] = {{3, 0}, {3, 3}, {0, 0}, {7, 0}};
+	for (size_t i = 0; i < sizeof images / sizeof images[0]; i++) {
+		size_t size;
+		unsigned char *bytes = fuzz_make_image(&size, images[i].entries, images[i].zstd_level);
+		add(bytes, size);
+		free(bytes);
+	}
 }
