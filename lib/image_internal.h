@@ -46,4 +46,8 @@ void gpucc_image_force_libarchive(bool force);
 /* True when payloads of img are read at computed offsets (for tests). */
 bool gpucc_image_has_random_access(const gpucc_image *img);
 
+/* How many times gpucc_image_fetch_payload fell back from bisection to a
+ * walk of every payload header (for tests; process-wide). */
+extern unsigned long gpucc_image_fetch_walks;
+
 #endif

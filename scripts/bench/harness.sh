@@ -4,6 +4,9 @@
 #
 #   bench_setup                     build gpucc (release) and make $WORK
 #   bench_pair NAME GOAL GPUCC_CMD PEER_CMD
+#   bench_in_process NAME GOAL GPUCC_MS PEER_CMD
+#       The same row for a library call timed inside its own process
+#       (GPUCC_MS, the mean of many calls) against a command.
 #       GOAL is "<= X" or ">= X" on the ratio mean(gpucc)/mean(peer), or
 #       "-" for a comparison reported without a goal.
 #       Prints one Markdown table row; appends it to $BENCH_RESULTS.
@@ -33,11 +36,25 @@ bench_pair() {
 	json="$WORK/hyperfine.json"
 	hyperfine --style none --warmup 2 --runs "${BENCH_RUNS:-10}" \
 		--export-json "$json" -n gpucc "$ours" -n peer "$peer" >/dev/null
-	python3 - "$json" "$name" "$goal" "$peer" <<'PY' | tee -a "$BENCH_RESULTS"
+	bench_row "$json" "$name" "$goal" "$peer" ""
+}
+
+bench_in_process() {
+	name=$1 goal=$2 ours_ms=$3 peer=$4
+	json="$WORK/hyperfine.json"
+	hyperfine --style none --warmup 2 --runs "${BENCH_RUNS:-10}" \
+		--export-json "$json" -n peer "$peer" >/dev/null
+	bench_row "$json" "$name" "$goal" "$peer" "$ours_ms"
+}
+
+# bench_row HYPERFINE_JSON NAME GOAL PEER_CMD [GPUCC_MS]
+bench_row() {
+	python3 - "$@" <<'PY' | tee -a "$BENCH_RESULTS"
 import json, sys
 results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-name, goal, peer = sys.argv[2], sys.argv[3], sys.argv[4]
-ours, theirs = results["gpucc"]["mean"], results["peer"]["mean"]
+name, goal, peer, fixed = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+ours = float(fixed) / 1000 if fixed else results["gpucc"]["mean"]
+theirs = results["peer"]["mean"]
 ratio = ours / theirs
 if goal == "-":
     met = "-"
@@ -45,6 +62,6 @@ else:
     op, bound = goal.split()
     ok = ratio <= float(bound) if op == "<=" else ratio >= float(bound)
     met = "yes" if ok else "NO"
-print(f"| {name} (vs `{peer.split()[0]}`) | {ours*1000:.1f} | {theirs*1000:.1f} | {ratio:.3f} | {goal} | {met} |")
+print(f"| {name} (vs `{peer.split()[0]}`) | {ours*1000:.{3 if ours < 1e-3 else 1}f} | {theirs*1000:.1f} | {ratio:.3f} | {goal} | {met} |")
 PY
 }

@@ -37,6 +37,26 @@ extern "C" {
  * owns the mapping and unmaps it when freed.  Errors as gpucc_image_open. */
 GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
 
+/* ---- one payload by its digest ------------------------------------------- */
+
+/* Read the payload of kind part whose SHA-256 is sha256 from the image file
+ * at path, without reading the manifest: for a loader that recorded at
+ * build time which payload it needs (`gpucc list --json` and `gpucc show`
+ * print the digests).  In an uncompressed image the member is found by
+ * bisection over the sorted payload members, in O(log entries) header reads
+ * (lib/image_fetch.c); other images go through gpucc_image_open.  The bytes
+ * are returned only when they hash to sha256.  *out (release with
+ * gpucc_free) holds *out_size bytes.  GPUCC_ENOTFOUND when the image has no
+ * such payload, GPUCC_ECORRUPT when its bytes do not match; errors name the
+ * file and the member. */
+GPUCC_API int gpucc_image_fetch_payload(void **out, size_t *out_size, const char *path,
+                                        const gpucc_digest *sha256, gpucc_part part);
+/* The same for an image in memory (an embedded one); name is used in
+ * messages (NULL: "image in memory"). */
+GPUCC_API int gpucc_image_fetch_payload_memory(void **out, size_t *out_size, const void *data,
+                                               size_t size, const char *name,
+                                               const gpucc_digest *sha256, gpucc_part part);
+
 /* ---- selection (pure: no driver, no I/O) ---------------------------------- */
 
 /* What a device can run.  target.vendor says which rules apply.  NVIDIA:

@@ -1,0 +1,267 @@
+/*
+ * lib/tests/test_image_fetch.c -- gpucc_image_fetch_payload: every payload
+ * of an image found by its digest, from a file and from memory, equal to
+ * what the full reader returns; absent and corrupt payloads; compressed
+ * images through the full reader; and payloads whose data hold blocks that
+ * look like payload headers, which must not change what is returned.
+ */
+#include "check.h"
+
+#include <gpucc.h>
+
+#include "image_internal.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ENTRIES 300
+#define BLOCK 512
+
+static const gpucc_part parts[] = {GPUCC_PART_PTX, GPUCC_PART_CUBIN, GPUCC_PART_HSACO};
+
+/* A ustar header block for a regular file: name, size, valid checksum. */
+static void forge_header(unsigned char block[BLOCK], const char *name, uint64_t size)
+{
+	memset(block, 0, BLOCK);
+	snprintf((char *)block, 100, "%s", name);
+	memcpy(block + 100, "0000644", 8);
+	memcpy(block + 108, "0000000", 8);
+	memcpy(block + 116, "0000000", 8);
+	snprintf((char *)block + 124, 12, "%011llo", (unsigned long long)size);
+	memcpy(block + 136, "00000000000", 12);
+	block[156] = '0';
+	memcpy(block + 257, "ustar", 6);
+	memcpy(block + 263, "00", 2);
+	memset(block + 148, ' ', 8);
+	unsigned sum = 0;
+	for (size_t i = 0; i < BLOCK; i++)
+		sum += block[i];
+	snprintf((char *)block + 148, 8, "%06o", sum);
+}
+
+typedef enum forgery { NONE, HEADERS, CHAINS } forgery;
+
+/* Payload i: sizes from a few bytes to several blocks.  With forgeries,
+ * every third one's data begin with a forged header (for a name at either
+ * end of the order) followed by garbage, block-aligned within the member
+ * so that a scan for headers meets it. */
+static size_t payload_bytes(unsigned char *buf, size_t i, forgery forge)
+{
+	size_t size = 40 + (i * 7919) % (5 * BLOCK);
+	for (size_t k = 0; k < size; k++)
+		buf[k] = (unsigned char)(i * 31 + k * 17);
+	if (forge != NONE && i % 3 == 0 && size >= BLOCK) {
+		static const char *const names[] = {
+			"payloads/0000000000000000000000000000000000000000000000000000000000000000.ptx",
+			"payloads/ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff.ptx",
+		};
+		forge_header(buf, names[i / 3 % 2], 64);
+	}
+	snprintf((char *)buf + size - 12, 12, "#%09zu", i); /* distinct contents */
+	return size;
+}
+
+static void make_entry(gpucc_entry *e, gpucc_kernel *k, char *target, size_t i)
+{
+	memset(e, 0, sizeof *e);
+	gpucc_target parsed;
+	CHECK_INT(gpucc_target_parse(&parsed, i % 2 ? "gfx90a" : "sm_90"), 0);
+	gpucc_target_format(target, &parsed);
+	*k = (gpucc_kernel){"kernel", -1, -1, -1};
+	char module[32];
+	snprintf(module, sizeof module, "module %zu", i);
+	e->key_schema = 1;
+	e->module = "module.ll";
+	gpucc_digest_buffer(&e->module_sha256, module, strlen(module));
+	e->target = target;
+	e->triple = gpucc_target_triple(&parsed);
+	e->gpucc_version = gpucc_version();
+	e->llvm_version = "19.1.7";
+	e->kernel_count = 1;
+	e->kernels = k;
+	CHECK_INT(gpucc_entry_compute_key(&e->key, e), 0);
+}
+
+/* CHAINS: after the first forged header, forge the one it points to. */
+static int write_image(const char *path, int zstd, forgery forge)
+{
+	gpucc_image_writer *w;
+	gpucc_write_options opts = {.zstd_level = zstd};
+	int rc = gpucc_image_writer_new(&w, path, &opts);
+	static unsigned char bufs[ENTRIES][6 * BLOCK];
+	for (size_t i = 0; rc == 0 && i < ENTRIES; i++) {
+		gpucc_entry e;
+		gpucc_kernel k;
+		char target[GPUCC_TARGET_NAME_SIZE];
+		make_entry(&e, &k, target, i);
+		gpucc_payload_source src = {parts[i % 3], NULL, bufs[i], payload_bytes(bufs[i], i, forge)};
+		/* A forged chain: the block where the first forged header's
+		 * successor must be is a header for a real payload's member,
+		 * payload i-1's, which a probe takes for the real one. */
+		if (forge == CHAINS && i % 3 == 0 && i >= 3 && src.size >= 2 * BLOCK) {
+			gpucc_payload prev = {.part = parts[(i - 1) % 3]};
+			unsigned char prev_bytes[6 * BLOCK];
+			gpucc_digest_buffer(&prev.sha256, prev_bytes, payload_bytes(prev_bytes, i - 1, forge));
+			char hex[GPUCC_DIGEST_HEX_SIZE], name[128];
+			gpucc_digest_to_hex(hex, &prev.sha256);
+			snprintf(name, sizeof name, "payloads/%s%s", hex, gpucc_part_extension(prev.part));
+			forge_header(bufs[i] + BLOCK, name, 100);
+		}
+		rc = gpucc_image_writer_add(w, &e, &src, 1);
+	}
+	if (rc == 0)
+		rc = gpucc_image_writer_commit(w);
+	gpucc_image_writer_free(w);
+	return rc;
+}
+
+static unsigned char *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	unsigned char *data = malloc((size_t)n + 1);
+	*size = fread(data, 1, (size_t)n, f);
+	fclose(f);
+	return data;
+}
+
+/* Every payload, fetched by digest from the file and from memory, equals
+ * what the full reader gives.  bisected: each must be found by bisection,
+ * with no walk. */
+static void check_every_payload(const char *path, bool bisected)
+{
+	unsigned long walks = gpucc_image_fetch_walks;
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	size_t size = 0;
+	unsigned char *bytes = slurp(path, &size);
+	CHECK(bytes != NULL);
+	if (!img || !bytes)
+		return;
+	CHECK_INT(gpucc_image_payload_count(img), ENTRIES);
+	for (size_t i = 0; i < gpucc_image_payload_count(img); i++) {
+		const gpucc_payload *p = gpucc_image_payload(img, i);
+		void *want = NULL, *got = NULL, *mem = NULL;
+		size_t want_size = 0, got_size = 0, mem_size = 0;
+		CHECK_INT(gpucc_image_read_payload(&want, &want_size, img, p), 0);
+		CHECK_INT(gpucc_image_fetch_payload(&got, &got_size, path, &p->sha256, p->part), 0);
+		CHECK_INT(gpucc_image_fetch_payload_memory(&mem, &mem_size, bytes, size, "embedded",
+		                                           &p->sha256, p->part),
+		          0);
+		CHECK(got && got_size == want_size && memcmp(got, want, want_size) == 0);
+		CHECK(mem && mem_size == want_size && memcmp(mem, want, want_size) == 0);
+		gpucc_free(want);
+		gpucc_free(got);
+		gpucc_free(mem);
+	}
+	if (bisected)
+		CHECK_INT(gpucc_image_fetch_walks - walks, 0);
+	gpucc_image_free(img);
+	free(bytes);
+}
+
+static void test_every_payload_plain(void)
+{
+	const char *path = path_in_dir("plain.gpucc");
+	CHECK_INT(write_image(path, 0, NONE), 0);
+	check_every_payload(path, true);
+}
+
+/* Forged headers may cost walks, never wrong bytes. */
+static void test_every_payload_forged(void)
+{
+	const char *path = path_in_dir("forged.gpucc");
+	CHECK_INT(write_image(path, 0, HEADERS), 0);
+	check_every_payload(path, false);
+	path = path_in_dir("chains.gpucc");
+	CHECK_INT(write_image(path, 0, CHAINS), 0);
+	unsigned long walks = gpucc_image_fetch_walks;
+	check_every_payload(path, false);
+	CHECK(gpucc_image_fetch_walks > walks); /* the forgeries do mislead */
+}
+
+static void test_every_payload_compressed(void)
+{
+	const char *path = path_in_dir("zstd.gpucc");
+	CHECK_INT(write_image(path, 3, CHAINS), 0);
+	check_every_payload(path, false);
+}
+
+static void test_absent_and_wrong_kind(void)
+{
+	const char *path = path_in_dir("plain.gpucc");
+	gpucc_digest none;
+	gpucc_digest_buffer(&none, "not in the image", 16);
+	void *out = (void *)1;
+	size_t n = 1;
+	CHECK_INT(gpucc_image_fetch_payload(&out, &n, path, &none, GPUCC_PART_PTX), GPUCC_ENOTFOUND);
+	CHECK(out == NULL && n == 0);
+	CHECK_ERROR_HAS("plain.gpucc' has no payload payloads/");
+	/* A real digest asked for as another kind is another member. */
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (!img)
+		return;
+	const gpucc_payload *p = gpucc_image_payload(img, 0);
+	gpucc_part other = p->part == GPUCC_PART_PTX ? GPUCC_PART_HSACO : GPUCC_PART_PTX;
+	CHECK_INT(gpucc_image_fetch_payload(&out, &n, path, &p->sha256, other), GPUCC_ENOTFOUND);
+	CHECK_INT(gpucc_image_fetch_payload(&out, &n, path, &p->sha256, (gpucc_part)99), GPUCC_EINVALID);
+	CHECK_INT(gpucc_image_fetch_payload(&out, &n, path_in_dir("missing.gpucc"), &p->sha256, p->part),
+	          GPUCC_ENOTFOUND);
+	gpucc_image_free(img);
+}
+
+/* A payload whose bytes changed is refused, wherever the search found it;
+ * cutting the image anywhere gives an error, never other bytes. */
+static void test_corrupt_and_truncated(void)
+{
+	const char *path = path_in_dir("plain.gpucc");
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	size_t size = 0;
+	unsigned char *bytes = slurp(path, &size);
+	if (!img || !bytes)
+		return;
+	size_t last = gpucc_image_payload_count(img) - 1;
+	const gpucc_payload *p = gpucc_image_payload(img, last);
+	/* The last payload's data end just before the two zero blocks. */
+	size_t end = size - 2 * BLOCK;
+	while (end > 0 && bytes[end - 1] == 0)
+		end--;
+	bytes[end - 1] ^= 1;
+	void *out = NULL;
+	size_t n = 0;
+	CHECK_INT(gpucc_image_fetch_payload_memory(&out, &n, bytes, size, "flipped", &p->sha256, p->part),
+	          GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("'flipped': payloads/");
+	CHECK_ERROR_HAS("does not match its digest");
+	bytes[end - 1] ^= 1;
+	for (size_t cut = 0; cut < size; cut += 4099) {
+		int rc = gpucc_image_fetch_payload_memory(&out, &n, bytes, cut, "cut", &p->sha256, p->part);
+		CHECK(rc == GPUCC_ENOTFOUND || rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION);
+		CHECK(out == NULL);
+	}
+	gpucc_image_free(img);
+	free(bytes);
+}
+
+int main(void)
+{
+	if (check_dir_create("test-image-fetch") != 0)
+		return 1;
+	unsetenv("SOURCE_DATE_EPOCH");
+	RUN(test_every_payload_plain);
+	RUN(test_every_payload_forged);
+	RUN(test_every_payload_compressed);
+	RUN(test_absent_and_wrong_kind);
+	RUN(test_corrupt_and_truncated);
+	if (check_dir_remove() != 0)
+		return 1;
+	return CHECK_DONE();
+}
