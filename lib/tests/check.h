@@ -83,6 +83,23 @@ static inline int check_dir_remove(void)
 	return system(command);
 }
 
+/* The whole file at path, in memory (release with free); *size is its
+ * length.  NULL when it cannot be read. */
+static inline void *check_read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	*size = 0;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	void *data = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	*size = data ? fread(data, 1, (size_t)n, f) : 0;
+	fclose(f);
+	return data;
+}
+
 static inline void skip(const char *reason)
 {
 	fprintf(stderr, "SKIP: %s\n", reason);

@@ -71,24 +71,10 @@ static int write_image(const char *path, int zstd, const char *const *modules, s
 	return rc;
 }
 
-static char *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *data = malloc((size_t)n + 1);
-	*size = fread(data, 1, (size_t)n, f);
-	fclose(f);
-	return data;
-}
-
 static bool same_file(const char *a, const char *b)
 {
 	size_t na, nb;
-	char *da = slurp(a, &na), *db = slurp(b, &nb);
+	char *da = check_read_file(a, &na), *db = check_read_file(b, &nb);
 	bool same = da && db && na == nb && memcmp(da, db, na) == 0;
 	free(da);
 	free(db);
@@ -203,7 +189,7 @@ static void test_compressed_and_sources(void)
 
 	/* Memory and fd sources see the same image. */
 	size_t size;
-	char *bytes = slurp(direct, &size);
+	char *bytes = check_read_file(direct, &size);
 	CHECK_INT(gpucc_image_open_memory(&img, bytes, size, "memory"), 0);
 	if (img) {
 		CHECK_INT(gpucc_image_entry_count(img), 5);
@@ -300,7 +286,7 @@ static void test_corruption_is_caught(void)
 {
 	const char *path = path_in_dir("a.gpucc");
 	size_t size;
-	char *bytes = slurp(path, &size);
+	char *bytes = check_read_file(path, &size);
 	/* Flip one byte inside the "gamma" payload's data. */
 	char *at = NULL;
 	for (size_t i = 0; i + 5 <= size; i++)
@@ -408,7 +394,7 @@ static int verdict(const char *bytes, size_t size, bool with_libarchive, char me
 static void test_readers_agree(void)
 {
 	size_t size;
-	char *good = slurp(path_in_dir("a.gpucc"), &size);
+	char *good = check_read_file(path_in_dir("a.gpucc"), &size);
 	char a[512], b[512];
 	CHECK_INT(verdict(good, size, false, a), 0);
 	CHECK_INT(verdict(good, size, true, b), 0);
@@ -435,7 +421,7 @@ static void test_readers_agree(void)
 	for (int at = 2; at <= 4; at++) {
 		insert_member(path_in_dir("a.gpucc"), path_in_dir("extra.gpucc"), at);
 		size_t n;
-		char *bad = slurp(path_in_dir("extra.gpucc"), &n);
+		char *bad = check_read_file(path_in_dir("extra.gpucc"), &n);
 		int ra = verdict(bad, n, false, a), rb = verdict(bad, n, true, b);
 		CHECK_INT(ra, GPUCC_ECORRUPT);
 		CHECK_INT(rb, GPUCC_ECORRUPT);
@@ -531,7 +517,7 @@ static int merge_images(const char *out, const char *const *paths, size_t n, boo
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		if (in_memory) {
 			size_t size;
-			bytes[i] = slurp(paths[i], &size);
+			bytes[i] = check_read_file(paths[i], &size);
 			rc = gpucc_image_open_memory(&imgs[i], bytes[i], size, paths[i]);
 		} else {
 			rc = gpucc_image_open(&imgs[i], paths[i]);
@@ -559,7 +545,7 @@ static int merge_images(const char *out, const char *const *paths, size_t n, boo
 static void flip_big_payload(const char *path, size_t i)
 {
 	size_t size;
-	char *bytes = slurp(path, &size);
+	char *bytes = check_read_file(path, &size);
 	char *at = NULL;
 	for (size_t off = 0; bytes && off + 64 <= size && !at; off += 512)
 		if (memcmp(bytes + off, big_payloads[i], 64) == 0)

@@ -117,20 +117,6 @@ static int write_image(const char *path, int zstd, forgery forge)
 	return rc;
 }
 
-static unsigned char *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	unsigned char *data = malloc((size_t)n + 1);
-	*size = fread(data, 1, (size_t)n, f);
-	fclose(f);
-	return data;
-}
-
 /* Every payload, fetched by digest from the file and from memory, equals
  * what the full reader gives.  bisected: each must be found by bisection,
  * with no walk. */
@@ -140,7 +126,7 @@ static void check_every_payload(const char *path, bool bisected)
 	gpucc_image *img = NULL;
 	CHECK_INT(gpucc_image_open(&img, path), 0);
 	size_t size = 0;
-	unsigned char *bytes = slurp(path, &size);
+	unsigned char *bytes = check_read_file(path, &size);
 	CHECK(bytes != NULL);
 	if (!img || !bytes)
 		return;
@@ -225,7 +211,7 @@ static void test_corrupt_and_truncated(void)
 	gpucc_image *img = NULL;
 	CHECK_INT(gpucc_image_open(&img, path), 0);
 	size_t size = 0;
-	unsigned char *bytes = slurp(path, &size);
+	unsigned char *bytes = check_read_file(path, &size);
 	if (!img || !bytes)
 		return;
 	size_t last = gpucc_image_payload_count(img) - 1;

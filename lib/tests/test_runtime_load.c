@@ -81,20 +81,6 @@ static void write_test_image(void)
 	gpucc_image_writer_free(w);
 }
 
-static void *read_file(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	void *data = malloc((size_t)n);
-	*size = fread(data, 1, (size_t)n, f);
-	fclose(f);
-	return data;
-}
-
 /* Opening and choosing touch no GPU runtime. */
 static void test_open_and_select_map_no_runtime(void)
 {
@@ -185,7 +171,7 @@ static void test_named_device_errors(void)
 static void test_corrupt_memory_image(void)
 {
 	size_t size = 0;
-	unsigned char *data = read_file(IMAGE_PATH, &size);
+	unsigned char *data = check_read_file(IMAGE_PATH, &size);
 	CHECK(data != NULL);
 	if (!data)
 		return;
