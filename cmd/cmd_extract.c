@@ -306,18 +306,26 @@ static int write_temporaries(extraction *x)
 		if (fd < 0)
 			return cmd_error(x->args, EXIT_FAIL, "cannot create a file in '%s': %s", x->dir,
 			                 strerror(errno));
+		/* Errors name the file being extracted, not its temporary. */
+		char *path = join_path(x->dir, f->name);
+		if (!path) {
+			close(fd);
+			return cmd_error(x->args, EXIT_FAIL, "out of memory");
+		}
 		int rc = EXIT_OK;
 		if (first) {
 			if (copy_file(first->temp, fd) != 0)
-				rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", f->temp,
+				rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path,
 				               strerror(errno));
 		} else if (gpucc_image_copy_payload(x->img, gpucc_image_payload(x->img, f->payload_index),
 		                                    fd) != 0) {
-			rc = cmd_fail(x->args);
+			const gpucc_error *e = gpucc_error_last();
+			rc = cmd_error(x->args, cmd_exit_code(e->code), "cannot write '%s': %s", path,
+			               e->message);
 		}
 		if (close(fd) != 0 && rc == EXIT_OK)
-			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", f->temp,
-			               strerror(errno));
+			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path, strerror(errno));
+		free(path);
 		if (rc != EXIT_OK)
 			return rc;
 	}

@@ -48,11 +48,11 @@ shim 0 0 '*' "$GPUCC" merge a.gpucc -o probe.gpucc
 
 failures=0 harmless=0
 # check_one_failure OUT ERRNO: the run failed as it must: exit 1, one line
-# naming OUT (its base name) and the error's text.
+# naming OUT (a path starting so, in quotes) and the error's text.
 check_one_failure() {
 	[ "$rc" = 1 ] || { cat err >&2; fail "exited $rc, expected 1 (fault $2 on '$1')"; }
 	assert_one_line err
-	assert_grep "$(basename "$1")" err
+	assert_grep "'$1" err
 	assert_grep "$(errtext "$2")" err
 	failures=$((failures + 1))
 }
@@ -115,7 +115,7 @@ for e in ENOSPC EIO; do
 		if [ "$rc" = 0 ]; then
 			harmless=$((harmless + 1))
 		else
-			check_one_failure x "$e"
+			check_one_failure x/ "$e"
 		fi
 		for f in x-old/*; do
 			f=${f#x-old/}
