@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 
 #include "sha256.h"
 #include <stdio.h>
@@ -186,6 +187,13 @@ static int add_entry(gpucc_image_writer *w, const gpucc_entry *e, gpucc_image *i
                      const payload_source *sources)
 {
 	int rc = gpucc_entry_validate(e);
+	if (rc && image) {
+		/* The defect is the source image's: name it, not the output. */
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &e->key);
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': corrupt manifest: entry %.12s: %s",
+		                       gpucc_image_name(image), hex, gpucc_error_last()->message);
+	}
 	if (rc)
 		return gpucc_error_prefix("cannot add entry to '%s'", w->path);
 	gpucc_digest content;
@@ -319,6 +327,22 @@ static int compare_output(const void *a, const void *b)
 {
 	return gpucc_payload_archive_compare(&((const output_payload *)a)->payload,
 	                                     &((const output_payload *)b)->payload);
+}
+
+/* One payload (digest and kind) with two sizes: an image whose manifest
+ * lies about it, which the error names. */
+static int two_sizes(const output_payload *a, const output_payload *b)
+{
+	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
+	gpucc_payload_member_name(member, &a->payload);
+	const output_payload *liar = b->image ? b : a, *other = liar == b ? a : b;
+	return gpucc_error_set(GPUCC_ECORRUPT,
+	                       "'%s': corrupt manifest: payload '%s' is listed with %" PRIu64
+	                       " bytes, but %" PRIu64 " in %s%s%s",
+	                       liar->image ? gpucc_image_name(liar->image) : "(a new entry)", member,
+	                       liar->payload.size, other->payload.size, other->image ? "'" : "",
+	                       other->image ? gpucc_image_name(other->image) : "a new entry",
+	                       other->image ? "'" : "");
 }
 
 static int compare_entries(const void *a, const void *b)
@@ -485,9 +509,10 @@ static int plan(gpucc_image_writer *w, const gpucc_entry ***out_entries, output_
 	for (size_t i = 0; i < p; i++) {
 		if (unique && compare_output(&payloads[unique - 1], &payloads[i]) == 0) {
 			if (payloads[unique - 1].payload.size != payloads[i].payload.size) {
+				int rc = two_sizes(&payloads[unique - 1], &payloads[i]);
 				free(entries);
 				free(payloads);
-				return gpucc_error_set(GPUCC_ECORRUPT, "one payload digest with two sizes");
+				return rc;
 			}
 			continue;
 		}
@@ -501,6 +526,25 @@ static int plan(gpucc_image_writer *w, const gpucc_entry ***out_entries, output_
 	*out_payloads = payloads;
 	*out_payload_count = unique;
 	return 0;
+}
+
+/* After a failure, freeing the archive would finish it, padding the member
+ * being written to its full size -- which an image may claim to be a
+ * terabyte -- into a temporary file that is discarded anyway.  So the
+ * temporary file's descriptor is made to refuse writes (it is only closed
+ * after this), and finishing stops at the first one.  Failing that,
+ * libarchive is told to skip finishing, at the cost of the buffers it then
+ * leaks. */
+static void abandon_archive(struct archive *a, int fd)
+{
+	int refusing = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (refusing >= 0 && dup3(refusing, fd, O_CLOEXEC) >= 0) {
+		close(refusing);
+		return;
+	}
+	if (refusing >= 0)
+		close(refusing);
+	GPUCC_LA->write_fail(a);
 }
 
 static int archive_to_fd(struct archive *a, int fd, int zstd_level)
@@ -584,6 +628,8 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 		if (rc == 0 && GPUCC_LA->write_close(c.archive) != ARCHIVE_OK)
 			rc = archive_write_failed(&c);
 	}
+	if (c.archive && rc != 0)
+		abandon_archive(c.archive, file.fd);
 	if (c.archive)
 		GPUCC_LA->write_free(c.archive);
 	if (rc == 0)

@@ -47,6 +47,7 @@ static void load(void)
 	          resolve(h, "archive_errno", &api.errno_) &&
 	          resolve(h, "archive_set_error", &api.set_error) &&
 	          resolve(h, "archive_filter_count", &api.filter_count) &&
+	          resolve(h, "archive_filter_bytes", &api.filter_bytes) &&
 	          resolve(h, "archive_read_new", &api.read_new) &&
 	          resolve(h, "archive_read_support_format_tar", &api.read_support_format_tar) &&
 	          resolve(h, "archive_read_support_filter_zstd", &api.read_support_filter_zstd) &&
@@ -72,6 +73,7 @@ static void load(void)
 	          resolve(h, "archive_write_header", &api.write_header) &&
 	          resolve(h, "archive_write_data", &api.write_data) &&
 	          resolve(h, "archive_write_close", &api.write_close) &&
+	          resolve(h, "archive_write_fail", &api.write_fail) &&
 	          resolve(h, "archive_write_free", &api.write_free) &&
 	          resolve(h, "archive_entry_new", &api.entry_new) &&
 	          resolve(h, "archive_entry_free", &api.entry_free) &&

@@ -23,6 +23,7 @@ typedef struct gpucc_libarchive {
 	int (*errno_)(struct archive *);
 	void (*set_error)(struct archive *, int, const char *, ...);
 	int (*filter_count)(struct archive *);
+	la_int64_t (*filter_bytes)(struct archive *, int);
 	/* reading */
 	struct archive *(*read_new)(void);
 	int (*read_support_format_tar)(struct archive *);
@@ -47,6 +48,7 @@ typedef struct gpucc_libarchive {
 	int (*write_header)(struct archive *, struct archive_entry *);
 	la_ssize_t (*write_data)(struct archive *, const void *, size_t);
 	int (*write_close)(struct archive *);
+	int (*write_fail)(struct archive *);
 	int (*write_free)(struct archive *);
 	/* entries */
 	struct archive_entry *(*entry_new)(void);
