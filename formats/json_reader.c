@@ -16,6 +16,36 @@ static void fail(json_reader *r, const char *why)
 	r->p = r->end; /* stop everything that follows */
 }
 
+size_t json_utf8_sequence(const unsigned char *p, size_t avail)
+{
+	if (avail == 0)
+		return 0;
+	if (p[0] < 0x80)
+		return 1;
+	size_t len = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+	             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+	if (len == 0 || avail < len)
+		return 0;
+	/* The second byte's range excludes overlong forms, surrogates and
+	 * code points past U+10FFFF. */
+	unsigned char low = p[0] == 0xe0 ? 0xa0 : p[0] == 0xf0 ? 0x90 : 0x80;
+	unsigned char high = p[0] == 0xed ? 0x9f : p[0] == 0xf4 ? 0x8f : 0xbf;
+	if (p[1] < low || p[1] > high)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+/* Step q (< end, at a byte >= 0x80) over one UTF-8 sequence; NULL when it
+ * is not one. */
+static const unsigned char *skip_utf8(const unsigned char *q, const unsigned char *end)
+{
+	size_t n = json_utf8_sequence(q, (size_t)(end - q));
+	return n ? q + n : NULL;
+}
+
 static void skip_space(json_reader *r)
 {
 	while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
@@ -221,8 +251,19 @@ static ptrdiff_t unescape(json_reader *r, char *out)
 		if (c != '\\') {
 			const char *run = r->p;
 			/* Plain bytes up to the next quote or backslash. */
-			while (r->p < r->end && *r->p != '"' && *r->p != '\\' && (unsigned char)*r->p >= 0x20)
-				r->p++;
+			while (r->p < r->end && *r->p != '"' && *r->p != '\\' && (unsigned char)*r->p >= 0x20) {
+				if ((unsigned char)*r->p < 0x80) {
+					r->p++;
+					continue;
+				}
+				const unsigned char *next = skip_utf8((const unsigned char *)r->p,
+				                                      (const unsigned char *)r->end);
+				if (!next) {
+					fail(r, "a string is not UTF-8");
+					return -1;
+				}
+				r->p = (const char *)next;
+			}
 			if (out)
 				memcpy(out + n, run, (size_t)(r->p - run));
 			n += (size_t)(r->p - run);
@@ -260,6 +301,10 @@ static ptrdiff_t unescape(json_reader *r, char *out)
 			} else if (cp >= 0xdc00 && cp < 0xe000) {
 				fail(r, "unpaired surrogate in a string");
 				return -1;
+			} else if (cp == 0) {
+				/* C strings would end there: what follows would go unseen. */
+				fail(r, "\\u0000 in a string");
+				return -1;
 			}
 			char utf8[4];
 			size_t len = put_utf8(utf8, cp);
@@ -293,7 +338,8 @@ static ptrdiff_t raw_length(const json_reader *r)
 }
 
 /* The length of the string at r->p when it is plain (no escape, no control
- * character: what the manifest writer produces), else -1.  One pass. */
+ * character, valid UTF-8: what the manifest writer produces), else -1 (and
+ * unescape then reads it and names any defect).  One pass. */
 static ptrdiff_t plain_length(const json_reader *r)
 {
 	const unsigned char *q = (const unsigned char *)r->p + 1;
@@ -301,7 +347,10 @@ static ptrdiff_t plain_length(const json_reader *r)
 	while (q < end && *q != '"') {
 		if (*q == '\\' || *q < 0x20)
 			return -1;
-		q++;
+		if (*q < 0x80)
+			q++;
+		else if (!(q = skip_utf8(q, end)))
+			return -1;
 	}
 	return q < end ? (ptrdiff_t)(q - (const unsigned char *)r->p - 1) : -1;
 }

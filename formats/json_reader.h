@@ -4,8 +4,9 @@
  * (the manifest of a 10,000-entry image is read by every `gpucc list`).
  *
  * The reader walks the text once; strings are unescaped into an arena.  It
- * accepts exactly RFC 8259 JSON (nesting at most 64 deep) and reports the
- * first syntax error with its byte offset.
+ * accepts exactly RFC 8259 JSON (nesting at most 64 deep, strings valid
+ * UTF-8), except \u0000 in strings, which C strings cannot carry, and
+ * reports the first syntax error with its byte offset.
  */
 #ifndef GPUCC_FORMATS_JSON_READER_H
 #define GPUCC_FORMATS_JSON_READER_H
@@ -63,5 +64,9 @@ void json_skip(json_reader *r);
 /* True after the last value when only whitespace remains and no error. */
 bool json_finish(json_reader *r);
 bool json_failed(const json_reader *r);
+/* The length of the valid UTF-8 sequence at p (avail bytes there): 1 for
+ * ASCII, 2 to 4, or 0 when it is not one (overlong, surrogate, past
+ * U+10FFFF, cut short). */
+size_t json_utf8_sequence(const unsigned char *p, size_t avail);
 
 #endif

@@ -301,12 +301,63 @@ void gpucc_payload_member_name(char out[GPUCC_PAYLOAD_MEMBER_SIZE], const gpucc_
 
 /* ---- validation ---------------------------------------------------------- */
 
+/* A string of the manifest must be UTF-8 (JSON is), without control
+ * characters (names are printed on terminals and one per line), and at most
+ * GPUCC_MANIFEST_STRING_MAX bytes.  NULL passes (an absent module name). */
+static int check_text(const char *what, const char *s)
+{
+	if (!s)
+		return 0;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s);
+	if (len > GPUCC_MANIFEST_STRING_MAX)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "%s is a string of %zu bytes, longer than the %d a manifest allows",
+		                       what, len, GPUCC_MANIFEST_STRING_MAX);
+	for (size_t i = 0; i < len;) {
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return gpucc_error_set(GPUCC_EINVALID, "%s holds a control character", what);
+		size_t n = json_utf8_sequence(p + i, len - i);
+		if (n == 0)
+			return gpucc_error_set(GPUCC_EINVALID, "%s is not UTF-8", what);
+		i += n;
+	}
+	return 0;
+}
+
+/* check_text on every string of e. */
+static int check_entry_text(const gpucc_entry *e)
+{
+	int rc;
+	if ((rc = check_text("'module'", e->module)) || (rc = check_text("'triple'", e->triple)) ||
+	    (rc = check_text("'toolchain.gpucc'", e->gpucc_version)) ||
+	    (rc = check_text("'toolchain.llvm'", e->llvm_version)))
+		return rc;
+	for (size_t i = 0; i < e->option_count; i++)
+		if ((rc = check_text("an option's name", e->options[i].name)) ||
+		    (rc = check_text("an option's value", e->options[i].value)))
+			return rc;
+	for (size_t i = 0; i < e->device_lib_count; i++)
+		if ((rc = check_text("a device library's name", e->device_libs[i].name)))
+			return rc;
+	for (size_t i = 0; i < e->kernel_count; i++)
+		if ((rc = check_text("a kernel's name", e->kernels[i].name)))
+			return rc;
+	for (size_t i = 0; i < e->external_count; i++)
+		if ((rc = check_text("an external", e->externals[i])))
+			return rc;
+	return 0;
+}
+
 /* Check e; check_target false skips the target and triple (already known
  * good), check_key false skips recomputing the key. */
 static int validate_entry(const gpucc_entry *e, bool check_target, bool check_key)
 {
 	if (!e->target || !e->triple)
 		return gpucc_error_set(GPUCC_EINVALID, "an entry needs a target and a triple");
+	int text = check_entry_text(e);
+	if (text)
+		return text;
 	if (check_target) {
 		gpucc_target t;
 		char canonical[GPUCC_TARGET_NAME_SIZE];
@@ -484,6 +535,10 @@ static int parse_payload(parse_ctx *c, gpucc_payload *p)
 	if (!json_object_begin(&c->json))
 		return field_error(c, "a payload is not an object");
 	while (json_object_next(&c->json, &field)) {
+		if ((strcmp(field, "part") == 0 && have_part) ||
+		    (strcmp(field, "sha256") == 0 && have_digest) ||
+		    (strcmp(field, "size") == 0 && have_size))
+			return bad(c, "a payload field appears twice");
 		if (strcmp(field, "part") == 0) {
 			char part[16];
 			if (!json_string_buffer(&c->json, part, sizeof part) ||
@@ -681,7 +736,14 @@ static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *e
 		return field_error(c, "not an object");
 	while (rc == 0 && json_object_next(&c->json, &field)) {
 		uint64_t schema;
-		switch (entry_field(field)) {
+		enum entry_field_id id = entry_field(field);
+		/* A field given twice: JSON parsers disagree on which counts. */
+		if (id != FIELD_OTHER && (have & (1u << (id - 1)))) {
+			char message[64];
+			snprintf(message, sizeof message, "'%s' appears twice", field);
+			return bad(c, message);
+		}
+		switch (id) {
 		case FIELD_KEY:
 			if (!read_digest(c, &e->key))
 				return field_error(c, "'key' is not 64 hex digits");
@@ -849,7 +911,10 @@ int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, con
 				have_format = json_string_buffer(&c.json, format, sizeof format);
 			} else if (strcmp(field, "version") == 0) {
 				have_version = json_uint(&c.json, 1000000, &version);
-			} else if (strcmp(field, "entries") == 0 && !have_entries) {
+			} else if (strcmp(field, "entries") == 0 && have_entries) {
+				rc = gpucc_error_set(GPUCC_ECORRUPT,
+				                     "'%s': corrupt manifest: 'entries' appears twice", name);
+			} else if (strcmp(field, "entries") == 0) {
 				have_entries = true;
 				entries_at = c.json;
 				if (have_format && have_version)
@@ -875,12 +940,14 @@ int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, con
 		rc = parse_entries(&c, out);
 	}
 	/* The rest of the document must still be well-formed JSON. */
-	if (rc == 0) {
-		while (json_object_next(&c.json, &field))
-			json_skip(&c.json);
-		if (!json_finish(&c.json))
-			rc = syntax_error(&c);
+	while (rc == 0 && json_object_next(&c.json, &field)) {
+		if (strcmp(field, "entries") == 0)
+			rc = gpucc_error_set(GPUCC_ECORRUPT,
+			                     "'%s': corrupt manifest: 'entries' appears twice", name);
+		json_skip(&c.json);
 	}
+	if (rc == 0 && !json_finish(&c.json))
+		rc = syntax_error(&c);
 	free(c.kernels.data);
 	free(c.externals.data);
 	free(c.payloads.data);
