@@ -46,7 +46,13 @@ const cmd_spec cmd_verify_spec = {
 		"no member is unlisted.  On success prints\n"
 		"'IMAGE: ok (N entries, M payloads, B bytes)', B counting each distinct\n"
 		"payload once.  On the first defect prints it in one line and exits 3\n"
-		"(2 when IMAGE does not exist).",
+		"(2 when IMAGE does not exist).\n"
+		"\n"
+		"Every command that reads images bounds what that may cost: a compressed\n"
+		"image may expand to 32 GiB, at most 1000-fold, and a manifest may hold\n"
+		"128 MiB; past a limit an image is refused.  GPUCC_IMAGE_LIMITS changes\n"
+		"them, e.g. GPUCC_IMAGE_LIMITS=expanded=64G,ratio=5000,manifest=512M\n"
+		"(0 turns a check off); see formats/image.md, \"Limits\".",
 	.options = verify_options,
 	.min_positional = 1,
 	.max_positional = 1,

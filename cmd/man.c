@@ -125,6 +125,9 @@ static void print_main_page(FILE *f, const cmd_spec *const *commands, size_t cou
 	      ".TP\n.B GPUCC_BACKEND\nthe LLVM backend module to load (libgpucc\\-llvm.so)\n"
 	      ".TP\n.B GPUCC_HIP_LIBRARY\\fR, \\fBGPUCC_CUDA_LIBRARY\n"
 	      "the HIP runtime or CUDA driver library to load; \\(lqnone\\(rq disables it\n"
+	      ".TP\n.B GPUCC_IMAGE_LIMITS\n"
+	      "bounds on reading images: expanded=SIZE,ratio=N,manifest=SIZE\n"
+	      "(defaults 32G, 1000, 128M; 0 turns a check off)\n"
 	      ".TP\n.B SOURCE_DATE_EPOCH\nthe time recorded in images written\n",
 	      f);
 }

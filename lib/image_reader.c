@@ -19,7 +19,10 @@
  */
 #include "image_internal.h"
 
+#include "gpucc/cache.h" /* gpucc_size_parse */
+
 #include "errors.h"
+#include "json_reader.h" /* json_utf8_sequence */
 #include "libarchive_loader.h"
 #include "manifest.h"
 #include "ustar.h"
@@ -40,6 +43,21 @@
 #define READ_CHUNK ((size_t)1 << 16)
 #define FORMAT_MEMBER_MAX 64
 
+/* Limits (gpucc/image.h, formats/image.md "Limits").  Compressed input is
+ * handed to libarchive in COMPRESSED_CHUNK pieces, and expansion is checked
+ * between pieces and after every header and data read: zstd expands a byte
+ * at most 32,768-fold (a 4-byte RLE block gives 128 KiB), so a check is
+ * never more than 512 MiB of expansion late. */
+#define DEFAULT_EXPANDED_SIZE ((uint64_t)32 << 30)
+#define DEFAULT_EXPANSION_RATIO 1000
+#define DEFAULT_MANIFEST_SIZE ((uint64_t)128 << 20)
+#define RATIO_FLOOR ((uint64_t)16 << 20)
+#define COMPRESSED_CHUNK ((size_t)1 << 14)
+#define LIMITS_ENV "GPUCC_IMAGE_LIMITS"
+
+/* Which limit stopped a read (gpucc_image.limit_hit). */
+enum { WITHIN_LIMITS, OVER_EXPANDED_SIZE, OVER_EXPANSION_RATIO };
+
 struct gpucc_image {
 	char *name;
 	int fd;                 /* -1 for memory images */
@@ -47,6 +65,8 @@ struct gpucc_image {
 	const unsigned char *data; /* memory images */
 	size_t size;
 	bool compressed;
+	gpucc_image_limits limits;
+	int limit_hit;          /* WITHIN_LIMITS, or the limit that stopped the cursor */
 
 	gpucc_manifest manifest;
 	gpucc_payload *payloads; /* distinct, in archive order */
@@ -66,7 +86,7 @@ struct gpucc_image {
 	/* The sequential cursor. */
 	struct archive *cursor;
 	size_t cursor_next;   /* index of the payload the next member should be */
-	uint64_t fd_position; /* read position of the cursor in fd */
+	uint64_t fd_position; /* read position of the cursor in fd (or in data) */
 	unsigned char *fd_buffer;
 
 	/* Called last by gpucc_image_free (gpucc_image_on_free). */
@@ -77,14 +97,190 @@ struct gpucc_image {
 /* Tests read images through libarchive only, to compare the two readers. */
 static bool force_libarchive;
 
+/* ---- limits --------------------------------------------------------------- */
+
+/* One NAME=VALUE of GPUCC_IMAGE_LIMITS into limits. */
+static int parse_limit(gpucc_image_limits *limits, const char *item, size_t len)
+{
+	char text[64];
+	if (len >= sizeof text)
+		return gpucc_error_set(GPUCC_EINVALID, "%s: '%.*s' is too long", LIMITS_ENV, (int)len,
+		                       item);
+	memcpy(text, item, len);
+	text[len] = '\0';
+	char *value = strchr(text, '=');
+	uint64_t *slot = NULL;
+	if (value) {
+		*value++ = '\0';
+		slot = strcmp(text, "expanded") == 0 ? &limits->expanded_size
+		       : strcmp(text, "ratio") == 0 ? &limits->expansion_ratio
+		       : strcmp(text, "manifest") == 0 ? &limits->manifest_size : NULL;
+	}
+	if (!slot)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "%s: '%.*s' is not NAME=VALUE with NAME expanded, ratio or manifest",
+		                       LIMITS_ENV, (int)len, item);
+	uint64_t v;
+	if (gpucc_size_parse(&v, value) != 0)
+		return gpucc_error_prefix("%s", LIMITS_ENV);
+	*slot = v ? v : UINT64_MAX;
+	return 0;
+}
+
+/* Fill the 0 fields of limits with the defaults. */
+static void complete_limits(gpucc_image_limits *limits)
+{
+	if (!limits->expanded_size)
+		limits->expanded_size = DEFAULT_EXPANDED_SIZE;
+	if (!limits->expansion_ratio)
+		limits->expansion_ratio = DEFAULT_EXPANSION_RATIO;
+	if (!limits->manifest_size)
+		limits->manifest_size = DEFAULT_MANIFEST_SIZE;
+	if (limits->manifest_size > GPUCC_MANIFEST_MAX_SIZE)
+		limits->manifest_size = GPUCC_MANIFEST_MAX_SIZE;
+}
+
+int gpucc_image_default_limits(gpucc_image_limits *out)
+{
+	gpucc_image_limits limits = {0};
+	const char *env = getenv(LIMITS_ENV);
+	for (const char *p = env; p && *p;) {
+		size_t len = strcspn(p, ",");
+		int rc = parse_limit(&limits, p, len);
+		if (rc)
+			return rc;
+		p += len + (p[len] == ',');
+	}
+	complete_limits(&limits);
+	*out = limits;
+	return 0;
+}
+
+/* "16 GiB", "200 MiB" or "1234 bytes", for messages. */
+static const char *size_text(char out[32], uint64_t size)
+{
+	static const char *const units[] = {"TiB", "GiB", "MiB", "KiB"};
+	for (int i = 0; i < 4; i++) {
+		unsigned shift = 40 - 10 * (unsigned)i;
+		if (size >= ((uint64_t)1 << shift) && size % ((uint64_t)1 << shift) == 0) {
+			snprintf(out, 32, "%" PRIu64 " %s", size >> shift, units[i]);
+			return out;
+		}
+	}
+	snprintf(out, 32, "%" PRIu64 " bytes", size);
+	return out;
+}
+
+/* Whether the cursor of a compressed image has expanded past a limit;
+ * remembers which in img->limit_hit.  Expanded bytes are what libarchive's
+ * tar reader has consumed, compressed ones what its decompressor has. */
+static bool over_limits(gpucc_image *img, struct archive *a)
+{
+	if (img->limit_hit)
+		return true;
+	if (GPUCC_LA->filter_count(a) < 2)
+		return false;
+	la_int64_t out = GPUCC_LA->filter_bytes(a, 0), in = GPUCC_LA->filter_bytes(a, -1);
+	uint64_t expanded = out > 0 ? (uint64_t)out : 0, compressed = in > 0 ? (uint64_t)in : 0;
+	if (expanded > img->limits.expanded_size)
+		img->limit_hit = OVER_EXPANDED_SIZE;
+	else if (expanded > RATIO_FLOOR && img->limits.expansion_ratio != UINT64_MAX &&
+	         expanded / img->limits.expansion_ratio > compressed)
+		img->limit_hit = OVER_EXPANSION_RATIO;
+	return img->limit_hit != WITHIN_LIMITS;
+}
+
+/* The error for the limit that stopped the cursor. */
+static int limit_error(const gpucc_image *img)
+{
+	char size[32];
+	if (img->limit_hit == OVER_EXPANDED_SIZE)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': refused: it would expand to more than %s when decompressed "
+		                       "(raise the limit with %s=expanded=SIZE)",
+		                       img->name, size_text(size, img->limits.expanded_size), LIMITS_ENV);
+	return gpucc_error_set(GPUCC_ECORRUPT,
+	                       "'%s': refused: it would expand more than %" PRIu64 "-fold when "
+	                       "decompressed, like a compression bomb (raise the limit with "
+	                       "%s=ratio=N)",
+	                       img->name, img->limits.expansion_ratio, LIMITS_ENV);
+}
+
+/* The manifest member's size against the limit. */
+static int check_manifest_size(const gpucc_image *img, uint64_t size)
+{
+	if (size <= img->limits.manifest_size)
+		return 0;
+	char limit[32];
+	return gpucc_error_set(GPUCC_ECORRUPT,
+	                       "'%s': refused: member '%s' is %" PRIu64 " bytes, more than the limit "
+	                       "of %s (raise it with %s=manifest=SIZE)",
+	                       img->name, GPUCC_IMAGE_MANIFEST_MEMBER, size,
+	                       size_text(limit, img->limits.manifest_size), LIMITS_ENV);
+}
+
+/* libarchive calls that check the limits after reading: a header, or data. */
+static int cursor_next_header(gpucc_image *img, struct archive_entry **e)
+{
+	int r = GPUCC_LA->read_next_header(img->cursor, e);
+	return over_limits(img, img->cursor) ? ARCHIVE_FATAL : r;
+}
+
+static la_ssize_t cursor_read_data(gpucc_image *img, void *buf, size_t size)
+{
+	la_ssize_t n = GPUCC_LA->read_data(img->cursor, buf, size);
+	return over_limits(img, img->cursor) ? -1 : n;
+}
+
 /* ---- the libarchive source ---------------------------------------------- */
+
+/* How much to hand libarchive at a time: less once it is decompressing,
+ * so that the limits are checked often enough. */
+static size_t source_chunk(struct archive *a)
+{
+	return GPUCC_LA->filter_count(a) > 1 ? COMPRESSED_CHUNK : READ_CHUNK;
+}
+
+/* Refuse more input once a limit is passed. */
+static bool source_refuses(gpucc_image *img, struct archive *a)
+{
+	if (!over_limits(img, a))
+		return false;
+	GPUCC_LA->set_error(a, EFBIG, "over a limit");
+	return true;
+}
+
+static ssize_t memory_read(struct archive *a, void *ctx, const void **out)
+{
+	gpucc_image *img = ctx;
+	if (source_refuses(img, a))
+		return -1;
+	size_t left = img->size - (size_t)img->fd_position, n = source_chunk(a);
+	n = n < left ? n : left;
+	*out = img->data + img->fd_position;
+	img->fd_position += n;
+	return (ssize_t)n;
+}
+
+static la_int64_t memory_skip(struct archive *a, void *ctx, la_int64_t request)
+{
+	(void)a;
+	gpucc_image *img = ctx;
+	uint64_t left = img->size - img->fd_position;
+	uint64_t n = (uint64_t)request < left ? (uint64_t)request : left;
+	img->fd_position += n;
+	return (la_int64_t)n;
+}
 
 static ssize_t fd_read(struct archive *a, void *ctx, const void **out)
 {
 	gpucc_image *img = ctx;
+	if (source_refuses(img, a))
+		return -1;
+	size_t chunk = source_chunk(a);
 	for (;;) {
-		ssize_t n = img->seekable ? pread(img->fd, img->fd_buffer, READ_CHUNK, (off_t)img->fd_position)
-		                          : read(img->fd, img->fd_buffer, READ_CHUNK);
+		ssize_t n = img->seekable ? pread(img->fd, img->fd_buffer, chunk, (off_t)img->fd_position)
+		                          : read(img->fd, img->fd_buffer, chunk);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -122,16 +318,12 @@ static int cursor_open(gpucc_image *img)
 		return gpucc_error_oom();
 	GPUCC_LA->read_support_format_tar(a);
 	GPUCC_LA->read_support_filter_zstd(a);
-	int r;
-	if (img->fd >= 0) {
-		img->fd_position = 0;
-		GPUCC_LA->read_set_callback_data(a, img);
-		GPUCC_LA->read_set_read_callback(a, fd_read);
-		GPUCC_LA->read_set_skip_callback(a, fd_skip);
-		r = GPUCC_LA->read_open1(a);
-	} else {
-		r = GPUCC_LA->read_open_memory(a, img->data, img->size);
-	}
+	img->fd_position = 0;
+	img->limit_hit = WITHIN_LIMITS;
+	GPUCC_LA->read_set_callback_data(a, img);
+	GPUCC_LA->read_set_read_callback(a, img->fd >= 0 ? fd_read : memory_read);
+	GPUCC_LA->read_set_skip_callback(a, img->fd >= 0 ? fd_skip : memory_skip);
+	int r = GPUCC_LA->read_open1(a);
 	if (r != ARCHIVE_OK) {
 		int rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (%s)", img->name,
 		                         GPUCC_LA->error_string(a) ? GPUCC_LA->error_string(a)
@@ -146,26 +338,37 @@ static int cursor_open(gpucc_image *img)
 
 static int archive_failure(gpucc_image *img, const char *doing)
 {
+	if (img->limit_hit)
+		return limit_error(img);
 	const char *why = GPUCC_LA->error_string(img->cursor);
 	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated or damaged image while %s (%s)",
 	                       img->name, doing, why ? why : "unexpected end of data");
 }
 
-/* Read the whole data of the current member (at most max bytes) into a new
- * NUL-terminated buffer. */
-static int read_member_data(gpucc_image *img, struct archive_entry *e, uint64_t max,
-                            char **out, size_t *out_size)
+/* Read the whole data of the current member (its size already checked)
+ * into a new NUL-terminated buffer.  The buffer grows with the bytes that
+ * arrive, not with the size the header claims. */
+static int read_member_data(gpucc_image *img, struct archive_entry *e, char **out,
+                            size_t *out_size)
 {
-	la_int64_t size = GPUCC_LA->entry_size(e);
-	if (size < 0 || (uint64_t)size > max)
-		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' has an absurd size (%lld bytes)",
-		                       img->name, GPUCC_LA->entry_pathname(e), (long long)size);
-	char *buf = malloc((size_t)size + 1);
-	if (!buf)
-		return gpucc_error_oom();
-	size_t got = 0;
-	while (got < (size_t)size) {
-		la_ssize_t n = GPUCC_LA->read_data(img->cursor, buf + got, (size_t)size - got);
+	la_int64_t claimed = GPUCC_LA->entry_size(e);
+	size_t size = claimed > 0 ? (size_t)claimed : 0, got = 0, capacity = 0;
+	char *buf = NULL;
+	for (;;) {
+		if (got == capacity) {
+			capacity = capacity ? 2 * capacity : READ_CHUNK;
+			if (capacity > size)
+				capacity = size;
+			char *grown = realloc(buf, capacity + 1);
+			if (!grown) {
+				free(buf);
+				return gpucc_error_oom();
+			}
+			buf = grown;
+		}
+		if (got == size)
+			break;
+		la_ssize_t n = cursor_read_data(img, buf + got, capacity - got);
 		if (n < 0) {
 			free(buf);
 			return archive_failure(img, "reading the manifest");
@@ -174,7 +377,7 @@ static int read_member_data(gpucc_image *img, struct archive_entry *e, uint64_t 
 			break;
 		got += (size_t)n;
 	}
-	if (got != (size_t)size) {
+	if (got != size) {
 		free(buf);
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: member '%s' is cut short",
 		                       img->name, GPUCC_LA->entry_pathname(e));
@@ -250,6 +453,35 @@ static const char *manifest_in_place(gpucc_image *img, uint64_t offset, uint64_t
 
 /* ---- member checks -------------------------------------------------------- */
 
+/* Room for a member name as messages show it. */
+#define SHOWN_NAME_SIZE 256
+#define SHOWN_NAME_BYTES 200
+
+/* name as messages show it: on one line, and unable to drive a terminal --
+ * control characters and bytes that are not UTF-8 as \xNN, a backslash as
+ * \\ -- and cut after about SHOWN_NAME_BYTES bytes with "...". */
+static const char *shown_name(char out[SHOWN_NAME_SIZE], const char *name)
+{
+	const unsigned char *p = (const unsigned char *)(name ? name : "");
+	size_t used = 0, left = strlen((const char *)p);
+	while (*p && used < SHOWN_NAME_BYTES) {
+		size_t n = *p < 0x20 || *p == 0x7f ? 0 : json_utf8_sequence(p, left);
+		if (n == 0)
+			used += (size_t)snprintf(out + used, SHOWN_NAME_SIZE - used, "\\x%02x", *p);
+		else if (*p == '\\')
+			used += (size_t)snprintf(out + used, SHOWN_NAME_SIZE - used, "\\\\");
+		else {
+			memcpy(out + used, p, n);
+			used += n;
+		}
+		n = n ? n : 1;
+		p += n;
+		left -= n;
+	}
+	snprintf(out + used, SHOWN_NAME_SIZE - used, "%s", *p ? "..." : "");
+	return out;
+}
+
 static bool path_is_unsafe(const char *path)
 {
 	if (path[0] == '/')
@@ -269,12 +501,13 @@ static bool path_is_unsafe(const char *path)
  * extracted to. */
 static int check_path(const gpucc_image *img, const char *path)
 {
+	char shown[SHOWN_NAME_SIZE];
 	if (!path || !*path)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': a member has no name", img->name);
 	if (path_is_unsafe(path))
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': member '%s' has an unsafe path (absolute or with '..')",
-		                       img->name, path);
+		                       img->name, shown_name(shown, path));
 	return 0;
 }
 
@@ -283,15 +516,16 @@ static int check_path(const gpucc_image *img, const char *path)
 static int check_member_kind(const gpucc_image *img, struct archive_entry *e)
 {
 	const char *path = GPUCC_LA->entry_pathname(e);
+	char shown[SHOWN_NAME_SIZE];
 	int rc = check_path(img, path);
 	if (rc)
 		return rc;
 	if (GPUCC_LA->entry_filetype(e) == AE_IFLNK || GPUCC_LA->entry_hardlink(e))
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is a link, not a file",
-		                       img->name, path);
+		                       img->name, shown_name(shown, path));
 	if (GPUCC_LA->entry_filetype(e) != AE_IFREG)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is not a regular file",
-		                       img->name, path);
+		                       img->name, shown_name(shown, path));
 	return 0;
 }
 
@@ -363,7 +597,7 @@ static int check_format_text(const gpucc_image *img, const char *text);
 static int read_format_member(gpucc_image *img)
 {
 	struct archive_entry *e;
-	int r = GPUCC_LA->read_next_header(img->cursor, &e);
+	int r = cursor_next_header(img, &e);
 	if (r == ARCHIVE_EOF)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (an empty archive)",
 		                       img->name);
@@ -373,16 +607,23 @@ static int read_format_member(gpucc_image *img)
 		                       why ? why : "not a tar archive");
 	}
 	const char *path = GPUCC_LA->entry_pathname(e);
+	char shown[SHOWN_NAME_SIZE];
 	if (!path || strcmp(path, GPUCC_IMAGE_FORMAT_MEMBER) != 0)
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': not a gpucc image (first member is '%s', expected '%s')",
-		                       img->name, path ? path : "", GPUCC_IMAGE_FORMAT_MEMBER);
+		                       img->name, shown_name(shown, path), GPUCC_IMAGE_FORMAT_MEMBER);
 	int rc = check_member_kind(img, e);
 	if (rc)
 		return rc;
 	char *text;
 	size_t size;
-	rc = read_member_data(img, e, FORMAT_MEMBER_MAX, &text, &size);
+	la_int64_t claimed = GPUCC_LA->entry_size(e);
+	if (claimed < 0 || claimed > FORMAT_MEMBER_MAX)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': not a gpucc image (member '%s' has an absurd size, %lld "
+		                       "bytes)",
+		                       img->name, GPUCC_IMAGE_FORMAT_MEMBER, (long long)claimed);
+	rc = read_member_data(img, e, &text, &size);
 	if (rc)
 		return rc;
 	rc = check_format_text(img, text);
@@ -410,22 +651,29 @@ static int check_format_text(const gpucc_image *img, const char *text)
 static int read_manifest_member(gpucc_image *img)
 {
 	struct archive_entry *e;
-	int r = GPUCC_LA->read_next_header(img->cursor, &e);
+	int r = cursor_next_header(img, &e);
 	if (r == ARCHIVE_EOF)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: no manifest", img->name);
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return archive_failure(img, "reading the manifest header");
 	const char *path = GPUCC_LA->entry_pathname(e);
+	char shown[SHOWN_NAME_SIZE];
 	if (!path || strcmp(path, GPUCC_IMAGE_MANIFEST_MEMBER) != 0)
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': corrupt image: second member is '%s', expected '%s'",
-		                       img->name, path ? path : "", GPUCC_IMAGE_MANIFEST_MEMBER);
+		                       img->name, shown_name(shown, path), GPUCC_IMAGE_MANIFEST_MEMBER);
 	int rc = check_member_kind(img, e);
 	if (rc)
 		return rc;
 	char *json;
 	size_t size;
-	rc = read_member_data(img, e, GPUCC_MANIFEST_MAX_SIZE, &json, &size);
+	la_int64_t claimed = GPUCC_LA->entry_size(e);
+	if (claimed <= 0)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': corrupt manifest: member '%s' is empty",
+		                       img->name, GPUCC_IMAGE_MANIFEST_MEMBER);
+	if ((rc = check_manifest_size(img, (uint64_t)claimed)))
+		return rc;
+	rc = read_member_data(img, e, &json, &size);
 	if (rc)
 		return rc;
 	rc = gpucc_manifest_parse(&img->manifest, json, size, img->name);
@@ -438,7 +686,7 @@ static int cursor_skip_head(gpucc_image *img)
 {
 	struct archive_entry *e;
 	for (int i = 0; i < 2; i++) {
-		int r = GPUCC_LA->read_next_header(img->cursor, &e);
+		int r = cursor_next_header(img, &e);
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 			return archive_failure(img, "reopening");
 	}
@@ -468,8 +716,10 @@ static int open_head_directly(gpucc_image *img)
 	uint64_t at = BLOCK + gpucc_ustar_padded(h.size);
 	if (read_at(img, at, block, BLOCK) != BLOCK || !gpucc_ustar_parse(block, &h) ||
 	    !gpucc_ustar_is_regular(&h) || strcmp(h.name, GPUCC_IMAGE_MANIFEST_MEMBER) != 0 ||
-	    h.size == 0 || h.size > GPUCC_MANIFEST_MAX_SIZE)
+	    h.size == 0)
 		return 1;
+	if ((rc = check_manifest_size(img, h.size)))
+		return rc;
 	void *map;
 	size_t map_size = 0;
 	const char *json = manifest_in_place(img, at, h.size, &map, &map_size);
@@ -516,12 +766,14 @@ static int ensure_payloads(gpucc_image *img)
 	return img->payloads_rc;
 }
 
-static gpucc_image *image_new(const char *name)
+/* A new image handle reading under limits (already completed). */
+static gpucc_image *image_new(const char *name, const gpucc_image_limits *limits)
 {
 	gpucc_image *img = calloc(1, sizeof *img);
 	if (!img)
 		return NULL;
 	img->fd = -1;
+	img->limits = *limits;
 	img->name = strdup(name ? name : "(image)");
 	if (!img->name) {
 		free(img);
@@ -541,11 +793,28 @@ static int finish_open(gpucc_image **out, gpucc_image *img)
 	return 0;
 }
 
-static int open_on_fd(gpucc_image **out, int fd, const char *name)
+/* The limits given (their 0 fields completed), or the defaults. */
+static int resolve_limits(gpucc_image_limits *out, const gpucc_image_limits *given)
+{
+	if (!given)
+		return gpucc_image_default_limits(out);
+	*out = *given;
+	complete_limits(out);
+	return 0;
+}
+
+static int open_on_fd(gpucc_image **out, int fd, const char *name,
+                      const gpucc_image_limits *given)
 {
 	struct stat st;
+	gpucc_image_limits limits;
+	int rc = resolve_limits(&limits, given);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
 	if (fstat(fd, &st) != 0) {
-		int rc = gpucc_error_set_errno("cannot read '%s'", name);
+		rc = gpucc_error_set_errno("cannot read '%s'", name);
 		close(fd);
 		return rc;
 	}
@@ -557,7 +826,7 @@ static int open_on_fd(gpucc_image **out, int fd, const char *name)
 		close(fd);
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (empty file)", name);
 	}
-	gpucc_image *img = image_new(name);
+	gpucc_image *img = image_new(name, &limits);
 	unsigned char *buffer = malloc(READ_CHUNK);
 	if (!img || !buffer) {
 		free(buffer);
@@ -574,11 +843,16 @@ static int open_on_fd(gpucc_image **out, int fd, const char *name)
 
 int gpucc_image_open(gpucc_image **out, const char *path)
 {
+	return gpucc_image_open_limited(out, path, NULL);
+}
+
+int gpucc_image_open_limited(gpucc_image **out, const char *path, const gpucc_image_limits *limits)
+{
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_errno("cannot open '%s'", path);
-	return open_on_fd(out, fd, path);
+	return open_on_fd(out, fd, path, limits);
 }
 
 int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name)
@@ -587,7 +861,7 @@ int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name)
 	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (copy < 0)
 		return gpucc_error_set_errno("cannot use the descriptor of '%s'", name ? name : "(fd)");
-	return open_on_fd(out, copy, name ? name : "(fd)");
+	return open_on_fd(out, copy, name ? name : "(fd)", NULL);
 }
 
 int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size, const char *name)
@@ -596,7 +870,11 @@ int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size, co
 	if (!data || size == 0)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (empty)",
 		                       name ? name : "(memory)");
-	gpucc_image *img = image_new(name ? name : "(memory)");
+	gpucc_image_limits limits;
+	int rc = gpucc_image_default_limits(&limits);
+	if (rc)
+		return rc;
+	gpucc_image *img = image_new(name ? name : "(memory)", &limits);
 	if (!img)
 		return gpucc_error_oom();
 	img->data = data;
@@ -852,41 +1130,50 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 	return 0;
 }
 
-/* Whether path names one of the image's payloads. */
-static bool is_listed_payload(const gpucc_image *img, const char *path)
+/* The index of the payload that path names, or payload_count when it
+ * names none. */
+static size_t listed_payload_index(const gpucc_image *img, const char *path)
 {
 	static const char prefix[] = "payloads/";
 	size_t n = sizeof prefix - 1;
 	if (strncmp(path, prefix, n) != 0 || strlen(path) < n + 64)
-		return false;
+		return img->payload_count;
 	char hex[GPUCC_DIGEST_HEX_SIZE];
 	memcpy(hex, path + n, 64);
 	hex[64] = '\0';
 	gpucc_payload p;
 	if (gpucc_digest_from_hex(&p.sha256, hex) != 0) {
 		gpucc_error_clear();
-		return false;
+		return img->payload_count;
 	}
 	for (int part = 0; part < GPUCC_PART_COUNT; part++) {
 		p.part = (gpucc_part)part;
 		if (strcmp(path + n + 64, gpucc_part_extension(p.part)) == 0)
-			return payload_index(img, &p) < img->payload_count;
+			return payload_index(img, &p);
 	}
-	return false;
+	return img->payload_count;
 }
 
-/* Why a member named path stands where expected (NULL: nothing) should:
- * it is a later listed payload, so the expected one is missing; or it is
- * not listed at all. */
+/* Why a member named path stands where the payload member expected (NULL:
+ * nothing) should: it repeats a member already read (the format member,
+ * the manifest or an earlier payload); it is a later listed payload, so
+ * the expected one is missing; or it is not listed at all. */
 static int unexpected_name(const gpucc_image *img, const char *path, const char *expected)
 {
-	if (expected && is_listed_payload(img, path))
+	char shown[SHOWN_NAME_SIZE];
+	size_t at = listed_payload_index(img, path);
+	size_t want = expected ? listed_payload_index(img, expected) : img->payload_count;
+	if (strcmp(path, GPUCC_IMAGE_FORMAT_MEMBER) == 0 ||
+	    strcmp(path, GPUCC_IMAGE_MANIFEST_MEMBER) == 0 || (at < img->payload_count && at < want))
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' appears more than once",
+		                       img->name, shown_name(shown, path));
+	if (expected && at < img->payload_count)
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': the manifest lists member '%s' but the image has no such "
 		                       "member",
 		                       img->name, expected);
 	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is not listed in the manifest",
-	                       img->name, path);
+	                       img->name, shown_name(shown, path));
 }
 
 /* Describe why the member under the cursor is not the expected one: an
@@ -912,7 +1199,7 @@ static int cursor_seek(gpucc_image *img, size_t index)
 		const gpucc_payload *want = &img->payloads[img->cursor_next];
 		char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 		gpucc_payload_member_name(member, want);
-		int r = GPUCC_LA->read_next_header(img->cursor, &e);
+		int r = cursor_next_header(img, &e);
 		if (r == ARCHIVE_EOF)
 			return gpucc_error_set(GPUCC_ECORRUPT,
 			                       "'%s': the manifest lists member '%s' but the image has no "
@@ -947,7 +1234,7 @@ static int stream_with_cursor(gpucc_image *img, size_t index, gpucc_payload_sink
 		/* Room for the rest, or one byte to see the end. */
 		size_t want;
 		unsigned char *buffer = hash_room(h, done < size ? size - done : 1, &want);
-		la_ssize_t n = GPUCC_LA->read_data(img->cursor, buffer, want);
+		la_ssize_t n = cursor_read_data(img, buffer, want);
 		if (n < 0) {
 			/* The cursor is unusable after a data error. */
 			rc = archive_failure(img, "reading a payload");
@@ -1024,14 +1311,26 @@ int gpucc_image_stream_payload_checked(gpucc_image *img, const gpucc_payload *p,
 
 typedef struct memory_sink {
 	unsigned char *data;
-	size_t used, size;
+	size_t used, capacity, size;
 } memory_sink;
 
+/* Append to a buffer that grows with the bytes that arrive (up to the
+ * size the manifest lists), not with the size it claims. */
 static int to_memory(void *ctx, const void *data, size_t size)
 {
 	memory_sink *m = ctx;
 	if (size > m->size - m->used)
 		return gpucc_error_set(GPUCC_ECORRUPT, "payload is larger than the manifest lists");
+	if (size > m->capacity - m->used) {
+		size_t capacity = m->capacity ? m->capacity : READ_CHUNK;
+		while (capacity - m->used < size)
+			capacity = capacity > m->size / 2 ? m->size : 2 * capacity;
+		unsigned char *grown = realloc(m->data, capacity + 1);
+		if (!grown)
+			return gpucc_error_oom();
+		m->data = grown;
+		m->capacity = capacity;
+	}
 	memcpy(m->data + m->used, data, size);
 	m->used += size;
 	return 0;
@@ -1044,7 +1343,7 @@ int gpucc_image_read_payload(void **out, size_t *out_size, gpucc_image *img,
 	*out_size = 0;
 	if (payload->size > SIZE_MAX - 1)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': payload too large for memory", img->name);
-	memory_sink m = {malloc((size_t)payload->size + 1), 0, (size_t)payload->size};
+	memory_sink m = {malloc(1), 0, 0, (size_t)payload->size};
 	if (!m.data)
 		return gpucc_error_oom();
 	int rc = gpucc_image_stream_payload(img, payload, to_memory, &m);
@@ -1182,7 +1481,7 @@ static int verify_with_libarchive(gpucc_image *img)
 	if ((rc = cursor_open(img)) || (rc = read_format_member(img)))
 		return rc;
 	struct archive_entry *e;
-	int r = GPUCC_LA->read_next_header(img->cursor, &e);
+	int r = cursor_next_header(img, &e);
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return archive_failure(img, "reading the manifest header");
 	unsigned char local[READ_CHUNK];
@@ -1195,7 +1494,7 @@ static int verify_with_libarchive(gpucc_image *img)
 	}
 	if (rc)
 		return rc;
-	r = GPUCC_LA->read_next_header(img->cursor, &e);
+	r = cursor_next_header(img, &e);
 	if (r == ARCHIVE_OK || r == ARCHIVE_WARN) {
 		rc = check_member_kind(img, e);
 		if (rc == 0)

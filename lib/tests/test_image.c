@@ -1,8 +1,8 @@
 /*
  * lib/tests/test_image.c -- writing and reading images: round trips,
  * determinism (the bytes depend only on the set of entries), deduplication,
- * conflicts, key prefixes, compressed images, memory and fd sources, and
- * corruption caught by digest checks.
+ * conflicts, key prefixes, compressed images, memory and fd sources,
+ * corruption caught by digest checks, and the limits on reading.
  */
 #include "check.h"
 
@@ -639,6 +639,68 @@ static void test_threaded_merge(void)
 		free(big_payloads[i]);
 }
 
+/* The limits on reading (formats/image.md, "Limits"): a real image that
+ * expands 20 MiB of zeros from a few KiB is refused at the default ratio,
+ * through a file and in memory, and read when the limits are raised. */
+static void test_limits(void)
+{
+	const char *path = path_in_dir("zeros.gpucc");
+	size_t size = (size_t)20 << 20;
+	char *zeros = calloc(1, size);
+	gpucc_image_writer *w;
+	gpucc_write_options opts = {.zstd_level = 3};
+	test_entry t;
+	make_entry(&t, "zeros", "zeros", "sm_90");
+	gpucc_payload_source src = {GPUCC_PART_PTX, NULL, zeros, size};
+	CHECK_INT(gpucc_image_writer_new(&w, path, &opts), 0);
+	CHECK_INT(gpucc_image_writer_add(w, &t.e, &src, 1), 0);
+	CHECK_INT(gpucc_image_writer_commit(w), 0);
+	gpucc_image_writer_free(w);
+	free(zeros);
+
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("1000-fold");
+	CHECK_ERROR_HAS("GPUCC_IMAGE_LIMITS=ratio=N");
+	gpucc_image_free(img);
+	size_t file_size;
+	char *bytes = check_read_file(path, &file_size);
+	CHECK_INT(gpucc_image_open_memory(&img, bytes, file_size, "memory"), 0);
+	CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("1000-fold");
+	gpucc_image_free(img);
+	free(bytes);
+
+	gpucc_image_limits limits = {.expansion_ratio = UINT64_MAX};
+	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), 0);
+	CHECK_INT(gpucc_image_verify(img), 0);
+	gpucc_image_free(img);
+	limits.expanded_size = (uint64_t)8 << 20;
+	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), 0);
+	CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("more than 8 MiB when decompressed");
+	gpucc_image_free(img);
+	limits = (gpucc_image_limits){.manifest_size = 64};
+	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("more than the limit of 64 bytes");
+
+	/* The environment sets the defaults; 0 turns a check off. */
+	setenv("GPUCC_IMAGE_LIMITS", "ratio=0,expanded=1G,manifest=1M", 1);
+	CHECK_INT(gpucc_image_default_limits(&limits), 0);
+	CHECK(limits.expansion_ratio == UINT64_MAX);
+	CHECK(limits.expanded_size == (uint64_t)1 << 30);
+	CHECK(limits.manifest_size == (uint64_t)1 << 20);
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	CHECK_INT(gpucc_image_verify(img), 0);
+	gpucc_image_free(img);
+	setenv("GPUCC_IMAGE_LIMITS", "ratio=1000,nonsense", 1);
+	CHECK_INT(gpucc_image_default_limits(&limits), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("'nonsense'");
+	CHECK_INT(gpucc_image_open(&img, path), GPUCC_EINVALID);
+	unsetenv("GPUCC_IMAGE_LIMITS");
+}
+
 int main(void)
 {
 	if (check_dir_create("test-image") != 0)
@@ -654,6 +716,7 @@ int main(void)
 	RUN(test_readers_agree);
 	RUN(test_empty_image_and_failed_commit);
 	RUN(test_threaded_merge);
+	RUN(test_limits);
 	if (check_dir_remove() != 0)
 		return 1;
 	return CHECK_DONE();

@@ -20,10 +20,38 @@ extern "C" {
 
 typedef struct gpucc_image gpucc_image;
 
+/* Bounds on what reading an untrusted image may cost (formats/image.md,
+ * "Limits").  An image past one is refused as GPUCC_ECORRUPT, with a message
+ * that names the limit and how to raise it.  In every field 0 means "the
+ * default". */
+typedef struct gpucc_image_limits {
+	/* Compressed images: the most bytes the archive may expand to
+	 * (default 32 GiB). */
+	uint64_t expanded_size;
+	/* Compressed images: the most expanded bytes per compressed byte
+	 * (default 1000), checked once 16 MiB have been expanded. */
+	uint64_t expansion_ratio;
+	/* The most bytes of manifest JSON, which is held in memory while it is
+	 * parsed (default 128 MiB; never more than 2 GiB). */
+	uint64_t manifest_size;
+} gpucc_image_limits;
+
+/* The limits that gpucc_image_open and every other reader of images use:
+ * the defaults above, each overridden by the environment variable
+ * GPUCC_IMAGE_LIMITS, a comma-separated list of NAME=VALUE with NAME one of
+ * expanded, ratio, manifest and sizes as gpucc_size_parse reads them
+ * ("expanded=64G,ratio=5000"); VALUE 0 turns a check off (the manifest keeps
+ * its 2 GiB bound).  GPUCC_EINVALID when the variable is malformed. */
+GPUCC_API int gpucc_image_default_limits(gpucc_image_limits *out);
+
 /* Open the image at path.  GPUCC_ENOTFOUND when it does not exist,
  * GPUCC_EVERSION for another format version, GPUCC_ECORRUPT when it is not a
- * valid image.  Error messages name the path. */
+ * valid image or is past a limit.  Error messages name the path. */
 GPUCC_API int gpucc_image_open(gpucc_image **out, const char *path);
+/* Open the image at path under limits (NULL: gpucc_image_default_limits;
+ * a 0 field: that field's default). */
+GPUCC_API int gpucc_image_open_limited(gpucc_image **out, const char *path,
+                                       const gpucc_image_limits *limits);
 /* Open an image from a readable, seekable or not, file descriptor.  The image
  * uses a duplicate; the caller keeps fd.  name is used in messages. */
 GPUCC_API int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name);
