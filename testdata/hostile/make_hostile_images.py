@@ -1,0 +1,703 @@
+#!/usr/bin/env python3
+"""testdata/hostile/make_hostile_images.py -- make hostile image fixtures.
+
+usage: make_hostile_images.py GOOD.gpucc OUTDIR [CASE...]
+
+An image is untrusted input (DESIGN.md, invariant 5).  Each function below
+marked @case builds one hostile image from a good, uncompressed one (the
+example package, packed by the test): its docstring says what is hostile
+about it.  Nothing binary is kept in git; tar headers and zstd frames are
+written here by hand, so that a case can lie in ways no archiver would.
+
+For every case OUTDIR gets <case>.gpucc (an uncompressed tar) and/or
+<case>.zst.gpucc (the same tar in a zstd frame), and one line in
+OUTDIR/cases.tsv:
+
+    FILE <TAB> STAGE <TAB> DEFECT
+
+STAGE says which readers meet the defect (cmd/tests/hostile_images.sh):
+  open     opening the image (format member or manifest): every command;
+  first    reading the first payload in archive order: every reader of
+           payloads (verify, cat of that payload, extract, merge, delta,
+           cache import);
+  all      reading all payloads: the same but cat of the first payload;
+  write    checking entries as they are written (verify, merge, delta,
+           cache import);
+  verify   only a complete walk of the archive (`gpucc verify`).
+DEFECT is a basic regular expression the one-line error must match.
+
+The good image holds exactly the format member, the manifest and two
+payloads, as formats/image.md describes.
+"""
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tarfile
+
+BLOCK = 512
+CASES = []
+
+
+def case(stage, defect, variants=("plain", "zstd")):
+    """Register a case: which stage meets it, the error it must give, and
+    which variants (uncompressed "plain", "zstd") make sense."""
+    def register(fn):
+        CASES.append((fn, stage, defect, variants))
+        return fn
+    return register
+
+
+# ---- tar, by hand ---------------------------------------------------------
+
+class Run:
+    """count copies of one byte, written without holding them in memory
+    (and as zstd RLE blocks when compressed)."""
+    def __init__(self, byte, count):
+        self.byte, self.count = byte, count
+
+
+def octal(value, width):
+    """A NUL-terminated octal field of width bytes."""
+    return b"%0*o\0" % (width - 1, value)
+
+
+def header(name, size, kind=b"0", linkname=b"", size_field=None, prefix=b"", mode=0o644):
+    """One ustar header block; size_field, when given, is the raw 12 bytes
+    of the size field (to lie, overflow or go negative)."""
+    name = name.encode("utf-8", "surrogateescape") if isinstance(name, str) else name
+    linkname = linkname.encode() if isinstance(linkname, str) else linkname
+    h = bytearray(BLOCK)
+    h[0:len(name[:100])] = name[:100]
+    h[100:108] = octal(mode, 8)
+    h[108:116] = octal(0, 8)
+    h[116:124] = octal(0, 8)
+    h[124:136] = size_field if size_field is not None else octal(size, 12)
+    h[136:148] = octal(0, 12)
+    h[148:156] = b" " * 8
+    h[156:157] = kind
+    h[157:157 + len(linkname)] = linkname
+    h[257:263] = b"ustar\0"
+    h[263:265] = b"00"
+    h[329:337] = octal(0, 8)
+    h[337:345] = octal(0, 8)
+    h[345:345 + len(prefix)] = prefix
+    h[148:156] = b"%06o\0 " % sum(h)
+    return bytes(h)
+
+
+def padding(size):
+    return b"\0" * (-size % BLOCK)
+
+
+def member(name, data, **fields):
+    """A member: header, data, padding to the block."""
+    return [header(name, len(data), **fields), data, padding(len(data))]
+
+
+def pax(records):
+    """A pax extended header ('x') carrying records {key: bytes value}."""
+    body = b""
+    for key, value in records.items():
+        line = b" " + key.encode() + b"=" + value + b"\n"
+        length = len(line) + 1
+        while len(str(length)) + len(line) != length:
+            length += 1
+        body += str(length).encode() + line
+    return member("PaxHeaders/x", body, kind=b"x")
+
+
+END = [b"\0" * (2 * BLOCK)]
+
+
+# ---- zstd, by hand: raw and RLE blocks only --------------------------------
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+ZSTD_BLOCK = 128 * 1024
+
+
+def zstd_block(kind, size, content, last=False):
+    """One block: 3-byte little-endian header (last, type, size), content."""
+    value = int(last) | kind << 1 | size << 3
+    return value.to_bytes(3, "little") + content
+
+
+def zstd_frame(pieces, window_log=17):
+    """A zstd frame holding pieces (bytes or Run) in raw and RLE blocks; no
+    content size, no checksum.  Yields the frame in parts."""
+    exponent = window_log - 10
+    yield ZSTD_MAGIC + bytes([0x00, exponent << 3])
+    pending = b""
+    for piece in pieces:
+        if isinstance(piece, Run):
+            if pending:
+                yield from raw_blocks(pending)
+                pending = b""
+            left = piece.count
+            while left:
+                n = min(left, ZSTD_BLOCK)
+                yield zstd_block(1, n, bytes([piece.byte]))
+                left -= n
+        else:
+            pending += piece
+            if len(pending) >= ZSTD_BLOCK:
+                yield from raw_blocks(pending)
+                pending = b""
+    yield from raw_blocks(pending)
+    yield zstd_block(0, 0, b"", last=True)
+
+
+def raw_blocks(data):
+    for at in range(0, len(data), ZSTD_BLOCK):
+        chunk = data[at:at + ZSTD_BLOCK]
+        yield zstd_block(0, len(chunk), chunk)
+
+
+def plain(pieces):
+    """The pieces as bytes (Runs expanded: only for small ones)."""
+    for piece in pieces:
+        yield bytes([piece.byte]) * piece.count if isinstance(piece, Run) else piece
+
+
+# ---- the good image -------------------------------------------------------
+
+class Good:
+    """The good image, taken apart: format and manifest data, payloads in
+    archive order as (name, data), and the manifest as JSON."""
+    def __init__(self, path):
+        with tarfile.open(path, "r:") as tar:
+            items = [(i.name, tar.extractfile(i).read()) for i in tar.getmembers()]
+        assert [n for n, _ in items[:2]] == ["GPUCC-IMAGE", "manifest.json"], "not a v1 image"
+        self.format, self.manifest = items[0][1], items[1][1]
+        self.payloads = items[2:]
+        assert len(self.payloads) == 2, "the good image needs exactly two payloads"
+        self.json = json.loads(self.manifest)
+
+    def head(self, manifest=None):
+        """Format and manifest members (with another manifest's bytes)."""
+        return (member("GPUCC-IMAGE", self.format) +
+                member("manifest.json", self.manifest if manifest is None else manifest))
+
+    def body(self, payloads=None):
+        out = []
+        for name, data in self.payloads if payloads is None else payloads:
+            out += member(name, data)
+        return out
+
+    def image(self, manifest=None, payloads=None, after_head=(), at_end=()):
+        """A whole image: head, extra members after it, payloads, extra
+        members after them, end marker."""
+        return self.head(manifest) + list(after_head) + self.body(payloads) + list(at_end) + END
+
+    def with_manifest_text(self, old, new):
+        """The image with the first old in the manifest's text replaced by
+        new (for defects JSON libraries cannot write)."""
+        assert old in self.manifest, old
+        return self.image(manifest=self.manifest.replace(old, new, 1))
+
+    def manifest_with(self, change):
+        """The manifest with change(json) applied, written compactly."""
+        doc = json.loads(self.manifest)
+        change(doc)
+        return manifest_bytes(doc)
+
+
+def manifest_bytes(doc):
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8", "surrogateescape")
+
+
+def first_payload(good):
+    return good.payloads[0]
+
+
+def digest_of(member_name):
+    """The hex digest in a payload member's name."""
+    return member_name.split("/")[1].split(".")[0]
+
+
+# ---- container and compression ------------------------------------------------
+
+@case("open", "not a gpucc image", variants=("zstd",))
+def garbage_in_zstd(good):
+    """A valid zstd frame whose content is 64 KiB of random bytes, not a tar."""
+    return [random.Random(6).randbytes(65536)]
+
+
+@case("open", "not a gpucc image", variants=("zstd",))
+def empty_zstd(good):
+    """A valid zstd frame with no content at all."""
+    return []
+
+
+@case("open", "refused.*expand.*GPUCC_IMAGE_LIMITS", variants=("zstd",))
+def bomb_manifest(good):
+    """A 100 MiB manifest (under the manifest limit) of JSON whitespace,
+    held in a few KiB of RLE blocks: 32,768 times its compressed size."""
+    size = 100 << 20
+    return (member("GPUCC-IMAGE", good.format) + [header("manifest.json", size)] +
+            [b"{", Run(0x20, size - 2), b"}", padding(size)] + END)
+
+
+@case("first", "refused.*expand.*GPUCC_IMAGE_LIMITS", variants=("zstd",))
+def bomb_payload(good):
+    """The entry of the first payload lists instead a 16 GiB payload, whose
+    member (first in archive order) is 16 GiB of zeros in 512 KiB of RLE
+    blocks; the other payload follows it, so reaching that one means
+    expanding the bomb too."""
+    size = 16 << 30
+    digest = "0" * 64
+    first_digest = digest_of(first_payload(good)[0])
+    def change(doc):
+        for e in doc["entries"]:
+            if any(p["sha256"] == first_digest for p in e["payloads"]):
+                e["payloads"] = [{"part": "ptx", "sha256": digest, "size": size}]
+    name = "payloads/%s.ptx" % digest
+    return (good.head(good.manifest_with(change)) + [header(name, size), Run(0, size)] +
+            good.body(good.payloads[1:]) + END)
+
+
+@case("open", "window\\|memory\\|not a gpucc image", variants=("zstd",))
+def huge_window(good):
+    """A zstd frame that asks for a 2 GiB window (a decoder that honours it
+    allocates that much) around an otherwise good image."""
+    return ("window", 31, good.image())
+
+
+# ---- member kinds ---------------------------------------------------------------
+
+@case("first", "is a link, not a file")
+def hardlink_member(good):
+    """The first payload is a hard link to manifest.json."""
+    name, _ = first_payload(good)
+    return good.image(payloads=good.payloads[1:],
+                      after_head=[header(name, 0, kind=b"1", linkname="manifest.json")])
+
+
+@case("first", "is not a regular file")
+def chardev_member(good):
+    """A character device (/dev/null's numbers) named like the first payload."""
+    name, _ = first_payload(good)
+    return good.image(payloads=good.payloads[1:], after_head=[header(name, 0, kind=b"3")])
+
+
+@case("first", "is not a regular file")
+def blockdev_member(good):
+    """A block device named like the first payload."""
+    name, _ = first_payload(good)
+    return good.image(payloads=good.payloads[1:], after_head=[header(name, 0, kind=b"4")])
+
+
+@case("first", "is not a regular file")
+def fifo_member(good):
+    """A FIFO named like the first payload."""
+    name, _ = first_payload(good)
+    return good.image(payloads=good.payloads[1:], after_head=[header(name, 0, kind=b"6")])
+
+
+@case("first", "is not a regular file")
+def directory_member(good):
+    """A directory member 'payloads/' between the manifest and the payloads."""
+    return good.image(after_head=[header("payloads/", 0, kind=b"5", mode=0o755)])
+
+
+@case("open", "is a link, not a file")
+def symlink_manifest(good):
+    """manifest.json is a symbolic link to /etc/passwd."""
+    return (member("GPUCC-IMAGE", good.format) +
+            [header("manifest.json", 0, kind=b"2", linkname="/etc/passwd")] + good.body() + END)
+
+
+@case("first", "is a link, not a file")
+def symlink_dotdot(good):
+    """A symbolic link 'payloads/up' to '../../..' before the payloads, as
+    a tar extractor would follow it when writing the next member."""
+    return good.image(after_head=[header("payloads/up", 0, kind=b"2", linkname="../../..")])
+
+
+# ---- names ------------------------------------------------------------------------
+
+@case("first", "has an unsafe path")
+def pax_path_dotdot(good):
+    """A pax 'path' record '../../escaped.ptx' that overrides the first
+    payload's (good) ustar name."""
+    name, data = first_payload(good)
+    return good.image(payloads=good.payloads[1:],
+                      after_head=pax({"path": b"../../escaped.ptx"}) + member(name, data))
+
+
+@case("first", "has an unsafe path")
+def pax_path_absolute(good):
+    """A pax 'path' record '/tmp/gpucc-hostile-escaped' over a good name."""
+    name, data = first_payload(good)
+    return good.image(payloads=good.payloads[1:],
+                      after_head=pax({"path": b"/tmp/gpucc-hostile-escaped"}) + member(name, data))
+
+
+@case("first", "is not listed in the manifest\\|has no such member")
+def pax_path_override(good):
+    """A pax 'path' record that renames the first payload to another,
+    harmless-looking name: the pax name is the member's name."""
+    name, data = first_payload(good)
+    return good.image(payloads=good.payloads[1:],
+                      after_head=pax({"path": b"payloads/renamed.ptx"}) + member(name, data))
+
+
+@case("first", "'payloads/\\\\xff\\\\xfe.ptx' is not listed")
+def non_utf8_name(good):
+    """A member named b'payloads/\\xff\\xfe.ptx' (not UTF-8) after the manifest."""
+    return good.image(after_head=member(b"payloads/\xff\xfe.ptx", b"x"))
+
+
+@case("first", "is not listed in the manifest\\|has an unsafe path\\|has no name")
+def non_utf8_pax_path(good):
+    """A pax 'path' record that is not UTF-8 (pax requires UTF-8)."""
+    name, data = first_payload(good)
+    return good.image(payloads=good.payloads[1:],
+                      after_head=pax({"path": b"payloads/\xc3\x28.ptx"}) + member(name, data))
+
+
+@case("first", "'payloads/evil\\\\x0aname.ptx' is not listed")
+def newline_name(good):
+    """A member whose name holds a newline (to split an error message)."""
+    return good.image(after_head=member("payloads/evil\nname.ptx", b"x"))
+
+
+@case("first", "'payloads/\\\\x1b\\[2J\\\\x1b\\[31mred.ptx' is not listed")
+def control_char_name(good):
+    """A member whose name holds terminal escape sequences."""
+    return good.image(after_head=member("payloads/\x1b[2J\x1b[31mred.ptx", b"x"))
+
+
+@case("first", "is not listed in the manifest")
+def long_name(good):
+    """A 250-byte name in the ustar prefix and name fields."""
+    prefix, name = b"payloads/" + b"p" * 140, b"n" * 99 + b"x"
+    return good.image(after_head=[header(name, 1, prefix=prefix), b"x", padding(1)])
+
+
+@case("first", "is not listed in the manifest")
+def long_pax_name(good):
+    """A 5,000-byte name in a pax 'path' record."""
+    return good.image(after_head=pax({"path": b"payloads/" + b"n" * 5000}) + member("x", b"x"))
+
+
+@case("first", "has no name")
+def empty_name(good):
+    """A member with an empty name."""
+    return good.image(after_head=member("", b"x"))
+
+
+@case("first", "has an unsafe path")
+def dotdot_only(good):
+    """A member named '..' exactly."""
+    return good.image(after_head=member("..", b"x"))
+
+
+# ---- duplicates -----------------------------------------------------------------
+
+@case("open", "member 'GPUCC-IMAGE' appears more than once\\|second member is 'GPUCC-IMAGE'")
+def duplicate_format(good):
+    """The format member twice before the manifest."""
+    return member("GPUCC-IMAGE", good.format) + good.image()
+
+
+@case("first", "member 'manifest.json' appears more than once")
+def duplicate_manifest(good):
+    """A second manifest.json, listing nothing, after the first."""
+    empty = b'{"format":"gpucc-image","version":1,"entries":[\n]}\n'
+    return good.image(after_head=member("manifest.json", empty))
+
+
+@case("verify", "member 'payloads/[0-9a-f]*\\.[a-z]*' appears more than once")
+def duplicate_payload_same(good):
+    """The last payload twice, byte for byte, at the end."""
+    return good.image(at_end=member(*good.payloads[-1]))
+
+
+@case("verify", "member 'payloads/[0-9a-f]*\\.[a-z]*' appears more than once")
+def duplicate_payload_different(good):
+    """The last payload again at the end, with other bytes (an extractor
+    that lets the last copy win would write those)."""
+    name, data = good.payloads[-1]
+    return good.image(at_end=member(name, b"X" * len(data)))
+
+
+@case("all", "member 'payloads/[0-9a-f]*\\.[a-z]*' appears more than once")
+def duplicate_payload_first(good):
+    """The first payload twice in a row, the second copy with other bytes."""
+    name, data = first_payload(good)
+    return good.image(payloads=[(name, data), (name, b"X" * len(data))] + good.payloads[1:])
+
+
+# ---- the manifest against the members -----------------------------------------------
+
+@case("first", "its size differs from the manifest's")
+def size_disagrees(good):
+    """The manifest lists the first payload one byte longer than it is."""
+    digest = digest_of(first_payload(good)[0])
+    def change(doc):
+        for e in doc["entries"]:
+            for p in e["payloads"]:
+                if p["sha256"] == digest:
+                    p["size"] += 1
+    return good.image(manifest=good.manifest_with(change))
+
+
+@case("first", "listed with two sizes\\|is listed with [0-9]* bytes, but\\|not among the image's payloads")
+def payload_two_sizes(good):
+    """Two entries list one payload (same digest and kind) with two sizes."""
+    def change(doc):
+        a, b = doc["entries"]
+        extra = dict(a["payloads"][0])
+        extra["size"] += 7
+        b["payloads"] = sorted(b["payloads"] + [extra], key=lambda p: PART_ORDER[p["part"]])
+    return good.image(manifest=good.manifest_with(change))
+
+
+PART_ORDER = {"ptx": 0, "cubin": 1, "hsaco": 2, "bitcode": 3}
+
+
+@case("first", "has no such member\\|is not listed in the manifest")
+def members_swapped(good):
+    """The two payloads in the wrong order."""
+    return good.image(payloads=good.payloads[::-1])
+
+
+@case("write", "key [0-9a-f]* does not match the entry's key components")
+def key_disagrees(good):
+    """An entry's module_sha256 changed, so its key no longer follows from
+    its components (entries stay sorted)."""
+    def change(doc):
+        doc["entries"][0]["module_sha256"] = "f" * 64
+    return good.image(manifest=good.manifest_with(change))
+
+
+# ---- sizes that lie -----------------------------------------------------------------
+
+@case("first", "its size differs from the manifest's\\|truncated")
+def header_size_past_end(good):
+    """The first payload's header claims 1 TiB, far more than the file."""
+    name, data = first_payload(good)
+    return good.head() + [header(name, 1 << 40), data, padding(len(data))] + good.body(good.payloads[1:]) + END
+
+
+@case("open", "manifest.json.*limit.*GPUCC_IMAGE_LIMITS")
+def manifest_size_lie(good):
+    """The manifest's header claims 1.5 GiB; the file holds a few KiB."""
+    return (member("GPUCC-IMAGE", good.format) + [header("manifest.json", 3 << 29), good.manifest,
+            padding(len(good.manifest))] + good.body() + END)
+
+
+@case("open", "truncated")
+def manifest_size_lie_small(good):
+    """The manifest's header claims 100 MiB (under the limit); the file holds a
+    few KiB, so a reader that allocates what headers claim allocates 100 MiB."""
+    return (member("GPUCC-IMAGE", good.format) + [header("manifest.json", 100 << 20), good.manifest,
+            padding(len(good.manifest))] + good.body() + END)
+
+
+@case("first", "[Nn]egative\\|damaged\\|absurd\\|size differs")
+def negative_size(good):
+    """The first payload's size field in base-256, negative (-1)."""
+    name, data = first_payload(good)
+    field = b"\xff" * 12
+    return good.head() + [header(name, 0, size_field=field), data, padding(len(data))] + good.body(good.payloads[1:]) + END
+
+
+@case("first", "damaged\\|absurd\\|size differs\\|truncated")
+def base256_overflow(good):
+    """The first payload's size field in base-256: 2^88 - 1, more than any
+    64-bit count."""
+    name, data = first_payload(good)
+    field = b"\x80" + b"\xff" * 11
+    return good.head() + [header(name, 0, size_field=field), data, padding(len(data))] + good.body(good.payloads[1:]) + END
+
+
+@case("first", "damaged\\|size differs\\|truncated\\|not listed")
+def size_field_garbage(good):
+    """The first payload's size field holds letters."""
+    name, data = first_payload(good)
+    return good.head() + [header(name, 0, size_field=b"1x3zzzzzzzz\0"), data, padding(len(data))] + good.body(good.payloads[1:]) + END
+
+
+@case("open", "manifest.json.*limit.*GPUCC_IMAGE_LIMITS")
+def manifest_absurd_size(good):
+    """A manifest header that claims 8 GiB - 1 (the largest octal size)."""
+    return (member("GPUCC-IMAGE", good.format) + [header("manifest.json", 0, size_field=b"77777777777\0")]
+            + [good.manifest, padding(len(good.manifest))] + END)
+
+
+@case("open", "not a gpucc image")
+def format_member_huge(good):
+    """The format member claims 1 GiB."""
+    return [header("GPUCC-IMAGE", 1 << 30), good.format, padding(len(good.format))] + good.head()[3:] + END
+
+
+# ---- JSON -----------------------------------------------------------------------------
+
+@case("open", "nesting too deep")
+def json_deep(good):
+    """A manifest of 100,000 nested arrays."""
+    return good.image(manifest=b"[" * 100000 + b"]" * 100000)
+
+
+@case("open", "nesting too deep")
+def json_deep_in_entry(good):
+    """100,000 nested objects in an unknown field of an entry (skipped
+    values are parsed too)."""
+    deep = b'{"a":' * 100000 + b"1" + b"}" * 100000
+    return good.with_manifest_text(b'{"key"', b'{"x":' + deep + b',"key"')
+
+
+@case("open", "string of [0-9]* bytes.*longer than")
+def json_huge_string(good):
+    """A module name of 8 MiB."""
+    def change(doc):
+        doc["entries"][0]["module"] = "m" * (8 << 20)
+    return good.image(manifest=good.manifest_with(change))
+
+
+@case("open", "not a sane byte count")
+def json_huge_number(good):
+    """A payload size of 400 digits."""
+    return good.with_manifest_text(b'"size":', b'"size":' + b"9" * 400)
+
+
+@case("open", "not a sane byte count")
+def json_exponent_number(good):
+    """A payload size written as 1e999999."""
+    return good.with_manifest_text(b'"size":', b'"size":1e999999,"x":')
+
+
+@case("open", "not UTF-8")
+def json_non_utf8(good):
+    """A module name that is not UTF-8 (JSON must be)."""
+    return good.with_manifest_text(b'"module":"', b'"module":"\xff\xfe')
+
+
+@case("open", "control character")
+def json_control_chars(good):
+    """A kernel name holding a newline and a terminal escape (escaped in JSON)."""
+    return good.with_manifest_text(b'{"name":"', b'{"name":"a\\nb\\u001b[2J')
+
+
+@case("open", "u0000")
+def json_nul(good):
+    """A module name with an escaped NUL that would cut it short in C."""
+    return good.with_manifest_text(b'"module":"', b'"module":"evil\\u0000')
+
+
+@case("open", "'key' appears twice")
+def json_duplicate_field(good):
+    """An entry with two 'key' members (parsers disagree on which wins)."""
+    return good.with_manifest_text(b'{"key":', b'{"key":"' + b"0" * 64 + b'","key":')
+
+
+@case("open", "not valid JSON")
+def json_bom(good):
+    """A UTF-8 byte-order mark before the manifest (not JSON)."""
+    return good.image(manifest=b"\xef\xbb\xbf" + good.manifest)
+
+
+@case("open", "manifest.json.*limit.*GPUCC_IMAGE_LIMITS", variants=("zstd-cli",))
+def many_entries(good):
+    """2,000,000 tiny (valid, sorted) entries: a 660 MB manifest that
+    compresses to a few MB."""
+    proto = dict(good.json["entries"][0])
+    proto.update(module="m", kernels=[], externals=[], payloads=[], options={})
+    proto["toolchain"] = {"gpucc": "0", "llvm": "0", "device_libs": []}
+    proto["key"] = "KEY"
+    text = json.dumps(proto, separators=(",", ":")).encode()
+    before, after = text.split(b"KEY")
+    count = 2000000
+    parts = [b'{"format":"gpucc-image","version":1,"entries":[\n']
+    parts.append(b",\n".join(b"%s%064x%s" % (before, i, after) for i in range(count)))
+    parts.append(b"\n]}\n")
+    manifest = b"".join(parts)
+    return good.head(manifest) + END
+
+
+@case("first", "is not listed in the manifest", variants=("zstd-cli",))
+def many_members(good):
+    """2,000,000 empty members between the manifest and the payloads."""
+    return good.head() + list(numbered_headers("payloads/t", 2000000)) + good.body() + END
+
+
+def numbered_headers(stem, count):
+    """count empty-member headers named stem0000000, stem0000001, ...: one
+    template, with only the digits and the checksum redone (a header() call
+    each would take half a minute)."""
+    template = header(stem + "0" * 7, 0)
+    at = len(stem)
+    base = sum(template[:148]) + 8 * ord(" ") + sum(template[156:]) - 7 * ord("0")
+    pre, mid, post = template[:at], template[at + 7:148], template[156:]
+    digit_sums = [sum(b"%d" % i) - ord("0") * len(b"%d" % i) for i in range(10000)]
+    for high in range(0, count, 10000):
+        chunk = []
+        high_digits = b"%03d" % (high // 10000)
+        high_sum = sum(high_digits)
+        for low in range(min(10000, count - high)):
+            digits = high_digits + b"%04d" % low
+            checksum = base + high_sum + 4 * ord("0") + digit_sums[low]
+            chunk.append(pre + digits + mid + b"%06o\0 " % checksum + post)
+        yield b"".join(chunk)
+
+
+# ---- writing -------------------------------------------------------------------
+
+def write(path, chunks):
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        for chunk in chunks:
+            f.write(chunk)
+    os.replace(tmp, path)
+
+
+def main():
+    good_path, out = sys.argv[1], sys.argv[2]
+    wanted = set(sys.argv[3:])
+    os.makedirs(out, exist_ok=True)
+    good = Good(good_path)
+    zstd_cli = shutil.which("zstd")
+    lines = []
+    for fn, stage, defect, variants in CASES:
+        name = fn.__name__.replace("_", "-")
+        if wanted and name not in wanted:
+            continue
+        pieces = fn(good)
+        window = 17
+        # A case may return ("window", LOG, pieces): a zstd frame that asks
+        # for a 2^LOG-byte window.
+        if isinstance(pieces, tuple):
+            _, window, pieces = pieces
+        for variant in variants:
+            if variant == "plain":
+                file = name + ".gpucc"
+                write(os.path.join(out, file), plain(pieces))
+            elif variant == "zstd":
+                file = name + ".zst.gpucc"
+                write(os.path.join(out, file), zstd_frame(pieces, window))
+            else:  # real compression, for cases too big to write raw
+                if not zstd_cli:
+                    print("make_hostile_images: no zstd command, skipping %s" % name,
+                          file=sys.stderr)
+                    continue
+                file = name + ".zst.gpucc"
+                with open(os.path.join(out, file), "wb") as f:
+                    p = subprocess.Popen([zstd_cli, "-q", "-1", "-c"], stdin=subprocess.PIPE, stdout=f)
+                    for chunk in plain(pieces):
+                        p.stdin.write(chunk)
+                    p.stdin.close()
+                    if p.wait() != 0:
+                        sys.exit("make_hostile_images: zstd failed on %s" % name)
+            lines.append("%s\t%s\t%s\n" % (file, stage, defect))
+    with open(os.path.join(out, "cases.tsv"), "w") as f:
+        f.writelines(lines)
+
+
+if __name__ == "__main__":
+    main()
