@@ -617,7 +617,8 @@ int gpucc_cache_sorted_keys(gpucc_digest **out, size_t *count, gpucc_cache *c)
 		free(keys.keys);
 		return rc;
 	}
-	qsort(keys.keys, keys.count, sizeof *keys.keys, key_compare);
+	if (keys.count > 1) /* an empty cache has no array at all */
+		qsort(keys.keys, keys.count, sizeof *keys.keys, key_compare);
 	*out = keys.keys;
 	*count = keys.count;
 	return 0;

@@ -421,7 +421,8 @@ static int choose_libs(gpucc_compile *c, job *j)
 		if (rc != 0)
 			return job_fail(j, rc, "%s: %s: %s", m->name, t->name, gpucc_error_last()->message);
 	}
-	qsort(j->libs, j->lib_count, sizeof j->libs[0], compare_libs);
+	if (j->lib_count > 1)
+		qsort(j->libs, j->lib_count, sizeof j->libs[0], compare_libs);
 	return 0;
 }
 

@@ -55,7 +55,8 @@ static int item_compare(const void *a, const void *b)
 static int sort_items(gpucc_snapshot_item *items, size_t count)
 {
 	if (count < 4096) {
-		qsort(items, count, sizeof *items, item_compare);
+		if (count > 1) /* an empty set may have no array */
+			qsort(items, count, sizeof *items, item_compare);
 		return 0;
 	}
 	size_t *start = calloc(65537, sizeof *start);
