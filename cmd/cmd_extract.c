@@ -319,9 +319,13 @@ static int write_temporaries(extraction *x)
 				               strerror(errno));
 		} else if (gpucc_image_copy_payload(x->img, gpucc_image_payload(x->img, f->payload_index),
 		                                    fd) != 0) {
+			/* A defect of the image is the reader's message, which names
+			 * the image; an I/O failure names the file being written. */
 			const gpucc_error *e = gpucc_error_last();
-			rc = cmd_error(x->args, cmd_exit_code(e->code), "cannot write '%s': %s", path,
-			               e->message);
+			if (e->code == GPUCC_ERROR)
+				rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path, e->message);
+			else
+				rc = cmd_fail(x->args);
 		}
 		if (close(fd) != 0 && rc == EXIT_OK)
 			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path, strerror(errno));
