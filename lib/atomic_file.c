@@ -107,8 +107,8 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 }
 
 /* Remove the temporary files of path (".<name>.tmp.*" in its directory
- * dir_fd) that killed writers left behind.  Only for durable outputs:
- * no_sync files live in the cache, whose gc sweeps them. */
+ * dir_fd) that killed writers left behind.  Not for the cache's files
+ * (no_sweep), which its gc sweeps. */
 static void sweep_abandoned(int dir_fd, const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -157,12 +157,14 @@ int gpucc_atomic_file_commit(gpucc_atomic_file *f)
 		gpucc_atomic_file_abort(f);
 		return rc == GPUCC_ENOTFOUND ? GPUCC_ERROR : rc;
 	}
-	char *dir = f->no_sync ? NULL : directory_of(f->path);
+	char *dir = f->no_sync && f->no_sweep ? NULL : directory_of(f->path);
 	if (dir) {
 		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0) {
-			fsync(dfd); /* best effort: some file systems refuse */
-			sweep_abandoned(dfd, f->path);
+			if (!f->no_sync)
+				fsync(dfd); /* best effort: some file systems refuse */
+			if (!f->no_sweep)
+				sweep_abandoned(dfd, f->path);
 			close(dfd);
 		}
 		free(dir);

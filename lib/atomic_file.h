@@ -21,6 +21,8 @@ typedef struct gpucc_atomic_file {
 	char *path;      /* the target */
 	char *temp_path; /* the temporary file */
 	bool no_sync;    /* set before commit to skip the fsyncs */
+	bool no_sweep;   /* set before commit when the directory's owner removes
+	                    killed writers' leftovers itself (the cache's gc) */
 } gpucc_atomic_file;
 
 /* Create the temporary file for path (mode 0666 less the umask).

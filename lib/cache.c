@@ -229,6 +229,7 @@ static int publish_small_file(const char *path, const char *text, size_t size)
 	if (rc)
 		return rc;
 	f.no_sync = true;
+	f.no_sweep = true;
 	if (gpucc_write_all(f.fd, text, size) != 0) {
 		rc = gpucc_error_set_errno("cannot write '%s'", path);
 		gpucc_atomic_file_abort(&f);
@@ -836,6 +837,8 @@ static int start_insert(gpucc_image_writer **w, char **path, gpucc_cache *c,
 	if (rc) {
 		free(*path);
 		*path = NULL;
+	} else {
+		gpucc_image_writer_leave_leftovers(*w); /* gc sweeps the cache */
 	}
 	return rc;
 }

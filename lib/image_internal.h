@@ -28,6 +28,10 @@ int gpucc_image_stream_payload_checked(gpucc_image *img, const gpucc_payload *p,
                                        gpucc_payload_sink sink, void *ctx,
                                        gpucc_payload_checker *checker);
 
+/* Leave the temporary files that killed writers left beside the output
+ * alone at commit: for the cache, whose gc removes them. */
+void gpucc_image_writer_leave_leftovers(gpucc_image_writer *w);
+
 /* Read the file at path front to back into sink in bounded chunks (errors
  * name path). */
 int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx);

@@ -55,7 +55,8 @@ typedef struct writer_entry {
 struct gpucc_image_writer {
 	char *path;
 	gpucc_write_options options;
-	bool no_sync; /* options.no_sync */
+	bool no_sync;  /* options.no_sync */
+	bool no_sweep; /* gpucc_image_writer_leave_leftovers */
 	gpucc_arena *arena;
 	writer_entry *entries;
 	size_t count, capacity, live;
@@ -567,6 +568,11 @@ static int archive_to_fd(struct archive *a, int fd, int zstd_level)
 	return GPUCC_LA->write_open_fd(a, fd) == ARCHIVE_OK ? 0 : -1;
 }
 
+void gpucc_image_writer_leave_leftovers(gpucc_image_writer *w)
+{
+	w->no_sweep = true;
+}
+
 /* Copying at least this much from images hashes it on a second thread:
  * milliseconds of hashing against some microseconds to start a thread. */
 #define CHECKER_MIN_BYTES ((uint64_t)4 << 20)
@@ -595,6 +601,7 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	if ((rc = gpucc_atomic_file_open(&file, w->path)))
 		goto cleanup;
 	file.no_sync = w->no_sync;
+	file.no_sweep = w->no_sweep;
 	if (image_bytes >= CHECKER_MIN_BYTES && (rc = gpucc_payload_checker_new(&checker))) {
 		gpucc_atomic_file_abort(&file);
 		goto cleanup;

@@ -54,6 +54,14 @@ assert_verifies out.gpucc
 find . -maxdepth 1 -name 'out.gpucc?*' ! -name '.*' | grep -q . && fail "stray output files"
 expect_exit 0 "$GPUCC" merge out.gpucc big1.gpucc big2.gpucc -o out.gpucc
 assert_same out.gpucc want.gpucc
+# The next write of an output removes what killed writers left beside it,
+# with --no-sync too; another output's temporaries stay.
+echo partial > .out.gpucc.tmp.999999.1
+echo partial > .other.gpucc.tmp.999999.1
+expect_exit 0 "$GPUCC" merge --no-sync out.gpucc -o out.gpucc
+assert_no_file .out.gpucc.tmp.999999.1
+assert_file .other.gpucc.tmp.999999.1
+rm .other.gpucc.tmp.999999.1
 
 # ---- import killed: the cache stays valid, no entry is torn
 export GPUCC_CACHE_DIR="$TEST_DIR/cache"
