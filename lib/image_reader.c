@@ -819,7 +819,16 @@ static int open_on_fd(gpucc_image **out, int fd, const char *name,
 		return rc;
 	}
 	if (S_ISDIR(st.st_mode)) {
+		/* A cache is the directory people most often point at. */
+		struct stat v1;
+		bool cache = fstatat(fd, "v1", &v1, 0) == 0 && S_ISDIR(v1.st_mode);
 		close(fd);
+		if (cache)
+			return gpucc_error_set(GPUCC_EINVALID,
+			                       "'%s' is a gpucc cache, not an image ('gpucc cache verify "
+			                       "--cache DIR' checks it; snapshot, delta and merge take it as "
+			                       "a source)",
+			                       name);
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is a directory, not an image", name);
 	}
 	if (S_ISREG(st.st_mode) && st.st_size == 0) {
