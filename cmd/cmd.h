@@ -92,6 +92,10 @@ extern const cmd_spec cmd_cache_stats_spec, cmd_cache_import_spec, cmd_cache_gc_
 /* Into the package and onto the GPU (cmd_embed.c, cmd_devices.c). */
 extern const cmd_spec cmd_embed_spec, cmd_devices_spec;
 
+/* Every subcommand, in `gpucc help` order (cmd/commands.c). */
+extern const cmd_spec *const gpucc_commands[];
+extern const size_t gpucc_command_count;
+
 /* `gpucc help --man [CMD...]` (cmd/man.c): gpucc(1), or gpucc-CMD(1), in
  * roff on standard output, from the -h text of commands. */
 int cmd_man_main(int argc, char **argv, const cmd_spec *const *commands, size_t count,

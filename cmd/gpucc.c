@@ -1,37 +1,12 @@
 /*
- * cmd/gpucc.c -- the gpucc command: the table of subcommands, `gpucc help`,
- * `gpucc --version`, and dispatch.  Each subcommand lives in cmd_<name>.c
- * with its usage text and options table; nested commands ("cache stats") are
- * table rows whose name has two words.
+ * cmd/gpucc.c -- the gpucc command: `gpucc help`, `gpucc --version`, and
+ * dispatch over the table of subcommands (cmd/commands.c).
  */
 #include "cmd.h"
 
 #include <gpucc.h>
 
 #include <string.h>
-
-static const cmd_spec *const commands[] = {
-	&cmd_compile_spec,
-	&cmd_list_spec,
-	&cmd_show_spec,
-	&cmd_cat_spec,
-	&cmd_extract_spec,
-	&cmd_verify_spec,
-	&cmd_stats_spec,
-	&cmd_pack_spec,
-	&cmd_snapshot_spec,
-	&cmd_delta_spec,
-	&cmd_merge_spec,
-	&cmd_cache_stats_spec,
-	&cmd_cache_import_spec,
-	&cmd_cache_lookup_spec,
-	&cmd_cache_verify_spec,
-	&cmd_cache_gc_spec,
-	&cmd_cache_clear_spec,
-	&cmd_embed_spec,
-	&cmd_devices_spec,
-};
-#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
 static const char exit_codes_text[] =
 	"exit codes:\n"
@@ -51,8 +26,8 @@ static void print_help(FILE *f)
 	           "       gpucc --version\n\n"
 	           "Builds, inspects and merges precompile images (.gpucc) of GPU kernels.\n\n"
 	           "commands:\n");
-	for (size_t i = 0; i < COMMAND_COUNT; i++)
-		fprintf(f, "  %-16s %s\n", commands[i]->name, commands[i]->summary);
+	for (size_t i = 0; i < gpucc_command_count; i++)
+		fprintf(f, "  %-16s %s\n", gpucc_commands[i]->name, gpucc_commands[i]->summary);
 	fprintf(f, "  %-16s %s\n\n%s", "help", "show this help, or a command's", exit_codes_text);
 }
 
@@ -68,21 +43,21 @@ static void print_version(void)
 static const cmd_spec *find_command(int argc, char **argv, int *used)
 {
 	if (argc >= 3) {
-		for (size_t i = 0; i < COMMAND_COUNT; i++) {
-			const char *name = commands[i]->name;
+		for (size_t i = 0; i < gpucc_command_count; i++) {
+			const char *name = gpucc_commands[i]->name;
 			const char *space = strchr(name, ' ');
 			size_t first = space ? (size_t)(space - name) : 0;
 			if (space && strlen(argv[1]) == first && strncmp(name, argv[1], first) == 0 &&
 			    strcmp(space + 1, argv[2]) == 0) {
 				*used = 2;
-				return commands[i];
+				return gpucc_commands[i];
 			}
 		}
 	}
-	for (size_t i = 0; i < COMMAND_COUNT; i++) {
-		if (strcmp(commands[i]->name, argv[1]) == 0) {
+	for (size_t i = 0; i < gpucc_command_count; i++) {
+		if (strcmp(gpucc_commands[i]->name, argv[1]) == 0) {
 			*used = 1;
-			return commands[i];
+			return gpucc_commands[i];
 		}
 	}
 	return NULL;
@@ -91,8 +66,8 @@ static const cmd_spec *find_command(int argc, char **argv, int *used)
 static bool is_command_group(const char *word)
 {
 	size_t len = strlen(word);
-	for (size_t i = 0; i < COMMAND_COUNT; i++)
-		if (strncmp(commands[i]->name, word, len) == 0 && commands[i]->name[len] == ' ')
+	for (size_t i = 0; i < gpucc_command_count; i++)
+		if (strncmp(gpucc_commands[i]->name, word, len) == 0 && gpucc_commands[i]->name[len] == ' ')
 			return true;
 	return false;
 }
@@ -104,7 +79,7 @@ static int run_help(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (strcmp(argv[2], "--man") == 0) /* hidden: man pages at build time (cmd/man.c) */
-		return cmd_man_main(argc - 3, argv + 3, commands, COMMAND_COUNT, exit_codes_text);
+		return cmd_man_main(argc - 3, argv + 3, gpucc_commands, gpucc_command_count, exit_codes_text);
 	int used;
 	const cmd_spec *spec = find_command(argc - 1, argv + 1, &used);
 	if (!spec) {

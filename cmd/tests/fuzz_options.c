@@ -15,15 +15,10 @@
  */
 #include "fuzz.h"
 
+#include "../cmd.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-/* The command table is static in cmd/gpucc.c: include it, with its main()
- * renamed, to reach the table itself rather than a copy that could drift. */
-#define main gpucc_main
-int gpucc_main(int argc, char **argv);
-#include "../gpucc.c"
-#undef main
 
 #define MAX_ARGS 256
 
@@ -33,8 +28,8 @@ static void check_tables(void)
 	if (checked)
 		return;
 	checked = true;
-	for (size_t c = 0; c < COMMAND_COUNT; c++) {
-		const cmd_spec *spec = commands[c];
+	for (size_t c = 0; c < gpucc_command_count; c++) {
+		const cmd_spec *spec = gpucc_commands[c];
 		if (!spec->name || !spec->name[0] || !spec->summary || !spec->run ||
 		    (spec->max_positional >= 0 && spec->max_positional < spec->min_positional))
 			fuzz_fail("a command without a name, summary or run, or with bad bounds");
@@ -152,8 +147,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		argv[argc++] = copy + i;
 	argv[argc] = NULL;
 
-	for (size_t c = 0; c < COMMAND_COUNT; c++) {
-		const cmd_spec *spec = commands[c];
+	for (size_t c = 0; c < gpucc_command_count; c++) {
+		const cmd_spec *spec = gpucc_commands[c];
 		argv[0] = (char *)spec->name;
 		cmd_args a;
 		fuzz_quiet_begin();
@@ -190,8 +185,8 @@ void fuzz_seeds(void (*add)(const void *data, size_t size))
 {
 	/* Per command: every option in long form, then in short form, with
 	 * values, among positional arguments. */
-	for (size_t c = 0; c < COMMAND_COUNT; c++) {
-		const cmd_spec *spec = commands[c];
+	for (size_t c = 0; c < gpucc_command_count; c++) {
+		const cmd_spec *spec = gpucc_commands[c];
 		for (int form = 0; form < 2; form++) {
 			char buf[2048];
 			size_t used = 0;
