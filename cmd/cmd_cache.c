@@ -39,7 +39,7 @@ int cmd_open_cache(const cmd_args *args, gpucc_cache **out, unsigned flags)
 	return EXIT_OK;
 }
 
-int cmd_conflict_policy(const cmd_args *args, gpucc_conflict_policy *out)
+static int conflict_policy(const cmd_args *args, gpucc_conflict_policy *out)
 {
 	const char *v = cmd_value(args, "on-conflict");
 	*out = GPUCC_CONFLICT_FAIL;
@@ -55,7 +55,8 @@ int cmd_conflict_policy(const cmd_args *args, gpucc_conflict_policy *out)
 	return EXIT_OK;
 }
 
-void cmd_print_conflict(void *ctx, const gpucc_digest *key, const char *first, const char *second)
+static void print_conflict(void *ctx, const gpucc_digest *key, const char *first,
+                           const char *second)
 {
 	const cmd_args *args = ctx;
 	const char *policy = cmd_value(args, "on-conflict");
@@ -67,7 +68,7 @@ void cmd_print_conflict(void *ctx, const gpucc_digest *key, const char *first, c
 	        args->spec->name, hex, first, second, strcmp(policy, "first") == 0 ? first : second);
 }
 
-int cmd_zstd_option(const cmd_args *args, gpucc_write_options *opts)
+static int zstd_option(const cmd_args *args, gpucc_write_options *opts)
 {
 	memset(opts, 0, sizeof *opts);
 	if (!cmd_flag(args, "zstd"))
@@ -92,6 +93,19 @@ void cmd_raise_file_limit(void)
 		r.rlim_cur = r.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &r);
 	}
+}
+
+int cmd_algebra_options(const cmd_args *args, gpucc_algebra_options *opts)
+{
+	memset(opts, 0, sizeof *opts);
+	int rc = conflict_policy(args, &opts->on_conflict);
+	if (rc || (rc = zstd_option(args, &opts->write)))
+		return rc;
+	opts->write.no_sync = cmd_flag(args, "no-sync");
+	opts->conflict_fn = print_conflict;
+	opts->conflict_ctx = (void *)args;
+	cmd_raise_file_limit();
+	return EXIT_OK;
 }
 
 /* ---- printing sizes -------------------------------------------------------------- */
@@ -250,13 +264,10 @@ static const cmd_option import_options[] = {
 
 static int run_import(const cmd_args *args)
 {
-	gpucc_algebra_options opts = {0};
-	int rc = cmd_conflict_policy(args, &opts.on_conflict);
+	gpucc_algebra_options opts;
+	int rc = cmd_algebra_options(args, &opts);
 	if (rc)
 		return rc;
-	opts.conflict_fn = cmd_print_conflict;
-	opts.conflict_ctx = (void *)args;
-	cmd_raise_file_limit();
 	gpucc_cache *c = NULL;
 	size_t n = (size_t)args->positional_count;
 	gpucc_source **sources = calloc(n, sizeof *sources);

@@ -30,14 +30,10 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "say what to compare with: --since BASE");
 	if (!output)
 		return cmd_error(args, EXIT_USAGE, "say where to write the delta: -o OUT");
-	gpucc_algebra_options opts = {0};
-	int rc = cmd_conflict_policy(args, &opts.on_conflict);
-	if (rc || (rc = cmd_zstd_option(args, &opts.write)))
+	gpucc_algebra_options opts;
+	int rc = cmd_algebra_options(args, &opts);
+	if (rc)
 		return rc;
-	opts.write.no_sync = cmd_flag(args, "no-sync");
-	opts.conflict_fn = cmd_print_conflict;
-	opts.conflict_ctx = (void *)args;
-	cmd_raise_file_limit();
 
 	gpucc_source *source = NULL, *base_source = NULL;
 	gpucc_snapshot *base = NULL, *source_snap = NULL, *result = NULL;

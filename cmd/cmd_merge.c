@@ -30,14 +30,10 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "give exactly one of -o OUT and --into CACHE");
 	if (into && cmd_flag(args, "zstd"))
 		return cmd_error(args, EXIT_USAGE, "--zstd applies to -o OUT; cache entries are not compressed");
-	gpucc_algebra_options opts = {0};
-	int rc = cmd_conflict_policy(args, &opts.on_conflict);
-	if (rc || (rc = cmd_zstd_option(args, &opts.write)))
+	gpucc_algebra_options opts;
+	int rc = cmd_algebra_options(args, &opts);
+	if (rc)
 		return rc;
-	opts.write.no_sync = cmd_flag(args, "no-sync");
-	opts.conflict_fn = cmd_print_conflict;
-	opts.conflict_ctx = (void *)args;
-	cmd_raise_file_limit();
 
 	size_t n = (size_t)args->positional_count;
 	gpucc_source **sources = calloc(n, sizeof *sources);
