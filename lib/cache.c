@@ -78,6 +78,12 @@ void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...)
 	c->warn(c->warn_ctx, message);
 }
 
+bool gpucc_cache_layout_at(int dir_fd)
+{
+	struct stat st;
+	return fstatat(dir_fd, LAYOUT_DIR, &st, 0) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* DIR/v1/<xx>/<key>.gpucc, or the shard directory when shard_only. */
 static char *entry_path(const gpucc_cache *c, const gpucc_digest *key, bool shard_only)
 {

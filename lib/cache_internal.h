@@ -33,6 +33,10 @@ int gpucc_cache_sorted_keys(gpucc_digest **out, size_t *count, gpucc_cache *c);
  * system", "opened read-only"); NULL when it is. */
 const char *gpucc_cache_read_only_reason(const gpucc_cache *c);
 
+/* Whether the directory open as dir_fd has a cache's layout (DIR/v1/): what
+ * tells a cache from any other directory given where a source is expected. */
+bool gpucc_cache_layout_at(int dir_fd);
+
 /* Report a warning through the cache's handler, if any. */
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -19,7 +19,7 @@
  */
 #include "image_internal.h"
 
-#include "gpucc/cache.h" /* gpucc_size_parse */
+#include "cache_internal.h" /* gpucc_size_parse, gpucc_cache_layout_at */
 
 #include "errors.h"
 #include "json_reader.h" /* json_utf8_sequence */
@@ -820,8 +820,7 @@ static int open_on_fd(gpucc_image **out, int fd, const char *name,
 	}
 	if (S_ISDIR(st.st_mode)) {
 		/* A cache is the directory people most often point at. */
-		struct stat v1;
-		bool cache = fstatat(fd, "v1", &v1, 0) == 0 && S_ISDIR(v1.st_mode);
+		bool cache = gpucc_cache_layout_at(fd);
 		close(fd);
 		if (cache)
 			return gpucc_error_set(GPUCC_EINVALID,

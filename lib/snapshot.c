@@ -410,12 +410,10 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 	gpucc_source *s = NULL;
 	int rc;
 	if (S_ISDIR(st.st_mode)) {
-		char *layout = malloc(strlen(path) + 8);
-		if (!layout)
-			return gpucc_error_oom();
-		snprintf(layout, strlen(path) + 8, "%s/v1", path);
-		bool is_cache = stat(layout, &st) == 0 && S_ISDIR(st.st_mode);
-		free(layout);
+		int dir_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		bool is_cache = dir_fd >= 0 && gpucc_cache_layout_at(dir_fd);
+		if (dir_fd >= 0)
+			close(dir_fd);
 		if (!is_cache)
 			return gpucc_error_set(GPUCC_EINVALID,
 			                       "'%s' is a directory but not a gpucc cache (no v1/ in it)",
