@@ -126,47 +126,42 @@ static uint64_t walk(const plain_image *img, const char *want)
 	return UINT64_MAX;
 }
 
-/* Whether the member at header offset at holds exactly the payload. */
-static bool member_matches(const plain_image *img, uint64_t at, const gpucc_digest *sha256)
+/* Whether the member at header offset at holds exactly the payload; on
+ * true, *size is its size. */
+static bool member_matches(const plain_image *img, uint64_t at, const gpucc_digest *sha256,
+                           uint64_t *size)
 {
 	gpucc_ustar_header h;
 	if (at == UINT64_MAX || !payload_header_at(img, at, &h))
 		return false;
 	gpucc_digest got;
 	gpucc_digest_buffer(&got, img->data + at + BLOCK, (size_t)h.size);
+	*size = h.size;
 	return gpucc_digest_compare(&got, sha256) == 0;
-}
-
-static int copy_member(void **out, size_t *out_size, const plain_image *img, uint64_t at)
-{
-	gpucc_ustar_header h;
-	payload_header_at(img, at, &h);
-	void *copy = malloc(h.size ? (size_t)h.size : 1);
-	if (!copy)
-		return gpucc_error_oom();
-	memcpy(copy, img->data + at + BLOCK, (size_t)h.size);
-	*out = copy;
-	*out_size = (size_t)h.size;
-	return 0;
 }
 
 /* 1: found and copied; 0: not in this plain image; < 0: an error. */
 static int fetch_plain(void **out, size_t *out_size, const plain_image *img, const char *member,
                        const gpucc_digest *sha256, const char *name)
 {
-	uint64_t at = bisect(img, member);
-	if (!member_matches(img, at, sha256)) {
+	uint64_t at = bisect(img, member), size = 0;
+	if (!member_matches(img, at, sha256, &size)) {
 		gpucc_image_fetch_walks++;
 		uint64_t walked = walk(img, member);
 		if (walked == UINT64_MAX)
 			return 0;
-		if (!member_matches(img, walked, sha256))
+		if (!member_matches(img, walked, sha256, &size))
 			return gpucc_error_set(GPUCC_ECORRUPT, "'%s': %s does not match its digest", name,
 			                       member);
 		at = walked;
 	}
-	int rc = copy_member(out, out_size, img, at);
-	return rc ? rc : 1;
+	void *copy = malloc(size ? (size_t)size : 1);
+	if (!copy)
+		return gpucc_error_oom();
+	memcpy(copy, img->data + at + BLOCK, (size_t)size);
+	*out = copy;
+	*out_size = (size_t)size;
+	return 1;
 }
 
 /* Through the full reader: open, find the payload in the manifest, read. */
