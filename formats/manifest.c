@@ -32,7 +32,8 @@ typedef struct out_buffer {
 	int rc; /* the sink's error, if it failed */
 	gpucc_manifest_sink sink;
 	void *sink_ctx;
-	uint64_t total; /* bytes handed to the sink */
+	bool counting;  /* only count the bytes (gpucc_manifest_size) */
+	uint64_t total; /* bytes handed to the sink, or counted */
 } out_buffer;
 
 #define FLUSH_AT ((size_t)64 * 1024)
@@ -50,10 +51,16 @@ static void out_flush(out_buffer *b)
 	b->size = 0;
 }
 
-static void out_bytes(out_buffer *b, const char *s, size_t n)
+/* Room for n more bytes at the end of the output; NULL when only counting
+ * or out of memory. */
+static char *out_reserve(out_buffer *b, size_t n)
 {
 	if (b->failed)
-		return;
+		return NULL;
+	if (b->counting) {
+		b->total += n;
+		return NULL;
+	}
 	if (b->sink && b->size + n > FLUSH_AT)
 		out_flush(b);
 	if (b->size + n + 1 > b->capacity) {
@@ -63,14 +70,22 @@ static void out_bytes(out_buffer *b, const char *s, size_t n)
 		char *grown = realloc(b->data, capacity);
 		if (!grown) {
 			b->failed = true;
-			return;
+			return NULL;
 		}
 		b->data = grown;
 		b->capacity = capacity;
 	}
-	memcpy(b->data + b->size, s, n);
+	char *at = b->data + b->size;
 	b->size += n;
 	b->data[b->size] = '\0';
+	return at;
+}
+
+static void out_bytes(out_buffer *b, const char *s, size_t n)
+{
+	char *at = out_reserve(b, n);
+	if (at)
+		memcpy(at, s, n);
 }
 
 static void out_str(out_buffer *b, const char *s)
@@ -82,6 +97,20 @@ static void out_str(out_buffer *b, const char *s)
  * bytes (UTF-8 included) as they are. */
 static void out_json_string(out_buffer *b, const char *s)
 {
+	const char *end = s;
+	while (*end && (unsigned char)*end >= 0x20 && *end != '"' && *end != '\\')
+		end++;
+	if (!*end) {
+		/* Nothing to escape (keys, digests, names): one write. */
+		size_t n = (size_t)(end - s);
+		char *at = out_reserve(b, n + 2);
+		if (at) {
+			at[0] = '"';
+			memcpy(at + 1, s, n);
+			at[n + 1] = '"';
+		}
+		return;
+	}
 	out_bytes(b, "\"", 1);
 	const char *run = s;
 	for (const char *p = s; *p; p++) {
@@ -259,17 +288,9 @@ int gpucc_manifest_write(char **out, size_t *out_size, const gpucc_entry *const 
 	return finish_in_memory(&b, out, out_size);
 }
 
-static int count_only(void *ctx, const void *data, size_t size)
-{
-	(void)ctx;
-	(void)data;
-	(void)size;
-	return 0;
-}
-
 int gpucc_manifest_size(uint64_t *out, const gpucc_entry *const *entries, size_t count)
 {
-	out_buffer b = {.sink = count_only};
+	out_buffer b = {.counting = true};
 	out_manifest(&b, entries, count);
 	int rc = finish_streamed(&b);
 	if (rc == 0)

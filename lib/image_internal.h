@@ -13,6 +13,12 @@
  * or an error code (already set) to stop. */
 typedef int (*gpucc_payload_sink)(void *ctx, const void *data, size_t size);
 
+/* A defect of one member of an image, as every reader words it:
+ * GPUCC_ECORRUPT, "'IMAGE': member 'NAME': WHAT". */
+int gpucc_image_member_error(const char *image_name, const char *member, const char *what);
+#define GPUCC_DIGEST_MISMATCH "SHA-256 digest mismatch (the payload is corrupt)"
+#define GPUCC_TRUNCATED_MEMBER "truncated: the image ends inside it"
+
 /* Stream payload p of img into sink, then check its size and SHA-256
  * (GPUCC_ECORRUPT naming the image and member when they differ).  Reads in
  * archive order are one forward pass; uncompressed images are read at
@@ -27,6 +33,25 @@ int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_p
 int gpucc_image_stream_payload_checked(gpucc_image *img, const gpucc_payload *p,
                                        gpucc_payload_sink sink, void *ctx,
                                        gpucc_payload_checker *checker);
+
+/* Where a payload's member lies in an uncompressed image read at computed
+ * offsets, for reading it without the image (from other threads): the
+ * header must be the member's own single block at header_offset (else the
+ * image must be read through gpucc_image_stream_payload, which finds what
+ * is wrong), its data follows, and it is verified by whoever reads it. */
+typedef struct gpucc_payload_location {
+	int fd;                    /* the image's file, or -1 and ... */
+	const unsigned char *data; /* ... its bytes (image_size of them) */
+	uint64_t image_size;
+	uint64_t header_offset;
+} gpucc_payload_location;
+
+/* 0 with *out; 1 when img is not read at computed offsets (compressed, or
+ * not laid out as formats/image.md says); or an error.  Not thread-safe:
+ * call it before handing *out to other threads, which may read through it
+ * while img stays open. */
+int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
+                                 gpucc_payload_location *out);
 
 /* Leave the temporary files that killed writers left beside the output
  * alone at commit: for the cache, whose gc removes them. */
@@ -46,6 +71,11 @@ void gpucc_image_on_free(gpucc_image *img, void (*fn)(void *ctx), void *ctx);
 /* Read images only through libarchive, never through their ustar headers
  * directly (for tests that compare the two readers; process-wide). */
 void gpucc_image_force_libarchive(bool force);
+
+/* Write images only through libarchive, never the plain writer
+ * (lib/image_writer_plain.c; for tests that compare the two writers;
+ * process-wide). */
+void gpucc_image_writer_force_libarchive(bool force);
 
 /* True when payloads of img are read at computed offsets (for tests). */
 bool gpucc_image_has_random_access(const gpucc_image *img);

@@ -25,6 +25,7 @@
 #include "json_reader.h" /* json_utf8_sequence */
 #include "libarchive_loader.h"
 #include "manifest.h"
+#include "read_window.h"
 #include "ustar.h"
 
 #include <errno.h>
@@ -41,6 +42,9 @@
 
 #define BLOCK 512
 #define READ_CHUNK ((size_t)1 << 16)
+/* Payloads streamed in archive order are read this much at a time
+ * (read_window.h). */
+#define WINDOW_SIZE ((size_t)256 << 10)
 #define FORMAT_MEMBER_MAX 64
 
 /* Limits (gpucc/image.h, formats/image.md "Limits").  Compressed input is
@@ -82,6 +86,10 @@ struct gpucc_image {
 	uint64_t payload_base;
 	bool offsets_known;
 	uint64_t *header_offsets;
+
+	/* Read-ahead for payloads streamed in archive order from a file
+	 * (stream_at_offset). */
+	gpucc_read_window window;
 
 	/* The sequential cursor. */
 	struct archive *cursor;
@@ -399,27 +407,14 @@ static ssize_t read_at(gpucc_image *img, uint64_t offset, void *buf, size_t len)
 		memcpy(buf, img->data + offset, n);
 		return (ssize_t)n;
 	}
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = pread(img->fd, (char *)buf + got, len - got, (off_t)(offset + got));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return (ssize_t)got;
+	return gpucc_pread_full(img->fd, buf, len, offset);
 }
 
-/* True when the block at offset is a single ustar header for a regular file
- * named name of size bytes: what every header of a v1 image is. */
+/* True when the block is the single ustar header of a regular file named
+ * name of size bytes: what every header of a v1 image is. */
 static bool header_block_is(const unsigned char block[BLOCK], const char *name, uint64_t size)
 {
-	gpucc_ustar_header h;
-	return gpucc_ustar_parse(block, &h) && gpucc_ustar_is_regular(&h) && h.size == size &&
-	       strcmp(h.name, name) == 0;
+	return gpucc_ustar_is_member(block, name, size);
 }
 
 static bool ustar_header_is(gpucc_image *img, uint64_t offset, const char *name, uint64_t size)
@@ -773,6 +768,7 @@ static gpucc_image *image_new(const char *name, const gpucc_image_limits *limits
 	if (!img)
 		return NULL;
 	img->fd = -1;
+	gpucc_read_window_init(&img->window, WINDOW_SIZE);
 	img->limits = *limits;
 	img->name = strdup(name ? name : "(image)");
 	if (!img->name) {
@@ -902,6 +898,7 @@ void gpucc_image_free(gpucc_image *img)
 	free(img->payloads);
 	free(img->header_offsets);
 	free(img->fd_buffer);
+	gpucc_read_window_release(&img->window);
 	free(img->name);
 	void (*on_free)(void *) = img->on_free;
 	void *on_free_ctx = img->on_free_ctx;
@@ -1040,9 +1037,14 @@ static size_t payload_index(const gpucc_image *img, const gpucc_payload *p)
 	return img->payload_count;
 }
 
+int gpucc_image_member_error(const char *image_name, const char *member, const char *what)
+{
+	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s': %s", image_name, member, what);
+}
+
 static int digest_mismatch(const gpucc_image *img, const char *member, const char *what)
 {
-	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s': %s", img->name, member, what);
+	return gpucc_image_member_error(img->name, member, what);
 }
 
 /* Where the bytes of the payload being streamed are hashed: here, into
@@ -1076,6 +1078,29 @@ static void hash_update(payload_hash *h, const void *data, size_t size)
 		gpucc_sha256_update(&h->md, data, size);
 }
 
+/* Hash and hand size bytes at data (valid for this call) to sink; through
+ * checker rooms when there is a checker, whose thread reads them later. */
+static int hand_out(payload_hash *h, const unsigned char *data, size_t size,
+                    gpucc_payload_sink sink, void *ctx)
+{
+	if (!h->checker) {
+		gpucc_sha256_update(&h->md, data, size);
+		return size ? sink(ctx, data, size) : 0;
+	}
+	size_t done = 0;
+	while (done < size) {
+		size_t n;
+		unsigned char *room = hash_room(h, size - done, &n);
+		memcpy(room, data + done, n);
+		hash_update(h, room, n);
+		int rc = sink(ctx, room, n);
+		if (rc)
+			return rc;
+		done += n;
+	}
+	return 0;
+}
+
 /* The random-access path: 1 when the header at the computed offset is not
  * what it must be (the caller then uses the cursor; nothing was hashed or
  * handed to sink), else 0 or an error. */
@@ -1095,7 +1120,7 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 		while (done < size) {
 			size_t want = size - done < READ_CHUNK ? (size_t)(size - done) : READ_CHUNK;
 			if (offset + BLOCK + done + want > img->size)
-				return digest_mismatch(img, member, "truncated: the image ends inside it");
+				return digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);
 			const void *at = img->data + offset + BLOCK + done;
 			hash_update(h, at, want);
 			int rc = sink(ctx, at, want);
@@ -1104,6 +1129,18 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 			done += want;
 		}
 		return 0;
+	}
+	if (BLOCK + size <= WINDOW_SIZE) {
+		const unsigned char *member_bytes = NULL;
+		ssize_t rc = gpucc_read_window_get(&img->window, img->fd, offset, BLOCK + (size_t)size,
+		                                   &member_bytes);
+		if (rc < 0)
+			return gpucc_error_set_errno("cannot read '%s'", img->name);
+		if (rc < BLOCK || !header_block_is(member_bytes, member, size))
+			return 1;
+		if ((size_t)rc != BLOCK + size)
+			return digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);
+		return hand_out(h, member_bytes + BLOCK, (size_t)size, sink, ctx);
 	}
 	/* A member that fits in the room is read with its header in one go. */
 	size_t room_size;
@@ -1115,7 +1152,7 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 		if (n < BLOCK || !header_block_is(room, member, size))
 			return 1;
 		if ((size_t)n != room_size)
-			return digest_mismatch(img, member, "truncated: the image ends inside it");
+			return digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);
 		hash_update(h, room + BLOCK, (size_t)size);
 		return size ? sink(ctx, room + BLOCK, (size_t)size) : 0;
 	}
@@ -1128,7 +1165,7 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 		if (n < 0)
 			return gpucc_error_set_errno("cannot read '%s'", img->name);
 		if ((size_t)n != want)
-			return digest_mismatch(img, member, "truncated: the image ends inside it");
+			return digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);
 		hash_update(h, buffer, want);
 		int rc = sink(ctx, buffer, want);
 		if (rc)
@@ -1271,7 +1308,7 @@ static int check_digest(gpucc_image *img, size_t i, gpucc_sha256 *md)
 		return 0;
 	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 	gpucc_payload_member_name(member, &img->payloads[i]);
-	return digest_mismatch(img, member, "SHA-256 digest mismatch (the payload is corrupt)");
+	return digest_mismatch(img, member, GPUCC_DIGEST_MISMATCH);
 }
 
 /* Stream payload p into sink; its digest is compared here, or queued on
@@ -1302,6 +1339,24 @@ static int stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payloa
 		rc = check_digest(img, index, &h.md);
 	}
 	return rc;
+}
+
+int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
+                                 gpucc_payload_location *out)
+{
+	int ready = ensure_payloads(img);
+	if (ready)
+		return ready;
+	size_t index = payload_index(img, p);
+	if (index == img->payload_count)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s': no such payload in the image", img->name);
+	if (!img->offsets_known)
+		return 1;
+	out->fd = img->fd;
+	out->data = img->fd < 0 ? img->data : NULL;
+	out->image_size = img->size;
+	out->header_offset = img->header_offsets[index];
+	return 0;
 }
 
 int gpucc_image_stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
@@ -1462,7 +1517,7 @@ static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
 				return digest_mismatch(img, expected, "its size differs from the manifest's");
 			gpucc_sha256_init(md);
 			if ((rc = hash_range(img, at + BLOCK, h.size, md)) == 1)
-				return digest_mismatch(img, expected, "truncated: the image ends inside it");
+				return digest_mismatch(img, expected, GPUCC_TRUNCATED_MEMBER);
 			if (rc || (rc = check_digest(img, i, md)))
 				return rc;
 		}

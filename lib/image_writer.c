@@ -13,7 +13,7 @@
  * depend only on the set of entries and the write options: fixed member
  * order, mode 0644, uid/gid 0, no owner names, one mtime for every member.
  */
-#include "image_internal.h"
+#include "image_writer_internal.h"
 
 #include "arena.h"
 #include "atomic_file.h"
@@ -32,15 +32,6 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef enum source_kind { SOURCE_FILE, SOURCE_MEMORY, SOURCE_IMAGE } source_kind;
-
-typedef struct payload_source {
-	source_kind kind;
-	const char *path;    /* SOURCE_FILE, in the arena */
-	const void *data;    /* SOURCE_MEMORY, borrowed */
-	gpucc_image *image;  /* SOURCE_IMAGE, borrowed */
-} payload_source;
-
 /* One entry to write.  Entries added from an open image are borrowed from
  * it (it stays open until commit anyway), so a merge of 50,000 entries
  * holds each entry's metadata once, not twice. */
@@ -48,7 +39,6 @@ typedef struct writer_entry {
 	const gpucc_entry *entry; /* borrowed from image, or an arena copy */
 	gpucc_image *image;       /* the source of every payload, or NULL and ... */
 	payload_source *sources;  /* ... per payload (arena), parallel to entry->payloads */
-	gpucc_digest content;
 	bool removed;
 } writer_entry;
 
@@ -197,13 +187,17 @@ static int add_entry(gpucc_image_writer *w, const gpucc_entry *e, gpucc_image *i
 	}
 	if (rc)
 		return gpucc_error_prefix("cannot add entry to '%s'", w->path);
-	gpucc_digest content;
-	if ((rc = gpucc_entry_content_digest(&content, e)))
-		return rc;
 	ptrdiff_t existing = index_find(w, &e->key);
 	if (existing >= 0 && !w->entries[existing].removed) {
+		/* Contents are compared only for keys added twice: serialising
+		 * and hashing every entry would be a third of a large merge's
+		 * work before the first payload is copied. */
 		writer_entry *we = &w->entries[existing];
-		if (gpucc_digest_compare(&we->content, &content) != 0)
+		gpucc_digest old_content, content;
+		if ((rc = gpucc_entry_content_digest(&old_content, we->entry)) ||
+		    (rc = gpucc_entry_content_digest(&content, e)))
+			return rc;
+		if (gpucc_digest_compare(&old_content, &content) != 0)
 			return conflict(w, e);
 		if (e->module && strcmp(e->module, we->entry->module) < 0) {
 			gpucc_entry *renamed = gpucc_arena_alloc(w->arena, sizeof *renamed);
@@ -233,7 +227,6 @@ static int add_entry(gpucc_image_writer *w, const gpucc_entry *e, gpucc_image *i
 		slot = &w->entries[w->count];
 	}
 	memset(slot, 0, sizeof *slot);
-	slot->content = content;
 	if (image) {
 		slot->entry = e;
 		slot->image = image;
@@ -318,12 +311,6 @@ int gpucc_image_writer_add_from(gpucc_image_writer *w, gpucc_image *src, const g
 
 /* ---- commit ------------------------------------------------------------------ */
 
-typedef struct output_payload {
-	gpucc_payload payload;
-	gpucc_image *image;           /* the source image, or NULL and ... */
-	const payload_source *source; /* ... the file or memory source */
-} output_payload;
-
 static int compare_output(const void *a, const void *b)
 {
 	return gpucc_payload_archive_compare(&((const output_payload *)a)->payload,
@@ -360,9 +347,6 @@ typedef struct commit_ctx {
 	int fd;            /* the temporary file */
 	uint64_t unsynced; /* bytes written since writeback was last started */
 	gpucc_payload_checker *checker; /* for payloads from images, or NULL */
-	gpucc_sha256 *md; /* hashing what is written, when set */
-	gpucc_sha256 hash;
-	uint64_t written;
 } commit_ctx;
 
 static int archive_write_failed(commit_ctx *c)
@@ -382,8 +366,6 @@ static int archive_write_failed(commit_ctx *c)
 static int to_archive(void *ctx, const void *data, size_t size)
 {
 	commit_ctx *c = ctx;
-	if (c->md)
-		gpucc_sha256_update(c->md, data, size);
 	const char *p = data;
 	while (size > 0) {
 		la_ssize_t n = GPUCC_LA->write_data(c->archive, p, size);
@@ -392,7 +374,6 @@ static int to_archive(void *ctx, const void *data, size_t size)
 		p += n;
 		size -= (size_t)n;
 	}
-	c->written += (uint64_t)(p - (const char *)data);
 	c->unsynced += (uint64_t)(p - (const char *)data);
 	if (c->unsynced >= WRITEBACK_STEP && !c->w->no_sync) {
 		/* Start writing back what is written so far, so that the fsync
@@ -431,9 +412,51 @@ static int write_small_member(commit_ctx *c, const char *name, const void *data,
 	return rc;
 }
 
-static int copy_file_source(commit_ctx *c, const char *path)
+/* A sink that hashes and counts the bytes it passes on. */
+typedef struct hashing_sink {
+	gpucc_payload_sink sink;
+	void *ctx;
+	gpucc_sha256 md;
+	uint64_t bytes;
+} hashing_sink;
+
+static int hash_and_pass(void *ctx, const void *data, size_t size)
 {
-	return gpucc_read_file_chunks(path, to_archive, c);
+	hashing_sink *h = ctx;
+	gpucc_sha256_update(&h->md, data, size);
+	h->bytes += size;
+	return h->sink(h->ctx, data, size);
+}
+
+int gpucc_output_payload_copy(const output_payload *o, gpucc_payload_sink sink, void *ctx,
+                              gpucc_payload_checker *checker)
+{
+	if (o->image) {
+		/* The reader verifies digest and size itself, or has the checker
+		 * verify the digest. */
+		if (checker)
+			return gpucc_image_stream_payload_checked(o->image, &o->payload, sink, ctx,
+			                                          checker);
+		return gpucc_image_stream_payload(o->image, &o->payload, sink, ctx);
+	}
+	switch (o->source->kind) {
+	case SOURCE_IMAGE:
+		return gpucc_error_set(GPUCC_ERROR, "internal error: image source without an image");
+	case SOURCE_MEMORY:
+		return o->payload.size ? sink(ctx, o->source->data, (size_t)o->payload.size) : 0;
+	case SOURCE_FILE:
+		break;
+	}
+	/* Files may have changed since they were hashed. */
+	hashing_sink h = {.sink = sink, .ctx = ctx};
+	gpucc_sha256_init(&h.md);
+	int rc = gpucc_read_file_chunks(o->source->path, hash_and_pass, &h);
+	gpucc_digest got;
+	gpucc_sha256_final(&h.md, got.bytes);
+	if (rc == 0 && (h.bytes != o->payload.size || gpucc_digest_compare(&got, &o->payload.sha256)))
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' changed while the image was being written",
+		                     o->source->path);
+	return rc;
 }
 
 static int write_payload(commit_ctx *c, const output_payload *o)
@@ -441,38 +464,7 @@ static int write_payload(commit_ctx *c, const output_payload *o)
 	char name[GPUCC_PAYLOAD_MEMBER_SIZE];
 	gpucc_payload_member_name(name, &o->payload);
 	int rc = write_header(c, name, o->payload.size);
-	if (rc)
-		return rc;
-	c->written = 0;
-	if (o->image) {
-		/* The reader verifies digest and size itself, or has the checker
-		 * verify the digest. */
-		c->md = NULL;
-		if (c->checker)
-			return gpucc_image_stream_payload_checked(o->image, &o->payload, to_archive, c,
-			                                          c->checker);
-		return gpucc_image_stream_payload(o->image, &o->payload, to_archive, c);
-	}
-	switch (o->source->kind) {
-	case SOURCE_IMAGE:
-		return gpucc_error_set(GPUCC_ERROR, "internal error: image source without an image");
-	case SOURCE_MEMORY:
-		c->md = NULL;
-		return to_archive(c, o->source->data, (size_t)o->payload.size);
-	case SOURCE_FILE:
-		break;
-	}
-	/* Files may have changed since they were hashed. */
-	c->md = &c->hash;
-	gpucc_sha256_init(c->md);
-	rc = copy_file_source(c, o->source->path);
-	gpucc_digest got;
-	gpucc_sha256_final(c->md, got.bytes);
-	c->md = NULL;
-	if (rc == 0 && (c->written != o->payload.size || gpucc_digest_compare(&got, &o->payload.sha256)))
-		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' changed while the image was being written",
-		                     o->source->path);
-	return rc;
+	return rc ? rc : gpucc_output_payload_copy(o, to_archive, c, c->checker);
 }
 
 /* The sorted live entries and the distinct payloads in archive order, and
@@ -577,44 +569,42 @@ void gpucc_image_writer_leave_leftovers(gpucc_image_writer *w)
  * milliseconds of hashing against some microseconds to start a thread. */
 #define CHECKER_MIN_BYTES ((uint64_t)4 << 20)
 
-int gpucc_image_writer_commit(gpucc_image_writer *w)
+size_t gpucc_image_format_text(char out[GPUCC_FORMAT_TEXT_SIZE])
 {
-	const gpucc_entry **entries = NULL;
-	output_payload *payloads = NULL;
-	size_t payload_count = 0;
-	uint64_t manifest_size = 0, image_bytes = 0;
-	gpucc_payload_checker *checker = NULL;
-	int rc = plan(w, &entries, &payloads, &payload_count, &image_bytes);
-	if (rc)
-		return rc;
-	/* The manifest is generated twice, once to size its tar header and
-	 * once into the archive, rather than held whole in memory. */
-	rc = gpucc_manifest_size(&manifest_size, entries, w->live);
-	if (rc)
-		goto cleanup;
+	int n = snprintf(out, GPUCC_FORMAT_TEXT_SIZE, "gpucc-image %d\n", GPUCC_IMAGE_FORMAT_VERSION);
+	return n > 0 ? (size_t)n : 0;
+}
 
-	if (!gpucc_libarchive_load()) {
-		rc = gpucc_error_prefix("cannot write '%s'", w->path);
-		goto cleanup;
-	}
-	gpucc_atomic_file file;
-	if ((rc = gpucc_atomic_file_open(&file, w->path)))
-		goto cleanup;
-	file.no_sync = w->no_sync;
-	file.no_sweep = w->no_sweep;
-	if (image_bytes >= CHECKER_MIN_BYTES && (rc = gpucc_payload_checker_new(&checker))) {
-		gpucc_atomic_file_abort(&file);
-		goto cleanup;
-	}
-	commit_ctx c = {.w = w, .archive = GPUCC_LA->write_new(), .fd = file.fd, .checker = checker};
+/* Tests write through libarchive only, to compare the two writers. */
+static bool force_libarchive;
+
+void gpucc_image_writer_force_libarchive(bool force)
+{
+	force_libarchive = force;
+}
+
+/* Write the image into file through libarchive: any compression, any
+ * member. */
+static int write_with_libarchive(gpucc_image_writer *w, gpucc_atomic_file *file,
+                                 const gpucc_entry **entries, uint64_t manifest_size,
+                                 const output_payload *payloads, size_t payload_count,
+                                 uint64_t image_bytes)
+{
+	if (!gpucc_libarchive_load())
+		return gpucc_error_prefix("cannot write '%s'", w->path);
+	gpucc_payload_checker *checker = NULL;
+	int rc = 0;
+	if (image_bytes >= CHECKER_MIN_BYTES && (rc = gpucc_payload_checker_new(&checker)))
+		return rc;
+	commit_ctx c = {.w = w, .archive = GPUCC_LA->write_new(), .fd = file->fd, .checker = checker};
 	if (!c.archive) {
 		rc = gpucc_error_oom();
-	} else if (archive_to_fd(c.archive, file.fd, w->options.zstd_level) != 0) {
+	} else if (archive_to_fd(c.archive, file->fd, w->options.zstd_level) != 0) {
 		rc = archive_write_failed(&c);
 	} else {
-		char format[32];
-		int n = snprintf(format, sizeof format, "gpucc-image %d\n", GPUCC_IMAGE_FORMAT_VERSION);
-		rc = write_small_member(&c, GPUCC_IMAGE_FORMAT_MEMBER, format, (size_t)n);
+		char format[GPUCC_FORMAT_TEXT_SIZE];
+		size_t n = gpucc_image_format_text(format);
+		rc = write_small_member(&c, GPUCC_IMAGE_FORMAT_MEMBER, format, n);
 		if (rc == 0)
 			rc = write_header(&c, GPUCC_IMAGE_MANIFEST_MEMBER, manifest_size);
 		if (rc == 0)
@@ -636,16 +626,50 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 			rc = archive_write_failed(&c);
 	}
 	if (c.archive && rc != 0)
-		abandon_archive(c.archive, file.fd);
+		abandon_archive(c.archive, file->fd);
 	if (c.archive)
 		GPUCC_LA->write_free(c.archive);
+	gpucc_payload_checker_free(checker);
+	return rc;
+}
+
+int gpucc_image_writer_commit(gpucc_image_writer *w)
+{
+	const gpucc_entry **entries = NULL;
+	output_payload *payloads = NULL;
+	size_t payload_count = 0;
+	uint64_t manifest_size = 0, image_bytes = 0;
+	int rc = plan(w, &entries, &payloads, &payload_count, &image_bytes);
+	if (rc)
+		return rc;
+	/* The manifest is generated twice, once to size its tar header and
+	 * once into the archive, rather than held whole in memory. */
+	rc = gpucc_manifest_size(&manifest_size, entries, w->live);
+	if (rc)
+		goto cleanup;
+
+	gpucc_atomic_file file;
+	if ((rc = gpucc_atomic_file_open(&file, w->path)))
+		goto cleanup;
+	file.no_sync = w->no_sync;
+	file.no_sweep = w->no_sweep;
+	rc = 1;
+	if (w->options.zstd_level == 0 && !force_libarchive) {
+		gpucc_plain_image plain = {
+			.path = w->path, .fd = file.fd, .mtime = w->options.mtime, .no_sync = w->no_sync,
+			.entries = entries, .entry_count = w->live, .manifest_size = manifest_size,
+			.payloads = payloads, .payload_count = payload_count};
+		rc = gpucc_plain_image_write(&plain);
+	}
+	if (rc == 1)
+		rc = write_with_libarchive(w, &file, entries, manifest_size, payloads, payload_count,
+		                           image_bytes);
 	if (rc == 0)
 		rc = gpucc_atomic_file_commit(&file);
 	else
 		gpucc_atomic_file_abort(&file);
 
 cleanup:
-	gpucc_payload_checker_free(checker);
 	free(entries);
 	free(payloads);
 	return rc;

@@ -14,6 +14,7 @@
 #include "payload_checker.h"
 
 #include "errors.h"
+#include "image_internal.h"
 #include "manifest.h"
 
 #include "sha256.h"
@@ -313,6 +314,5 @@ int gpucc_payload_checker_finish(gpucc_payload_checker *c)
 		return 0;
 	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 	gpucc_payload_member_name(member, &payload);
-	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s': %s", image, member,
-	                       "SHA-256 digest mismatch (the payload is corrupt)");
+	return gpucc_image_member_error(image, member, GPUCC_DIGEST_MISMATCH);
 }

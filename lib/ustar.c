@@ -57,6 +57,48 @@ bool gpucc_ustar_parse(const unsigned char block[GPUCC_USTAR_BLOCK], gpucc_ustar
 	return true;
 }
 
+/* digits octal digits of v into field, then a space (the field's other
+ * bytes stay NUL). */
+static void put_octal(unsigned char *field, size_t digits, uint64_t v)
+{
+	for (size_t i = digits; i-- > 0; v >>= 3)
+		field[i] = (unsigned char)('0' + (v & 7));
+	field[digits] = ' ';
+}
+
+bool gpucc_ustar_fits(const char *name, uint64_t size, int64_t mtime)
+{
+	const uint64_t octal11 = (uint64_t)1 << 33; /* 8^11 */
+	size_t n = strlen(name);
+	return n > 0 && n < 100 && size < octal11 && mtime >= 0 && (uint64_t)mtime < octal11;
+}
+
+bool gpucc_ustar_format(unsigned char block[GPUCC_USTAR_BLOCK], const char *name, uint64_t size,
+                        int64_t mtime)
+{
+	if (!gpucc_ustar_fits(name, size, mtime))
+		return false;
+	size_t n = strlen(name);
+	memset(block, 0, GPUCC_USTAR_BLOCK);
+	memcpy(block, name, n);
+	put_octal(block + 100, 6, 0644); /* mode */
+	put_octal(block + 108, 6, 0);    /* uid */
+	put_octal(block + 116, 6, 0);    /* gid */
+	put_octal(block + 124, 11, size);
+	put_octal(block + 136, 11, (uint64_t)mtime);
+	block[156] = '0';
+	memcpy(block + 257, "ustar\0" "00", 8);
+	put_octal(block + 329, 6, 0);    /* devmajor */
+	put_octal(block + 337, 6, 0);    /* devminor */
+	uint64_t sum = 0;
+	for (size_t i = 0; i < GPUCC_USTAR_BLOCK; i++)
+		sum += (i >= 148 && i < 156) ? ' ' : block[i];
+	put_octal(block + 148, 6, sum); /* chksum: digits, NUL, space */
+	block[154] = '\0';
+	block[155] = ' ';
+	return true;
+}
+
 bool gpucc_ustar_is_zero(const unsigned char block[GPUCC_USTAR_BLOCK])
 {
 	for (size_t i = 0; i < GPUCC_USTAR_BLOCK; i++)
@@ -68,6 +110,14 @@ bool gpucc_ustar_is_zero(const unsigned char block[GPUCC_USTAR_BLOCK])
 bool gpucc_ustar_is_regular(const gpucc_ustar_header *h)
 {
 	return h->type == '0' || h->type == '\0';
+}
+
+bool gpucc_ustar_is_member(const unsigned char block[GPUCC_USTAR_BLOCK], const char *name,
+                           uint64_t size)
+{
+	gpucc_ustar_header h;
+	return gpucc_ustar_parse(block, &h) && gpucc_ustar_is_regular(&h) && h.size == size &&
+	       strcmp(h.name, name) == 0;
 }
 
 uint64_t gpucc_ustar_padded(uint64_t size)
