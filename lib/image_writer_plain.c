@@ -73,8 +73,8 @@ typedef struct plain_out {
 	int fd;
 	const char *path;
 	bool no_sync;
-	unsigned char *buf; /* OUT_BUFFER */
-	size_t used;
+	unsigned char *buf; /* capacity bytes */
+	size_t capacity, used;
 	uint64_t at;        /* the file offset of buf[0] */
 	uint64_t unsynced;  /* bytes written since writeback was last started */
 } plain_out;
@@ -118,9 +118,9 @@ static int out_seek(plain_out *o, uint64_t offset)
 /* Free room at the end of the buffer: *size >= 1 bytes at *room. */
 static int out_room(plain_out *o, unsigned char **room, size_t *size)
 {
-	int rc = o->used == OUT_BUFFER ? out_flush(o) : 0;
+	int rc = o->used == o->capacity ? out_flush(o) : 0;
 	*room = o->buf + o->used;
-	*size = OUT_BUFFER - o->used;
+	*size = o->capacity - o->used;
 	return rc;
 }
 
@@ -275,12 +275,15 @@ typedef struct plain_worker {
 	pthread_t thread;
 } plain_worker;
 
-static int worker_init(plain_worker *wk, plain_job *job)
+/* A thread's output buffer and windows; the buffer no larger than the
+ * image (end bytes), which for a cache entry is a few KiB. */
+static int worker_init(plain_worker *wk, plain_job *job, uint64_t end)
 {
 	const gpucc_plain_image *image = job->image;
 	*wk = (plain_worker){.job = job,
 	                     .out = {.fd = image->fd, .path = image->path, .no_sync = image->no_sync}};
-	wk->out.buf = malloc(OUT_BUFFER);
+	wk->out.capacity = end < OUT_BUFFER ? (size_t)end : OUT_BUFFER;
+	wk->out.buf = malloc(wk->out.capacity);
 	wk->windows = calloc(job->window_slots, sizeof *wk->windows);
 	if (!wk->out.buf || !wk->windows) {
 		free(wk->out.buf);
@@ -504,11 +507,11 @@ static int write_image(plain_job *job, uint64_t end, uint64_t parallel_bytes)
 	plain_worker main_worker;
 	plain_worker workers[WORKERS_MAX];
 	size_t started = 0;
-	if ((rc = worker_init(&main_worker, job)))
+	if ((rc = worker_init(&main_worker, job, end)))
 		return rc;
 	for (size_t i = 0; i < workers_wanted; i++) {
 		/* Fewer threads than wanted is slower, not wrong. */
-		if (worker_init(&workers[started], job) != 0)
+		if (worker_init(&workers[started], job, end) != 0)
 			break;
 		if (pthread_create(&workers[started].thread, NULL, worker_main, &workers[started]) != 0) {
 			worker_release(&workers[started]);
