@@ -273,12 +273,10 @@ static int run_import(const cmd_args *args)
 	gpucc_source **sources = calloc(n, sizeof *sources);
 	if (!sources)
 		return cmd_error(args, EXIT_FAIL, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		if (gpucc_source_open(&sources[i], args->positional[i], cmd_print_warning,
-		                      (void *)args) != 0) {
-			rc = cmd_fail(args);
-			goto cleanup;
-		}
+	if (gpucc_sources_open(sources, (const char *const *)args->positional, n, cmd_print_warning,
+	                       (void *)args) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
 	}
 	if ((rc = cmd_open_cache(args, &c, 0)) != 0)
 		goto cleanup;

@@ -47,12 +47,10 @@ static int run(const cmd_args *args)
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (gpucc_source_open(&sources[i], args->positional[i], cmd_print_warning,
-		                      (void *)args) != 0) {
-			rc = cmd_fail(args);
-			goto cleanup;
-		}
+	if (gpucc_sources_open(sources, (const char *const *)args->positional, n, cmd_print_warning,
+	                       (void *)args) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
 	}
 	gpucc_algebra_counts counts = {0};
 	if (output) {

@@ -53,6 +53,11 @@ typedef struct gpucc_payload_location {
 int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
                                  gpucc_payload_location *out);
 
+/* Build img's payload list and their offsets now, as any use of payloads
+ * would (a failure is reported, message and all, by that use): for opening
+ * the inputs of a merge on several threads. */
+void gpucc_image_prepare_payloads(gpucc_image *img);
+
 /* Leave the temporary files that killed writers left beside the output
  * alone at commit: for the cache, whose gc removes them. */
 void gpucc_image_writer_leave_leftovers(gpucc_image_writer *w);

@@ -80,6 +80,7 @@ struct gpucc_image {
 	 * it); payloads_rc remembers a failure to build it. */
 	bool payloads_ready;
 	int payloads_rc;
+	char *payloads_error; /* its message */
 
 	/* Random access (uncompressed only): where the first payload header
 	 * must be (0: unknown), and the header offset of each payload. */
@@ -752,13 +753,25 @@ static int open_common(gpucc_image *img)
  * header check before any byte is used). */
 static int ensure_payloads(gpucc_image *img)
 {
-	if (img->payloads_ready)
+	if (img->payloads_ready) {
+		/* The failure again, with its message: the first may have been
+		 * on another thread (gpucc_image_prepare_payloads). */
+		if (img->payloads_rc && img->payloads_error)
+			return gpucc_error_set(img->payloads_rc, "%s", img->payloads_error);
 		return img->payloads_rc;
+	}
 	img->payloads_ready = true;
 	img->payloads_rc = collect_payloads(img);
 	if (img->payloads_rc == 0 && img->payload_base && img->payload_count > 0)
 		img->payloads_rc = compute_offsets(img, img->payload_base);
+	if (img->payloads_rc)
+		img->payloads_error = strdup(gpucc_error_last()->message);
 	return img->payloads_rc;
+}
+
+void gpucc_image_prepare_payloads(gpucc_image *img)
+{
+	ensure_payloads(img);
 }
 
 /* A new image handle reading under limits (already completed). */
@@ -899,6 +912,7 @@ void gpucc_image_free(gpucc_image *img)
 	free(img->header_offsets);
 	free(img->fd_buffer);
 	gpucc_read_window_release(&img->window);
+	free(img->payloads_error);
 	free(img->name);
 	void (*on_free)(void *) = img->on_free;
 	void *on_free_ctx = img->on_free_ctx;

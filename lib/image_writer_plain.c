@@ -30,6 +30,7 @@
 
 #include "errors.h"
 #include "manifest.h"
+#include "parallel.h"
 #include "read_window.h"
 #include "sha256.h"
 #include "ustar.h"
@@ -37,7 +38,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -456,16 +456,6 @@ static int write_head(plain_out *o, const gpucc_plain_image *image)
 	return rc;
 }
 
-/* The threads to copy with: the CPUs this process may run on. */
-static size_t cpu_count(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-		return (size_t)CPU_COUNT(&set);
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (size_t)n : 1;
-}
-
 /* The size of the read-ahead windows: WINDOW_BUDGET over the window slots
  * the items' source files use. */
 static void size_windows(plain_job *job)
@@ -492,7 +482,7 @@ static int write_image(plain_job *job, uint64_t end, uint64_t parallel_bytes)
 	if (threads_override) {
 		workers_wanted = (threads_override < WORKERS_MAX ? threads_override : WORKERS_MAX) - 1;
 	} else if (parallel_bytes >= PARALLEL_MIN_BYTES) {
-		size_t cpus = cpu_count();
+		size_t cpus = gpucc_cpu_count();
 		workers_wanted = (cpus < WORKERS_MAX ? cpus : WORKERS_MAX) - 1;
 	}
 	uint64_t target = parallel_bytes / ((workers_wanted + 1) * 8);

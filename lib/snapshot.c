@@ -13,6 +13,8 @@
 #include "atomic_file.h"
 #include "cache_internal.h"
 #include "errors.h"
+#include "image_internal.h"
+#include "parallel.h"
 #include "snapshot_format.h"
 
 #include <errno.h>
@@ -449,6 +451,57 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 	}
 	*out = s;
 	return 0;
+}
+
+typedef struct open_job {
+	gpucc_source **out;
+	const char *const *paths;
+	gpucc_cache_warning_fn warn;
+	void *warn_ctx;
+	int *codes;      /* per path: 0 or the error's code ... */
+	char **messages; /* ... and message (NULL when out of memory) */
+} open_job;
+
+static void open_one(void *ctx, size_t i)
+{
+	open_job *job = ctx;
+	job->codes[i] = gpucc_source_open(&job->out[i], job->paths[i], job->warn, job->warn_ctx);
+	if (job->codes[i])
+		job->messages[i] = strdup(gpucc_error_last()->message);
+	else if (job->out[i]->image)
+		gpucc_image_prepare_payloads(job->out[i]->image); /* merge and import read them */
+}
+
+int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
+                       gpucc_cache_warning_fn warn, void *warn_ctx)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = NULL;
+	open_job job = {out, paths, warn, warn_ctx, calloc(n + 1, sizeof *job.codes),
+	                calloc(n + 1, sizeof *job.messages)};
+	if (!job.codes || !job.messages) {
+		free(job.codes);
+		free(job.messages);
+		return gpucc_error_oom();
+	}
+	/* Parsing the manifests of the 32 inputs of a 50,000-entry merge
+	 * takes a tenth of a second on one core. */
+	gpucc_parallel_for(n, gpucc_cpu_count(), open_one, &job);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (job.codes[i])
+			rc = job.messages[i] ? gpucc_error_set(job.codes[i], "%s", job.messages[i])
+			                     : gpucc_error_oom();
+	for (size_t i = 0; i < n; i++) {
+		free(job.messages[i]);
+		if (rc) {
+			gpucc_source_free(out[i]);
+			out[i] = NULL;
+		}
+	}
+	free(job.codes);
+	free(job.messages);
+	return rc;
 }
 
 int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c)

@@ -54,6 +54,20 @@ no_output
 expect_exit 2 "$GPUCC" merge A.gpucc missing.gpucc -o out.gpucc
 assert_grep "missing.gpucc" err
 no_output
+# Inputs are opened on several threads; of several bad ones, the first on
+# the command line is reported, every time.
+for run in 1 2 3 4; do
+	expect_exit 2 "$GPUCC" merge A.gpucc A.gpucc missing.gpucc twice.snap A.gpucc -o out.gpucc
+	assert_one_line err
+	assert_grep "missing.gpucc" err
+	expect_exit 3 "$GPUCC" merge A.gpucc twice.snap A.gpucc missing.gpucc -o out.gpucc
+	assert_one_line err
+	assert_grep "twice.snap': .*trailing bytes" err
+	expect_exit 2 "$GPUCC" cache import --cache c A.gpucc missing.gpucc junk.snap A.gpucc
+	assert_one_line err
+	assert_grep "missing.gpucc" err
+done
+no_output
 expect_exit 2 "$GPUCC" delta A.gpucc --since missing.snap -o out.gpucc
 assert_grep "missing.snap" err
 no_output

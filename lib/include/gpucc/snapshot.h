@@ -72,6 +72,12 @@ typedef enum gpucc_source_kind {
  * be an image.  Errors name path. */
 GPUCC_API int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
                                 void *warn_ctx);
+/* Open n sources as gpucc_source_open does, several at once on as many
+ * threads as there are CPUs (warn may be called from any of them): 0 with
+ * out[0..n) set, or the error of the first path that failed, in order,
+ * with every out[i] NULL. */
+GPUCC_API int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
+                                 gpucc_cache_warning_fn warn, void *warn_ctx);
 /* Wrap an open cache or image (borrowed: it must outlive the source). */
 GPUCC_API int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c);
 GPUCC_API int gpucc_source_from_image(gpucc_source **out, gpucc_image *img);
