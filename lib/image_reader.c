@@ -411,17 +411,10 @@ static ssize_t read_at(gpucc_image *img, uint64_t offset, void *buf, size_t len)
 	return gpucc_pread_full(img->fd, buf, len, offset);
 }
 
-/* True when the block is the single ustar header of a regular file named
- * name of size bytes: what every header of a v1 image is. */
-static bool header_block_is(const unsigned char block[BLOCK], const char *name, uint64_t size)
-{
-	return gpucc_ustar_is_member(block, name, size);
-}
-
 static bool ustar_header_is(gpucc_image *img, uint64_t offset, const char *name, uint64_t size)
 {
 	unsigned char block[BLOCK];
-	return read_at(img, offset, block, BLOCK) == BLOCK && header_block_is(block, name, size);
+	return read_at(img, offset, block, BLOCK) == BLOCK && gpucc_ustar_is_member(block, name, size);
 }
 
 /* The bytes of the manifest whose (already checked) header is at offset, in
@@ -1150,7 +1143,7 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 		                                   &member_bytes);
 		if (rc < 0)
 			return gpucc_error_set_errno("cannot read '%s'", img->name);
-		if (rc < BLOCK || !header_block_is(member_bytes, member, size))
+		if (rc < BLOCK || !gpucc_ustar_is_member(member_bytes, member, size))
 			return 1;
 		if ((size_t)rc != BLOCK + size)
 			return digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);
@@ -1163,7 +1156,7 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 		ssize_t n = read_at(img, offset, room, room_size);
 		if (n < 0)
 			return gpucc_error_set_errno("cannot read '%s'", img->name);
-		if (n < BLOCK || !header_block_is(room, member, size))
+		if (n < BLOCK || !gpucc_ustar_is_member(room, member, size))
 			return 1;
 		if ((size_t)n != room_size)
 			return digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);

@@ -303,15 +303,16 @@ static void worker_release(plain_worker *wk)
 	free(wk->out.buf);
 }
 
-/* The first len bytes of it's member (fewer at the end of the image), or -1
- * with errno set. */
+/* The first len bytes of the member of item it (fewer at the end of the
+ * image), or -1 with errno set. */
 static ssize_t member_bytes(plain_worker *wk, const plain_item *it, size_t len,
                             const unsigned char **at)
 {
 	const gpucc_payload_location *loc = &it->loc;
 	if (loc->data) {
-		uint64_t left = loc->header_offset < loc->image_size ? loc->image_size - loc->header_offset
-		                                                     : 0;
+		if (loc->header_offset >= loc->image_size)
+			return 0;
+		uint64_t left = loc->image_size - loc->header_offset;
 		*at = loc->data + loc->header_offset;
 		return (ssize_t)(left < len ? left : len);
 	}
