@@ -7,11 +7,15 @@
  * canonical manifest and the distinct payloads in archive order, copying
  * each from its source through a bounded buffer and checking its digest
  * again, into a temporary file that replaces the target only when all of it
- * is written, checked and flushed.  Payloads copied from images are hashed
- * on a second thread (payload_checker.h) when there are enough of them to
- * pay for it; commit waits for every check before it publishes.  The bytes
- * depend only on the set of entries and the write options: fixed member
- * order, mode 0644, uid/gid 0, no owner names, one mtime for every member.
+ * is written, checked and flushed.  An uncompressed image whose members
+ * all fit ustar headers and whose image payloads can be read at computed
+ * offsets is written by lib/image_writer_plain.c, copying on several
+ * threads; anything else through libarchive here, where payloads copied
+ * from images are hashed on a second thread (payload_checker.h) when there
+ * are enough of them to pay for it.  Either way every check is done before
+ * anything is published, and the bytes depend only on the set of entries
+ * and the write options: fixed member order, mode 0644, uid/gid 0, no owner
+ * names, one mtime for every member.
  */
 #include "image_writer_internal.h"
 

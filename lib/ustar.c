@@ -1,5 +1,5 @@
 /*
- * lib/ustar.c -- single-block ustar header parsing (lib/ustar.h), after
+ * lib/ustar.c -- single-block ustar headers, parsed and formatted (lib/ustar.h), after
  * POSIX.1-2001 "pax" format's ustar header layout: name[100] at 0, size[12]
  * at 124, chksum[8] at 148, typeflag at 156, magic[6] at 257, version[2] at
  * 263, prefix[155] at 345.

@@ -1,9 +1,9 @@
 /*
- * lib/ustar.h -- reading single-block ustar headers, the only headers a v1
- * image's writer produces (formats/image.md).
+ * lib/ustar.h -- reading and writing single-block ustar headers, the only
+ * headers a v1 image's writer produces (formats/image.md).
  *
- * libgpucc reads the members of uncompressed images through these headers
- * directly (no libarchive, see lib/libarchive_loader.h), and hands anything
+ * libgpucc reads and writes the members of uncompressed images through these
+ * headers directly (no libarchive, see lib/libarchive_loader.h), and hands anything
  * else -- compressed images, pax extended headers, links, GNU extensions,
  * damaged headers -- to libarchive, which reads it properly and names the
  * defect.  So "not plain" is never an error here, only a reason to fall back.
