@@ -42,6 +42,8 @@ int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx)
 typedef struct file_digest {
 	gpucc_sha256 ctx;
 	uint64_t total;
+	gpucc_payload_sink sink; /* or NULL */
+	void *sink_ctx;
 } file_digest;
 
 static int hash_chunk(void *ctx, const void *data, size_t size)
@@ -49,12 +51,13 @@ static int hash_chunk(void *ctx, const void *data, size_t size)
 	file_digest *d = ctx;
 	gpucc_sha256_update(&d->ctx, data, size);
 	d->total += size;
-	return 0;
+	return d->sink ? d->sink(d->sink_ctx, data, size) : 0;
 }
 
-int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
+int gpucc_digest_file_to(gpucc_digest *out, uint64_t *out_size, const char *path,
+                         gpucc_payload_sink sink, void *ctx)
 {
-	file_digest d = {.total = 0};
+	file_digest d = {.total = 0, .sink = sink, .sink_ctx = ctx};
 	gpucc_sha256_init(&d.ctx);
 	int rc = gpucc_read_file_chunks(path, hash_chunk, &d);
 	if (rc)
@@ -63,6 +66,11 @@ int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
 	if (out_size)
 		*out_size = d.total;
 	return 0;
+}
+
+int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
+{
+	return gpucc_digest_file_to(out, out_size, path, NULL, NULL);
 }
 
 void gpucc_digest_to_hex(char out[GPUCC_DIGEST_HEX_SIZE], const gpucc_digest *d)

@@ -65,6 +65,10 @@ void gpucc_image_writer_leave_leftovers(gpucc_image_writer *w);
 /* Read the file at path front to back into sink in bounded chunks (errors
  * name path). */
 int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx);
+/* gpucc_digest_file, handing the bytes it hashes to sink as well (when
+ * not NULL). */
+int gpucc_digest_file_to(gpucc_digest *out, uint64_t *out_size, const char *path,
+                         gpucc_payload_sink sink, void *ctx);
 
 /* Order of payload members in an image: by digest, then by extension. */
 int gpucc_payload_archive_compare(const gpucc_payload *a, const gpucc_payload *b);

@@ -29,8 +29,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-
-#include "sha256.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,20 +414,21 @@ static int write_small_member(commit_ctx *c, const char *name, const void *data,
 	return rc;
 }
 
-/* A sink that hashes and counts the bytes it passes on. */
-typedef struct hashing_sink {
+/* A sink passing on no more than left bytes: a payload file that grew
+ * must not spill into the next member before the change is reported. */
+typedef struct bounded_sink {
 	gpucc_payload_sink sink;
 	void *ctx;
-	gpucc_sha256 md;
-	uint64_t bytes;
-} hashing_sink;
+	uint64_t left;
+} bounded_sink;
 
-static int hash_and_pass(void *ctx, const void *data, size_t size)
+static int pass_at_most(void *ctx, const void *data, size_t size)
 {
-	hashing_sink *h = ctx;
-	gpucc_sha256_update(&h->md, data, size);
-	h->bytes += size;
-	return h->sink(h->ctx, data, size);
+	bounded_sink *b = ctx;
+	if (size > b->left)
+		size = (size_t)b->left;
+	b->left -= size;
+	return size ? b->sink(b->ctx, data, size) : 0;
 }
 
 int gpucc_output_payload_copy(const output_payload *o, gpucc_payload_sink sink, void *ctx,
@@ -452,12 +451,11 @@ int gpucc_output_payload_copy(const output_payload *o, gpucc_payload_sink sink, 
 		break;
 	}
 	/* Files may have changed since they were hashed. */
-	hashing_sink h = {.sink = sink, .ctx = ctx};
-	gpucc_sha256_init(&h.md);
-	int rc = gpucc_read_file_chunks(o->source->path, hash_and_pass, &h);
 	gpucc_digest got;
-	gpucc_sha256_final(&h.md, got.bytes);
-	if (rc == 0 && (h.bytes != o->payload.size || gpucc_digest_compare(&got, &o->payload.sha256)))
+	uint64_t bytes = 0;
+	bounded_sink bounded = {sink, ctx, o->payload.size};
+	int rc = gpucc_digest_file_to(&got, &bytes, o->source->path, pass_at_most, &bounded);
+	if (rc == 0 && (bytes != o->payload.size || gpucc_digest_compare(&got, &o->payload.sha256)))
 		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' changed while the image was being written",
 		                     o->source->path);
 	return rc;

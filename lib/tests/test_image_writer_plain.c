@@ -5,9 +5,9 @@
  * same bytes for payloads from memory, from files and from images (mapped
  * or read through a file, small, empty, block-sized and larger than a
  * read-ahead window, enough of them for worker threads); the fall-back to
- * libarchive where a header needs pax; and corrupt and truncated sources,
- * where the first defect in archive order is reported every time and
- * nothing is published.
+ * libarchive where a header needs pax; corrupt and truncated sources, where
+ * the first defect in archive order is reported every time and nothing is
+ * published; and a payload file that changes before commit.
  */
 #include "check.h"
 
@@ -323,6 +323,39 @@ static void test_truncated_source(void)
 	CHECK(access(out, F_OK) != 0);
 }
 
+/* A payload file rewritten between add and commit, longer or shorter: both
+ * writers refuse it, publishing nothing. */
+static void test_file_changed(void)
+{
+	for (int run = 0; run < 4; run++) {
+		bool libarchive = run % 2;
+		const char *rewritten = run < 2 ? "rewritten, longer payload bytes" : "shorter";
+		const char *file = path_in_dir("changing.ptx"), *out = path_in_dir("never.gpucc");
+		FILE *f = fopen(file, "wb");
+		CHECK(f && fputs("original payload bytes", f) >= 0);
+		if (f)
+			fclose(f);
+		gpucc_entry e;
+		gpucc_kernel k;
+		char target[GPUCC_TARGET_NAME_SIZE];
+		make_entry(&e, &k, target, "x", 0);
+		gpucc_payload_source src = {GPUCC_PART_PTX, file, NULL, 0};
+		gpucc_image_writer *w = NULL;
+		CHECK_INT(gpucc_image_writer_new(&w, out, NULL), 0);
+		CHECK_INT(gpucc_image_writer_add(w, &e, &src, 1), 0);
+		f = fopen(file, "wb");
+		CHECK(f && fputs(rewritten, f) >= 0);
+		if (f)
+			fclose(f);
+		gpucc_image_writer_force_libarchive(libarchive);
+		CHECK_INT(gpucc_image_writer_commit(w), GPUCC_ECORRUPT);
+		gpucc_image_writer_force_libarchive(false);
+		CHECK_ERROR_HAS("changing.ptx' changed while the image was being written");
+		CHECK(access(out, F_OK) != 0);
+		gpucc_image_writer_free(w);
+	}
+}
+
 int main(void)
 {
 	if (check_dir_create("plain-writer") != 0)
@@ -332,6 +365,7 @@ int main(void)
 	RUN(test_pax_falls_back);
 	RUN(test_corrupt_source);
 	RUN(test_truncated_source);
+	RUN(test_file_changed);
 	check_dir_remove();
 	return CHECK_DONE();
 }
