@@ -184,7 +184,7 @@ typedef struct plain_job {
 	size_t *chunks;              /* chunk i is items [chunks[i], chunks[i + 1]) */
 	size_t chunk_count;
 	atomic_size_t next_chunk;
-	size_t window_size, window_slots;
+	size_t window_size;
 
 	/* The first failure in the file: its position (0 for the format
 	 * member and the manifest, i + 1 for items[i], item_count + 1 for the
@@ -271,7 +271,7 @@ static int cut_chunks(plain_job *job, uint64_t target)
 typedef struct plain_worker {
 	plain_job *job;
 	plain_out out;
-	gpucc_read_window *windows; /* job->window_slots */
+	gpucc_read_window windows[WINDOW_SLOTS]; /* their bytes allocated on use */
 	pthread_t thread;
 } plain_worker;
 
@@ -283,23 +283,17 @@ static int worker_init(plain_worker *wk, plain_job *job, uint64_t end)
 	*wk = (plain_worker){.job = job,
 	                     .out = {.fd = image->fd, .path = image->path, .no_sync = image->no_sync}};
 	wk->out.capacity = end < OUT_BUFFER ? (size_t)end : OUT_BUFFER;
-	wk->out.buf = malloc(wk->out.capacity);
-	wk->windows = calloc(job->window_slots, sizeof *wk->windows);
-	if (!wk->out.buf || !wk->windows) {
-		free(wk->out.buf);
-		free(wk->windows);
+	if (!(wk->out.buf = malloc(wk->out.capacity)))
 		return gpucc_error_oom();
-	}
-	for (size_t i = 0; i < job->window_slots; i++)
+	for (size_t i = 0; i < WINDOW_SLOTS; i++)
 		gpucc_read_window_init(&wk->windows[i], job->window_size);
 	return 0;
 }
 
 static void worker_release(plain_worker *wk)
 {
-	for (size_t i = 0; wk->windows && i < wk->job->window_slots; i++)
+	for (size_t i = 0; i < WINDOW_SLOTS; i++)
 		gpucc_read_window_release(&wk->windows[i]);
-	free(wk->windows);
 	free(wk->out.buf);
 }
 
@@ -316,7 +310,7 @@ static ssize_t member_bytes(plain_worker *wk, const plain_item *it, size_t len,
 		*at = loc->data + loc->header_offset;
 		return (ssize_t)(left < len ? left : len);
 	}
-	gpucc_read_window *w = &wk->windows[(size_t)loc->fd % wk->job->window_slots];
+	gpucc_read_window *w = &wk->windows[(size_t)loc->fd % WINDOW_SLOTS];
 	return gpucc_read_window_get(w, loc->fd, loc->header_offset, len, at);
 }
 
@@ -458,7 +452,8 @@ static int write_head(plain_out *o, const gpucc_plain_image *image)
 }
 
 /* The size of the read-ahead windows: WINDOW_BUDGET over the window slots
- * the items' source files use. */
+ * the items' source files use (a thread's window for file descriptor fd is
+ * slot fd % WINDOW_SLOTS). */
 static void size_windows(plain_job *job)
 {
 	size_t used = 0;
@@ -470,7 +465,6 @@ static void size_windows(plain_job *job)
 			used++;
 		}
 	}
-	job->window_slots = WINDOW_SLOTS;
 	size_t size = WINDOW_BUDGET / (used ? used : 1);
 	size = size < WINDOW_MIN ? WINDOW_MIN : size > WINDOW_MAX ? WINDOW_MAX : size;
 	job->window_size = size & ~(size_t)4095;
