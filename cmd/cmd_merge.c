@@ -90,6 +90,7 @@ const cmd_spec cmd_merge_spec = {
 	"inputs is a conflict that names the key and both inputs and fails (exit 4)\n"
 	"unless --on-conflict=first or last chooses.  The output's bytes depend only\n"
 	"on the set of entries: merge(a,b) = merge(b,a) and merge(merge(a,b),c) =\n"
-	"merge(a,b,c), byte for byte.  Inputs may be compressed or not.",
+	"merge(a,b,c), byte for byte.  Inputs may be compressed or not; --zstd\n"
+	"compresses on up to 4 threads, with the same bytes for any number.",
 	options, 1, -1, run,
 };

@@ -86,6 +86,11 @@ void gpucc_image_force_libarchive(bool force);
  * process-wide). */
 void gpucc_image_writer_force_libarchive(bool force);
 
+/* Compress zstd images on this many threads (0: as many as there are CPUs,
+ * up to 4; for tests, process-wide).  The bytes are the same for any
+ * number. */
+void gpucc_image_writer_zstd_workers(size_t workers);
+
 /* True when payloads of img are read at computed offsets (for tests). */
 bool gpucc_image_has_random_access(const gpucc_image *img);
 

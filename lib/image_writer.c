@@ -25,6 +25,7 @@
 #include "errors.h"
 #include "libarchive_loader.h"
 #include "manifest.h"
+#include "parallel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -542,15 +543,37 @@ static void abandon_archive(struct archive *a, int fd)
 	GPUCC_LA->write_fail(a);
 }
 
+/* zstd compresses on at most this many threads: at level 19 each holds
+ * about 100 MiB of tables. */
+#define ZSTD_WORKERS_MAX 4
+static size_t zstd_workers_override;
+
+void gpucc_image_writer_zstd_workers(size_t workers)
+{
+	zstd_workers_override = workers;
+}
+
 static int archive_to_fd(struct archive *a, int fd, int zstd_level)
 {
-	char level[16];
+	char level[16], workers[24];
 	if (GPUCC_LA->write_set_format_pax_restricted(a) != ARCHIVE_OK)
 		return -1;
 	if (zstd_level > 0) {
 		snprintf(level, sizeof level, "%d", zstd_level);
 		if (GPUCC_LA->write_add_filter_zstd(a) != ARCHIVE_OK ||
 		    GPUCC_LA->write_set_filter_option(a, "zstd", "compression-level", level) != ARCHIVE_OK)
+			return -1;
+		/* zstd's multi-threaded mode, even with one worker: its output
+		 * is the same for any number of workers (though not the same as
+		 * the single-threaded mode's), so the bytes do not depend on the
+		 * machine's cores.  A libarchive without the option (before
+		 * 3.6) compresses single-threaded. */
+		size_t cpus = gpucc_cpu_count();
+		size_t n = zstd_workers_override ? zstd_workers_override
+		           : cpus < ZSTD_WORKERS_MAX ? cpus
+		                                     : ZSTD_WORKERS_MAX;
+		snprintf(workers, sizeof workers, "%zu", n ? n : 1);
+		if (GPUCC_LA->write_set_filter_option(a, "zstd", "threads", workers) == ARCHIVE_FATAL)
 			return -1;
 	}
 	/* Write in 1 MiB blocks (libarchive's 10 KiB default meant two writes

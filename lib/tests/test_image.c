@@ -639,6 +639,63 @@ static void test_threaded_merge(void)
 		free(big_payloads[i]);
 }
 
+/* A compressed image is the same bytes whatever number of threads zstd
+ * compresses on (formats/image.md), and the level asked for is the level
+ * used.  8 MiB of text is several zstd jobs at level 1. */
+static void test_zstd_workers(void)
+{
+	static const char *const words[] = {"ld.global.f32", "st.global.f32", "fma.rn.f32",
+	                                    "add.s32", "mov.u32", "setp.lt.s32", "%r", "\n\t"};
+	size_t size = (size_t)8 << 20, used = 0;
+	char *text = malloc(size);
+	uint32_t x = 7;
+	while (used < size) {
+		x = x * 1664525u + 1013904223u;
+		const char *word = words[(x >> 24) % 8];
+		for (size_t i = 0; word[i] && used < size; i++)
+			text[used++] = word[i];
+		if (used < size)
+			text[used++] = (char)('0' + (x >> 8) % 10);
+	}
+	test_entry t;
+	make_entry(&t, "text", "text", "sm_90");
+	gpucc_payload_source src = {GPUCC_PART_PTX, NULL, text, size};
+	char path[4][32];
+	size_t sizes[4];
+	for (int run = 0; run < 4; run++) {
+		/* workers 1, 2, 3 at level 1; then 2 workers at level 6 */
+		gpucc_image_writer_zstd_workers(run < 3 ? (size_t)run + 1 : 2);
+		gpucc_write_options opts = {.zstd_level = run < 3 ? 1 : 6};
+		snprintf(path[run], sizeof path[run], "zstd-%d.gpucc", run);
+		gpucc_image_writer *w;
+		CHECK_INT(gpucc_image_writer_new(&w, path_in_dir(path[run]), &opts), 0);
+		CHECK_INT(gpucc_image_writer_add(w, &t.e, &src, 1), 0);
+		CHECK_INT(gpucc_image_writer_commit(w), 0);
+		gpucc_image_writer_free(w);
+		free(check_read_file(path_in_dir(path[run]), &sizes[run]));
+	}
+	gpucc_image_writer_zstd_workers(0);
+	CHECK(same_file(path_in_dir(path[0]), path_in_dir(path[1])));
+	CHECK(same_file(path_in_dir(path[0]), path_in_dir(path[2])));
+	CHECK(sizes[0] < size / 2);
+	CHECK(sizes[3] < sizes[0]);
+
+	for (int run = 0; run < 4; run += 3) {
+		gpucc_image *img;
+		CHECK_INT(gpucc_image_open(&img, path_in_dir(path[run])), 0);
+		CHECK_INT(gpucc_image_verify(img), 0);
+		void *back;
+		size_t back_size;
+		CHECK_INT(gpucc_image_read_payload(&back, &back_size, img,
+		                                   &gpucc_image_entry(img, 0)->payloads[0]),
+		          0);
+		CHECK(back_size == size && memcmp(back, text, size) == 0);
+		gpucc_free(back);
+		gpucc_image_free(img);
+	}
+	free(text);
+}
+
 /* The limits on reading (formats/image.md, "Limits"): a real image that
  * expands 20 MiB of zeros from a few KiB is refused at the default ratio,
  * through a file and in memory, and read when the limits are raised. */
@@ -716,6 +773,7 @@ int main(void)
 	RUN(test_readers_agree);
 	RUN(test_empty_image_and_failed_commit);
 	RUN(test_threaded_merge);
+	RUN(test_zstd_workers);
 	RUN(test_limits);
 	if (check_dir_remove() != 0)
 		return 1;
