@@ -566,8 +566,8 @@ static int archive_to_fd(struct archive *a, int fd, int zstd_level)
 		/* zstd's multi-threaded mode, even with one worker: its output
 		 * is the same for any number of workers (though not the same as
 		 * the single-threaded mode's), so the bytes do not depend on the
-		 * machine's cores.  A libarchive without the option (before
-		 * 3.6) compresses single-threaded. */
+		 * machine's cores.  A libarchive that does not know the option
+		 * compresses single-threaded (other bytes; Debian 12's knows). */
 		size_t cpus = gpucc_cpu_count();
 		size_t n = zstd_workers_override ? zstd_workers_override
 		           : cpus < ZSTD_WORKERS_MAX ? cpus
