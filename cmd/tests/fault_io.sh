@@ -105,6 +105,10 @@ make_image big2.gpucc Q 0 40 v0 110000
 expect_exit 0 "$GPUCC" merge big1.gpucc -o big.gpucc
 faulted_output big.gpucc "$GPUCC" merge -q big1.gpucc big2.gpucc -o big.gpucc
 assert_verifies big.gpucc
+# Compressed through libarchive, zstd on worker threads.
+expect_exit 0 "$GPUCC" merge b.gpucc --zstd -o mz.gpucc
+faulted_output mz.gpucc "$GPUCC" merge -q --zstd=9 a.gpucc z.gpucc big1.gpucc -o mz.gpucc
+assert_verifies big.gpucc mz.gpucc
 
 # ---- extract: each file is the old one or the whole new one (a2 has a's
 # keys, so the same file names, with other payloads)
