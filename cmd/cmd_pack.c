@@ -846,7 +846,9 @@ const cmd_spec cmd_pack_spec = {
 		"externals sorted by name, and the key computed by libgpucc.  The image is\n"
 		"written to a temporary file and renamed into place; member times come from\n"
 		"SOURCE_DATE_EPOCH (or 0), so the same inputs always give the same bytes.\n"
-		"--zstd without a level uses 19: images are written once and read often.",
+		"--zstd without a level uses 19: images are written once and read often.\n"
+		"Level 19 sets up about 90 MiB of tables, a quarter of a second even for a\n"
+		"small image; --zstd=3 takes milliseconds.",
 	.options = pack_options,
 	.min_positional = 0,
 	.max_positional = 1,
