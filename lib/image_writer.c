@@ -572,7 +572,7 @@ static int archive_to_fd(struct archive *a, int fd, int zstd_level)
 		size_t n = zstd_workers_override ? zstd_workers_override
 		           : cpus < ZSTD_WORKERS_MAX ? cpus
 		                                     : ZSTD_WORKERS_MAX;
-		snprintf(workers, sizeof workers, "%zu", n ? n : 1);
+		snprintf(workers, sizeof workers, "%zu", n);
 		if (GPUCC_LA->write_set_filter_option(a, "zstd", "threads", workers) == ARCHIVE_FATAL)
 			return -1;
 	}

@@ -12,6 +12,9 @@
 #       of COUNT entries with SIZE random payload bytes each (with "text":
 #       random PTX-like lines, which compress about 5:1 as PTX does); keys
 #       from PREFIX-i
+#   make_deltas COUNT ENTRIES SIZE [text]   COUNT images $WORK/dNN.gpucc
+#       sharing ENTRIES entries of SIZE payload bytes (make_entries, keys
+#       jobNN-i); sets $inputs to their paths
 bench_three() {
 	name=$1 goals=$2; shift 2
 	json="$WORK/hyperfine.json"
@@ -68,4 +71,20 @@ for i in range(n):
                     "target": "sm_90", "kernels": [f"k{i}"], "ptx": p})
 json.dump({"entries": entries}, open(f"{d}/spec.json", "w"))
 PY
+}
+
+make_deltas() {
+	md_count=$1 md_entries=$2 md_size=$3 md_kind=${4:-}
+	md_per=$(( (md_entries + md_count - 1) / md_count ))
+	md_i=0
+	while [ "$md_i" -lt "$md_count" ]; do
+		md_n=$md_per
+		[ $(( (md_i + 1) * md_per )) -le "$md_entries" ] || md_n=$(( md_entries - md_i * md_per ))
+		make_entries "$WORK/gen" "$md_n" "$md_size" "job$md_i" $md_kind
+		"$GPUCC" pack -o "$WORK/d$(printf %02d "$md_i").gpucc" "$WORK/gen/spec.json" >/dev/null
+		rm -rf "$WORK/gen"
+		md_i=$((md_i + 1))
+	done
+	inputs=$(ls "$WORK"/d*.gpucc | tr '\n' ' ')
+	echo "inputs: $md_count deltas, $md_entries entries, $(du -ch $inputs | tail -1 | cut -f1)" >&2
 }
