@@ -2,8 +2,9 @@
  * cmd/cmd_merge.c -- `gpucc merge INPUT... -o OUT | --into CACHE`: the union
  * of images and caches.  The output's bytes depend only on the set of
  * entries, so any order and grouping of inputs gives the same file.  -o may
- * name an input: the output's directory is locked before any input is read,
- * so concurrent `gpucc merge OUT x -o OUT` runs take turns and none is lost.
+ * name an input: the output is locked (.OUT.lock beside it) before any input
+ * is read, so concurrent `gpucc merge OUT x -o OUT` runs take turns and none
+ * is lost, while merges into other files run at once.
  */
 #include "algebra.h"
 
@@ -79,7 +80,7 @@ cleanup:
 		gpucc_source_free(sources[i]);
 	free(sources);
 	gpucc_cache_free(cache);
-	gpucc_merge_lock_release(lock);
+	gpucc_merge_lock_release(output, lock);
 	return rc;
 }
 
@@ -91,6 +92,10 @@ const cmd_spec cmd_merge_spec = {
 	"unless --on-conflict=first or last chooses.  The output's bytes depend only\n"
 	"on the set of entries: merge(a,b) = merge(b,a) and merge(merge(a,b),c) =\n"
 	"merge(a,b,c), byte for byte.  Inputs may be compressed or not; --zstd\n"
-	"compresses on up to 4 threads, with the same bytes for any number.",
+	"compresses on up to 4 threads, with the same bytes for any number.\n"
+	"With --into, an entry already in the cache comes first; under the default\n"
+	"policy a conflict with it fails before any entry is inserted.\n"
+	"Concurrent merges into one OUT take turns, holding a lock file .OUT.lock\n"
+	"beside it while they run; none is lost.",
 	options, 1, -1, run,
 };

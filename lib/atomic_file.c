@@ -36,9 +36,7 @@ static char *directory_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
-/* flock errors that mean "this file system has no flock": the writer then
- * goes without, and cleaners fall back on the file's age. */
-static bool no_flock_here(int err)
+bool gpucc_flock_unsupported(int err)
 {
 	return err == ENOLCK || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL;
 }
@@ -50,7 +48,7 @@ static int lock_new_temp(int fd)
 	while (flock(fd, LOCK_EX) != 0) {
 		if (errno == EINTR)
 			continue;
-		return no_flock_here(errno) ? 1 : -1;
+		return gpucc_flock_unsupported(errno) ? 1 : -1;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0)
@@ -200,7 +198,7 @@ bool gpucc_atomic_file_remove_abandoned(int dir_fd, const char *name, time_t now
 	if (fstat(fd, &held) == 0 && S_ISREG(held.st_mode)) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			remove = true; /* no live writer holds it */
-		else if (no_flock_here(errno))
+		else if (gpucc_flock_unsupported(errno))
 			remove = held.st_mtime + max_age_seconds < now;
 	}
 	/* Unlink while holding the lock, and only the file we locked: a writer

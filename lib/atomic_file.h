@@ -50,6 +50,10 @@ bool gpucc_atomic_file_remove_abandoned(int dir_fd, const char *name, time_t now
  * errno set. */
 int gpucc_write_all(int fd, const void *buf, size_t size);
 
+/* Whether a flock error means "this file system has no flock": writers then
+ * go without, and cleaners fall back on the file's age. */
+bool gpucc_flock_unsupported(int err);
+
 /* An advisory lock (flock) on "<path>.lock", created if needed and left in
  * place.  Blocks until acquired.  Returns the lock fd (>= 0) or an error
  * code; release with gpucc_lock_release. */

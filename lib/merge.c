@@ -17,6 +17,7 @@
  * image again for each.
  */
 #include "algebra.h"
+#include "atomic_file.h"
 #include "cache_internal.h"
 #include "errors.h"
 
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- reading sources entry by entry ----------------------------------------- */
@@ -205,7 +207,10 @@ int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t
 			    (rc = gpucc_entry_content_digest(&new_content, e)) != 0)
 				break;
 			if (gpucc_digest_compare(&old_content, &new_content) == 0) {
+				/* The writer keeps the smallest module name of the
+				 * copies, whatever their order (formats/image.md). */
 				local.duplicates++;
+				rc = gpucc_image_writer_add_from(w, all[s].images[i], e);
 				continue;
 			}
 			local.conflicts++;
@@ -249,6 +254,14 @@ static int pick_compare(const void *a, const void *b)
 	return x->source < y->source ? -1 : x->source > y->source;
 }
 
+/* Whether pick a names a smaller module than pick b (no name sorts first). */
+static bool module_before(const pick *a, const pick *b, source_entries *all)
+{
+	const char *x = all[a->source].entries[a->index]->module;
+	const char *y = all[b->source].entries[b->index]->module;
+	return strcmp(x ? x : "", y ? y : "") < 0;
+}
+
 /* Decide, across the inputs, which entry each key gets: conflicts among the
  * inputs are found here, before the cache is touched. */
 static int choose(pick **out, size_t *out_count, source_entries *all, size_t count,
@@ -284,7 +297,11 @@ static int choose(pick **out, size_t *out_count, source_entries *all, size_t cou
 		size_t winner = i;
 		for (size_t j = i + 1; j < end; j++) {
 			if (memcmp(&picks[j].content, &picks[winner].content, GPUCC_DIGEST_SIZE) == 0) {
+				/* Of identical copies the one with the smallest
+				 * module name, as in an image: order-independent. */
 				local->duplicates++;
+				if (module_before(&picks[j], &picks[winner], all))
+					winner = j;
 				continue;
 			}
 			local->conflicts++;
@@ -305,6 +322,45 @@ static int choose(pick **out, size_t *out_count, source_entries *all, size_t cou
 	}
 	*out = picks;
 	*out_count = n;
+	return 0;
+}
+
+/* Under the default policy, a chosen entry that conflicts with the one the
+ * cache already holds fails the import before anything is inserted, as a
+ * conflict among the inputs does.  (An entry another process adds in the
+ * meantime is still found when inserting.) */
+static int check_cache_conflicts(gpucc_cache *cache, const pick *picks, size_t n,
+                                 source_entries *all, const gpucc_algebra_options *opts,
+                                 gpucc_algebra_counts *local)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!picks[i].chosen)
+			continue;
+		gpucc_image *there;
+		int rc = gpucc_cache_open_entry(&there, cache, &picks[i].key);
+		if (rc == GPUCC_ENOTFOUND || rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION)
+			continue; /* absent, or as good as absent: inserting replaces it */
+		if (rc)
+			return rc;
+		gpucc_digest content;
+		rc = gpucc_entry_content_digest(&content, gpucc_image_entry(there, 0));
+		gpucc_image_free(there);
+		if (rc)
+			return rc;
+		if (memcmp(&content, &picks[i].content, GPUCC_DIGEST_SIZE) == 0)
+			continue;
+		local->conflicts++;
+		char first[1100];
+		snprintf(first, sizeof first, "cache '%s'", gpucc_cache_dir(cache));
+		const char *second = gpucc_source_name(all[picks[i].source].source);
+		if (opts->conflict_fn)
+			opts->conflict_fn(opts->conflict_ctx, &picks[i].key, first, second);
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &picks[i].key);
+		return gpucc_error_set(GPUCC_ECONFLICT,
+		                       "conflict: key %s has different contents in %s and '%s'", hex, first,
+		                       second);
+	}
 	return 0;
 }
 
@@ -401,6 +457,8 @@ int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources, siz
 	pick *picks = NULL;
 	size_t pick_count = 0;
 	rc = choose(&picks, &pick_count, all, count, opts, &local);
+	if (rc == 0 && opts->on_conflict == GPUCC_CONFLICT_FAIL)
+		rc = check_cache_conflicts(cache, picks, pick_count, all, opts, &local);
 	for (size_t s = 0; s < count && rc == 0; s++) {
 		bool *chosen = calloc(all[s].count ? all[s].count : 1, sizeof *chosen);
 		if (!chosen) {
@@ -422,33 +480,84 @@ int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources, siz
 
 /* ---- the output lock ------------------------------------------------------------ */
 
-int gpucc_merge_lock_acquire(const char *out_path)
+/* Writers of one output are serialised by an exclusive flock on
+ * ".NAME.lock" beside it, so that merges into other files of the directory
+ * run at once.  The holder removes the file before it lets go, so nothing
+ * is left behind: a process that opened the file before that finds, once
+ * it holds the lock, that the name is no longer that file, and starts
+ * again.  Where the file system has no flock, merges go unserialised, as
+ * temporary files go unlocked there (lib/atomic_file.c). */
+
+static char *lock_path_of(const char *out_path)
 {
 	const char *slash = strrchr(out_path, '/');
-	char *dir = slash ? (slash == out_path ? strdup("/") : strndup(out_path, (size_t)(slash - out_path)))
-	                  : strdup(".");
-	if (!dir)
-		return gpucc_error_oom();
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		int rc = gpucc_error_set_errno("cannot open the directory of '%s'", out_path);
-		free(dir);
-		return rc;
-	}
+	const char *base = slash ? slash + 1 : out_path;
+	int dir_len = slash ? (int)(slash - out_path + 1) : 0;
+	size_t size = strlen(out_path) + sizeof "..lock";
+	char *path = malloc(size);
+	if (path)
+		snprintf(path, size, "%.*s.%s.lock", dir_len, out_path, base);
+	return path;
+}
+
+/* 1: fd is locked and still the file at path; 0: it is not (start again);
+ * < 0: an error. */
+static int lock_held(int fd, const char *path, const char *out_path)
+{
 	while (flock(fd, LOCK_EX) != 0) {
 		if (errno == EINTR)
 			continue;
-		int rc = gpucc_error_set_errno("cannot lock directory '%s'", dir);
-		close(fd);
-		free(dir);
-		return rc;
+		if (gpucc_flock_unsupported(errno))
+			return 1;
+		return gpucc_error_set_errno("cannot lock '%s' (through '%s')", out_path, path);
 	}
-	free(dir);
-	return fd;
+	struct stat held, named;
+	if (fstat(fd, &held) != 0)
+		return gpucc_error_set_errno("cannot lock '%s' (through '%s')", out_path, path);
+	if (stat(path, &named) != 0)
+		return errno == ENOENT ? 0 : gpucc_error_set_errno("cannot lock '%s' (through '%s')", out_path, path);
+	return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
 }
 
-void gpucc_merge_lock_release(int lock)
+int gpucc_merge_lock_acquire(const char *out_path)
 {
-	if (lock >= 0)
-		close(lock);
+	const char *base = strrchr(out_path, '/');
+	if (!*(base ? base + 1 : out_path))
+		return gpucc_error_set(GPUCC_EINVALID, "'%s' is a directory, not a file name", out_path);
+	char *path = lock_path_of(out_path);
+	if (!path)
+		return gpucc_error_oom();
+	for (;;) {
+		/* O_NOFOLLOW: a link planted at the lock's name is refused, not
+		 * followed to create or lock some other file. */
+		int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			int rc = gpucc_error_set_errno("cannot lock '%s' (through '%s')", out_path, path);
+			free(path);
+			return rc;
+		}
+		int held = lock_held(fd, path, out_path);
+		if (held == 1) {
+			free(path);
+			return fd;
+		}
+		close(fd);
+		if (held < 0) {
+			free(path);
+			return held;
+		}
+	}
+}
+
+void gpucc_merge_lock_release(const char *out_path, int lock)
+{
+	if (lock < 0)
+		return;
+	/* Still held, so the name is still this file: no other process can
+	 * have replaced it. */
+	char *path = lock_path_of(out_path);
+	if (path)
+		unlink(path);
+	free(path);
+	close(lock);
 }

@@ -53,8 +53,28 @@ for round in 1 2 3; do
 	hits=$((4 * 5 + $(keys_of want.gpucc | wc -l)))
 	assert_grep "\"hits\": $hits, \"misses\": 0" out
 	ls -a | grep -q '\.tmp\.' && fail "temporary files left behind"
+	ls -a | grep -q '\.lock$' && fail "a merge left its lock file behind"
 	[ -z "$(find "$cache" -name '.*.tmp.*')" ] || fail "temporary files left in the cache"
 done
+# The lock is the output's, not its directory's: while one merge into
+# held.gpucc waits for the lock (held here by flock(1)), a merge into
+# another file of the directory goes ahead.
+if command -v flock >/dev/null; then
+	(exec 9>.held.gpucc.lock && flock 9 && exec sleep 30) >/dev/null 2>&1 &
+	holder=$!
+	while flock -n .held.gpucc.lock true; do sleep 0.1; done
+	timeout 2 "$GPUCC" merge -q X0.gpucc -o held.gpucc
+	[ $? -eq 124 ] || fail "a merge into held.gpucc did not wait for its lock"
+	assert_no_file held.gpucc
+	timeout 20 "$GPUCC" merge -q X0.gpucc -o free.gpucc || fail "a merge into free.gpucc waited for held.gpucc's lock"
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	expect_exit 0 "$GPUCC" merge -q X0.gpucc -o held.gpucc
+	assert_no_file .held.gpucc.lock
+else
+	echo "flock(1) not found: the lock's scope is not checked"
+fi
+
 # gc while others import and look up: nothing fails, nothing is torn.  What
 # survives depends on timing, so only its soundness is checked.
 cache="$TEST_DIR/gc-cache"

@@ -64,6 +64,14 @@ expect_exit 0 "$GPUCC" cache import A.gpucc
 expect_exit 4 "$GPUCC" cache import B.gpucc
 assert_grep "cache '$GPUCC_CACHE_DIR'" err
 assert_grep "'B.gpucc'" err
+# ... before anything is inserted, whatever the order of the inputs
+make_image N.gpucc N 0 3
+expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o before.snap
+expect_exit 4 "$GPUCC" merge N.gpucc B.gpucc --into "$GPUCC_CACHE_DIR"
+assert_one_line err
+assert_grep "cache '$GPUCC_CACHE_DIR' and 'B.gpucc'" err
+expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o after.snap
+assert_same before.snap after.snap
 expect_exit 0 "$GPUCC" cache import --on-conflict=last B.gpucc
 expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o c.snap
 expect_exit 0 "$GPUCC" snapshot last.gpucc -o last.snap

@@ -134,11 +134,13 @@ GPUCC_API int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *so
                                      size_t count, const gpucc_algebra_options *opts,
                                      gpucc_algebra_counts *counts);
 
-/* Serialise writers of out_path: an exclusive advisory lock (flock) on the
- * directory that holds it, so that nothing is left behind.  Blocks.  Returns
- * a lock handle (>= 0) for gpucc_merge_lock_release, or an error code. */
+/* Serialise writers of out_path: an exclusive advisory lock (flock) on
+ * ".NAME.lock" beside it, which gpucc_merge_lock_release removes; writers of
+ * other files in the directory do not wait.  Blocks.  Returns a lock handle
+ * (>= 0) for gpucc_merge_lock_release, or an error code. */
 GPUCC_API int gpucc_merge_lock_acquire(const char *out_path);
-GPUCC_API void gpucc_merge_lock_release(int lock);
+/* Release the lock; out_path is the one it was acquired for. */
+GPUCC_API void gpucc_merge_lock_release(const char *out_path, int lock);
 
 #ifdef __cplusplus
 }
