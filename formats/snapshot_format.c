@@ -59,8 +59,9 @@ void gpucc_snapshot_format_header(unsigned char out[GPUCC_SNAPSHOT_HEADER_SIZE],
 
 bool gpucc_snapshot_format_is_snapshot(const void *data, size_t size)
 {
-	return size >= GPUCC_SNAPSHOT_MAGIC_SIZE &&
-	       memcmp(data, GPUCC_SNAPSHOT_MAGIC, GPUCC_SNAPSHOT_MAGIC_SIZE) == 0;
+	/* Fewer bytes than the magic: a snapshot cut short, if they begin it. */
+	size_t n = size < GPUCC_SNAPSHOT_MAGIC_SIZE ? size : GPUCC_SNAPSHOT_MAGIC_SIZE;
+	return n > 0 && memcmp(data, GPUCC_SNAPSHOT_MAGIC, n) == 0;
 }
 
 int gpucc_snapshot_format_check_header(uint64_t *count, const unsigned char *header,

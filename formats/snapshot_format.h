@@ -27,7 +27,8 @@ uint64_t gpucc_snapshot_format_size(uint64_t count);
 /* The header for count items. */
 void gpucc_snapshot_format_header(unsigned char out[GPUCC_SNAPSHOT_HEADER_SIZE], uint64_t count);
 
-/* True when data starts with the snapshot magic (size may be short). */
+/* True when data starts with the snapshot magic, or, when shorter than the
+ * magic, begins it: a snapshot cut short, not some other file. */
 bool gpucc_snapshot_format_is_snapshot(const void *data, size_t size);
 
 /* Check a header against the size of the whole file and return the item

@@ -26,6 +26,12 @@ expect_exit 3 "$GPUCC" snapshot --show short.snap
 # short.snap starts with the magic, so it is a truncated snapshot, not an image
 assert_grep "truncated snapshot" err
 no_output
+# ... and so is one cut inside the magic, as a source of every command
+head -c 7 good.snap > tiny.snap
+expect_exit 3 "$GPUCC" delta A.gpucc --since tiny.snap -o out.gpucc
+assert_one_line err
+assert_grep "tiny.snap': truncated snapshot (7 bytes" err
+no_output
 # corrupt: one flipped bit in an item
 python3 -c 'import sys; b=bytearray(open("good.snap","rb").read()); b[40]^=1; open("flip.snap","wb").write(b)'
 expect_exit 3 "$GPUCC" delta A.gpucc --since flip.snap -o out.gpucc

@@ -49,6 +49,8 @@ static void test_round_trip(void)
 	CHECK(items == buf + 32);
 	CHECK(gpucc_snapshot_format_is_snapshot(buf, size));
 	CHECK(!gpucc_snapshot_format_is_snapshot("ustar", 5));
+	CHECK(gpucc_snapshot_format_is_snapshot(buf, 7)); /* cut inside the magic */
+	CHECK(!gpucc_snapshot_format_is_snapshot(buf, 0));
 	free(buf);
 
 	buf = make(0, &size);
