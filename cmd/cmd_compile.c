@@ -299,28 +299,34 @@ static int run(const cmd_args *args)
 		goto cleanup;
 	}
 	/* Every failure and every warning, each line naming module and target. */
+	const gpucc_compile_result *first_failed = NULL;
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
-		if (r->status == GPUCC_COMPILE_FAILED)
+		if (r->status == GPUCC_COMPILE_FAILED) {
 			fprintf(stderr, "gpucc compile: error: %s\n", r->error);
+			if (!first_failed)
+				first_failed = r;
+		}
 		if (r->diagnostics)
 			fputs(r->diagnostics, stderr);
 	}
+	/* Planning reports failed jobs in their results only: a dry run exits
+	 * as the real run would, with the first failed job's code. */
+	if (status == 0 && first_failed)
+		status = first_failed->error_code;
 	if (explain)
 		print_explain(c);
 	if (status == 0 && writer && gpucc_image_writer_commit(writer) != 0)
 		status = gpucc_error_last()->code ? gpucc_error_last()->code : GPUCC_ERROR;
 	if (json)
 		print_json(c, status == 0 ? output : NULL, seconds, dry_run);
-	if (status != 0) {
+	if (status != 0 && first_failed) {
+		rc = cmd_exit_code(first_failed->error_code); /* the lines above said why */
+	} else if (status != 0) {
+		/* No job failed: the writer's reason. */
 		const gpucc_error *e = gpucc_error_last();
 		rc = cmd_exit_code(e->code ? e->code : status);
-		/* The per-job lines above said what failed; add the writer's reason. */
-		bool job_failed = false;
-		for (size_t i = 0; i < count; i++)
-			job_failed |= gpucc_compile_result_at(c, i)->status == GPUCC_COMPILE_FAILED;
-		if (!job_failed)
-			fprintf(stderr, "gpucc compile: %s\n", e->message);
+		fprintf(stderr, "gpucc compile: %s\n", e->message);
 	}
 
 cleanup:
@@ -340,9 +346,13 @@ const cmd_spec cmd_compile_spec = {
 		"entry, in process through LLVM 19: libdevice (CUDA toolkit: $CUDA_PATH, then\n"
 		"/usr/local/cuda) or the ROCm device libraries are linked when the module calls\n"
 		"them; NVIDIA targets give PTX, and a cubin when ptxas is found; AMD targets give a\n"
-		"code object linked by ld.lld-19.  A module whose triple is for one vendor is\n"
+		"code object linked by LLD 19 (ld.lld-19, else an ld.lld on PATH whose --version\n"
+		"says LLD 19; any other is refused).  A module whose triple is for one vendor is\n"
 		"skipped for the other vendor's targets, and is an error when no target is its\n"
-		"vendor's; one without a triple is compiled for all.\n"
+		"vendor's; one without a triple is compiled for all.  A function whose\n"
+		"\"target-cpu\" names another processor than the target is an error, and so is an\n"
+		"AMD code object whose target ID differs from the target (e.g. a function's\n"
+		"+xnack under a target that leaves xnack open).\n"
 		"\n"
 		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
 		"never loads it.  Entries go into the cache (see `gpucc cache`) as they are\n"
@@ -350,14 +360,17 @@ const cmd_spec cmd_compile_spec = {
 		"\n"
 		"AMD code objects default to version 4, which the HIP 5.2 runtime loads; LLVM 19's\n"
 		"own default, v5, needs a newer ROCm (--code-object 5).  Fast-math, FTZ, debug\n"
-		"info, the code object version, -O and the ptxas version are part of the key.\n"
+		"info, the code object version, -O and the ptxas and ld.lld versions are part of\n"
+		"the key; module names are not (a hit is recorded under this run's name).\n"
 		"Compile times appear in --json only, never in images.  --zstd's default level,\n"
 		"19, gives the smallest images but sets up about 90 MiB of tables, a quarter of a\n"
 		"second even for a small image; --zstd=3 takes milliseconds.\n"
 		"\n"
 		"exit codes: 0 success, 5 a module failed to compile (errors name module and\n"
-		"target), 6 a tool or library is absent (LLVM backend, libdevice, ld.lld),\n"
-		"2 a module file does not exist, 3 an unknown target, 129 usage.",
+		"target), 6 a tool or library is absent (LLVM backend, libdevice, LLD 19) or\n"
+		"the backend's LLVM is not the one gpucc was built with, 2 a module file does\n"
+		"not exist, 3 an unknown target, 129 usage.  With --dry-run, a job that fails\n"
+		"while planning gives the code the real run would.",
 	.options = options,
 	.min_positional = 1,
 	.max_positional = -1,

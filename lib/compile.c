@@ -35,7 +35,7 @@
 #include "gpucc_build_config.h"
 
 #define MAX_DEVICE_LIBS 12
-#define OPTION_COUNT 5
+#define OPTION_COUNT 6
 
 typedef struct module {
 	char *name;
@@ -65,6 +65,7 @@ typedef struct job {
 	gpucc_compile_key_part parts[GPUCC_KEY_COMPONENTS];
 	bool have_components;
 	gpucc_image *hit;   /* the cache's entry, open for the writer */
+	gpucc_entry hit_entry; /* its entry under this job's module name (r.entry) */
 	gpucc_backend_result out;
 	bool have_out;
 	gpucc_kernel *kernels;
@@ -86,6 +87,7 @@ struct gpucc_compile {
 	bool have_toolchain;
 	gpucc_option nvidia_options[OPTION_COUNT], amd_options[OPTION_COUNT];
 	size_t nvidia_option_count, amd_option_count;
+	char *ld_lld_error; /* why AMD jobs cannot be keyed (no LLD 19), or NULL */
 	unsigned threads_used;
 	bool backend_loaded;
 	bool cache_failed; /* an insert failed: the rest are not tried */
@@ -169,6 +171,7 @@ void gpucc_compile_free(gpucc_compile *c)
 	}
 	free(c->modules);
 	free(c->targets);
+	free(c->ld_lld_error);
 	if (c->have_toolchain)
 		gpucc_toolchain_release(&c->toolchain);
 	pthread_mutex_destroy(&c->lock);
@@ -284,17 +287,28 @@ bool gpucc_compile_backend_loaded(const gpucc_compile *c)
 static const char *const level_names[] = {"0", "1", "2", "3"};
 
 /* The normalised options of each vendor, sorted by name (formats/key.md):
- * only those that can change that vendor's output. */
+ * only those that can change that vendor's output, the versions of the
+ * tools that make the payloads included (ptxas's for cubins, ld.lld's for
+ * code objects).  Without LLD 19 the AMD jobs fail when planned, with the
+ * reason kept in ld_lld_error; the NVIDIA ones go on. */
 static int build_options(gpucc_compile *c)
 {
-	const char *ptxas = "none";
-	bool nvidia = false;
-	for (size_t i = 0; i < c->target_count; i++)
+	const char *ptxas = "none", *ld_lld = "none";
+	bool nvidia = false, amd = false;
+	for (size_t i = 0; i < c->target_count; i++) {
 		nvidia |= c->targets[i].parsed.vendor == GPUCC_VENDOR_NVIDIA;
+		amd |= c->targets[i].parsed.vendor == GPUCC_VENDOR_AMD;
+	}
 	if (nvidia) {
 		int rc = gpucc_toolchain_ptxas_version(&c->toolchain, &ptxas);
 		if (rc != 0)
 			return rc;
+	}
+	if (amd && gpucc_toolchain_ld_lld(&c->toolchain, &ld_lld) != 0) {
+		c->ld_lld_error = strdup(gpucc_error_last()->message);
+		gpucc_error_clear();
+		if (!c->ld_lld_error)
+			return gpucc_error_oom();
 	}
 	const char *on_off[] = {"off", "on"};
 	gpucc_option *n = c->nvidia_options;
@@ -309,8 +323,9 @@ static int build_options(gpucc_compile *c)
 	a[1] = (gpucc_option){"debug-info", on_off[c->o.debug_info]};
 	a[2] = (gpucc_option){"fast-math", on_off[c->o.fast_math]};
 	a[3] = (gpucc_option){"ftz", on_off[c->o.ftz]};
-	a[4] = (gpucc_option){"opt-level", level_names[c->o.opt_level]};
-	c->amd_option_count = 5;
+	a[4] = (gpucc_option){"ld.lld", ld_lld};
+	a[5] = (gpucc_option){"opt-level", level_names[c->o.opt_level]};
+	c->amd_option_count = 6;
 	return 0;
 }
 
@@ -468,6 +483,8 @@ static int plan_job(gpucc_compile *c, job *j)
 		j->r.status = GPUCC_COMPILE_SKIPPED;
 		return 0;
 	}
+	if (t->parsed.vendor == GPUCC_VENDOR_AMD && c->ld_lld_error)
+		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", m->name, t->name, c->ld_lld_error);
 	int rc = choose_libs(c, j);
 	if (rc != 0 || j->r.status == GPUCC_COMPILE_FAILED)
 		return rc;
@@ -505,7 +522,13 @@ static int plan_job(gpucc_compile *c, job *j)
 		rc = gpucc_cache_lookup(&img, c->o.cache, &e->key);
 		if (rc == 0 && gpucc_image_entry_count(img) >= 1) {
 			j->hit = img;
-			j->r.entry = gpucc_image_entry(img, 0);
+			/* The module name is metadata, in neither the key nor the
+			 * content digest: the entry carries this job's name, not
+			 * that of the compile that filled the cache, so that a hit
+			 * writes the same image as a compile. */
+			j->hit_entry = *gpucc_image_entry(img, 0);
+			j->hit_entry.module = e->module;
+			j->r.entry = &j->hit_entry;
 			j->r.status = GPUCC_COMPILE_HIT;
 		} else {
 			gpucc_image_free(img);
@@ -727,6 +750,23 @@ static unsigned thread_count(const gpucc_compile *c, size_t misses)
 	return n ? n : 1;
 }
 
+/* Keys name the LLVM gpucc was built with (gpucc_llvm_version), known
+ * without loading LLVM; the backend reports the LLVM it runs with.  When
+ * they differ (libLLVM upgraded under an installed gpucc), what would be
+ * compiled is not what its key says: refuse.  Keying on the loaded LLVM
+ * instead would load it for every compile, hits included (DESIGN.md
+ * invariant 8). */
+static int check_backend_llvm(const gpucc_backend *b)
+{
+	const char *built = gpucc_llvm_version();
+	if (b->llvm_version && strcmp(b->llvm_version, built) == 0)
+		return 0;
+	return gpucc_error_set(GPUCC_EUNAVAILABLE,
+	                       "the LLVM backend runs LLVM %s, but gpucc was built with LLVM %s, "
+	                       "which keys name: rebuild gpucc against the installed LLVM",
+	                       b->llvm_version ? b->llvm_version : "(unknown)", built);
+}
+
 static int compile_misses(gpucc_compile *c)
 {
 	pool p = {.c = c};
@@ -741,6 +781,10 @@ static int compile_misses(gpucc_compile *c)
 		return 0;
 	}
 	int rc = gpucc_backend_load(&p.backend);
+	if (rc == 0) {
+		c->backend_loaded = true;
+		rc = check_backend_llvm(p.backend);
+	}
 	if (rc != 0) {
 		const char *why = gpucc_error_last()->message;
 		for (size_t i = 0; i < p.miss_count; i++) {
@@ -751,7 +795,6 @@ static int compile_misses(gpucc_compile *c)
 		free(p.misses);
 		return 0;
 	}
-	c->backend_loaded = true;
 	unsigned n = thread_count(c, p.miss_count);
 	pthread_t *threads = calloc(n, sizeof *threads);
 	if (!threads) {
@@ -792,7 +835,7 @@ static int add_to_writer(gpucc_compile *c)
 		job *j = &c->jobs[i];
 		int rc = 0;
 		if (j->r.status == GPUCC_COMPILE_HIT)
-			rc = gpucc_image_writer_add_from(c->o.writer, j->hit, j->r.entry);
+			rc = gpucc_image_writer_add_from(c->o.writer, j->hit, &j->hit_entry);
 		else if (j->r.status == GPUCC_COMPILE_COMPILED)
 			rc = gpucc_image_writer_add(c->o.writer, &j->entry, j->sources, j->payload_count);
 		if (rc != 0)

@@ -8,12 +8,20 @@
 
 #include "gpucc/common.h"
 
-/* A remembered fact about a file, valid while its size and mtime hold. */
-typedef struct gpucc_file_memo {
-	char *kind;  /* "sha256" or "ptxas-version" */
-	char *path;
+/* What stat() says about a file that changes whenever its bytes may have:
+ * size and mtime, and also ctime, inode and device, which a copy that
+ * restores the mtime (cp -p, rsync -t, tar x) cannot set back. */
+typedef struct gpucc_file_identity {
 	uint64_t size;
-	int64_t mtime_ns;
+	int64_t mtime_ns, ctime_ns;
+	uint64_t inode, device;
+} gpucc_file_identity;
+
+/* A remembered fact about a file, valid while its identity holds. */
+typedef struct gpucc_file_memo {
+	char *kind;  /* "sha256", "ptxas-version" or "ld.lld-version" */
+	char *path;
+	gpucc_file_identity identity;
 	char *value;
 } gpucc_file_memo;
 
@@ -21,7 +29,7 @@ typedef struct gpucc_toolchain {
 	char *libdevice;     /* libdevice.10.bc, or NULL when no CUDA toolkit */
 	char *rocm_dir;      /* directory of ocml.bc and friends, or NULL */
 	char *ptxas;         /* or NULL: no cubins */
-	char *ld_lld;        /* or NULL: AMD misses fail */
+	char *ld_lld;        /* set by gpucc_toolchain_ld_lld; NULL until then */
 	char *memo_path;     /* where memos are kept (NULL: not kept) */
 	gpucc_file_memo *memos;
 	size_t memo_count;
@@ -31,25 +39,32 @@ typedef struct gpucc_toolchain {
 /* Find the tools: libdevice in $CUDA_PATH/nvvm/libdevice, then
  * /usr/local/cuda/...; the ROCm device libraries in $GPUCC_ROCM_DEVICE_LIBS,
  * then the Debian and /opt/rocm directories; ptxas in $CUDA_PATH/bin, then
- * /usr/local/cuda/bin, then $PATH; ld.lld-19 (then ld.lld) in $PATH.
- * Memos are loaded from memo_dir/compile-toolchain when memo_dir is given. */
+ * /usr/local/cuda/bin, then $PATH.  ld.lld is looked for only when asked
+ * (gpucc_toolchain_ld_lld).  Memos are loaded from memo_dir/compile-toolchain
+ * when memo_dir is given, and kept in memory either way. */
 int gpucc_toolchain_init(gpucc_toolchain *tc, const char *memo_dir);
 /* Save changed memos (atomically; best effort). */
 void gpucc_toolchain_save(gpucc_toolchain *tc);
 void gpucc_toolchain_release(gpucc_toolchain *tc);
-/* SHA-256 of a device library, remembered by (path, size, mtime). */
+/* SHA-256 of a device library, remembered by path and identity. */
 int gpucc_toolchain_digest(gpucc_toolchain *tc, const char *path, gpucc_digest *out);
 /* ptxas's version ("13.0.88"), remembered likewise; "none" without ptxas.
  * The string is owned by tc. */
 int gpucc_toolchain_ptxas_version(gpucc_toolchain *tc, const char **out);
+/* The linker of AMDGPU code objects: ld.lld-19, else ld.lld, on $PATH,
+ * accepted only when `--version` reports LLD 19 (another LLD links other
+ * bytes under the same key).  Sets tc->ld_lld and *version ("19.1.7", owned
+ * by tc; remembered like ptxas's).  GPUCC_EUNAVAILABLE, naming what was
+ * found, when there is no LLD 19. */
+int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version);
 
 /* What can be told about a module from its bytes alone. */
 typedef struct gpucc_module_facts {
 	bool bitcode;          /* .bc (possibly wrapped) rather than .ll text */
 	char triple[128];      /* "" when unknown or absent */
 	bool triple_known;     /* false when the reader could not tell */
-	bool calls_libdevice;  /* mentions __nv_ */
-	bool calls_rocm;       /* mentions __ocml_ or __ockl_ */
+	bool calls_libdevice;  /* refers to @__nv_* (.ll outside comments; .bc: mentions) */
+	bool calls_rocm;       /* refers to @__ocml_* or @__ockl_* likewise */
 } gpucc_module_facts;
 
 void gpucc_module_facts_read(gpucc_module_facts *out, const unsigned char *data, size_t size);

@@ -5,11 +5,14 @@
  * bytes.  None of this loads LLVM: it runs for every compile, hits included.
  *
  * Memos: DIR/compile-toolchain (DIR being the cache directory) holds lines
- *   KIND \t SIZE \t MTIME_NS \t VALUE \t PATH
- * for device library digests ("sha256") and ptxas versions
- * ("ptxas-version").  A memo is used only while the file's size and mtime
- * are unchanged; the file is rewritten atomically when a memo changes, and a
- * missing or garbled file just means hashing again.
+ *   KIND \t SIZE \t MTIME_NS \t CTIME_NS \t INODE \t DEVICE \t VALUE \t PATH
+ * for device library digests ("sha256") and tool versions ("ptxas-version",
+ * "ld.lld-version").  A memo is used only while stat() still reports that
+ * identity for the file: size and mtime alone would keep the old digest of a
+ * library replaced by a copy that restores its mtime (cp -p, rsync -t,
+ * tar x), which cannot restore the ctime or the inode.  The file is
+ * rewritten atomically when a memo changes; a missing or garbled file, or
+ * lines of an older layout, just mean hashing again.
  */
 #include "compile_internal.h"
 
@@ -91,6 +94,8 @@ static char *cuda_file(const char *relative, bool executable)
 	return found;
 }
 
+#define MEMO_FIELDS 8
+
 static void memo_load(gpucc_toolchain *tc)
 {
 	FILE *f = fopen(tc->memo_path, "r");
@@ -99,16 +104,17 @@ static void memo_load(gpucc_toolchain *tc)
 	char line[8192];
 	while (fgets(line, sizeof line, f)) {
 		line[strcspn(line, "\n")] = '\0';
-		char *fields[5];
+		/* Seven tab-separated fields, then the path (the rest). */
+		char *fields[MEMO_FIELDS];
 		char *p = line;
 		int n = 0;
-		for (; n < 5 && p; n++) {
+		for (; n < MEMO_FIELDS && p; n++) {
 			fields[n] = p;
-			p = n < 4 ? strchr(p, '\t') : NULL;
+			p = n < MEMO_FIELDS - 1 ? strchr(p, '\t') : NULL;
 			if (p)
 				*p++ = '\0';
 		}
-		if (n != 5 || !*fields[0] || !*fields[4])
+		if (n != MEMO_FIELDS || !*fields[0] || !*fields[MEMO_FIELDS - 1])
 			continue;
 		gpucc_file_memo *grown = realloc(tc->memos, sizeof *grown * (tc->memo_count + 1));
 		if (!grown)
@@ -116,10 +122,13 @@ static void memo_load(gpucc_toolchain *tc)
 		tc->memos = grown;
 		gpucc_file_memo *m = &grown[tc->memo_count];
 		m->kind = strdup(fields[0]);
-		m->size = strtoull(fields[1], NULL, 10);
-		m->mtime_ns = strtoll(fields[2], NULL, 10);
-		m->value = strdup(fields[3]);
-		m->path = strdup(fields[4]);
+		m->identity.size = strtoull(fields[1], NULL, 10);
+		m->identity.mtime_ns = strtoll(fields[2], NULL, 10);
+		m->identity.ctime_ns = strtoll(fields[3], NULL, 10);
+		m->identity.inode = strtoull(fields[4], NULL, 10);
+		m->identity.device = strtoull(fields[5], NULL, 10);
+		m->value = strdup(fields[6]);
+		m->path = strdup(fields[7]);
 		if (!m->kind || !m->value || !m->path) {
 			free(m->kind);
 			free(m->value);
@@ -141,9 +150,15 @@ static void memo_save(gpucc_toolchain *tc)
 	bool ok = true;
 	for (size_t i = 0; i < tc->memo_count && ok; i++) {
 		const gpucc_file_memo *m = &tc->memos[i];
+		/* A path or value a line cannot hold is remembered in memory only. */
+		if (strpbrk(m->path, "\t\n") || strpbrk(m->value, "\t\n"))
+			continue;
+		const gpucc_file_identity *id = &m->identity;
 		char line[8400];
-		int n = snprintf(line, sizeof line, "%s\t%llu\t%lld\t%s\t%s\n", m->kind,
-		                 (unsigned long long)m->size, (long long)m->mtime_ns, m->value, m->path);
+		int n = snprintf(line, sizeof line, "%s\t%llu\t%lld\t%lld\t%llu\t%llu\t%s\t%s\n", m->kind,
+		                 (unsigned long long)id->size, (long long)id->mtime_ns,
+		                 (long long)id->ctime_ns, (unsigned long long)id->inode,
+		                 (unsigned long long)id->device, m->value, m->path);
 		if (n > 0 && (size_t)n < sizeof line)
 			ok = gpucc_write_all(f.fd, line, (size_t)n) == 0;
 	}
@@ -171,9 +186,6 @@ int gpucc_toolchain_init(gpucc_toolchain *tc, const char *memo_dir)
 	tc->ptxas = cuda_file("bin/ptxas", true);
 	if (!tc->ptxas)
 		tc->ptxas = search_path("ptxas");
-	tc->ld_lld = search_path("ld.lld-19");
-	if (!tc->ld_lld)
-		tc->ld_lld = search_path("ld.lld");
 	if (memo_dir) {
 		size_t len = strlen(memo_dir) + sizeof MEMO_FILE + 2;
 		tc->memo_path = malloc(len);
@@ -208,39 +220,54 @@ void gpucc_toolchain_release(gpucc_toolchain *tc)
 	memset(tc, 0, sizeof *tc);
 }
 
-/* The memo of kind for path when it still holds, else NULL; *st receives
- * the file's status (st_size 0 and -1 return when it cannot be read). */
-static gpucc_file_memo *memo_find(gpucc_toolchain *tc, const char *kind, const char *path,
-                                  struct stat *st, bool *stale)
+static int64_t nanoseconds(struct timespec t)
 {
-	*stale = false;
-	if (stat(path, st) != 0)
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static bool same_identity(const gpucc_file_identity *a, const gpucc_file_identity *b)
+{
+	return a->size == b->size && a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns &&
+	       a->inode == b->inode && a->device == b->device;
+}
+
+/* The memo of kind for path, or NULL; *stale tells whether the file has
+ * changed since (or cannot be read: then *id is zeroed). */
+static gpucc_file_memo *memo_find(gpucc_toolchain *tc, const char *kind, const char *path,
+                                  gpucc_file_identity *id, bool *stale)
+{
+	memset(id, 0, sizeof *id);
+	*stale = true;
+	struct stat st;
+	if (stat(path, &st) != 0)
 		return NULL;
-	int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	id->size = (uint64_t)st.st_size;
+	id->mtime_ns = nanoseconds(st.st_mtim);
+	id->ctime_ns = nanoseconds(st.st_ctim);
+	id->inode = (uint64_t)st.st_ino;
+	id->device = (uint64_t)st.st_dev;
 	for (size_t i = 0; i < tc->memo_count; i++) {
 		gpucc_file_memo *m = &tc->memos[i];
 		if (strcmp(m->kind, kind) != 0 || strcmp(m->path, path) != 0)
 			continue;
-		if (m->size == (uint64_t)st->st_size && m->mtime_ns == mtime)
-			return m;
-		*stale = true;
+		*stale = !same_identity(&m->identity, id);
 		return m;
 	}
 	return NULL;
 }
 
-static void memo_put(gpucc_toolchain *tc, const char *kind, const char *path,
-                     const struct stat *st, const char *value)
+/* Remember value for (kind, path) as of identity id; the memo, or NULL when
+ * out of memory. */
+static gpucc_file_memo *memo_put(gpucc_toolchain *tc, const char *kind, const char *path,
+                                 const gpucc_file_identity *id, const char *value)
 {
-	if (!tc->memo_path || strchr(path, '\n') || strchr(path, '\t'))
-		return;
-	int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-	bool stale;
-	struct stat ignored;
-	gpucc_file_memo *m = memo_find(tc, kind, path, &ignored, &stale);
+	gpucc_file_memo *m = NULL;
+	for (size_t i = 0; i < tc->memo_count && !m; i++)
+		if (strcmp(tc->memos[i].kind, kind) == 0 && strcmp(tc->memos[i].path, path) == 0)
+			m = &tc->memos[i];
 	char *copy = strdup(value);
 	if (!copy)
-		return;
+		return NULL;
 	if (!m) {
 		gpucc_file_memo *grown = realloc(tc->memos, sizeof *grown * (tc->memo_count + 1));
 		char *k = strdup(kind), *p = strdup(path);
@@ -250,7 +277,7 @@ static void memo_put(gpucc_toolchain *tc, const char *kind, const char *path,
 			free(k);
 			free(p);
 			free(copy);
-			return;
+			return NULL;
 		}
 		tc->memos = grown;
 		m = &grown[tc->memo_count++];
@@ -260,16 +287,16 @@ static void memo_put(gpucc_toolchain *tc, const char *kind, const char *path,
 	}
 	free(m->value);
 	m->value = copy;
-	m->size = (uint64_t)st->st_size;
-	m->mtime_ns = mtime;
+	m->identity = *id;
 	tc->memo_dirty = true;
+	return m;
 }
 
 int gpucc_toolchain_digest(gpucc_toolchain *tc, const char *path, gpucc_digest *out)
 {
-	struct stat st;
+	gpucc_file_identity id;
 	bool stale;
-	gpucc_file_memo *m = memo_find(tc, "sha256", path, &st, &stale);
+	gpucc_file_memo *m = memo_find(tc, "sha256", path, &id, &stale);
 	if (m && !stale && gpucc_digest_from_hex(out, m->value) == 0)
 		return 0;
 	int rc = gpucc_digest_file(out, NULL, path);
@@ -277,40 +304,40 @@ int gpucc_toolchain_digest(gpucc_toolchain *tc, const char *path, gpucc_digest *
 		return gpucc_error_prefix("device library");
 	char hex[GPUCC_DIGEST_HEX_SIZE];
 	gpucc_digest_to_hex(hex, out);
-	memo_put(tc, "sha256", path, &st, hex);
+	memo_put(tc, "sha256", path, &id, hex); /* out of memory: hashed again next time */
 	return 0;
 }
 
-/* Run `ptxas --version` and take the "V13.0.88" token. */
-static int ptxas_version_now(const char *ptxas, char *out, size_t size)
+/* Run `tool --version` with stderr to /dev/null: the start of its standard
+ * output, NUL-terminated, in text. */
+static int version_output(const char *tool, char *text, size_t size)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) != 0)
-		return gpucc_error_set_errno("cannot run '%s'", ptxas);
+		return gpucc_error_set_errno("cannot run '%s'", tool);
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
 	posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-	char *argv[] = {(char *)ptxas, (char *)"--version", NULL};
+	char *argv[] = {(char *)tool, (char *)"--version", NULL};
 	pid_t pid;
-	int rc = posix_spawn(&pid, ptxas, &actions, NULL, argv, environ);
+	int rc = posix_spawn(&pid, tool, &actions, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&actions);
 	close(fds[1]);
 	if (rc != 0) {
 		close(fds[0]);
 		errno = rc;
-		return gpucc_error_set_errno("cannot run '%s'", ptxas);
+		return gpucc_error_set_errno("cannot run '%s'", tool);
 	}
-	char text[4096];
 	size_t used = 0;
 	for (;;) {
-		ssize_t n = read(fds[0], text + used, sizeof text - 1 - used);
+		ssize_t n = read(fds[0], text + used, size - 1 - used);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
 		used += (size_t)n;
-		if (used == sizeof text - 1)
+		if (used == size - 1)
 			break;
 	}
 	text[used] = '\0';
@@ -318,14 +345,45 @@ static int ptxas_version_now(const char *ptxas, char *out, size_t size)
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	const char *v = strstr(text, ", V");
+	return 0;
+}
+
+/* The version number ("13.0.88") that follows marker in text, into out;
+ * false when there is none. */
+static bool version_after(const char *text, const char *marker, char *out, size_t size)
+{
+	const char *v = strstr(text, marker);
 	if (!v)
-		return gpucc_error_set(GPUCC_EUNAVAILABLE, "'%s --version' printed no version", ptxas);
-	v += 3;
+		return false;
+	v += strlen(marker);
 	size_t len = strspn(v, "0123456789.");
 	if (len == 0 || len >= size)
-		return gpucc_error_set(GPUCC_EUNAVAILABLE, "'%s --version' printed no version", ptxas);
+		return false;
 	snprintf(out, size, "%.*s", (int)len, v);
+	return true;
+}
+
+/* The version of tool (the number after marker in what `tool --version`
+ * prints), remembered as a memo of kind; owned by tc. */
+static int tool_version(gpucc_toolchain *tc, const char *kind, const char *tool,
+                        const char *marker, const char **out)
+{
+	gpucc_file_identity id;
+	bool stale;
+	gpucc_file_memo *m = memo_find(tc, kind, tool, &id, &stale);
+	if (m && !stale) {
+		*out = m->value;
+		return 0;
+	}
+	char text[4096], version[64];
+	int rc = version_output(tool, text, sizeof text);
+	if (rc != 0)
+		return rc;
+	if (!version_after(text, marker, version, sizeof version))
+		return gpucc_error_set(GPUCC_EUNAVAILABLE, "'%s --version' printed no version", tool);
+	if (!(m = memo_put(tc, kind, tool, &id, version)))
+		return gpucc_error_oom();
+	*out = m->value;
 	return 0;
 }
 
@@ -335,28 +393,43 @@ int gpucc_toolchain_ptxas_version(gpucc_toolchain *tc, const char **out)
 		*out = "none";
 		return 0;
 	}
-	struct stat st;
-	bool stale;
-	gpucc_file_memo *m = memo_find(tc, "ptxas-version", tc->ptxas, &st, &stale);
-	if (m && !stale) {
-		*out = m->value;
-		return 0;
+	/* "Cuda compilation tools, release 13.0, V13.0.88" */
+	return tool_version(tc, "ptxas-version", tc->ptxas, ", V", out);
+}
+
+int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version)
+{
+	static const char *const names[] = {"ld.lld-19", "ld.lld"};
+	char refused[1024] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char *path = search_path(names[i]);
+		if (!path)
+			continue;
+		/* "Debian LLD 19.1.7 (compatible with GNU linkers)" */
+		const char *v = NULL;
+		int rc = tool_version(tc, "ld.lld-version", path, "LLD ", &v);
+		if (rc == 0 && strncmp(v, "19.", 3) == 0) {
+			free(tc->ld_lld);
+			tc->ld_lld = path;
+			*version = v;
+			return 0;
+		}
+		int n = snprintf(refused + used, sizeof refused - used, "%s'%s' (%s%s)", used ? ", " : "",
+		                 path, rc == 0 ? "LLD " : "", rc == 0 ? v : gpucc_error_last()->message);
+		if (n > 0 && (size_t)n < sizeof refused - used)
+			used += (size_t)n;
+		free(path);
 	}
-	char version[64];
-	int rc = ptxas_version_now(tc->ptxas, version, sizeof version);
-	if (rc != 0)
-		return rc;
-	memo_put(tc, "ptxas-version", tc->ptxas, &st, version);
-	m = memo_find(tc, "ptxas-version", tc->ptxas, &st, &stale);
-	if (!m || !tc->memo_path) {
-		/* Not kept: remember it for this process in a memo nobody saves. */
-		static _Thread_local char kept[64];
-		snprintf(kept, sizeof kept, "%s", version);
-		*out = kept;
-		return 0;
-	}
-	*out = m->value;
-	return 0;
+	gpucc_error_clear();
+	if (!used)
+		return gpucc_error_set(GPUCC_EUNAVAILABLE,
+		                       "ld.lld-19 was not found on PATH: LLD 19 links AMDGPU code objects "
+		                       "(install lld-19)");
+	return gpucc_error_set(GPUCC_EUNAVAILABLE,
+	                       "no LLD 19 on PATH, which AMDGPU code objects are linked with: found %s "
+	                       "(install lld-19)",
+	                       refused);
 }
 
 /* ---- module facts ------------------------------------------------------------ */
@@ -401,18 +474,58 @@ static void text_triple(gpucc_module_facts *out, const unsigned char *data, size
 	}
 }
 
+/* Whether a symbol name starting at p begins with prefix. */
+static bool name_starts(const unsigned char *p, const unsigned char *end, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return (size_t)(end - p) >= n && memcmp(p, prefix, n) == 0;
+}
+
+/* Library references in .ll text: an @name or @"name" outside comments.  A
+ * ';' starts a comment to the end of the line unless it is inside a string
+ * (a quoted name, c"...", !"..."); LLVM writes a quote inside a string as
+ * \22, so every quote opens or closes one, and no string spans lines.  One
+ * pass over the bytes: this runs for every compile, hits included. */
+static void text_library_refs(gpucc_module_facts *out, const unsigned char *data, size_t size)
+{
+	const unsigned char *end = data + size;
+	bool in_string = false;
+	for (const unsigned char *p = data; p < end; p++) {
+		if (*p == '\n') {
+			in_string = false;
+		} else if (*p == '"') {
+			in_string = !in_string;
+		} else if (in_string) {
+			continue;
+		} else if (*p == ';') {
+			const unsigned char *newline = memchr(p, '\n', (size_t)(end - p));
+			if (!newline)
+				break;
+			p = newline - 1; /* the newline itself is seen next */
+		} else if (*p == '@') {
+			const unsigned char *name = p + 1 < end && p[1] == '"' ? p + 2 : p + 1;
+			out->calls_libdevice |= name_starts(name, end, "__nv_");
+			out->calls_rocm |= name_starts(name, end, "__ocml_") || name_starts(name, end, "__ockl_");
+		}
+	}
+}
+
 void gpucc_module_facts_read(gpucc_module_facts *out, const unsigned char *data, size_t size)
 {
 	memset(out, 0, sizeof *out);
 	out->bitcode = (size >= 4 && memcmp(data, "BC\xc0\xde", 4) == 0) ||
 	               (size >= 4 && memcmp(data, "\xde\xc0\x17\x0b", 4) == 0);
-	/* Function names are plain bytes in .ll text and in bitcode's string
-	 * table, so a scan finds every library call (and, rarely, a name in a
-	 * comment: then a library is linked for nothing). */
-	out->calls_libdevice = contains(data, size, "__nv_");
-	out->calls_rocm = contains(data, size, "__ocml_") || contains(data, size, "__ockl_");
-	if (out->bitcode)
+	if (out->bitcode) {
+		/* Function names are plain bytes in bitcode's string table, so a
+		 * scan finds every library call.  Telling a call from the same
+		 * bytes in a string constant would mean parsing the bitcode with
+		 * LLVM, which a hit must not load: such a module links a library
+		 * for nothing (and names it in its key). */
+		out->calls_libdevice = contains(data, size, "__nv_");
+		out->calls_rocm = contains(data, size, "__ocml_") || contains(data, size, "__ockl_");
 		gpucc_bitcode_triple(out, data, size);
-	else
+	} else {
+		text_library_refs(out, data, size);
 		text_triple(out, data, size);
+	}
 }

@@ -29,6 +29,19 @@ const char *gpucc_entry_option(const gpucc_entry *e, const char *name)
 
 int gpucc_entry_compute_key(gpucc_digest *out, const gpucc_entry *e)
 {
+	/* The key covers the target's spelling: only the canonical one names
+	 * a target the way every compile does. */
+	gpucc_target t;
+	char canonical[GPUCC_TARGET_NAME_SIZE];
+	if (!e->target)
+		return gpucc_error_set(GPUCC_EINVALID, "an entry needs a target");
+	if (gpucc_target_parse(&t, e->target) != 0)
+		return gpucc_error_prefix("entry target");
+	gpucc_target_format(canonical, &t);
+	if (strcmp(canonical, e->target) != 0)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "entry target '%s' is not canonical: its spelling is '%s'",
+		                       e->target, canonical);
 	return gpucc_key_compute(out, e);
 }
 

@@ -3,6 +3,11 @@
 # file, not IR) gives a clear error naming module and target and exit 5, and
 # leaves the cache and an existing image untouched; an unknown target is
 # refused (exit 3) before anything compiles; a missing module is exit 2.
+# Functions marked for another processor ("target-cpu", NVPTX +sm_/+ptx
+# features) and AMD code objects whose target ID is not the target's are
+# errors.  Only LLD 19 links code objects, and its version is in the key.
+# A backend whose LLVM is not the one gpucc was built with is refused.
+# A dry run exits as the real run would.
 # A crash inside the backend (fault injection) leaves a cache that verifies,
 # with what was compiled before the crash.
 . "$SRCROOT/cmd/tests/lib.sh"
@@ -30,6 +35,70 @@ check_bad no_kernels.ll "no kernels"
 check_bad unresolved_call.ll "unresolvable external call to 'not_defined_anywhere'"
 check_bad empty.ll "empty file"
 check_bad not_ir.ll "not valid LLVM IR"
+
+# A function marked for another processor: LLVM would compile it for that
+# one under the target's label.
+expect_exit 5 "$GPUCC" compile --cache c "$K/bad/other_cpu.amdgpu.ll" -t gfx90a -o image.gpucc
+assert_grep "^gpucc compile: error: .*other_cpu.amdgpu.ll: gfx90a: function 'saxpy' has \"target-cpu\"=\"gfx1030\", but the target is gfx90a$" err
+expect_exit 5 "$GPUCC" compile --cache c "$K/bad/other_cpu.nvptx.ll" -t sm_90 -o image.gpucc
+assert_grep "other_cpu.nvptx.ll: sm_90:ptx78: function 'saxpy' has \"target-cpu\"=\"sm_80\", but the target is sm_90:ptx78$" err
+expect_exit 0 "$GPUCC" compile --no-cache "$K/bad/other_cpu.nvptx.ll" -t sm_80
+expect_exit 5 "$GPUCC" compile --cache c "$K/bad/newer_ptx.nvptx.ll" -t sm_90 -o image.gpucc
+assert_grep "newer_ptx.nvptx.ll: sm_90:ptx78: function 'saxpy' has \"target-features\" '+ptx85', which the target sm_90:ptx78 does not give$" err
+expect_exit 0 "$GPUCC" compile --no-cache "$K/bad/newer_ptx.nvptx.ll" -t sm_90:ptx85
+# +xnack: LLVM refuses it under xnack-; under gfx90a (xnack open) the code
+# object would say gfx90a:xnack+, which its target ID check refuses.
+expect_exit 5 "$GPUCC" compile --cache c "$K/bad/xnack_on.amdgpu.ll" -t gfx90a -o image.gpucc
+assert_grep "xnack_on.amdgpu.ll: gfx90a: the code object's target ID is 'gfx90a:xnack+', not gfx90a" err
+expect_exit 5 "$GPUCC" compile --cache c "$K/bad/xnack_on.amdgpu.ll" -t gfx90a:xnack- -o image.gpucc
+assert_grep "xnack setting of 'saxpy' function does not match module xnack setting" err
+expect_exit 0 "$GPUCC" compile --no-cache "$K/bad/xnack_on.amdgpu.ll" -t gfx90a:xnack+
+assert_same image.gpucc image.before
+ls -R c/v1 > cache.after
+assert_same cache.before cache.after
+
+# A dry run that fails while planning exits as the real run would.
+expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/example/kernels/saxpy.nvptx.ll" -t gfx90a -n
+assert_grep "does not fit target gfx90a" err
+expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/example/kernels/saxpy.nvptx.ll" -t gfx90a
+
+# Only LLD 19 links code objects: another ld.lld on PATH is refused by name,
+# and LLD's version is part of AMD keys.
+amd=$K/amdgpu/vector_add.ll
+mkdir -p lld14 lld19
+if [ -x /usr/bin/ld.lld-14 ]; then
+	ln -s /usr/bin/ld.lld-14 lld14/ld.lld
+else
+	printf '#!/bin/sh\necho "LLD 14.0.6 (compatible with GNU linkers)"\n' > lld14/ld.lld
+	chmod +x lld14/ld.lld
+fi
+PATH=$PWD/lld14 expect_exit 6 "$GPUCC" compile --cache c "$amd" -t gfx90a -t sm_90 -o lld.gpucc
+assert_grep "vector_add.ll: gfx90a: no LLD 19 on PATH, .*: found '$PWD/lld14/ld.lld' (LLD 14\." err
+assert_no_file lld.gpucc
+PATH=$PWD/lld14 expect_exit 6 "$GPUCC" compile --cache c "$amd" -t gfx90a -n
+PATH=/nonexistent expect_exit 6 "$GPUCC" compile --no-cache "$amd" -t gfx90a
+assert_grep "ld.lld-19 was not found on PATH" err
+expect_exit 0 "$GPUCC" compile --no-cache -n "$amd" -t gfx90a --explain
+assert_grep "^ *ld.lld=19\.[0-9.]*$" out
+real_key=$(head -1 out)
+real_lld=$(command -v ld.lld-19)
+printf '#!/bin/sh\n[ "$1" = --version ] && { echo "LLD 19.99.0 (compatible with GNU linkers)"; exit 0; }\nexec %s "$@"\n' "$real_lld" > lld19/ld.lld-19
+chmod +x lld19/ld.lld-19
+PATH=$PWD/lld19:$PATH expect_exit 0 "$GPUCC" compile --cache lldc -n "$amd" -t gfx90a --explain
+assert_grep "^ *ld.lld=19\.99\.0$" out
+[ "$(head -1 out)" != "$real_key" ] || fail "the ld.lld version does not change the key"
+assert_grep "^ld.lld-version	.*	19\.99\.0	$PWD/lld19/ld.lld-19$" lldc/compile-toolchain
+
+# A backend that runs another LLVM than gpucc was built with: keys would
+# name the wrong one, so nothing is compiled with it.
+if command -v cc >/dev/null; then
+	cc -std=c11 -D_GNU_SOURCE -shared -fPIC -I"$SRCROOT/lib" -I"$SRCROOT/lib/include" \
+		-o stub_backend.so "$SRCROOT/cmd/tests/compile_stub_backend.c" || fail "cannot build the stub backend"
+	GPUCC_BACKEND=$PWD/stub_backend.so expect_exit 6 "$GPUCC" compile --cache c "$K/nvptx/multi.ll" -t sm_90 -o stub.gpucc
+	assert_grep "multi.ll: sm_90:ptx78: the LLVM backend runs LLVM 19.0.0-stub, but gpucc was built with LLVM" err
+	assert_no_grep "stub backend was asked" err
+	assert_no_file stub.gpucc
+fi
 
 # A bad module among good ones: the good ones are cached, no image is written.
 expect_exit 5 "$GPUCC" compile --cache c "$K/nvptx/multi.ll" "$K/bad/no_kernels.ll" -t sm_90 -o mixed.gpucc --json

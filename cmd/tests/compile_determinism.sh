@@ -3,7 +3,9 @@
 # (every key cached) gives the same image as the cold run and never loads
 # LLVM (it succeeds with the backend made unfindable), options change keys,
 # --explain prints every key component, --dry-run compiles nothing, and
-# device library digests are remembered in the cache directory.
+# device library digests are remembered in the cache directory.  A hit is
+# written under the module name of the run that hits, as a compile would
+# write it.  A library function named only in a comment links nothing.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 K=$TESTDATA/kernels
@@ -62,6 +64,28 @@ assert_grep "libdevice.10.bc [0-9a-f]\{64\}" out
 assert_grep "opt-level=1" out
 expect_exit 0 "$GPUCC" compile --cache c --explain -n "$K/nvptx/math.ll" -t sm_90
 assert_grep "math.ll sm_90:ptx78: hit " out
+
+# A hit writes what a compile would: the module name is this run's, not
+# that of the run that filled the cache.
+cp "$TESTDATA/example/kernels/saxpy.nvptx.ll" foo.ll
+cp foo.ll bar.ll
+expect_exit 0 "$GPUCC" compile --cache names foo.ll -t sm_90 -t gfx90a
+expect_exit 0 "$GPUCC" compile --cache names bar.ll -t sm_90 -o warm-bar.gpucc --json
+python3 -c "import json; d = json.load(open('out')); assert d['hits'] == 1, d" || fail "bar.ll did not hit"
+expect_exit 0 "$GPUCC" compile --no-cache bar.ll -t sm_90 -o cold-bar.gpucc
+assert_same warm-bar.gpucc cold-bar.gpucc
+"$GPUCC" list --json warm-bar.gpucc > list.json
+python3 -c "import json; assert [e['module'] for e in json.load(open('list.json'))] == ['bar.ll']" ||
+	fail "the hit kept the module name of the run that filled the cache"
+
+# A library function named in a comment (or in a string) is not a call: no
+# library is linked or keyed.  A reference (@__ocml_...) still is.
+{ echo "; avoids @__ocml_exp_f32 and __nv_expf on purpose"; cat "$K/amdgpu/vector_add.ll"; } > mention.ll
+expect_exit 0 "$GPUCC" compile --no-cache -n --explain mention.ll -t gfx90a -t sm_90
+assert_grep "^  device-libs  (none)$" out
+assert_no_grep "ocml.bc\|libdevice" out
+expect_exit 0 "$GPUCC" compile --no-cache -n --explain "$K/amdgpu/math.ll" -t gfx90a
+assert_grep "ocml.bc [0-9a-f]\{64\}" out
 
 # Bitcode input: the triple is read without LLVM, so mixed runs skip it too.
 if command -v llvm-as-19 >/dev/null; then

@@ -4,7 +4,8 @@
  *
  * Pipeline (TOOLCHAIN.md records the traps each step avoids):
  *   parse (.ll or .bc) -> verify -> check and set triple, data layout from the
- *   target machine -> strip debug info unless asked -> module flags (NVVM
+ *   target machine -> refuse functions that name another processor ->
+ *   strip debug info unless asked -> module flags (NVVM
  *   reflect FTZ, AMDGPU code object version) and fast-math/FTZ attributes on
  *   the module's functions -> link the device libraries libgpucc chose ->
  *   internalise every library symbol the module did not define -> refuse
@@ -12,7 +13,8 @@
  *     NVPTX:  PTX text; with ptxas, `ptxas -arch=sm_XY -v` gives a cubin and
  *             per-kernel resources;
  *     AMDGPU: a relocatable object, linked by `ld.lld -shared` into a code
- *             object whose metadata note gives kernels and resources.
+ *             object whose metadata note gives kernels and resources, and
+ *             whose target ID must be the job's.
  *
  * Threads: one gpucc_backend_thread per compiling thread, holding its own
  * LLVMContext, the device libraries it has parsed (cloned per job; parsing
@@ -299,6 +301,77 @@ static bool triple_fits(const char *triple, gpucc_vendor vendor)
 	if (vendor == GPUCC_VENDOR_NVIDIA)
 		return strncmp(triple, "nvptx64-", 8) == 0;
 	return strncmp(triple, "amdgcn-", 7) == 0;
+}
+
+/* The value of a function attribute such as "target-cpu", or NULL. */
+static const char *function_attribute(LLVMValueRef f, const char *key, unsigned *len)
+{
+	*len = 0;
+	LLVMAttributeRef a =
+		LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, key, (unsigned)strlen(key));
+	return a ? LLVMGetStringAttributeValue(a, len) : NULL;
+}
+
+/* NVPTX: an entry of a function's "target-features" that asks for more than
+ * the job's target gives: "+sm_XY[a]" naming another processor, or "+ptxNN"
+ * above the job's PTX ISA (the PTX's .version line comes from the target
+ * machine, the instructions from the function's features). */
+static bool nvptx_feature_conflicts(const gpucc_backend_job *job, const char *feature, size_t len)
+{
+	char token[64], sm[16];
+	if (len >= sizeof token)
+		return false;
+	memcpy(token, feature, len);
+	token[len] = '\0';
+	snprintf(sm, sizeof sm, "+sm_%u%s", job->sm, job->sm_accelerated ? "a" : "");
+	if (strncmp(token, "+sm_", 4) == 0)
+		return strcmp(token, sm) != 0;
+	unsigned want = 0, asked = 0;
+	if (sscanf(token, "+ptx%u", &asked) == 1 && sscanf(job->features, "+ptx%u", &want) == 1)
+		return asked > want;
+	return false;
+}
+
+/* Every function the module defines must be compiled for the job's target.
+ * LLVM compiles a function for the "target-cpu" it names, whatever the
+ * target machine's CPU: a function marked gfx1030 in a gfx90a job would be
+ * wave32 gfx10 code in a code object labelled gfx90a.  So a defined
+ * function naming another processor is an error, for both vendors, as is
+ * an NVPTX feature that names one or a newer PTX ISA.  AMD's xnack and
+ * sramecc features are left to LLVM, which refuses a function that
+ * contradicts the target's setting ("xnack setting of 'f' function does
+ * not match module xnack setting"), and to check_code_object_target, which
+ * refuses one that narrows a setting the target leaves as "any".  Other
+ * features (e.g. wavefront size) are the module's own choice: its bytes,
+ * and so its key, hold them. */
+static int check_function_targets(compile *c)
+{
+	const gpucc_backend_job *job = c->job;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		if (LLVMIsDeclaration(f))
+			continue;
+		unsigned len;
+		const char *cpu = function_attribute(f, "target-cpu", &len);
+		if (cpu && len && (len != strlen(job->cpu) || memcmp(cpu, job->cpu, len) != 0))
+			return fail(c, GPUCC_ECOMPILE,
+			            "function '%s' has \"target-cpu\"=\"%.*s\", but the target is %s",
+			            value_name(f), (int)len, cpu, job->target_name);
+		if (job->vendor != GPUCC_VENDOR_NVIDIA)
+			continue;
+		const char *features = function_attribute(f, "target-features", &len);
+		for (size_t i = 0; features && i < len;) {
+			size_t n = 0;
+			while (i + n < len && features[i + n] != ',')
+				n++;
+			if (nvptx_feature_conflicts(job, features + i, n))
+				return fail(c, GPUCC_ECOMPILE,
+				            "function '%s' has \"target-features\" '%.*s', which the target %s "
+				            "does not give",
+				            value_name(f), (int)n, features + i, job->target_name);
+			i += n + 1;
+		}
+	}
+	return 0;
 }
 
 static void add_flag_i32(compile *c, const char *name, unsigned value)
@@ -677,6 +750,28 @@ static int finish_nvptx(compile *c, LLVMMemoryBufferRef buffer)
 	return 0;
 }
 
+/* A backstop behind check_function_targets: the code object's own target
+ * ID (its metadata note's amdhsa.target) must be the job's, processor and
+ * sramecc/xnack as the job asks ("any" stays unwritten).  LLVM narrows an
+ * "any" to the setting of the first function that has one, which would
+ * put code built for xnack+ under a label that also loads it on xnack-. */
+static int check_code_object_target(compile *c, const char *target)
+{
+	char want[160];
+	snprintf(want, sizeof want, "%s--%s", c->job->triple, c->job->target_name);
+	if (strcmp(target, want) == 0)
+		return 0;
+	if (!*target)
+		return fail(c, GPUCC_ECOMPILE, "the code object records no target ID (expected %s)",
+		            c->job->target_name);
+	const char *id = strstr(target, "--");
+	return fail(c, GPUCC_ECOMPILE,
+	            "the code object's target ID is '%s', not %s: a function's \"target-features\" "
+	            "set xnack or sramecc where the target leaves them open (compile for that target "
+	            "ID, or drop the setting)",
+	            id ? id + 2 : target, c->job->target_name);
+}
+
 static int finish_amdgpu(compile *c, LLVMMemoryBufferRef buffer)
 {
 	char object[PATH_MAX + 80], hsaco[PATH_MAX + 80], log[PATH_MAX + 80];
@@ -715,6 +810,9 @@ static int finish_amdgpu(compile *c, LLVMMemoryBufferRef buffer)
 	if (backend_amdgpu_kernels(code_object, code_object_size, &c->out->kernels,
 	                           &c->out->kernel_count, target, sizeof target, why, sizeof why) != 0)
 		return fail(c, GPUCC_ECOMPILE, "%s", why);
+	int rc = check_code_object_target(c, target);
+	if (rc != 0)
+		return rc;
 	if (c->out->kernel_count == 0)
 		return fail(c, GPUCC_ECOMPILE, "no kernels: the code object lists none");
 	return 0;
@@ -764,6 +862,8 @@ static int run_pipeline(compile *c)
 	LLVMDisposeMessage(layout_text);
 	LLVMDisposeTargetData(layout);
 
+	if ((rc = check_function_targets(c)) != 0)
+		return rc;
 	if (!job->debug_info)
 		LLVMStripModuleDebugInfo(c->module);
 	if (!has_kernel(c))

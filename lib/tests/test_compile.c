@@ -1,17 +1,23 @@
 /*
  * lib/tests/test_compile.c -- compile sessions through the public API, and
  * the parts of planning that need no LLVM: module facts (triple and library
- * needs from the bytes, .ll and .bc), option validation, keys that follow
- * options and ignore names, and a miss that cannot load the backend.  One
- * real compile checks results, kernels and the entry's fields.
+ * needs from the bytes, .ll and .bc; names in comments are not calls),
+ * option validation, keys that follow options and ignore names, entry keys
+ * that refuse a non-canonical target, device library digests remembered
+ * only while the file is the same, and a miss that cannot load the backend.
+ * One real compile checks results, kernels and the entry's fields, and a
+ * hit under another name records that name.
  */
 #include "check.h"
 
 #include "compile_internal.h"
 #include "gpucc.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char vector_add[] =
@@ -35,6 +41,30 @@ static void test_module_facts_text(void)
 	gpucc_module_facts_read(&f, (const unsigned char *)math, strlen(math));
 	CHECK(f.calls_rocm && !f.calls_libdevice);
 	CHECK_STR(f.triple, "");
+
+	/* A name in a comment is not a call; a ';' in a string starts none. */
+	static const struct {
+		const char *text;
+		bool libdevice, rocm;
+	} cases[] = {
+		{"; avoids __ocml_exp_f32\n", false, false},
+		{"; calls @__ocml_exp_f32 and @__nv_expf? no\n", false, false},
+		{"define void @k() { ret void } ; @__nv_sinf\n", false, false},
+		{"%r = call float @__ocml_exp_f32(float %x) ; exp\n", false, true},
+		{"%r = call float @\"__ockl_get_local_id\"(i32 0)\n", false, true},
+		{"@s = constant [4 x i8] c\"a;b\\00\" @__nv_sinf\n", true, false},
+		{"@s = constant [9 x i8] c\"@__nv_sin\\00\"\n", false, false},
+		{"; \"quoted in a comment\n@p = global ptr @__nv_expf\n", true, false},
+		{"declare float @__nv_expf(float)", true, false},
+		{"__nv_expf __ocml_sin_f32 without sigils\n", false, false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		gpucc_module_facts_read(&f, (const unsigned char *)cases[i].text, strlen(cases[i].text));
+		if (f.calls_libdevice != cases[i].libdevice || f.calls_rocm != cases[i].rocm) {
+			fprintf(stderr, "  case %zu: %s", i, cases[i].text);
+			CHECK(false);
+		}
+	}
 }
 
 static void test_module_facts_bitcode(void)
@@ -128,6 +158,112 @@ static void test_keys(void)
 	CHECK(gpucc_digest_compare(&base, &cov) == 0);
 }
 
+/* The public key function refuses what no compile would key: a target it
+ * does not know, or one not in its canonical spelling. */
+static void test_entry_key_target(void)
+{
+	gpucc_option option = {"opt-level", "2"};
+	gpucc_entry e;
+	memset(&e, 0, sizeof e);
+	e.key_schema = 1;
+	e.gpucc_version = "0.1.0";
+	e.llvm_version = "19.1.7";
+	e.option_count = 1;
+	e.options = &option;
+	gpucc_digest key;
+	e.target = "sm_90:ptx78";
+	CHECK_INT(gpucc_entry_compute_key(&key, &e), 0);
+	e.target = "gfx90a:sramecc+:xnack-";
+	CHECK_INT(gpucc_entry_compute_key(&key, &e), 0);
+	e.target = "nonsense";
+	CHECK_INT(gpucc_entry_compute_key(&key, &e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("nonsense");
+	e.target = "sm_90";
+	CHECK_INT(gpucc_entry_compute_key(&key, &e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("'sm_90' is not canonical: its spelling is 'sm_90:ptx78'");
+	e.target = "gfx90a:xnack-:sramecc+";
+	CHECK_INT(gpucc_entry_compute_key(&key, &e), GPUCC_EINVALID);
+	e.target = NULL;
+	CHECK_INT(gpucc_entry_compute_key(&key, &e), GPUCC_EINVALID);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A device library's digest is remembered, and used again only while the
+ * file is the one that was hashed: a copy that restores size and mtime
+ * (cp -p, rsync -t, tar x) is hashed again. */
+static void test_toolchain_memo(void)
+{
+	CHECK_INT(check_dir_create("test_compile"), 0);
+	char lib[256], memo_dir[256];
+	snprintf(lib, sizeof lib, "%s", path_in_dir("ocml.bc"));
+	snprintf(memo_dir, sizeof memo_dir, "%s", check_dir);
+	write_text(lib, "library, version one\n");
+	struct stat before;
+	CHECK_INT(stat(lib, &before), 0);
+
+	gpucc_toolchain tc;
+	gpucc_digest first, again, changed, expected;
+	CHECK_INT(gpucc_toolchain_init(&tc, memo_dir), 0);
+	CHECK_INT(gpucc_toolchain_digest(&tc, lib, &first), 0);
+	gpucc_toolchain_save(&tc);
+	gpucc_toolchain_release(&tc);
+	gpucc_digest_buffer(&expected, "library, version one\n", 21);
+	CHECK(gpucc_digest_compare(&first, &expected) == 0);
+
+	/* Remembered: a fresh toolchain reads the memo. */
+	CHECK_INT(gpucc_toolchain_init(&tc, memo_dir), 0);
+	CHECK_INT(tc.memo_count, 1);
+	CHECK_INT(gpucc_toolchain_digest(&tc, lib, &again), 0);
+	CHECK(gpucc_digest_compare(&first, &again) == 0);
+	gpucc_toolchain_release(&tc);
+
+	/* Replaced by a file of the same size, mtime set back (as cp -p does):
+	 * its ctime and inode give it away. */
+	char replacement[256];
+	snprintf(replacement, sizeof replacement, "%s", path_in_dir("ocml.bc.new"));
+	write_text(replacement, "library, version two\n");
+	struct timespec times[2] = {before.st_atim, before.st_mtim};
+	CHECK_INT(utimensat(AT_FDCWD, replacement, times, 0), 0);
+	CHECK_INT(rename(replacement, lib), 0);
+	struct stat after;
+	CHECK_INT(stat(lib, &after), 0);
+	CHECK(after.st_size == before.st_size && after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+	      after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+	CHECK_INT(gpucc_toolchain_init(&tc, memo_dir), 0);
+	CHECK_INT(gpucc_toolchain_digest(&tc, lib, &changed), 0);
+	gpucc_digest_buffer(&expected, "library, version two\n", 21);
+	CHECK(gpucc_digest_compare(&changed, &expected) == 0);
+	gpucc_toolchain_save(&tc);
+	gpucc_toolchain_release(&tc);
+
+	/* Rewritten in place (same inode), mtime set back: the ctime moved.
+	 * The kernel stamps times at a clock tick: let one pass. */
+	struct timespec tick = {0, 20 * 1000 * 1000};
+	nanosleep(&tick, NULL);
+	FILE *f = fopen(lib, "r+");
+	CHECK(f != NULL);
+	if (f) {
+		fputs("library, version 3!!", f);
+		fclose(f);
+	}
+	CHECK_INT(utimensat(AT_FDCWD, lib, times, 0), 0);
+	CHECK_INT(gpucc_toolchain_init(&tc, memo_dir), 0);
+	CHECK_INT(gpucc_toolchain_digest(&tc, lib, &changed), 0);
+	gpucc_digest_buffer(&expected, "library, version 3!!\n", 21);
+	CHECK(gpucc_digest_compare(&changed, &expected) == 0);
+	gpucc_toolchain_release(&tc);
+	check_dir_remove();
+}
+
 static void test_compile_and_unavailable(void)
 {
 	const char *backend = getenv("GPUCC_BACKEND");
@@ -165,12 +301,58 @@ static void test_compile_and_unavailable(void)
 	gpucc_compile_free(c);
 }
 
+/* One compile of vector_add for sm_90 named name through cache: its
+ * status, and the module name its entry records in module_out. */
+static gpucc_compile_status compile_named(gpucc_cache *cache, const char *name, char *module_out,
+                                          size_t module_size)
+{
+	gpucc_compile_options o;
+	gpucc_compile_options_init(&o);
+	o.jobs = 1;
+	o.no_cubin = true;
+	o.cache = cache;
+	gpucc_compile *c;
+	CHECK_INT(gpucc_compile_new(&c, &o), 0);
+	CHECK_INT(gpucc_compile_add_target(c, "sm_90"), 0);
+	CHECK_INT(gpucc_compile_add_memory(c, name, vector_add, strlen(vector_add)), 0);
+	CHECK_INT(gpucc_compile_run(c), 0);
+	const gpucc_compile_result *r = gpucc_compile_result_at(c, 0);
+	gpucc_compile_status status = r->status;
+	snprintf(module_out, module_size, "%s", r->entry ? r->entry->module : "(no entry)");
+	gpucc_compile_free(c);
+	return status;
+}
+
+/* A hit carries the module name of the session that hits, not that of the
+ * compile that filled the cache. */
+static void test_hit_module_name(void)
+{
+	const char *backend = getenv("GPUCC_BACKEND");
+	if (!backend || !*backend)
+		return; /* nothing can fill the cache */
+	CHECK_INT(check_dir_create("test_compile_hit"), 0);
+	gpucc_cache *cache = NULL;
+	CHECK_INT(gpucc_cache_open(&cache, check_dir, 0), 0);
+	if (!cache)
+		return;
+	char module[128];
+	CHECK_INT(compile_named(cache, "dir/foo.ll", module, sizeof module), GPUCC_COMPILE_COMPILED);
+	CHECK_STR(module, "foo.ll");
+	CHECK_INT(compile_named(cache, "other/bar.ll", module, sizeof module), GPUCC_COMPILE_HIT);
+	CHECK_STR(module, "bar.ll");
+	gpucc_cache_free(cache);
+	check_dir_remove();
+}
+
 int main(void)
 {
 	RUN(test_module_facts_text);
 	RUN(test_options);
 	RUN(test_keys);
+	RUN(test_entry_key_target);
+	RUN(test_toolchain_memo);
 	RUN(test_compile_and_unavailable);
+	RUN(test_hit_module_name);
 	RUN(test_module_facts_bitcode); /* may skip: last */
 	return CHECK_DONE();
 }

@@ -7,8 +7,8 @@
  *   1. plans without LLVM: reads every module, computes every job's key
  *      (formats/key.md) from the module's bytes, the target, the normalised
  *      options and the toolchain identity (gpucc and LLVM versions, digests of
- *      the device libraries the module may link, the ptxas version), and
- *      looks each key up in the cache;
+ *      the device libraries the module may link, the ptxas and ld.lld
+ *      versions), and looks each key up in the cache;
  *   2. only when a key misses, loads the LLVM backend (libgpucc-llvm.so) and
  *      compiles the misses on N threads, one LLVM context each; results do
  *      not depend on N;
@@ -137,8 +137,10 @@ GPUCC_API int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const
 
 /* Compute every job's key and look it up, without loading LLVM; compile
  * nothing.  Afterwards results are HIT, PENDING (a miss), FAILED (e.g. a
- * device library the module needs is absent) or SKIPPED.  GPUCC_EINVALID
- * when there are no modules or no targets. */
+ * device library the module needs is absent, or, for AMD targets, LLD 19)
+ * or SKIPPED.  Returns 0 even when jobs failed (their results say why);
+ * GPUCC_EINVALID when there are no modules or no targets.  A HIT's entry
+ * carries this session's module name, whichever compile filled the cache. */
 GPUCC_API int gpucc_compile_plan(gpucc_compile *c);
 /* Plan (unless done), then compile every miss.  0 when every job is a hit,
  * compiled or skipped; else the code of the first failed job in result
