@@ -5,8 +5,10 @@
  * The object is emitted in process by the LLVM backend module (no assembler
  * or linker is run) and defines NAME, the image's bytes (aligned, in a
  * read-only section), and NAME_size, a uint64_t.  --header writes the
- * matching declarations.  The image is checked before it is embedded, and
- * both outputs are published atomically.
+ * matching declarations.  The image is checked before it is embedded (its
+ * manifest and every payload's digest), and both outputs are published
+ * atomically.  A bad argument (symbol, alignment, triple) is a usage error
+ * (129), whether this file or libgpucc (GPUCC_EINVALID) finds it.
  */
 #include "cmd.h"
 
@@ -18,10 +20,10 @@ static const cmd_option embed_options[] = {
 	{"output", 'o', "OBJ", false, "the object file to write (required)"},
 	{"symbol", 's', "NAME", false, "the symbol holding the image; NAME_size holds its size (required)"},
 	{"target-triple", 0, "TRIPLE", false,
-	 "host triple of the object (default: this machine's, e.g. x86_64-pc-linux-gnu; "
-	 "aarch64-linux-gnu is supported too)"},
+	 "host triple of the object, x86_64 or aarch64 Linux (ELF) (default: this machine's, "
+	 "e.g. x86_64-pc-linux-gnu; aarch64-linux-gnu is supported too)"},
 	{"header", 0, "FILE", false, "also write a C header declaring NAME and NAME_size"},
-	{"align", 0, "BYTES", false, "alignment of NAME, a power of two (default 64)"},
+	{"align", 0, "BYTES", false, "alignment of NAME, a power of two up to 4096 (default 64)"},
 	{0},
 };
 
@@ -37,12 +39,17 @@ static int run_embed(const cmd_args *args)
 	if (align) {
 		char *end = NULL;
 		unsigned long v = strtoul(align, &end, 10);
-		if (!*align || *end || v == 0 || v > 4096)
-			return cmd_error(args, EXIT_USAGE, "--align '%s' is not a number from 1 to 4096", align);
+		if (!*align || *end || v == 0 || v > 4096 || (v & (v - 1)) != 0)
+			return cmd_error(args, EXIT_USAGE, "--align '%s' is not a power of two from 1 to 4096",
+			                 align);
 		opts.alignment = (unsigned)v;
 	}
-	if (gpucc_embed_image(args->positional[0], output, &opts) != 0)
-		return cmd_fail(args);
+	if (gpucc_embed_image(args->positional[0], output, &opts) != 0) {
+		/* libgpucc checks the symbol and the triple (which only LLVM can
+		 * normalise): GPUCC_EINVALID is one of them, a bad argument. */
+		int code = cmd_fail(args);
+		return gpucc_error_last()->code == GPUCC_EINVALID ? EXIT_USAGE : code;
+	}
 	const char *header = cmd_value(args, "header");
 	if (header && gpucc_embed_write_header(header, symbol) != 0)
 		return cmd_fail(args);
@@ -58,7 +65,14 @@ const cmd_spec cmd_embed_spec = {
 		"bytes, 64-byte aligned, in the read-only section .rodata.gpucc) and NAME_size\n"
 		"(a uint64_t).  Link it into a program or library and open the image with\n"
 		"gpucc_image_open_memory(&img, NAME, NAME_size, \"NAME\"): no file is needed\n"
-		"at run time.  The image is checked before it is embedded.",
+		"at run time.  The image is checked before it is embedded: its manifest and the\n"
+		"SHA-256 of every payload.  Objects are ELF, for x86_64 or aarch64 Linux.\n"
+		"\n"
+		"exit codes: 0 success, 2 the image does not exist, 3 the image is not a valid\n"
+		"gpucc image (the error names the file and its defect), 6 the LLVM backend is\n"
+		"absent, 129 usage or a bad argument (--symbol not a C identifier, --align not\n"
+		"a power of two up to 4096, a --target-triple other than x86_64 or aarch64\n"
+		"Linux).",
 	.options = embed_options,
 	.min_positional = 1,
 	.max_positional = 1,

@@ -1,6 +1,7 @@
 /*
  * lib/embed.c -- gpucc_embed_image and its header (gpucc/runtime.h): checks
- * the image, loads the LLVM backend module through gpucc_backend_load
+ * the arguments and the whole image (manifest and every payload's digest),
+ * loads the LLVM backend module through gpucc_backend_load
  * (lib/compile_backend.c) and calls its embed entry point
  * (lib/embed_backend.h), then publishes the object atomically.  libgpucc
  * itself never links LLVM (DESIGN.md invariant 8).
@@ -100,7 +101,9 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 	const char *triple = opts->triple ? opts->triple : gpucc_embed_default_triple();
 	const char *section = opts->section ? opts->section : DEFAULT_SECTION;
 
-	/* Map the image, and check that it is one before shipping it. */
+	/* Map the image, and check all of it before shipping it: a package
+	 * carries what is embedded to every user, who would meet a bad payload
+	 * only when loading it. */
 	int fd = open(image_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_errno("cannot open '%s'", image_path);
@@ -117,6 +120,8 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 		return gpucc_error_set_errno("cannot map '%s'", image_path);
 	gpucc_image *img = NULL;
 	rc = gpucc_image_open_memory(&img, data, size, image_path);
+	if (rc == 0)
+		rc = gpucc_image_verify(img);
 	gpucc_image_free(img);
 
 	gpucc_embed_entry_fn emit = NULL;
@@ -126,9 +131,11 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 	size_t object_size = 0;
 	if (rc == 0) {
 		char error[512] = "";
-		if (emit(triple, opts->symbol, section, alignment, data, size, &object, &object_size,
-		         error, sizeof error) != 0)
-			rc = gpucc_error_set(GPUCC_EINVALID, "cannot embed '%s': %s", image_path, error);
+		int code = emit(triple, opts->symbol, section, alignment, data, size, &object,
+		                &object_size, error, sizeof error);
+		if (code != 0)
+			rc = gpucc_error_set(code == GPUCC_EINVALID ? GPUCC_EINVALID : GPUCC_ERROR,
+			                     "cannot embed '%s': %s", image_path, error);
 	}
 	munmap(data, size);
 	if (rc == 0)

@@ -1,7 +1,9 @@
 # embed_roundtrip: `gpucc embed` writes a host object that, linked into a
 # program compiled now with cc, gives back the image byte for byte with the
 # same entries; the aarch64 object carries the symbols too; bad inputs are
-# refused with clear errors and leave no output.
+# refused with clear errors and leave no output: a corrupt image (payload
+# digests are checked) exits 3, a bad argument (symbol, alignment, a triple
+# that is not x86_64/aarch64 Linux ELF) exits 129.
 . "$SRCROOT/cmd/tests/lib.sh"
 command -v cc >/dev/null || skip "no C compiler"
 "$GPUCC" --version | grep -q "LLVM none" && skip "built without the LLVM backend"
@@ -49,10 +51,34 @@ assert_grep "saxpy.nvptx.ll" err
 assert_no_file bad.o
 expect_exit 2 "$GPUCC" embed missing.gpucc -o bad.o --symbol x
 assert_grep "missing.gpucc" err
-expect_exit 3 "$GPUCC" embed example.gpucc -o bad.o --symbol "1-not-c"
+expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol "1-not-c"
 assert_grep "not a C identifier" err
-expect_exit 3 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple riscv64-linux-gnu
+expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple riscv64-linux-gnu
 assert_grep "riscv64" err
+# Mach-O and COFF: refused in one line (LLVM would abort on the section name).
+for triple in x86_64-apple-darwin aarch64-apple-macos x86_64-pc-windows-msvc x86_64-unknown-linux-coff; do
+	expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple $triple
+	assert_one_line err
+	assert_grep "host triple '$triple' is not supported: gpucc embed writes ELF objects for Linux" err
+done
+for align in 3 48 8192 0; do
+	expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --align $align
+	assert_grep "power of two" err
+done
+expect_exit 0 "$GPUCC" embed example.gpucc -o aligned.o --symbol x --align 4096
+assert_no_file bad.o
+# A payload's bytes changed under an intact manifest: refused, named, exit 3.
+python3 - example.gpucc corrupt.gpucc <<'PY' || fail "cannot make a corrupt image"
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+at = data.find(b".visible .entry")
+assert at > 0, "no PTX in the image"
+data[at + 1] ^= 0x20
+open(sys.argv[2], "wb").write(data)
+PY
+expect_exit 3 "$GPUCC" embed corrupt.gpucc -o bad.o --symbol x
+assert_one_line err
+assert_grep "corrupt.gpucc" err
 assert_no_file bad.o
 expect_exit 129 "$GPUCC" embed example.gpucc --symbol x
 expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o

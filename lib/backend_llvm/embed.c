@@ -1,8 +1,8 @@
 /*
  * lib/backend_llvm/embed.c -- `gpucc embed`'s half in the LLVM backend
  * module: a host object file holding an image as a read-only symbol, emitted
- * in process by LLVM's X86 or AArch64 backend (no assembler, no linker).
- * Exports GPUCC_EMBED_ENTRY (lib/embed_backend.h).
+ * in process by LLVM's X86 or AArch64 backend (no assembler, no linker), as
+ * ELF for Linux.  Exports GPUCC_EMBED_ENTRY (lib/embed_backend.h).
  *
  * The module built here holds two globals:
  *   @NAME      = constant [N x i8] c"...", align A, section S
@@ -11,6 +11,7 @@
  * that links the object sees the image with no file at run time.
  */
 #include "embed_backend.h"
+#include "gpucc/common.h"
 
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
@@ -40,21 +41,39 @@ static void init_host_targets(void)
 	LLVMInitializeAArch64AsmPrinter();
 }
 
-static int fail(char *error, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *error, size_t size, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-static int fail(char *error, size_t size, const char *fmt, ...)
+/* Write the reason to error; returns code. */
+static int fail(char *error, size_t size, int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(error, size, fmt, ap);
 	va_end(ap);
-	return -1;
+	return code;
 }
 
-/* x86_64 and aarch64 only: the two hosts gpucc is built and tested on. */
-static bool host_arch_supported(const char *triple)
+/* ELF for Linux on x86_64 or aarch64 only: the hosts gpucc is built and
+ * tested on.  Another object format is refused before LLVM sees it: for
+ * Mach-O, the section name .rodata.gpucc is a fatal error that aborts the
+ * process.  normal is LLVM's normalised triple, ARCH-VENDOR-OS[-ENV]; an
+ * ENV may name an object format of its own (x86_64-unknown-linux-coff). */
+static bool host_triple_supported(const char *normal)
 {
-	return strncmp(triple, "x86_64-", 7) == 0 || strncmp(triple, "aarch64-", 8) == 0;
+	if (strncmp(normal, "x86_64-", 7) != 0 && strncmp(normal, "aarch64-", 8) != 0)
+		return false;
+	const char *vendor = strchr(normal, '-') + 1;
+	const char *os = strchr(vendor, '-');
+	if (!os || strncmp(os + 1, "linux", 5) != 0)
+		return false;
+	const char *env = strchr(os + 1, '-');
+	static const char *const formats[] = {"coff", "macho", "wasm", "xcoff", "goff", "spirv",
+	                                      "dxcontainer"};
+	for (size_t i = 0; env && i < sizeof formats / sizeof formats[0]; i++)
+		if (strstr(env, formats[i]))
+			return false;
+	return true;
 }
 
 EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, const char *section,
@@ -72,9 +91,10 @@ EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, co
 	pthread_once(&init_once, init_host_targets);
 
 	char *normal = LLVMNormalizeTargetTriple(triple);
-	if (!host_arch_supported(normal)) {
-		int rc = fail(error, error_size,
-		              "host triple '%s' is not supported: gpucc embed emits x86_64 and aarch64 objects",
+	if (!host_triple_supported(normal)) {
+		int rc = fail(error, error_size, GPUCC_EINVALID,
+		              "host triple '%s' is not supported: gpucc embed writes ELF objects for Linux "
+		              "on x86_64 or aarch64",
 		              triple);
 		LLVMDisposeMessage(normal);
 		return rc;
@@ -82,7 +102,7 @@ EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, co
 	LLVMTargetRef target = NULL;
 	char *message = NULL;
 	if (LLVMGetTargetFromTriple(normal, &target, &message) != 0) {
-		int rc = fail(error, error_size, "LLVM cannot target '%s': %s", triple,
+		int rc = fail(error, error_size, GPUCC_EINVALID, "LLVM cannot target '%s': %s", triple,
 		              message ? message : "unknown triple");
 		LLVMDisposeMessage(message);
 		LLVMDisposeMessage(normal);
@@ -92,7 +112,8 @@ EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, co
 	                                                  LLVMRelocPIC, LLVMCodeModelDefault);
 	if (!tm) {
 		LLVMDisposeMessage(normal);
-		return fail(error, error_size, "LLVM cannot make a target machine for '%s'", triple);
+		return fail(error, error_size, GPUCC_ERROR, "LLVM cannot make a target machine for '%s'",
+		            triple);
 	}
 
 	LLVMContextRef ctx = LLVMContextCreate();
@@ -121,14 +142,14 @@ EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, co
 	int rc = 0;
 	LLVMMemoryBufferRef buffer = NULL;
 	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &buffer) != 0) {
-		rc = fail(error, error_size, "LLVM could not emit an object for '%s': %s", normal,
-		          message ? message : "unknown error");
+		rc = fail(error, error_size, GPUCC_ERROR, "LLVM could not emit an object for '%s': %s",
+		          normal,		          message ? message : "unknown error");
 		LLVMDisposeMessage(message);
 	} else {
 		size_t n = LLVMGetBufferSize(buffer);
 		*out = malloc(n ? n : 1);
 		if (!*out) {
-			rc = fail(error, error_size, "out of memory");
+			rc = fail(error, error_size, GPUCC_ERROR, "out of memory");
 		} else {
 			memcpy(*out, LLVMGetBufferStart(buffer), n);
 			*out_size = n;

@@ -158,10 +158,12 @@ typedef struct gpucc_embed_options {
 
 /* Write to obj_path (atomically) a relocatable host object defining NAME,
  * the bytes of the image file image_path, and NAME_size, a uint64_t, through
- * the LLVM backend module (loaded on demand).  The image is checked first
- * (GPUCC_ECORRUPT when it does not open).  GPUCC_EINVALID for a bad symbol
- * name or a triple LLVM cannot target; GPUCC_EUNAVAILABLE without the
- * backend. */
+ * the LLVM backend module (loaded on demand).  The image is checked first as
+ * gpucc_image_verify does, payload digests included (GPUCC_ECORRUPT, naming
+ * the file and the defect).  The object is ELF: GPUCC_EINVALID for a bad
+ * symbol name, an alignment that is not a power of two up to 4096, or a
+ * triple that is not x86_64 or aarch64 Linux (a bad argument, in every case);
+ * GPUCC_EUNAVAILABLE without the backend. */
 GPUCC_API int gpucc_embed_image(const char *image_path, const char *obj_path,
                                 const gpucc_embed_options *opts);
 /* Write a C header declaring what gpucc_embed_image defines (atomically). */
