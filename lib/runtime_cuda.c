@@ -4,13 +4,19 @@
  * compute capability and the driver version, PTX or cubin loaded with
  * cuModuleLoadDataEx in the device's primary context.
  *
+ * The calling thread's current context belongs to the caller: each call
+ * that needs the module's context pushes it (cuCtxPushCurrent) and pops it
+ * after, which leaves the caller's context, or none, current again.
+ *
  * The declarations below are our own, from the stable driver ABI: CUresult
  * and CUdevice are ints, contexts, modules and functions opaque pointers;
  * CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR/MINOR are 75/76 and
  * CU_JIT_ERROR_LOG_BUFFER(_SIZE_BYTES) 5/6; cuDevicePrimaryCtxRelease is
- * exported as cuDevicePrimaryCtxRelease_v2 since CUDA 11.
- * lib/tests/test_runtime_abi.c checks the numbers against cuda.h when the
- * toolkit is installed.
+ * exported as cuDevicePrimaryCtxRelease_v2 since CUDA 11, cuCtxPushCurrent
+ * and cuCtxPopCurrent as ..._v2 since CUDA 4.0 (read off cuda.h; no test
+ * compares them with it).  lib/tests/stub_cuda.c is a stand-in library
+ * with these declarations, which lib/tests/test_runtime_stub.c loads to
+ * check what this file calls.
  */
 #include "errors.h"
 #include "runtime_driver.h"
@@ -48,7 +54,8 @@ static struct {
 	cu_result (*device_get_name)(char *, int, cu_device);
 	cu_result (*primary_ctx_retain)(cu_context *, cu_device);
 	cu_result (*primary_ctx_release)(cu_device);
-	cu_result (*ctx_set_current)(cu_context);
+	cu_result (*ctx_push_current)(cu_context);
+	cu_result (*ctx_pop_current)(cu_context *);
 	cu_result (*module_load_data_ex)(cu_module *, const void *, unsigned, int *, void **);
 	cu_result (*module_get_function)(cu_function *, cu_module, const char *);
 	cu_result (*module_unload)(cu_module);
@@ -89,7 +96,8 @@ static int open_library_locked(void)
 		{(void **)&cuda.primary_ctx_retain, "cuDevicePrimaryCtxRetain", NULL},
 		{(void **)&cuda.primary_ctx_release, "cuDevicePrimaryCtxRelease_v2",
 		 "cuDevicePrimaryCtxRelease"},
-		{(void **)&cuda.ctx_set_current, "cuCtxSetCurrent", NULL},
+		{(void **)&cuda.ctx_push_current, "cuCtxPushCurrent_v2", "cuCtxPushCurrent"},
+		{(void **)&cuda.ctx_pop_current, "cuCtxPopCurrent_v2", "cuCtxPopCurrent"},
 		{(void **)&cuda.module_load_data_ex, "cuModuleLoadDataEx", NULL},
 		{(void **)&cuda.module_get_function, "cuModuleGetFunction", NULL},
 		{(void **)&cuda.module_unload, "cuModuleUnload", NULL},
@@ -188,9 +196,9 @@ static int cuda_module_load(runtime_loaded *out, int ordinal, const void *code, 
 		return cuda_fail(GPUCC_EUNAVAILABLE, "cuDeviceGet", r);
 	if ((r = cuda.primary_ctx_retain(&ctx, dev)) != CU_SUCCESS)
 		return cuda_fail(GPUCC_EUNAVAILABLE, "cuDevicePrimaryCtxRetain", r);
-	if ((r = cuda.ctx_set_current(ctx)) != CU_SUCCESS) {
+	if ((r = cuda.ctx_push_current(ctx)) != CU_SUCCESS) {
 		cuda.primary_ctx_release(dev);
-		return cuda_fail(GPUCC_ERROR, "cuCtxSetCurrent", r);
+		return cuda_fail(GPUCC_ERROR, "cuCtxPushCurrent", r);
 	}
 	/* The JIT's error log goes into the message when PTX is refused. */
 	char log[1024] = "";
@@ -198,6 +206,8 @@ static int cuda_module_load(runtime_loaded *out, int ordinal, const void *code, 
 	void *values[] = {log, (void *)(uintptr_t)sizeof log};
 	cu_module module = NULL;
 	r = cuda.module_load_data_ex(&module, code, 2, options, values);
+	cu_context popped;
+	cuda.ctx_pop_current(&popped);
 	if (r != CU_SUCCESS) {
 		cuda.primary_ctx_release(dev);
 		log[sizeof log - 1] = '\0';
@@ -217,8 +227,12 @@ static int cuda_module_load(runtime_loaded *out, int ordinal, const void *code, 
 static int cuda_module_function(void **out, const runtime_loaded *m, const char *kernel)
 {
 	cu_function f = NULL;
-	cuda.ctx_set_current(m->context);
-	cu_result r = cuda.module_get_function(&f, m->module, kernel);
+	cu_result r = cuda.ctx_push_current(m->context);
+	if (r == CU_SUCCESS) {
+		r = cuda.module_get_function(&f, m->module, kernel);
+		cu_context popped;
+		cuda.ctx_pop_current(&popped);
+	}
 	if (r != CU_SUCCESS)
 		return gpucc_error_set(r == CU_ERROR_NOT_FOUND ? GPUCC_ENOTFOUND : GPUCC_ERROR,
 		                       "CUDA driver: cuModuleGetFunction '%s': %s (%d)", kernel,
@@ -231,8 +245,11 @@ static void cuda_module_unload(runtime_loaded *m)
 {
 	if (!m->module)
 		return;
-	cuda.ctx_set_current(m->context);
-	cuda.module_unload(m->module);
+	if (cuda.ctx_push_current(m->context) == CU_SUCCESS) {
+		cuda.module_unload(m->module);
+		cu_context popped;
+		cuda.ctx_pop_current(&popped);
+	}
 	cu_device dev;
 	if (cuda.device_get(&dev, m->ordinal) == CU_SUCCESS)
 		cuda.primary_ctx_release(dev);

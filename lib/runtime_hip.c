@@ -6,10 +6,16 @@
  * The declarations below are our own, for the HIP 5 ABI that the soname
  * pins: hipError_t is an int-sized enum, modules and functions are opaque
  * pointers, and hipDeviceProp_t (792 bytes in HIP 5.2) starts with
- * char name[256] and holds char gcnArchName[256] at byte 396.
- * lib/tests/test_runtime_abi.c checks these against the real header when it
- * is installed.  Without a GPU, HIP 5.2 answers hipGetDeviceCount with
+ * char name[256] and holds char gcnArchName[256] at byte 396 (read off the
+ * HIP 5.2 header; no test compares them with it).  lib/tests/stub_hip.c is
+ * a stand-in library with these declarations, which
+ * lib/tests/test_runtime_stub.c loads to check what this file calls and in
+ * what order.  Without a GPU, HIP 5.2 answers hipGetDeviceCount with
  * hipErrorNoDevice (100) in well under a millisecond (TOOLCHAIN.md).
+ *
+ * The current device is per thread and belongs to the caller: each call
+ * that needs the module's device sets it and sets the caller's back (HIP
+ * 5.2 refuses hipModuleGetFunction on another device than the module's).
  */
 #include "errors.h"
 #include "runtime_driver.h"
@@ -43,6 +49,7 @@ static struct {
 	hip_error (*get_device_count)(int *);
 	hip_error (*get_device_properties)(void *, int);
 	hip_error (*set_device)(int);
+	hip_error (*get_device)(int *);
 	hip_error (*driver_get_version)(int *);
 	hip_error (*module_load_data)(hip_module *, const void *);
 	hip_error (*module_get_function)(hip_function *, hip_module, const char *);
@@ -84,6 +91,7 @@ static int open_library_locked(void)
 		{(void **)&hip.get_device_count, "hipGetDeviceCount"},
 		{(void **)&hip.get_device_properties, "hipGetDeviceProperties"},
 		{(void **)&hip.set_device, "hipSetDevice"},
+		{(void **)&hip.get_device, "hipGetDevice"},
 		{(void **)&hip.driver_get_version, "hipDriverGetVersion"},
 		{(void **)&hip.module_load_data, "hipModuleLoadData"},
 		{(void **)&hip.module_get_function, "hipModuleGetFunction"},
@@ -160,6 +168,23 @@ static int hip_device_describe(int ordinal, gpucc_device *out)
 	return 0;
 }
 
+/* Make ordinal the current device, remembering the caller's in *previous
+ * (-1: none could be read, nothing to give back). */
+static hip_error enter_device(int ordinal, int *previous)
+{
+	if (hip.get_device(previous) != HIP_SUCCESS)
+		*previous = -1;
+	if (*previous == ordinal)
+		return HIP_SUCCESS;
+	return hip.set_device(ordinal);
+}
+
+static void leave_device(int ordinal, int previous)
+{
+	if (previous >= 0 && previous != ordinal)
+		hip.set_device(previous);
+}
+
 static int hip_module_load(runtime_loaded *out, int ordinal, const void *code, size_t size,
                            gpucc_part part)
 {
@@ -170,11 +195,15 @@ static int hip_module_load(runtime_loaded *out, int ordinal, const void *code, s
 	if (part != GPUCC_PART_HSACO)
 		return gpucc_error_set(GPUCC_EINVALID, "HIP runtime: cannot load a %s payload",
 		                       gpucc_part_name(part));
-	hip_error e = hip.set_device(ordinal);
-	if (e != HIP_SUCCESS)
+	int previous;
+	hip_error e = enter_device(ordinal, &previous);
+	if (e != HIP_SUCCESS) {
+		leave_device(ordinal, previous);
 		return hip_fail(GPUCC_EUNAVAILABLE, "hipSetDevice", e);
+	}
 	hip_module module = NULL;
 	e = hip.module_load_data(&module, code);
+	leave_device(ordinal, previous);
 	if (e != HIP_SUCCESS)
 		return hip_fail(e == HIP_ERROR_NO_DEVICE ? GPUCC_EUNAVAILABLE : GPUCC_ERROR,
 		                "hipModuleLoadData", e);
@@ -186,7 +215,11 @@ static int hip_module_load(runtime_loaded *out, int ordinal, const void *code, s
 static int hip_module_function(void **out, const runtime_loaded *m, const char *kernel)
 {
 	hip_function f = NULL;
-	hip_error e = hip.module_get_function(&f, m->module, kernel);
+	int previous;
+	hip_error e = enter_device(m->ordinal, &previous);
+	if (e == HIP_SUCCESS)
+		e = hip.module_get_function(&f, m->module, kernel);
+	leave_device(m->ordinal, previous);
 	if (e != HIP_SUCCESS)
 		return gpucc_error_set(e == HIP_ERROR_NOT_FOUND ? GPUCC_ENOTFOUND : GPUCC_ERROR,
 		                       "HIP runtime: hipModuleGetFunction '%s': %s (%d)", kernel,
@@ -197,8 +230,12 @@ static int hip_module_function(void **out, const runtime_loaded *m, const char *
 
 static void hip_module_unload(runtime_loaded *m)
 {
-	if (m->module && hip.module_unload)
-		hip.module_unload(m->module);
+	if (m->module && hip.module_unload) {
+		int previous;
+		if (enter_device(m->ordinal, &previous) == HIP_SUCCESS)
+			hip.module_unload(m->module);
+		leave_device(m->ordinal, previous);
+	}
 	m->module = NULL;
 }
 

@@ -6,11 +6,18 @@
  * corrupt payload, a missing kernel and a device nothing fits.
  *
  * On a machine with a GPU the no-device cases skip themselves.
+ *
+ * Run as `test_runtime_load stub`, with GPUCC_HIP_LIBRARY and
+ * GPUCC_CUDA_LIBRARY naming lib/tests/stub_runtimes.c's library (meson's
+ * runtime_stub test), it loads modules on stand-in devices instead and
+ * checks that the caller's current HIP device and CUDA context are as the
+ * caller left them after every call.
  */
 #include "check.h"
 
 #include <gpucc.h>
 
+#include <dlfcn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,9 +205,119 @@ static void test_corrupt_memory_image(void)
 	free(data);
 }
 
-int main(void)
+/* ---- stand-in runtimes (the "stub" run) ------------------------------------ */
+
+/* A function of the stub library, which gpucc has opened by now. */
+static void *stub_symbol(const char *name)
+{
+	void *library = dlopen(getenv("GPUCC_HIP_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
+	void *symbol = library ? dlsym(library, name) : NULL;
+	if (!symbol)
+		skip("the stub runtime library is not loaded");
+	if (library)
+		dlclose(library);
+	return symbol;
+}
+
+/* The device of runtime kind that gpucc_devices_list reports at ordinal. */
+static bool stub_device(gpucc_device *out, gpucc_runtime_kind kind, int ordinal)
+{
+	gpucc_device *devices = NULL;
+	size_t count = 0;
+	CHECK_INT(gpucc_devices_list(&devices, &count), 0);
+	bool found = false;
+	for (size_t i = 0; i < count && !found; i++)
+		if (devices[i].runtime == kind && devices[i].ordinal == ordinal) {
+			*out = devices[i];
+			found = true;
+		}
+	gpucc_free(devices);
+	CHECK(found);
+	return found;
+}
+
+/* HIP: the caller works on device 1; a module loaded on device 0 leaves
+ * device 1 current after loading, looking up a kernel, and unloading. */
+static void test_stub_hip_keeps_current_device(void)
+{
+	gpucc_device dev;
+	if (!stub_device(&dev, GPUCC_RUNTIME_HIP, 0))
+		return;
+	int (*set_device)(int);
+	int (*get_device)(int *);
+	void *set = stub_symbol("hipSetDevice"), *get = stub_symbol("hipGetDevice");
+	memcpy(&set_device, &set, sizeof set);
+	memcpy(&get_device, &get, sizeof get);
+	CHECK_INT(set_device(1), 0);
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_mapped(&img, IMAGE_PATH), 0);
+	gpucc_module *m = NULL;
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &dev), 0);
+	int current = -1;
+	CHECK_INT(get_device(&current), 0);
+	CHECK_INT(current, 1);
+	void *function = NULL;
+	CHECK_INT(gpucc_module_function(&function, m, "saxpy"), 0);
+	CHECK(function != NULL);
+	CHECK_INT(get_device(&current), 0);
+	CHECK_INT(current, 1);
+	gpucc_module_free(m);
+	CHECK_INT(get_device(&current), 0);
+	CHECK_INT(current, 1);
+	gpucc_image_free(img);
+}
+
+/* CUDA: the caller's own context stays current through loading, looking
+ * up a kernel and unloading, and the primary context is released. */
+static void test_stub_cuda_keeps_current_context(void)
+{
+	gpucc_device dev;
+	if (!stub_device(&dev, GPUCC_RUNTIME_CUDA, 0))
+		return;
+	int (*set_current)(void *);
+	int (*get_current)(void **);
+	int (*retained)(void);
+	void *set = stub_symbol("cuCtxSetCurrent"), *get = stub_symbol("cuCtxGetCurrent"),
+	     *count = stub_symbol("stub_cuda_primary_retained");
+	memcpy(&set_current, &set, sizeof set);
+	memcpy(&get_current, &get, sizeof get);
+	memcpy(&retained, &count, sizeof count);
+	static int callers_context;
+	CHECK_INT(set_current(&callers_context), 0);
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_mapped(&img, IMAGE_PATH), 0);
+	gpucc_module *m = NULL;
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &dev), 0);
+	CHECK_INT(gpucc_module_selection(m)->part, GPUCC_PART_PTX);
+	void *current = NULL;
+	CHECK_INT(get_current(&current), 0);
+	CHECK(current == &callers_context);
+	void *function = NULL;
+	CHECK_INT(gpucc_module_function(&function, m, "saxpy"), 0);
+	CHECK_INT(get_current(&current), 0);
+	CHECK(current == &callers_context);
+	gpucc_module_free(m);
+	CHECK_INT(get_current(&current), 0);
+	CHECK(current == &callers_context);
+	CHECK_INT(retained(), 0);
+	/* No context of the caller's: none is left current either. */
+	CHECK_INT(set_current(NULL), 0);
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &dev), 0);
+	CHECK_INT(get_current(&current), 0);
+	CHECK(current == NULL);
+	gpucc_module_free(m);
+	gpucc_image_free(img);
+}
+
+int main(int argc, char **argv)
 {
 	write_test_image();
+	if (argc > 1 && strcmp(argv[1], "stub") == 0) {
+		RUN(test_stub_hip_keeps_current_device);
+		RUN(test_stub_cuda_keeps_current_context);
+		unlink(IMAGE_PATH);
+		return CHECK_DONE();
+	}
 	RUN(test_open_and_select_map_no_runtime);
 	RUN(test_named_device_errors);
 	RUN(test_corrupt_memory_image);

@@ -87,8 +87,9 @@ GPUCC_API int gpucc_image_select(gpucc_selection *out, const gpucc_image *img, c
                                  const gpucc_target *device);
 
 /* Newest PTX ISA (e.g. 85 for 8.5) that a CUDA driver of this version
- * (cuDriverGetVersion: 12040 for 12.4) can JIT; 0 for drivers older than
- * CUDA 9.0.  Capped at the newest ISA gpucc knows. */
+ * (cuDriverGetVersion: 12040 for 12.4) can JIT: 50 for CUDA 8.0, the
+ * oldest release gpucc knows, and 0 for drivers older than that.  Capped at
+ * the newest ISA gpucc knows. */
 GPUCC_API unsigned gpucc_cuda_max_ptx_isa(int driver_version);
 
 /* A device's target from what its runtime reports: a HIP gcnArchName
@@ -132,7 +133,14 @@ typedef struct gpucc_module gpucc_module;
  * hipModuleLoadData or cuModuleLoadDataEx (in the device's primary
  * context).  GPUCC_EUNAVAILABLE when no runtime or device is present;
  * GPUCC_ENOTFOUND as for gpucc_select; GPUCC_ECORRUPT for a bad payload;
- * GPUCC_ERROR when the runtime refuses the code (its error named). */
+ * GPUCC_ERROR when the runtime refuses the code (its error named).
+ *
+ * These calls (and gpucc_module_function and gpucc_module_free) leave the
+ * calling thread's current HIP device and CUDA context as they found them:
+ * HIP's device is set to the module's for each call and set back after,
+ * CUDA's primary context is pushed and popped.  To launch a kernel, make
+ * the module's device current (hipSetDevice(gpucc_module_device(m)->ordinal),
+ * or its primary context), as for any module loaded on another device. */
 GPUCC_API int gpucc_module_load(gpucc_module **out, gpucc_image *img, const char *kernel,
                                 const gpucc_device *device);
 /* The kernel's function handle (hipFunction_t or CUfunction), borrowed from
