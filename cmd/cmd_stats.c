@@ -124,6 +124,15 @@ static int run_stats(const cmd_args *args)
 		s.file_size = (uint64_t)st.st_size;
 	s.entries = gpucc_image_entry_count(img);
 	s.payloads = gpucc_image_payload_count(img);
+	/* The payload list is built here, from the manifest; a manifest it
+	 * cannot be built from (one payload listed with two sizes) gives no
+	 * payloads and leaves the reason as the last error. */
+	for (size_t i = 0; i < s.entries && s.payloads == 0; i++) {
+		if (gpucc_image_entry(img, i)->payload_count > 0) {
+			rc = cmd_fail(args);
+			goto cleanup;
+		}
+	}
 	for (size_t i = 0; i < s.payloads; i++) {
 		const gpucc_payload *p = gpucc_image_payload(img, i);
 		s.stored_bytes += p->size;
@@ -159,7 +168,8 @@ const cmd_spec cmd_stats_spec = {
 		"Prints the file size, whether it is zstd-compressed, the number of entries\n"
 		"and of distinct payloads, payload count and bytes per part, entries per\n"
 		"target, and the dedup savings: the bytes that storing each identical\n"
-		"payload once saved.  Reads the manifest only.",
+		"payload once saved.  Reads the manifest only; exits 3 when it is corrupt.\n"
+		"With --json, bytes of IMAGE that are not UTF-8 are written as U+FFFD.",
 	.options = stats_options,
 	.min_positional = 1,
 	.max_positional = 1,

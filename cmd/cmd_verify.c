@@ -41,18 +41,21 @@ const cmd_spec cmd_verify_spec = {
 	.synopsis = "IMAGE [-q]",
 	.summary = "check an image completely",
 	.description =
-		"Checks the format version, the manifest, and every member: present once,\n"
-		"a regular file with a safe name, of the listed size and SHA-256; and that\n"
-		"no member is unlisted.  On success prints\n"
+		"Checks the format version, the manifest (each entry's key against the key\n"
+		"its components give), and every member: present once, a regular file (not\n"
+		"sparse) with a safe name, of the listed size and SHA-256; that no member\n"
+		"is unlisted, and that the archive ends with its end-of-archive marker.\n"
+		"IMAGE may be a pipe (/dev/stdin).  On success prints\n"
 		"'IMAGE: ok (N entries, M payloads, B bytes)', B counting each distinct\n"
 		"payload once.  On the first defect prints it in one line and exits 3\n"
 		"(2 when IMAGE does not exist).\n"
 		"\n"
 		"Every command that reads images bounds what that may cost: a compressed\n"
 		"image may expand to 32 GiB, at most 1000-fold, and a manifest may hold\n"
-		"128 MiB; past a limit an image is refused.  GPUCC_IMAGE_LIMITS changes\n"
-		"them, e.g. GPUCC_IMAGE_LIMITS=expanded=64G,ratio=5000,manifest=512M\n"
-		"(0 turns a check off); see formats/image.md, \"Limits\".",
+		"128 MiB (and its parsed form as much again); past a limit an image is\n"
+		"refused.  GPUCC_IMAGE_LIMITS changes them, e.g.\n"
+		"GPUCC_IMAGE_LIMITS=expanded=64G,ratio=5000,manifest=512M (0 turns a check\n"
+		"off); see formats/image.md, \"Limits\".",
 	.options = verify_options,
 	.min_positional = 1,
 	.max_positional = 1,

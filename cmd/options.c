@@ -264,6 +264,26 @@ void cmd_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p >= 0x80) {
+			/* A valid UTF-8 sequence as it is (the second byte's range
+			 * excludes overlong forms, surrogates and code points past
+			 * U+10FFFF); any other byte, such as in a file name that is
+			 * not UTF-8, as U+FFFD, so the output stays JSON. */
+			size_t len = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+			             : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+			unsigned char low = p[0] == 0xe0 ? 0xa0 : p[0] == 0xf0 ? 0x90 : 0x80;
+			unsigned char high = p[0] == 0xed ? 0x9f : p[0] == 0xf4 ? 0x8f : 0xbf;
+			bool valid = len > 0 && p[1] >= low && p[1] <= high;
+			for (size_t i = 2; valid && i < len; i++)
+				valid = p[i] >= 0x80 && p[i] <= 0xbf; /* stops at the NUL */
+			if (valid) {
+				fwrite(p, 1, len, f);
+				p += len - 1;
+			} else {
+				fputs("\\ufffd", f);
+			}
+			continue;
+		}
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;

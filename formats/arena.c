@@ -18,7 +18,13 @@ struct block {
 
 struct gpucc_arena {
 	struct block *head;
+	size_t bytes; /* the blocks' capacities */
 };
+
+size_t gpucc_arena_bytes(const gpucc_arena *a)
+{
+	return a->bytes;
+}
 
 gpucc_arena *gpucc_arena_new(void)
 {
@@ -54,6 +60,7 @@ void *gpucc_arena_alloc(gpucc_arena *a, size_t size)
 		b->size = capacity;
 		b->next = a->head;
 		a->head = b;
+		a->bytes += capacity;
 	}
 	void *p = b->data + b->used;
 	b->used += size;

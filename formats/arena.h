@@ -14,6 +14,8 @@ gpucc_arena *gpucc_arena_new(void);
 void gpucc_arena_free(gpucc_arena *a);
 /* size zeroed bytes, aligned for any type; NULL when out of memory. */
 void *gpucc_arena_alloc(gpucc_arena *a, size_t size);
+/* The bytes a holds from the system (its blocks' capacities). */
+size_t gpucc_arena_bytes(const gpucc_arena *a);
 /* A copy of s (NULL stays NULL); NULL when out of memory. */
 char *gpucc_arena_strdup(gpucc_arena *a, const char *s);
 

@@ -436,10 +436,14 @@ int gpucc_entry_validate(const gpucc_entry *e)
 
 /* ---- reading ------------------------------------------------------------ */
 
-/* A growable array of fixed-size items, copied into the arena when done. */
+struct parse_ctx;
+
+/* A growable array of fixed-size items, copied into the arena when done.
+ * Its capacity counts against the parse's memory bound. */
 typedef struct vec {
 	unsigned char *data;
 	size_t count, capacity, item;
+	struct parse_ctx *c;
 } vec;
 
 typedef struct parse_ctx {
@@ -453,6 +457,11 @@ typedef struct parse_ctx {
 	const char *valid_target, *valid_triple;
 	/* The previous entry, whose repeated strings the next one shares. */
 	gpucc_entry previous;
+	/* The memory the parsed form may take (arena and vectors), what the
+	 * vectors take now, and how to raise the bound (for the message). */
+	uint64_t max_parsed;
+	uint64_t vector_bytes;
+	const char *limit_hint;
 } parse_ctx;
 
 static int bad(const parse_ctx *c, const char *what)
@@ -475,13 +484,36 @@ static bool read_digest(parse_ctx *c, gpucc_digest *out)
 	return json_hex32(&c->json, out->bytes);
 }
 
+/* Whether the parsed form would take more than its bound with more bytes
+ * besides; sets the error when so.  A manifest's parsed form costs
+ * several times its JSON at worst (a 13-byte kernel '{"name":"a"},'
+ * becomes 48 bytes), so the bound, not the JSON's size, caps it. */
+static bool over_budget(parse_ctx *c, uint64_t more)
+{
+	uint64_t used = gpucc_arena_bytes(c->arena) + c->vector_bytes + more;
+	if (!c->max_parsed || used <= c->max_parsed)
+		return false;
+	gpucc_error_set(GPUCC_ECORRUPT,
+	                "'%s': refused: the manifest's parsed form would take more than %llu bytes%s%s",
+	                c->name, (unsigned long long)c->max_parsed, c->limit_hint ? " " : "",
+	                c->limit_hint ? c->limit_hint : "");
+	return true;
+}
+
+/* A new zeroed item at the end of v; NULL with the error set (out of
+ * memory, or over the bound). */
 static void *vec_push(vec *v)
 {
 	if (v->count == v->capacity) {
 		size_t capacity = v->capacity ? v->capacity * 2 : 8;
-		unsigned char *grown = realloc(v->data, capacity * v->item);
-		if (!grown)
+		if (over_budget(v->c, (capacity - v->capacity) * v->item))
 			return NULL;
+		unsigned char *grown = realloc(v->data, capacity * v->item);
+		if (!grown) {
+			gpucc_error_oom();
+			return NULL;
+		}
+		v->c->vector_bytes += (capacity - v->capacity) * v->item;
 		v->data = grown;
 		v->capacity = capacity;
 	}
@@ -490,10 +522,30 @@ static void *vec_push(vec *v)
 	return slot;
 }
 
-/* Copy v's items into the arena and empty v (keeping its storage). */
+/* Free v's storage. */
+static void vec_release(vec *v)
+{
+	v->c->vector_bytes -= v->capacity * v->item;
+	free(v->data);
+	v->data = NULL;
+	v->count = v->capacity = 0;
+}
+
+/* The error of a failed vec_push. */
+static int push_failure(void)
+{
+	return gpucc_error_last()->code;
+}
+
+/* Copy v's items into the arena and empty v (keeping its storage); NULL
+ * with the error set. */
 static void *vec_finish(parse_ctx *c, vec *v)
 {
+	if (over_budget(c, (v->count ? v->count : 1) * v->item))
+		return NULL;
 	void *copy = gpucc_arena_alloc(c->arena, (v->count ? v->count : 1) * v->item);
+	if (!copy)
+		gpucc_error_oom();
 	if (copy && v->count)
 		memcpy(copy, v->data, v->count * v->item);
 	v->count = 0;
@@ -621,20 +673,22 @@ static int parse_toolchain(parse_ctx *c, gpucc_entry *e)
 			if (!(e->llvm_version = repeated_string(c, c->previous.llvm_version)))
 				return field_error(c, "'toolchain.llvm' is not a string");
 		} else if (strcmp(field, "device_libs") == 0) {
-			vec libs = {.item = sizeof(gpucc_device_lib)};
+			vec libs = {.item = sizeof(gpucc_device_lib), .c = c};
 			if (!json_array_begin(&c->json))
 				return field_error(c, "'toolchain.device_libs' is not an array");
 			while (json_array_next(&c->json)) {
 				gpucc_device_lib *lib = vec_push(&libs);
-				int rc = lib ? parse_device_lib(c, lib) : gpucc_error_oom();
+				int rc = lib ? parse_device_lib(c, lib) : push_failure();
 				if (rc) {
-					free(libs.data);
+					vec_release(&libs);
 					return rc;
 				}
 			}
 			e->device_lib_count = libs.count;
 			e->device_libs = vec_finish(c, &libs);
-			free(libs.data);
+			vec_release(&libs);
+			if (!e->device_libs)
+				return push_failure();
 			have_libs = true;
 		} else {
 			json_skip(&c->json);
@@ -650,14 +704,14 @@ static int parse_toolchain(parse_ctx *c, gpucc_entry *e)
 static int parse_options(parse_ctx *c, gpucc_entry *e)
 {
 	const char *field;
-	vec opts = {.item = sizeof(gpucc_option)};
+	vec opts = {.item = sizeof(gpucc_option), .c = c};
 	if (!json_object_begin(&c->json))
 		return field_error(c, "'options' is not an object");
 	while (json_object_next(&c->json, &field)) {
 		gpucc_option *o = vec_push(&opts);
 		if (!o) {
-			free(opts.data);
-			return gpucc_error_oom();
+			vec_release(&opts);
+			return push_failure();
 		}
 		/* Entries mostly repeat the previous entry's options. */
 		size_t i = opts.count - 1;
@@ -665,13 +719,15 @@ static int parse_options(parse_ctx *c, gpucc_entry *e)
 		o->name = prev && strcmp(prev->name, field) == 0 ? prev->name
 		                                               : gpucc_arena_strdup(c->arena, field);
 		if (!o->name || !(o->value = repeated_string(c, prev ? prev->value : NULL))) {
-			free(opts.data);
+			vec_release(&opts);
 			return field_error(c, "an option's value is not a string");
 		}
 	}
 	e->option_count = opts.count;
 	e->options = vec_finish(c, &opts);
-	free(opts.data);
+	vec_release(&opts);
+	if (!e->options)
+		return push_failure();
 	return json_failed(&c->json) ? syntax_error(c) : 0;
 }
 
@@ -684,7 +740,7 @@ static int parse_list(parse_ctx *c, const char *what, vec *v, int (*item)(parse_
 	}
 	while (json_array_next(&c->json)) {
 		void *slot = vec_push(v);
-		int rc = slot ? item(c, slot) : gpucc_error_oom();
+		int rc = slot ? item(c, slot) : push_failure();
 		if (rc)
 			return rc;
 	}
@@ -855,7 +911,7 @@ static int parse_entry(parse_ctx *c, gpucc_entry *e)
 		e->payload_count = c->payloads.count;
 		e->payloads = vec_finish(c, &c->payloads);
 		if (!e->kernels || !e->externals || !e->payloads)
-			return gpucc_error_oom();
+			return push_failure();
 		bool target_known = c->valid_target && strcmp(c->valid_target, e->target) == 0 &&
 		                    strcmp(c->valid_triple, e->triple) == 0;
 		/* Keys are checked against their components by verify and by
@@ -876,14 +932,14 @@ static int parse_entry(parse_ctx *c, gpucc_entry *e)
 
 static int parse_entries(parse_ctx *c, gpucc_manifest *out)
 {
-	vec entries = {.item = sizeof(gpucc_entry)};
+	vec entries = {.item = sizeof(gpucc_entry), .c = c};
 	int rc = 0;
 	if (!json_array_begin(&c->json))
 		return field_error(c, "'entries' is not an array");
 	while (rc == 0 && json_array_next(&c->json)) {
 		gpucc_entry *e = vec_push(&entries);
 		if (!e) {
-			rc = gpucc_error_oom();
+			rc = push_failure();
 			break;
 		}
 		rc = parse_entry(c, e);
@@ -895,7 +951,7 @@ static int parse_entries(parse_ctx *c, gpucc_manifest *out)
 	if (rc == 0 && json_failed(&c->json))
 		rc = syntax_error(c);
 	if (rc) {
-		free(entries.data);
+		vec_release(&entries);
 		return rc;
 	}
 	/* The vector's own storage becomes the manifest's entry array. */
@@ -906,11 +962,18 @@ static int parse_entries(parse_ctx *c, gpucc_manifest *out)
 
 int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, const char *name)
 {
+	return gpucc_manifest_parse_limited(out, json, size, name, 0, NULL);
+}
+
+int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t size,
+                                 const char *name, uint64_t max_parsed, const char *limit_hint)
+{
 	memset(out, 0, sizeof *out);
-	parse_ctx c = {.arena = gpucc_arena_new(), .name = name};
-	c.kernels.item = sizeof(gpucc_kernel);
-	c.externals.item = sizeof(const char *);
-	c.payloads.item = sizeof(gpucc_payload);
+	parse_ctx c = {.arena = gpucc_arena_new(), .name = name, .max_parsed = max_parsed,
+	               .limit_hint = limit_hint};
+	c.kernels = (vec){.item = sizeof(gpucc_kernel), .c = &c};
+	c.externals = (vec){.item = sizeof(const char *), .c = &c};
+	c.payloads = (vec){.item = sizeof(gpucc_payload), .c = &c};
 	if (!c.arena)
 		return gpucc_error_oom();
 	json_reader_init(&c.json, json, size, c.arena);
@@ -969,9 +1032,9 @@ int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, con
 	}
 	if (rc == 0 && !json_finish(&c.json))
 		rc = syntax_error(&c);
-	free(c.kernels.data);
-	free(c.externals.data);
-	free(c.payloads.data);
+	vec_release(&c.kernels);
+	vec_release(&c.externals);
+	vec_release(&c.payloads);
 	if (rc) {
 		free(out->entries); /* parsed before a later defect was found */
 		gpucc_arena_free(c.arena);

@@ -31,6 +31,12 @@ typedef struct gpucc_manifest {
  * the defect named).  Keys are not recomputed here (see
  * gpucc_manifest_check_keys).  name is used in messages. */
 int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, const char *name);
+/* The same, refusing (GPUCC_ECORRUPT) a manifest whose parsed form --
+ * entries, strings, arrays, and the scratch arrays used while parsing --
+ * would take more than max_parsed bytes (0: no bound).  limit_hint ends
+ * that message (how to raise the bound), or is NULL. */
+int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t size,
+                                 const char *name, uint64_t max_parsed, const char *limit_hint);
 void gpucc_manifest_release(gpucc_manifest *m);
 /* Check that every entry's key is the one its components give
  * (GPUCC_ECORRUPT naming the first that is not). */

@@ -95,6 +95,9 @@ struct gpucc_image {
 	/* The sequential cursor. */
 	struct archive *cursor;
 	size_t cursor_next;   /* index of the payload the next member should be */
+	/* The cursor stands just after the manifest's data, no header read
+	 * since: verify continues from there (a pipe cannot be reopened). */
+	bool cursor_after_head;
 	uint64_t fd_position; /* read position of the cursor in fd (or in data) */
 	unsigned char *fd_buffer;
 
@@ -228,9 +231,21 @@ static int check_manifest_size(const gpucc_image *img, uint64_t size)
 	                       size_text(limit, img->limits.manifest_size), LIMITS_ENV);
 }
 
+/* Parse the manifest's size bytes at json into img->manifest, its parsed
+ * form under the manifest limit too. */
+static int parse_manifest(gpucc_image *img, const char *json, size_t size)
+{
+	char limit[32], hint[128];
+	snprintf(hint, sizeof hint, "(the manifest limit, %s; raise it with %s=manifest=SIZE)",
+	         size_text(limit, img->limits.manifest_size), LIMITS_ENV);
+	return gpucc_manifest_parse_limited(&img->manifest, json, size, img->name,
+	                                    img->limits.manifest_size, hint);
+}
+
 /* libarchive calls that check the limits after reading: a header, or data. */
 static int cursor_next_header(gpucc_image *img, struct archive_entry **e)
 {
+	img->cursor_after_head = false;
 	int r = GPUCC_LA->read_next_header(img->cursor, e);
 	return over_limits(img, img->cursor) ? ARCHIVE_FATAL : r;
 }
@@ -340,8 +355,16 @@ static int cursor_open(gpucc_image *img)
 		GPUCC_LA->read_free(a);
 		return rc;
 	}
+	/* Filters besides "none": one zstd stream, never zstd inside zstd
+	 * (each layer would cost another decoder window). */
+	if (GPUCC_LA->filter_count(a) > 2) {
+		GPUCC_LA->read_free(a);
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': not a gpucc image (compressed more than once)", img->name);
+	}
 	img->cursor = a;
 	img->cursor_next = 0;
+	img->cursor_after_head = false;
 	return 0;
 }
 
@@ -515,6 +538,13 @@ static int check_member_kind(const gpucc_image *img, struct archive_entry *e)
 	if (GPUCC_LA->entry_filetype(e) != AE_IFREG)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s' is not a regular file",
 		                       img->name, shown_name(shown, path));
+	/* libarchive presents GNU sparse members (typeflag 'S', pax
+	 * GNU.sparse.*) as regular files whose holes read as zeros: a few
+	 * bytes of archive could claim gigabytes of data. */
+	if (GPUCC_LA->entry_sparse_count(e) > 0)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': member '%s' is sparse, not a regular file", img->name,
+		                       shown_name(shown, path));
 	return 0;
 }
 
@@ -581,7 +611,7 @@ static int compute_offsets(gpucc_image *img, uint64_t first)
 	return 0;
 }
 
-static int check_format_text(const gpucc_image *img, const char *text);
+static int check_format_text(const gpucc_image *img, const char *text, size_t size);
 
 static int read_format_member(gpucc_image *img)
 {
@@ -615,25 +645,33 @@ static int read_format_member(gpucc_image *img)
 	rc = read_member_data(img, e, &text, &size);
 	if (rc)
 		return rc;
-	rc = check_format_text(img, text);
+	rc = check_format_text(img, text, size);
 	free(text);
 	return rc;
 }
 
-/* The format member's text: "gpucc-image N\n" with N the version we read. */
-static int check_format_text(const gpucc_image *img, const char *text)
+/* The format member's size bytes: exactly "gpucc-image N\n", N decimal
+ * digits without sign or leading zero, the newline its last byte; N must
+ * be the version we read.  N is compared as text, so no value overflows. */
+static int check_format_text(const gpucc_image *img, const char *text, size_t size)
 {
-	unsigned version = 0;
-	char tail = 0;
-	int fields = sscanf(text, "gpucc-image %u%c", &version, &tail);
-	if (fields != 2 || tail != '\n')
+	static const char prefix[] = "gpucc-image ";
+	size_t n = sizeof prefix - 1;
+	size_t digits = 0;
+	if (size > n && memcmp(text, prefix, n) == 0)
+		while (n + digits < size && text[n + digits] >= '0' && text[n + digits] <= '9')
+			digits++;
+	if (digits == 0 || (digits > 1 && text[n] == '0') || n + digits + 1 != size ||
+	    text[size - 1] != '\n')
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (bad format member)",
 		                       img->name);
-	if (version != GPUCC_IMAGE_FORMAT_VERSION)
+	char expected[16];
+	snprintf(expected, sizeof expected, "%d", GPUCC_IMAGE_FORMAT_VERSION);
+	if (digits != strlen(expected) || memcmp(text + n, expected, digits) != 0)
 		return gpucc_error_set(GPUCC_EVERSION,
-		                       "'%s': image format version %u is not supported (this gpucc reads "
-		                       "version %d)",
-		                       img->name, version, GPUCC_IMAGE_FORMAT_VERSION);
+		                       "'%s': image format version %.*s is not supported (this gpucc "
+		                       "reads version %d)",
+		                       img->name, (int)digits, text + n, GPUCC_IMAGE_FORMAT_VERSION);
 	return 0;
 }
 
@@ -665,7 +703,7 @@ static int read_manifest_member(gpucc_image *img)
 	rc = read_member_data(img, e, &json, &size);
 	if (rc)
 		return rc;
-	rc = gpucc_manifest_parse(&img->manifest, json, size, img->name);
+	rc = parse_manifest(img, json, size);
 	free(json);
 	return rc;
 }
@@ -679,6 +717,7 @@ static int cursor_skip_head(gpucc_image *img)
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 			return archive_failure(img, "reopening");
 	}
+	img->cursor_after_head = true;
 	return 0;
 }
 
@@ -699,7 +738,7 @@ static int open_head_directly(gpucc_image *img)
 	if (read_at(img, BLOCK, text, (size_t)h.size) != (ssize_t)h.size)
 		return 1;
 	text[h.size] = '\0';
-	int rc = check_format_text(img, text);
+	int rc = check_format_text(img, text, (size_t)h.size);
 	if (rc)
 		return rc;
 	uint64_t at = BLOCK + gpucc_ustar_padded(h.size);
@@ -715,7 +754,7 @@ static int open_head_directly(gpucc_image *img)
 	if (!json)
 		return 1;
 	img->payload_base = at + BLOCK + gpucc_ustar_padded(h.size);
-	rc = gpucc_manifest_parse(&img->manifest, json, (size_t)h.size, img->name);
+	rc = parse_manifest(img, json, (size_t)h.size);
 	if (map)
 		munmap(map, map_size);
 	return rc;
@@ -737,6 +776,7 @@ static int open_common(gpucc_image *img)
 	/* The cursor stands after the manifest, where sequential reads of
 	 * payloads begin. */
 	img->cursor_next = 0;
+	img->cursor_after_head = true;
 	return 0;
 }
 
@@ -1547,13 +1587,19 @@ static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
 /* verify's walk through libarchive: what a tar reader sees. */
 static int verify_with_libarchive(gpucc_image *img)
 {
-	int rc;
-	if ((rc = cursor_open(img)) || (rc = read_format_member(img)))
-		return rc;
+	int rc = 0;
 	struct archive_entry *e;
-	int r = cursor_next_header(img, &e);
-	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-		return archive_failure(img, "reading the manifest header");
+	int r;
+	/* Opening through libarchive (a pipe, a compressed image) leaves the
+	 * cursor after the manifest: continue there.  Otherwise walk from the
+	 * start. */
+	if (!img->cursor || !img->cursor_after_head || img->cursor_next != 0) {
+		if ((rc = cursor_open(img)) || (rc = read_format_member(img)))
+			return rc;
+		r = cursor_next_header(img, &e);
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+			return archive_failure(img, "reading the manifest header");
+	}
 	unsigned char local[READ_CHUNK];
 	payload_hash h = {.local = local};
 	for (size_t i = 0; i < img->payload_count && rc == 0; i++) {
@@ -1564,6 +1610,17 @@ static int verify_with_libarchive(gpucc_image *img)
 	}
 	if (rc)
 		return rc;
+	/* libarchive takes the end of the data for the end of the archive
+	 * when the end-of-archive blocks are missing; the direct walk does
+	 * not.  So read the last member to its end (the padding included),
+	 * note where the tar reader stands, and see whether reaching the end
+	 * consumed any zero block. */
+	la_ssize_t n;
+	while ((n = cursor_read_data(img, local, sizeof local)) > 0)
+		;
+	if (n < 0)
+		return archive_failure(img, "reading the last member");
+	la_int64_t last_end = GPUCC_LA->filter_bytes(img->cursor, 0);
 	r = cursor_next_header(img, &e);
 	if (r == ARCHIVE_OK || r == ARCHIVE_WARN) {
 		rc = check_member_kind(img, e);
@@ -1571,6 +1628,10 @@ static int verify_with_libarchive(gpucc_image *img)
 			rc = unexpected_name(img, GPUCC_LA->entry_pathname(e), NULL);
 	} else if (r != ARCHIVE_EOF) {
 		rc = archive_failure(img, "reading past the last payload");
+	} else if (GPUCC_LA->filter_bytes(img->cursor, 0) == last_end) {
+		rc = gpucc_error_set(GPUCC_ECORRUPT,
+		                     "'%s': truncated image: it ends before its last member's end marker",
+		                     img->name);
 	}
 	/* Leave no half-used cursor behind. */
 	GPUCC_LA->read_free(img->cursor);

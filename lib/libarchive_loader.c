@@ -81,6 +81,7 @@ static void load(void)
 	          resolve(h, "archive_entry_filetype", &api.entry_filetype) &&
 	          resolve(h, "archive_entry_hardlink", &api.entry_hardlink) &&
 	          resolve(h, "archive_entry_size", &api.entry_size) &&
+	          resolve(h, "archive_entry_sparse_count", &api.entry_sparse_count) &&
 	          resolve(h, "archive_entry_set_pathname", &api.entry_set_pathname) &&
 	          resolve(h, "archive_entry_set_filetype", &api.entry_set_filetype) &&
 	          resolve(h, "archive_entry_set_perm", &api.entry_set_perm) &&

@@ -57,6 +57,7 @@ typedef struct gpucc_libarchive {
 	__LA_MODE_T (*entry_filetype)(struct archive_entry *);
 	const char *(*entry_hardlink)(struct archive_entry *);
 	la_int64_t (*entry_size)(struct archive_entry *);
+	int (*entry_sparse_count)(struct archive_entry *);
 	void (*entry_set_pathname)(struct archive_entry *, const char *);
 	void (*entry_set_filetype)(struct archive_entry *, unsigned int);
 	void (*entry_set_perm)(struct archive_entry *, __LA_MODE_T);

@@ -3,7 +3,8 @@
 # the limits that bound what reading costs (formats/image.md, "Limits").
 #
 # For each image and each of verify, list, show, cat, extract, merge, delta
-# (the image as source, and as base), snapshot and cache import:
+# (the image as source, and as base), snapshot, cache import and stats
+# (text and --json):
 #   - the exit code follows from the stage that meets the defect (the
 #     generator's cases.tsv; 3 for bad input, 0 where the command does not
 #     read what is damaged);
@@ -51,9 +52,13 @@ else
 fi
 
 # What the tree outside res/ looks like (names, kinds, sizes, times), and
-# the inputs' checksums.
+# the inputs' checksums.  A run must leave the tree as t/tree.before shows
+# it; that is taken again only after the script itself changed the tree
+# (which removes it), not before each of the ~1,000 runs.  Not "." itself:
+# its time changes whenever res/ is made afresh; what appears in it is
+# listed on its own line.
 outside() {
-	find . \( -path ./res -o -path ./t -o -path ./out -o -path ./err \) -prune -o \
+	find . -mindepth 1 \( -path ./res -o -path ./t -o -path ./out -o -path ./err \) -prune -o \
 		-printf '%p %y %s %T@ %l\n' | sort
 }
 find in -type f -exec sha256sum {} + | sort > t/inputs.before
@@ -64,7 +69,7 @@ run() {
 	local name=$1 want=$2 file=$3 defect=$4
 	shift 4
 	rm -rf res && mkdir res
-	outside > t/tree.before
+	[ -f t/tree.before ] || outside > t/tree.before
 	expect_exit "$want" "${measure[@]}" "$@"
 	outside > t/tree.after
 	cmp -s t/tree.before t/tree.after ||
@@ -95,10 +100,15 @@ run() {
 }
 
 # The exit code of each command for a defect met at STAGE (cases.tsv).
+# stats reads the manifest and builds the payload list from it, so it
+# fails at "open" and "payloads" and nowhere else; "payloads" is otherwise
+# "first".
 code() {
 	local cmd=$1 stage=$2
 	case $stage:$cmd in
-	open:*) echo 3 ;;
+	open:* | payloads:stats) echo 3 ;;
+	*:stats) echo 0 ;;
+	payloads:*) code "$cmd" first ;;
 	*:verify) echo 3 ;;
 	first:cat) echo 3 ;;
 	first:* | all:*) case $cmd in extract|merge|delta|import) echo 3 ;; *) echo 0 ;; esac ;;
@@ -121,6 +131,8 @@ while IFS=$'\t' read -r base stage defect; do
 	run delta "$(c list)" "$f" "$defect" "$GPUCC" delta in/empty.gpucc --since "$f" -o res/delta.gpucc
 	run snapshot "$(c list)" "$f" "$defect" "$GPUCC" snapshot "$f" -o res/snap
 	run "cache import" "$(c import)" "$f" "$defect" "$GPUCC" cache import "$f" --cache res/cache
+	run stats "$(c stats)" "$f" "$defect" "$GPUCC" stats "$f"
+	run stats "$(c stats)" "$f" "$defect" "$GPUCC" stats --json "$f"
 	cases=$((cases + 1))
 done < in/hostile/cases.tsv
 
@@ -140,7 +152,7 @@ cat > t/zeros.json <<'EOF'
   "kernels": [{"name": "k"}], "ptx": "zeros.ptx"}]}
 EOF
 expect_exit 0 "$GPUCC" pack --zstd=19 -o in/zeros.gpucc t/zeros.json
-rm t/zeros.ptx
+rm t/zeros.ptx t/tree.before
 find in -type f -exec sha256sum {} + | sort > t/inputs.before
 # Refused at the default, naming the limit and how to raise it ...
 run verify 3 in/zeros.gpucc "more than 1000-fold.*GPUCC_IMAGE_LIMITS=ratio=N" \
@@ -199,4 +211,16 @@ assert_same t/inputs.before t/inputs.after
 assert_no_file /tmp/gpucc-hostile-escaped
 assert_no_file escaped.ptx
 assert_no_file ../escaped.ptx
-echo "ok: $cases hostile images, 10 commands each${peak_kb:+; peak RSS $peak_kb KiB ($peak_cmd)}"
+# --json output stays JSON whatever the image's name: bytes that are not
+# UTF-8 become U+FFFD, control characters \u escapes, valid UTF-8 stays.
+weird=$'t/bad\xff\x01n\xc3\xa9\xed\xa0\x80.gpucc'
+cp in/good.gpucc "$weird"
+expect_exit 0 "$GPUCC" stats --json "$weird"
+python3 -c '
+import json, sys
+name = json.load(open(sys.argv[1]))["image"]
+assert name == "t/bad\ufffd\x01n\xe9\ufffd\ufffd\ufffd.gpucc", ascii(name)
+' out || fail "stats --json: not JSON, or the name is wrong: $(cat out)"
+rm "$weird"
+
+echo "ok: $cases hostile images, 12 commands each${peak_kb:+; peak RSS $peak_kb KiB ($peak_cmd)}"

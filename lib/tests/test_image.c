@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* An entry for module text `source` on target, with the given payloads. */
@@ -431,6 +432,68 @@ static void test_readers_agree(void)
 	free(good);
 }
 
+/* A missing end-of-archive marker: both readers call the image
+ * truncated; one zero block is enough for both.  Also for an image whose
+ * last member is the manifest. */
+static void test_readers_agree_on_end_marker(void)
+{
+	const char *empty = path_in_dir("no-entries.gpucc");
+	CHECK_INT(write_image(empty, 0, modules, 0), 0);
+	const char *paths[] = {path_in_dir("a.gpucc"), empty};
+	for (size_t i = 0; i < 2; i++) {
+		size_t size;
+		char *good = check_read_file(paths[i], &size);
+		char a[512], b[512];
+		for (int libarchive = 0; libarchive <= 1; libarchive++) {
+			CHECK_INT(verdict(good, size - 1024, libarchive, a), GPUCC_ECORRUPT);
+			CHECK(strstr(a, "truncated image: it ends before its last member's end marker"));
+			CHECK_INT(verdict(good, size - 512, libarchive, b), 0);
+		}
+		free(good);
+	}
+}
+
+/* Verify the image at path read from a pipe: what `cat x | gpucc verify
+ * /dev/stdin` does. */
+static int verify_from_pipe(const char *path)
+{
+	int fds[2];
+	CHECK_INT(pipe(fds), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		close(fds[0]);
+		size_t size;
+		char *bytes = check_read_file(path, &size);
+		for (size_t done = 0; bytes && done < size;) {
+			ssize_t n = write(fds[1], bytes + done, size - done);
+			if (n <= 0)
+				_exit(1);
+			done += (size_t)n;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	gpucc_image *img;
+	int rc = gpucc_image_open_fd(&img, fds[0], "pipe");
+	if (rc == 0) {
+		rc = gpucc_image_verify(img);
+		gpucc_image_free(img);
+	}
+	close(fds[0]);
+	int status;
+	waitpid(child, &status, 0);
+	return rc;
+}
+
+static void test_verify_from_pipe(void)
+{
+	const char *plain = path_in_dir("pipe.gpucc"), *zstd = path_in_dir("pipe.zst.gpucc");
+	CHECK_INT(write_image(plain, 0, modules, 5), 0);
+	CHECK_INT(write_image(zstd, 3, modules, 5), 0);
+	CHECK_INT(verify_from_pipe(plain), 0);
+	CHECK_INT(verify_from_pipe(zstd), 0);
+}
+
 static void test_empty_image_and_failed_commit(void)
 {
 	const char *path = path_in_dir("empty.gpucc");
@@ -758,6 +821,40 @@ static void test_limits(void)
 	unsetenv("GPUCC_IMAGE_LIMITS");
 }
 
+/* A manifest's parsed form counts against the manifest limit: 70,000
+ * kernels '{"name":"k"}' are under 1 MiB of JSON but several MiB parsed. */
+static void test_parsed_manifest_limit(void)
+{
+	enum { KERNELS = 70000 };
+	const char *path = path_in_dir("kernels.gpucc");
+	gpucc_kernel *kernels = calloc(KERNELS, sizeof *kernels);
+	for (size_t i = 0; i < KERNELS; i++)
+		kernels[i] = (gpucc_kernel){"k", -1, -1, -1};
+	test_entry t;
+	make_entry(&t, "kernels", "kernels", "sm_90");
+	t.e.kernel_count = KERNELS;
+	t.e.kernels = kernels;
+	gpucc_payload_source src = {GPUCC_PART_PTX, NULL, "ptx", 3};
+	gpucc_image_writer *w;
+	CHECK_INT(gpucc_image_writer_new(&w, path, NULL), 0);
+	CHECK_INT(gpucc_image_writer_add(w, &t.e, &src, 1), 0);
+	CHECK_INT(gpucc_image_writer_commit(w), 0);
+	gpucc_image_writer_free(w);
+	free(kernels);
+
+	gpucc_image *img;
+	gpucc_image_limits limits = {.manifest_size = (uint64_t)1 << 20};
+	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("the manifest's parsed form would take more than 1048576 bytes");
+	CHECK_ERROR_HAS("GPUCC_IMAGE_LIMITS=manifest=SIZE");
+	limits.manifest_size = (uint64_t)16 << 20;
+	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), 0);
+	if (img) {
+		CHECK_INT(gpucc_image_entry(img, 0)->kernel_count, KERNELS);
+		gpucc_image_free(img);
+	}
+}
+
 int main(void)
 {
 	if (check_dir_create("test-image") != 0)
@@ -771,10 +868,13 @@ int main(void)
 	RUN(test_corruption_is_caught);
 	RUN(test_unlisted_member_is_named);
 	RUN(test_readers_agree);
+	RUN(test_readers_agree_on_end_marker);
+	RUN(test_verify_from_pipe);
 	RUN(test_empty_image_and_failed_commit);
 	RUN(test_threaded_merge);
 	RUN(test_zstd_workers);
 	RUN(test_limits);
+	RUN(test_parsed_manifest_limit);
 	if (check_dir_remove() != 0)
 		return 1;
 	return CHECK_DONE();

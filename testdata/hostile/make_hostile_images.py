@@ -20,6 +20,8 @@ STAGE says which readers meet the defect (cmd/tests/hostile_images.sh):
   first    reading the first payload in archive order: every reader of
            payloads (verify, cat of that payload, extract, merge, delta,
            cache import);
+  payloads building the payload list from the manifest: `gpucc stats`, and
+           what "first" says;
   all      reading all payloads: the same but cat of the first payload;
   write    checking entries as they are written (verify, merge, delta,
            cache import);
@@ -219,6 +221,18 @@ def digest_of(member_name):
     return member_name.split("/")[1].split(".")[0]
 
 
+def lying_first_payload(good, size):
+    """The manifest with the first payload's entry listing instead a
+    payload of size bytes named by the digest 0...0, and that name."""
+    digest = "0" * 64
+    first_digest = digest_of(first_payload(good)[0])
+    def change(doc):
+        for e in doc["entries"]:
+            if any(p["sha256"] == first_digest for p in e["payloads"]):
+                e["payloads"] = [{"part": "ptx", "sha256": digest, "size": size}]
+    return good.manifest_with(change), "payloads/%s.ptx" % digest
+
+
 # ---- container and compression ------------------------------------------------
 
 @case("open", "not a gpucc image", variants=("zstd",))
@@ -249,14 +263,8 @@ def bomb_payload(good):
     blocks; the other payload follows it, so reaching that one means
     expanding the bomb too."""
     size = 16 << 30
-    digest = "0" * 64
-    first_digest = digest_of(first_payload(good)[0])
-    def change(doc):
-        for e in doc["entries"]:
-            if any(p["sha256"] == first_digest for p in e["payloads"]):
-                e["payloads"] = [{"part": "ptx", "sha256": digest, "size": size}]
-    name = "payloads/%s.ptx" % digest
-    return (good.head(good.manifest_with(change)) + [header(name, size), Run(0, size)] +
+    manifest, name = lying_first_payload(good, size)
+    return (good.head(manifest) + [header(name, size), Run(0, size)] +
             good.body(good.payloads[1:]) + END)
 
 
@@ -316,6 +324,77 @@ def symlink_dotdot(good):
     """A symbolic link 'payloads/up' to '../../..' before the payloads, as
     a tar extractor would follow it when writing the next member."""
     return good.image(after_head=[header("payloads/up", 0, kind=b"2", linkname="../../..")])
+
+
+@case("first", "is sparse, not a regular file")
+def gnu_sparse_member(good):
+    """An old GNU sparse member (typeflag 'S', "ustar  " magic) in place of
+    the first payload: 512 stored bytes whose sparse map makes it 1 GiB of
+    mostly holes, which a tar reader hands out as zeros."""
+    size = 1 << 30
+    manifest, name = lying_first_payload(good, size)
+    h = bytearray(header(name, BLOCK, kind=b"S"))
+    h[257:265] = b"ustar  \0"
+    h[329:345] = bytes(16)
+    h[386:398] = octal(size - BLOCK, 12)  # sparse[0].offset
+    h[398:410] = octal(BLOCK, 12)         # sparse[0].numbytes
+    h[483:495] = octal(size, 12)          # realsize
+    h[148:156] = b" " * 8
+    h[148:156] = b"%06o\0 " % sum(h)
+    return (good.head(manifest) + [bytes(h), b"\0" * BLOCK] + good.body(good.payloads[1:]) +
+            END)
+
+
+@case("first", "is sparse, not a regular file")
+def pax_sparse_member(good):
+    """A pax GNU.sparse.* (format 0.0) header over the first payload's
+    member: 512 stored bytes presented as 1 GiB."""
+    size = 1 << 30
+    manifest, name = lying_first_payload(good, size)
+    records = {"GNU.sparse.size": b"%d" % size, "GNU.sparse.numblocks": b"1",
+               "GNU.sparse.offset": b"%d" % (size - BLOCK), "GNU.sparse.numbytes": b"512"}
+    return (good.head(manifest) + pax(records) + member(name, b"\0" * BLOCK) +
+            good.body(good.payloads[1:]) + END)
+
+
+@case("open", "compressed more than once", variants=("zstd-nested",))
+def nested_zstd(good):
+    """A zstd frame holding a zstd frame holding a good image: each layer
+    would cost a reader another decoder window."""
+    return good.image()
+
+
+# Format members that are not exactly "gpucc-image 1\n": (case, defect,
+# the member's bytes, what is hostile about it).
+BAD_FORMATS = [
+    ("format_version_wraps", "image format version 4294967297 is not supported",
+     b"gpucc-image 4294967297\n", "Format version 2^32 + 1, which a 32-bit parse reads as 1."),
+    ("format_version_negative", "bad format member", b"gpucc-image -4294967295\n",
+     "Format version -4294967295, which scanf's %u reads as 1."),
+    ("format_version_plus", "bad format member", b"gpucc-image +01\n", "Format version '+01'."),
+    ("format_no_space", "bad format member", b"gpucc-image1\n",
+     "'gpucc-image1': no space before the version."),
+    ("format_trailing_text", "bad format member", b"gpucc-image 1\nthis is version 2 really",
+     "Text after the newline of 'gpucc-image 1\\n'."),
+]
+
+
+def bad_format_case(name, defect, text, doc):
+    def make(good):
+        return member("GPUCC-IMAGE", text) + good.image()[3:]
+    make.__name__, make.__doc__ = name, doc
+    case("open", defect)(make)
+
+
+for bad_format in BAD_FORMATS:
+    bad_format_case(*bad_format)
+
+
+@case("verify", "ends before its last member's end marker")
+def no_end_marker(good):
+    """The archive stops after the last payload's data: no end-of-archive
+    blocks (a cut copy that happens to end on a member's end)."""
+    return good.image()[:-1]
 
 
 # ---- names ------------------------------------------------------------------------
@@ -447,7 +526,7 @@ def size_disagrees(good):
     return good.image(manifest=good.manifest_with(change))
 
 
-@case("first", "listed with two sizes\\|is listed with [0-9]* bytes, but\\|not among the image's payloads")
+@case("payloads", "listed with two sizes\\|is listed with [0-9]* bytes, but\\|not among the image's payloads")
 def payload_two_sizes(good):
     """Two entries list one payload (same digest and kind) with two sizes."""
     def change(doc):
@@ -681,6 +760,10 @@ def main():
             elif variant == "zstd":
                 file = name + ".zst.gpucc"
                 write(os.path.join(out, file), zstd_frame(pieces, window))
+            elif variant == "zstd-nested":
+                file = name + ".zst.zst.gpucc"
+                inner = b"".join(zstd_frame(pieces, window))
+                write(os.path.join(out, file), zstd_frame([inner], window))
             else:  # real compression, for cases too big to write raw
                 if not zstd_cli:
                     print("make_hostile_images: no zstd command, skipping %s" % name,
