@@ -2,11 +2,14 @@
  * lib/cache.c -- the local cache (gpucc/cache.h, formats/cache.md).
  *
  * Every entry is a single-entry image at DIR/v1/<xx>/<key>.gpucc, written by
- * the image writer (temporary file beside it, rename), so the cache needs no
- * lock to insert or look up: rename and unlink are the only mutations, and
- * both are atomic for readers.  Locks guard only the counters file (stats)
- * and keep two gc runs from racing each other.  Assumes a POSIX file system
- * with atomic rename within a directory.
+ * the image writer under a pending name beside it and published by a rename
+ * that does not replace (RENAME_NOREPLACE, else link), so the cache needs no
+ * lock to insert or look up: renames, links and unlinks are the only
+ * mutations, all atomic for readers, and of two inserts of one key the later
+ * finds the earlier's entry (a duplicate or a conflict, never overwritten).
+ * Locks guard only the counters file (stats) and keep two gc runs from
+ * racing each other.  Assumes a POSIX file system with atomic rename within
+ * a directory.
  */
 #include "cache_internal.h"
 
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,13 +37,17 @@
 #define LAYOUT_DIR "v1"
 #define STAGING_DIR "v1/tmp"
 #define ENTRY_SUFFIX ".gpucc"
+#define PENDING_INFIX ".new."
 #define STATS_MAGIC "gpucc-cache-stats 1"
+/* Warnings found while opening, kept until a handler is set. */
+#define OPEN_WARNINGS_MAX 8
 
 struct gpucc_cache {
 	char *dir;
 	bool writable;
 	int read_only_errno; /* why it is not writable: 0 when opened read-only */
 	bool insert_failed;  /* an insert failed: its caller said why */
+	bool gc_skip_warned; /* automatic gc could not lock, and said so */
 	bool exists; /* the directory exists (read-only opens may find none) */
 	uint64_t max_size;
 	/* Counted by this handle, not yet added to DIR/stats. */
@@ -48,6 +56,8 @@ struct gpucc_cache {
 	uint64_t bytes_base; /* DIR/stats "bytes" when opened or last gc'd */
 	gpucc_cache_warning_fn warn;
 	void *warn_ctx;
+	char *open_warnings[OPEN_WARNINGS_MAX]; /* not yet delivered */
+	int open_warning_count;
 };
 
 typedef struct stats_record {
@@ -56,6 +66,20 @@ typedef struct stats_record {
 } stats_record;
 
 /* ---- small helpers ------------------------------------------------------- */
+
+/* 64 random bits for names no other process picks, whatever its pid. */
+static uint64_t random_u64(void)
+{
+	uint64_t random = 0;
+	if (getrandom(&random, sizeof random, GRND_NONBLOCK) != (ssize_t)sizeof random) {
+		static atomic_uint calls;
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		random = ((uint64_t)now.tv_sec * 1000000007u) ^ (uint64_t)now.tv_nsec ^
+		         ((uint64_t)getpid() << 32) ^ atomic_fetch_add(&calls, 1);
+	}
+	return random;
+}
 
 static char *path_join(const char *a, const char *b)
 {
@@ -66,16 +90,36 @@ static char *path_join(const char *a, const char *b)
 	return p;
 }
 
+/* Report a warning through the handler.  With keep, one met while no
+ * handler is set (while opening) is kept for gpucc_cache_set_warning_handler
+ * to deliver. */
+static void warn_v(gpucc_cache *c, bool keep, const char *fmt, va_list ap)
+{
+	char message[1024];
+	vsnprintf(message, sizeof message, fmt, ap);
+	if (c->warn)
+		c->warn(c->warn_ctx, message);
+	else if (keep && c->open_warning_count < OPEN_WARNINGS_MAX &&
+	         (c->open_warnings[c->open_warning_count] = strdup(message)) != NULL)
+		c->open_warning_count++;
+}
+
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...)
 {
-	if (!c->warn)
-		return;
-	char message[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof message, fmt, ap);
+	warn_v(c, false, fmt, ap);
 	va_end(ap);
-	c->warn(c->warn_ctx, message);
+}
+
+static void warn_when_handled(gpucc_cache *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void warn_when_handled(gpucc_cache *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	warn_v(c, true, fmt, ap);
+	va_end(ap);
 }
 
 bool gpucc_cache_layout_at(int dir_fd)
@@ -154,8 +198,9 @@ int gpucc_size_parse(uint64_t *out, const char *text)
 		p++;
 	if (*p)
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a size (e.g. 5G, 512M, 4096)", text);
-	if (shift && value > (UINT64_MAX >> shift))
-		return gpucc_error_set(GPUCC_EINVALID, "size '%s' is too large", text);
+	/* Sizes are file sizes (off_t): at most INT64_MAX. */
+	if (value > ((uint64_t)INT64_MAX >> shift))
+		return gpucc_error_set(GPUCC_EINVALID, "size '%s' is too large (at most 8 EiB)", text);
 	*out = value << shift;
 	return 0;
 }
@@ -279,28 +324,66 @@ static int stats_update(gpucc_cache *c, void (*update)(stats_record *, void *), 
 	return rc;
 }
 
-static uint64_t config_max_size(const char *dir)
+/* text without the blanks around it (in place). */
+static char *trim(char *text)
+{
+	while (*text == ' ' || *text == '\t')
+		text++;
+	char *end = text + strlen(text);
+	while (end > text && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		*--end = '\0';
+	return text;
+}
+
+/* The bound: DIR/config's max-size, else $GPUCC_CACHE_MAX_SIZE, else the
+ * default.  A line that is no setting, an unknown name and a value that is
+ * no size are reported (warn_when_handled) and ignored: a cache problem
+ * never breaks a build. */
+static uint64_t config_max_size(gpucc_cache *c)
 {
 	char buf[4096];
-	char *path = path_join(dir, "config");
+	char *path = path_join(c->dir, "config");
 	bool found = false;
-	uint64_t value = GPUCC_CACHE_DEFAULT_MAX_SIZE;
-	if (path && read_small_file(path, buf, sizeof buf) == 0) {
-		for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+	uint64_t value = GPUCC_CACHE_DEFAULT_MAX_SIZE, v;
+	if (path && read_small_file(path, buf, sizeof buf) != 0)
+		warn_when_handled(c, "cannot read '%s', its settings are ignored: %s", path,
+		                  strerror(errno));
+	else if (path) {
+		char *next = buf;
+		for (int number = 1; next && *next; number++) {
+			char *line = next;
+			if ((next = strchr(line, '\n')) != NULL)
+				*next++ = '\0';
 			char *hash = strchr(line, '#');
 			if (hash)
 				*hash = '\0';
-			char name[32], v[64];
-			if (sscanf(line, " %31[a-z-] = %63s", name, v) == 2 &&
-			    strcmp(name, "max-size") == 0 && gpucc_size_parse(&value, v) == 0)
+			char *eq = strchr(line, '=');
+			if (eq)
+				*eq = '\0';
+			char *name = trim(line);
+			if (!*name && !eq)
+				continue; /* blank or comment */
+			if (!eq)
+				warn_when_handled(c, "'%s', line %d: not 'name = value'; ignored", path, number);
+			else if (strcmp(name, "max-size") != 0)
+				warn_when_handled(c, "'%s', line %d: unknown setting '%s' (known: max-size); ignored",
+				                  path, number, name);
+			else if (gpucc_size_parse(&v, trim(eq + 1)) != 0)
+				warn_when_handled(c, "'%s', line %d: max-size ignored: %s", path, number,
+				                  gpucc_error_last()->message);
+			else {
+				value = v;
 				found = true;
+			}
 		}
 	}
 	free(path);
-	if (!found) {
-		const char *env = getenv("GPUCC_CACHE_MAX_SIZE");
-		if (!env || !*env || gpucc_size_parse(&value, env) != 0)
-			value = GPUCC_CACHE_DEFAULT_MAX_SIZE;
+	const char *env = getenv("GPUCC_CACHE_MAX_SIZE");
+	if (!found && env && *env) {
+		if (gpucc_size_parse(&v, env) == 0)
+			value = v;
+		else
+			warn_when_handled(c, "GPUCC_CACHE_MAX_SIZE ignored: %s", gpucc_error_last()->message);
 	}
 	gpucc_error_clear();
 	return value;
@@ -364,22 +447,30 @@ int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 		gpucc_cache_free(c);
 		return gpucc_error_oom();
 	}
-	if (!(flags & GPUCC_CACHE_READ_ONLY))
-		make_directories(layout); /* failure is judged below */
+	/* A failure is judged below: the directory may exist all the same. */
+	int create_errno = 0;
+	if (!(flags & GPUCC_CACHE_READ_ONLY) && make_directories(layout) != 0)
+		create_errno = errno;
 	struct stat st;
 	if (stat(c->dir, &st) != 0) {
 		if (errno == ENOENT && (flags & GPUCC_CACHE_READ_ONLY)) {
 			c->exists = false; /* an empty cache */
 		} else {
-			rc = gpucc_error_set_errno("cannot open cache '%s'", c->dir);
+			if (errno == ENOENT && create_errno) {
+				errno = create_errno; /* why it is not there */
+				rc = gpucc_error_set_errno("cannot create cache '%s'", c->dir);
+			} else {
+				rc = gpucc_error_set_errno("cannot open cache '%s'", c->dir);
+			}
 			free(layout);
 			gpucc_cache_free(c);
 			return rc;
 		}
 	} else if (!S_ISDIR(st.st_mode)) {
+		rc = gpucc_error_set(GPUCC_EINVALID, "cache '%s' is not a directory", c->dir);
 		free(layout);
 		gpucc_cache_free(c);
-		return gpucc_error_set(GPUCC_EINVALID, "cache '%s' is not a directory", dir);
+		return rc;
 	} else {
 		c->exists = true;
 		if (!(flags & GPUCC_CACHE_READ_ONLY)) {
@@ -388,7 +479,7 @@ int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 		}
 	}
 	free(layout);
-	c->max_size = config_max_size(c->dir);
+	c->max_size = config_max_size(c);
 	stats_record r;
 	stats_read(c, &r);
 	c->bytes_base = r.bytes;
@@ -412,6 +503,8 @@ void gpucc_cache_free(gpucc_cache *c)
 		if (!save.code)
 			gpucc_error_clear();
 	}
+	for (int i = 0; i < c->open_warning_count; i++)
+		free(c->open_warnings[i]);
 	free(c->dir);
 	free(c);
 }
@@ -437,6 +530,13 @@ void gpucc_cache_set_warning_handler(gpucc_cache *c, gpucc_cache_warning_fn fn, 
 {
 	c->warn = fn;
 	c->warn_ctx = ctx;
+	if (!fn)
+		return;
+	for (int i = 0; i < c->open_warning_count; i++) {
+		fn(ctx, c->open_warnings[i]);
+		free(c->open_warnings[i]);
+	}
+	c->open_warning_count = 0;
 }
 
 uint64_t gpucc_cache_max_size(const gpucc_cache *c)
@@ -448,6 +548,9 @@ int gpucc_cache_set_max_size(gpucc_cache *c, uint64_t bytes)
 {
 	if (!c->writable)
 		return gpucc_error_set(GPUCC_ERROR, "cache '%s' is read-only", c->dir);
+	if (bytes > INT64_MAX)
+		return gpucc_error_set(GPUCC_EINVALID, "size %" PRIu64 " is too large (at most 8 EiB)",
+		                       bytes);
 	char *path = path_join(c->dir, "config");
 	if (!path)
 		return gpucc_error_oom();
@@ -533,6 +636,12 @@ static bool is_temp_name(const char *name)
 	return name[0] == '.' && strstr(name, ".tmp.") != NULL;
 }
 
+/* An entry written, not yet published (pending_path). */
+static bool is_pending_name(const char *name)
+{
+	return name[0] == '.' && !is_temp_name(name) && strstr(name, ENTRY_SUFFIX PENDING_INFIX);
+}
+
 /* Called per entry file: its key, the shard's directory fd and the name.
  * Also given temporary files (key NULL), for gc to remove stale ones. */
 typedef int (*walk_fn)(void *ctx, const gpucc_digest *key, int shard_fd, const char *name);
@@ -568,7 +677,8 @@ static int walk_entries(gpucc_cache *c, walk_fn fn, void *ctx)
 			gpucc_digest key;
 			if (s < 256 && key_of_name(&key, de->d_name, shard))
 				rc = fn(ctx, &key, dirfd(d), de->d_name);
-			else if (is_temp_name(de->d_name) || (s == 256 && de->d_name[0] != '.'))
+			else if (is_temp_name(de->d_name) || is_pending_name(de->d_name) ||
+			         (s == 256 && de->d_name[0] != '.'))
 				rc = fn(ctx, NULL, dirfd(d), de->d_name);
 		}
 		closedir(d);
@@ -640,14 +750,18 @@ int gpucc_cache_foreach(gpucc_cache *c, gpucc_cache_entry_fn fn, void *ctx)
 /* ---- lookup -------------------------------------------------------------- */
 
 /* Remove a corrupt entry file, unless it is no longer the file we read
- * (another process replaced it meanwhile). */
-static void remove_if_same(gpucc_cache *c, const char *path, const struct stat *read_st)
+ * (another process replaced it meanwhile).  -1 (errno set) when it is
+ * still there; 0 when it is gone, or is another file now. */
+static int remove_if_same(gpucc_cache *c, const char *path, const struct stat *read_st)
 {
 	struct stat now;
-	if (!c->writable || stat(path, &now) != 0)
-		return;
-	if (now.st_ino == read_st->st_ino && now.st_dev == read_st->st_dev)
-		unlink(path);
+	if (!c->writable) {
+		errno = EROFS;
+		return -1;
+	}
+	if (stat(path, &now) != 0 || now.st_ino != read_st->st_ino || now.st_dev != read_st->st_dev)
+		return 0;
+	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 static int open_entry_file(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key,
@@ -739,6 +853,8 @@ int gpucc_cache_lookup(gpucc_image **out, gpucc_cache *c, const gpucc_digest *ke
 
 /* ---- insertion ------------------------------------------------------------ */
 
+void (*gpucc_cache_test_before_publish)(gpucc_cache *c, const gpucc_digest *key);
+
 static void maybe_gc(gpucc_cache *c);
 
 static int shard_ready(gpucc_cache *c, const gpucc_digest *key)
@@ -759,79 +875,254 @@ static int64_t file_size_or_zero(const char *path)
 	return stat(path, &st) == 0 ? (int64_t)st.st_size : 0;
 }
 
-/* The common part of both inserts: w already holds the arriving entry. */
+/* What an insert finds at an entry's name. */
+typedef enum held_kind {
+	HELD_NOTHING,
+	HELD_SAME,   /* the arriving entry's contents: a duplicate */
+	HELD_OTHER,  /* other contents: a conflict */
+	HELD_CORRUPT /* a file that fails its checks: as good as absent */
+} held_kind;
+
+/* What the cache holds at path (key's entry file) now, against the
+ * arriving entry's content digest.  Checked completely, as a lookup does,
+ * so that a duplicate never keeps a file whose payloads are bad.  A corrupt
+ * file is reported; st gets its identity and size. */
+static int judge_held(held_kind *out, gpucc_cache *c, const gpucc_digest *key, const char *path,
+                      const gpucc_digest *arriving, struct stat *st)
+{
+	gpucc_image *old = NULL;
+	memset(st, 0, sizeof *st);
+	int rc = open_entry_file(&old, c, key, path, st, true);
+	if (rc == GPUCC_ENOTFOUND) {
+		gpucc_error_clear(); /* expected: no error for gpucc_cache_free to keep */
+		*out = HELD_NOTHING;
+		return 0;
+	}
+	if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
+		gpucc_cache_warn(c, "cache entry '%s' is corrupt, replaced by the arriving one: %s", path,
+		                 gpucc_error_last()->message);
+		gpucc_error_clear();
+		*out = HELD_CORRUPT;
+		return 0;
+	}
+	if (rc)
+		return rc;
+	gpucc_digest held;
+	rc = gpucc_entry_content_digest(&held, gpucc_image_entry(old, 0));
+	gpucc_image_free(old);
+	if (rc)
+		return rc;
+	*out = gpucc_digest_compare(&held, arriving) == 0 ? HELD_SAME : HELD_OTHER;
+	return 0;
+}
+
+/* A conflict with key's entry in the cache: tell fn, then GPUCC_ECONFLICT
+ * under the fail policy, else 0 (the caller applies first or last). */
+static int report_conflict(gpucc_cache *c, const gpucc_digest *key, const char *src_name,
+                           gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	char first[1100];
+	snprintf(first, sizeof first, "cache '%s'", c->dir);
+	if (fn)
+		fn(fn_ctx, key, first, src_name);
+	if (policy == GPUCC_CONFLICT_FAIL)
+		return gpucc_error_set(GPUCC_ECONFLICT,
+		                       "conflict: key %s has different contents in %s and '%s'", hex, first,
+		                       src_name);
+	return 0;
+}
+
+/* Rename from to to unless to exists (failing with EEXIST then):
+ * RENAME_NOREPLACE where the file system has it, else link and unlink, else
+ * (no hard links either) a check and a rename, which two racing writers
+ * can slip between. */
+static int rename_no_replace(const char *from, const char *to)
+{
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+		return -1;
+	if (link(from, to) == 0) {
+		unlink(from);
+		return 0;
+	}
+	if (errno != EPERM && errno != ENOSYS && errno != EOPNOTSUPP)
+		return -1;
+	if (access(to, F_OK) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return rename(from, to);
+}
+
+/* What an insert's publish did: the outcome, whether the written file is
+ * now the entry, and the bytes of entry files it removed or replaced. */
+typedef struct publish_result {
+	cache_insert_outcome outcome;
+	bool published;
+	uint64_t gone_bytes;
+} publish_result;
+
+/* Publish the entry written at pending as path.  held is what the check
+ * before writing found there (st its file).  Replaces only a conflicting
+ * entry that policy last lets go, or a corrupt file (removed first);
+ * otherwise publishes only while the name is free, so that an entry another
+ * process published meanwhile is judged again, as a duplicate or a
+ * conflict (invariant 3), never overwritten. */
+static int publish(publish_result *r, gpucc_cache *c, const gpucc_digest *key, const char *path,
+                   const char *pending, const gpucc_digest *arriving, held_kind held,
+                   struct stat *st, const char *src_name, gpucc_conflict_policy policy,
+                   gpucc_conflict_fn fn, void *fn_ctx)
+{
+	for (int attempt = 0; attempt < 16; attempt++) {
+		int published;
+		if (held == HELD_OTHER) { /* the policy is last */
+			if ((published = rename(pending, path)) == 0) {
+				r->outcome = CACHE_INSERT_REPLACED;
+				r->gone_bytes += (uint64_t)st->st_size;
+			}
+		} else {
+			if (held == HELD_CORRUPT) {
+				if (remove_if_same(c, path, st) != 0)
+					return gpucc_error_set_errno("cannot replace corrupt cache entry '%s'", path);
+				r->gone_bytes += (uint64_t)st->st_size;
+			}
+			if ((published = rename_no_replace(pending, path)) == 0)
+				r->outcome = CACHE_INSERT_ADDED;
+		}
+		if (published == 0) {
+			r->published = true;
+			return 0;
+		}
+		if (errno != EEXIST) {
+			int rc = gpucc_error_set_errno("cannot insert into cache '%s': cannot publish '%s'",
+			                               c->dir, path);
+			return rc == GPUCC_ENOTFOUND ? GPUCC_ERROR : rc;
+		}
+		int rc = judge_held(&held, c, key, path, arriving, st);
+		if (rc)
+			return rc;
+		if (held == HELD_SAME) {
+			utimensat(AT_FDCWD, path, NULL, 0);
+			r->outcome = CACHE_INSERT_DUPLICATE;
+			return 0;
+		}
+		if (held == HELD_OTHER) {
+			if ((rc = report_conflict(c, key, src_name, policy, fn, fn_ctx)) != 0)
+				return rc;
+			if (policy == GPUCC_CONFLICT_FIRST) {
+				r->outcome = CACHE_INSERT_KEPT;
+				return 0;
+			}
+		}
+	}
+	return gpucc_error_set(GPUCC_ERROR, "cannot insert into cache '%s': '%s' keeps changing",
+	                       c->dir, path);
+}
+
+/* The last error, about the pending file, said of the entry it was to be:
+ * "cannot insert into cache 'DIR': ..." with pending spelled as path. */
+static int name_entry_in_error(gpucc_cache *c, const char *pending, const char *path)
+{
+	const gpucc_error *e = gpucc_error_last();
+	const char *hit = strstr(e->message, pending);
+	if (!hit)
+		return gpucc_error_prefix("cannot insert into cache '%s'", c->dir);
+	char message[2048];
+	snprintf(message, sizeof message, "%.*s%s%s", (int)(hit - e->message), e->message, path,
+	         hit + strlen(pending));
+	return gpucc_error_set(e->code, "cannot insert into cache '%s': %s", c->dir, message);
+}
+
+/* The common part of both inserts: w already holds the arriving entry, to
+ * be written at pending and published as path. */
 static int insert_with_writer(gpucc_cache *c, gpucc_image_writer *w, const gpucc_digest *key,
-                              const char *path, const char *src_name,
+                              const char *path, const char *pending, const char *src_name,
                               gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx,
                               cache_insert_outcome *outcome)
 {
 	const gpucc_entry *arriving = gpucc_image_writer_find(w, key);
-	gpucc_digest new_digest, old_digest;
+	gpucc_digest new_digest;
 	int rc = arriving ? gpucc_entry_content_digest(&new_digest, arriving)
 	                  : gpucc_error_set(GPUCC_ERROR, "image writer lost the entry being inserted");
 	if (rc)
 		return rc;
 
-	int64_t old_size = 0;
-	gpucc_image *old = NULL;
+	/* Decided before writing, so that a duplicate or a kept entry costs
+	 * no write; publish decides again if another process was quicker. */
+	held_kind held;
 	struct stat st;
-	rc = open_entry_file(&old, c, key, path, &st, false);
-	if (rc == 0) {
-		rc = gpucc_entry_content_digest(&old_digest, gpucc_image_entry(old, 0));
-		gpucc_image_free(old);
-		if (rc)
+	if ((rc = judge_held(&held, c, key, path, &new_digest, &st)) != 0)
+		return rc;
+	if (held == HELD_SAME) {
+		utimensat(AT_FDCWD, path, NULL, 0);
+		*outcome = CACHE_INSERT_DUPLICATE;
+		return 0;
+	}
+	if (held == HELD_OTHER) {
+		if ((rc = report_conflict(c, key, src_name, policy, fn, fn_ctx)) != 0)
 			return rc;
-		old_size = (int64_t)st.st_size;
-		if (gpucc_digest_compare(&old_digest, &new_digest) == 0) {
-			utimensat(AT_FDCWD, path, NULL, 0);
-			*outcome = CACHE_INSERT_DUPLICATE;
-			return 0;
-		}
-		char hex[GPUCC_DIGEST_HEX_SIZE];
-		gpucc_digest_to_hex(hex, key);
-		char first[1100];
-		snprintf(first, sizeof first, "cache '%s'", c->dir);
-		if (fn)
-			fn(fn_ctx, key, first, src_name);
-		if (policy == GPUCC_CONFLICT_FAIL)
-			return gpucc_error_set(GPUCC_ECONFLICT,
-			                       "conflict: key %s has different contents in %s and '%s'", hex,
-			                       first, src_name);
 		if (policy == GPUCC_CONFLICT_FIRST) {
 			*outcome = CACHE_INSERT_KEPT;
 			return 0;
 		}
-		*outcome = CACHE_INSERT_REPLACED;
-	} else if (rc == GPUCC_ENOTFOUND || rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
-		/* Absent, or unusable and so as good as absent: replace it. */
-		old_size = rc == GPUCC_ENOTFOUND ? 0 : file_size_or_zero(path);
-		*outcome = CACHE_INSERT_ADDED;
-	} else {
-		return rc;
 	}
 
 	rc = gpucc_image_writer_commit(w);
 	if (rc)
-		return gpucc_error_prefix("cannot insert into cache '%s'", c->dir);
-	c->bytes_added += file_size_or_zero(path) - old_size;
+		return name_entry_in_error(c, pending, path);
+	int64_t size = file_size_or_zero(pending);
+	if (gpucc_cache_test_before_publish)
+		gpucc_cache_test_before_publish(c, key);
+	publish_result r = {CACHE_INSERT_ADDED, false, 0};
+	rc = publish(&r, c, key, path, pending, &new_digest, held, &st, src_name, policy, fn, fn_ctx);
+	if (!r.published)
+		unlink(pending);
+	c->bytes_added += (r.published ? size : 0) - (int64_t)r.gone_bytes;
+	if (rc)
+		return rc;
+	*outcome = r.outcome;
 	maybe_gc(c);
 	return 0;
 }
 
-static int start_insert(gpucc_image_writer **w, char **path, gpucc_cache *c,
-                        const gpucc_digest *key)
+/* ".<key>.gpucc.new.<pid>.<random>" beside path: where an insert writes its
+ * entry before publishing it (gc removes one a killed process left). */
+static char *pending_path(const char *path)
 {
-	*w = NULL;
-	*path = NULL;
-	if (!c->writable)
+	const char *base = strrchr(path, '/') + 1;
+	size_t n = strlen(path) + 64;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%.*s.%s" PENDING_INFIX "%ld.%016" PRIx64, (int)(base - path), path, base,
+		         (long)getpid(), random_u64());
+	return p;
+}
+
+/* An arriving entry: e with payloads from sources, or from the image src. */
+typedef struct arriving_entry {
+	const gpucc_entry *e;
+	const gpucc_payload_source *sources;
+	size_t source_count;
+	gpucc_image *src;
+} arriving_entry;
+
+/* Both inserts. */
+static int insert_arriving(gpucc_cache *c, const arriving_entry *a, const char *src_name,
+                           gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx,
+                           cache_insert_outcome *outcome)
+{
+	if (!c->writable) {
+		c->insert_failed = true;
 		return gpucc_error_set(GPUCC_ERROR, "cannot insert into cache '%s': it is read-only",
 		                       c->dir);
-	int rc = shard_ready(c, key);
-	if (rc)
-		return rc;
-	*path = entry_path(c, key, false);
-	if (!*path)
-		return gpucc_error_oom();
+	}
+	gpucc_image_writer *w = NULL;
+	char *path = entry_path(c, &a->e->key, false);
+	char *pending = path ? pending_path(path) : NULL;
+	int rc = pending ? shard_ready(c, &a->e->key) : gpucc_error_oom();
 	gpucc_write_options opts = {0}; /* uncompressed: random access on lookup */
 	opts.use_mtime = true;
 	opts.mtime = 0;
@@ -839,34 +1130,27 @@ static int start_insert(gpucc_image_writer **w, char **path, gpucc_cache *c,
 	 * and is a miss (invariant 7), and fsync per entry made importing
 	 * 2,000 entries take 9 s instead of well under one. */
 	opts.no_sync = true;
-	rc = gpucc_image_writer_new(w, *path, &opts);
-	if (rc) {
-		free(*path);
-		*path = NULL;
-	} else {
-		gpucc_image_writer_leave_leftovers(*w); /* gc sweeps the cache */
+	if (rc == 0 && (rc = gpucc_image_writer_new(&w, pending, &opts)) == 0) {
+		gpucc_image_writer_leave_leftovers(w); /* gc sweeps the cache */
+		rc = a->src ? gpucc_image_writer_add_from(w, a->src, a->e)
+		            : gpucc_image_writer_add(w, a->e, a->sources, a->source_count);
 	}
+	if (rc == 0)
+		rc = insert_with_writer(c, w, &a->e->key, path, pending, src_name, policy, fn, fn_ctx,
+		                        outcome);
+	gpucc_image_writer_free(w);
+	free(path);
+	free(pending);
+	c->insert_failed |= rc != 0;
 	return rc;
 }
 
 int gpucc_cache_insert(gpucc_cache *c, const gpucc_entry *e, const gpucc_payload_source *sources,
                        size_t source_count, gpucc_conflict_policy policy)
 {
-	gpucc_image_writer *w;
-	char *path;
-	int rc = start_insert(&w, &path, c, &e->key);
-	if (rc) {
-		c->insert_failed = true;
-		return rc;
-	}
-	rc = gpucc_image_writer_add(w, e, sources, source_count);
+	arriving_entry a = {e, sources, source_count, NULL};
 	cache_insert_outcome outcome;
-	if (rc == 0)
-		rc = insert_with_writer(c, w, &e->key, path, "new entry", policy, NULL, NULL, &outcome);
-	gpucc_image_writer_free(w);
-	free(path);
-	c->insert_failed |= rc != 0;
-	return rc;
+	return insert_arriving(c, &a, "new entry", policy, NULL, NULL, &outcome);
 }
 
 int gpucc_cache_insert_entry_from(gpucc_cache *c, gpucc_image *src, const gpucc_entry *e,
@@ -874,20 +1158,8 @@ int gpucc_cache_insert_entry_from(gpucc_cache *c, gpucc_image *src, const gpucc_
                                   gpucc_conflict_fn fn, void *fn_ctx,
                                   cache_insert_outcome *outcome)
 {
-	gpucc_image_writer *w;
-	char *path;
-	int rc = start_insert(&w, &path, c, &e->key);
-	if (rc) {
-		c->insert_failed = true;
-		return rc;
-	}
-	rc = gpucc_image_writer_add_from(w, src, e);
-	if (rc == 0)
-		rc = insert_with_writer(c, w, &e->key, path, src_name, policy, fn, fn_ctx, outcome);
-	gpucc_image_writer_free(w);
-	free(path);
-	c->insert_failed |= rc != 0;
-	return rc;
+	arriving_entry a = {e, NULL, 0, src};
+	return insert_arriving(c, &a, src_name, policy, fn, fn_ctx, outcome);
 }
 
 int gpucc_cache_insert_from(gpucc_cache *c, gpucc_image *src, const gpucc_entry *e,
@@ -912,11 +1184,14 @@ int gpucc_cache_staging_path(char **out, gpucc_cache *c, const char *suffix)
 		free(dir);
 		return rc;
 	}
+	/* stage.<pid>.<random>.<n>: the pid lets gc tell a live importer's
+	 * file; the random part keeps apart processes of one pid in other PID
+	 * namespaces (PID 1 of containers that share a cache). */
 	size_t n = strlen(dir) + strlen(suffix) + 64;
 	char *p = malloc(n);
 	if (p)
-		snprintf(p, n, "%s/stage.%ld.%u%s", dir, (long)getpid(), atomic_fetch_add(&counter, 1),
-		         suffix);
+		snprintf(p, n, "%s/stage.%ld.%016" PRIx64 ".%u%s", dir, (long)getpid(), random_u64(),
+		         atomic_fetch_add(&counter, 1), suffix);
 	free(dir);
 	if (!p)
 		return gpucc_error_oom();
@@ -1037,7 +1312,7 @@ typedef struct gc_ctx {
 	int rc;
 } gc_ctx;
 
-/* Whether a staged image in v1/tmp ("stage.<pid>.<n>...", which its
+/* Whether a staged image in v1/tmp ("stage.<pid>.<random>.<n>...", which its
  * importer unlinks as soon as it has opened it) was left by a process that
  * is gone, or is old enough to be a leftover whatever its name says.  (A
  * process in another PID namespace looks gone; at worst its import then
@@ -1060,7 +1335,9 @@ static void gc_temporary(gc_ctx *g, int dir_fd, const char *name)
 		if (gpucc_atomic_file_remove_abandoned(dir_fd, name, g->now, GPUCC_ABANDONED_SECONDS))
 			g->removed_temporaries++;
 	} else if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	           stage_abandoned(name, &st, g->now) && unlinkat(dir_fd, name, 0) == 0) {
+	           (is_pending_name(name) ? st.st_mtime + GPUCC_ABANDONED_SECONDS < g->now
+	                                  : stage_abandoned(name, &st, g->now)) &&
+	           unlinkat(dir_fd, name, 0) == 0) {
 		g->removed_temporaries++;
 	}
 }
@@ -1120,13 +1397,20 @@ static void set_bytes(stats_record *r, void *ctx)
 	r->bytes = *(uint64_t *)ctx;
 }
 
-/* A lock on DIR/gc.lock; wait, or give up (returning -2) when busy. */
+/* A lock on DIR/gc.lock; wait, or give up (returning -2) when busy.  As
+ * gpucc_lock_acquire does, a lock file that another user created and this
+ * one may not write is locked through a read-only descriptor. */
 static int gc_lock(gpucc_cache *c, bool wait)
 {
 	char *path = path_join(c->dir, "gc.lock");
 	if (!path)
 		return gpucc_error_oom();
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+		int err = errno;
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == ENOENT)
+			errno = err;
+	}
 	if (fd < 0) {
 		int rc = gpucc_error_set_errno("cannot create lock '%s'", path);
 		free(path);
@@ -1143,6 +1427,13 @@ static int gc_lock(gpucc_cache *c, bool wait)
 	}
 	free(path);
 	return fd;
+}
+
+/* Where gc of the bound evicts down to: 90% of it, so that the inserts
+ * after a gc do not each walk the whole cache again (ccache does the same). */
+static uint64_t low_water(uint64_t bound)
+{
+	return bound - bound / 10;
 }
 
 /* Evict down to max_bytes; with all, every entry goes, used recently or not. */
@@ -1200,22 +1491,31 @@ int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *ou
 	int lock = gc_lock(c, true);
 	if (lock < 0)
 		return lock;
-	int rc = gc_locked(c, max_bytes ? max_bytes : c->max_size, false, out);
+	int rc = gc_locked(c, max_bytes ? max_bytes : low_water(c->max_size), false, out);
 	close(lock);
 	return rc;
 }
 
 static void maybe_gc(gpucc_cache *c)
 {
-	int64_t estimate = (int64_t)c->bytes_base + c->bytes_added;
-	if (estimate <= (int64_t)c->max_size)
+	uint64_t removed = c->bytes_added < 0 ? -(uint64_t)c->bytes_added : 0;
+	uint64_t estimate = removed ? (c->bytes_base > removed ? c->bytes_base - removed : 0)
+	                            : c->bytes_base + (uint64_t)c->bytes_added;
+	if (estimate <= c->max_size)
 		return;
 	int lock = gc_lock(c, false);
-	if (lock < 0) {
+	if (lock == -2) {
 		gpucc_error_clear();
 		return; /* another process is collecting */
 	}
-	if (gc_locked(c, c->max_size, false, NULL) != 0)
+	if (lock < 0) { /* said once: every insert past the bound meets it */
+		if (!c->gc_skip_warned)
+			gpucc_cache_warn(c, "cache gc skipped: %s", gpucc_error_last()->message);
+		c->gc_skip_warned = true;
+		gpucc_error_clear();
+		return;
+	}
+	if (gc_locked(c, low_water(c->max_size), false, NULL) != 0)
 		gpucc_cache_warn(c, "cache gc failed: %s", gpucc_error_last()->message);
 	close(lock);
 	gpucc_error_clear();

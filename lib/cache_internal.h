@@ -37,6 +37,11 @@ const char *gpucc_cache_read_only_reason(const gpucc_cache *c);
  * tells a cache from any other directory given where a source is expected. */
 bool gpucc_cache_layout_at(int dir_fd);
 
+/* For tests: when set, called by an insert after it has decided what to do
+ * and before it publishes the entry, so that a test can plant a rival entry
+ * in exactly the moment a concurrent process could. */
+extern void (*gpucc_cache_test_before_publish)(gpucc_cache *c, const gpucc_digest *key);
+
 /* Report a warning through the cache's handler, if any. */
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -9,7 +9,10 @@
 
 #include <gpucc.h>
 
+#include "cache_internal.h" /* gpucc_cache_test_before_publish, staging paths */
+
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -62,11 +65,61 @@ static void count_defect(void *ctx, const char *path, const char *message)
 }
 
 static int warnings;
+static char last_warning[1024];
 static void count_warning(void *ctx, const char *message)
 {
 	(void)ctx;
-	(void)message;
+	snprintf(last_warning, sizeof last_warning, "%s", message);
 	warnings++;
+}
+
+/* The file of module's entry in c (a static buffer). */
+static const char *entry_file(gpucc_cache *c, const char *module)
+{
+	static char path[512];
+	test_entry t;
+	make_entry(&t, module);
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &t.e.key);
+	snprintf(path, sizeof path, "%s/v1/%.2s/%s.gpucc", gpucc_cache_dir(c), hex, hex);
+	return path;
+}
+
+/* Overwrite the start of the payload text in the entry file at path, in
+ * place: the manifest still promises the old bytes. */
+static void corrupt_payload(const char *path, const char *text)
+{
+	int fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	struct stat st;
+	fstat(fd, &st);
+	char *buf = malloc((size_t)st.st_size);
+	CHECK(pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
+	char *hit = memmem(buf, (size_t)st.st_size, text, strlen(text));
+	CHECK(hit != NULL);
+	if (hit)
+		CHECK(pwrite(fd, "SOME", 4, hit - buf) == 4);
+	close(fd);
+	free(buf);
+}
+
+/* The PTX of module's entry in c, looked up (NULL on a miss; free()). */
+static char *lookup_ptx(gpucc_cache *c, const char *module)
+{
+	test_entry t;
+	make_entry(&t, module);
+	gpucc_image *img;
+	if (gpucc_cache_lookup(&img, c, &t.e.key) != 0)
+		return NULL;
+	void *data = NULL;
+	size_t size = 0;
+	CHECK_INT(gpucc_image_read_payload(&data, &size, img, &gpucc_image_entry(img, 0)->payloads[0]), 0);
+	gpucc_image_free(img);
+	char *text = malloc(size + 1);
+	memcpy(text, data, size);
+	text[size] = '\0';
+	gpucc_free(data);
+	return text;
 }
 
 static void test_insert_lookup(void)
@@ -144,22 +197,10 @@ static void test_corrupt_entry_is_a_miss(void)
 	CHECK_INT(insert(c, "x", "some ptx text", GPUCC_CONFLICT_FAIL), 0);
 	test_entry t;
 	make_entry(&t, "x");
-	char hex[GPUCC_DIGEST_HEX_SIZE], path[512];
-	gpucc_digest_to_hex(hex, &t.e.key);
-	snprintf(path, sizeof path, "%s/v1/%.2s/%s.gpucc", path_in_dir("c2"), hex, hex);
-	/* flip the payload's bytes in place */
-	int fd = open(path, O_RDWR);
-	CHECK(fd >= 0);
+	char path[512];
+	snprintf(path, sizeof path, "%s", entry_file(c, "x"));
+	corrupt_payload(path, "some ptx text");
 	struct stat st;
-	fstat(fd, &st);
-	char *buf = malloc((size_t)st.st_size);
-	CHECK(pread(fd, buf, (size_t)st.st_size, 0) == st.st_size);
-	char *hit = memmem(buf, (size_t)st.st_size, "some ptx text", 13);
-	CHECK(hit != NULL);
-	if (hit)
-		CHECK(pwrite(fd, "SOME", 4, hit - buf) == 4);
-	close(fd);
-	free(buf);
 
 	warnings = 0;
 	gpucc_image *img;
@@ -184,16 +225,11 @@ static void test_corrupt_entry_is_a_miss(void)
 
 static void set_age(gpucc_cache *c, const char *module, int seconds_ago)
 {
-	test_entry t;
-	make_entry(&t, module);
-	char hex[GPUCC_DIGEST_HEX_SIZE], path[512];
-	gpucc_digest_to_hex(hex, &t.e.key);
-	snprintf(path, sizeof path, "%s/v1/%.2s/%s.gpucc", gpucc_cache_dir(c), hex, hex);
 	struct timeval tv[2];
 	gettimeofday(&tv[0], NULL);
 	tv[0].tv_sec -= seconds_ago;
 	tv[1] = tv[0];
-	CHECK_INT(utimes(path, tv), 0);
+	CHECK_INT(utimes(entry_file(c, module), tv), 0);
 }
 
 static void test_gc_is_lru(void)
@@ -324,6 +360,244 @@ static void test_sizes(void)
 	CHECK_INT(gpucc_size_parse(&v, "12x"), GPUCC_EINVALID);
 	CHECK_INT(gpucc_size_parse(&v, ""), GPUCC_EINVALID);
 	CHECK_INT(gpucc_size_parse(&v, "99999999999999999999"), GPUCC_EINVALID);
+	/* at most INT64_MAX: sizes are file sizes, and a bound past it made
+	 * every insert run a full gc */
+	CHECK_INT(gpucc_size_parse(&v, "9223372036854775807"), 0);
+	CHECK(v == INT64_MAX);
+	CHECK_INT(gpucc_size_parse(&v, "9223372036854775808"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("'9223372036854775808' is too large");
+	CHECK_INT(gpucc_size_parse(&v, "8388607T"), 0);
+	CHECK_INT(gpucc_size_parse(&v, "8388608T"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("'8388608T' is too large");
+	CHECK_INT(gpucc_size_parse(&v, "5 GiB"), GPUCC_EINVALID);
+	gpucc_cache *c;
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c6"), 0), 0);
+	CHECK_INT(gpucc_cache_set_max_size(c, (uint64_t)INT64_MAX + 1), GPUCC_EINVALID);
+	CHECK_INT(gpucc_cache_max_size(c), GPUCC_CACHE_DEFAULT_MAX_SIZE);
+	gpucc_cache_free(c);
+}
+
+/* Write text to DIR/config of the cache in dir. */
+static void write_config(const char *dir, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/config", dir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* The bound of the cache in dir with config text; warnings counts what
+ * the warning handler got (last_warning the last). */
+static uint64_t bound_with(const char *dir, const char *config)
+{
+	write_config(dir, config);
+	gpucc_cache *c = NULL;
+	CHECK_INT(gpucc_cache_open(&c, dir, GPUCC_CACHE_READ_ONLY), 0);
+	warnings = 0;
+	last_warning[0] = '\0';
+	gpucc_cache_set_warning_handler(c, count_warning, NULL);
+	uint64_t bound = c ? gpucc_cache_max_size(c) : 0;
+	gpucc_cache_free(c);
+	return bound;
+}
+
+static void test_config(void)
+{
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s", path_in_dir("c7"));
+	gpucc_cache *c;
+	CHECK_INT(gpucc_cache_open(&c, dir, 0), 0);
+	gpucc_cache_free(c);
+
+	/* the whole value counts: "5 GiB" is no size, not 5 bytes; unknown
+	 * names and bad values are reported, one line each, and ignored */
+	CHECK_INT(bound_with(dir, "# settings\n"
+	                          "max-size = 5 GiB\n"
+	                          "max_size = 1G\n"
+	                          "\n"
+	                          "max-size = 5X   # five what?\n"
+	                          "max-size\n"
+	                          "max-size = 8388608T\n"),
+	          GPUCC_CACHE_DEFAULT_MAX_SIZE);
+	CHECK_INT(warnings, 5);
+	CHECK(strstr(last_warning, "/config', line 7: ") != NULL);
+	CHECK(strstr(last_warning, "'8388608T' is too large") != NULL);
+	CHECK_INT(bound_with(dir, "max_size = 1G\n"), GPUCC_CACHE_DEFAULT_MAX_SIZE);
+	CHECK_INT(warnings, 1);
+	CHECK(strstr(last_warning, "line 1: unknown setting 'max_size'") != NULL);
+
+	/* what the size parser takes, with blanks and a comment around it */
+	CHECK_INT(bound_with(dir, "  max-size   =   5GiB  # five\n"), (uint64_t)5 << 30);
+	CHECK_INT(warnings, 0);
+	CHECK_INT(bound_with(dir, "max-size=7M"), (uint64_t)7 << 20);
+	CHECK_INT(warnings, 0);
+
+	/* GPUCC_CACHE_MAX_SIZE applies when the file sets none, and a bad one
+	 * is reported too */
+	setenv("GPUCC_CACHE_MAX_SIZE", "3M", 1);
+	CHECK_INT(bound_with(dir, "# nothing set\n"), (uint64_t)3 << 20);
+	CHECK_INT(warnings, 0);
+	setenv("GPUCC_CACHE_MAX_SIZE", "5X", 1);
+	CHECK_INT(bound_with(dir, "# nothing set\n"), GPUCC_CACHE_DEFAULT_MAX_SIZE);
+	CHECK_INT(warnings, 1);
+	CHECK(strstr(last_warning, "GPUCC_CACHE_MAX_SIZE") != NULL);
+	CHECK(strstr(last_warning, "'5X' is not a size") != NULL);
+	unsetenv("GPUCC_CACHE_MAX_SIZE");
+}
+
+/* Gc, by hand or on insert, evicts to 90% of the bound, so that a full
+ * cache does not walk every entry again on the next insert. */
+static void test_gc_low_water(void)
+{
+	gpucc_cache *c;
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c8"), 0), 0);
+	char name[16];
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof name, "w%d", i);
+		CHECK_INT(insert(c, name, "same ptx", GPUCC_CONFLICT_FAIL), 0);
+		set_age(c, name, 1000 - i);
+	}
+	gpucc_cache_stats st;
+	CHECK_INT(gpucc_cache_stats_get(&st, c), 0);
+	uint64_t one = st.bytes / 10;
+	CHECK_INT(st.bytes, one * 10); /* entries of one size */
+	CHECK_INT(gpucc_cache_set_max_size(c, one * 10), 0);
+	gpucc_cache_gc_result r;
+	CHECK_INT(gpucc_cache_gc(c, 0, &r), 0); /* at the bound: down to 90% */
+	CHECK_INT(r.removed_entries, 1);
+	CHECK_INT(r.entries, 9);
+	CHECK_INT(gpucc_cache_gc(c, one * 8, &r), 0); /* an explicit size is exact */
+	CHECK_INT(r.entries, 8);
+	for (int i = 10; i < 13; i++) { /* 11 entries: past the bound */
+		snprintf(name, sizeof name, "w%d", i);
+		CHECK_INT(insert(c, name, "same ptx", GPUCC_CONFLICT_FAIL), 0);
+	}
+	CHECK_INT(gpucc_cache_stats_get(&st, c), 0);
+	CHECK_INT(st.entries, 9);
+	gpucc_cache_free(c);
+}
+
+/* A rival process's entry, planted by the test hook between an insert's
+ * check and its publish (gpucc_cache_test_before_publish). */
+static const char *rival_module, *rival_ptx;
+static void plant_rival(gpucc_cache *c, const gpucc_digest *key)
+{
+	(void)key;
+	gpucc_cache_test_before_publish = NULL; /* once, and not for the rival */
+	gpucc_cache *other;
+	CHECK_INT(gpucc_cache_open(&other, gpucc_cache_dir(c), 0), 0);
+	CHECK_INT(insert(other, rival_module, rival_ptx, GPUCC_CONFLICT_FAIL), 0);
+	gpucc_cache_free(other);
+}
+
+/* Insert module's entry with ptx while a rival publishes rival_ptx for the
+ * same key first; the insert's result, and what the cache holds then. */
+static int race(gpucc_cache *c, const char *module, const char *ptx, const char *rival,
+                gpucc_conflict_policy policy, char **held)
+{
+	rival_module = module;
+	rival_ptx = rival;
+	gpucc_cache_test_before_publish = plant_rival;
+	int rc = insert(c, module, ptx, policy);
+	CHECK(gpucc_cache_test_before_publish == NULL); /* it did run */
+	gpucc_cache_test_before_publish = NULL;
+	*held = lookup_ptx(c, module);
+	return rc;
+}
+
+/* Invariant 3 under concurrency: an entry published between an insert's
+ * check and its publish is a conflict (or a duplicate), never overwritten. */
+static void test_racing_inserts(void)
+{
+	gpucc_cache *c;
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c9"), 0), 0);
+	char *held;
+	CHECK_INT(race(c, "r1", "ptx A", "ptx B", GPUCC_CONFLICT_FAIL, &held), GPUCC_ECONFLICT);
+	CHECK_ERROR_HAS("conflict: key");
+	CHECK_STR(held, "ptx B");
+	free(held);
+	CHECK_INT(race(c, "r2", "ptx A", "ptx B", GPUCC_CONFLICT_FIRST, &held), 0);
+	CHECK_STR(held, "ptx B");
+	free(held);
+	CHECK_INT(race(c, "r3", "ptx A", "ptx B", GPUCC_CONFLICT_LAST, &held), 0);
+	CHECK_STR(held, "ptx A");
+	free(held);
+	CHECK_INT(race(c, "r4", "ptx A", "ptx A", GPUCC_CONFLICT_FAIL, &held), 0); /* identical */
+	CHECK_STR(held, "ptx A");
+	free(held);
+	/* nothing of the losers is left behind */
+	gpucc_cache_verify_result v;
+	CHECK_INT(gpucc_cache_verify(c, NULL, NULL, &v), 0);
+	CHECK_INT(v.entries, 4);
+	CHECK_INT(v.temporaries, 0);
+	gpucc_cache_free(c);
+}
+
+/* Importing an entry identical to one whose payload is corrupt replaces it:
+ * "already there" must not keep a file every lookup rejects. */
+static void test_duplicate_over_corrupt(void)
+{
+	gpucc_cache *c;
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c10"), 0), 0);
+	CHECK_INT(insert(c, "y", "some ptx text", GPUCC_CONFLICT_FAIL), 0);
+	corrupt_payload(entry_file(c, "y"), "some ptx text");
+	warnings = 0;
+	gpucc_cache_set_warning_handler(c, count_warning, NULL);
+	CHECK_INT(insert(c, "y", "some ptx text", GPUCC_CONFLICT_FAIL), 0);
+	CHECK_INT(warnings, 1);
+	CHECK(strstr(last_warning, "corrupt") != NULL);
+	char *held = lookup_ptx(c, "y");
+	CHECK_STR(held, "some ptx text");
+	free(held);
+	gpucc_cache_free(c);
+}
+
+/* Staged images are named stage.<pid>.<random>.<n>: processes with one pid
+ * (PID 1 of two containers sharing a cache) never share a name. */
+static void test_staging_names(void)
+{
+	gpucc_cache *c;
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c11"), 0), 0);
+	char *a = NULL, *b = NULL;
+	CHECK_INT(gpucc_cache_staging_path(&a, c, ".gpucc"), 0);
+	CHECK_INT(gpucc_cache_staging_path(&b, c, ".gpucc"), 0);
+	char prefix[64];
+	snprintf(prefix, sizeof prefix, "/v1/tmp/stage.%ld.", (long)getpid());
+	const char *ra = a ? strstr(a, prefix) : NULL, *rb = b ? strstr(b, prefix) : NULL;
+	CHECK(ra && rb);
+	if (ra && rb) {
+		ra += strlen(prefix);
+		rb += strlen(prefix);
+		CHECK(strspn(ra, "0123456789abcdef") == 16 && ra[16] == '.');
+		CHECK(strspn(rb, "0123456789abcdef") == 16 && rb[16] == '.');
+		CHECK(memcmp(ra, rb, 16) != 0);
+	}
+	free(a);
+	free(b);
+
+	gpucc_cache_free(c);
+}
+
+/* A cache directory that is a regular file, named or from GPUCC_CACHE_DIR:
+ * the error names it. */
+static void test_cache_is_a_file(void)
+{
+	char file[256];
+	snprintf(file, sizeof file, "%s", path_in_dir("plain-file"));
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	close(fd);
+	setenv("GPUCC_CACHE_DIR", file, 1);
+	gpucc_cache *c;
+	for (int i = 0; i < 4; i++) {
+		CHECK_INT(gpucc_cache_open(&c, i < 2 ? file : NULL, i % 2 ? GPUCC_CACHE_READ_ONLY : 0),
+		          GPUCC_EINVALID);
+		CHECK_ERROR_HAS(file);
+		CHECK_ERROR_HAS("is not a directory");
+	}
+	unsetenv("GPUCC_CACHE_DIR");
 }
 
 static void random_items(gpucc_snapshot_item *items, size_t n, unsigned seed)
@@ -486,6 +760,12 @@ int main(void)
 	RUN(test_gc_is_lru);
 	RUN(test_verify_and_leftovers);
 	RUN(test_sizes);
+	RUN(test_config);
+	RUN(test_gc_low_water);
+	RUN(test_racing_inserts);
+	RUN(test_duplicate_over_corrupt);
+	RUN(test_staging_names);
+	RUN(test_cache_is_a_file);
 	RUN(test_snapshots);
 	RUN(test_merge_and_delta);
 	if (check_dir_remove() != 0)
