@@ -15,11 +15,13 @@
  */
 #include "algebra.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* ---- shared helpers (cmd/algebra.h) ------------------------------------------ */
@@ -125,6 +127,19 @@ static void format_size(char *out, size_t size, uint64_t bytes)
 		snprintf(out, size, "%.1f %s", v, units[u]);
 }
 
+/* Open the cache for commands that report on it (verify, stats): a
+ * directory that --cache names and that does not exist is an error, so that
+ * a typo does not pass as an empty cache; the default cache, not made yet,
+ * is an empty one. */
+static int open_cache_to_report(const cmd_args *args, gpucc_cache **out, unsigned flags)
+{
+	const char *dir = cmd_value(args, "cache");
+	struct stat st;
+	if (dir && stat(dir, &st) != 0 && errno == ENOENT)
+		return cmd_error(args, EXIT_NOT_FOUND, "cache '%s' does not exist", dir);
+	return cmd_open_cache(args, out, flags);
+}
+
 /* ---- cache verify ------------------------------------------------------------------ */
 
 static const cmd_option verify_options[] = {
@@ -146,7 +161,7 @@ static void print_defect(void *ctx, const char *path, const char *message)
 static int run_verify(const cmd_args *args)
 {
 	gpucc_cache *c;
-	int rc = cmd_open_cache(args, &c, GPUCC_CACHE_READ_ONLY);
+	int rc = open_cache_to_report(args, &c, GPUCC_CACHE_READ_ONLY);
 	if (rc)
 		return rc;
 	gpucc_cache_verify_result r;
@@ -181,7 +196,8 @@ const cmd_spec cmd_cache_verify_spec = {
 	"counted, never taken for entries.  On success prints\n"
 	"'DIR: ok (N entries, B bytes, T temporary files)'.  Prints each defect in\n"
 	"one line naming the entry file; exits 3 when an entry is corrupt, 1 when\n"
-	"one cannot be read.",
+	"one cannot be read.  A directory named by --cache that does not exist is\n"
+	"an error (exit 2); the default cache, not created yet, verifies as empty.",
 	verify_options, 0, 0, run_verify,
 };
 
@@ -198,7 +214,7 @@ static int run_stats(const cmd_args *args)
 {
 	bool reset = cmd_flag(args, "reset");
 	gpucc_cache *c;
-	int rc = cmd_open_cache(args, &c, reset ? 0 : GPUCC_CACHE_READ_ONLY);
+	int rc = open_cache_to_report(args, &c, reset ? 0 : GPUCC_CACHE_READ_ONLY);
 	if (rc)
 		return rc;
 	gpucc_cache_stats st;
@@ -248,7 +264,9 @@ const cmd_spec cmd_cache_stats_spec = {
 	"cache stats", "[--cache DIR] [--json] [--reset]",
 	"show the local cache's entries, size, bound, hits and misses",
 	"Entries and size are counted now; hits and misses are summed over every\n"
-	"process that used the cache since the last reset.",
+	"process that used the cache since the last reset.  A directory named by\n"
+	"--cache that does not exist is an error (exit 2); the default cache, not\n"
+	"created yet, shows as empty.",
 	stats_options, 0, 0, run_stats,
 };
 
@@ -302,7 +320,9 @@ const cmd_spec cmd_cache_import_spec = {
 	"put the entries of images (or other caches) into the local cache",
 	"Each entry is published on its own, atomically; payloads stream from the\n"
 	"images and are verified on the way.  An entry already in the cache with\n"
-	"the same contents is kept; with other contents it is a conflict.",
+	"the same contents is kept; with other contents it is a conflict, also\n"
+	"when another process published it a moment before.  One that fails its\n"
+	"checks (a corrupt payload) is replaced, with a warning.",
 	import_options, 1, -1, run_import,
 };
 
@@ -310,7 +330,7 @@ const cmd_spec cmd_cache_import_spec = {
 
 static const cmd_option gc_options[] = {
 	{"cache", 0, "DIR", false, "the cache directory (default: see formats/cache.md)"},
-	{"max-size", 0, "SIZE", false, "evict down to SIZE (e.g. 5G, 512M) instead of the bound"},
+	{"max-size", 0, "SIZE", false, "evict down to SIZE (e.g. 5G, 512M) instead of 90% of the bound"},
 	{"save", 0, NULL, false, "with --max-size: make SIZE the cache's bound from now on"},
 	{"quiet", 'q', NULL, false, "print nothing on success"},
 	{0},
@@ -352,8 +372,11 @@ static int run_gc(const cmd_args *args)
 
 const cmd_spec cmd_cache_gc_spec = {
 	"cache gc", "[--cache DIR] [--max-size SIZE [--save]]",
-	"evict least recently used entries down to the cache's bound",
-	"The bound is max-size in DIR/config, else GPUCC_CACHE_MAX_SIZE, else 5G.\n"
+	"evict least recently used entries to below the cache's bound",
+	"The bound is max-size in DIR/config, else GPUCC_CACHE_MAX_SIZE, else 5G\n"
+	"(at most 8 EiB).  Evicts down to 90% of the bound, as does the gc that\n"
+	"an insert runs when the cache grows past it, so that the inserts that\n"
+	"follow do not each walk the cache again; with --max-size, down to SIZE.\n"
 	"Safe while other processes use the cache: a process reading an entry\n"
 	"keeps it; a later lookup of it misses.",
 	gc_options, 0, 0, run_gc,

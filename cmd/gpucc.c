@@ -63,13 +63,40 @@ static const cmd_spec *find_command(int argc, char **argv, int *used)
 	return NULL;
 }
 
+/* Whether name ("cache stats") is a subcommand of group ("cache"). */
+static bool in_group(const char *name, const char *group)
+{
+	size_t len = strlen(group);
+	return strncmp(name, group, len) == 0 && name[len] == ' ';
+}
+
 static bool is_command_group(const char *word)
 {
-	size_t len = strlen(word);
 	for (size_t i = 0; i < gpucc_command_count; i++)
-		if (strncmp(gpucc_commands[i]->name, word, len) == 0 && gpucc_commands[i]->name[len] == ' ')
+		if (in_group(gpucc_commands[i]->name, word))
 			return true;
 	return false;
+}
+
+/* The subcommands of group ("cache"): each one's usage line, then what it
+ * does, as `gpucc cache -h` prints them. */
+static void print_group_help(FILE *f, const char *group)
+{
+	const char *lead = "usage:";
+	for (size_t i = 0; i < gpucc_command_count; i++) {
+		const cmd_spec *s = gpucc_commands[i];
+		if (in_group(s->name, group)) {
+			fprintf(f, "%6s gpucc %s %s\n", lead, s->name, s->synopsis ? s->synopsis : "");
+			lead = "or:";
+		}
+	}
+	fprintf(f, "\nsubcommands:\n");
+	for (size_t i = 0; i < gpucc_command_count; i++) {
+		const cmd_spec *s = gpucc_commands[i];
+		if (in_group(s->name, group))
+			fprintf(f, "  %-8s %s\n", s->name + strlen(group) + 1, s->summary);
+	}
+	fprintf(f, "\n'gpucc %s <subcommand> -h' describes one.\n", group);
 }
 
 static int run_help(int argc, char **argv)
@@ -82,6 +109,10 @@ static int run_help(int argc, char **argv)
 		return cmd_man_main(argc - 3, argv + 3, gpucc_commands, gpucc_command_count, exit_codes_text);
 	int used;
 	const cmd_spec *spec = find_command(argc - 1, argv + 1, &used);
+	if (!spec && argc == 3 && is_command_group(argv[2])) {
+		print_group_help(stdout, argv[2]);
+		return EXIT_OK;
+	}
 	if (!spec) {
 		fprintf(stderr, "gpucc help: unknown command '%s'\n", argv[2]);
 		return EXIT_USAGE;
@@ -107,13 +138,17 @@ int main(int argc, char **argv)
 	int used = 0;
 	const cmd_spec *spec = find_command(argc, argv, &used);
 	if (!spec) {
-		if (is_command_group(argv[1])) {
-			fprintf(stderr, "gpucc %s: %s '%s'\n", argv[1],
-			        argc >= 3 ? "unknown subcommand" : "missing subcommand",
-			        argc >= 3 ? argv[2] : "");
-			fprintf(stderr, "(see 'gpucc help')\n");
-		} else {
+		if (!is_command_group(argv[1])) {
 			fprintf(stderr, "gpucc: unknown command '%s' (see 'gpucc help')\n", argv[1]);
+		} else if (argc < 3) {
+			fprintf(stderr, "gpucc %s: missing subcommand\n", argv[1]);
+			print_group_help(stderr, argv[1]);
+		} else if (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0) {
+			print_group_help(stdout, argv[1]);
+			return EXIT_OK;
+		} else {
+			fprintf(stderr, "gpucc %s: unknown subcommand '%s' (see 'gpucc %s -h')\n", argv[1],
+			        argv[2], argv[1]);
 		}
 		return EXIT_USAGE;
 	}

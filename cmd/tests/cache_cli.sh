@@ -1,0 +1,120 @@
+# cmd/tests/cache_cli.sh -- the cache commands at their edges: `gpucc cache`
+# without a subcommand or with -h, caches that are missing, files or cannot
+# be created, bounds and settings that are not sizes, gc locks another user
+# created, and two imports racing with one key and different contents.
+. "$SRCROOT/cmd/tests/lib.sh"
+. "$SRCROOT/cmd/tests/algebra_helpers.sh"
+
+# ---- gpucc cache, -h, --help: the list of subcommands
+for h in -h --help; do
+	expect_exit 0 "$GPUCC" cache $h
+	for sub in stats import gc clear lookup verify; do
+		assert_grep "gpucc cache $sub " out
+	done
+	[ ! -s err ] || fail "'gpucc cache $h' wrote to stderr"
+done
+cp out help.out
+expect_exit 0 "$GPUCC" help cache
+assert_same out help.out
+expect_exit 129 "$GPUCC" cache
+assert_grep "^gpucc cache: missing subcommand$" err
+assert_grep "gpucc cache verify " err
+expect_exit 129 "$GPUCC" cache frobnicate
+assert_grep "^gpucc cache: unknown subcommand 'frobnicate'" err
+
+# ---- a cache that is a file, or missing
+touch plain
+GPUCC_CACHE_DIR=$TEST_DIR/plain expect_exit 3 "$GPUCC" cache stats
+assert_one_line err
+assert_grep "cache '$TEST_DIR/plain' is not a directory" err
+# verify and stats of a directory named by --cache that does not exist:
+# an error, not "ok"; the default cache not made yet is an empty one
+for sub in verify stats; do
+	expect_exit 2 "$GPUCC" cache $sub --cache "$TEST_DIR/typo"
+	assert_one_line err
+	assert_grep "^gpucc cache $sub: cache '$TEST_DIR/typo' does not exist" err
+	assert_no_file typo
+	GPUCC_CACHE_DIR=$TEST_DIR/unused expect_exit 0 "$GPUCC" cache $sub
+	assert_no_file unused
+done
+
+# ---- bounds past INT64_MAX are refused when parsed
+expect_exit 0 "$GPUCC" cache clear --cache big
+expect_exit 129 "$GPUCC" cache gc --max-size 8388608T --save --cache big
+assert_one_line err
+assert_grep "'8388608T' is too large" err
+assert_no_file big/config
+
+# ---- settings that are not sizes are reported, not taken for bytes
+printf 'max-size = 5 GiB\nmax_size = 1G\n' > big/config
+expect_exit 0 "$GPUCC" cache stats --cache big
+assert_grep "^max size          5.0 GiB$" out
+assert_grep "^gpucc cache stats: warning: .*big/config', line 1: .*'5 GiB' is not a size" err
+assert_grep "^gpucc cache stats: warning: .*big/config', line 2: unknown setting 'max_size'" err
+[ "$(wc -l < err)" = 2 ] || fail "expected two warnings"
+rm big/config
+GPUCC_CACHE_MAX_SIZE=5X expect_exit 0 "$GPUCC" cache stats --cache big
+assert_one_line err
+assert_grep "GPUCC_CACHE_MAX_SIZE.*'5X' is not a size" err
+
+# ---- a gc lock that cannot be used is reported by the insert that needs gc
+make_image E.gpucc E 0 8
+expect_exit 0 "$GPUCC" cache gc -q --cache lk --max-size 1k --save
+rm lk/gc.lock && mkdir lk/gc.lock
+expect_exit 0 "$GPUCC" cache import -q --cache lk E.gpucc
+assert_one_line err
+assert_grep "^gpucc cache import: warning: .*gc.lock" err
+rmdir lk/gc.lock
+
+# ---- as another user: a gc lock that user may only read, a cache it
+# cannot create
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+if [ "$(id -u)" = 0 ] && as_nobody true 2>/dev/null && as_nobody test -x "$GPUCC"; then
+	chmod a+rx "$TEST_DIR"
+	make_image F.gpucc F 0 4
+	expect_exit 0 "$GPUCC" cache import -q --cache shared F.gpucc
+	bound=$(( $(stat -c %s shared/v1/*/*.gpucc | head -1) * 3 ))
+	expect_exit 0 "$GPUCC" cache gc -q --cache shared --max-size "$bound" --save
+	expect_exit 0 "$GPUCC" cache gc -q --cache shared   # (creates gc.lock, 0644)
+	find shared -type d -exec chmod 777 {} +
+	chmod a+r E.gpucc
+	as_nobody "$GPUCC" cache import -q --cache shared E.gpucc >out 2>err ||
+		{ cat err >&2; fail "import as another user failed"; }
+	[ ! -s err ] || { cat err >&2; fail "import as another user warned"; }
+	"$GPUCC" cache stats --json --cache shared > stats.json
+	python3 -c 'import json,sys; s=json.load(open("stats.json")); sys.exit(s["bytes"] > s["max_bytes"])' ||
+		fail "gc did not run for a user who may only read gc.lock: $(cat stats.json)"
+
+	mkdir -m 555 locked
+	as_nobody "$GPUCC" cache clear --cache "$TEST_DIR/locked/sub/cache" >out 2>err
+	[ $? = 1 ] || fail "creating a cache without permission did not exit 1"
+	assert_one_line err
+	assert_grep "cannot create cache '$TEST_DIR/locked/sub/cache': Permission denied" err
+else
+	echo "note: cannot run gpucc as nobody here: the other-user part is skipped"
+fi
+
+# ---- two imports of one key with different contents, racing: one of them
+# reports the conflict; one that succeeds finds all its entries in the cache
+make_image A.gpucc R 0 40 vA
+make_image B.gpucc R 0 40 vB
+"$GPUCC" snapshot --show A.gpucc > A.snap
+"$GPUCC" snapshot --show B.gpucc > B.snap
+for round in $(seq 1 12); do
+	rm -rf race
+	"$GPUCC" cache import -q --cache race A.gpucc 2>a.err & pa=$!
+	"$GPUCC" cache import -q --cache race B.gpucc 2>b.err & pb=$!
+	wait $pa; ra=$?
+	wait $pb; rb=$?
+	[ "$ra" = 4 ] || [ "$rb" = 4 ] ||
+		fail "round $round: racing conflicting imports exited $ra and $rb, no conflict reported"
+	"$GPUCC" snapshot --show race > race.snap
+	[ "$ra" != 0 ] || cmp -s race.snap A.snap || fail "round $round: A's import succeeded, but the cache lost its entries"
+	[ "$rb" != 0 ] || cmp -s race.snap B.snap || fail "round $round: B's import succeeded, but the cache lost its entries"
+	for f in a.err b.err; do
+		[ ! -s $f ] || { assert_one_line $f; assert_grep "conflict: key" $f; }
+	done
+	expect_exit 0 "$GPUCC" cache verify --cache race
+	assert_grep "ok (.* entries, .* bytes, 0 temporary files)" out
+done
+echo ok
