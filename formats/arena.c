@@ -1,6 +1,8 @@
 /*
  * formats/arena.c -- the grow-only allocator (formats/arena.h): a list of
- * blocks, each at least 64 KiB, freed together.
+ * blocks freed together, the first 4 KiB and each next twice the last, up
+ * to 64 KiB (or what one allocation needs).  Small first: a merge from a
+ * cache holds one arena per entry, most of them a few hundred bytes.
  */
 #include "arena.h"
 
@@ -8,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK_MIN ((size_t)64 * 1024)
+#define BLOCK_FIRST ((size_t)4 * 1024)
+#define BLOCK_MAX ((size_t)64 * 1024)
 
 struct block {
 	struct block *next;
@@ -50,7 +53,11 @@ void *gpucc_arena_alloc(gpucc_arena *a, size_t size)
 		size = align;
 	struct block *b = a->head;
 	if (!b || b->size - b->used < size) {
-		size_t capacity = size > BLOCK_MIN ? size : BLOCK_MIN;
+		size_t capacity = b ? 2 * b->size : BLOCK_FIRST;
+		if (capacity > BLOCK_MAX)
+			capacity = BLOCK_MAX;
+		if (capacity < size)
+			capacity = size;
 		/* calloc: large blocks come straight from the kernel, already
 		 * zero, so allocations need no memset of their own. */
 		b = calloc(1, sizeof *b + capacity);

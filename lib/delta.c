@@ -80,7 +80,8 @@ static int delta_of_image(delta_state *d, gpucc_image *img)
 	return 0;
 }
 
-/* The entry images opened from a cache, kept open until the writer commits. */
+/* The entry images opened from a cache, kept until the writer commits
+ * (parked beyond the budget of open files, algebra.h). */
 typedef struct open_images {
 	gpucc_image **images;
 	size_t count;
@@ -98,22 +99,18 @@ static int delta_of_cache(delta_state *d, gpucc_cache *c, open_images *opened)
 		free(keys);
 		return gpucc_error_oom();
 	}
+	gpucc_entry_budget budget;
+	gpucc_entry_budget_init(&budget);
 	for (size_t i = 0; i < key_count && rc == 0; i++) {
 		const gpucc_snapshot_item *in_base = gpucc_snapshot_find(d->base, &keys[i]);
 		gpucc_image *img;
-		rc = gpucc_cache_open_entry(&img, c, &keys[i]);
-		if (rc == GPUCC_ENOTFOUND) { /* evicted since listed */
-			rc = 0;
-			continue;
-		}
-		if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
-			/* A corrupt entry is a miss: not in the cache at all. */
-			gpucc_cache_warn(c, "skipping corrupt cache entry: %s", gpucc_error_last()->message);
+		rc = gpucc_algebra_open_entry(&img, c, &keys[i], &budget);
+		if (rc == 1) {
 			rc = 0;
 			continue;
 		}
 		if (rc)
-			break; /* anything else is a failure, not a silent loss */
+			break;
 		opened->images[opened->count++] = img;
 		const gpucc_entry *e = gpucc_image_entry(img, 0);
 		bool take;

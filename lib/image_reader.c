@@ -101,6 +101,12 @@ struct gpucc_image {
 	uint64_t fd_position; /* read position of the cursor in fd (or in data) */
 	unsigned char *fd_buffer;
 
+	/* A parked image (gpucc_image_park) holds no descriptor between
+	 * reads: each reopens this path and checks it is still the file. */
+	char *park_path;
+	dev_t park_dev;
+	ino_t park_ino;
+
 	/* Called last by gpucc_image_free (gpucc_image_on_free). */
 	void (*on_free)(void *ctx);
 	void *on_free_ctx;
@@ -946,6 +952,7 @@ void gpucc_image_free(gpucc_image *img)
 	free(img->fd_buffer);
 	gpucc_read_window_release(&img->window);
 	free(img->payloads_error);
+	free(img->park_path);
 	free(img->name);
 	void (*on_free)(void *) = img->on_free;
 	void *on_free_ctx = img->on_free_ctx;
@@ -1360,8 +1367,75 @@ static int check_digest(gpucc_image *img, size_t i, gpucc_sha256 *md)
 
 /* Stream payload p into sink; its digest is compared here, or queued on
  * checker. */
+/* ---- parking ------------------------------------------------------------------ */
+
+static int repark(gpucc_image *img, int rc);
+static int stream_unparked(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
+                           void *ctx, gpucc_payload_checker *checker);
+
+int gpucc_image_park(gpucc_image *img, const char *path)
+{
+	if (img->fd < 0 || !img->seekable || img->compressed || img->park_path ||
+	    ensure_payloads(img) != 0)
+		return 0; /* stays as it is; a failure to list payloads is reported on use */
+	struct stat st;
+	if (fstat(img->fd, &st) != 0)
+		return gpucc_error_set_errno("cannot read '%s'", img->name);
+	if (!(img->park_path = strdup(path)))
+		return gpucc_error_oom();
+	img->park_dev = st.st_dev;
+	img->park_ino = st.st_ino;
+	return repark(img, 0);
+}
+
+/* Reopen a parked image for a read; a no-op for any other image. */
+static int unpark(gpucc_image *img)
+{
+	if (!img->park_path || img->fd >= 0)
+		return 0;
+	int fd = open(img->park_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno != ENOENT)
+		return gpucc_error_set_errno("cannot reopen '%s'", img->name);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != img->park_dev || st.st_ino != img->park_ino) {
+		if (fd >= 0)
+			close(fd);
+		return gpucc_error_set(GPUCC_ERROR, "'%s' was removed or replaced while it was being read",
+		                       img->name);
+	}
+	img->fd = fd;
+	return 0;
+}
+
+/* Close a parked image's descriptor again after a read that returned rc. */
+static int repark(gpucc_image *img, int rc)
+{
+	if (!img->park_path || img->fd < 0)
+		return rc;
+	if (img->cursor) {
+		GPUCC_LA->read_free(img->cursor);
+		img->cursor = NULL;
+		img->cursor_after_head = false;
+	}
+	close(img->fd);
+	img->fd = -1;
+	/* The read-ahead goes too: a merge may park 100,000 images. */
+	gpucc_read_window_release(&img->window);
+	gpucc_read_window_init(&img->window, WINDOW_SIZE);
+	return rc;
+}
+
 static int stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
                           void *ctx, gpucc_payload_checker *checker)
+{
+	int rc = unpark(img);
+	if (rc)
+		return rc;
+	return repark(img, stream_unparked(img, p, sink, ctx, checker));
+}
+
+static int stream_unparked(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
+                           void *ctx, gpucc_payload_checker *checker)
 {
 	int ready = ensure_payloads(img);
 	if (ready)
@@ -1397,8 +1471,8 @@ int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
 	size_t index = payload_index(img, p);
 	if (index == img->payload_count)
 		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s': no such payload in the image", img->name);
-	if (!img->offsets_known)
-		return 1;
+	if (!img->offsets_known || img->park_path)
+		return 1; /* a parked image is read through gpucc_image_stream_payload */
 	out->fd = img->fd;
 	out->data = img->fd < 0 ? img->data : NULL;
 	out->image_size = img->size;
@@ -1639,7 +1713,15 @@ static int verify_with_libarchive(gpucc_image *img)
 	return rc;
 }
 
+static int verify_unparked(gpucc_image *img);
+
 int gpucc_image_verify(gpucc_image *img)
+{
+	int rc = unpark(img);
+	return rc ? rc : repark(img, verify_unparked(img));
+}
+
+static int verify_unparked(gpucc_image *img)
 {
 	int rc;
 	if ((rc = ensure_payloads(img)) || (rc = gpucc_manifest_check_keys(&img->manifest, img->name)))

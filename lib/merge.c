@@ -20,6 +20,7 @@
 #include "atomic_file.h"
 #include "cache_internal.h"
 #include "errors.h"
+#include "image_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,13 +28,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- reading sources entry by entry ----------------------------------------- */
 
 /* The entries of one source: an image's, or a cache's (each entry file
- * opened and kept open, since the writer reads them at commit). */
+ * opened and kept, since the writer reads them at commit; parked beyond
+ * the budget of open files). */
 typedef struct source_entries {
 	gpucc_source *source;
 	size_t count;
@@ -42,6 +45,39 @@ typedef struct source_entries {
 	gpucc_image **owned;  /* cache entry images to free */
 	size_t owned_count;
 } source_entries;
+
+void gpucc_entry_budget_init(gpucc_entry_budget *b)
+{
+	struct rlimit rl;
+	b->open = 0;
+	b->limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+	                   ? (size_t)rl.rlim_cur / 2
+	                   : SIZE_MAX;
+}
+
+int gpucc_algebra_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key,
+                             gpucc_entry_budget *budget)
+{
+	int rc = gpucc_cache_open_entry(out, c, key);
+	if (rc == GPUCC_ENOTFOUND)
+		return 1;
+	if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
+		gpucc_cache_warn(c, "skipping corrupt cache entry: %s", gpucc_error_last()->message);
+		return 1;
+	}
+	if (rc) /* anything else (I/O, too many open files) is a failure, not a loss */
+		return rc;
+	if (budget->open < budget->limit) {
+		budget->open++;
+		return 0;
+	}
+	/* A cache entry image is named by its path. */
+	if ((rc = gpucc_image_park(*out, gpucc_image_name(*out))) != 0) {
+		gpucc_image_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
 
 static void source_entries_release(source_entries *se)
 {
@@ -53,7 +89,7 @@ static void source_entries_release(source_entries *se)
 	memset(se, 0, sizeof *se);
 }
 
-static int source_entries_load(source_entries *se, gpucc_source *s)
+static int source_entries_load(source_entries *se, gpucc_source *s, gpucc_entry_budget *budget)
 {
 	memset(se, 0, sizeof *se);
 	se->source = s;
@@ -94,18 +130,12 @@ static int source_entries_load(source_entries *se, gpucc_source *s)
 	}
 	for (size_t i = 0; i < key_count; i++) {
 		gpucc_image *img;
-		rc = gpucc_cache_open_entry(&img, c, &keys[i]);
-		if (rc == GPUCC_ENOTFOUND) {
-			rc = 0; /* evicted since listed */
-			continue;
-		}
-		if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
-			/* A corrupt entry is a miss: not in the cache at all. */
-			gpucc_cache_warn(c, "skipping corrupt cache entry: %s", gpucc_error_last()->message);
+		rc = gpucc_algebra_open_entry(&img, c, &keys[i], budget);
+		if (rc == 1) {
 			rc = 0;
 			continue;
 		}
-		if (rc) { /* anything else (too many open files, I/O) is a failure, not a loss */
+		if (rc) {
 			free(keys);
 			source_entries_release(se);
 			return rc;
@@ -131,8 +161,10 @@ static int load_all(source_entries **out, gpucc_source *const *sources, size_t c
 	source_entries *all = calloc(count ? count : 1, sizeof *all);
 	if (!all)
 		return gpucc_error_oom();
+	gpucc_entry_budget budget;
+	gpucc_entry_budget_init(&budget);
 	for (size_t i = 0; i < count; i++) {
-		int rc = source_entries_load(&all[i], sources[i]);
+		int rc = source_entries_load(&all[i], sources[i], &budget);
 		if (rc) {
 			load_all_release(all, i);
 			return rc;

@@ -122,6 +122,27 @@ expect_exit 0 "$GPUCC" merge "$GPUCC_CACHE_DIR" B.gpucc -o cacheB.gpucc
 expect_exit 0 "$GPUCC" merge ABC.gpucc -o ABC2.gpucc
 assert_same cacheB.gpucc ABC2.gpucc
 
+# A cache of more entries than the process may open files: merge, delta
+# and import from it still give the bytes the image gives (entries beyond
+# half the limit are reopened one at a time as they are copied).
+make_image many.gpucc M 0 300 v0 40
+expect_exit 0 "$GPUCC" cache import many.gpucc --cache "$TEST_DIR/many"
+expect_exit 0 "$GPUCC" merge many.gpucc -o many-want.gpucc
+expect_exit 0 "$GPUCC" merge many.gpucc --zstd=1 -o many-wantz.gpucc
+(
+	ulimit -n 64
+	expect_exit 0 "$GPUCC" merge "$TEST_DIR/many" -o many-merged.gpucc
+	expect_exit 0 "$GPUCC" merge "$TEST_DIR/many" --zstd=1 -o many-mergedz.gpucc
+	expect_exit 0 "$GPUCC" delta "$TEST_DIR/many" --since emptycache.snap -o many-delta.gpucc
+	expect_exit 0 "$GPUCC" merge "$TEST_DIR/many" A.gpucc --into "$TEST_DIR/many2"
+) || exit 1
+assert_same many-want.gpucc many-merged.gpucc
+assert_same many-wantz.gpucc many-mergedz.gpucc
+assert_same many-want.gpucc many-delta.gpucc
+expect_exit 0 "$GPUCC" merge "$TEST_DIR/many2" -o many2.gpucc
+expect_exit 0 "$GPUCC" merge many.gpucc A.gpucc -o many2-want.gpucc
+assert_same many2-want.gpucc many2.gpucc
+
 # snapshots: text round trip and delta of snapshots
 expect_exit 0 "$GPUCC" snapshot --show ABC.snap
 cp out ABC.txt

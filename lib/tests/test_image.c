@@ -2,7 +2,8 @@
  * lib/tests/test_image.c -- writing and reading images: round trips,
  * determinism (the bytes depend only on the set of entries), deduplication,
  * conflicts, key prefixes, compressed images, memory and fd sources,
- * corruption caught by digest checks, and the limits on reading.
+ * corruption caught by digest checks, the limits on reading, and parked
+ * images.
  */
 #include "check.h"
 
@@ -855,6 +856,50 @@ static void test_parsed_manifest_limit(void)
 	}
 }
 
+/* The descriptors this process has open. */
+static size_t open_fds(void)
+{
+	size_t n = 0;
+	for (int fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) != -1;
+	return n;
+}
+
+/* A parked image holds no descriptor, reads (and verifies) as before by
+ * reopening its file, and refuses a file replaced or removed meanwhile. */
+static void test_parked(void)
+{
+	const char *path = path_in_dir("parked.gpucc");
+	const char *other = path_in_dir("other.gpucc");
+	CHECK_INT(write_image(path, 0, modules, 5), 0);
+	CHECK_INT(write_image(other, 0, modules, 4), 0);
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (!img)
+		return;
+	size_t before = open_fds();
+	CHECK_INT(gpucc_image_park(img, path), 0);
+	CHECK_INT(open_fds(), before - 1);
+	const gpucc_payload *p = gpucc_image_payload(img, 0);
+	gpucc_payload_location loc;
+	CHECK_INT(gpucc_image_payload_location(img, p, &loc), 1);
+	void *data;
+	size_t size;
+	CHECK_INT(gpucc_image_read_payload(&data, &size, img, p), 0);
+	CHECK_INT(size, p->size);
+	gpucc_free(data);
+	CHECK_INT(gpucc_image_verify(img), 0);
+	CHECK_INT(open_fds(), before - 1); /* closed again after each read */
+	/* Another file renamed over it: refused, not read. */
+	CHECK_INT(rename(other, path), 0);
+	CHECK_INT(gpucc_image_read_payload(&data, &size, img, p), GPUCC_ERROR);
+	CHECK(strstr(gpucc_error_last()->message, "removed or replaced") != NULL);
+	unlink(path);
+	CHECK_INT(gpucc_image_verify(img), GPUCC_ERROR);
+	CHECK_INT(open_fds(), before - 1);
+	gpucc_image_free(img);
+}
+
 int main(void)
 {
 	if (check_dir_create("test-image") != 0)
@@ -875,6 +920,7 @@ int main(void)
 	RUN(test_zstd_workers);
 	RUN(test_limits);
 	RUN(test_parsed_manifest_limit);
+	RUN(test_parked);
 	if (check_dir_remove() != 0)
 		return 1;
 	return CHECK_DONE();
