@@ -1,6 +1,6 @@
 /*
  * lib/runtime_select.c -- choosing the entry of an image that fits a device
- * (gpucc/runtime.h, formats/runtime.md).  Pure logic over entries and a
+ * (the rules are in gpucc/runtime.h).  Pure logic over entries and a
  * device target: no driver, no I/O, so that every rule is a row of a table
  * in lib/tests/test_runtime_select.c.
  */

@@ -10,7 +10,8 @@
  * overrides, for tests and unusual installs: GPUCC_HIP_LIBRARY and
  * GPUCC_CUDA_LIBRARY name the library to open ("none" disables that runtime).
  *
- * Selection (formats/runtime.md has the rules and their reasons):
+ * Selection (lib/tests/test_runtime_select.c checks each rule, a table row
+ * per case):
  *  - AMD: the entry whose target equals the device's target ID; else one of
  *    the same processor whose sramecc and xnack are each "any" or equal to
  *    the device's setting, the most specific first.  The entry must carry a
