@@ -918,20 +918,18 @@ static int judge_held(held_kind *out, gpucc_cache *c, const gpucc_digest *key, c
 
 /* A conflict with key's entry in the cache: tell fn, then GPUCC_ECONFLICT
  * under the fail policy, else 0 (the caller applies first or last). */
-static int report_conflict(gpucc_cache *c, const gpucc_digest *key, const char *src_name,
-                           gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx)
+int gpucc_cache_report_conflict(gpucc_cache *c, const gpucc_digest *key, const char *src_name,
+                                gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx)
 {
+	if (fn) /* a cache is named by its directory, as a source of a merge is */
+		fn(fn_ctx, key, c->dir, src_name);
+	if (policy != GPUCC_CONFLICT_FAIL)
+		return 0;
 	char hex[GPUCC_DIGEST_HEX_SIZE];
 	gpucc_digest_to_hex(hex, key);
-	char first[1100];
-	snprintf(first, sizeof first, "cache '%s'", c->dir);
-	if (fn)
-		fn(fn_ctx, key, first, src_name);
-	if (policy == GPUCC_CONFLICT_FAIL)
-		return gpucc_error_set(GPUCC_ECONFLICT,
-		                       "conflict: key %s has different contents in %s and '%s'", hex, first,
-		                       src_name);
-	return 0;
+	return gpucc_error_set(GPUCC_ECONFLICT,
+	                       "conflict: key %s has different contents in cache '%s' and '%s'", hex,
+	                       c->dir, src_name);
 }
 
 /* Rename from to to unless to exists (failing with EEXIST then):
@@ -1010,7 +1008,7 @@ static int publish(publish_result *r, gpucc_cache *c, const gpucc_digest *key, c
 			return 0;
 		}
 		if (held == HELD_OTHER) {
-			if ((rc = report_conflict(c, key, src_name, policy, fn, fn_ctx)) != 0)
+			if ((rc = gpucc_cache_report_conflict(c, key, src_name, policy, fn, fn_ctx)) != 0)
 				return rc;
 			if (policy == GPUCC_CONFLICT_FIRST) {
 				r->outcome = CACHE_INSERT_KEPT;
@@ -1062,7 +1060,7 @@ static int insert_with_writer(gpucc_cache *c, gpucc_image_writer *w, const gpucc
 		return 0;
 	}
 	if (held == HELD_OTHER) {
-		if ((rc = report_conflict(c, key, src_name, policy, fn, fn_ctx)) != 0)
+		if ((rc = gpucc_cache_report_conflict(c, key, src_name, policy, fn, fn_ctx)) != 0)
 			return rc;
 		if (policy == GPUCC_CONFLICT_FIRST) {
 			*outcome = CACHE_INSERT_KEPT;

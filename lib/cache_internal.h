@@ -42,6 +42,12 @@ bool gpucc_cache_layout_at(int dir_fd);
  * in exactly the moment a concurrent process could. */
 extern void (*gpucc_cache_test_before_publish)(gpucc_cache *c, const gpucc_digest *key);
 
+/* A conflict between the entry c holds for key and one arriving from
+ * src_name: tell fn (if any), then GPUCC_ECONFLICT naming both under the
+ * default policy, else 0. */
+int gpucc_cache_report_conflict(gpucc_cache *c, const gpucc_digest *key, const char *src_name,
+                                gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx);
+
 /* Report a warning through the cache's handler, if any. */
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -382,16 +382,10 @@ static int check_cache_conflicts(gpucc_cache *cache, const pick *picks, size_t n
 		if (memcmp(&content, &picks[i].content, GPUCC_DIGEST_SIZE) == 0)
 			continue;
 		local->conflicts++;
-		char first[1100];
-		snprintf(first, sizeof first, "cache '%s'", gpucc_cache_dir(cache));
-		const char *second = gpucc_source_name(all[picks[i].source].source);
-		if (opts->conflict_fn)
-			opts->conflict_fn(opts->conflict_ctx, &picks[i].key, first, second);
-		char hex[GPUCC_DIGEST_HEX_SIZE];
-		gpucc_digest_to_hex(hex, &picks[i].key);
-		return gpucc_error_set(GPUCC_ECONFLICT,
-		                       "conflict: key %s has different contents in %s and '%s'", hex, first,
-		                       second);
+		return gpucc_cache_report_conflict(cache, &picks[i].key,
+		                                   gpucc_source_name(all[picks[i].source].source),
+		                                   GPUCC_CONFLICT_FAIL, opts->conflict_fn,
+		                                   opts->conflict_ctx);
 	}
 	return 0;
 }

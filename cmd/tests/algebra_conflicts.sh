@@ -72,6 +72,8 @@ assert_one_line err
 assert_grep "cache '$GPUCC_CACHE_DIR' and 'B.gpucc'" err
 expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o after.snap
 assert_same before.snap after.snap
+expect_exit 0 "$GPUCC" cache import --on-conflict=first B.gpucc
+assert_grep "warning: conflict: key [0-9a-f]\{64\} differs in '$GPUCC_CACHE_DIR' and 'B.gpucc'; keeping '$GPUCC_CACHE_DIR'$" err
 expect_exit 0 "$GPUCC" cache import --on-conflict=last B.gpucc
 expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o c.snap
 expect_exit 0 "$GPUCC" snapshot last.gpucc -o last.snap

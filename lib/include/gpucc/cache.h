@@ -4,7 +4,7 @@
  *
  * Layout (formats/cache.md): every entry is a single-entry image at a path
  * derived from its key, DIR/v1/<first two hex digits>/<key hex>.gpucc,
- * published by rename.  A lookup is therefore one open whatever the size of
+ * published by a rename that does not replace.  A lookup is therefore one open whatever the size of
  * the cache, a reader never sees a partial entry, and an entry verifies like
  * any image.  Hits touch the entry's mtime; gc evicts the oldest entries
  * first (least recently used) down to the bound.  Hit and miss counters live
@@ -39,7 +39,8 @@ typedef enum gpucc_conflict_policy {
 } gpucc_conflict_policy;
 
 /* Called once per conflict met, whatever the policy, before it is applied:
- * key, and the names of the source already holding it and the arriving one. */
+ * key, and the names of the source already holding it and the arriving one
+ * (an image's path; a cache's directory). */
 typedef void (*gpucc_conflict_fn)(void *ctx, const gpucc_digest *key, const char *first,
                                   const char *second);
 
@@ -116,9 +117,10 @@ GPUCC_API int gpucc_cache_flush(gpucc_cache *c);
 /* The bound: DIR/config "max-size", else $GPUCC_CACHE_MAX_SIZE, else the
  * default. */
 GPUCC_API uint64_t gpucc_cache_max_size(const gpucc_cache *c);
-/* Store a new bound in DIR/config (atomically). */
+/* Store a new bound in DIR/config (atomically); at most INT64_MAX. */
 GPUCC_API int gpucc_cache_set_max_size(gpucc_cache *c, uint64_t bytes);
-/* Parse a size: "5G", "512M", "100k", "4096" (binary multiples, K M G T). */
+/* Parse a size: "5G", "5GiB", "512M", "100k", "4096" (binary multiples,
+ * K M G T), at most INT64_MAX; GPUCC_EINVALID otherwise. */
 GPUCC_API int gpucc_size_parse(uint64_t *out, const char *text);
 
 typedef struct gpucc_cache_gc_result {
@@ -128,8 +130,10 @@ typedef struct gpucc_cache_gc_result {
 } gpucc_cache_gc_result;
 
 /* Evict least recently used entries until the cache holds at most max_bytes
- * (0: gpucc_cache_max_size), and remove temporary files left by killed
- * processes (those whose writer no longer holds their lock; formats/cache.md).  Safe while other processes read and write: readers keep the
+ * (0: 90% of gpucc_cache_max_size, so that the next inserts do not each
+ * start a gc), and remove temporary files left by killed processes (those
+ * whose writer no longer holds their lock, and pending entries over an
+ * hour old; formats/cache.md).  Safe while other processes read and write: readers keep the
  * entry they opened, and an entry evicted while being looked up is a miss.
  * out may be NULL. */
 GPUCC_API int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *out);
