@@ -36,7 +36,7 @@ points() { printf '%s\n' 0 $(($1 / 4)) $(($1 / 2)) $(($1 * 3 / 4)) $(($1 - 1)) |
 errtext() { case $1 in ENOSPC) echo "No space left on device" ;; EIO) echo "Input/output error" ;; esac; }
 no_temporaries() {
 	local left
-	left=$(find "$@" \( -name '.*.tmp.*' -o -name '.gpucc-extract.*' -o -path '*/v1/tmp/*' \) 2>/dev/null)
+	left=$(find "$@" \( -name '.*.tmp.*' -o -name '.*.gpucc.new.*' -o -name '.gpucc-extract.*' -o -path '*/v1/tmp/*' \) 2>/dev/null)
 	[ -z "$left" ] || fail "temporary files left behind: $left"
 }
 # the shim works here (it sees this process's writes)
@@ -222,7 +222,7 @@ unshare -m sh -c '
 	mount -t tmpfs -o size=200k tmpfs small || exit 99
 	"$0" cache import -q --cache small/cache big.gpucc >import.out 2>import.err; echo $? >import.rc
 	"$0" cache verify --cache small/cache >verify.out 2>&1; echo $? >verify.rc
-	find small \( -name ".*.tmp.*" -o -path "*/v1/tmp/*" \) >left
+	find small \( -name ".*.tmp.*" -o -name ".*.gpucc.new.*" -o -path "*/v1/tmp/*" \) >left
 	"$0" merge -q big.gpucc -o small/out.gpucc >merge.out 2>merge.err; echo $? >merge.rc
 	ls -A small >>left' "$GPUCC"
 [ $? = 99 ] && skip "cannot mount a tmpfs here"
