@@ -64,6 +64,17 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 	const char *base = slash ? slash + 1 : path;
 	if (!*base)
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is a directory, not a file name", path);
+	/* The rename would replace what is there: refused unless it is a file
+	 * (or a link to one, replaced as links planted at outputs are), lest
+	 * `-o /dev/null` run as root put a file in the device's place. */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       S_ISDIR(st.st_mode)
+		                               ? "'%s' is a directory, not a file name"
+		                               : "'%s' is not a regular file: outputs are written beside "
+		                                 "their name and renamed into place",
+		                       path);
 	size_t dir_len = slash ? (size_t)(slash - path + 1) : 0;
 	size_t size = strlen(path) + 64;
 	f->path = strdup(path);
@@ -225,13 +236,8 @@ int gpucc_write_all(int fd, const void *buf, size_t size)
 	return 0;
 }
 
-int gpucc_lock_acquire(const char *path, bool exclusive)
+int gpucc_lock_file(const char *lock_path, int how)
 {
-	size_t size = strlen(path) + 8;
-	char *lock_path = malloc(size);
-	if (!lock_path)
-		return gpucc_error_oom();
-	snprintf(lock_path, size, "%s.lock", path);
 	int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
 		/* A lock file we may not write can still be locked; when it does
@@ -241,19 +247,28 @@ int gpucc_lock_acquire(const char *path, bool exclusive)
 		if (fd < 0 && errno == ENOENT)
 			errno = err;
 	}
-	if (fd < 0) {
-		int rc = gpucc_error_set_errno("cannot create lock '%s'", lock_path);
-		free(lock_path);
-		return rc;
-	}
-	while (flock(fd, exclusive ? LOCK_EX : LOCK_SH) != 0) {
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot create lock '%s'", lock_path);
+	while (flock(fd, how) != 0) {
 		if (errno == EINTR)
 			continue;
-		int rc = gpucc_error_set_errno("cannot lock '%s'", lock_path);
+		int rc = errno == EWOULDBLOCK && (how & LOCK_NB)
+		                 ? GPUCC_LOCK_BUSY
+		                 : gpucc_error_set_errno("cannot lock '%s'", lock_path);
 		close(fd);
-		free(lock_path);
 		return rc;
 	}
+	return fd;
+}
+
+int gpucc_lock_acquire(const char *path, bool exclusive)
+{
+	size_t size = strlen(path) + 8;
+	char *lock_path = malloc(size);
+	if (!lock_path)
+		return gpucc_error_oom();
+	snprintf(lock_path, size, "%s.lock", path);
+	int fd = gpucc_lock_file(lock_path, exclusive ? LOCK_EX : LOCK_SH);
 	free(lock_path);
 	return fd;
 }

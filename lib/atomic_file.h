@@ -54,9 +54,15 @@ int gpucc_write_all(int fd, const void *buf, size_t size);
  * go without, and cleaners fall back on the file's age. */
 bool gpucc_flock_unsupported(int err);
 
-/* An advisory lock (flock) on "<path>.lock", created if needed and left in
- * place.  Blocks until acquired.  Returns the lock fd (>= 0) or an error
- * code; release with gpucc_lock_release. */
+/* An advisory lock (flock) on the file lock_path, created if needed (and
+ * opened read-only where it may not be written) and left in place.  how is
+ * LOCK_EX or LOCK_SH, with LOCK_NB not to wait: GPUCC_LOCK_BUSY then when
+ * another process holds it.  Returns the lock fd (>= 0) or an error code;
+ * release with gpucc_lock_release. */
+#define GPUCC_LOCK_BUSY (-2)
+int gpucc_lock_file(const char *lock_path, int how);
+
+/* gpucc_lock_file on "<path>.lock", waiting for it. */
 int gpucc_lock_acquire(const char *path, bool exclusive);
 void gpucc_lock_release(int lock_fd);
 

@@ -1395,7 +1395,7 @@ static void set_bytes(stats_record *r, void *ctx)
 	r->bytes = *(uint64_t *)ctx;
 }
 
-/* A lock on DIR/gc.lock; wait, or give up (returning -2) when busy.  As
+/* A lock on DIR/gc.lock; wait, or give up (GPUCC_LOCK_BUSY) when busy.  As
  * gpucc_lock_acquire does, a lock file that another user created and this
  * one may not write is locked through a read-only descriptor. */
 static int gc_lock(gpucc_cache *c, bool wait)
@@ -1403,26 +1403,7 @@ static int gc_lock(gpucc_cache *c, bool wait)
 	char *path = path_join(c->dir, "gc.lock");
 	if (!path)
 		return gpucc_error_oom();
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
-		int err = errno;
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == ENOENT)
-			errno = err;
-	}
-	if (fd < 0) {
-		int rc = gpucc_error_set_errno("cannot create lock '%s'", path);
-		free(path);
-		return rc;
-	}
-	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
-		if (errno == EINTR)
-			continue;
-		int rc = errno == EWOULDBLOCK && !wait ? -2
-		                                       : gpucc_error_set_errno("cannot lock '%s'", path);
-		close(fd);
-		free(path);
-		return rc;
-	}
+	int fd = gpucc_lock_file(path, LOCK_EX | (wait ? 0 : LOCK_NB));
 	free(path);
 	return fd;
 }
@@ -1502,7 +1483,7 @@ static void maybe_gc(gpucc_cache *c)
 	if (estimate <= c->max_size)
 		return;
 	int lock = gc_lock(c, false);
-	if (lock == -2) {
+	if (lock == GPUCC_LOCK_BUSY) {
 		gpucc_error_clear();
 		return; /* another process is collecting */
 	}

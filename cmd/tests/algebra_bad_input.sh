@@ -109,6 +109,17 @@ expect_exit 2 "$GPUCC" delta A.gpucc --since good.snap -o nodir/out.gpucc
 assert_one_line err
 expect_exit 2 "$GPUCC" snapshot A.gpucc -o nodir/out.snap
 assert_one_line err
+# an output that is not a file: refused, never replaced (as root the rename
+# would put a file where /dev/null was)
+mkfifo fifo
+for out in /dev/null fifo; do
+	expect_exit 3 "$GPUCC" merge A.gpucc -o $out
+	assert_one_line err
+	assert_grep "'$out' is not a regular file" err
+done
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+[ -p fifo ] || fail "the FIFO was replaced"
+expect_exit 3 "$GPUCC" snapshot A.gpucc -o /dev/null
 mkdir ro
 chmod a-w ro
 if [ "$(id -u)" != 0 ]; then
