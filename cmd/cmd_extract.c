@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 static const cmd_option extract_options[] = {
 	{"directory", 'C', "DIR", false, "write into DIR (created if missing; default: .)"},
 	{"force", 'f', NULL, false, "overwrite files that already exist"},
+	{"json", 0, NULL, false, "print what was written as a JSON object"},
 	{"quiet", 'q', NULL, false, "do not print the names of the files written"},
 	{0},
 };
@@ -376,6 +378,26 @@ static int publish(extraction *x, bool quiet, bool dir_given)
 	return EXIT_OK;
 }
 
+/* --json: the directory and, per file written, its name and payload. */
+static void print_json(const extraction *x)
+{
+	fputs("{\"image\": ", stdout);
+	cmd_json_string(stdout, x->args->positional[0]);
+	fputs(", \"directory\": ", stdout);
+	cmd_json_string(stdout, x->dir);
+	fputs(", \"files\": [", stdout);
+	for (size_t i = 0; i < x->file_count; i++) {
+		const gpucc_payload *p = gpucc_image_payload(x->img, x->files[i].payload_index);
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &p->sha256);
+		fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
+		cmd_json_string(stdout, x->files[i].name);
+		printf(", \"part\": \"%s\", \"size\": %" PRIu64 ", \"sha256\": \"%s\"}",
+		       gpucc_part_name(p->part), p->size, hex);
+	}
+	fputs("]}\n", stdout);
+}
+
 static int run_extract(const cmd_args *args)
 {
 	const char *dir_option = cmd_value(args, "directory");
@@ -403,7 +425,10 @@ static int run_extract(const cmd_args *args)
 	}
 	if ((rc = check_existing(&x)) != EXIT_OK || (rc = write_temporaries(&x)) != EXIT_OK)
 		goto cleanup;
-	rc = publish(&x, cmd_flag(args, "quiet"), dir_option != NULL);
+	bool json = cmd_flag(args, "json");
+	rc = publish(&x, json || cmd_flag(args, "quiet"), dir_option != NULL);
+	if (rc == EXIT_OK && json)
+		print_json(&x);
 cleanup:
 	for (size_t i = 0; i < x.file_count; i++) {
 		if (x.files[i].temp) {
@@ -421,7 +446,7 @@ cleanup:
 
 const cmd_spec cmd_extract_spec = {
 	.name = "extract",
-	.synopsis = "IMAGE [-C DIR] [--force] [-q]",
+	.synopsis = "IMAGE [-C DIR] [--force] [-q | --json]",
 	.summary = "write every payload of an image to a file",
 	.description =
 		"Each payload of each entry becomes a file in DIR named\n"
@@ -429,7 +454,9 @@ const cmd_spec cmd_extract_spec = {
 		"saxpy.nvptx.sm_90_ptx78.3f2a9c0d1e4b.ptx; names are built from the manifest\n"
 		"and sanitised, so nothing is written outside DIR.  Every payload is\n"
 		"verified before any file appears: a corrupt image leaves no file behind.\n"
-		"Existing files are refused unless --force.  Prints the files written.\n"
+		"Existing files are refused unless --force.  Prints the files written;\n"
+		"--json prints {\"image\", \"directory\", \"files\": [{\"name\", \"part\",\n"
+		"\"size\", \"sha256\"}, ...]} instead, names relative to the directory.\n"
 		"Members that no entry lists are never read; 'gpucc verify' checks them.",
 	.options = extract_options,
 	.min_positional = 1,

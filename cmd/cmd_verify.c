@@ -1,7 +1,8 @@
 /*
  * cmd/cmd_verify.c -- `gpucc verify IMAGE`: check everything about an image
  * (format version, manifest, every member's presence, kind, name, size and
- * digest, and that no unlisted member exists) and say so in one line.
+ * digest, and that no unlisted member exists) and say so in one line, or
+ * (--json) in one JSON object.
  */
 #include "cmd.h"
 
@@ -10,6 +11,7 @@
 #include <inttypes.h>
 
 static const cmd_option verify_options[] = {
+	{"json", 0, NULL, false, "print the verdict as a JSON object, a failure's too"},
 	{"quiet", 'q', NULL, false, "print nothing on success; only the exit code tells"},
 	{0},
 };
@@ -20,7 +22,15 @@ static int run_verify(const cmd_args *args)
 	gpucc_image *img = NULL;
 	int rc = EXIT_OK;
 
+	bool json = cmd_flag(args, "json");
 	if (gpucc_image_open(&img, path) != 0 || gpucc_image_verify(img) != 0) {
+		if (json) {
+			fputs("{\"image\": ", stdout);
+			cmd_json_string(stdout, path);
+			fputs(", \"ok\": false, \"error\": ", stdout);
+			cmd_json_string(stdout, gpucc_error_last()->message);
+			fputs("}\n", stdout);
+		}
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
@@ -28,9 +38,15 @@ static int run_verify(const cmd_args *args)
 	size_t payloads = gpucc_image_payload_count(img);
 	for (size_t i = 0; i < payloads; i++)
 		bytes += gpucc_image_payload(img, i)->size;
-	if (!cmd_flag(args, "quiet"))
+	if (json) {
+		fputs("{\"image\": ", stdout);
+		cmd_json_string(stdout, path);
+		printf(", \"ok\": true, \"entries\": %zu, \"payloads\": %zu, \"bytes\": %" PRIu64 "}\n",
+		       gpucc_image_entry_count(img), payloads, bytes);
+	} else if (!cmd_flag(args, "quiet")) {
 		printf("%s: ok (%zu entries, %zu payloads, %" PRIu64 " bytes)\n", path,
 		       gpucc_image_entry_count(img), payloads, bytes);
+	}
 cleanup:
 	gpucc_image_free(img);
 	return rc;
@@ -38,7 +54,7 @@ cleanup:
 
 const cmd_spec cmd_verify_spec = {
 	.name = "verify",
-	.synopsis = "IMAGE [-q]",
+	.synopsis = "IMAGE [-q | --json]",
 	.summary = "check an image completely",
 	.description =
 		"Checks the format version, the manifest (each entry's key against the key\n"
@@ -48,7 +64,9 @@ const cmd_spec cmd_verify_spec = {
 		"IMAGE may be a pipe (/dev/stdin).  On success prints\n"
 		"'IMAGE: ok (N entries, M payloads, B bytes)', B counting each distinct\n"
 		"payload once.  On the first defect prints it in one line and exits 3\n"
-		"(2 when IMAGE does not exist).\n"
+		"(2 when IMAGE does not exist).  --json prints {\"image\", \"ok\": true,\n"
+		"\"entries\", \"payloads\", \"bytes\"} on stdout, or {\"image\", \"ok\": false,\n"
+		"\"error\"} besides the line on stderr and the same exit code.\n"
 		"\n"
 		"Every command that reads images bounds what that may cost: a compressed\n"
 		"image may expand to 32 GiB, at most 1000-fold, and a manifest may hold\n"

@@ -204,6 +204,19 @@ assert_same "here/$nv_file" cat.ptx
 expect_exit 0 "$GPUCC" extract many.gpucc -C many
 [ "$(ls -A many | wc -l)" -eq 18 ] || fail "extract of many.gpucc: $(ls -A many | wc -l) files"
 for f in many/*; do assert_same "$f" cat.ptx; done
+# --json: what was written, each file with its payload's part, size and digest.
+expect_exit 0 "$GPUCC" extract $img -C json --json
+python3 - out "$nv_file" "$amd_file" <<'PY' || fail "extract --json is wrong"
+import hashlib, json, os, sys
+x = json.load(open(sys.argv[1]))
+assert x["directory"] == "json" and len(x["files"]) == 2, x
+names = sorted(f["name"] for f in x["files"])
+assert names == sorted(sys.argv[2:4]), names
+for f in x["files"]:
+    data = open(os.path.join("json", f["name"]), "rb").read()
+    assert f["size"] == len(data) and f["sha256"] == hashlib.sha256(data).hexdigest(), f
+    assert f["part"] == f["name"].rsplit(".", 1)[1], f
+PY
 # Odd module names are sanitised into one safe file name.
 expect_exit 0 "$GPUCC" pack -o odd.gpucc --module-sha256 "$ptx_sha" --module-name '../../.hidden dir/x y.ll' \
 	--target sm_90 --ptx "$EXAMPLE/saxpy.sm_90.ptx"
@@ -222,6 +235,15 @@ assert_grep "^$img: ok (2 entries, 2 payloads, 5966 bytes)$" out
 [ ! -s err ] || fail "verify wrote to stderr"
 expect_exit 0 "$GPUCC" verify -q $img
 [ ! -s out ] || fail "verify -q printed something"
+expect_exit 0 "$GPUCC" verify --json $img
+python3 -c 'import json,sys; v=json.load(open("out")); assert v == {"image": sys.argv[1], "ok": True, "entries": 2, "payloads": 2, "bytes": 5966}, v' $img ||
+	fail "verify --json is wrong"
+# a failure: the object on stdout, the line on stderr, the exit code of bad input
+head -c 3000 $img > cut.gpucc
+expect_exit 3 "$GPUCC" verify --json cut.gpucc
+assert_one_line err
+python3 -c 'import json,sys; v=json.load(open("out")); assert v["ok"] is False and v["image"] == "cut.gpucc" and v["error"] in open("err").read(), v' ||
+	fail "verify --json of a bad image is wrong"
 
 expect_exit 0 "$GPUCC" stats $img
 assert_grep "^file size: *$(wc -c < $img) bytes$" out
