@@ -932,6 +932,29 @@ int gpucc_cache_report_conflict(gpucc_cache *c, const gpucc_digest *key, const c
 	                       c->dir, src_name);
 }
 
+/* What held decides with nothing to publish: a duplicate (touched, for
+ * LRU), or a conflict that the policy fails or keeps.  1 with *outcome when
+ * it decides; 0 when the arriving entry is to be published; or an error. */
+static int settled_by_held(held_kind held, gpucc_cache *c, const gpucc_digest *key,
+                           const char *path, const char *src_name, gpucc_conflict_policy policy,
+                           gpucc_conflict_fn fn, void *fn_ctx, cache_insert_outcome *outcome)
+{
+	if (held == HELD_SAME) {
+		utimensat(AT_FDCWD, path, NULL, 0);
+		*outcome = CACHE_INSERT_DUPLICATE;
+		return 1;
+	}
+	if (held != HELD_OTHER)
+		return 0;
+	int rc = gpucc_cache_report_conflict(c, key, src_name, policy, fn, fn_ctx);
+	if (rc)
+		return rc;
+	if (policy != GPUCC_CONFLICT_FIRST)
+		return 0;
+	*outcome = CACHE_INSERT_KEPT;
+	return 1;
+}
+
 /* Rename from to to unless to exists (failing with EEXIST then):
  * RENAME_NOREPLACE where the file system has it, else link and unlink, else
  * (no hard links either) a check and a rename, which two racing writers
@@ -1000,21 +1023,10 @@ static int publish(publish_result *r, gpucc_cache *c, const gpucc_digest *key, c
 			return rc == GPUCC_ENOTFOUND ? GPUCC_ERROR : rc;
 		}
 		int rc = judge_held(&held, c, key, path, arriving, st);
+		if (rc == 0)
+			rc = settled_by_held(held, c, key, path, src_name, policy, fn, fn_ctx, &r->outcome);
 		if (rc)
-			return rc;
-		if (held == HELD_SAME) {
-			utimensat(AT_FDCWD, path, NULL, 0);
-			r->outcome = CACHE_INSERT_DUPLICATE;
-			return 0;
-		}
-		if (held == HELD_OTHER) {
-			if ((rc = gpucc_cache_report_conflict(c, key, src_name, policy, fn, fn_ctx)) != 0)
-				return rc;
-			if (policy == GPUCC_CONFLICT_FIRST) {
-				r->outcome = CACHE_INSERT_KEPT;
-				return 0;
-			}
-		}
+			return rc < 0 ? rc : 0;
 	}
 	return gpucc_error_set(GPUCC_ERROR, "cannot insert into cache '%s': '%s' keeps changing",
 	                       c->dir, path);
@@ -1052,21 +1064,10 @@ static int insert_with_writer(gpucc_cache *c, gpucc_image_writer *w, const gpucc
 	 * no write; publish decides again if another process was quicker. */
 	held_kind held;
 	struct stat st;
-	if ((rc = judge_held(&held, c, key, path, &new_digest, &st)) != 0)
-		return rc;
-	if (held == HELD_SAME) {
-		utimensat(AT_FDCWD, path, NULL, 0);
-		*outcome = CACHE_INSERT_DUPLICATE;
-		return 0;
-	}
-	if (held == HELD_OTHER) {
-		if ((rc = gpucc_cache_report_conflict(c, key, src_name, policy, fn, fn_ctx)) != 0)
-			return rc;
-		if (policy == GPUCC_CONFLICT_FIRST) {
-			*outcome = CACHE_INSERT_KEPT;
-			return 0;
-		}
-	}
+	if ((rc = judge_held(&held, c, key, path, &new_digest, &st)) == 0)
+		rc = settled_by_held(held, c, key, path, src_name, policy, fn, fn_ctx, outcome);
+	if (rc)
+		return rc < 0 ? rc : 0;
 
 	rc = gpucc_image_writer_commit(w);
 	if (rc)
