@@ -1,5 +1,6 @@
 # cmd/tests/compile_bad.sh -- bad input to `gpucc compile`: each bad module
-# (syntax error, wrong triple, no kernels, unresolvable external call, empty
+# (syntax error, wrong triple, no kernels, unresolvable external call (the
+# CUDA driver's printf, malloc, free, assert for an AMD target too), empty
 # file, not IR) gives a clear error naming module and target and exit 5, and
 # leaves the cache and an existing image untouched; an unknown target is
 # refused (exit 3) before anything compiles; a missing module is exit 2.
@@ -35,6 +36,11 @@ check_bad no_kernels.ll "no kernels"
 check_bad unresolved_call.ll "unresolvable external call to 'not_defined_anywhere'"
 check_bad empty.ll "empty file"
 check_bad not_ir.ll "not valid LLVM IR"
+# The CUDA driver's system calls are externals for NVIDIA targets only
+# (compile_outputs.sh); the HIP loader resolves no calls.
+expect_exit 5 "$GPUCC" compile --cache c "$K/driver_calls.ll" -t gfx90a -o image.gpucc
+assert_grep "^gpucc compile: error: .*driver_calls.ll: gfx90a: unresolvable external calls to 'vprintf', 'malloc', 'free', '__assertfail'$" err
+assert_same image.gpucc image.before
 
 # A function marked for another processor: LLVM would compile it for that
 # one under the target's label.

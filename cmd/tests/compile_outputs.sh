@@ -1,8 +1,10 @@
 # cmd/tests/compile_outputs.sh -- what `gpucc compile` produces is accepted by
 # the device tools: every PTX passes ptxas (skipped with the reason when
 # there is no ptxas), every code object shows the expected kernels and target
-# in `llvm-readelf-19 --notes`, the code object version option works, and the
-# example package compiles for both vendors in one run.
+# in `llvm-readelf-19 --notes`, the code object version option works, the
+# example package compiles for both vendors in one run, and the CUDA driver's
+# system calls (printf, malloc, free, assert) are externals for NVIDIA
+# targets that never make a cubin relocatable.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 K=$TESTDATA/kernels
@@ -57,6 +59,22 @@ assert d["failed"] == 0 and d["compiled"] == 4 and d["skipped"] == 4, d
 PY
 expect_exit 0 "$GPUCC" verify example.gpucc
 
+# ---- NVIDIA: the CUDA driver's system calls -----------------------------------------
+# printf, malloc, free and assert's __assertfail are externals the driver binds
+# at load (AMD targets refuse them: compile_bad.sh), and so is a variable
+# nothing defines.
+expect_exit 0 "$GPUCC" compile --no-cache "$K/driver_calls.ll" -t sm_90 -o calls.gpucc --json
+cp out calls.json
+python3 - calls.json <<'PY' || fail "driver_calls.ll: wrong externals"
+import json, sys
+[r] = json.load(open(sys.argv[1]))["results"]
+assert r["status"] == "compiled", r
+assert r["externals"] == ["__assertfail", "free", "limit", "malloc", "vprintf"], r
+PY
+calls_key=$(keys_of calls.json sm_90 | cut -d' ' -f1)
+"$GPUCC" cat calls.gpucc "$calls_key" --part ptx > calls.ptx
+assert_grep "^\.extern \.func *(\.param \.b32 func_retval0) vprintf$" calls.ptx
+
 # ---- NVIDIA: PTX through ptxas -----------------------------------------------------
 PTXAS=${CUDA_PATH:-/usr/local/cuda}/bin/ptxas
 [ -x "$PTXAS" ] || PTXAS=$(command -v ptxas || true)
@@ -88,3 +106,11 @@ for r in json.load(open(sys.argv[1]))["results"]:
     if r["module"].endswith("multi.ll"):
         assert [k["shared_bytes"] for k in r["kernels"] if k["name"] == "reverse_block"] == [1024], r
 PY
+# A cubin is always an executable image, what the PTX JIT makes of the same
+# PTX, which cuModuleLoadData loads; externals do not make it relocatable
+# (ptxas -c), which only cuLink* would load.
+expect_exit 0 "$GPUCC" compile --no-cache "$K/driver_calls.ll" -t sm_90 -o calls.gpucc
+"$GPUCC" cat calls.gpucc "$calls_key" --part cubin > calls.cubin || fail "driver_calls.ll: no cubin"
+llvm-readelf-19 -h calls.cubin > calls.elf || fail "llvm-readelf cannot read the cubin"
+assert_grep "Type: *EXEC (Executable file)" calls.elf
+assert_grep "Unresolved extern variable 'limit'" err

@@ -9,9 +9,10 @@
  *   reflect FTZ, AMDGPU code object version) and fast-math/FTZ attributes on
  *   the module's functions -> link the device libraries libgpucc chose ->
  *   internalise every library symbol the module did not define -> refuse
- *   calls nothing defines -> LLVMRunPasses("default<On>") -> emit:
- *     NVPTX:  PTX text; with ptxas, `ptxas -arch=sm_XY -v` gives a cubin and
- *             per-kernel resources;
+ *   calls nothing defines (but the CUDA driver's vprintf, malloc, free,
+ *   __assertfail) -> LLVMRunPasses("default<On>") -> emit:
+ *     NVPTX:  PTX text; with ptxas, `ptxas -arch=sm_XY -v` (whole program)
+ *             gives an executable cubin and per-kernel resources;
  *     AMDGPU: a relocatable object, linked by `ld.lld -shared` into a code
  *             object whose metadata note gives kernels and resources, and
  *             whose target ID must be the job's.
@@ -552,9 +553,27 @@ static bool push_name(char ***names, size_t *count, const char *name)
 	return true;
 }
 
+/* The functions the CUDA driver provides to every module it loads, as
+ * system calls of the PTX ABI: printf, device-side malloc/free and assert
+ * (what CUDA C's printf and assert, and CUDA.jl's @cuprintf and @cuassert,
+ * call).  ptxas and the PTX JIT compile calls to them in whole-program mode
+ * and the driver binds them at load. */
+static bool driver_provides(const compile *c, const char *name)
+{
+	static const char *const cuda_syscalls[] = {"vprintf", "malloc", "free", "__assertfail"};
+	if (c->job->vendor != GPUCC_VENDOR_NVIDIA)
+		return false;
+	for (size_t i = 0; i < sizeof cuda_syscalls / sizeof *cuda_syscalls; i++)
+		if (strcmp(name, cuda_syscalls[i]) == 0)
+			return true;
+	return false;
+}
+
 /* Calls to functions nothing defines are errors (neither the PTX JIT nor
- * the HIP loader resolves them); variables nothing defines are externals
- * the loader must resolve, recorded in the entry. */
+ * the HIP loader resolves them), except the CUDA driver's system calls;
+ * those and variables nothing defines are externals the loader resolves
+ * (a variable becomes the module's own: ptxas and the JIT drop its extern),
+ * recorded in the entry. */
 static int check_externals(compile *c)
 {
 	backend_text missing = {0};
@@ -564,6 +583,13 @@ static int check_externals(compile *c)
 		if (!LLVMIsDeclaration(f) || LLVMGetIntrinsicID(f) != 0 || !LLVMGetFirstUse(f))
 			continue;
 		const char *name = value_name(f);
+		if (driver_provides(c, name)) {
+			if (!push_name(&c->out->externals, &c->out->external_count, name)) {
+				backend_text_release(&missing);
+				return oom(c);
+			}
+			continue;
+		}
 		backend_text_append(&missing, "%s'%s'", missing_count ? ", " : "", name);
 		missing_count++;
 		wants_libdevice |= has_prefix(name, "__nv_");
@@ -688,9 +714,10 @@ static int run_ptxas(compile *c, const char *ptx, size_t ptx_size)
 	argv[n++] = (char *)c->job->ptxas;
 	argv[n++] = arch;
 	argv[n++] = (char *)"-v";
-	/* Externals are resolved when the driver links: a relocatable cubin. */
-	if (c->out->external_count)
-		argv[n++] = (char *)"-c";
+	/* Whole-program mode, whatever the externals: the cubin is what the PTX
+	 * JIT would make of the same PTX, an executable image the driver loads
+	 * (binding its system calls) with cuModuleLoadData.  ptxas -c would give
+	 * a relocatable one, which only cuLink* loads. */
 	if (c->job->debug_info)
 		argv[n++] = (char *)"-lineinfo";
 	argv[n++] = (char *)"-o";
