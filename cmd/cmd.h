@@ -87,6 +87,7 @@ extern const cmd_spec cmd_list_spec, cmd_show_spec, cmd_cat_spec, cmd_extract_sp
 	cmd_verify_spec, cmd_pack_spec, cmd_stats_spec;
 /* The cache algebra (cmd_cache.c, cmd_snapshot.c, cmd_delta.c, cmd_merge.c). */
 extern const cmd_spec cmd_cache_stats_spec, cmd_cache_import_spec, cmd_cache_gc_spec,
+	cmd_cache_prune_spec,
 	cmd_cache_clear_spec, cmd_cache_lookup_spec, cmd_cache_verify_spec, cmd_snapshot_spec,
 	cmd_delta_spec, cmd_merge_spec;
 /* Into the package and onto the GPU (cmd_embed.c, cmd_devices.c). */

@@ -1,11 +1,12 @@
 /*
- * cmd/cmd_cache.c -- `gpucc cache stats|import|gc|clear|lookup`: the local
- * cache (formats/cache.md), and the helpers the cache-algebra commands share
- * (cmd/algebra.h).
+ * cmd/cmd_cache.c -- `gpucc cache stats|import|gc|prune|clear|lookup|verify`:
+ * the local cache (formats/cache.md), and the helpers the cache-algebra
+ * commands share (cmd/algebra.h).
  *
  *   gpucc cache stats [--json] [--reset]     entries, size, bound, hits, misses
  *   gpucc cache import IMAGE...              put images' entries into the cache
  *   gpucc cache gc [--max-size SIZE [--save]] evict least recently used entries
+ *   gpucc cache prune [--older-than AGE] [-n] remove entries no key can reach
  *   gpucc cache clear                        remove every entry
  *   gpucc cache lookup KEY...                hit or miss, per key
  *   gpucc cache verify [--json]              check every entry completely
@@ -405,6 +406,138 @@ const cmd_spec cmd_cache_clear_spec = {
 	"cache clear", "[--cache DIR]",
 	"remove every entry from the local cache and zero its counters",
 	NULL, clear_options, 0, 0, run_clear,
+};
+
+/* ---- cache prune ------------------------------------------------------------------- */
+
+static const cmd_option prune_options[] = {
+	{"cache", 0, "DIR", false, "the cache directory (default: see formats/cache.md)"},
+	{"older-than", 0, "AGE", false,
+	 "also remove entries not used for AGE: a number and a unit, s m h d or w (e.g. 30d)"},
+	{"dry-run", 'n', NULL, false, "list what would be removed; remove nothing"},
+	{"json", 0, NULL, false, "print the entries removed and the counts as JSON"},
+	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{0},
+};
+
+/* "30d" -> seconds; a unit is required (is "30" seconds or days?). */
+static int parse_age(int64_t *out, const char *text)
+{
+	static const struct { char unit; int64_t seconds; } units[] = {
+		{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800},
+	};
+	char *end;
+	errno = 0;
+	if (*text < '0' || *text > '9')
+		return -1;
+	unsigned long long n = strtoull(text, &end, 10);
+	if (errno || end == text || !end[0] || end[1])
+		return -1;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (*end == units[i].unit) {
+			if (n > (unsigned long long)(INT64_MAX / units[i].seconds))
+				return -1;
+			*out = (int64_t)n * units[i].seconds;
+			return 0;
+		}
+	return -1;
+}
+
+typedef struct prune_print {
+	const cmd_args *args;
+	FILE *json;       /* the "removed" array being built, or NULL */
+	bool list, first; /* list: print each entry (dry run) */
+} prune_print;
+
+static void print_pruned(void *ctx, const gpucc_entry *e, uint64_t bytes, const char *reason)
+{
+	prune_print *pp = ctx;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &e->key);
+	if (pp->json) {
+		fprintf(pp->json, "%s{\"key\": \"%s\", \"target\": ", pp->first ? "" : ", ", hex);
+		cmd_json_string(pp->json, e->target);
+		fprintf(pp->json, ", \"module\": ");
+		cmd_json_string(pp->json, e->module);
+		fprintf(pp->json, ", \"bytes\": %" PRIu64 ", \"reason\": ", bytes);
+		cmd_json_string(pp->json, reason);
+		fputc('}', pp->json);
+		pp->first = false;
+	} else if (pp->list) {
+		printf("would remove %.12s  %-14s %s: %s\n", hex, e->target, e->module, reason);
+	}
+}
+
+static int run_prune(const cmd_args *args)
+{
+	int64_t age = -1;
+	const char *v = cmd_value(args, "older-than");
+	if (v && parse_age(&age, v) != 0)
+		return cmd_error(args, EXIT_USAGE,
+		                 "--older-than '%s': not an age (a number and a unit: s, m, h, d or w; "
+		                 "e.g. 30d)",
+		                 v);
+	bool dry = cmd_flag(args, "dry-run"), json = cmd_flag(args, "json");
+	gpucc_cache *c;
+	int rc = open_cache_to_report(args, &c, dry ? GPUCC_CACHE_READ_ONLY : 0);
+	if (rc)
+		return rc;
+	char *removed = NULL;
+	size_t removed_size = 0;
+	prune_print pp = {args, NULL, dry && !cmd_flag(args, "quiet"), true};
+	if (json && !(pp.json = open_memstream(&removed, &removed_size))) {
+		gpucc_cache_free(c);
+		return cmd_error(args, EXIT_FAIL, "out of memory");
+	}
+	gpucc_cache_prune_result r;
+	int status = gpucc_cache_prune(c, age, dry ? GPUCC_PRUNE_DRY_RUN : 0, print_pruned, &pp, &r);
+	if (pp.json)
+		fclose(pp.json);
+	if (status != 0) {
+		rc = cmd_fail(args);
+	} else if (json) {
+		printf("{\"directory\": ");
+		cmd_json_string(stdout, gpucc_cache_dir(c));
+		printf(", \"dry_run\": %s, \"removed\": [%s], \"removed_entries\": %" PRIu64
+		       ", \"removed_bytes\": %" PRIu64 ", \"entries\": %" PRIu64 ", \"bytes\": %" PRIu64
+		       ", \"unreadable\": %" PRIu64 "}\n",
+		       dry ? "true" : "false", removed ? removed : "", r.removed_entries, r.removed_bytes,
+		       r.entries, r.bytes, r.unreadable);
+	} else if (!cmd_flag(args, "quiet")) {
+		char gone[32], left[32];
+		format_size(gone, sizeof gone, r.removed_bytes);
+		format_size(left, sizeof left, r.bytes);
+		printf("%s %" PRIu64 " entries (%s); %" PRIu64 " entries (%s) %s", dry ? "would remove" : "removed",
+		       r.removed_entries, gone, r.entries, left, dry ? "would stay" : "left");
+		if (r.unreadable)
+			printf("; %" PRIu64 " entries could not be read and stay (see gpucc cache verify)",
+			       r.unreadable);
+		putchar('\n');
+	}
+	free(removed);
+	gpucc_cache_free(c);
+	return rc;
+}
+
+const cmd_spec cmd_cache_prune_spec = {
+	"cache prune", "[--cache DIR] [--older-than AGE] [-n] [--json] [-q]",
+	"remove the entries no compile of this gpucc can hit again, and unused ones",
+	"A key holds the versions of gpucc, LLVM, ptxas (NVIDIA) and LLD (AMD) and\n"
+	"the digests of the device libraries it links, so an upgrade of any of them\n"
+	"leaves entries that no compile reaches again; gc evicts them only when\n"
+	"the cache is full.  prune removes every entry of another key schema, gpucc\n"
+	"or LLVM version, made with another ptxas or LLD than a compile here would\n"
+	"use, or linking a device library that is no longer what this toolchain has\n"
+	"under its name.  The tools and libraries are found as compile finds them\n"
+	"(CUDA_PATH, PATH, GPUCC_ROCM_DEVICE_LIBS): run prune where the builds run.\n"
+	"A tool or library not found judges nothing: a warning says so and those\n"
+	"entries stay.  Entries made by pack are judged by what they record.\n"
+	"With --older-than AGE, entries not used (hit or written) for AGE go too.\n"
+	"-n lists each entry that would go, with why; --json lists them whether or\n"
+	"not -n is given.  Safe while other processes use the cache: an entry used\n"
+	"meanwhile stays.  Exits 0, 1 when the cache cannot be written (without -n),\n"
+	"2 when a directory named by --cache does not exist, 129 on a bad AGE.",
+	prune_options, 0, 0, run_prune,
 };
 
 /* ---- cache lookup ------------------------------------------------------------------ */

@@ -24,6 +24,7 @@ const cmd_spec *const gpucc_commands[] = {
 	&cmd_cache_lookup_spec,
 	&cmd_cache_verify_spec,
 	&cmd_cache_gc_spec,
+	&cmd_cache_prune_spec,
 	&cmd_cache_clear_spec,
 	&cmd_embed_spec,
 	&cmd_devices_spec,

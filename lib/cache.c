@@ -1501,6 +1501,89 @@ static void maybe_gc(gpucc_cache *c)
 	gpucc_error_clear();
 }
 
+/* ---- removal of judged entries (prune) ------------------------------------ */
+
+typedef struct judged_ctx {
+	gpucc_cache *c;
+	bool dry;
+	gpucc_cache_judge_fn judge;
+	void *judge_ctx;
+	gpucc_cache_prune_fn fn;
+	void *fn_ctx;
+	gpucc_cache_prune_result r;
+} judged_ctx;
+
+/* Whether path is still the file read (st) and unused since: then unlink. */
+static bool remove_if_untouched(const char *path, const struct stat *st)
+{
+	struct stat now;
+	return stat(path, &now) == 0 && now.st_ino == st->st_ino && now.st_dev == st->st_dev &&
+	       now.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+	       now.st_mtim.tv_nsec == st->st_mtim.tv_nsec && unlink(path) == 0;
+}
+
+static int judge_one(void *ctx, const gpucc_digest *key, int shard_fd, const char *name)
+{
+	judged_ctx *j = ctx;
+	(void)shard_fd;
+	(void)name;
+	if (!key)
+		return 0;
+	char *path = entry_path(j->c, key, false);
+	if (!path)
+		return gpucc_error_oom();
+	gpucc_image *img = NULL;
+	struct stat st;
+	int rc = open_entry_file(&img, j->c, key, path, &st, false);
+	if (rc != 0) { /* evicted since the listing, or unreadable: kept */
+		j->r.unreadable += rc != GPUCC_ENOTFOUND;
+		gpucc_error_clear();
+		free(path);
+		return 0;
+	}
+	const gpucc_entry *e = gpucc_image_entry(img, 0);
+	uint64_t size = (uint64_t)st.st_size;
+	const char *reason = j->judge(j->judge_ctx, e, &st);
+	if (reason && (j->dry || remove_if_untouched(path, &st))) {
+		j->r.removed_entries++;
+		j->r.removed_bytes += size;
+		if (j->fn)
+			j->fn(j->fn_ctx, e, size, reason);
+	} else {
+		j->r.entries++;
+		j->r.bytes += size;
+	}
+	gpucc_image_free(img);
+	free(path);
+	return 0;
+}
+
+int gpucc_cache_remove_judged(gpucc_cache *c, bool dry, gpucc_cache_judge_fn judge,
+                              void *judge_ctx, gpucc_cache_prune_fn fn, void *fn_ctx,
+                              gpucc_cache_prune_result *out)
+{
+	if (!dry && !c->writable)
+		return gpucc_error_set(GPUCC_ERROR, "cannot prune cache '%s': it is read-only (%s)",
+		                       c->dir, gpucc_cache_read_only_reason(c));
+	int lock = -1;
+	if (!dry && (lock = gc_lock(c, true)) < 0)
+		return lock;
+	judged_ctx j = {c, dry, judge, judge_ctx, fn, fn_ctx, {0}};
+	int rc = walk_entries(c, judge_one, &j);
+	if (lock >= 0)
+		close(lock);
+	if (out)
+		*out = j.r;
+	if (rc == 0 && !dry && j.r.removed_bytes) {
+		uint64_t bytes = j.r.bytes;
+		stats_update(c, set_bytes, &bytes); /* the estimate; best effort */
+		gpucc_error_clear();
+		c->bytes_base = bytes;
+		c->bytes_added = 0;
+	}
+	return rc;
+}
+
 int gpucc_cache_clear(gpucc_cache *c)
 {
 	if (!c->writable)

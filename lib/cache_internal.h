@@ -8,6 +8,8 @@
 
 #include "gpucc/cache.h"
 
+#include <sys/stat.h>
+
 typedef enum cache_insert_outcome {
 	CACHE_INSERT_ADDED = 0,    /* the key was absent (or its entry corrupt) */
 	CACHE_INSERT_DUPLICATE = 1, /* an identical entry was there */
@@ -47,6 +49,17 @@ extern void (*gpucc_cache_test_before_publish)(gpucc_cache *c, const gpucc_diges
  * default policy, else 0. */
 int gpucc_cache_report_conflict(gpucc_cache *c, const gpucc_digest *key, const char *src_name,
                                 gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx);
+
+/* gpucc_cache_prune's walk (lib/cache_prune.c judges): judge(ctx, e, st)
+ * gets each entry that can be read (its record and its file's stat) and
+ * returns why it should go, or NULL to keep it.  An entry judged is
+ * removed, unless dry, when it is still the file that was read with the
+ * same mtime (one used meanwhile stays), and reported to fn.  Under gc's
+ * lock; a cache that is not writable can only be walked dry. */
+typedef const char *(*gpucc_cache_judge_fn)(void *ctx, const gpucc_entry *e, const struct stat *st);
+int gpucc_cache_remove_judged(gpucc_cache *c, bool dry, gpucc_cache_judge_fn judge,
+                              void *judge_ctx, gpucc_cache_prune_fn fn, void *fn_ctx,
+                              gpucc_cache_prune_result *out);
 
 /* Report a warning through the cache's handler, if any. */
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

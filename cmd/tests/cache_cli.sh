@@ -8,7 +8,7 @@
 # ---- gpucc cache, -h, --help: the list of subcommands
 for h in -h --help; do
 	expect_exit 0 "$GPUCC" cache $h
-	for sub in stats import gc clear lookup verify; do
+	for sub in stats import gc prune clear lookup verify; do
 		assert_grep "gpucc cache $sub " out
 	done
 	[ ! -s err ] || fail "'gpucc cache $h' wrote to stderr"

@@ -159,6 +159,33 @@ GPUCC_API int gpucc_cache_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void 
 /* Remove every entry (gc down to nothing) and zero the counters. */
 GPUCC_API int gpucc_cache_clear(gpucc_cache *c);
 
+typedef struct gpucc_cache_prune_result {
+	uint64_t removed_entries, removed_bytes; /* removed (with a dry run: would be) */
+	uint64_t entries, bytes;                 /* kept */
+	uint64_t unreadable;                     /* entries that could not be read: kept */
+} gpucc_cache_prune_result;
+
+/* Receives each entry gpucc_cache_prune removes (or, dry, would remove):
+ * the entry (valid during the call), its file's size and why it goes. */
+typedef void (*gpucc_cache_prune_fn)(void *ctx, const gpucc_entry *e, uint64_t bytes,
+                                     const char *reason);
+
+enum { GPUCC_PRUNE_DRY_RUN = 1u }; /* judge and report, remove nothing */
+
+/* Remove the entries that no key this gpucc computes can reach again
+ * (DESIGN.md, invariant 1): those of another key schema, gpucc or LLVM
+ * version, and those made with a ptxas, an LLD or a device library other
+ * than the ones a compile would use here (found as gpucc_compile finds
+ * them: CUDA_PATH, PATH, GPUCC_ROCM_DEVICE_LIBS).  A tool or library
+ * directory not found here judges nothing: those entries stay, and a
+ * warning through the cache's handler says so.  With unused_seconds >= 0,
+ * entries not used (hit or written) for that long go too.  An entry used
+ * or replaced while prune runs stays; entries that cannot be read stay and
+ * are counted.  Holds gc's lock.  out (may be NULL) gets the counts. */
+GPUCC_API int gpucc_cache_prune(gpucc_cache *c, int64_t unused_seconds, unsigned flags,
+                                gpucc_cache_prune_fn fn, void *ctx,
+                                gpucc_cache_prune_result *out);
+
 /* Call fn for every entry's key, in no particular order; fn returns 0 to go
  * on, anything else to stop (gpucc_cache_foreach then returns that). */
 typedef int (*gpucc_cache_entry_fn)(void *ctx, const gpucc_digest *key);
