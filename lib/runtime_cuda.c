@@ -174,8 +174,7 @@ static int cuda_device_describe(int ordinal, gpucc_device *out)
 	out->ordinal = ordinal;
 	out->driver_version = version;
 	snprintf(out->arch, sizeof out->arch, "sm_%d%d", major, minor);
-	gpucc_target_from_cuda(&out->target, major, minor, version);
-	out->target_known = true;
+	out->target_known = gpucc_target_from_cuda(&out->target, major, minor, version) == 0;
 	return 0;
 }
 

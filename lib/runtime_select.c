@@ -20,8 +20,8 @@ static const struct {
 	{8000, 50},  {9000, 60},  {9010, 61},  {9020, 62},  {10000, 63}, {10010, 64},
 	{10020, 65}, {11000, 70}, {11010, 71}, {11020, 72}, {11030, 73}, {11040, 74},
 	{11050, 75}, {11060, 76}, {11070, 77}, {11080, 78}, {12000, 80}, {12010, 81},
-	{12020, 82}, {12030, 83}, {12040, 84}, {12050, 85}, {12060, 85}, {12080, 87},
-	{12090, 88}, {13000, 90},
+	{12020, 82}, {12030, 83}, {12040, 84}, {12050, 85}, {12060, 85}, {12070, 86},
+	{12080, 87}, {12090, 88}, {13000, 90},
 };
 
 /* The newest PTX ISA gpucc (LLVM 19) can produce: a newer driver JITs
@@ -52,12 +52,21 @@ int gpucc_target_from_hip_arch(gpucc_target *out, const char *gcn_arch_name)
 	return 0;
 }
 
-void gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor, int driver_version)
+int gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor, int driver_version)
 {
 	memset(out, 0, sizeof *out);
+	/* sm is major * 10 + minor: a minor above 9 would read as another
+	 * major, and a negative or huge value would wrap into an sm on which
+	 * every PTX fits (or overflow an int). */
+	if (cc_major < 1 || cc_major > 99 || cc_minor < 0 || cc_minor > 9)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "the CUDA driver reported compute capability %d.%d, which is not "
+		                       "a version gpucc understands",
+		                       cc_major, cc_minor);
 	out->vendor = GPUCC_VENDOR_NVIDIA;
-	out->sm = (unsigned)(cc_major * 10 + cc_minor);
+	out->sm = (unsigned)cc_major * 10 + (unsigned)cc_minor;
 	out->ptx_isa = gpucc_cuda_max_ptx_isa(driver_version);
+	return 0;
 }
 
 /* ---- one entry against one device ---------------------------------------- */
@@ -75,6 +84,33 @@ static int feature_specificity(gpucc_feature f)
 	return f == GPUCC_FEATURE_ON || f == GPUCC_FEATURE_OFF;
 }
 
+/* Integrated (Tegra) GPUs: NVIDIA supports cubin compatibility across minor
+ * revisions only among desktop GPUs, never to or from these. */
+static bool sm_is_tegra(unsigned sm)
+{
+	return sm == 32 || sm == 53 || sm == 62 || sm == 72 || sm == 87 || sm == 101 || sm == 110;
+}
+
+/* Whether a cubin built for t loads on a device of device_sm: the same sm;
+ * else a later minor revision of the same major (a cubin for sm_80 runs on
+ * sm_86 and sm_89, not on sm_75 or sm_90), except for arch-specific code
+ * (sm_90a runs only on sm_90) and Tegra. */
+static bool cubin_runs_on(const gpucc_target *t, unsigned device_sm)
+{
+	if (t->sm == device_sm)
+		return true;
+	return !t->sm_accelerated && t->sm / 10 == device_sm / 10 && t->sm < device_sm &&
+	       !sm_is_tegra(t->sm) && !sm_is_tegra(device_sm);
+}
+
+/* Whether the driver can JIT PTX built for t on the device: PTX for sm_X
+ * runs on sm >= X (sm_Xa only on sm_X), and the driver must know its ISA. */
+static bool ptx_runs_on(const gpucc_target *t, const gpucc_target *device)
+{
+	bool arch_ok = t->sm_accelerated ? t->sm == device->sm : t->sm <= device->sm;
+	return arch_ok && t->ptx_isa <= device->ptx_isa;
+}
+
 bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e, const gpucc_target *device)
 {
 	gpucc_target t;
@@ -90,14 +126,19 @@ bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e, const gpucc_ta
 		s.part = GPUCC_PART_HSACO;
 		s.exact = t.sramecc == device->sramecc && t.xnack == device->xnack;
 	} else {
-		if (t.sm == device->sm && gpucc_entry_payload(e, GPUCC_PART_CUBIN)) {
+		/* Exact cubin, else PTX to JIT, else a cubin of an earlier minor
+		 * revision (the order of gpucc/runtime.h). */
+		bool cubin = gpucc_entry_payload(e, GPUCC_PART_CUBIN) != NULL;
+		bool ptx = gpucc_entry_payload(e, GPUCC_PART_PTX) != NULL;
+		if (cubin && t.sm == device->sm) {
 			s.part = GPUCC_PART_CUBIN;
 			s.exact = true;
-		} else {
-			bool arch_ok = t.sm_accelerated ? t.sm == device->sm : t.sm <= device->sm;
-			if (!arch_ok || t.ptx_isa > device->ptx_isa)
-				return false;
+		} else if (ptx && ptx_runs_on(&t, device)) {
 			s.part = GPUCC_PART_PTX;
+		} else if (cubin && cubin_runs_on(&t, device->sm)) {
+			s.part = GPUCC_PART_CUBIN;
+		} else {
+			return false;
 		}
 	}
 	s.payload = gpucc_entry_payload(e, s.part);
@@ -121,6 +162,15 @@ static bool better(const gpucc_selection *a, const gpucc_selection *b)
 			int sb = feature_specificity(tb.sramecc) + feature_specificity(tb.xnack);
 			if (sa != sb)
 				return sa > sb;
+		} else if (!a->exact && a->part != b->part) {
+			/* Fallbacks: PTX to JIT before a cubin of an earlier minor. */
+			return a->part == GPUCC_PART_PTX;
+		} else if (!a->exact && a->part == GPUCC_PART_CUBIN) {
+			/* Cubins of earlier minors: the closest to the device. */
+			if (ta.sm != tb.sm)
+				return ta.sm > tb.sm;
+			if (ta.ptx_isa != tb.ptx_isa)
+				return ta.ptx_isa > tb.ptx_isa;
 		} else {
 			if (ta.ptx_isa != tb.ptx_isa)
 				return ta.ptx_isa > tb.ptx_isa;
@@ -171,7 +221,9 @@ static void name_list_add(name_list *l, const char *name)
 
 static void describe_device(char *out, size_t size, const gpucc_target *d)
 {
-	if (d->vendor == GPUCC_VENDOR_NVIDIA) {
+	if (d->vendor == GPUCC_VENDOR_NVIDIA && d->ptx_isa == 0) {
+		snprintf(out, size, "sm_%u (driver JITs no PTX)", d->sm);
+	} else if (d->vendor == GPUCC_VENDOR_NVIDIA) {
 		snprintf(out, size, "sm_%u (driver JITs PTX ISA up to %u.%u)", d->sm, d->ptx_isa / 10,
 		         d->ptx_isa % 10);
 	} else {

@@ -9,6 +9,7 @@
 
 #include <gpucc.h>
 
+#include <limits.h>
 #include <stdio.h>
 
 /* "TARGET/parts[/kernels]": parts joined by '+' (ptx, cubin, hsaco,
@@ -55,10 +56,33 @@ static const select_case cases[] = {
 	 "sm_80:ptx70/ptx", NULL},
 	{"nvidia PTX for a newer sm", "sm_80@12040", {"sm_90:ptx78/cubin+ptx"}, NULL, NULL,
 	 "sm_90:ptx78 (cubin)"},
-	{"nvidia cubin of another sm never loads", "sm_86@12040", {"sm_80:ptx70/cubin"}, NULL, NULL,
-	 "runs on sm_86"},
+	/* A cubin runs on later minor revisions of its major (not across
+	 * majors, not to or from Tegra, not arch-specific); PTX the driver
+	 * can JIT still comes first, the issue's order. */
+	{"nvidia cubin runs on a later minor", "sm_86@12040", {"sm_80:ptx70/cubin"}, NULL,
+	 "sm_80:ptx70/cubin", NULL},
+	{"nvidia cubin of a later minor never loads", "sm_80@12040", {"sm_86:ptx71/cubin"}, NULL,
+	 NULL, "runs on sm_80"},
+	{"nvidia cubin of another major never loads", "sm_90@12040", {"sm_80:ptx70/cubin"}, NULL,
+	 NULL, "runs on sm_90 (driver JITs PTX ISA up to 8.4): the image has sm_80:ptx70 (cubin)"},
 	{"nvidia other sm falls back to its PTX", "sm_86@12040", {"sm_80:ptx70/cubin+ptx"}, NULL,
 	 "sm_80:ptx70/ptx", NULL},
+	{"nvidia PTX before a compatible cubin", "sm_89@12040",
+	 {"sm_86:ptx71/cubin", "sm_80:ptx78/ptx"}, NULL, "sm_80:ptx78/ptx", NULL},
+	{"nvidia compatible cubin when the PTX is too new", "sm_89@12000", {"sm_86:ptx85/cubin+ptx"},
+	 NULL, "sm_86:ptx85/cubin", NULL},
+	{"nvidia closest compatible cubin", "sm_89@12040",
+	 {"sm_80:ptx78/cubin", "sm_86:ptx71/cubin", "sm_87:ptx74/cubin"}, NULL, "sm_86:ptx71/cubin",
+	 NULL},
+	{"nvidia no cubin to Tegra", "sm_87@12040", {"sm_80:ptx70/cubin"}, NULL, NULL, "runs on sm_87"},
+	{"nvidia no cubin from Tegra", "sm_75@12040", {"sm_72:ptx61/cubin"}, NULL, NULL,
+	 "runs on sm_75"},
+	{"nvidia sm_90a cubin only on sm_90", "sm_91@12040", {"sm_90a:ptx80/cubin"}, NULL, NULL,
+	 "sm_90a:ptx80 (cubin)"},
+	{"nvidia exact cubin before PTX", "sm_86@12040", {"sm_86:ptx71/cubin", "sm_86:ptx84/ptx"},
+	 NULL, "sm_86:ptx71/cubin", NULL},
+	{"nvidia driver without PTX JIT", "sm_90@7050", {"sm_90:ptx78/ptx"}, NULL, NULL,
+	 "runs on sm_90 (driver JITs no PTX)"},
 	{"nvidia sm_90a PTX only on sm_90", "sm_100@13000", {"sm_90a:ptx80/ptx"}, NULL, NULL,
 	 "sm_90a:ptx80"},
 	{"nvidia sm_90a on sm_90", "sm_90@12040", {"sm_90a:ptx80/ptx"}, NULL, "sm_90a:ptx80/ptx", NULL},
@@ -129,7 +153,7 @@ static void parse_device(gpucc_target *d, const char *spelling)
 	const char *at = strchr(spelling, '@');
 	if (at) {
 		unsigned sm = (unsigned)atoi(spelling + 3);
-		gpucc_target_from_cuda(d, (int)(sm / 10), (int)(sm % 10), atoi(at + 1));
+		CHECK_INT(gpucc_target_from_cuda(d, (int)(sm / 10), (int)(sm % 10), atoi(at + 1)), 0);
 	} else {
 		CHECK_INT(gpucc_target_from_hip_arch(d, spelling), 0);
 	}
@@ -201,11 +225,34 @@ static void test_driver_ptx_isa(void)
 	CHECK_INT(gpucc_cuda_max_ptx_isa(12040), 84);
 	CHECK_INT(gpucc_cuda_max_ptx_isa(12060), 85);
 	CHECK_INT(gpucc_cuda_max_ptx_isa(13000), 85); /* capped at what LLVM 19 emits */
+	CHECK_INT(gpucc_cuda_max_ptx_isa(12070), 85);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(-1), 0);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(INT_MIN), 0);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(INT_MAX), 85);
 	gpucc_target t;
-	gpucc_target_from_cuda(&t, 9, 0, 12040);
+	CHECK_INT(gpucc_target_from_cuda(&t, 9, 0, 12040), 0);
 	CHECK_INT(t.vendor, GPUCC_VENDOR_NVIDIA);
 	CHECK_INT(t.sm, 90);
 	CHECK_INT(t.ptx_isa, 84);
+	CHECK_INT(gpucc_target_from_cuda(&t, 12, 1, 13000), 0);
+	CHECK_INT(t.sm, 121);
+}
+
+/* A compute capability the driver reports wrongly is refused, not wrapped
+ * into an sm on which every PTX "fits", and never overflows. */
+static void test_cuda_bad_compute_capability(void)
+{
+	static const int bad[][2] = {{-1, 0}, {0, 0}, {9, -1}, {9, 10}, {INT_MAX, 0},
+	                             {INT_MAX / 10 + 1, 9}, {INT_MIN, 0}, {100, 0}};
+	built b = {0};
+	build_entry(&b, "sm_90:ptx78/ptx");
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		gpucc_target t;
+		CHECK_INT(gpucc_target_from_cuda(&t, bad[i][0], bad[i][1], 12040), GPUCC_EINVALID);
+		CHECK_ERROR_HAS("compute capability");
+		gpucc_selection s;
+		CHECK(gpucc_select(&s, b.pointers, b.count, "k", &t, "t") != 0);
+	}
 }
 
 static void test_hip_arch_names(void)
@@ -226,6 +273,7 @@ int main(void)
 	RUN(test_table);
 	RUN(test_ties_are_deterministic);
 	RUN(test_driver_ptx_isa);
+	RUN(test_cuda_bad_compute_capability);
 	RUN(test_hip_arch_names);
 	return CHECK_DONE();
 }

@@ -19,8 +19,15 @@
  *  - NVIDIA: a cubin built for the device's exact sm; else PTX the driver can
  *    JIT for the device: PTX for sm_X runs on sm >= X (sm_Xa only on sm_X),
  *    of a PTX ISA no newer than the driver's (gpucc_cuda_max_ptx_isa); the
- *    highest ISA wins, then the highest sm.
- *  - Ties go to the smallest key, so the choice is deterministic.
+ *    highest ISA wins, then the highest sm.  Else a cubin of an earlier
+ *    minor revision of the device's major (binary compatibility: a cubin
+ *    for sm_80 runs on sm_86 and sm_89, not on sm_90; never an sm_Xa
+ *    cubin, nor to or from a Tegra sm), the closest sm first.  PTX comes
+ *    before such a cubin because the JIT compiles for the device's own sm
+ *    (and the driver caches the result); the cubin is there for a driver
+ *    too old for the image's PTX, or an image shipped without PTX.
+ *  - Ties go to the smallest key, so the choice is deterministic; a kernel
+ *    that several entries (modules) hold is loaded from the one chosen.
  */
 #ifndef GPUCC_RUNTIME_H
 #define GPUCC_RUNTIME_H
@@ -97,8 +104,10 @@ GPUCC_API unsigned gpucc_cuda_max_ptx_isa(int driver_version);
  * ("gfx90a:sramecc+:xnack-") or a CUDA compute capability and driver
  * version.  A processor gpucc does not know is GPUCC_EINVALID. */
 GPUCC_API int gpucc_target_from_hip_arch(gpucc_target *out, const char *gcn_arch_name);
-GPUCC_API void gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor,
-                                      int driver_version);
+/* A compute capability outside 1.0..99.9 (a minor above 9, a negative
+ * value) is GPUCC_EINVALID, and *out is then no vendor's target. */
+GPUCC_API int gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor,
+                                     int driver_version);
 
 /* ---- devices ------------------------------------------------------------- */
 
