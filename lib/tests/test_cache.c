@@ -1,7 +1,7 @@
 /*
  * lib/tests/test_cache.c -- the local cache and the algebra on top of it:
  * insert and lookup, conflicts, corrupt entries as reported misses,
- * read-only use, LRU gc, counters, sizes; verify, and gc of what killed
+ * read-only use, LRU gc, prune's removal, counters, sizes; verify, and gc of what killed
  * writers left; snapshots from items and text
  * (both sort paths), snapshot deltas, and merges into images and caches.
  */
@@ -281,6 +281,75 @@ static void test_gc_is_lru(void)
 	CHECK_INT(gpucc_cache_stats_get(&st, c), 0);
 	CHECK_INT(st.entries, 0);
 	CHECK_INT(st.hits, 0);
+	gpucc_cache_free(c);
+}
+
+/* A judge for gpucc_cache_remove_judged that wants every entry gone, and
+ * plays a process hitting "m1" in the moment between the read and the
+ * removal (a lookup sets the mtime to now). */
+typedef struct racing_judge {
+	gpucc_cache *c;
+	int judged;
+} racing_judge;
+
+static const char *judge_all_hit_m1(void *ctx, const gpucc_entry *e, const struct stat *st)
+{
+	racing_judge *j = ctx;
+	(void)st;
+	j->judged++;
+	if (strcmp(e->module, "m1") == 0) {
+		gpucc_image *img;
+		CHECK_INT(gpucc_cache_lookup(&img, j->c, &e->key), 0);
+		gpucc_image_free(img);
+	}
+	return "test";
+}
+
+static void count_pruned(void *ctx, const gpucc_entry *e, uint64_t bytes, const char *reason)
+{
+	(void)e;
+	CHECK(bytes > 0);
+	CHECK_STR(reason, "test");
+	++*(int *)ctx;
+}
+
+/* Prune's removal: a dry run removes nothing; an entry used while it is
+ * judged stays (it is recent now); the others go. */
+static void test_prune_spares_used_entries(void)
+{
+	gpucc_cache *c;
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c-prune"), 0), 0);
+	const char *mods[] = {"m0", "m1", "m2"};
+	for (int i = 0; i < 3; i++) {
+		CHECK_INT(insert(c, mods[i], mods[i], GPUCC_CONFLICT_FAIL), 0);
+		set_age(c, mods[i], 1000);
+	}
+	racing_judge j = {c, 0};
+	int reported = 0;
+	gpucc_cache_prune_result r;
+	CHECK_INT(gpucc_cache_remove_judged(c, true, judge_all_hit_m1, &j, count_pruned, &reported, &r), 0);
+	CHECK_INT(j.judged, 3);
+	CHECK_INT(reported, 3);
+	CHECK_INT(r.removed_entries, 3);
+	gpucc_cache_stats st;
+	CHECK_INT(gpucc_cache_stats_get(&st, c), 0);
+	CHECK_INT(st.entries, 3); /* dry: all there */
+	set_age(c, "m1", 1000);
+	j.judged = reported = 0;
+	CHECK_INT(gpucc_cache_remove_judged(c, false, judge_all_hit_m1, &j, count_pruned, &reported, &r), 0);
+	CHECK_INT(j.judged, 3);
+	CHECK_INT(reported, 2);
+	CHECK_INT(r.removed_entries, 2);
+	CHECK_INT(r.entries, 1);
+	char *ptx = lookup_ptx(c, "m1");
+	CHECK(ptx && strcmp(ptx, "m1") == 0);
+	free(ptx);
+	CHECK(lookup_ptx(c, "m0") == NULL);
+	CHECK(lookup_ptx(c, "m2") == NULL);
+	gpucc_cache_free(c);
+	/* A cache opened read-only is only judged dry. */
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c-prune"), GPUCC_CACHE_READ_ONLY), 0);
+	CHECK_INT(gpucc_cache_remove_judged(c, false, judge_all_hit_m1, &j, NULL, NULL, &r), GPUCC_ERROR);
 	gpucc_cache_free(c);
 }
 
@@ -758,6 +827,7 @@ int main(void)
 	RUN(test_insert_lookup);
 	RUN(test_corrupt_entry_is_a_miss);
 	RUN(test_gc_is_lru);
+	RUN(test_prune_spares_used_entries);
 	RUN(test_verify_and_leftovers);
 	RUN(test_sizes);
 	RUN(test_config);
