@@ -536,7 +536,8 @@ const cmd_spec cmd_cache_prune_spec = {
 	"-n lists each entry that would go, with why; --json lists them whether or\n"
 	"not -n is given.  Safe while other processes use the cache: an entry used\n"
 	"meanwhile stays.  Exits 0, 1 when the cache cannot be written (without -n),\n"
-	"2 when a directory named by --cache does not exist, 129 on a bad AGE.",
+	"2 when a directory named by --cache does not exist, 6 from a gpucc built\n"
+	"without LLVM (it compiles nothing, so it cannot judge), 129 on a bad AGE.",
 	prune_options, 0, 0, run_prune,
 };
 

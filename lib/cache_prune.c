@@ -152,6 +152,10 @@ static int missing(char **why, const char *message)
 int gpucc_cache_prune(gpucc_cache *c, int64_t unused_seconds, unsigned flags,
                       gpucc_cache_prune_fn fn, void *ctx, gpucc_cache_prune_result *out)
 {
+	if (strcmp(gpucc_llvm_version(), "none") == 0) /* every entry would go */
+		return gpucc_error_set(GPUCC_EUNAVAILABLE,
+		                       "this gpucc was built without LLVM: it compiles nothing, so it "
+		                       "cannot tell which entries a compile reaches");
 	pruner p;
 	memset(&p, 0, sizeof p);
 	p.c = c;

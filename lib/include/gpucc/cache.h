@@ -181,7 +181,8 @@ enum { GPUCC_PRUNE_DRY_RUN = 1u }; /* judge and report, remove nothing */
  * warning through the cache's handler says so.  With unused_seconds >= 0,
  * entries not used (hit or written) for that long go too.  An entry used
  * or replaced while prune runs stays; entries that cannot be read stay and
- * are counted.  Holds gc's lock.  out (may be NULL) gets the counts. */
+ * are counted.  Holds gc's lock.  out (may be NULL) gets the counts.
+ * GPUCC_EUNAVAILABLE from a gpucc built without LLVM, which reaches none. */
 GPUCC_API int gpucc_cache_prune(gpucc_cache *c, int64_t unused_seconds, unsigned flags,
                                 gpucc_cache_prune_fn fn, void *ctx,
                                 gpucc_cache_prune_result *out);
