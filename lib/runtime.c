@@ -212,8 +212,9 @@ static int read_code(code_buffer *out, gpucc_image *img, const gpucc_payload *p)
 }
 
 /* The device to use when the caller names none: the first on which some
- * entry with kernel fits; else the first, so that the error is the
- * selection's for it. */
+ * entry with kernel fits; else the first whose architecture gpucc knows, so
+ * that the error is the selection's for it (a device it does not know
+ * fits nothing, and says so only when it is the only kind there is). */
 static int choose_device(gpucc_device *out, gpucc_selection *sel, const gpucc_image *img,
                          const char *kernel)
 {
@@ -230,7 +231,10 @@ static int choose_device(gpucc_device *out, gpucc_selection *sel, const gpucc_im
 			return 0;
 		}
 	}
-	*out = devices[0];
+	size_t first_known = 0;
+	while (first_known < count && !devices[first_known].target_known)
+		first_known++;
+	*out = devices[first_known < count ? first_known : 0];
 	free(devices);
 	if (!out->target_known)
 		return gpucc_error_set(GPUCC_EUNAVAILABLE, "device %d (%s) has an architecture gpucc does not know: '%s'",

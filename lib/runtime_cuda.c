@@ -227,11 +227,11 @@ static int cuda_module_function(void **out, const runtime_loaded *m, const char 
 {
 	cu_function f = NULL;
 	cu_result r = cuda.ctx_push_current(m->context);
-	if (r == CU_SUCCESS) {
-		r = cuda.module_get_function(&f, m->module, kernel);
-		cu_context popped;
-		cuda.ctx_pop_current(&popped);
-	}
+	if (r != CU_SUCCESS)
+		return cuda_fail(GPUCC_ERROR, "cuCtxPushCurrent", r);
+	r = cuda.module_get_function(&f, m->module, kernel);
+	cu_context popped;
+	cuda.ctx_pop_current(&popped);
 	if (r != CU_SUCCESS)
 		return gpucc_error_set(r == CU_ERROR_NOT_FOUND ? GPUCC_ENOTFOUND : GPUCC_ERROR,
 		                       "CUDA driver: cuModuleGetFunction '%s': %s (%d)", kernel,

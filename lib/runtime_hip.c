@@ -31,6 +31,7 @@ typedef void *hip_function;
 
 #define HIP_SUCCESS 0
 #define HIP_ERROR_NO_DEVICE 100
+#define HIP_ERROR_INVALID_DEVICE 101
 #define HIP_ERROR_NOT_FOUND 500
 
 /* HIP 5 hipDeviceProp_t: only the fields we read, at their offsets; the
@@ -185,6 +186,24 @@ static void leave_device(int ordinal, int previous)
 		hip.set_device(previous);
 }
 
+/* A call about a device failed with e.  Without a GPU, HIP 5.2 answers
+ * hipSetDevice and hipModuleLoadData with hipErrorInvalidDevice (101), which
+ * reads as a wrong ordinal: ask hipGetDeviceCount, and when it sees no
+ * device say so with its error (hipErrorNoDevice), as gpucc_devices_list
+ * does.  Otherwise the call's own error. */
+static int hip_fail_device(int code, const char *call, hip_error e)
+{
+	int count = 0;
+	hip_error counted = hip.get_device_count(&count);
+	if (counted != HIP_SUCCESS)
+		return gpucc_error_set(GPUCC_EUNAVAILABLE,
+		                       "HIP runtime: no device: hipGetDeviceCount returned %s (%d)",
+		                       error_name(counted), counted);
+	if (count == 0)
+		return gpucc_error_set(GPUCC_EUNAVAILABLE, "HIP runtime: no device (count 0)");
+	return hip_fail(code, call, e);
+}
+
 static int hip_module_load(runtime_loaded *out, int ordinal, const void *code, size_t size,
                            gpucc_part part)
 {
@@ -199,14 +218,16 @@ static int hip_module_load(runtime_loaded *out, int ordinal, const void *code, s
 	hip_error e = enter_device(ordinal, &previous);
 	if (e != HIP_SUCCESS) {
 		leave_device(ordinal, previous);
-		return hip_fail(GPUCC_EUNAVAILABLE, "hipSetDevice", e);
+		return hip_fail_device(GPUCC_EUNAVAILABLE, "hipSetDevice", e);
 	}
 	hip_module module = NULL;
 	e = hip.module_load_data(&module, code);
 	leave_device(ordinal, previous);
+	if (e == HIP_ERROR_NO_DEVICE || e == HIP_ERROR_INVALID_DEVICE)
+		return hip_fail_device(e == HIP_ERROR_NO_DEVICE ? GPUCC_EUNAVAILABLE : GPUCC_ERROR,
+		                       "hipModuleLoadData", e);
 	if (e != HIP_SUCCESS)
-		return hip_fail(e == HIP_ERROR_NO_DEVICE ? GPUCC_EUNAVAILABLE : GPUCC_ERROR,
-		                "hipModuleLoadData", e);
+		return hip_fail(GPUCC_ERROR, "hipModuleLoadData", e);
 	out->module = module;
 	out->ordinal = ordinal;
 	return 0;

@@ -11,6 +11,15 @@
  * aborts; this stub returns hipErrorInvalidDevice), and the CUDA driver
  * needs the module's context current.  The test reads the current device
  * and context back through hipGetDevice and cuCtxGetCurrent.
+ *
+ * Faults, read from the environment at every call so that one test program
+ * can set and clear them between cases:
+ *   STUB_FAIL=NAME        the function NAME (e.g. cuModuleLoadDataEx) fails;
+ *   STUB_HIP_DEVICES=0    HIP sees no GPU, answering as HIP 5.2 does then:
+ *                         hipGetDeviceCount hipErrorNoDevice (100),
+ *                         hipGetDevice and hipSetDevice hipErrorInvalidDevice;
+ *   STUB_HIP_ARCH=NAME    the gcnArchName the HIP devices report;
+ *   STUB_CUDA_CC=MAJ.MIN  the compute capability the CUDA device reports.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -19,11 +28,25 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+static int stub_fails(const char *function)
+{
+	const char *fail = getenv("STUB_FAIL");
+	return fail && strcmp(fail, function) == 0;
+}
+
 /* ---- HIP ------------------------------------------------------------------ */
 
 #define HIP_DEVICES 2
+#define HIP_ERROR_NO_DEVICE 100
 #define HIP_ERROR_INVALID_DEVICE 101
+#define HIP_ERROR_INVALID_IMAGE 200
 #define HIP_ERROR_INVALID_VALUE 1
+
+static int hip_device_count(void)
+{
+	const char *devices = getenv("STUB_HIP_DEVICES");
+	return devices ? atoi(devices) : HIP_DEVICES;
+}
 
 static _Thread_local int hip_current;
 
@@ -43,23 +66,24 @@ EXPORT const char *hipGetErrorName(int error);
 
 EXPORT int hipGetDeviceCount(int *count)
 {
-	*count = HIP_DEVICES;
-	return 0;
+	*count = hip_device_count();
+	return *count ? 0 : HIP_ERROR_NO_DEVICE;
 }
 
 EXPORT int hipGetDeviceProperties(void *props, int ordinal)
 {
-	if (ordinal < 0 || ordinal >= HIP_DEVICES)
+	if (ordinal < 0 || ordinal >= hip_device_count())
 		return HIP_ERROR_INVALID_DEVICE;
+	const char *arch = getenv("STUB_HIP_ARCH");
 	/* char name[256] at 0, char gcnArchName[256] at 396 (HIP 5.2). */
 	snprintf((char *)props, 256, "Stub HIP GPU %d", ordinal);
-	snprintf((char *)props + 396, 256, "gfx90a:sramecc+:xnack-");
+	snprintf((char *)props + 396, 256, "%s", arch ? arch : "gfx90a:sramecc+:xnack-");
 	return 0;
 }
 
 EXPORT int hipSetDevice(int ordinal)
 {
-	if (ordinal < 0 || ordinal >= HIP_DEVICES)
+	if (ordinal < 0 || ordinal >= hip_device_count() || stub_fails("hipSetDevice"))
 		return HIP_ERROR_INVALID_DEVICE;
 	hip_current = ordinal;
 	return 0;
@@ -67,6 +91,8 @@ EXPORT int hipSetDevice(int ordinal)
 
 EXPORT int hipGetDevice(int *ordinal)
 {
+	if (!hip_device_count())
+		return HIP_ERROR_INVALID_DEVICE;
 	*ordinal = hip_current;
 	return 0;
 }
@@ -81,6 +107,10 @@ EXPORT int hipModuleLoadData(void **module, const void *code)
 {
 	if (!code)
 		return HIP_ERROR_INVALID_VALUE;
+	if (!hip_device_count())
+		return HIP_ERROR_INVALID_DEVICE;
+	if (stub_fails("hipModuleLoadData"))
+		return HIP_ERROR_INVALID_IMAGE;
 	stub_hip_module *m = malloc(sizeof *m);
 	if (!m)
 		return HIP_ERROR_INVALID_VALUE;
@@ -109,13 +139,23 @@ EXPORT int hipModuleUnload(void *module)
 
 EXPORT const char *hipGetErrorName(int error)
 {
-	return error == HIP_ERROR_INVALID_DEVICE ? "hipErrorInvalidDevice" : "hipErrorStub";
+	switch (error) {
+	case HIP_ERROR_NO_DEVICE:
+		return "hipErrorNoDevice";
+	case HIP_ERROR_INVALID_DEVICE:
+		return "hipErrorInvalidDevice";
+	case HIP_ERROR_INVALID_IMAGE:
+		return "hipErrorInvalidImage";
+	default:
+		return "hipErrorStub";
+	}
 }
 
 /* ---- CUDA driver ------------------------------------------------------------ */
 
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_INVALID_CONTEXT 201
+#define CUDA_ERROR_INVALID_PTX 218
 #define CUDA_CONTEXTS_MAX 8
 
 /* One device, its primary context, and a per-thread context stack. */
@@ -180,7 +220,11 @@ EXPORT int cuDeviceGet(int *device, int ordinal)
 EXPORT int cuDeviceGetAttribute(int *value, int attribute, int device)
 {
 	(void)device;
-	*value = attribute == 75 ? 9 : 0; /* compute capability 9.0 */
+	int major = 9, minor = 0; /* compute capability 9.0 */
+	const char *cc = getenv("STUB_CUDA_CC");
+	if (cc && sscanf(cc, "%d.%d", &major, &minor) != 2)
+		return CUDA_ERROR_INVALID_VALUE;
+	*value = attribute == 75 ? major : minor;
 	return 0;
 }
 
@@ -209,6 +253,8 @@ EXPORT int cuCtxPushCurrent_v2(void *context)
 {
 	if (!context || context_depth == CUDA_CONTEXTS_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (stub_fails("cuCtxPushCurrent_v2"))
+		return CUDA_ERROR_INVALID_CONTEXT;
 	context_stack[context_depth++] = context;
 	return 0;
 }
@@ -243,11 +289,15 @@ EXPORT int cuCtxGetCurrent(void **context)
 EXPORT int cuModuleLoadDataEx(void **module, const void *code, unsigned count, int *options,
                               void **values)
 {
-	(void)count;
-	(void)options;
-	(void)values;
 	if (current_context() != &primary_context)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (stub_fails("cuModuleLoadDataEx")) {
+		/* As the driver does, the JIT's log goes to the caller's buffer. */
+		for (unsigned i = 0; i < count; i++)
+			if (options[i] == 5 && values[i])
+				snprintf(values[i], 64, "ptxas fatal   : stub\nrefuses this PTX");
+		return CUDA_ERROR_INVALID_PTX;
+	}
 	stub_cuda_module *m = malloc(sizeof *m);
 	if (!m || !code) {
 		free(m);
@@ -278,7 +328,9 @@ EXPORT int cuModuleUnload(void *module)
 
 EXPORT int cuGetErrorName(int error, const char **name)
 {
-	*name = error == CUDA_ERROR_INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT" : "CUDA_ERROR_STUB";
+	*name = error == CUDA_ERROR_INVALID_CONTEXT ? "CUDA_ERROR_INVALID_CONTEXT"
+	        : error == CUDA_ERROR_INVALID_PTX   ? "CUDA_ERROR_INVALID_PTX"
+	                                            : "CUDA_ERROR_STUB";
 	return 0;
 }
 

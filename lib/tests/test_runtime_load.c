@@ -170,6 +170,21 @@ static void test_named_device_errors(void)
 		CHECK(rc == GPUCC_EUNAVAILABLE || rc == GPUCC_ERROR);
 		CHECK_ERROR_HAS("HIP runtime");
 	}
+	/* HIP 5.2 installed, no GPU: the load says so as the device list does
+	 * (hipSetDevice's own answer is hipErrorInvalidDevice). */
+	char message[512];
+	snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
+	gpucc_device *devices = NULL;
+	size_t count = 0;
+	if (access("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5", F_OK) == 0 &&
+	    !getenv("GPUCC_HIP_LIBRARY") && gpucc_devices_list(&devices, &count) != 0 &&
+	    strstr(gpucc_error_last()->message, "hipErrorNoDevice")) {
+		CHECK_INT(rc, GPUCC_EUNAVAILABLE);
+		CHECK(strstr(message, "HIP runtime: no device: hipGetDeviceCount returned "
+		                      "hipErrorNoDevice (100)") != NULL ||
+		      (fprintf(stderr, "  message was: %s\n", message), 0));
+	}
+	gpucc_free(devices);
 	gpucc_image_free(img);
 }
 
@@ -309,12 +324,139 @@ static void test_stub_cuda_keeps_current_context(void)
 	gpucc_image_free(img);
 }
 
+/* HIP without a GPU (HIP 5.2's answers: hipGetDeviceCount hipErrorNoDevice,
+ * hipSetDevice hipErrorInvalidDevice): a load on a device the caller names
+ * says there is no device, with hipErrorNoDevice, not a bare invalid device. */
+static void test_stub_hip_no_device(void)
+{
+	gpucc_device dev;
+	if (!stub_device(&dev, GPUCC_RUNTIME_HIP, 0))
+		return;
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_mapped(&img, IMAGE_PATH), 0);
+	setenv("STUB_HIP_DEVICES", "0", 1);
+	gpucc_module *m = NULL;
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &dev), GPUCC_EUNAVAILABLE);
+	CHECK(m == NULL);
+	CHECK_ERROR_HAS("HIP runtime: no device: hipGetDeviceCount returned hipErrorNoDevice (100)");
+	gpucc_device *devices = NULL;
+	size_t count = 0;
+	CHECK_INT(gpucc_devices_list(&devices, &count), 0); /* the CUDA stub's */
+	CHECK_INT(count, 1);
+	gpucc_free(devices);
+	unsetenv("STUB_HIP_DEVICES");
+	gpucc_image_free(img);
+}
+
+/* The runtime refuses the code: its error and the JIT log are named, the
+ * primary context is released, and the caller's device and context are
+ * current again. */
+static void test_stub_load_refused(void)
+{
+	gpucc_device hip_dev, cuda_dev;
+	if (!stub_device(&hip_dev, GPUCC_RUNTIME_HIP, 0) || !stub_device(&cuda_dev, GPUCC_RUNTIME_CUDA, 0))
+		return;
+	int (*set_device)(int), (*get_device)(int *), (*set_current)(void *), (*get_current)(void **);
+	int (*retained)(void);
+	void *f[] = {stub_symbol("hipSetDevice"), stub_symbol("hipGetDevice"),
+	             stub_symbol("cuCtxSetCurrent"), stub_symbol("cuCtxGetCurrent"),
+	             stub_symbol("stub_cuda_primary_retained")};
+	memcpy(&set_device, &f[0], sizeof f[0]);
+	memcpy(&get_device, &f[1], sizeof f[1]);
+	memcpy(&set_current, &f[2], sizeof f[2]);
+	memcpy(&get_current, &f[3], sizeof f[3]);
+	memcpy(&retained, &f[4], sizeof f[4]);
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_mapped(&img, IMAGE_PATH), 0);
+	gpucc_module *m = NULL;
+
+	CHECK_INT(set_device(1), 0);
+	setenv("STUB_FAIL", "hipModuleLoadData", 1);
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &hip_dev), GPUCC_ERROR);
+	CHECK(m == NULL);
+	CHECK_ERROR_HAS("HIP runtime: hipModuleLoadData: hipErrorInvalidImage (200)");
+	int current = -1;
+	CHECK_INT(get_device(&current), 0);
+	CHECK_INT(current, 1);
+
+	static int callers_context;
+	CHECK_INT(set_current(&callers_context), 0);
+	setenv("STUB_FAIL", "cuModuleLoadDataEx", 1);
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &cuda_dev), GPUCC_ERROR);
+	CHECK(m == NULL);
+	CHECK_ERROR_HAS("cuModuleLoadDataEx (ptx): CUDA_ERROR_INVALID_PTX (218): ptxas fatal");
+	CHECK_ERROR_HAS("stub refuses this PTX");
+	CHECK_INT(retained(), 0);
+	void *context = NULL;
+	CHECK_INT(get_current(&context), 0);
+	CHECK(context == &callers_context);
+
+	/* The primary context cannot be made current: nothing is loaded, and
+	 * the message names the call that failed. */
+	setenv("STUB_FAIL", "cuCtxPushCurrent_v2", 1);
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &cuda_dev), GPUCC_ERROR);
+	CHECK_ERROR_HAS("cuCtxPushCurrent");
+	CHECK_INT(retained(), 0);
+	unsetenv("STUB_FAIL");
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &cuda_dev), 0);
+	setenv("STUB_FAIL", "cuCtxPushCurrent_v2", 1);
+	void *function = NULL;
+	CHECK(gpucc_module_function(&function, m, "saxpy") != 0);
+	CHECK_ERROR_HAS("CUDA driver: cuCtxPushCurrent");
+	CHECK(function == NULL);
+	unsetenv("STUB_FAIL");
+	gpucc_module_free(m);
+	CHECK_INT(retained(), 0);
+	CHECK_INT(get_current(&context), 0);
+	CHECK(context == &callers_context);
+	CHECK_INT(set_current(NULL), 0);
+	CHECK_INT(set_device(0), 0);
+	gpucc_image_free(img);
+}
+
+/* A device whose architecture gpucc does not know: listed, never chosen,
+ * and it does not hide the selection's error for the devices it knows. */
+static void test_stub_unknown_architecture(void)
+{
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_mapped(&img, IMAGE_PATH), 0);
+	setenv("STUB_HIP_ARCH", "gfx9999", 1);
+	gpucc_device dev;
+	if (stub_device(&dev, GPUCC_RUNTIME_HIP, 0)) {
+		CHECK(!dev.target_known);
+		CHECK_STR(dev.arch, "gfx9999");
+	}
+	gpucc_module *m = NULL;
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", NULL), 0); /* on the CUDA stub */
+	if (m) {
+		CHECK_INT(gpucc_module_device(m)->runtime, GPUCC_RUNTIME_CUDA);
+		gpucc_module_free(m);
+	}
+	CHECK_INT(gpucc_module_load(&m, img, "nope", NULL), GPUCC_ENOTFOUND);
+	CHECK_ERROR_HAS("kernel 'nope' is not in");
+
+	/* Neither known: that is the error. */
+	setenv("STUB_CUDA_CC", "-1.0", 1);
+	if (stub_device(&dev, GPUCC_RUNTIME_CUDA, 0)) {
+		CHECK(!dev.target_known);
+		CHECK_INT(dev.target.vendor, 0);
+	}
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", NULL), GPUCC_EUNAVAILABLE);
+	CHECK_ERROR_HAS("an architecture gpucc does not know: 'gfx9999'");
+	unsetenv("STUB_CUDA_CC");
+	unsetenv("STUB_HIP_ARCH");
+	gpucc_image_free(img);
+}
+
 int main(int argc, char **argv)
 {
 	write_test_image();
 	if (argc > 1 && strcmp(argv[1], "stub") == 0) {
 		RUN(test_stub_hip_keeps_current_device);
 		RUN(test_stub_cuda_keeps_current_context);
+		RUN(test_stub_hip_no_device);
+		RUN(test_stub_load_refused);
+		RUN(test_stub_unknown_architecture);
 		unlink(IMAGE_PATH);
 		return CHECK_DONE();
 	}
