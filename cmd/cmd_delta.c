@@ -44,6 +44,13 @@ static int run(const cmd_args *args)
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
+	/* Unlike a merge's, a delta's output holds less than its inputs:
+	 * written over one, it would lose entries (or the base's record). */
+	if (gpucc_source_is_file(source, output) || gpucc_source_is_file(base_source, output)) {
+		rc = cmd_error(args, EXIT_USAGE, "-o '%s' names the %s: write the delta elsewhere", output,
+		               gpucc_source_is_file(source, output) ? "SOURCE" : "BASE");
+		goto cleanup;
+	}
 	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT) {
 		if (gpucc_snapshot_of(&source_snap, source) != 0 ||
 		    gpucc_snapshot_delta(&result, source_snap, gpucc_source_name(source), base, since,
@@ -71,6 +78,7 @@ const cmd_spec cmd_delta_spec = {
 	"SOURCE is a cache directory or an image; BASE a snapshot or an image.  The\n"
 	"output holds the entries of SOURCE whose keys are not in BASE; an empty\n"
 	"delta is a valid empty image.  A key in both with different contents is a\n"
-	"conflict: reported, and by default a failure (exit 4).",
+	"conflict: reported, and by default a failure (exit 4).  -o may not name\n"
+	"SOURCE or BASE (the delta holds less than either; exit 129).",
 	options, 1, 1, run,
 };

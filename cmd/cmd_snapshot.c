@@ -113,6 +113,12 @@ static int run(const cmd_args *args)
 	}
 	if (rc)
 		goto cleanup;
+	/* A snapshot in place of its image would lose every entry. */
+	if (output && source && gpucc_source_is_file(source, output)) {
+		rc = cmd_error(args, EXIT_USAGE, "-o '%s' names the SOURCE: write the snapshot elsewhere",
+		               output);
+		goto cleanup;
+	}
 	if (output) {
 		if (gpucc_snapshot_write(snap, output) != 0) {
 			rc = cmd_fail(args);
@@ -143,6 +149,7 @@ const cmd_spec cmd_snapshot_spec = {
 	"SOURCE is a cache directory, an image or a snapshot.  A snapshot is the\n"
 	"sorted list of (key, content digest) with a checksum (formats/snapshot.md):\n"
 	"64 bytes a key, so a million keys take 64 MB.  --show prints one\n"
-	"'KEY CONTENT' line per key, the text form that --keys reads.",
+	"'KEY CONTENT' line per key, the text form that --keys reads.  SOURCE must\n"
+	"be a regular file or a cache directory (not a pipe), and -o may not name it.",
 	options, 0, 1, run,
 };

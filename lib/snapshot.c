@@ -42,6 +42,9 @@ struct gpucc_source {
 	gpucc_cache *cache;
 	gpucc_snapshot *snapshot;
 	bool owned; /* image or cache opened by gpucc_source_open */
+	bool has_identity; /* dev and ino: the file or directory it opened */
+	dev_t dev;
+	ino_t ino;
 };
 
 /* ---- building ------------------------------------------------------------ */
@@ -203,7 +206,8 @@ static int read_all(int fd, void *buf, size_t size)
 int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
 {
 	*out = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO is refused below, not waited on. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_errno("cannot open snapshot '%s'", path);
 	struct stat st;
@@ -406,16 +410,22 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
                       void *warn_ctx)
 {
 	*out = NULL;
-	struct stat st;
-	if (stat(path, &st) != 0)
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
+	 * below); it changes nothing for files and directories. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return gpucc_error_set_errno("cannot open '%s'", path);
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int rc = gpucc_error_set_errno("cannot read '%s'", path);
+		close(fd);
+		return rc;
+	}
 	gpucc_source *s = NULL;
 	int rc;
 	if (S_ISDIR(st.st_mode)) {
-		int dir_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		bool is_cache = dir_fd >= 0 && gpucc_cache_layout_at(dir_fd);
-		if (dir_fd >= 0)
-			close(dir_fd);
+		bool is_cache = gpucc_cache_layout_at(fd);
+		close(fd);
 		if (!is_cache)
 			return gpucc_error_set(GPUCC_EINVALID,
 			                       "'%s' is a directory but not a gpucc cache (no v1/ in it)",
@@ -425,15 +435,26 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 		rc = gpucc_cache_open(&s->cache, path, GPUCC_CACHE_READ_ONLY);
 		if (rc == 0)
 			gpucc_cache_set_warning_handler(s->cache, warn, warn_ctx);
+	} else if (!S_ISREG(st.st_mode)) {
+		/* Telling a snapshot from an image reads the first bytes, which a
+		 * pipe would not give again to the reader that follows. */
+		close(fd);
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s' is not a regular file (snapshot, delta and merge read "
+		                       "images and snapshots from files, caches from directories)",
+		                       path);
 	} else {
 		unsigned char magic[GPUCC_SNAPSHOT_MAGIC_SIZE];
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			return gpucc_error_set_errno("cannot open '%s'", path);
-		ssize_t n = read(fd, magic, sizeof magic);
+		ssize_t n;
+		do
+			n = pread(fd, magic, sizeof magic, 0);
+		while (n < 0 && errno == EINTR);
+		int saved = errno;
 		close(fd);
-		if (n < 0)
+		if (n < 0) {
+			errno = saved;
 			return gpucc_error_set_errno("cannot read '%s'", path);
+		}
 		if (gpucc_snapshot_format_is_snapshot(magic, (size_t)n)) {
 			if ((rc = source_new(&s, GPUCC_SOURCE_SNAPSHOT, path)) != 0)
 				return rc;
@@ -445,6 +466,9 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 		}
 	}
 	s->owned = true;
+	s->has_identity = true;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	if (rc) {
 		gpucc_source_free(s);
 		return rc;
@@ -556,6 +580,12 @@ gpucc_cache *gpucc_source_cache(const gpucc_source *s)
 const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s)
 {
 	return s->snapshot;
+}
+
+bool gpucc_source_is_file(const gpucc_source *s, const char *path)
+{
+	struct stat st;
+	return s->has_identity && stat(path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
 }
 
 /* ---- snapshots of sources ------------------------------------------------ */

@@ -89,6 +89,44 @@ expect_exit 3 "$GPUCC" snapshot notacache -o out.snap
 assert_grep "not a gpucc cache" err
 no_output
 
+# A FIFO, a device or a pipe as SOURCE or BASE: refused at once, naming it
+# (it used to block in open() on a FIFO without a writer, and a pipe lost
+# the bytes read to tell a snapshot from an image: "not a gpucc image").
+mkfifo in.fifo
+for cmd in "snapshot in.fifo -o out.snap" "snapshot --show in.fifo" \
+	"delta A.gpucc --since in.fifo -o out.gpucc" "delta in.fifo --since good.snap -o out.gpucc" \
+	"merge A.gpucc in.fifo -o out.gpucc" "snapshot /dev/null -o out.snap"; do
+	expect_exit 3 timeout 10 $GPUCC $cmd
+	assert_one_line err
+	assert_grep "'[^']*' is not a regular file" err
+	no_output
+done
+expect_exit 3 "$GPUCC" snapshot <(cat A.gpucc) -o out.snap
+assert_grep "is not a regular file" err
+no_output
+# ... but a key list may come from anywhere
+expect_exit 0 "$GPUCC" snapshot --keys /dev/null -o nothing.snap
+"$GPUCC" snapshot --show good.snap | "$GPUCC" snapshot --keys - -o fromstdin.snap 2>err ||
+	fail "--keys - failed: $(cat err)"
+assert_same good.snap fromstdin.snap
+rm -f nothing.snap fromstdin.snap
+
+# -o naming an input of snapshot or delta (by any spelling) is refused: the
+# output holds less than the input, so the input would be lost.
+cp A.gpucc keepA.gpucc
+cp good.snap keep.snap
+expect_exit 129 "$GPUCC" snapshot keepA.gpucc -o ./keepA.gpucc
+assert_one_line err
+assert_grep "names the SOURCE" err
+expect_exit 129 "$GPUCC" delta keepA.gpucc --since keep.snap -o keepA.gpucc
+assert_grep "names the SOURCE" err
+expect_exit 129 "$GPUCC" delta keepA.gpucc --since keep.snap -o "$TEST_DIR/keep.snap"
+assert_grep "names the BASE" err
+expect_exit 129 "$GPUCC" delta keep.snap --since good.snap -o keep.snap
+assert_same keepA.gpucc A.gpucc
+assert_same keep.snap good.snap
+no_output
+
 # bad key lists
 printf 'nothex\n' > bad.txt
 expect_exit 3 "$GPUCC" snapshot --keys bad.txt -o out.snap

@@ -68,8 +68,9 @@ typedef enum gpucc_source_kind {
 
 /* Open path as a source: a directory is a cache (opened read-only; it must
  * hold the cache layout, and warn, which may be NULL, receives its warnings),
- * a file starting with the snapshot magic is a snapshot, anything else must
- * be an image.  Errors name path. */
+ * a regular file starting with the snapshot magic is a snapshot, any other
+ * regular file must be an image; anything else (a FIFO, a device) is
+ * GPUCC_EINVALID, refused without waiting on it.  Errors name path. */
 GPUCC_API int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
                                 void *warn_ctx);
 /* Open n sources as gpucc_source_open does, several at once on as many
@@ -84,6 +85,10 @@ GPUCC_API int gpucc_source_from_image(gpucc_source **out, gpucc_image *img);
 GPUCC_API void gpucc_source_free(gpucc_source *s);
 GPUCC_API gpucc_source_kind gpucc_source_kind_of(const gpucc_source *s);
 GPUCC_API const char *gpucc_source_name(const gpucc_source *s);
+/* True when path names the file or directory s was opened from (the same
+ * device and inode, whatever the spelling): an output that would replace
+ * an input.  False for a wrapped cache or image. */
+GPUCC_API bool gpucc_source_is_file(const gpucc_source *s, const char *path);
 
 /* The snapshot of a source (a copy, for a snapshot source). */
 GPUCC_API int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s);
