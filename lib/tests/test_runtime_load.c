@@ -24,7 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define IMAGE_PATH "test_runtime_load.gpucc"
+/* One name per run: meson runs the plain and the stub run in parallel in
+ * one directory, and each removes its image when done. */
+static const char *image_path = "test_runtime_load.gpucc";
+#define IMAGE_PATH image_path
 static const char hsaco_bytes[] = "fake gfx90a code object: not loadable";
 static const char ptx_bytes[] = "// fake PTX\n.version 7.8\n.target sm_90\n";
 
@@ -450,8 +453,11 @@ static void test_stub_unknown_architecture(void)
 
 int main(int argc, char **argv)
 {
+	bool stub = argc > 1 && strcmp(argv[1], "stub") == 0;
+	if (stub)
+		image_path = "test_runtime_load_stub.gpucc";
 	write_test_image();
-	if (argc > 1 && strcmp(argv[1], "stub") == 0) {
+	if (stub) {
 		RUN(test_stub_hip_keeps_current_device);
 		RUN(test_stub_cuda_keeps_current_context);
 		RUN(test_stub_hip_no_device);
