@@ -36,14 +36,18 @@ static int run(const cmd_args *args)
 		return rc;
 
 	gpucc_source *source = NULL, *base_source = NULL;
-	gpucc_snapshot *base = NULL, *source_snap = NULL, *result = NULL;
+	gpucc_snapshot *base_of = NULL, *result = NULL;
+	const gpucc_snapshot *base = NULL; /* borrowed from base_source, or base_of */
 	gpucc_algebra_counts counts = {0};
 	if (gpucc_source_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0 ||
 	    gpucc_source_open(&base_source, since, cmd_print_warning, (void *)args) != 0 ||
-	    gpucc_snapshot_of(&base, base_source) != 0) {
+	    (!(base = gpucc_source_snapshot(base_source)) &&
+	     gpucc_snapshot_of(&base_of, base_source) != 0)) {
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
+	if (!base)
+		base = base_of;
 	/* Unlike a merge's, a delta's output holds less than its inputs:
 	 * written over one, it would lose entries (or the base's record). */
 	if (gpucc_source_is_file(source, output) || gpucc_source_is_file(base_source, output)) {
@@ -52,9 +56,8 @@ static int run(const cmd_args *args)
 		goto cleanup;
 	}
 	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT) {
-		if (gpucc_snapshot_of(&source_snap, source) != 0 ||
-		    gpucc_snapshot_delta(&result, source_snap, gpucc_source_name(source), base, since,
-		                         &opts, &counts) != 0 ||
+		if (gpucc_snapshot_delta(&result, gpucc_source_snapshot(source),
+		                         gpucc_source_name(source), base, since, &opts, &counts) != 0 ||
 		    gpucc_snapshot_write(result, output) != 0)
 			rc = cmd_fail(args);
 	} else if (gpucc_delta_write(output, source, base, since, &opts, &counts) != 0) {
@@ -65,8 +68,7 @@ static int run(const cmd_args *args)
 		        counts.entries_out, counts.entries_read, output);
 cleanup:
 	gpucc_snapshot_free(result);
-	gpucc_snapshot_free(source_snap);
-	gpucc_snapshot_free(base);
+	gpucc_snapshot_free(base_of);
 	gpucc_source_free(base_source);
 	gpucc_source_free(source);
 	return rc;

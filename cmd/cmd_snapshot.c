@@ -100,19 +100,23 @@ static int run(const cmd_args *args)
 	if (cmd_flag(args, "json") && !show)
 		return cmd_error(args, EXIT_USAGE, "--json goes with --show");
 
-	gpucc_snapshot *snap = NULL;
+	gpucc_snapshot *snap = NULL; /* owned, unless SOURCE is a snapshot */
+	const gpucc_snapshot *view = NULL;
 	gpucc_source *source = NULL;
 	int rc = EXIT_OK;
 	if (keys) {
 		rc = load_key_list(args, keys, &snap);
 	} else {
 		cmd_raise_file_limit();
-		if (gpucc_source_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0 ||
-		    gpucc_snapshot_of(&snap, source) != 0)
+		if (gpucc_source_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0)
+			rc = cmd_fail(args);
+		else if (!(view = gpucc_source_snapshot(source)) && gpucc_snapshot_of(&snap, source) != 0)
 			rc = cmd_fail(args);
 	}
 	if (rc)
 		goto cleanup;
+	if (!view)
+		view = snap;
 	/* A snapshot in place of its image would lose every entry. */
 	if (output && source && gpucc_source_is_file(source, output)) {
 		rc = cmd_error(args, EXIT_USAGE, "-o '%s' names the SOURCE: write the snapshot elsewhere",
@@ -120,20 +124,20 @@ static int run(const cmd_args *args)
 		goto cleanup;
 	}
 	if (output) {
-		if (gpucc_snapshot_write(snap, output) != 0) {
+		if (gpucc_snapshot_write(view, output) != 0) {
 			rc = cmd_fail(args);
 			goto cleanup;
 		}
 		if (!show && !cmd_flag(args, "quiet"))
 			fprintf(stderr, "gpucc snapshot: %zu keys written to '%s'\n",
-			        gpucc_snapshot_count(snap), output);
+			        gpucc_snapshot_count(view), output);
 	}
 	if (show) {
 		if (cmd_flag(args, "json")) {
-			print_json(snap);
+			print_json(view);
 		} else {
 			fflush(stdout);
-			if (gpucc_snapshot_write_text(snap, STDOUT_FILENO) != 0)
+			if (gpucc_snapshot_write_text(view, STDOUT_FILENO) != 0)
 				rc = cmd_fail(args);
 		}
 	}

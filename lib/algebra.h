@@ -10,7 +10,7 @@
 
 gpucc_image *gpucc_source_image(const gpucc_source *s);
 gpucc_cache *gpucc_source_cache(const gpucc_source *s);
-const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s);
+/* gpucc_source_snapshot is public (gpucc/snapshot.h). */
 
 /* The entries of a cache a merge or delta holds open, counted against the
  * limit on open files: up to half of it they keep their descriptors (and

@@ -634,8 +634,16 @@ static int collect_key(void *ctx, const gpucc_digest *key)
 int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s)
 {
 	*out = NULL;
-	if (s->kind == GPUCC_SOURCE_SNAPSHOT)
-		return gpucc_snapshot_new(out, s->snapshot->items, s->snapshot->count);
+	if (s->kind == GPUCC_SOURCE_SNAPSHOT) {
+		/* Read and checked: sorted and unique already, so a plain copy. */
+		size_t n = s->snapshot->count;
+		gpucc_snapshot_item *items = malloc((n ? n : 1) * sizeof *items);
+		if (!items)
+			return gpucc_error_oom();
+		if (n)
+			memcpy(items, s->snapshot->items, n * sizeof *items);
+		return snapshot_adopt(out, items, n);
+	}
 	if (s->kind == GPUCC_SOURCE_IMAGE) {
 		size_t n = gpucc_image_entry_count(s->image);
 		gpucc_snapshot_item *items = malloc((n ? n : 1) * sizeof *items);

@@ -157,6 +157,32 @@ expect_exit 0 "$GPUCC" snapshot --show --json new.snap
 python3 -c 'import json,sys; d=json.load(open("out")); assert d["count"]==13 and len(d["items"])==13' ||
 	fail "--json output is wrong"
 
+# A big snapshot is shown, copied and used as a base in memory for one copy
+# of it (64 bytes a key), not three (the read, a copy, a sorting buffer).
+python3 -c '
+import hashlib, sys
+with open("big.txt", "w") as f:
+    for i in range(200000):
+        d = hashlib.sha256(str(i).encode()).hexdigest()
+        f.write(d + " " + d + "\n")'
+expect_exit 0 "$GPUCC" snapshot -q --keys big.txt -o big.snap
+peak_kib() {
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@" || fail "'$*' failed"
+}
+if [ -z "$SANITIZE_CFLAGS" ]; then
+	size_kib=$(($(wc -c < big.snap) / 1024))
+	for cmd in "snapshot --show big.snap" "snapshot --show --json big.snap" \
+		"snapshot -q big.snap -o big2.snap" "delta -q A.gpucc --since big.snap -o d-big.gpucc"; do
+		kib=$(peak_kib "$GPUCC" $cmd)
+		[ "$kib" -lt $((size_kib * 3 / 2 + 8192)) ] ||
+			fail "'gpucc $cmd' peaked at $kib KiB for a $size_kib KiB snapshot"
+	done
+	assert_same big.snap big2.snap
+	[ "$(keys_of d-big.gpucc | wc -l)" -eq 12 ] || fail "no key of A is in big.snap"
+fi
+
 # --no-sync changes durability, not bytes: the same image, and (where strace
 # can tell) no fsync at all, where the default flushes the output.
 expect_exit 0 "$GPUCC" merge --no-sync A.gpucc B.gpucc -o AB-nosync.gpucc

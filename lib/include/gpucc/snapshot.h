@@ -92,6 +92,9 @@ GPUCC_API bool gpucc_source_is_file(const gpucc_source *s, const char *path);
 
 /* The snapshot of a source (a copy, for a snapshot source). */
 GPUCC_API int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s);
+/* The snapshot a snapshot source holds, borrowed from s (no copy: a
+ * snapshot of a million keys is 64 MB); NULL for an image or a cache. */
+GPUCC_API const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s);
 
 /* ---- delta and merge ---------------------------------------------------- */
 
