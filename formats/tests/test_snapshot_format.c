@@ -9,6 +9,7 @@
 
 #include <gpucc.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,9 +123,69 @@ static void test_defects(void)
 	free(buf);
 }
 
+/* Counts whose item bytes overflow 64 bits, or land on the file's size
+ * modulo 2^64, are refused before any size is computed from them. */
+static void test_count_overflow(void)
+{
+	size_t size;
+	const unsigned char *items;
+	uint64_t count;
+	unsigned char *buf = make(0, &size);
+	static const uint64_t counts[] = {
+		((uint64_t)1 << 32) + 1, /* the first past the limit */
+		(uint64_t)1 << 58,       /* 64 * count wraps to 0: a 64-byte file "fits" */
+		((uint64_t)1 << 58) + 1, /* wraps to 64 */
+		UINT64_MAX,
+	};
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+		for (int b = 0; b < 8; b++)
+			buf[24 + b] = (unsigned char)(counts[i] >> (8 * b));
+		reseal(buf, size);
+		CHECK_INT(gpucc_snapshot_format_decode(&items, &count, buf, size, "o.snap"), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS("absurd");
+		CHECK_INT(gpucc_snapshot_format_check_header(&count, buf, size + 64, "o.snap"),
+		          GPUCC_ECORRUPT);
+	}
+	free(buf);
+}
+
+static void hex_of(char *out, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", p[i]);
+}
+
+/* The examples in formats/snapshot.md, byte for byte. */
+static void test_spec_examples(void)
+{
+	size_t size;
+	char hex[2 * 128 + 1];
+	unsigned char *buf = make(0, &size);
+	hex_of(hex, buf, size);
+	CHECK_STR(hex, "8967707563632d736e617073686f740a"
+	               "0100000000000000"
+	               "0000000000000000"
+	               "165331b70edcb0793f726dda6d6e79bd6962202e608df88c0346557b67f2115a");
+	free(buf);
+
+	unsigned char one[32 + 64 + 32];
+	gpucc_snapshot_format_header(one, 1);
+	for (int i = 0; i < 64; i++)
+		one[32 + i] = (unsigned char)i; /* key 00..1f, content 20..3f */
+	gpucc_snapshot_format_trailer(one + 96, one, one + 32, 1);
+	hex_of(hex, one + 96, 32);
+	CHECK_STR(hex, "7c5f93378181199364af454922b3d4ab4cd7c606118f36566ae06e66ed7d4168");
+	const unsigned char *items;
+	uint64_t count;
+	CHECK_INT(gpucc_snapshot_format_decode(&items, &count, one, sizeof one, "one.snap"), 0);
+	CHECK_INT(count, 1);
+}
+
 int main(void)
 {
 	RUN(test_round_trip);
 	RUN(test_defects);
+	RUN(test_count_overflow);
+	RUN(test_spec_examples);
 	return CHECK_DONE();
 }
