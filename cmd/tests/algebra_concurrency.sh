@@ -88,10 +88,28 @@ for i in 0 1 2 3; do
 	"$GPUCC" cache lookup -q --cache "$cache" $(cat pre.keys) 2>"glook$i.err" &
 	pids="$pids $!"   # hits or misses (exit 2), never a failure
 done
+# snapshots and deltas of the cache meanwhile: each succeeds, and holds
+# only entries that some import put there (formats/snapshot.md)
+for i in 0 1; do
+	for k in 1 2 3; do
+		"$GPUCC" snapshot -q "$cache" -o "gs$i.$k.snap" &&
+			"$GPUCC" delta -q "$cache" --since pre.gpucc -o "gd$i.$k.gpucc" || exit 1
+	done 2>"gsnap$i.err" &
+	pids="$pids $!"
+done
 for p in $pids; do wait "$p" || [ $? -eq 2 ] || fail "a process failed during gc: $(cat ./g*.err)"; done
 cat ./g*.err > g.all
 assert_no_grep "corrupt" g.all
 assert_no_grep "unreadable" g.all
+keys_of want.gpucc > want.keys
+for f in gs*.snap gd*.gpucc; do
+	keys_of "$f" > got.keys
+	[ -z "$(comm -23 got.keys want.keys)" ] || fail "'$f' holds keys no import put in the cache"
+done
+for f in gd*.gpucc; do
+	assert_verifies "$f"
+	[ -z "$(keys_of "$f" | comm -12 - pre.keys)" ] || fail "'$f' holds keys of its base"
+done
 "$GPUCC" cache lookup --cache "$cache" $(keys_of want.gpucc) >out 2>err
 assert_no_grep "warning" err
 expect_exit 0 "$GPUCC" snapshot "$cache" -o gc.snap

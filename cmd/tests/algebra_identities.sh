@@ -42,6 +42,23 @@ keys_of AB.gpucc > AB.keys
 assert_same union.keys AB.keys
 [ "$(wc -l < AB.keys)" -eq 18 ] || fail "A u B should hold 18 entries"
 assert_verifies AB.gpucc dA.gpucc
+# a compressed SOURCE or BASE gives the same delta, and --zstd only
+# compresses it
+expect_exit 0 "$GPUCC" merge B.gpucc --zstd=3 -o Bz.gpucc
+expect_exit 0 "$GPUCC" merge A.gpucc --zstd=3 -o Az.gpucc
+for src in A Az; do
+	for base in B.snap B.gpucc Bz.gpucc; do
+		expect_exit 0 "$GPUCC" delta $src.gpucc --since $base -o d.gpucc
+		assert_same d.gpucc dA.gpucc
+	done
+done
+expect_exit 0 "$GPUCC" delta Az.gpucc --since Bz.gpucc --zstd -o dz.gpucc
+keys_of dz.gpucc > dz.keys
+keys_of dA.gpucc > dA.keys
+assert_same dz.keys dA.keys
+assert_verifies dz.gpucc
+expect_exit 0 "$GPUCC" delta Az.gpucc --since Az.gpucc -o d.gpucc
+assert_same d.gpucc empty.gpucc
 
 # commutativity and associativity, with a compressed input in the mix
 expect_exit 0 "$GPUCC" merge B.gpucc A.gpucc -o BA.gpucc
