@@ -55,6 +55,12 @@ static int run(const cmd_args *args)
 		               gpucc_source_is_file(source, output) ? "SOURCE" : "BASE");
 		goto cleanup;
 	}
+	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT && opts.write.zstd_level) {
+		rc = cmd_error(args, EXIT_USAGE,
+		               "--zstd compresses images, and the delta of snapshot '%s' is a snapshot",
+		               gpucc_source_name(source));
+		goto cleanup;
+	}
 	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT) {
 		if (gpucc_snapshot_delta(&result, gpucc_source_snapshot(source),
 		                         gpucc_source_name(source), base, since, &opts, &counts) != 0 ||

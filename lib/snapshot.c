@@ -287,25 +287,22 @@ int gpucc_snapshot_write(const gpucc_snapshot *s, const char *path)
 
 /* ---- text form ------------------------------------------------------------ */
 
-static signed char hex_table[256];
-
-static void hex_table_init(void)
+/* 0..15, or -1 for a character that is not a hex digit (either case).
+ * No table built on first use: two threads parsing at once would race. */
+static int hex_value(unsigned char c)
 {
-	if (hex_table['1'] == 1)
-		return;
-	memset(hex_table, -1, sizeof hex_table);
-	for (int i = 0; i < 10; i++)
-		hex_table['0' + i] = (signed char)i;
-	for (int i = 0; i < 6; i++) {
-		hex_table['a' + i] = (signed char)(10 + i);
-		hex_table['A' + i] = (signed char)(10 + i);
-	}
+	if ((unsigned)(c - '0') < 10)
+		return c - '0';
+	c |= 0x20; /* 'A'..'F' to 'a'..'f'; no other character lands on them */
+	if ((unsigned)(c - 'a') < 6)
+		return c - 'a' + 10;
+	return -1;
 }
 
 static bool parse_hex32(gpucc_digest *out, const char *p)
 {
 	for (int i = 0; i < 32; i++) {
-		int hi = hex_table[(unsigned char)p[2 * i]], lo = hex_table[(unsigned char)p[2 * i + 1]];
+		int hi = hex_value((unsigned char)p[2 * i]), lo = hex_value((unsigned char)p[2 * i + 1]);
 		if ((hi | lo) < 0)
 			return false;
 		out->bytes[i] = (unsigned char)(hi << 4 | lo);
@@ -317,7 +314,6 @@ int gpucc_snapshot_parse_text(gpucc_snapshot **out, const char *text, size_t siz
                               const char *name)
 {
 	*out = NULL;
-	hex_table_init();
 	size_t lines = 0;
 	for (const char *p = text; (p = memchr(p, '\n', size - (size_t)(p - text))) != NULL; p++)
 		lines++;

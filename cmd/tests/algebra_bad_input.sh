@@ -126,6 +126,10 @@ expect_exit 129 "$GPUCC" delta keep.snap --since good.snap -o keep.snap
 assert_same keepA.gpucc A.gpucc
 assert_same keep.snap good.snap
 no_output
+# the delta of a snapshot is a snapshot: --zstd cannot apply (it was ignored)
+expect_exit 129 "$GPUCC" delta keep.snap --since good.snap --zstd -o out.snap
+assert_grep "the delta of snapshot 'keep.snap' is a snapshot" err
+no_output
 
 # bad key lists
 printf 'nothex\n' > bad.txt
