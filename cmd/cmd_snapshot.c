@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const cmd_option options[] = {
@@ -53,12 +54,23 @@ static int read_stream(FILE *f, char **out, size_t *out_size)
 	return 0;
 }
 
-static int load_key_list(const cmd_args *args, const char *path, gpucc_snapshot **out)
+/* Read the key list at path (- for stdin) into *out; output, which may be
+ * NULL, must not name the same file (the list would be lost). */
+static int load_key_list(const cmd_args *args, const char *path, const char *output,
+                         gpucc_snapshot **out)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (!f)
 		return cmd_error(args, errno == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL,
 		                 "cannot open '%s': %s", path, strerror(errno));
+	struct stat in, named;
+	if (output && fstat(fileno(f), &in) == 0 && stat(output, &named) == 0 &&
+	    in.st_dev == named.st_dev && in.st_ino == named.st_ino) {
+		if (f != stdin)
+			fclose(f);
+		return cmd_error(args, EXIT_USAGE,
+		                 "-o '%s' names the key list: write the snapshot elsewhere", output);
+	}
 	char *text = NULL;
 	size_t size = 0;
 	int rc = read_stream(f, &text, &size);
@@ -105,7 +117,7 @@ static int run(const cmd_args *args)
 	gpucc_source *source = NULL;
 	int rc = EXIT_OK;
 	if (keys) {
-		rc = load_key_list(args, keys, &snap);
+		rc = load_key_list(args, keys, output, &snap);
 	} else {
 		cmd_raise_file_limit();
 		if (gpucc_source_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0)

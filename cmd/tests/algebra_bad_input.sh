@@ -126,6 +126,13 @@ expect_exit 129 "$GPUCC" delta keep.snap --since good.snap -o keep.snap
 assert_same keepA.gpucc A.gpucc
 assert_same keep.snap good.snap
 no_output
+"$GPUCC" snapshot --show good.snap > keep.txt
+cp keep.txt keep2.txt
+expect_exit 129 "$GPUCC" snapshot --keys keep.txt -o keep.txt
+assert_grep "names the key list" err
+expect_exit 129 "$GPUCC" snapshot --keys - -o keep.txt < keep.txt
+assert_same keep.txt keep2.txt
+rm keep.txt keep2.txt
 # the delta of a snapshot is a snapshot: --zstd cannot apply (it was ignored)
 expect_exit 129 "$GPUCC" delta keep.snap --since good.snap --zstd -o out.snap
 assert_grep "the delta of snapshot 'keep.snap' is a snapshot" err
