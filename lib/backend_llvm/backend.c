@@ -48,6 +48,13 @@
 /* LLVM calling conventions (llvm/IR/CallingConv.h). */
 enum { CC_PTX_KERNEL = 71, CC_AMDGPU_KERNEL = 91 };
 
+/* Shared memory (NVPTX) and LDS (AMDGPU) are address space 3 on both.  A
+ * variable there that the module only declares (`@shmem = external
+ * addrspace(3) global [0 x i8]`) is the kernel's dynamic shared memory,
+ * sized at launch: PTX keeps it `.extern .shared`, AMDGPU places it after
+ * the static LDS.  No loader resolves it, so it is no external. */
+enum { ADDRSPACE_SHARED = 3 };
+
 typedef struct parsed_lib {
 	char *path;
 	LLVMModuleRef module; /* pristine: cloned for every job */
@@ -573,7 +580,7 @@ static bool driver_provides(const compile *c, const char *name)
  * the HIP loader resolves them), except the CUDA driver's system calls;
  * those and variables nothing defines are externals the loader resolves
  * (a variable becomes the module's own: ptxas and the JIT drop its extern),
- * recorded in the entry. */
+ * recorded in the entry.  Dynamic shared memory is none of these. */
 static int check_externals(compile *c)
 {
 	backend_text missing = {0};
@@ -608,7 +615,8 @@ static int check_externals(compile *c)
 	}
 	backend_text_release(&missing);
 	for (LLVMValueRef g = LLVMGetFirstGlobal(c->module); g; g = LLVMGetNextGlobal(g)) {
-		if (!LLVMIsDeclaration(g) || !LLVMGetFirstUse(g))
+		if (!LLVMIsDeclaration(g) || !LLVMGetFirstUse(g) ||
+		    LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == ADDRSPACE_SHARED)
 			continue;
 		if (!push_name(&c->out->externals, &c->out->external_count, value_name(g)))
 			return oom(c);
