@@ -68,6 +68,30 @@ assert_grep "^ *\.group_segment_fixed_size: 256$" notes
 llvm-readelf-19 --dyn-syms lds.hsaco > syms
 assert_no_grep "dynamic_lds" syms
 
+# ---- clang -x hip: printf (hostcall), ocml, ockl, code object flag ------------------
+expect_exit 0 "$GPUCC" compile --no-cache "$K/amdgpu/hip_clang.ll" -t gfx90a -o hip.gpucc --json
+cp out hip.json
+key=$(check_result hip.json _Z4expsPfj)
+"$GPUCC" cat hip.gpucc "$key" --part hsaco > hip.hsaco
+llvm-readelf-19 --notes hip.hsaco > notes || fail "llvm-readelf rejects hip_clang's code object"
+assert_grep "^ *\.name: *_Z4expsPfj$" notes
+assert_grep "\.value_kind: *hidden_hostcall_buffer$" notes
+grep -A3 "amdhsa.version:" notes | grep -q -- "- 1$" || fail "hip_clang.ll: not code object v4"
+llvm-as-19 "$K/amdgpu/hip_clang.ll" -o hip_clang.bc || fail "llvm-as-19 failed"
+expect_exit 0 "$GPUCC" compile --no-cache hip_clang.bc -t gfx90a --json
+check_result out _Z4expsPfj >/dev/null
+[ "$(payload_digest out hsaco)" = "$(payload_digest hip.json hsaco)" ] || fail "bitcode gives another code object than text"
+# clang 19's own default is code object v5: the module says so, and gpucc
+# follows --code-object, naming the value the module asks for.
+sed 's/"amdhsa_code_object_version", i32 400/"amdhsa_code_object_version", i32 500/' \
+	"$K/amdgpu/hip_clang.ll" > hip_v5.ll
+expect_exit 5 "$GPUCC" compile --no-cache hip_v5.ll -t gfx90a
+assert_grep "hip_v5.ll: gfx90a: module sets amdhsa_code_object_version to 500, but the target asks for code object v4 (--code-object 5 gives what the module asks)$" err
+expect_exit 0 "$GPUCC" compile --no-cache --code-object 5 hip_v5.ll -t gfx90a -o hip5.gpucc --json
+key=$(check_result out _Z4expsPfj)
+"$GPUCC" cat hip5.gpucc "$key" --part hsaco > hip5.hsaco
+llvm-readelf-19 --notes hip5.hsaco | grep -A3 "amdhsa.version:" | grep -q -- "- 2$" || fail "hip_v5.ll: not code object v5"
+
 # ---- CUDA.jl (GPUCompiler.jl): annotations, @shmem, libdevice ---------------------
 LIBDEVICE=${CUDA_PATH:-/usr/local/cuda}/nvvm/libdevice/libdevice.10.bc
 [ -f "$LIBDEVICE" ] || skip "no libdevice (CUDA toolkit) here: the CUDA.jl and ptxas checks skipped; the others passed"

@@ -116,6 +116,10 @@ static void initialize_targets(void)
 	LLVMInitializeAMDGPUTarget();
 	LLVMInitializeAMDGPUTargetMC();
 	LLVMInitializeAMDGPUAsmPrinter();
+	/* The object streamer assembles inline asm (the ROCm device
+	 * libraries' printf hostcalls, a HIP kernel's asm statements) with the
+	 * target's asm parser; without one, LLVM aborts the process. */
+	LLVMInitializeAMDGPUAsmParser();
 	warm_up_pipelines();
 }
 
@@ -389,6 +393,41 @@ static void add_flag_i32(compile *c, const char *name, unsigned value)
 	                  LLVMValueAsMetadata(v));
 }
 
+/* The integer value of module flag `name`: 1 when the module sets it to an
+ * integer (*value filled), 0 when it does not set it, -1 when it sets it to
+ * something else, -2 when memory runs out.  LLVMGetModuleFlag's metadata
+ * cannot be read as a constant through LLVM-C (LLVMMetadataAsValue wraps
+ * it, so LLVMIsAConstantInt fails even for `i32 400`, and every module
+ * clang -x hip wrote was refused); the operands of the !llvm.module.flags
+ * nodes, {behaviour, !"name", value}, can. */
+static int module_flag_int(compile *c, const char *name, unsigned long long *value)
+{
+	unsigned n = LLVMGetNamedMetadataNumOperands(c->module, "llvm.module.flags");
+	LLVMValueRef *flags = n ? calloc(n, sizeof *flags) : NULL;
+	if (n && !flags)
+		return -2;
+	if (n)
+		LLVMGetNamedMetadataOperands(c->module, "llvm.module.flags", flags);
+	int found = 0;
+	for (unsigned i = 0; i < n && !found; i++) {
+		if (LLVMGetMDNodeNumOperands(flags[i]) != 3)
+			continue;
+		LLVMValueRef operands[3];
+		LLVMGetMDNodeOperands(flags[i], operands);
+		unsigned len = 0;
+		const char *key = operands[1] ? LLVMGetMDString(operands[1], &len) : NULL;
+		if (!key || len != strlen(name) || memcmp(key, name, len) != 0)
+			continue;
+		found = -1;
+		if (operands[2] && LLVMIsAConstantInt(operands[2])) {
+			*value = LLVMConstIntGetZExtValue(operands[2]);
+			found = 1;
+		}
+	}
+	free(flags);
+	return found;
+}
+
 static int set_module_flags(compile *c)
 {
 	if (c->job->vendor == GPUCC_VENDOR_NVIDIA) {
@@ -400,16 +439,19 @@ static int set_module_flags(compile *c)
 	}
 	const char *name = "amdhsa_code_object_version";
 	unsigned want = (unsigned)c->job->code_object_version * 100;
-	LLVMMetadataRef have = LLVMGetModuleFlag(c->module, name, strlen(name));
-	if (have) {
-		LLVMValueRef v = LLVMMetadataAsValue(c->thread->context, have);
-		if (!LLVMIsAConstantInt(v) || LLVMConstIntGetZExtValue(v) != want)
-			return fail(c, GPUCC_ECOMPILE,
-			            "module sets amdhsa_code_object_version to another value than "
-			            "code object v%d (--code-object)",
-			            c->job->code_object_version);
+	unsigned long long have = 0;
+	int set = module_flag_int(c, name, &have);
+	if (set == -2)
+		return oom(c);
+	if (set == -1)
+		return fail(c, GPUCC_ECOMPILE, "module flag amdhsa_code_object_version is not an integer");
+	if (set == 1 && have != want)
+		return fail(c, GPUCC_ECOMPILE,
+		            "module sets amdhsa_code_object_version to %llu, but the target asks for "
+		            "code object v%d (--code-object %llu gives what the module asks)",
+		            have, c->job->code_object_version, have / 100);
+	if (set == 1)
 		return 0;
-	}
 	LLVMValueRef v = LLVMConstInt(LLVMInt32TypeInContext(c->thread->context), want, 0);
 	LLVMAddModuleFlag(c->module, LLVMModuleFlagBehaviorError, name, strlen(name),
 	                  LLVMValueAsMetadata(v));
