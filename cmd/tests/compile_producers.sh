@@ -92,6 +92,15 @@ key=$(check_result out _Z4expsPfj)
 "$GPUCC" cat hip5.gpucc "$key" --part hsaco > hip5.hsaco
 llvm-readelf-19 --notes hip5.hsaco | grep -A3 "amdhsa.version:" | grep -q -- "- 2$" || fail "hip_v5.ll: not code object v5"
 
+# ---- a module that already defines a library function --------------------------------
+expect_exit 0 "$GPUCC" compile --no-cache "$K/amdgpu/prelinked_ocml.ll" -t gfx90a -o pre.gpucc --json
+key=$(check_result out wave)
+"$GPUCC" cat pre.gpucc "$key" --part hsaco > pre.hsaco
+if command -v llvm-objdump-19 >/dev/null; then
+	llvm-objdump-19 -d pre.hsaco > pre.s || fail "llvm-objdump-19 rejects prelinked_ocml's code object"
+	assert_grep "40400000" pre.s
+fi
+
 # ---- CUDA.jl (GPUCompiler.jl): annotations, @shmem, libdevice ---------------------
 LIBDEVICE=${CUDA_PATH:-/usr/local/cuda}/nvvm/libdevice/libdevice.10.bc
 [ -f "$LIBDEVICE" ] || skip "no libdevice (CUDA toolkit) here: the CUDA.jl and ptxas checks skipped; the others passed"

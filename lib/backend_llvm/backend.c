@@ -547,6 +547,13 @@ static int link_each(compile *c, const char *triple, const char *layout)
 		 * and older layouts; linking would warn about each. */
 		LLVMSetTarget(copy, triple);
 		LLVMSetDataLayout(copy, layout);
+		/* The module's own definitions win: one that already holds a
+		 * library function (libdevice linked in by llvm-link, say) would
+		 * otherwise fail the link as "symbol multiply defined".  A
+		 * linkonce definition gives way to any other. */
+		for (LLVMValueRef f = LLVMGetFirstFunction(copy); f; f = LLVMGetNextFunction(f))
+			if (!LLVMIsDeclaration(f) && is_defined_by_module(c, value_name(f)))
+				LLVMSetLinkage(f, LLVMLinkOnceAnyLinkage);
 		c->thread->saw_error = false;
 		if (LLVMLinkModules2(c->module, copy) || c->thread->saw_error)
 			return fail(c, GPUCC_ECOMPILE, "cannot link device library '%s'%s", base_name(path),
