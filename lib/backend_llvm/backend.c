@@ -186,6 +186,7 @@ typedef struct compile {
 	gpucc_backend_result *out;
 	LLVMModuleRef module;
 	LLVMTargetMachineRef machine;
+	char *module_layout; /* the module's own data layout, before the target's */
 	char **defined; /* names the module itself defines, sorted */
 	size_t defined_count;
 	char path_base[PATH_MAX + 64];
@@ -383,6 +384,50 @@ static int check_function_targets(compile *c)
 			i += n + 1;
 		}
 	}
+	return 0;
+}
+
+/* The stack's address space in a data layout string: its "A<n>" entry,
+ * else 0. */
+static unsigned alloca_address_space(const char *layout)
+{
+	for (const char *p = layout; p && *p;) {
+		if (p[0] == 'A' && p[1] >= '0' && p[1] <= '9')
+			return (unsigned)strtoul(p + 1, NULL, 10);
+		p = strchr(p, '-');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+/* The module's allocas must be in the target's stack address space (5 on
+ * AMDGPU).  The parser puts an alloca without an explicit addrspace in the
+ * module's own layout's stack space: a module with no `target datalayout`,
+ * or another one, has its allocas in address space 0, which the verifier
+ * passed under that layout, and which the AMDGPU instruction selector
+ * cannot select once the target's layout replaces it ("Cannot select:
+ * FrameIndex"), aborting the process.  Clang, hipcc and GPUCompiler write
+ * the target's layout; a module without it must say where its stack is.
+ * Checked after optimisation: an alloca that SROA promoted is harmless. */
+static int check_alloca_address_space(compile *c)
+{
+	const char *module_layout = c->module_layout;
+	unsigned want = alloca_address_space(LLVMGetDataLayoutStr(c->module));
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f))
+		for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+			for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+				if (LLVMGetInstructionOpcode(i) != LLVMAlloca)
+					continue;
+				unsigned have = LLVMGetPointerAddressSpace(LLVMTypeOf(i));
+				if (have != want)
+					return fail(c, GPUCC_ECOMPILE,
+					            "function '%s' allocates in address space %u, but the stack of %s "
+					            "is address space %u: the module's data layout (%s%s%s) is not "
+					            "the target's; write the target's `target datalayout`",
+					            value_name(f), have, c->job->target_name, want,
+					            *module_layout ? "'" : "none", module_layout,
+					            *module_layout ? "'" : "");
+			}
 	return 0;
 }
 
@@ -675,6 +720,53 @@ static int check_externals(compile *c)
 	return 0;
 }
 
+/* A PTX identifier: a letter then letters, digits, '_' and '$'; or '_' or
+ * '$' then at least one of those ('%' too, but LLVM cannot print it). */
+static bool is_ptx_identifier(const char *name)
+{
+	bool letter = (*name >= 'a' && *name <= 'z') || (*name >= 'A' && *name <= 'Z');
+	if (!letter && *name != '_' && *name != '$')
+		return false;
+	const char *p = name + 1;
+	if (!letter && !*p)
+		return false;
+	for (; *p; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') &&
+		    *p != '_' && *p != '$')
+			return false;
+	return true;
+}
+
+/* NVPTX: every symbol the PTX will name must be a PTX identifier.  LLVM
+ * renames local symbols itself, but prints others as they are: for '#',
+ * '!', '-', '@' or any non-ASCII byte (Julia's "julia_#f#1" or "∇f!") its
+ * printer calls report_fatal_error, which aborts the whole process (every
+ * other job with it); '.' or a leading digit give PTX that ptxas and the
+ * driver's JIT refuse.  Run after optimisation, which drops what is unused. */
+static int check_ptx_names(compile *c)
+{
+	if (c->job->vendor != GPUCC_VENDOR_NVIDIA)
+		return 0;
+	for (int pass = 0; pass < 2; pass++) {
+		LLVMValueRef v = pass == 0 ? LLVMGetFirstFunction(c->module) : LLVMGetFirstGlobal(c->module);
+		for (; v; v = pass == 0 ? LLVMGetNextFunction(v) : LLVMGetNextGlobal(v)) {
+			LLVMLinkage linkage = LLVMGetLinkage(v);
+			if (linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage ||
+			    linkage == LLVMAppendingLinkage ||
+			    (pass == 0 && LLVMGetIntrinsicID(v) != 0) ||
+			    (LLVMIsDeclaration(v) && !LLVMGetFirstUse(v)))
+				continue;
+			const char *name = value_name(v);
+			if (!is_ptx_identifier(name))
+				return fail(c, GPUCC_ECOMPILE,
+				            "%s '%s' has a name PTX cannot spell (PTX allows letters, digits, "
+				            "'_' and '$', and no leading digit): rename it",
+				            pass == 0 ? "function" : "variable", name);
+		}
+	}
+	return 0;
+}
+
 static void fault_injection(const gpucc_backend_job *job)
 {
 	const char *fault = getenv(GPUCC_BACKEND_FAULT_ENV);
@@ -940,6 +1032,9 @@ static int run_pipeline(compile *c)
 	int rc;
 	if ((rc = create_machine(c)) != 0)
 		return rc;
+	c->module_layout = strdup(LLVMGetDataLayoutStr(c->module));
+	if (!c->module_layout)
+		return oom(c);
 	LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(c->machine);
 	char *layout_text = LLVMCopyStringRepOfTargetData(layout);
 	LLVMSetDataLayout(c->module, layout_text);
@@ -959,7 +1054,8 @@ static int run_pipeline(compile *c)
 	if ((rc = link_device_libs(c)) != 0)
 		return rc;
 	fault_injection(job);
-	if ((rc = optimise(c)) != 0 || (rc = check_externals(c)) != 0)
+	if ((rc = optimise(c)) != 0 || (rc = check_externals(c)) != 0 ||
+	    (rc = check_ptx_names(c)) != 0 || (rc = check_alloca_address_space(c)) != 0)
 		return rc;
 
 	LLVMMemoryBufferRef emitted = NULL;
@@ -999,6 +1095,7 @@ static int compile_job(gpucc_backend_thread *t, const gpucc_backend_job *job,
 		LLVMDisposeTargetMachine(c.machine);
 	if (c.module)
 		LLVMDisposeModule(c.module);
+	free(c.module_layout);
 	for (size_t i = 0; i < c.defined_count; i++)
 		free(c.defined[i]);
 	free(c.defined);
