@@ -7,10 +7,13 @@
  *   target machine -> refuse functions that name another processor ->
  *   strip debug info unless asked -> module flags (NVVM
  *   reflect FTZ, AMDGPU code object version) and fast-math/FTZ attributes on
- *   the module's functions -> link the device libraries libgpucc chose ->
- *   internalise every library symbol the module did not define -> refuse
- *   calls nothing defines (but the CUDA driver's vprintf, malloc, free,
- *   __assertfail) -> LLVMRunPasses("default<On>") -> emit:
+ *   the module's functions -> link the device libraries libgpucc chose (a
+ *   function the module defines keeps its definition) -> internalise every
+ *   library symbol the module did not define -> LLVMRunPasses("default<On>")
+ *   -> refuse calls nothing defines (but the CUDA driver's vprintf, malloc,
+ *   free, __assertfail; dynamic shared memory is no external) -> refuse
+ *   what LLVM would abort the process on (NVPTX names PTX cannot spell,
+ *   allocas outside the target's stack address space) -> emit:
  *     NVPTX:  PTX text; with ptxas, `ptxas -arch=sm_XY -v` (whole program)
  *             gives an executable cubin and per-kernel resources;
  *     AMDGPU: a relocatable object, linked by `ld.lld -shared` into a code
