@@ -184,6 +184,8 @@ const gpucc_snapshot_item *gpucc_snapshot_find(const gpucc_snapshot *s, const gp
 
 /* ---- files ---------------------------------------------------------------- */
 
+/* Read exactly size bytes: 0; 1 when the file ends first; -1 (errno set)
+ * on an error. */
 static int read_all(int fd, void *buf, size_t size)
 {
 	char *p = buf;
@@ -193,14 +195,24 @@ static int read_all(int fd, void *buf, size_t size)
 			continue;
 		if (n < 0)
 			return -1;
-		if (n == 0) {
-			errno = EIO; /* shrank under us */
-			return -1;
-		}
+		if (n == 0)
+			return 1;
 		p += n;
 		size -= (size_t)n;
 	}
 	return 0;
+}
+
+/* The error for read_all's result rc on the snapshot at path, which had
+ * size bytes when opened. */
+static int read_error(int rc, const char *path, off_t size)
+{
+	if (rc > 0)
+		return gpucc_error_set(GPUCC_ERROR,
+		                       "'%s': snapshot changed while being read (shorter than its %lld "
+		                       "bytes; a snapshot is replaced by rename, never rewritten)",
+		                       path, (long long)size);
+	return gpucc_error_set_errno("cannot read snapshot '%s'", path);
 }
 
 int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
@@ -224,9 +236,9 @@ int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
 	unsigned char header[GPUCC_SNAPSHOT_HEADER_SIZE] = {0};
 	size_t head = st.st_size < (off_t)sizeof header ? (size_t)st.st_size : sizeof header;
 	uint64_t count;
-	int rc = 0;
-	if (read_all(fd, header, head) != 0)
-		rc = gpucc_error_set_errno("cannot read snapshot '%s'", path);
+	int rc = read_all(fd, header, head);
+	if (rc != 0)
+		rc = read_error(rc, path, st.st_size);
 	else
 		rc = gpucc_snapshot_format_check_header(&count, header, (uint64_t)st.st_size, path);
 	if (rc) {
@@ -240,13 +252,27 @@ int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
 		return gpucc_error_oom();
 	}
 	memcpy(buffer, header, sizeof header);
-	if (read_all(fd, buffer + sizeof header, size - sizeof header) != 0) {
-		rc = gpucc_error_set_errno("cannot read snapshot '%s'", path);
-		close(fd);
+	rc = read_all(fd, buffer + sizeof header, size - sizeof header);
+	char more;
+	if (rc != 0) {
+		rc = read_error(rc, path, st.st_size);
+	} else if ((rc = read_all(fd, &more, 1)) < 0) {
+		rc = read_error(rc, path, st.st_size);
+	} else if (rc == 0) {
+		/* It ends where it did when opened: a prefix of a growing file
+		 * could pass every check and be taken for the whole. */
+		rc = gpucc_error_set(GPUCC_ERROR,
+		                     "'%s': snapshot changed while being read (longer than its %lld "
+		                     "bytes; a snapshot is replaced by rename, never rewritten)",
+		                     path, (long long)st.st_size);
+	} else {
+		rc = 0; /* it ended there */
+	}
+	close(fd);
+	if (rc) {
 		free(buffer);
 		return rc;
 	}
-	close(fd);
 	const unsigned char *items;
 	rc = gpucc_snapshot_format_decode(&items, &count, buffer, size, path);
 	if (rc) {

@@ -37,6 +37,26 @@ python3 -c 'import sys; b=bytearray(open("good.snap","rb").read()); b[40]^=1; op
 expect_exit 3 "$GPUCC" delta A.gpucc --since flip.snap -o out.gpucc
 assert_grep "flip.snap': snapshot checksum mismatch" err
 no_output
+# a snapshot that shrinks or grows while it is read (strace makes a read
+# find the end early, or one more byte past the size it had): one line,
+# exit 1; it used to say "Input/output error", or take the prefix
+if command -v strace >/dev/null; then
+	no_leak_check strace -o /dev/null -P good.snap -e trace=read -e inject=read:retval=0:when=2 \
+		"$GPUCC" delta A.gpucc --since good.snap -o out.gpucc >out 2>err
+	[ $? -eq 1 ] || fail "a snapshot that shrank was not refused"
+	grep -v '^strace:' err > err1 && mv err1 err
+	assert_one_line err
+	assert_grep "good.snap': snapshot changed while being read (shorter than its 256 bytes" err
+	no_output
+	no_leak_check strace -o /dev/null -P good.snap -e trace=read -e inject=read:retval=1:when=3 \
+		"$GPUCC" snapshot --show good.snap >out 2>err
+	[ $? -eq 1 ] || fail "a snapshot that grew was not refused"
+	grep -v '^strace:' err > err1 && mv err1 err
+	assert_one_line err
+	assert_grep "good.snap': snapshot changed while being read (longer than its 256 bytes" err
+	[ ! -s out ] || fail "a snapshot that grew was shown"
+	no_output
+fi
 # another version
 python3 -c 'import sys; b=bytearray(open("good.snap","rb").read()); b[16]=9; open("v9.snap","wb").write(b)'
 expect_exit 3 "$GPUCC" snapshot --show v9.snap
