@@ -259,8 +259,8 @@ int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
 	} else if ((rc = read_all(fd, &more, 1)) < 0) {
 		rc = read_error(rc, path, st.st_size);
 	} else if (rc == 0) {
-		/* It ends where it did when opened: a prefix of a growing file
-		 * could pass every check and be taken for the whole. */
+		/* It must end where it did when opened: a prefix of a growing
+		 * file could pass every check and be taken for the whole. */
 		rc = gpucc_error_set(GPUCC_ERROR,
 		                     "'%s': snapshot changed while being read (longer than its %lld "
 		                     "bytes; a snapshot is replaced by rename, never rewritten)",
