@@ -10,8 +10,9 @@
 # A backend whose LLVM is not the one gpucc was built with is refused.
 # A dry run exits as the real run would.
 # A crash inside the backend (fault injection) leaves a cache that verifies,
-# with what was compiled before the crash.  Names PTX cannot spell and
-# allocas outside AMDGPU's stack, on which LLVM aborts, are refused.
+# with what was compiled before the crash.  Names PTX cannot spell, NVPTX
+# global constructors and allocas outside AMDGPU's stack, on which LLVM
+# aborts, are refused.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 K=$TESTDATA/kernels
@@ -139,14 +140,18 @@ python3 -c "import json; d = json.load(open('out')); assert d['hits'] == 1 and d
 
 # Producer IR that LLVM would answer by aborting the whole process, with
 # every other job of the run: a kernel name PTX cannot spell (a Julia name
-# not made PTX-safe), an alloca outside AMDGPU's stack address space (a
-# module without `target datalayout`).  gpucc refuses the module, compiles
-# the others and caches them.
+# not made PTX-safe), global constructors for NVPTX, an alloca outside
+# AMDGPU's stack address space (a module without `target datalayout`).
+# gpucc refuses the module, compiles the others and caches them.
 expect_exit 5 "$GPUCC" compile --cache c2 -j1 "$K/bad/ptx_names.nvptx.ll" "$K/nvptx/vector_add.ll" -t sm_90 --json
 assert_grep "^gpucc compile: error: .*bad/ptx_names.nvptx.ll: sm_90:ptx78: function 'julia_∇softmax!_12' has a name PTX cannot spell (PTX allows letters, digits, '_' and '\$', and no leading digit): rename it$" err
 python3 -c "import json; d = json.load(open('out')); assert d['compiled'] == 1 and d['failed'] == 1, d" ||
 	fail "ptx_names.nvptx.ll: the good module was not compiled"
 for level in 0 2; do
+	expect_exit 5 "$GPUCC" compile --cache c2 -j1 -O$level "$K/bad/global_ctor.nvptx.ll" "$K/nvptx/multi.ll" -t sm_90 --json
+	assert_grep "^gpucc compile: error: .*bad/global_ctor.nvptx.ll: sm_90:ptx78: the module has global constructors (1), which PTX cannot run at load: initialise device variables with constants, or from a kernel$" err
+	python3 -c "import json; d = json.load(open('out')); assert d['compiled'] == 1 and d['failed'] == 1, d" ||
+		fail "global_ctor.nvptx.ll -O$level: the good module was not compiled"
 	expect_exit 5 "$GPUCC" compile --cache c2 -j1 -O$level "$K/bad/no_layout_alloca.amdgpu.ll" "$K/amdgpu/vector_add.ll" -t gfx90a --json
 	assert_grep "^gpucc compile: error: .*bad/no_layout_alloca.amdgpu.ll: gfx90a: function 'scratch' allocates in address space 0, but the stack of gfx90a is address space 5: the module's data layout (none) is not the target's; write the target's \`target datalayout\`$" err
 	python3 -c "import json; d = json.load(open('out')); assert d['compiled'] == 1 and d['failed'] == 1, d" ||

@@ -12,8 +12,9 @@
  *   library symbol the module did not define -> LLVMRunPasses("default<On>")
  *   -> refuse calls nothing defines (but the CUDA driver's vprintf, malloc,
  *   free, __assertfail; dynamic shared memory is no external) -> refuse
- *   what LLVM would abort the process on (NVPTX names PTX cannot spell,
- *   allocas outside the target's stack address space) -> emit:
+ *   what LLVM would abort the process on (NVPTX names PTX cannot spell and
+ *   global constructors, allocas outside the target's stack address
+ *   space) -> emit:
  *     NVPTX:  PTX text; with ptxas, `ptxas -arch=sm_XY -v` (whole program)
  *             gives an executable cubin and per-kernel resources;
  *     AMDGPU: a relocatable object, linked by `ld.lld -shared` into a code
@@ -770,6 +771,29 @@ static int check_ptx_names(compile *c)
 	return 0;
 }
 
+/* NVPTX: global constructors and destructors.  PTX has no way to run them
+ * at load, and LLVM's NVPTX printer answers a non-empty llvm.global_ctors or
+ * llvm.global_dtors with report_fatal_error, aborting the process.  The
+ * optimiser folds a constructor that only stores constants into the
+ * initialiser and drops the list; what is left is refused. */
+static int check_ptx_structors(compile *c)
+{
+	static const char *const lists[] = {"llvm.global_ctors", "llvm.global_dtors"};
+	if (c->job->vendor != GPUCC_VENDOR_NVIDIA)
+		return 0;
+	for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+		LLVMValueRef list = LLVMGetNamedGlobal(c->module, lists[i]);
+		LLVMValueRef init = list ? LLVMGetInitializer(list) : NULL;
+		if (init && LLVMIsAConstantArray(init) && LLVMGetNumOperands(init) > 0)
+			return fail(c, GPUCC_ECOMPILE,
+			            "the module has %s (%d), which PTX cannot run at load: initialise "
+			            "device variables with constants, or from a kernel",
+			            i == 0 ? "global constructors" : "global destructors",
+			            LLVMGetNumOperands(init));
+	}
+	return 0;
+}
+
 static void fault_injection(const gpucc_backend_job *job)
 {
 	const char *fault = getenv(GPUCC_BACKEND_FAULT_ENV);
@@ -1058,7 +1082,8 @@ static int run_pipeline(compile *c)
 		return rc;
 	fault_injection(job);
 	if ((rc = optimise(c)) != 0 || (rc = check_externals(c)) != 0 ||
-	    (rc = check_ptx_names(c)) != 0 || (rc = check_alloca_address_space(c)) != 0)
+	    (rc = check_ptx_names(c)) != 0 || (rc = check_ptx_structors(c)) != 0 ||
+	    (rc = check_alloca_address_space(c)) != 0)
 		return rc;
 
 	LLVMMemoryBufferRef emitted = NULL;
