@@ -308,6 +308,12 @@ static ssize_t fd_read(struct archive *a, void *ctx, const void **out)
 	if (source_refuses(img, a))
 		return -1;
 	size_t chunk = source_chunk(a);
+	/* Allocated on first use: images read by the plain reader never need
+	 * it, and a merge may hold 100,000 of them open. */
+	if (!img->fd_buffer && !(img->fd_buffer = malloc(READ_CHUNK))) {
+		GPUCC_LA->set_error(a, ENOMEM, "out of memory");
+		return -1;
+	}
 	for (;;) {
 		ssize_t n = img->seekable ? pread(img->fd, img->fd_buffer, chunk, (off_t)img->fd_position)
 		                          : read(img->fd, img->fd_buffer, chunk);
@@ -883,15 +889,11 @@ static int open_on_fd(gpucc_image **out, int fd, const char *name,
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (empty file)", name);
 	}
 	gpucc_image *img = image_new(name, &limits);
-	unsigned char *buffer = malloc(READ_CHUNK);
-	if (!img || !buffer) {
-		free(buffer);
-		gpucc_image_free(img);
+	if (!img) {
 		close(fd);
 		return gpucc_error_oom();
 	}
 	img->fd = fd;
-	img->fd_buffer = buffer;
 	img->seekable = S_ISREG(st.st_mode);
 	img->size = S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
 	return finish_open(out, img);
@@ -1419,7 +1421,9 @@ static int repark(gpucc_image *img, int rc)
 	}
 	close(img->fd);
 	img->fd = -1;
-	/* The read-ahead goes too: a merge may park 100,000 images. */
+	/* The buffers go too: a merge may park 100,000 images. */
+	free(img->fd_buffer);
+	img->fd_buffer = NULL;
 	gpucc_read_window_release(&img->window);
 	gpucc_read_window_init(&img->window, WINDOW_SIZE);
 	return rc;
