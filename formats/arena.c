@@ -1,6 +1,6 @@
 /*
  * formats/arena.c -- the grow-only allocator (formats/arena.h): a list of
- * blocks freed together, the first 4 KiB and each next twice the last, up
+ * blocks freed together, the first 1 KiB and each next twice the last, up
  * to 64 KiB (or what one allocation needs).  Small first: a merge from a
  * cache holds one arena per entry, most of them a few hundred bytes.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK_FIRST ((size_t)4 * 1024)
+#define BLOCK_FIRST ((size_t)1024)
 #define BLOCK_MAX ((size_t)64 * 1024)
 
 struct block {
