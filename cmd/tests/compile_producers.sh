@@ -6,12 +6,13 @@
 # amdhsa_code_object_version flag, printf through hostcalls, device
 # libraries, extern __shared__) and AMDGPU.jl/Triton-style LDS and scoped
 # atomics; as .ll text and as llvm-as-19 bitcode.  Kernels are found and
-# named, dynamic shared memory (an external addrspace(3) array) stays
-# `.extern .shared` / dynamic LDS and is no external, code objects show
-# their kernels in llvm-readelf-19 --notes, and ptxas accepts the PTX
-# (skipped with the reason when there is no ptxas).  compile_bad.sh has the
-# producer IR gpucc refuses; compile_matches_llc.sh compares bytes with
-# opt-19 | llc-19 (| ld.lld-19).
+# named (linkonce ones too), dynamic shared memory (an external addrspace(3)
+# array) stays `.extern .shared` / dynamic LDS and is no external, a module's
+# own definition of a library function wins, code objects show their
+# kernels in llvm-readelf-19 --notes, and ptxas accepts the PTX (skipped
+# with the reason when there is no ptxas).  compile_bad.sh has the producer
+# IR gpucc refuses; compile_matches_llc.sh compares bytes with opt-19 |
+# llc-19 (| ld.lld-19).
 . "$SRCROOT/cmd/tests/lib.sh"
 
 K=$TESTDATA/kernels
@@ -101,10 +102,20 @@ if command -v llvm-objdump-19 >/dev/null; then
 	assert_grep "40400000" pre.s
 fi
 
+# ---- kernels with linkonce linkage are entry points all the same -------------------
+for level in 0 2; do
+	expect_exit 0 "$GPUCC" compile --no-cache -O$level "$K/amdgpu/linkonce_kernels.ll" -t gfx90a -o once.gpucc --json
+	key=$(check_result out _Z5clearPi fill_ones)
+	"$GPUCC" cat once.gpucc "$key" --part hsaco > once.hsaco
+	llvm-readelf-19 --notes once.hsaco > notes || fail "llvm-readelf rejects linkonce_kernels' code object"
+	assert_grep "^ *\.symbol: *_Z5clearPi\.kd$" notes
+	assert_grep "^ *\.symbol: *fill_ones\.kd$" notes
+done
+
 # ---- CUDA.jl (GPUCompiler.jl): annotations, @shmem, libdevice ---------------------
 LIBDEVICE=${CUDA_PATH:-/usr/local/cuda}/nvvm/libdevice/libdevice.10.bc
 [ -f "$LIBDEVICE" ] || skip "no libdevice (CUDA toolkit) here: the CUDA.jl and ptxas checks skipped; the others passed"
-julia_kernels="_Z6smooth13CuDeviceArrayI7Float32Li1ELi1EES0_ _Z4fill13CuDeviceArrayI7Float32Li1ELi1EE"
+julia_kernels="_Z6smooth13CuDeviceArrayI7Float32Li1ELi1EES0_ _Z4fill13CuDeviceArrayI7Float32Li1ELi1EE _Z5clear13CuDeviceArrayI7Float32Li1ELi1EE"
 for level in 0 2; do
 	expect_exit 0 "$GPUCC" compile --no-cache -O$level "$K/nvptx/julia_cuda.ll" -t sm_80 -o julia$level.gpucc --json
 	key=$(check_result out $julia_kernels)
@@ -114,6 +125,8 @@ for level in 0 2; do
 	# Kept by llvm.used, though nothing calls it.
 	assert_grep "^\.visible \.func  (\.param \.b32 func_retval0) julia_probe_77()$" julia$level.ptx
 	assert_no_grep "call.*__nv_" julia$level.ptx
+	# The linkonce_odr kernel is kept, as weak.
+	assert_grep "^\.weak \.entry _Z5clear13CuDeviceArrayI7Float32Li1ELi1EE($" julia$level.ptx
 done
 # Without inlining, LLVM renames the local "julia_#scale#1_1234" for PTX.
 assert_grep "^\.func  (\.param \.b32 func_retval0) julia__\$_scale_\$_1_1234($" julia0.ptx

@@ -5,7 +5,8 @@
  * Pipeline (TOOLCHAIN.md records the traps each step avoids):
  *   parse (.ll or .bc) -> verify -> check and set triple, data layout from the
  *   target machine -> refuse functions that name another processor ->
- *   strip debug info unless asked -> module flags (NVVM
+ *   strip debug info unless asked -> find the kernels (a linkonce one
+ *   becomes weak, so that the optimiser keeps it) -> module flags (NVVM
  *   reflect FTZ, AMDGPU code object version) and fast-math/FTZ attributes on
  *   the module's functions -> link the device libraries libgpucc chose (a
  *   function the module defines keeps its definition) -> internalise every
@@ -271,26 +272,44 @@ static int collect_defined(compile *c)
 	return 0;
 }
 
-/* True when fn is a kernel: by calling convention, or (NVPTX) listed in
- * !nvvm.annotations as {fn, !"kernel", i32 1}. */
-static bool has_kernel(compile *c)
+/* A kernel is an entry point: the loader looks it up by name, so nothing
+ * in the module may discard it.  A linkonce kernel (linkonce_odr is what a
+ * C++ inline function or template instance gets unless the producer
+ * promotes it, as clang does for kernels) would be dropped by the
+ * optimiser as unreferenced, silently leaving the entry without it: it
+ * becomes weak, which keeps its one-definition semantics. */
+static void keep_kernel(LLVMValueRef f)
 {
+	LLVMLinkage linkage = LLVMGetLinkage(f);
+	if (linkage == LLVMLinkOnceAnyLinkage)
+		LLVMSetLinkage(f, LLVMWeakAnyLinkage);
+	else if (linkage == LLVMLinkOnceODRLinkage)
+		LLVMSetLinkage(f, LLVMWeakODRLinkage);
+}
+
+/* Whether the module defines a kernel: by calling convention, or (NVPTX)
+ * listed in !nvvm.annotations as {fn, !"kernel", i32 1}; every kernel is
+ * kept (keep_kernel). */
+static bool find_kernels(compile *c)
+{
+	bool found = false;
 	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
 		unsigned cc = LLVMGetFunctionCallConv(f);
-		if (!LLVMIsDeclaration(f) && (cc == CC_PTX_KERNEL || cc == CC_AMDGPU_KERNEL))
-			return true;
+		if (!LLVMIsDeclaration(f) && (cc == CC_PTX_KERNEL || cc == CC_AMDGPU_KERNEL)) {
+			keep_kernel(f);
+			found = true;
+		}
 	}
 	if (c->job->vendor != GPUCC_VENDOR_NVIDIA)
-		return false;
+		return found;
 	unsigned n = LLVMGetNamedMetadataNumOperands(c->module, "nvvm.annotations");
 	if (n == 0)
-		return false;
+		return found;
 	LLVMValueRef *nodes = calloc(n, sizeof *nodes);
 	if (!nodes)
-		return false;
+		return found;
 	LLVMGetNamedMetadataOperands(c->module, "nvvm.annotations", nodes);
-	bool found = false;
-	for (unsigned i = 0; i < n && !found; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		unsigned ops = LLVMGetMDNodeNumOperands(nodes[i]);
 		if (ops < 3)
 			continue;
@@ -304,8 +323,10 @@ static bool has_kernel(compile *c)
 		unsigned len = 0;
 		const char *s = operands[1] ? LLVMGetMDString(operands[1], &len) : NULL;
 		if (operands[0] && LLVMIsAFunction(operands[0]) && !LLVMIsDeclaration(operands[0]) && s &&
-		    len == 6 && memcmp(s, "kernel", 6) == 0)
+		    len == 6 && memcmp(s, "kernel", 6) == 0) {
+			keep_kernel(operands[0]);
 			found = true;
+		}
 	}
 	free(nodes);
 	return found;
@@ -1072,7 +1093,7 @@ static int run_pipeline(compile *c)
 		return rc;
 	if (!job->debug_info)
 		LLVMStripModuleDebugInfo(c->module);
-	if (!has_kernel(c))
+	if (!find_kernels(c))
 		return fail(c, GPUCC_ECOMPILE, "no kernels: the module defines no %s function",
 		            job->vendor == GPUCC_VENDOR_NVIDIA ? "ptx_kernel" : "amdgpu_kernel");
 	if ((rc = collect_defined(c)) != 0 || (rc = set_module_flags(c)) != 0)

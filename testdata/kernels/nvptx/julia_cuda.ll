@@ -5,7 +5,8 @@
 ; ("julia_#scale#1_1234": LLVM renames local symbols), CuDynamicSharedArray's
 ; `@shmem` (an external addrspace(3) [0 x i8]: dynamic shared memory, no
 ; external), a libdevice call, a reqntid annotation, a device function kept
-; by llvm.used and a linkonce_odr helper.
+; by llvm.used, a linkonce_odr helper, and a linkonce_odr kernel (nothing
+; calls it: the optimiser used to drop it, leaving the entry without it).
 target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"
 
@@ -76,6 +77,16 @@ conversion:
   ret void
 }
 
+define linkonce_odr void @_Z5clear13CuDeviceArrayI7Float32Li1ELi1EE({ i64, i32 } %state, { ptr addrspace(1), i64, [1 x i64], i64 } %a) local_unnamed_addr #0 {
+conversion:
+  %ptr = extractvalue { ptr addrspace(1), i64, [1 x i64], i64 } %a, 0
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %i = zext i32 %tid to i64
+  %dst = getelementptr inbounds float, ptr addrspace(1) %ptr, i64 %i
+  store float 0.000000e+00, ptr addrspace(1) %dst, align 4
+  ret void
+}
+
 declare float @__nv_expf(float)
 declare float @llvm.maxnum.f32(float, float)
 declare float @llvm.minnum.f32(float, float)
@@ -89,7 +100,7 @@ attributes #0 = { "target-cpu"="sm_80" "target-features"="+ptx70" }
 attributes #1 = { convergent nounwind }
 
 !llvm.module.flags = !{!0, !1}
-!nvvm.annotations = !{!2, !3, !4}
+!nvvm.annotations = !{!2, !3, !4, !6}
 !julia.kernel = !{!5}
 
 !0 = !{i32 2, !"Dwarf Version", i32 2}
@@ -98,3 +109,4 @@ attributes #1 = { convergent nounwind }
 !3 = !{ptr @_Z6smooth13CuDeviceArrayI7Float32Li1ELi1EES0_, !"reqntidx", i32 256}
 !4 = !{ptr @_Z4fill13CuDeviceArrayI7Float32Li1ELi1EE, !"kernel", i32 1}
 !5 = !{ptr @_Z6smooth13CuDeviceArrayI7Float32Li1ELi1EES0_}
+!6 = !{ptr @_Z5clear13CuDeviceArrayI7Float32Li1ELi1EE, !"kernel", i32 1}
