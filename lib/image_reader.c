@@ -26,6 +26,7 @@
 #include "libarchive_loader.h"
 #include "manifest.h"
 #include "read_window.h"
+#include "snapshot_format.h" /* to tell a snapshot given as an image */
 #include "ustar.h"
 
 #include <errno.h>
@@ -772,8 +773,26 @@ static int open_head_directly(gpucc_image *img)
 	return rc;
 }
 
+/* Whether the image begins as a snapshot does (where that can be seen
+ * without consuming a pipe): given where an image is expected, it gets an
+ * error that says what it is. */
+static bool is_snapshot(const gpucc_image *img)
+{
+	unsigned char head[GPUCC_SNAPSHOT_MAGIC_SIZE];
+	if (img->fd < 0)
+		return img->size >= sizeof head &&
+		       memcmp(img->data, GPUCC_SNAPSHOT_MAGIC, sizeof head) == 0;
+	return img->seekable && pread(img->fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
+	       memcmp(head, GPUCC_SNAPSHOT_MAGIC, sizeof head) == 0;
+}
+
 static int open_common(gpucc_image *img)
 {
+	if (is_snapshot(img))
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s' is a gpucc snapshot, not an image ('gpucc snapshot --show' "
+		                       "prints it; delta takes it as --since)",
+		                       img->name);
 	if ((img->fd < 0 || img->seekable) && !force_libarchive) {
 		int direct = open_head_directly(img);
 		if (direct != 1)

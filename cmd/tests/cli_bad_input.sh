@@ -4,7 +4,8 @@
 # `gpucc verify` exits 3 with one line on stderr that names the file and the
 # defect; list/show/stats, cat and extract exit with the documented code
 # (0 where the defect does not concern them, 3 where it does), print nothing
-# on stdout when they fail, never crash, and leave no file behind.
+# on stdout when they fail, never crash, and leave no file behind.  A
+# directory or a snapshot given as an image is named for what it is.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 command -v python3 >/dev/null || fail "python3 is needed to make the fixtures"
@@ -118,6 +119,17 @@ mkdir adir
 expect_exit 3 "$GPUCC" verify adir
 assert_one_line err
 assert_grep "'adir' is a directory" err
+
+# A snapshot is not an image, and the message says what it is.
+expect_exit 0 "$GPUCC" snapshot good.gpucc -o good.snap
+for cmd in list verify stats; do
+	expect_exit 3 "$GPUCC" $cmd good.snap
+	assert_one_line err
+	assert_grep "^gpucc $cmd: 'good.snap' is a gpucc snapshot, not an image ('gpucc snapshot --show' prints it" err
+done
+expect_exit 3 "$GPUCC" cat good.snap "$nv_key" --part ptx
+assert_grep "'good.snap' is a gpucc snapshot, not an image" err
+[ ! -s out ] || fail "cat of a snapshot printed"
 
 # Nothing escaped, nothing was left beside the inputs.
 $escape_existed || assert_no_file $escape
