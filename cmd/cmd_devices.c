@@ -159,7 +159,8 @@ const cmd_spec cmd_devices_spec = {
 		"as the runtime reports it and the driver version.  With --image, the entries\n"
 		"of IMAGE that would load on each device, and whether each is an exact fit or\n"
 		"a fallback (PTX to JIT; a cubin for an earlier minor revision of the device's\n"
-		"major; a code object built for sramecc/xnack \"any\").\n"
+		"major; a code object built for sramecc/xnack \"any\").  A cubin made by a\n"
+		"ptxas of a newer CUDA major than the driver's never loads (its PTX may).\n"
 		"The runtimes (libamdhip64.so.5, libcuda.so.1) are loaded only by this command\n"
 		"and by programs that load kernels.  Without a GPU, says why per runtime and\n"
 		"exits 6.",

@@ -66,6 +66,7 @@ int gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor, int dr
 	out->vendor = GPUCC_VENDOR_NVIDIA;
 	out->sm = (unsigned)cc_major * 10 + (unsigned)cc_minor;
 	out->ptx_isa = gpucc_cuda_max_ptx_isa(driver_version);
+	out->cuda_major = driver_version > 0 ? (unsigned)driver_version / 1000 : 0;
 	return 0;
 }
 
@@ -111,6 +112,27 @@ static bool ptx_runs_on(const gpucc_target *t, const gpucc_target *device)
 	return arch_ok && t->ptx_isa <= device->ptx_isa;
 }
 
+/* The CUDA major of the ptxas that made e's cubin (the "ptxas" option,
+ * "13.0.88"), or 0 when the entry does not say (made by pack, say). */
+static unsigned cubin_cuda_major(const gpucc_entry *e)
+{
+	const char *v = gpucc_entry_option(e, "ptxas");
+	if (!v || *v < '1' || *v > '9')
+		return 0;
+	unsigned long major = strtoul(v, NULL, 10);
+	return major < 1000 ? (unsigned)major : 0;
+}
+
+/* Whether the device's driver loads a cubin of e: NVIDIA promises that a
+ * driver loads the cubins of its own major's toolkits (minor version
+ * compatibility), not of a newer major's (CUDA 13's ptxas for a CUDA 12
+ * driver); PTX, JIT-compiled by the driver itself, then serves. */
+static bool driver_loads_cubin(const gpucc_entry *e, const gpucc_target *device)
+{
+	unsigned major = cubin_cuda_major(e);
+	return device->cuda_major == 0 || major == 0 || major <= device->cuda_major;
+}
+
 bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e, const gpucc_target *device)
 {
 	gpucc_target t;
@@ -128,7 +150,8 @@ bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e, const gpucc_ta
 	} else {
 		/* Exact cubin, else PTX to JIT, else a cubin of an earlier minor
 		 * revision (the order of gpucc/runtime.h). */
-		bool cubin = gpucc_entry_payload(e, GPUCC_PART_CUBIN) != NULL;
+		bool cubin = gpucc_entry_payload(e, GPUCC_PART_CUBIN) != NULL &&
+		             driver_loads_cubin(e, device);
 		bool ptx = gpucc_entry_payload(e, GPUCC_PART_PTX) != NULL;
 		if (cubin && t.sm == device->sm) {
 			s.part = GPUCC_PART_CUBIN;
@@ -257,14 +280,19 @@ int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t
 		if (kernel && !entry_has_kernel(e, kernel))
 			continue;
 		with_kernel++;
-		char target[GPUCC_TARGET_NAME_SIZE + 16];
+		char target[GPUCC_TARGET_NAME_SIZE + 48];
 		const gpucc_payload *code = gpucc_entry_payload(e, GPUCC_PART_CUBIN);
 		if (!code)
 			code = gpucc_entry_payload(e, GPUCC_PART_HSACO);
 		if (!code)
 			code = gpucc_entry_payload(e, GPUCC_PART_PTX);
-		snprintf(target, sizeof target, "%s (%s)", e->target,
-		         code ? gpucc_part_name(code->part) : "no code");
+		if (code && code->part == GPUCC_PART_CUBIN && !driver_loads_cubin(e, device))
+			snprintf(target, sizeof target, "%s (cubin for a CUDA %u driver%s)", e->target,
+			         cubin_cuda_major(e),
+			         gpucc_entry_payload(e, GPUCC_PART_PTX) ? ", ptx" : "");
+		else
+			snprintf(target, sizeof target, "%s (%s)", e->target,
+			         code ? gpucc_part_name(code->part) : "no code");
 		name_list_add(&targets, target);
 		gpucc_selection s;
 		if (!gpucc_entry_fits(&s, e, device))

@@ -12,8 +12,9 @@
 #include <limits.h>
 #include <stdio.h>
 
-/* "TARGET/parts[/kernels]": parts joined by '+' (ptx, cubin, hsaco,
- * bitcode), kernels by ','; default kernel "k". */
+/* "TARGET/parts[/kernels][!PTXAS]": parts joined by '+' (ptx, cubin, hsaco,
+ * bitcode), kernels by ','; default kernel "k"; PTXAS the version of the
+ * ptxas that made the cubin (the entry's "ptxas" option), none by default. */
 #define MAX_ENTRIES 6
 
 typedef struct select_case {
@@ -90,6 +91,18 @@ static const select_case cases[] = {
 	 "sm_90:ptx80/ptx", NULL},
 	{"nvidia same ISA: highest sm", "sm_89@12040", {"sm_80:ptx78/ptx", "sm_86:ptx78/ptx"}, NULL,
 	 "sm_86:ptx78/ptx", NULL},
+	/* A cubin of a newer CUDA major's ptxas does not load on an older
+	 * driver: its PTX serves (minor versions are compatible). */
+	{"nvidia cubin of a newer CUDA major: the PTX", "sm_90@12040", {"sm_90:ptx78/cubin+ptx!13.0.88"},
+	 NULL, "sm_90:ptx78/ptx", NULL},
+	{"nvidia cubin of a newer CUDA minor loads", "sm_90@12000", {"sm_90:ptx78/cubin+ptx!12.8.93"},
+	 NULL, "sm_90:ptx78/cubin", NULL},
+	{"nvidia cubin of an older CUDA loads", "sm_90@13000", {"sm_90:ptx78/cubin+ptx!12.4.131"},
+	 NULL, "sm_90:ptx78/cubin", NULL},
+	{"nvidia cubin of a newer CUDA major, no PTX", "sm_90@12040", {"sm_90:ptx78/cubin!13.0.88"},
+	 NULL, NULL, "the image has sm_90:ptx78 (cubin for a CUDA 13 driver)"},
+	{"nvidia minor-compatible cubin of a newer CUDA major", "sm_86@12040",
+	 {"sm_80:ptx70/cubin!13.0.88"}, NULL, NULL, "sm_80:ptx70 (cubin for a CUDA 13 driver)"},
 	/* Across vendors and kernels */
 	{"vendor mismatch lists the targets", "sm_90@12040", {"gfx90a/hsaco", "gfx1030/hsaco"}, NULL,
 	 NULL, "the image has gfx90a (hsaco), gfx1030 (hsaco)"},
@@ -110,6 +123,7 @@ typedef struct built {
 	const gpucc_entry *pointers[MAX_ENTRIES];
 	gpucc_payload payloads[MAX_ENTRIES][GPUCC_PART_COUNT];
 	gpucc_kernel kernels[MAX_ENTRIES][4];
+	gpucc_option options[MAX_ENTRIES];
 	char text[MAX_ENTRIES][128];
 	size_t count;
 } built;
@@ -121,6 +135,13 @@ static void build_entry(built *b, const char *spec)
 	memset(e, 0, sizeof *e);
 	snprintf(b->text[i], sizeof b->text[i], "%s", spec);
 	char *target = b->text[i];
+	char *ptxas = strchr(target, '!');
+	if (ptxas) {
+		*ptxas++ = '\0';
+		b->options[i] = (gpucc_option){"ptxas", ptxas};
+		e->options = &b->options[i];
+		e->option_count = 1;
+	}
 	char *parts = strchr(target, '/');
 	*parts++ = '\0';
 	char *kernels = strchr(parts, '/');

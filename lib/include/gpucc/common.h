@@ -119,6 +119,10 @@ typedef struct gpucc_target {
 	char processor[16];    /* "gfx942" */
 	gpucc_feature sramecc;
 	gpucc_feature xnack;
+	/* A device's CUDA driver major (12 for 12.4; gpucc_target_from_cuda):
+	 * cubins made by a newer ptxas do not load on it.  0 when unknown, as
+	 * after parsing a spelling. */
+	unsigned cuda_major;
 } gpucc_target;
 
 #define GPUCC_TARGET_NAME_SIZE 48

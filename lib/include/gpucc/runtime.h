@@ -25,7 +25,10 @@
  *    cubin, nor to or from a Tegra sm), the closest sm first.  PTX comes
  *    before such a cubin because the JIT compiles for the device's own sm
  *    (and the driver caches the result); the cubin is there for a driver
- *    too old for the image's PTX, or an image shipped without PTX.
+ *    too old for the image's PTX, or an image shipped without PTX.  A
+ *    cubin is never chosen for a driver of an older CUDA major than the
+ *    ptxas that made it (the entry's "ptxas" option: a CUDA 13 cubin does
+ *    not load on a CUDA 12 driver); the PTX then serves.
  *  - Ties go to the smallest key, so the choice is deterministic; a kernel
  *    that several entries (modules) hold is loaded from the one chosen.
  */
