@@ -32,7 +32,7 @@ static const cmd_option options[] = {
 	{"jobs", 'j', "N", false, "compile on N threads (default: the number of cores)"},
 	{"fast-math", 0, NULL, false, "unsafe floating-point math (finite-only device libraries)"},
 	{"ftz", 0, NULL, false, "flush f32 denormals to zero (AMD: denormals-are-zero)"},
-	{"debug-info", 'g', NULL, false, "keep the modules' debug info (ptxas -lineinfo)"},
+	{"debug-info", 'g', NULL, false, "keep the modules' debug info (ptxas -lineinfo); full debug info needs PTX 7.5+"},
 	{"code-object", 0, "N", false,
 	 "AMDGPU code object version 4 or 5 (default 4: what HIP 5.2 loads)"},
 	{"no-cubin", 0, NULL, false,

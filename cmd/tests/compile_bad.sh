@@ -8,7 +8,8 @@
 # features) and AMD code objects whose target ID is not the target's are
 # errors.  Only LLD 19 links code objects, and its version is in the key.
 # A backend whose LLVM is not the one gpucc was built with is refused.
-# A dry run exits as the real run would.
+# A dry run exits as the real run would.  Full debug info (-g) for PTX
+# before 7.5 is refused, with or without ptxas.
 # A crash inside the backend (fault injection) leaves a cache that verifies,
 # with what was compiled before the crash.  Names PTX cannot spell, NVPTX
 # global constructors and allocas outside AMDGPU's stack, on which LLVM
@@ -38,6 +39,20 @@ check_bad no_kernels.ll "no kernels"
 check_bad unresolved_call.ll "unresolvable external call to 'not_defined_anywhere'"
 check_bad empty.ll "empty file"
 check_bad not_ir.ll "not valid LLVM IR"
+# Full debug info for PTX older than 7.5: refused with what to do, with or
+# without ptxas; PTX 7.5, line tables only, or no -g compile.
+dbg=$K/nvptx/debug_info.ll
+for cubin in "" --no-cubin; do
+	expect_exit 5 "$GPUCC" compile --cache c $cubin -g "$dbg" -t sm_80 -o image.gpucc
+	assert_one_line err
+	assert_grep "^gpucc compile: error: .*debug_info.ll: sm_80:ptx70: full debug info (-g) needs PTX ISA 7.5 or later, and the target asks for 7.0: .*(compile for sm_80:ptx75 or later, or give the module line tables only)$" err
+	assert_same image.gpucc image.before
+done
+sed 's/emissionKind: FullDebug/emissionKind: LineTablesOnly/' "$dbg" > lines_only.ll
+expect_exit 0 "$GPUCC" compile --no-cache -g lines_only.ll "$dbg" -t sm_80:ptx75
+expect_exit 0 "$GPUCC" compile --no-cache -g lines_only.ll -t sm_80
+expect_exit 0 "$GPUCC" compile --no-cache "$dbg" -t sm_80
+
 # The CUDA driver's system calls are externals for NVIDIA targets only
 # (compile_outputs.sh); the HIP loader resolves no calls.
 expect_exit 5 "$GPUCC" compile --cache c "$K/driver_calls.ll" -t gfx90a -o image.gpucc

@@ -956,6 +956,40 @@ static int run_ptxas(compile *c, const char *ptx, size_t ptx_size)
 	return 0;
 }
 
+/* The PTX ISA of PTX text's ".version X.Y" directive (75 for 7.5), or 0. */
+static unsigned ptx_version(const char *ptx, size_t size)
+{
+	const char *end = ptx + size;
+	for (const char *p = ptx; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		unsigned major, minor;
+		if (len > 9 && strncmp(p, ".version ", 9) == 0 &&
+		    sscanf(p + 9, "%u.%u", &major, &minor) == 2 && major < 100 && minor < 10)
+			return major * 10 + minor;
+		p += len + 1;
+	}
+	return 0;
+}
+
+/* With full debug info LLVM 19 writes the DWARF name tables
+ * (.debug_pubnames, .debug_pubtypes) as label differences, which ptxas
+ * and the driver's JIT accept only from PTX ISA 7.5: refuse here, the same
+ * with or without ptxas, rather than store PTX no GPU would load. */
+static int check_debug_sections(compile *c, const char *ptx, size_t size)
+{
+	static const char pub[] = ".section\t.debug_pub";
+	unsigned isa = ptx_version(ptx, size);
+	if (!c->job->debug_info || isa >= 75 || !memmem(ptx, size, pub, sizeof pub - 1))
+		return 0;
+	return fail(c, GPUCC_ECOMPILE,
+	            "full debug info (-g) needs PTX ISA 7.5 or later, and the target asks for "
+	            "%u.%u: LLVM writes its DWARF name tables as label differences, which ptxas and "
+	            "the driver refuse before 7.5 (compile for sm_%u%s:ptx75 or later, or give the "
+	            "module line tables only)",
+	            isa / 10, isa % 10, c->job->sm, c->job->sm_accelerated ? "a" : "");
+}
+
 static int finish_nvptx(compile *c, LLVMMemoryBufferRef buffer)
 {
 	size_t size = 0;
@@ -969,6 +1003,9 @@ static int finish_nvptx(compile *c, LLVMMemoryBufferRef buffer)
 		return oom(c);
 	if (c->out->kernel_count == 0)
 		return fail(c, GPUCC_ECOMPILE, "no kernels: the PTX has no .entry");
+	int rc = check_debug_sections(c, copy, size);
+	if (rc != 0)
+		return rc;
 	if (c->job->ptxas)
 		return run_ptxas(c, copy, size);
 	return 0;
