@@ -2,7 +2,8 @@
  * cmd/man.c -- man pages from the same text as -h: `gpucc help --man`
  * writes gpucc(1) (the command table and the exit codes) and
  * `gpucc help --man CMD...` writes gpucc-CMD(1) (synopsis, summary,
- * description and the options table), in roff, on standard output.  The
+ * description, the options table and the exit codes), in roff, on
+ * standard output.  The
  * build runs it for every command (cmd/meson.build), so a man page can never
  * disagree with -h.
  */
@@ -59,7 +60,17 @@ static void page_name(char *out, size_t size, const char *command)
 			*c = '-';
 }
 
-static void print_command_page(FILE *f, const cmd_spec *spec)
+/* The exit codes of `gpucc help`, the same for every command, as a
+ * preformatted EXIT STATUS section. */
+static void print_exit_status(FILE *f, const char *exit_codes)
+{
+	fputs(".SH EXIT STATUS\n.nf\n", f);
+	const char *codes = strchr(exit_codes, '\n'); /* after the "exit codes:" title */
+	roff_text(f, codes ? codes + 1 : exit_codes);
+	fputs(".fi\n", f);
+}
+
+static void print_command_page(FILE *f, const cmd_spec *spec, const char *exit_codes)
 {
 	char name[128];
 	page_name(name, sizeof name, spec->name);
@@ -93,6 +104,7 @@ static void print_command_page(FILE *f, const cmd_spec *spec)
 		fputc('\n', f);
 	}
 	fputs(".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nshow this help and exit\n", f);
+	print_exit_status(f, exit_codes);
 	fputs(".SH SEE ALSO\n.BR gpucc (1)\n", f);
 }
 
@@ -107,6 +119,11 @@ static void print_main_page(FILE *f, const cmd_spec *const *commands, size_t cou
 	      "gpucc builds, inspects and merges precompile images (.gpucc): archives of GPU\n"
 	      "kernels compiled ahead of time by LLVM, which a package embeds and loads at\n"
 	      "start-up instead of compiling its kernels again.\n"
+	      ".SH OPTIONS\n"
+	      ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR, \\fBhelp\\fR [\\fIcommand\\fR]\n"
+	      "list the commands and the exit codes, or document one command\n"
+	      ".TP\n\\fB\\-\\-version\\fR\n"
+	      "print the versions of gpucc, the LLVM its backend was built against and libarchive\n"
 	      ".SH COMMANDS\n",
 	      f);
 	for (size_t i = 0; i < count; i++) {
@@ -118,11 +135,19 @@ static void print_main_page(FILE *f, const cmd_spec *const *commands, size_t cou
 		roff_text(f, commands[i]->summary);
 		fprintf(f, "; see\n.BR %s (1).\n", name);
 	}
-	fputs(".SH EXIT STATUS\n.nf\n", f);
-	const char *codes = strchr(exit_codes, '\n'); /* after the "exit codes:" title */
-	roff_text(f, codes ? codes + 1 : exit_codes);
-	fputs(".fi\n.SH ENVIRONMENT\n"
-	      ".TP\n.B GPUCC_BACKEND\nthe LLVM backend module to load (libgpucc\\-llvm.so)\n"
+	print_exit_status(f, exit_codes);
+	fputs(".SH ENVIRONMENT\n"
+	      ".TP\n.B GPUCC_CACHE_DIR\n"
+	      "the cache directory (default: \\fB$XDG_CACHE_HOME\\fR/gpucc, else ~/.cache/gpucc)\n"
+	      ".TP\n.B GPUCC_CACHE_MAX_SIZE\n"
+	      "the size above which gc evicts entries, when the cache's config sets none (default 5G)\n"
+	      ".TP\n.B GPUCC_BACKEND\n"
+	      "the LLVM backend module to load (libgpucc\\-llvm.so; by default the one\n"
+	      "installed beside libgpucc, in its gpucc/ directory)\n"
+	      ".TP\n.B CUDA_PATH\n"
+	      "the CUDA toolkit whose ptxas and libdevice compile uses (else /usr/local/cuda)\n"
+	      ".TP\n.B GPUCC_ROCM_DEVICE_LIBS\nthe directory of the ROCm device bitcode libraries\n"
+	      ".TP\n.B GPUCC_LIBARCHIVE\nthe libarchive to load for compressed images\n"
 	      ".TP\n.B GPUCC_HIP_LIBRARY\\fR, \\fBGPUCC_CUDA_LIBRARY\n"
 	      "the HIP runtime or CUDA driver library to load; \\(lqnone\\(rq disables it\n"
 	      ".TP\n.B GPUCC_IMAGE_LIMITS\n"
@@ -146,7 +171,7 @@ int cmd_man_main(int argc, char **argv, const cmd_spec *const *commands, size_t 
 	}
 	for (size_t i = 0; i < count; i++) {
 		if (strcmp(commands[i]->name, wanted) == 0) {
-			print_command_page(stdout, commands[i]);
+			print_command_page(stdout, commands[i], exit_codes);
 			return EXIT_OK;
 		}
 	}
