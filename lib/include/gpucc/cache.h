@@ -65,8 +65,13 @@ enum {
 GPUCC_API int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags);
 /* Save the counters (gpucc_cache_flush) and release the cache. */
 GPUCC_API void gpucc_cache_free(gpucc_cache *c);
+/* The cache's directory, borrowed from the cache. */
 GPUCC_API const char *gpucc_cache_dir(const gpucc_cache *c);
+/* False when the cache was opened read-only, or could not be written. */
 GPUCC_API bool gpucc_cache_writable(const gpucc_cache *c);
+/* Send the cache's warnings to fn (NULL: keep those of opening for a later
+ * handler, drop the rest).  Warnings kept since gpucc_cache_open are
+ * delivered at once, in order. */
 GPUCC_API void gpucc_cache_set_warning_handler(gpucc_cache *c, gpucc_cache_warning_fn fn,
                                                void *ctx);
 

@@ -54,6 +54,7 @@ typedef struct gpucc_error {
  * when nothing failed, code is 0 and message is "no error".  The pointer stays
  * valid until the next libgpucc call on this thread. */
 GPUCC_API const gpucc_error *gpucc_error_last(void);
+/* Reset this thread's last error to code 0, "no error". */
 GPUCC_API void gpucc_error_clear(void);
 /* The symbolic name of a code, e.g. "GPUCC_ECORRUPT". */
 GPUCC_API const char *gpucc_error_name(int code);
@@ -74,9 +75,12 @@ typedef struct gpucc_digest {
 GPUCC_API void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size);
 /* SHA-256 of a whole file; GPUCC_ENOTFOUND when it does not exist. */
 GPUCC_API int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path);
+/* Write d as 64 lowercase hex digits and a NUL. */
 GPUCC_API void gpucc_digest_to_hex(char out[GPUCC_DIGEST_HEX_SIZE], const gpucc_digest *d);
 /* Parse exactly 64 lowercase or uppercase hex digits; GPUCC_EINVALID otherwise. */
 GPUCC_API int gpucc_digest_from_hex(gpucc_digest *out, const char *hex);
+/* Order digests by their bytes, as memcmp: <0, 0 or >0 (the order of keys
+ * in images and snapshots). */
 GPUCC_API int gpucc_digest_compare(const gpucc_digest *a, const gpucc_digest *b);
 
 /* ---- payload kinds ----------------------------------------------------- */
@@ -93,6 +97,8 @@ typedef enum gpucc_part {
 GPUCC_API const char *gpucc_part_name(gpucc_part part);
 /* ".ptx", ".cubin", ".hsaco", ".bc". */
 GPUCC_API const char *gpucc_part_extension(gpucc_part part);
+/* The part named name ("ptx", "cubin", "hsaco", "bitcode"); GPUCC_EINVALID
+ * for any other. */
 GPUCC_API int gpucc_part_from_name(gpucc_part *out, const char *name);
 
 /* ---- targets ------------------------------------------------------------ */

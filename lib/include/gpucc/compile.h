@@ -122,6 +122,7 @@ GPUCC_API void gpucc_compile_options_init(gpucc_compile_options *opts);
 /* A new session with a copy of opts.  GPUCC_EINVALID for an option out of
  * range (opt level, code object version). */
 GPUCC_API int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts);
+/* Release the session and its results; accepts NULL. */
 GPUCC_API void gpucc_compile_free(gpucc_compile *c);
 
 /* Add a target (gpucc_target_parse): GPUCC_EINVALID, and nothing added, for
@@ -148,6 +149,9 @@ GPUCC_API int gpucc_compile_plan(gpucc_compile *c);
  * error.  Run once per session. */
 GPUCC_API int gpucc_compile_run(gpucc_compile *c);
 
+/* One result per (module, target) job, in module-major order; borrowed
+ * from the session.  gpucc_compile_result_at is NULL for an index past the
+ * count. */
 GPUCC_API size_t gpucc_compile_result_count(const gpucc_compile *c);
 GPUCC_API const gpucc_compile_result *gpucc_compile_result_at(const gpucc_compile *c, size_t index);
 /* Threads the last run compiled on (0 when nothing was compiled). */

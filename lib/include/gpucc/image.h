@@ -59,6 +59,8 @@ GPUCC_API int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name);
  * image.  name is used in messages. */
 GPUCC_API int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size,
                                       const char *name);
+/* Release the image; accepts NULL.  Entries and payload descriptions
+ * borrowed from it go with it. */
 GPUCC_API void gpucc_image_free(gpucc_image *img);
 
 /* The name given at open (the path for gpucc_image_open). */
@@ -141,6 +143,7 @@ GPUCC_API const gpucc_entry *gpucc_image_writer_find(const gpucc_image_writer *w
                                                      const gpucc_digest *key);
 /* Remove an entry already added (for "last wins" policies). */
 GPUCC_API int gpucc_image_writer_remove(gpucc_image_writer *w, const gpucc_digest *key);
+/* The number of entries the image will hold: added, less those removed. */
 GPUCC_API size_t gpucc_image_writer_entry_count(const gpucc_image_writer *w);
 /* Write the image and atomically replace path: the bytes depend only on the
  * set of entries (and the write options).  On failure path is unchanged and

@@ -164,6 +164,7 @@ GPUCC_API void *gpucc_module_handle(const gpucc_module *m);
 /* The entry and part that were loaded; borrowed from the image, which must
  * outlive these calls. */
 GPUCC_API const gpucc_selection *gpucc_module_selection(const gpucc_module *m);
+/* The device the module was loaded on, borrowed from the module. */
 GPUCC_API const gpucc_device *gpucc_module_device(const gpucc_module *m);
 /* Unload (hipModuleUnload / cuModuleUnload) and release; accepts NULL. */
 GPUCC_API void gpucc_module_free(gpucc_module *m);

@@ -45,8 +45,10 @@ GPUCC_API int gpucc_snapshot_parse_text(gpucc_snapshot **out, const char *text, 
 GPUCC_API int gpucc_snapshot_write(const gpucc_snapshot *s, const char *path);
 /* Write s as text to fd: one "KEY CONTENT\n" line per item, sorted. */
 GPUCC_API int gpucc_snapshot_write_text(const gpucc_snapshot *s, int fd);
+/* Release the snapshot; accepts NULL. */
 GPUCC_API void gpucc_snapshot_free(gpucc_snapshot *s);
 
+/* The number of (key, content digest) items. */
 GPUCC_API size_t gpucc_snapshot_count(const gpucc_snapshot *s);
 /* Items sorted by key, unique.  Borrowed from s. */
 GPUCC_API const gpucc_snapshot_item *gpucc_snapshot_items(const gpucc_snapshot *s);
@@ -82,8 +84,13 @@ GPUCC_API int gpucc_sources_open(gpucc_source **out, const char *const *paths, s
 /* Wrap an open cache or image (borrowed: it must outlive the source). */
 GPUCC_API int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c);
 GPUCC_API int gpucc_source_from_image(gpucc_source **out, gpucc_image *img);
+/* Release the source (and what it opened itself, not what it wraps);
+ * accepts NULL. */
 GPUCC_API void gpucc_source_free(gpucc_source *s);
+/* Whether s is an image, a cache or a snapshot. */
 GPUCC_API gpucc_source_kind gpucc_source_kind_of(const gpucc_source *s);
+/* The path s was opened from (a wrapped image's or cache's name), for
+ * messages; borrowed. */
 GPUCC_API const char *gpucc_source_name(const gpucc_source *s);
 /* True when path names the file or directory s was opened from (the same
  * device and inode, whatever the spelling): an output that would replace
