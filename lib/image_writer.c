@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* One entry to write.  Entries added from an open image are borrowed from
@@ -98,6 +99,45 @@ static ptrdiff_t index_find(const gpucc_image_writer *w, const gpucc_digest *key
 
 /* ---- setup ------------------------------------------------------------------ */
 
+/* The largest SOURCE_DATE_EPOCH taken: the year 9999, past which tar readers
+ * (GNU tar among them) refuse a member's time. */
+#define EPOCH_MAX 253402300799LL
+
+/* SOURCE_DATE_EPOCH: decimal digits only (no sign, no spaces), at most
+ * EPOCH_MAX.  0, or -1 when it is anything else. */
+static int parse_epoch(const char *text, int64_t *out)
+{
+	int64_t v = 0;
+	for (const char *c = text; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return -1;
+		v = v * 10 + (*c - '0');
+		if (v > EPOCH_MAX)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A payload file must be a regular file: a FIFO would be waited on and a
+ * device such as /dev/zero read forever.  O_NONBLOCK lets the open of a
+ * FIFO return, so that it can be refused. */
+static int check_regular_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot open '%s'", path);
+	struct stat st;
+	int rc = 0;
+	if (fstat(fd, &st) != 0)
+		rc = gpucc_error_set_errno("cannot read '%s'", path);
+	else if (!S_ISREG(st.st_mode))
+		rc = gpucc_error_set(GPUCC_EINVALID, "'%s' is %s, not a regular file", path,
+		                     S_ISDIR(st.st_mode) ? "a directory" : "a FIFO, socket or device");
+	close(fd);
+	return rc;
+}
+
 int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
                            const gpucc_write_options *opts)
 {
@@ -117,14 +157,13 @@ int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
 	}
 	if (!w->options.use_mtime) {
 		const char *epoch = getenv("SOURCE_DATE_EPOCH");
-		char *end = NULL;
-		long long v = epoch && *epoch ? strtoll(epoch, &end, 10) : 0;
-		if (epoch && *epoch && (*end || v < 0)) {
+		if (epoch && *epoch && parse_epoch(epoch, &w->options.mtime) != 0) {
 			gpucc_image_writer_free(w);
 			return gpucc_error_set(GPUCC_EINVALID,
-			                       "SOURCE_DATE_EPOCH='%s' is not a non-negative integer", epoch);
+			                       "SOURCE_DATE_EPOCH='%s' is not a non-negative integer "
+			                       "of at most %lld",
+			                       epoch, (long long)EPOCH_MAX);
 		}
-		w->options.mtime = v;
 	}
 	*out = w;
 	return 0;
@@ -284,7 +323,9 @@ int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e,
 		payloads[i].part = s->part;
 		memset(&kinds[i], 0, sizeof kinds[i]);
 		if (s->path) {
-			int rc = gpucc_digest_file(&payloads[i].sha256, &payloads[i].size, s->path);
+			int rc = check_regular_file(s->path);
+			if (rc == 0)
+				rc = gpucc_digest_file(&payloads[i].sha256, &payloads[i].size, s->path);
 			if (rc)
 				return rc;
 			kinds[i].kind = SOURCE_FILE;
@@ -455,7 +496,9 @@ int gpucc_output_payload_copy(const output_payload *o, gpucc_payload_sink sink, 
 	gpucc_digest got;
 	uint64_t bytes = 0;
 	bounded_sink bounded = {sink, ctx, o->payload.size};
-	int rc = gpucc_digest_file_to(&got, &bytes, o->source->path, pass_at_most, &bounded);
+	int rc = check_regular_file(o->source->path);
+	if (rc == 0)
+		rc = gpucc_digest_file_to(&got, &bytes, o->source->path, pass_at_most, &bounded);
 	if (rc == 0 && (bytes != o->payload.size || gpucc_digest_compare(&got, &o->payload.sha256)))
 		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' changed while the image was being written",
 		                     o->source->path);

@@ -7,7 +7,8 @@
  * read-ahead window, enough of them for worker threads); the fall-back to
  * libarchive where a header needs pax; corrupt and truncated sources, where
  * the first defect in archive order is reported every time and nothing is
- * published; and a payload file that changes before commit.
+ * published; a payload file that changes before commit, or is not a
+ * regular file; and an image without entries.
  */
 #include "check.h"
 
@@ -102,6 +103,16 @@ static int write_source(const char *path, const char *variant, bool files,
 	gpucc_image_writer_free(w);
 	for (size_t i = 0; i < ENTRIES; i++)
 		free(bytes[i]);
+	return rc;
+}
+
+static int write_empty(const char *path, const gpucc_write_options *opts)
+{
+	gpucc_image_writer *w;
+	int rc = gpucc_image_writer_new(&w, path, opts);
+	if (rc == 0)
+		rc = gpucc_image_writer_commit(w);
+	gpucc_image_writer_free(w);
 	return rc;
 }
 
@@ -356,6 +367,77 @@ static void test_file_changed(void)
 	}
 }
 
+/* A payload file replaced by a FIFO between add and commit (or given as a
+ * FIFO, a device or a directory): refused, not waited on or read forever,
+ * by both writers, publishing nothing. */
+static void test_file_not_regular(void)
+{
+	const char *file = path_in_dir("swapped.ptx"), *out = path_in_dir("never.gpucc");
+	gpucc_entry e;
+	gpucc_kernel k;
+	char target[GPUCC_TARGET_NAME_SIZE];
+	make_entry(&e, &k, target, "x", 0);
+	for (int run = 0; run < 2; run++) {
+		FILE *f = fopen(file, "wb");
+		CHECK(f && fputs("payload bytes", f) >= 0);
+		if (f)
+			fclose(f);
+		gpucc_payload_source src = {GPUCC_PART_PTX, file, NULL, 0};
+		gpucc_image_writer *w = NULL;
+		CHECK_INT(gpucc_image_writer_new(&w, out, NULL), 0);
+		CHECK_INT(gpucc_image_writer_add(w, &e, &src, 1), 0);
+		CHECK_INT(unlink(file), 0);
+		CHECK_INT(mkfifo(file, 0600), 0);
+		gpucc_image_writer_force_libarchive(run == 1);
+		CHECK_INT(gpucc_image_writer_commit(w), GPUCC_EINVALID);
+		gpucc_image_writer_force_libarchive(false);
+		CHECK_ERROR_HAS("swapped.ptx' is a FIFO, socket or device, not a regular file");
+		CHECK(access(out, F_OK) != 0);
+		gpucc_image_writer_free(w);
+		unlink(file);
+	}
+	CHECK_INT(mkfifo(file, 0600), 0);
+	const char *paths[] = {file, "/dev/zero", check_dir};
+	for (size_t i = 0; i < 3; i++) {
+		gpucc_payload_source src = {GPUCC_PART_PTX, paths[i], NULL, 0};
+		gpucc_image_writer *w = NULL;
+		CHECK_INT(gpucc_image_writer_new(&w, out, NULL), 0);
+		CHECK_INT(gpucc_image_writer_add(w, &e, &src, 1), GPUCC_EINVALID);
+		CHECK_ERROR_HAS(i == 2 ? "is a directory, not a regular file"
+		                       : "is a FIFO, socket or device, not a regular file");
+		gpucc_image_writer_free(w);
+	}
+	unlink(file);
+}
+
+/* An image without entries: the format member, an empty manifest and the
+ * end, the same bytes from both writers, compressed or not. */
+static void test_empty_same_bytes(void)
+{
+	gpucc_write_options zstd = {.zstd_level = 3};
+	plain_written_ = 0;
+	BOTH_WRITERS("empty", write_empty(out_, NULL));
+	CHECK_INT(plain_written_, 1);
+	char z1[64], z2[64];
+	snprintf(z1, sizeof z1, "%s", path_in_dir("empty1.zst"));
+	snprintf(z2, sizeof z2, "%s", path_in_dir("empty2.zst"));
+	CHECK_INT(write_empty(z1, &zstd), 0);
+	CHECK_INT(write_empty(z2, &zstd), 0);
+	CHECK(same_file(z1, z2));
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open(&img, path_in_dir("empty.plain")), 0);
+	if (img) {
+		CHECK_INT(gpucc_image_entry_count(img), 0);
+		CHECK_INT(gpucc_image_verify(img), 0);
+		gpucc_image_free(img);
+	}
+	CHECK_INT(gpucc_image_open(&img, z1), 0);
+	if (img) {
+		CHECK_INT(gpucc_image_verify(img), 0);
+		gpucc_image_free(img);
+	}
+}
+
 int main(void)
 {
 	if (check_dir_create("plain-writer") != 0)
@@ -366,6 +448,8 @@ int main(void)
 	RUN(test_corrupt_source);
 	RUN(test_truncated_source);
 	RUN(test_file_changed);
+	RUN(test_file_not_regular);
+	RUN(test_empty_same_bytes);
 	check_dir_remove();
 	return CHECK_DONE();
 }
