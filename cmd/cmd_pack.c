@@ -22,13 +22,17 @@
  *       "ptx", "cubin", "hsaco", "bitcode"   payload files
  *       "gpucc_version", "llvm_version"      default: this gpucc's and LLVM's
  *       "comment"       ignored
- *     Paths are relative to the spec file's directory.  Unknown fields are
- *     errors, so that a typo is not silently dropped.
+ *     Paths are relative to the spec file's directory.  Unknown fields, and
+ *     fields given twice, are errors, so that nothing is silently dropped.
  *
  *   gpucc pack -o OUT.gpucc --module FILE --target T --kernel K [--ptx F] ...
  *
  *     one entry, from flags with the same meaning (repeat --kernel, --option
  *     NAME=VALUE, --device-lib FILE and --external SYM).
+ *
+ * Every input file must be a regular file (a FIFO or a device is refused,
+ * not waited on or read forever), and -o may not name one of them: the
+ * rename at commit would replace it, and inputs are never modified.
  *
  * Either way the target is parsed and stored in its canonical spelling with
  * its triple, options, device libraries and externals are sorted by name, the
@@ -43,11 +47,14 @@
 #include <cJSON.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Default zstd level: images are written once and read (and shipped) many
  * times, so favour size; --zstd=3 is much faster for large payloads. */
@@ -86,6 +93,10 @@ typedef struct pack_state {
 	char *where;         /* "'pack.json': entries[2]" while reading a spec */
 	char **owned;        /* strings that must live until commit */
 	size_t owned_count, owned_capacity;
+	const char *output;
+	bool output_exists;  /* and then its identity: */
+	dev_t output_dev;
+	ino_t output_ino;
 } pack_state;
 
 /* One entry being described: the gpucc_entry handed to the writer and the
@@ -151,6 +162,40 @@ static char *keep(pack_state *st, char *s)
 	return st->owned[st->owned_count++] = s;
 }
 
+/* ---- input files ------------------------------------------------------------ */
+
+/* Check the input file at path before it is read: it must be a regular file
+ * (a FIFO would be waited on, /dev/zero read forever; O_NONBLOCK lets the
+ * open of a FIFO return so that it can be refused), and not the output,
+ * which the rename at commit would replace (inputs are never modified).
+ * With fd_out, the file is left open there for reading; otherwise closed. */
+static int check_input(pack_state *st, const char *path, int *fd_out)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return pack_error(st, errno == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL,
+		                  "cannot open '%s': %s", path, strerror(errno));
+	struct stat in;
+	int rc = EXIT_OK;
+	if (fstat(fd, &in) != 0)
+		rc = pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
+	else if (!S_ISREG(in.st_mode))
+		rc = pack_error(st, EXIT_BAD_INPUT, "'%s' is %s, not a regular file", path,
+		                S_ISDIR(in.st_mode) ? "a directory" : "a FIFO, socket or device");
+	else if (st->output_exists && in.st_dev == st->output_dev && in.st_ino == st->output_ino)
+		rc = pack_error(st, EXIT_USAGE,
+		                "-o '%s' names the input '%s': write the image elsewhere", st->output,
+		                path);
+	if (rc == EXIT_OK && fd_out && fcntl(fd, F_SETFL, 0) == 0) {
+		*fd_out = fd;
+		return EXIT_OK;
+	}
+	if (rc == EXIT_OK && fd_out)
+		rc = pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
+	close(fd);
+	return rc;
+}
+
 /* ---- building one entry --------------------------------------------------- */
 
 static void builder_release(entry_builder *b)
@@ -170,6 +215,9 @@ static const char *base_name(const char *path)
 
 static int set_module_file(pack_state *st, entry_builder *b, const char *path)
 {
+	int rc = check_input(st, path, NULL);
+	if (rc != EXIT_OK)
+		return rc;
 	if (gpucc_digest_file(&b->e.module_sha256, NULL, path) != 0)
 		return pack_fail(st);
 	if (!b->e.module)
@@ -230,6 +278,9 @@ static int add_device_lib_file(pack_state *st, entry_builder *b, const char *nam
                                const char *path)
 {
 	gpucc_device_lib lib = {.name = name ? name : base_name(path)};
+	int rc = check_input(st, path, NULL);
+	if (rc != EXIT_OK)
+		return rc;
 	if (gpucc_digest_file(&lib.sha256, NULL, path) != 0)
 		return pack_fail(st);
 	if (!*lib.name)
@@ -279,6 +330,9 @@ static int add_payload(pack_state *st, entry_builder *b, gpucc_part part, const 
 	for (size_t i = 0; i < b->source_count; i++)
 		if (b->sources[i].part == part)
 			return pack_error(st, EXIT_BAD_INPUT, "two %s payloads", gpucc_part_name(part));
+	int rc = check_input(st, path, NULL);
+	if (rc != EXIT_OK)
+		return rc;
 	b->sources[b->source_count++] = (gpucc_payload_source){.part = part, .path = path};
 	return EXIT_OK;
 }
@@ -483,6 +537,12 @@ static int check_fields(spec_reader *r, const cJSON *object, const char *what,
 			ok = strcmp(item->string, known[i]) == 0;
 		if (!ok)
 			return pack_error(r->st, EXIT_BAD_INPUT, "unknown %s field '%s'", what, item->string);
+		/* cJSON keeps both of {"ptx": "a", "ptx": "b"} and lookups find
+		 * the first: refuse the second rather than drop it silently. */
+		for (const cJSON *before = object->child; before != item; before = before->next)
+			if (strcmp(before->string, item->string) == 0)
+				return pack_error(r->st, EXIT_BAD_INPUT, "%s field '%s' given twice", what,
+				                  item->string);
 	}
 	return EXIT_OK;
 }
@@ -676,13 +736,17 @@ cleanup:
 /* Read the whole spec file into a new NUL-terminated buffer. */
 static int read_spec_file(pack_state *st, const char *path, char **out, size_t *out_size)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return pack_error(st, errno == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL,
-		                  "cannot open '%s': %s", path, strerror(errno));
+	int fd = -1;
+	int rc = check_input(st, path, &fd);
+	if (rc != EXIT_OK)
+		return rc;
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return out_of_memory(st);
+	}
 	size_t capacity = 1 << 14, size = 0;
 	char *data = malloc(capacity);
-	int rc = EXIT_OK;
 	while (data) {
 		if (size + 1 >= capacity) {
 			if (capacity >= SPEC_MAX_SIZE) {
@@ -717,6 +781,24 @@ static int read_spec_file(pack_state *st, const char *path, char **out, size_t *
 	return EXIT_OK;
 }
 
+/* Where text (JSON) holds the escape \u0000 inside a string, or NULL: cJSON
+ * would end the string there, silently dropping the rest of a name. */
+static const char *find_nul_escape(const char *text)
+{
+	bool in_string = false;
+	for (const char *c = text; *c; c++) {
+		if (*c == '"') {
+			in_string = !in_string;
+		} else if (in_string && *c == '\\') {
+			if (c[1] == 'u' && strncmp(c + 2, "0000", 4) == 0)
+				return c;
+			if (c[1])
+				c++; /* the escaped character, '"' or '\\' among them */
+		}
+	}
+	return NULL;
+}
+
 /* Line number of position p in text, for parse errors. */
 static unsigned line_of(const char *text, const char *p)
 {
@@ -733,6 +815,18 @@ static int pack_from_spec(pack_state *st, const char *spec_file)
 	int rc = read_spec_file(st, spec_file, &text, &size);
 	if (rc != EXIT_OK)
 		return rc;
+
+	const char *nul = memchr(text, '\0', size);
+	if (nul)
+		rc = pack_error(st, EXIT_BAD_INPUT, "'%s': holds a NUL byte (line %u)", spec_file,
+		                line_of(text, nul));
+	else if ((nul = find_nul_escape(text)))
+		rc = pack_error(st, EXIT_BAD_INPUT, "'%s': a string holds \\u0000 (line %u)", spec_file,
+		                line_of(text, nul));
+	if (rc != EXIT_OK) {
+		free(text);
+		return rc;
+	}
 
 	spec_reader r = {.st = st, .path = spec_file};
 	char *copy = strdup(spec_file);
@@ -789,7 +883,7 @@ static int parse_zstd_level(const cmd_args *args, int *level)
 	}
 	char *end;
 	long v = strtol(value, &end, 10);
-	if (*end || v < 1 || v > 22)
+	if (*end || v < 1 || v > 22 || value[0] < '0' || value[0] > '9')
 		return cmd_error(args, EXIT_USAGE, "'--zstd=%s': the level must be 1 to 22", value);
 	*level = (int)v;
 	return EXIT_OK;
@@ -815,6 +909,13 @@ static int run_pack(const cmd_args *args)
 				                 entry_flags[i]);
 	}
 
+	struct stat out;
+	st.output = output;
+	if (stat(output, &out) == 0) {
+		st.output_exists = true;
+		st.output_dev = out.st_dev;
+		st.output_ino = out.st_ino;
+	}
 	if (gpucc_image_writer_new(&st.writer, output, &opts) != 0)
 		return cmd_fail(args);
 	rc = spec_file ? pack_from_spec(&st, spec_file) : pack_from_flags(&st);
@@ -846,6 +947,8 @@ const cmd_spec cmd_pack_spec = {
 		"externals sorted by name, and the key computed by libgpucc.  The image is\n"
 		"written to a temporary file and renamed into place; member times come from\n"
 		"SOURCE_DATE_EPOCH (or 0), so the same inputs always give the same bytes.\n"
+		"Every input (spec, module, device library, payload) must be a regular file,\n"
+		"and -o may not name one of them.  A field given twice is an error.\n"
 		"--zstd without a level uses 19: images are written once and read often.\n"
 		"Level 19 sets up about 90 MiB of tables, a quarter of a second even for a\n"
 		"small image; --zstd=3 takes milliseconds.",

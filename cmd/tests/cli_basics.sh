@@ -60,6 +60,8 @@ expect_exit 129 "$GPUCC" pack -o x.gpucc
 expect_exit 129 "$GPUCC" pack -o x.gpucc --zstd=23 "$EXAMPLE/pack.json"
 assert_grep 'level must be 1 to 22' err
 expect_exit 129 "$GPUCC" pack -o x.gpucc --zstd=fast "$EXAMPLE/pack.json"
+expect_exit 129 "$GPUCC" pack -o x.gpucc --zstd=+3 "$EXAMPLE/pack.json"
+expect_exit 129 "$GPUCC" pack -o x.gpucc "--zstd= 3" "$EXAMPLE/pack.json"
 expect_exit 129 "$GPUCC" pack -o x.gpucc --target sm_90 "$EXAMPLE/pack.json"
 assert_grep "'--target' cannot be combined with a spec file" err
 expect_exit 129 "$GPUCC" pack -o x.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --ptx "$EXAMPLE/saxpy.sm_90.ptx"
@@ -195,6 +197,109 @@ expect_exit 0 "$GPUCC" list empty.gpucc
 [ "$(wc -l < out)" -eq 1 ] || fail "list of an empty image should print the header only"
 expect_exit 0 "$GPUCC" list --json empty.gpucc
 assert_grep '^\[\]$' out
+
+# Inputs that are not regular files are refused, not waited on or read
+# forever: a FIFO (open would wait for a writer), /dev/zero, a directory;
+# as the spec, the module, a device library and a payload.  (124: timed out.)
+mkfifo fifo.json
+check_not_regular() { # WHAT PATTERN CMD...
+	local what=$1 pattern=$2; shift 2
+	expect_exit 3 timeout 20 "$GPUCC" pack -o nr.gpucc "$@"
+	assert_one_line err
+	assert_grep "^gpucc pack: .*'$what' is $pattern, not a regular file$" err
+	assert_no_file nr.gpucc
+}
+check_not_regular fifo.json 'a FIFO, socket or device' fifo.json
+check_not_regular /dev/zero 'a FIFO, socket or device' /dev/zero
+check_not_regular fifo.json 'a FIFO, socket or device' --module fifo.json --target sm_90 \
+	--kernel saxpy --ptx "$EXAMPLE/saxpy.sm_90.ptx"
+check_not_regular /dev/zero 'a FIFO, socket or device' --module "$EXAMPLE/saxpy.nvptx.ll" \
+	--target sm_90 --kernel saxpy --device-lib /dev/zero --ptx "$EXAMPLE/saxpy.sm_90.ptx"
+check_not_regular fifo.json 'a FIFO, socket or device' --module "$EXAMPLE/saxpy.nvptx.ll" \
+	--target sm_90 --kernel saxpy --ptx fifo.json
+check_not_regular /dev/zero 'a FIFO, socket or device' --module "$EXAMPLE/saxpy.nvptx.ll" \
+	--target sm_90 --kernel saxpy --ptx /dev/zero
+check_not_regular "$EXAMPLE" 'a directory' --module "$EXAMPLE/saxpy.nvptx.ll" \
+	--target sm_90 --kernel saxpy --ptx "$EXAMPLE"
+printf '%s\n' '{"entries": [{"module": "m.ll", "target": "sm_90", "kernels": ["k"],' \
+	'"module_sha256": "0000000000000000000000000000000000000000000000000000000000000000",' \
+	'"ptx": "fifo.json"}]}' > fifo-payload.json
+check_not_regular './fifo.json' 'a FIFO, socket or device' fifo-payload.json
+rm -f fifo.json fifo-payload.json
+
+# Inputs are never modified: -o naming the spec, the module, a payload or a
+# device library (or a hard link to one) is refused, and the file is intact.
+cp "$EXAMPLE/saxpy.sm_90.ptx" in.ptx
+cp "$EXAMPLE/saxpy.nvptx.ll" in.ll
+ln in.ptx in-link.ptx
+echo '{"entries": [{"module_file": "in.ll", "target": "sm_90", "kernels": ["saxpy"], "ptx": "in.ptx"}]}' > in.json
+cp in.json in.json.orig
+check_names_input() { # OUTPUT INPUT CMD...
+	local output=$1 input=$2; shift 2
+	expect_exit 129 "$GPUCC" pack -o "$output" "$@"
+	assert_one_line err
+	assert_grep "^gpucc pack: .*-o '$output' names the input '[^']*$input': write the image elsewhere$" err
+}
+check_names_input in.json in.json in.json
+assert_same in.json in.json.orig
+for o in in.ptx in-link.ptx in.ll; do
+	check_names_input "$o" 'in\.\(ptx\|ll\)' --module in.ll --target sm_90 --kernel saxpy --ptx in.ptx
+	check_names_input "$o" 'in\.\(ptx\|ll\)' in.json
+done
+check_names_input in.ptx in.ptx --module "$EXAMPLE/saxpy.nvptx.ll" --target sm_90 \
+	--kernel saxpy --device-lib in.ptx --ptx "$EXAMPLE/saxpy.sm_90.ptx"
+assert_same in.ptx "$EXAMPLE/saxpy.sm_90.ptx"
+assert_same in.ll "$EXAMPLE/saxpy.nvptx.ll"
+rm -f in.ptx in-link.ptx in.ll in.json.orig
+
+# A field given twice is refused, not resolved silently in favour of one
+# (cJSON keeps both and a lookup finds the first); so is a string that
+# \u0000 or a NUL byte would cut short.
+spec_defect() { # SPEC PATTERN
+	expect_exit 3 "$GPUCC" pack -o defect.gpucc "$1"
+	assert_one_line err
+	assert_grep "^gpucc pack: '$1': $2" err
+	assert_no_file defect.gpucc
+}
+ll=$EXAMPLE/saxpy.nvptx.ll ptx=$EXAMPLE/saxpy.sm_90.ptx
+printf '{"entries": [{"module_file": "%s", "target": "sm_90", "kernels": ["saxpy"],\n "ptx": "%s", "ptx": "%s"}]}\n' \
+	"$ll" "$ptx" "$ll" > twice.json
+spec_defect twice.json "entries\[0\]: entry field 'ptx' given twice$"
+printf '{"entries": [{"module_file": "%s", "target": "sm_90", "target": "gfx90a",\n "kernels": ["saxpy"], "ptx": "%s"}]}\n' \
+	"$ll" "$ptx" > twice.json
+spec_defect twice.json "entries\[0\]: entry field 'target' given twice$"
+printf '{"entries": [{"module_file": "%s", "target": "sm_90",\n "kernels": [{"name": "saxpy", "name": "other"}], "ptx": "%s"}]}\n' \
+	"$ll" "$ptx" > twice.json
+spec_defect twice.json "entries\[0\]: kernel field 'name' given twice$"
+echo '{"entries": [], "entries": [{"target": "sm_90"}]}' > twice.json
+spec_defect twice.json "top-level field 'entries' given twice$"
+printf '{"entries": [{"module_file": "%s", "target": "sm_90",\n "kernels": ["sax\\u0000py"], "ptx": "%s"}]}\n' \
+	"$ll" "$ptx" > nul.json
+assert_grep 'sax\\u0000py' nul.json
+spec_defect nul.json 'a string holds \\u0000 (line 2)$'
+printf '{"entries": []}\n\0{"junk"' > nul.json
+spec_defect nul.json 'holds a NUL byte (line 2)$'
+# An escaped backslash before u0000 is no NUL.
+printf '%s\n' '{"entries": [], "comment": "C:\\u0000"}' > not-nul.json
+expect_exit 0 "$GPUCC" pack -o not-nul.gpucc not-nul.json
+rm -f twice.json nul.json not-nul.json not-nul.gpucc
+
+# SOURCE_DATE_EPOCH: decimal digits up to the end of year 9999 (what tar
+# readers accept); anything else is refused rather than read as something
+# else (an overflow was taken as INT64_MAX, which GNU tar cannot list).
+for v in -1 ' 12' +5 12abc 1e9 99999999999999999999999 253402300800; do
+	SOURCE_DATE_EPOCH=$v expect_exit 3 "$GPUCC" pack -o epoch.gpucc "$EXAMPLE/pack.json"
+	assert_one_line err
+	assert_grep "^gpucc pack: SOURCE_DATE_EPOCH='$v' is not a non-negative integer of at most 253402300799$" err
+	assert_no_file epoch.gpucc
+done
+SOURCE_DATE_EPOCH=253402300799 expect_exit 0 "$GPUCC" pack -o epoch.gpucc "$EXAMPLE/pack.json"
+expect_exit 0 "$GPUCC" verify epoch.gpucc
+if tar --version 2>/dev/null | grep -q GNU; then
+	TZ=UTC tar -tvf epoch.gpucc > out 2>err || fail "tar cannot list an image dated 9999"
+	assert_grep ' 9999-12-31 23:59 manifest.json$' out
+fi
+rm -f epoch.gpucc
 
 # No temporary file survives any of the above.
 leftovers=$(ls -A | grep -v -e '\.gpucc$' -e '\.json$' -e '^out$' -e '^err$' -e '^list\.' || true)
