@@ -12,9 +12,12 @@
  * All or nothing: payloads are streamed in archive order (the image is read
  * once, front to back) into temporary files in DIR, each verified against
  * its digest; only when every payload is good are the temporary files
- * renamed to their names.  A payload shared by several entries is read once
- * and copied for the others.  Existing files are refused before anything is
- * written, unless --force.
+ * flushed and renamed to their names, and the directory flushed (README,
+ * "Atomic outputs").  A payload shared by several entries is read once and
+ * copied for the others.  Existing files are refused before anything is
+ * written, unless --force; without it, a rename that fails after others
+ * succeeded (a name that appeared meanwhile) removes the files this run
+ * published, so that a failed extraction leaves nothing behind.
  */
 #include "cmd.h"
 
@@ -47,6 +50,7 @@ typedef struct output_file {
 	size_t payload_index;
 	char *name;
 	char *temp; /* NULL until written */
+	bool published; /* renamed to its name, a name that was free */
 } output_file;
 
 typedef struct extraction {
@@ -329,6 +333,8 @@ static int write_temporaries(extraction *x)
 			else
 				rc = cmd_fail(x->args);
 		}
+		if (rc == EXIT_OK && fsync(fd) != 0)
+			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path, strerror(errno));
 		if (close(fd) != 0 && rc == EXIT_OK)
 			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path, strerror(errno));
 		free(path);
@@ -338,8 +344,35 @@ static int write_temporaries(extraction *x)
 	return EXIT_OK;
 }
 
+/* Remove the files publish renamed into place before it failed: without
+ * --force, each had a free name, so it is this run's own. */
+static void unpublish(extraction *x)
+{
+	for (size_t i = 0; i < x->file_count; i++) {
+		if (!x->files[i].published)
+			continue;
+		char *path = join_path(x->dir, x->files[i].name);
+		if (path)
+			unlink(path);
+		free(path);
+		x->files[i].published = false;
+	}
+}
+
+/* Flush the directory, so that the renames survive a crash (best effort:
+ * some file systems refuse to fsync a directory). */
+static void sync_directory(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
 /* Rename temporaries to their names; without --force, never replace a file
- * that appeared since check_existing. */
+ * that appeared since check_existing.  Names are printed only once all are
+ * in place. */
 static int publish(extraction *x, bool quiet, bool dir_given)
 {
 	bool force = cmd_flag(x->args, "force");
@@ -367,13 +400,24 @@ static int publish(extraction *x, bool quiet, bool dir_given)
 			                 : cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path,
 			                             strerror(errno));
 			free(path);
+			if (!force)
+				unpublish(x);
 			return rc;
 		}
 		free(f->temp);
 		f->temp = NULL;
-		if (!quiet)
-			printf("%s\n", dir_given ? path : f->name);
+		f->published = true;
 		free(path);
+	}
+	sync_directory(x->dir);
+	for (size_t i = 0; i < x->file_count && !quiet; i++) {
+		if (dir_given) {
+			char *path = join_path(x->dir, x->files[i].name);
+			printf("%s\n", path ? path : x->files[i].name);
+			free(path);
+		} else {
+			printf("%s\n", x->files[i].name);
+		}
 	}
 	return EXIT_OK;
 }
@@ -453,7 +497,8 @@ const cmd_spec cmd_extract_spec = {
 		"<module stem>.<target with ':' as '_'>.<short key>.<ext>, e.g.\n"
 		"saxpy.nvptx.sm_90_ptx78.3f2a9c0d1e4b.ptx; names are built from the manifest\n"
 		"and sanitised, so nothing is written outside DIR.  Every payload is\n"
-		"verified before any file appears: a corrupt image leaves no file behind.\n"
+		"verified and flushed before any file appears: a corrupt image, or a failed\n"
+		"write, leaves no file behind.\n"
 		"Existing files are refused unless --force.  Prints the files written;\n"
 		"--json prints {\"image\", \"directory\", \"files\": [{\"name\", \"part\",\n"
 		"\"size\", \"sha256\"}, ...]} instead, names relative to the directory.\n"

@@ -228,6 +228,30 @@ expect_exit 0 "$GPUCC" pack -o dot.gpucc --module-sha256 "$ptx_sha" --module-nam
 expect_exit 0 "$GPUCC" extract dot.gpucc -C dot
 ls dot | grep -q '^_ll\.sm_90_ptx78\.[0-9a-f]\{12\}\.ptx$' || fail "unexpected name: $(ls -A dot)"
 
+# Files get 0666 less the umask.
+(umask 027 && "$GPUCC" extract -q $img -C masked) || fail "extract under umask 027"
+[ "$(stat -c %a "masked/$nv_file")" = 640 ] || fail "extract ignored the umask: $(stat -c %a "masked/$nv_file")"
+# Outputs are flushed before and after the rename (README, "Atomic
+# outputs"): each file, then the directory.
+if command -v strace >/dev/null; then
+	no_leak_check strace -f -e trace=fsync,fdatasync -o extract.trace \
+		"$GPUCC" extract -q $img -C synced || fail "extract under strace failed"
+	[ "$(grep -c 'sync(' extract.trace)" -ge 3 ] || { cat extract.trace >&2; fail "extract did not fsync its files and directory"; }
+fi
+# A rename that fails after others succeeded (here: the second, by the fault
+# shim) leaves nothing behind: the files this run published are removed.
+shim=${FAULTSHIM:-$(dirname "$GPUCC")/tests/faultshim.so}
+if [ -f "$shim" ]; then
+	asan=$(ldd "$GPUCC" | awk '/libasan/ {print $3}')
+	mkdir halfway
+	GPUCC_FAULT_ERRNO=EIO GPUCC_FAULT_OPS=rename GPUCC_FAULT_AFTER=1 \
+		LD_PRELOAD=${asan:+$asan:}$shim expect_exit 1 "$GPUCC" extract $img -C halfway
+	assert_one_line err
+	assert_grep "^gpucc extract: cannot write 'halfway/.*': Input/output error$" err
+	[ ! -s out ] || fail "a failed extract printed names of files it did not leave"
+	[ -z "$(ls -A halfway)" ] || fail "a failed extract left files: $(ls -A halfway)"
+fi
+
 # ---- verify and stats --------------------------------------------------------------
 
 expect_exit 0 "$GPUCC" verify $img
