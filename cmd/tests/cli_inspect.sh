@@ -159,6 +159,18 @@ assert_same det1.gpucc $img
 (cd a && env -u SOURCE_DATE_EPOCH "$GPUCC" pack --zstd -o ../det1.zst x/pack.json) || fail "pack --zstd"
 (cd b/y && "$GPUCC" pack --zstd -o ../../det2.zst z/pack.json) || fail "pack --zstd"
 assert_same det1.zst det2.zst
+# The order of the spec's entries, and of a kernel object's fields, does not
+# matter (formats/image.md: the bytes depend only on the set of entries).
+python3 - a/x/pack.json a/x/reversed.json <<'PY' || fail "cannot reverse the spec"
+import json, sys
+spec = json.load(open(sys.argv[1]))
+spec["entries"].reverse()
+for e in spec["entries"]:
+    e["kernels"] = [dict(reversed(list(k.items()))) for k in e["kernels"]]
+json.dump(dict(reversed(list(spec.items()))), open(sys.argv[2], "w"))
+PY
+(cd a && "$GPUCC" pack -o ../det3.gpucc x/reversed.json) || fail "pack of the reversed spec"
+assert_same det1.gpucc det3.gpucc
 # SOURCE_DATE_EPOCH sets every member's time, owners are 0 and nameless.
 SOURCE_DATE_EPOCH=1700000000 "$GPUCC" pack -o dated.gpucc "$EXAMPLE/pack.json" || fail "pack dated"
 python3 - dated.gpucc $img <<'PY' || fail "member times or owners are wrong"
