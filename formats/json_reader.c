@@ -16,7 +16,7 @@ static void fail(json_reader *r, const char *why)
 	r->p = r->end; /* stop everything that follows */
 }
 
-size_t json_utf8_sequence(const unsigned char *p, size_t avail)
+size_t gpucc_json_utf8_sequence(const unsigned char *p, size_t avail)
 {
 	if (avail == 0)
 		return 0;
@@ -42,7 +42,7 @@ size_t json_utf8_sequence(const unsigned char *p, size_t avail)
  * is not one. */
 static const unsigned char *skip_utf8(const unsigned char *q, const unsigned char *end)
 {
-	size_t n = json_utf8_sequence(q, (size_t)(end - q));
+	size_t n = gpucc_json_utf8_sequence(q, (size_t)(end - q));
 	return n ? q + n : NULL;
 }
 
@@ -52,7 +52,7 @@ static void skip_space(json_reader *r)
 		r->p++;
 }
 
-void json_reader_init(json_reader *r, const char *text, size_t size, gpucc_arena *arena)
+void gpucc_json_reader_init(json_reader *r, const char *text, size_t size, gpucc_arena *arena)
 {
 	memset(r, 0, sizeof *r);
 	r->p = r->start = text;
@@ -60,12 +60,12 @@ void json_reader_init(json_reader *r, const char *text, size_t size, gpucc_arena
 	r->arena = arena;
 }
 
-bool json_failed(const json_reader *r)
+bool gpucc_json_failed(const json_reader *r)
 {
 	return r->error != NULL;
 }
 
-json_type json_peek(json_reader *r)
+json_type gpucc_json_peek(json_reader *r)
 {
 	skip_space(r);
 	if (r->error || r->p >= r->end)
@@ -133,26 +133,26 @@ static bool next_element(json_reader *r, char close)
 	return false;
 }
 
-bool json_object_begin(json_reader *r)
+bool gpucc_json_object_begin(json_reader *r)
 {
-	if (json_peek(r) != JSON_OBJECT) {
-		json_skip(r);
+	if (gpucc_json_peek(r) != JSON_OBJECT) {
+		gpucc_json_skip(r);
 		return false;
 	}
 	return open_container(r, '{');
 }
 
-bool json_object_next(json_reader *r, const char **name)
+bool gpucc_json_object_next(json_reader *r, const char **name)
 {
 	if (!next_element(r, '}'))
 		return false;
-	if (json_peek(r) != JSON_STRING) {
+	if (gpucc_json_peek(r) != JSON_STRING) {
 		fail(r, "expected a member name");
 		return false;
 	}
 	/* Names are read many times an entry: keep short plain ones in the
 	 * reader instead of the arena. */
-	if (json_string_buffer(r, r->name, sizeof r->name))
+	if (gpucc_json_string_buffer(r, r->name, sizeof r->name))
 		*name = r->name;
 	else if (r->error)
 		return false;
@@ -161,16 +161,16 @@ bool json_object_next(json_reader *r, const char **name)
 	return expect(r, ':');
 }
 
-bool json_array_begin(json_reader *r)
+bool gpucc_json_array_begin(json_reader *r)
 {
-	if (json_peek(r) != JSON_ARRAY) {
-		json_skip(r);
+	if (gpucc_json_peek(r) != JSON_ARRAY) {
+		gpucc_json_skip(r);
 		return false;
 	}
 	return open_container(r, '[');
 }
 
-bool json_array_next(json_reader *r)
+bool gpucc_json_array_next(json_reader *r)
 {
 	return next_element(r, ']');
 }
@@ -363,9 +363,9 @@ static void copy_plain(json_reader *r, char *out, size_t raw)
 	r->p += raw + 2;
 }
 
-bool json_string_equals(json_reader *r, const char *s)
+bool gpucc_json_string_equals(json_reader *r, const char *s)
 {
-	if (json_peek(r) != JSON_STRING)
+	if (gpucc_json_peek(r) != JSON_STRING)
 		return false;
 	ptrdiff_t n = plain_length(r);
 	if (n < 0 || strncmp(r->p + 1, s, (size_t)n) != 0 || s[n] != '\0')
@@ -374,10 +374,10 @@ bool json_string_equals(json_reader *r, const char *s)
 	return true;
 }
 
-const char *json_string(json_reader *r)
+const char *gpucc_json_string(json_reader *r)
 {
-	if (json_peek(r) != JSON_STRING) {
-		json_skip(r);
+	if (gpucc_json_peek(r) != JSON_STRING) {
+		gpucc_json_skip(r);
 		return NULL;
 	}
 	ptrdiff_t plain = plain_length(r);
@@ -398,11 +398,11 @@ const char *json_string(json_reader *r)
 	return unescape(r, out) < 0 ? NULL : out;
 }
 
-bool json_string_buffer(json_reader *r, char *buf, size_t size)
+bool gpucc_json_string_buffer(json_reader *r, char *buf, size_t size)
 {
 	skip_space(r);
 	if (r->p >= r->end || *r->p != '"') {
-		json_skip(r);
+		gpucc_json_skip(r);
 		return false;
 	}
 	ptrdiff_t plain = plain_length(r);
@@ -479,15 +479,15 @@ static const unsigned char hex_table[256] = {
 #undef X16
 };
 
-bool json_hex32(json_reader *r, unsigned char out[32])
+bool gpucc_json_hex32(json_reader *r, unsigned char out[32])
 {
-	if (json_peek(r) != JSON_STRING) {
-		json_skip(r);
+	if (gpucc_json_peek(r) != JSON_STRING) {
+		gpucc_json_skip(r);
 		return false;
 	}
 	const unsigned char *s = (const unsigned char *)r->p + 1;
 	if (r->end - r->p < 66 || s[64] != '"') {
-		json_skip(r);
+		gpucc_json_skip(r);
 		return false;
 	}
 	unsigned bad = 0;
@@ -500,10 +500,10 @@ bool json_hex32(json_reader *r, unsigned char out[32])
 	return (bad & 0xf0) == 0;
 }
 
-bool json_uint(json_reader *r, uint64_t max, uint64_t *out)
+bool gpucc_json_uint(json_reader *r, uint64_t max, uint64_t *out)
 {
-	if (json_peek(r) != JSON_NUMBER) {
-		json_skip(r);
+	if (gpucc_json_peek(r) != JSON_NUMBER) {
+		gpucc_json_skip(r);
 		return false;
 	}
 	const char *digits = r->p;
@@ -534,20 +534,20 @@ static bool literal(json_reader *r, const char *word)
 	return true;
 }
 
-void json_skip(json_reader *r)
+void gpucc_json_skip(json_reader *r)
 {
 	const char *name;
 	bool integer;
-	switch (json_peek(r)) {
+	switch (gpucc_json_peek(r)) {
 	case JSON_OBJECT:
-		if (json_object_begin(r))
-			while (json_object_next(r, &name))
-				json_skip(r);
+		if (gpucc_json_object_begin(r))
+			while (gpucc_json_object_next(r, &name))
+				gpucc_json_skip(r);
 		break;
 	case JSON_ARRAY:
-		if (json_array_begin(r))
-			while (json_array_next(r))
-				json_skip(r);
+		if (gpucc_json_array_begin(r))
+			while (gpucc_json_array_next(r))
+				gpucc_json_skip(r);
 		break;
 	case JSON_STRING:
 		unescape(r, NULL);
@@ -570,7 +570,7 @@ void json_skip(json_reader *r)
 	}
 }
 
-bool json_finish(json_reader *r)
+bool gpucc_json_finish(json_reader *r)
 {
 	skip_space(r);
 	if (!r->error && r->p != r->end)

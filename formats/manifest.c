@@ -338,7 +338,7 @@ static int check_text(const char *what, const char *s)
 	for (size_t i = 0; i < len;) {
 		if (p[i] < 0x20 || p[i] == 0x7f)
 			return gpucc_error_set(GPUCC_EINVALID, "%s holds a control character", what);
-		size_t n = json_utf8_sequence(p + i, len - i);
+		size_t n = gpucc_json_utf8_sequence(p + i, len - i);
 		if (n == 0)
 			return gpucc_error_set(GPUCC_EINVALID, "%s is not UTF-8", what);
 		i += n;
@@ -481,7 +481,7 @@ static int syntax_error(const parse_ctx *c)
 
 static bool read_digest(parse_ctx *c, gpucc_digest *out)
 {
-	return json_hex32(&c->json, out->bytes);
+	return gpucc_json_hex32(&c->json, out->bytes);
 }
 
 /* Whether the parsed form would take more than its bound with more bytes
@@ -556,28 +556,28 @@ static void *vec_finish(parse_ctx *c, vec *v)
  * entry's copy is shared when equal. */
 static const char *repeated_string(parse_ctx *c, const char *previous)
 {
-	if (previous && json_string_equals(&c->json, previous))
+	if (previous && gpucc_json_string_equals(&c->json, previous))
 		return previous;
-	return json_string(&c->json);
+	return gpucc_json_string(&c->json);
 }
 
 /* Where a field's value is wrong: the JSON error when there is one, else
  * the schema defect. */
 static int field_error(parse_ctx *c, const char *what)
 {
-	return json_failed(&c->json) ? syntax_error(c) : bad(c, what);
+	return gpucc_json_failed(&c->json) ? syntax_error(c) : bad(c, what);
 }
 
 static int parse_kernel(parse_ctx *c, gpucc_kernel *k)
 {
 	const char *field;
 	k->registers = k->shared_bytes = k->scratch_bytes = -1;
-	if (!json_object_begin(&c->json))
+	if (!gpucc_json_object_begin(&c->json))
 		return field_error(c, "a kernel is not an object");
-	while (json_object_next(&c->json, &field)) {
+	while (gpucc_json_object_next(&c->json, &field)) {
 		int64_t *slot = NULL;
 		if (strcmp(field, "name") == 0) {
-			if (!(k->name = json_string(&c->json)))
+			if (!(k->name = gpucc_json_string(&c->json)))
 				return field_error(c, "a kernel's 'name' is not a string");
 			continue;
 		}
@@ -588,11 +588,11 @@ static int parse_kernel(parse_ctx *c, gpucc_kernel *k)
 		else if (strcmp(field, "scratch_bytes") == 0)
 			slot = &k->scratch_bytes;
 		if (!slot) {
-			json_skip(&c->json);
+			gpucc_json_skip(&c->json);
 			continue;
 		}
 		uint64_t v;
-		if (!json_uint(&c->json, (uint64_t)1 << 40, &v))
+		if (!gpucc_json_uint(&c->json, (uint64_t)1 << 40, &v))
 			return field_error(c, "a kernel resource count is not a non-negative integer");
 		*slot = (int64_t)v;
 	}
@@ -605,16 +605,16 @@ static int parse_payload(parse_ctx *c, gpucc_payload *p)
 {
 	const char *field;
 	bool have_part = false, have_digest = false, have_size = false;
-	if (!json_object_begin(&c->json))
+	if (!gpucc_json_object_begin(&c->json))
 		return field_error(c, "a payload is not an object");
-	while (json_object_next(&c->json, &field)) {
+	while (gpucc_json_object_next(&c->json, &field)) {
 		if ((strcmp(field, "part") == 0 && have_part) ||
 		    (strcmp(field, "sha256") == 0 && have_digest) ||
 		    (strcmp(field, "size") == 0 && have_size))
 			return bad(c, "a payload field appears twice");
 		if (strcmp(field, "part") == 0) {
 			char part[16];
-			if (!json_string_buffer(&c->json, part, sizeof part) ||
+			if (!gpucc_json_string_buffer(&c->json, part, sizeof part) ||
 			    gpucc_part_from_name(&p->part, part) != 0)
 				return field_error(c, "a payload has an unknown 'part'");
 			have_part = true;
@@ -622,13 +622,13 @@ static int parse_payload(parse_ctx *c, gpucc_payload *p)
 			if (!(have_digest = read_digest(c, &p->sha256)))
 				return field_error(c, "a payload's 'sha256' is not 64 hex digits");
 		} else if (strcmp(field, "size") == 0) {
-			if (!(have_size = json_uint(&c->json, GPUCC_PAYLOAD_MAX_SIZE, &p->size)))
+			if (!(have_size = gpucc_json_uint(&c->json, GPUCC_PAYLOAD_MAX_SIZE, &p->size)))
 				return field_error(c, "a payload's 'size' is not a sane byte count");
 		} else {
-			json_skip(&c->json);
+			gpucc_json_skip(&c->json);
 		}
 	}
-	if (json_failed(&c->json))
+	if (gpucc_json_failed(&c->json))
 		return syntax_error(c);
 	if (!have_part || !have_digest || !have_size)
 		return bad(c, "a payload lacks 'part', 'sha256' or 'size'");
@@ -639,20 +639,20 @@ static int parse_device_lib(parse_ctx *c, gpucc_device_lib *lib)
 {
 	const char *field;
 	bool have_digest = false;
-	if (!json_object_begin(&c->json))
+	if (!gpucc_json_object_begin(&c->json))
 		return field_error(c, "a device library is not an object");
-	while (json_object_next(&c->json, &field)) {
+	while (gpucc_json_object_next(&c->json, &field)) {
 		if (strcmp(field, "name") == 0) {
-			if (!(lib->name = json_string(&c->json)))
+			if (!(lib->name = gpucc_json_string(&c->json)))
 				return field_error(c, "a device library's 'name' is not a string");
 		} else if (strcmp(field, "sha256") == 0) {
 			if (!(have_digest = read_digest(c, &lib->sha256)))
 				return field_error(c, "a device library's 'sha256' is not 64 hex digits");
 		} else {
-			json_skip(&c->json);
+			gpucc_json_skip(&c->json);
 		}
 	}
-	if (json_failed(&c->json))
+	if (gpucc_json_failed(&c->json))
 		return syntax_error(c);
 	if (!lib->name || !have_digest)
 		return bad(c, "a device library lacks 'name' or 'sha256'");
@@ -662,10 +662,10 @@ static int parse_device_lib(parse_ctx *c, gpucc_device_lib *lib)
 static int parse_toolchain(parse_ctx *c, gpucc_entry *e)
 {
 	const char *field;
-	if (!json_object_begin(&c->json))
+	if (!gpucc_json_object_begin(&c->json))
 		return field_error(c, "'toolchain' is not an object");
 	bool have_libs = false;
-	while (json_object_next(&c->json, &field)) {
+	while (gpucc_json_object_next(&c->json, &field)) {
 		if (strcmp(field, "gpucc") == 0) {
 			if (!(e->gpucc_version = repeated_string(c, c->previous.gpucc_version)))
 				return field_error(c, "'toolchain.gpucc' is not a string");
@@ -674,9 +674,9 @@ static int parse_toolchain(parse_ctx *c, gpucc_entry *e)
 				return field_error(c, "'toolchain.llvm' is not a string");
 		} else if (strcmp(field, "device_libs") == 0) {
 			vec libs = {.item = sizeof(gpucc_device_lib), .c = c};
-			if (!json_array_begin(&c->json))
+			if (!gpucc_json_array_begin(&c->json))
 				return field_error(c, "'toolchain.device_libs' is not an array");
-			while (json_array_next(&c->json)) {
+			while (gpucc_json_array_next(&c->json)) {
 				gpucc_device_lib *lib = vec_push(&libs);
 				int rc = lib ? parse_device_lib(c, lib) : push_failure();
 				if (rc) {
@@ -691,10 +691,10 @@ static int parse_toolchain(parse_ctx *c, gpucc_entry *e)
 				return push_failure();
 			have_libs = true;
 		} else {
-			json_skip(&c->json);
+			gpucc_json_skip(&c->json);
 		}
 	}
-	if (json_failed(&c->json))
+	if (gpucc_json_failed(&c->json))
 		return syntax_error(c);
 	if (!e->gpucc_version || !e->llvm_version || !have_libs)
 		return bad(c, "'toolchain' lacks 'gpucc', 'llvm' or 'device_libs'");
@@ -705,9 +705,9 @@ static int parse_options(parse_ctx *c, gpucc_entry *e)
 {
 	const char *field;
 	vec opts = {.item = sizeof(gpucc_option), .c = c};
-	if (!json_object_begin(&c->json))
+	if (!gpucc_json_object_begin(&c->json))
 		return field_error(c, "'options' is not an object");
-	while (json_object_next(&c->json, &field)) {
+	while (gpucc_json_object_next(&c->json, &field)) {
 		gpucc_option *o = vec_push(&opts);
 		if (!o) {
 			vec_release(&opts);
@@ -728,23 +728,23 @@ static int parse_options(parse_ctx *c, gpucc_entry *e)
 	vec_release(&opts);
 	if (!e->options)
 		return push_failure();
-	return json_failed(&c->json) ? syntax_error(c) : 0;
+	return gpucc_json_failed(&c->json) ? syntax_error(c) : 0;
 }
 
 static int parse_list(parse_ctx *c, const char *what, vec *v, int (*item)(parse_ctx *, void *))
 {
-	if (!json_array_begin(&c->json)) {
+	if (!gpucc_json_array_begin(&c->json)) {
 		char message[64];
 		snprintf(message, sizeof message, "'%s' is not an array", what);
 		return field_error(c, message);
 	}
-	while (json_array_next(&c->json)) {
+	while (gpucc_json_array_next(&c->json)) {
 		void *slot = vec_push(v);
 		int rc = slot ? item(c, slot) : push_failure();
 		if (rc)
 			return rc;
 	}
-	return json_failed(&c->json) ? syntax_error(c) : 0;
+	return gpucc_json_failed(&c->json) ? syntax_error(c) : 0;
 }
 
 static int kernel_item(parse_ctx *c, void *slot)
@@ -760,7 +760,7 @@ static int payload_item(parse_ctx *c, void *slot)
 static int external_item(parse_ctx *c, void *slot)
 {
 	const char **name = slot;
-	if (!(*name = json_string(&c->json)))
+	if (!(*name = gpucc_json_string(&c->json)))
 		return field_error(c, "an external is not a string");
 	return 0;
 }
@@ -809,9 +809,9 @@ static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *e
 	const char *field;
 	unsigned have = 0;
 	int rc = 0;
-	if (!json_object_begin(&c->json))
+	if (!gpucc_json_object_begin(&c->json))
 		return field_error(c, "not an object");
-	while (rc == 0 && json_object_next(&c->json, &field)) {
+	while (rc == 0 && gpucc_json_object_next(&c->json, &field)) {
 		uint64_t schema;
 		enum entry_field_id id = entry_field(field);
 		/* A field given twice: JSON parsers disagree on which counts. */
@@ -827,13 +827,13 @@ static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *e
 			have |= HAVE_KEY;
 			break;
 		case FIELD_KEY_SCHEMA:
-			if (!json_uint(&c->json, 1000000, &schema))
+			if (!gpucc_json_uint(&c->json, 1000000, &schema))
 				return field_error(c, "'key_schema' is not an integer");
 			e->key_schema = (unsigned)schema;
 			have |= HAVE_SCHEMA;
 			break;
 		case FIELD_MODULE:
-			if (!(e->module = json_string(&c->json)))
+			if (!(e->module = gpucc_json_string(&c->json)))
 				return field_error(c, "'module' is not a string");
 			have |= HAVE_MODULE;
 			break;
@@ -878,12 +878,12 @@ static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *e
 			have |= HAVE_PAYLOADS;
 			break;
 		default:
-			json_skip(&c->json);
+			gpucc_json_skip(&c->json);
 		}
 	}
 	if (rc)
 		return rc;
-	if (json_failed(&c->json))
+	if (gpucc_json_failed(&c->json))
 		return syntax_error(c);
 	if (have != HAVE_ALL) {
 		static const char *const names[] = {"key", "key_schema", "module", "module_sha256",
@@ -934,9 +934,9 @@ static int parse_entries(parse_ctx *c, gpucc_manifest *out)
 {
 	vec entries = {.item = sizeof(gpucc_entry), .c = c};
 	int rc = 0;
-	if (!json_array_begin(&c->json))
+	if (!gpucc_json_array_begin(&c->json))
 		return field_error(c, "'entries' is not an array");
-	while (rc == 0 && json_array_next(&c->json)) {
+	while (rc == 0 && gpucc_json_array_next(&c->json)) {
 		gpucc_entry *e = vec_push(&entries);
 		if (!e) {
 			rc = push_failure();
@@ -948,7 +948,7 @@ static int parse_entries(parse_ctx *c, gpucc_manifest *out)
 			rc = bad(c, "entries are not sorted by key, or a key repeats");
 		c->index++;
 	}
-	if (rc == 0 && json_failed(&c->json))
+	if (rc == 0 && gpucc_json_failed(&c->json))
 		rc = syntax_error(c);
 	if (rc) {
 		vec_release(&entries);
@@ -976,7 +976,7 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 	c.payloads = (vec){.item = sizeof(gpucc_payload), .c = &c};
 	if (!c.arena)
 		return gpucc_error_oom();
-	json_reader_init(&c.json, json, size, c.arena);
+	gpucc_json_reader_init(&c.json, json, size, c.arena);
 
 	/* The format and version are checked before the entries are read.  The
 	 * canonical form puts them first; when "entries" comes earlier, it is
@@ -987,14 +987,14 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 	json_reader entries_at;
 	int rc = 0;
 	const char *field;
-	if (!json_object_begin(&c.json)) {
+	if (!gpucc_json_object_begin(&c.json)) {
 		rc = syntax_error(&c);
 	} else {
-		while (rc == 0 && json_object_next(&c.json, &field)) {
+		while (rc == 0 && gpucc_json_object_next(&c.json, &field)) {
 			if (strcmp(field, "format") == 0) {
-				have_format = json_string_buffer(&c.json, format, sizeof format);
+				have_format = gpucc_json_string_buffer(&c.json, format, sizeof format);
 			} else if (strcmp(field, "version") == 0) {
-				have_version = json_uint(&c.json, 1000000, &version);
+				have_version = gpucc_json_uint(&c.json, 1000000, &version);
 			} else if (strcmp(field, "entries") == 0 && have_entries) {
 				rc = gpucc_error_set(GPUCC_ECORRUPT,
 				                     "'%s': corrupt manifest: 'entries' appears twice", name);
@@ -1003,13 +1003,13 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 				entries_at = c.json;
 				if (have_format && have_version)
 					break; /* read in place below */
-				json_skip(&c.json);
+				gpucc_json_skip(&c.json);
 			} else {
-				json_skip(&c.json);
+				gpucc_json_skip(&c.json);
 			}
 		}
 	}
-	if (rc == 0 && json_failed(&c.json))
+	if (rc == 0 && gpucc_json_failed(&c.json))
 		rc = syntax_error(&c);
 	else if (rc == 0 && (!have_format || strcmp(format, "gpucc-image") != 0))
 		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': manifest is not a gpucc image manifest", name);
@@ -1024,13 +1024,13 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 		rc = parse_entries(&c, out);
 	}
 	/* The rest of the document must still be well-formed JSON. */
-	while (rc == 0 && json_object_next(&c.json, &field)) {
+	while (rc == 0 && gpucc_json_object_next(&c.json, &field)) {
 		if (strcmp(field, "entries") == 0)
 			rc = gpucc_error_set(GPUCC_ECORRUPT,
 			                     "'%s': corrupt manifest: 'entries' appears twice", name);
-		json_skip(&c.json);
+		gpucc_json_skip(&c.json);
 	}
-	if (rc == 0 && !json_finish(&c.json))
+	if (rc == 0 && !gpucc_json_finish(&c.json))
 		rc = syntax_error(&c);
 	vec_release(&c.kernels);
 	vec_release(&c.externals);

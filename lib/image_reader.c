@@ -22,7 +22,7 @@
 #include "cache_internal.h" /* gpucc_size_parse, gpucc_cache_layout_at */
 
 #include "errors.h"
-#include "json_reader.h" /* json_utf8_sequence */
+#include "json_reader.h" /* gpucc_json_utf8_sequence */
 #include "libarchive_loader.h"
 #include "manifest.h"
 #include "read_window.h"
@@ -490,7 +490,7 @@ static const char *shown_name(char out[SHOWN_NAME_SIZE], const char *name)
 	const unsigned char *p = (const unsigned char *)(name ? name : "");
 	size_t used = 0, left = strlen((const char *)p);
 	while (*p && used < SHOWN_NAME_BYTES) {
-		size_t n = *p < 0x20 || *p == 0x7f ? 0 : json_utf8_sequence(p, left);
+		size_t n = *p < 0x20 || *p == 0x7f ? 0 : gpucc_json_utf8_sequence(p, left);
 		if (n == 0)
 			used += (size_t)snprintf(out + used, SHOWN_NAME_SIZE - used, "\\x%02x", *p);
 		else if (*p == '\\')
