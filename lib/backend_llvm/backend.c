@@ -350,6 +350,14 @@ static const char *function_attribute(LLVMValueRef f, const char *key, unsigned 
 	return a ? LLVMGetStringAttributeValue(a, len) : NULL;
 }
 
+/* NVPTX: the job's PTX ISA ("+ptx78" -> 78), which the PTX's .version
+ * line comes from; 0 when the features name none. */
+static unsigned job_ptx_isa(const gpucc_backend_job *job)
+{
+	unsigned isa = 0;
+	return sscanf(job->features, "+ptx%u", &isa) == 1 ? isa : 0;
+}
+
 /* NVPTX: an entry of a function's "target-features" that asks for more than
  * the job's target gives: "+sm_XY[a]" naming another processor, or "+ptxNN"
  * above the job's PTX ISA (the PTX's .version line comes from the target
@@ -364,10 +372,8 @@ static bool nvptx_feature_conflicts(const gpucc_backend_job *job, const char *fe
 	snprintf(sm, sizeof sm, "+sm_%u%s", job->sm, job->sm_accelerated ? "a" : "");
 	if (strncmp(token, "+sm_", 4) == 0)
 		return strcmp(token, sm) != 0;
-	unsigned want = 0, asked = 0;
-	if (sscanf(token, "+ptx%u", &asked) == 1 && sscanf(job->features, "+ptx%u", &want) == 1)
-		return asked > want;
-	return false;
+	unsigned want = job_ptx_isa(job), asked = 0;
+	return want && sscanf(token, "+ptx%u", &asked) == 1 && asked > want;
 }
 
 /* Every function the module defines must be compiled for the job's target.
@@ -956,22 +962,6 @@ static int run_ptxas(compile *c, const char *ptx, size_t ptx_size)
 	return 0;
 }
 
-/* The PTX ISA of PTX text's ".version X.Y" directive (75 for 7.5), or 0. */
-static unsigned ptx_version(const char *ptx, size_t size)
-{
-	const char *end = ptx + size;
-	for (const char *p = ptx; p < end;) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		unsigned major, minor;
-		if (len > 9 && strncmp(p, ".version ", 9) == 0 &&
-		    sscanf(p + 9, "%u.%u", &major, &minor) == 2 && major < 100 && minor < 10)
-			return major * 10 + minor;
-		p += len + 1;
-	}
-	return 0;
-}
-
 /* With full debug info LLVM 19 writes the DWARF name tables
  * (.debug_pubnames, .debug_pubtypes) as label differences, which ptxas
  * and the driver's JIT accept only from PTX ISA 7.5: refuse here, the same
@@ -979,7 +969,7 @@ static unsigned ptx_version(const char *ptx, size_t size)
 static int check_debug_sections(compile *c, const char *ptx, size_t size)
 {
 	static const char pub[] = ".section\t.debug_pub";
-	unsigned isa = ptx_version(ptx, size);
+	unsigned isa = job_ptx_isa(c->job);
 	if (!c->job->debug_info || isa >= 75 || !memmem(ptx, size, pub, sizeof pub - 1))
 		return 0;
 	return fail(c, GPUCC_ECOMPILE,
