@@ -778,12 +778,12 @@ static int open_head_directly(gpucc_image *img)
  * error that says what it is. */
 static bool is_snapshot(const gpucc_image *img)
 {
+	/* The whole magic: a few bytes that begin it are no verdict here. */
 	unsigned char head[GPUCC_SNAPSHOT_MAGIC_SIZE];
 	if (img->fd < 0)
-		return img->size >= sizeof head &&
-		       memcmp(img->data, GPUCC_SNAPSHOT_MAGIC, sizeof head) == 0;
+		return img->size >= sizeof head && gpucc_snapshot_format_is_snapshot(img->data, sizeof head);
 	return img->seekable && pread(img->fd, head, sizeof head, 0) == (ssize_t)sizeof head &&
-	       memcmp(head, GPUCC_SNAPSHOT_MAGIC, sizeof head) == 0;
+	       gpucc_snapshot_format_is_snapshot(head, sizeof head);
 }
 
 static int open_common(gpucc_image *img)
