@@ -1396,6 +1396,16 @@ static void set_bytes(stats_record *r, void *ctx)
 	r->bytes = *(uint64_t *)ctx;
 }
 
+/* After a walk that removed entries: the entries' size, as counted, is the
+ * estimate inserts keep from now on (in DIR/stats: best effort). */
+static void record_bytes(gpucc_cache *c, uint64_t bytes)
+{
+	stats_update(c, set_bytes, &bytes);
+	gpucc_error_clear();
+	c->bytes_base = bytes;
+	c->bytes_added = 0;
+}
+
 /* A lock on DIR/gc.lock; wait, or give up (GPUCC_LOCK_BUSY) when busy.  As
  * gpucc_lock_acquire does, a lock file that another user created and this
  * one may not write is locked through a read-only descriptor. */
@@ -1454,11 +1464,7 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 	if (rc)
 		return rc;
 	result.removed_temporaries = g.removed_temporaries;
-	uint64_t bytes = result.bytes;
-	stats_update(c, set_bytes, &bytes); /* the estimate; best effort */
-	gpucc_error_clear();
-	c->bytes_base = bytes;
-	c->bytes_added = 0;
+	record_bytes(c, result.bytes);
 	if (out)
 		*out = result;
 	return 0;
@@ -1574,13 +1580,8 @@ int gpucc_cache_remove_judged(gpucc_cache *c, bool dry, gpucc_cache_judge_fn jud
 		close(lock);
 	if (out)
 		*out = j.r;
-	if (rc == 0 && !dry && j.r.removed_bytes) {
-		uint64_t bytes = j.r.bytes;
-		stats_update(c, set_bytes, &bytes); /* the estimate; best effort */
-		gpucc_error_clear();
-		c->bytes_base = bytes;
-		c->bytes_added = 0;
-	}
+	if (rc == 0 && !dry && j.r.removed_bytes)
+		record_bytes(c, j.r.bytes);
 	return rc;
 }
 
