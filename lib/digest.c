@@ -10,6 +10,7 @@
 
 #include "sha256.h"
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size)
@@ -17,13 +18,36 @@ void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size)
 	gpucc_sha256_buffer(data, size, out->bytes);
 }
 
-int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx)
+int gpucc_open_regular_file(int *out_fd, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO without it waits for a writer. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_errno("cannot open '%s'", path);
+	struct stat st;
+	int rc = 0, flags;
+	if (fstat(fd, &st) != 0)
+		rc = gpucc_error_set_errno("cannot read '%s'", path);
+	else if (!S_ISREG(st.st_mode))
+		rc = gpucc_error_set(GPUCC_EINVALID, "'%s' is %s, not a regular file", path,
+		                     S_ISDIR(st.st_mode) ? "a directory" : "a FIFO, socket or device");
+	else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+		rc = gpucc_error_set_errno("cannot read '%s'", path);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	*out_fd = fd;
+	return 0;
+}
+
+int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx)
+{
+	int fd;
+	int rc = gpucc_open_regular_file(&fd, path);
+	if (rc)
+		return rc;
 	unsigned char buffer[1 << 16];
-	int rc = 0;
 	for (;;) {
 		ssize_t n = read(fd, buffer, sizeof buffer);
 		if (n < 0 && errno == EINTR)

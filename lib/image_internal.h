@@ -71,8 +71,11 @@ void gpucc_image_prepare_payloads(gpucc_image *img);
  * alone at commit: for the cache, whose gc removes them. */
 void gpucc_image_writer_leave_leftovers(gpucc_image_writer *w);
 
-/* Read the file at path front to back into sink in bounded chunks (errors
- * name path). */
+/* Open path for reading into *out_fd (the caller closes it), without
+ * waiting on a FIFO: GPUCC_EINVALID when it is not a regular file. */
+int gpucc_open_regular_file(int *out_fd, const char *path);
+/* Read the regular file at path front to back into sink in bounded chunks
+ * (errors name path; GPUCC_EINVALID when it is not a regular file). */
 int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx);
 /* gpucc_digest_file, handing the bytes it hashes to sink as well (when
  * not NULL). */

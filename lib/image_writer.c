@@ -119,24 +119,6 @@ static int parse_epoch(const char *text, int64_t *out)
 	return 0;
 }
 
-/* A payload file must be a regular file: a FIFO would be waited on and a
- * device such as /dev/zero read forever.  O_NONBLOCK lets the open of a
- * FIFO return, so that it can be refused. */
-static int check_regular_file(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return gpucc_error_set_errno("cannot open '%s'", path);
-	struct stat st;
-	int rc = 0;
-	if (fstat(fd, &st) != 0)
-		rc = gpucc_error_set_errno("cannot read '%s'", path);
-	else if (!S_ISREG(st.st_mode))
-		rc = gpucc_error_set(GPUCC_EINVALID, "'%s' is %s, not a regular file", path,
-		                     S_ISDIR(st.st_mode) ? "a directory" : "a FIFO, socket or device");
-	close(fd);
-	return rc;
-}
 
 int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
                            const gpucc_write_options *opts)
@@ -323,9 +305,9 @@ int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e,
 		payloads[i].part = s->part;
 		memset(&kinds[i], 0, sizeof kinds[i]);
 		if (s->path) {
-			int rc = check_regular_file(s->path);
-			if (rc == 0)
-				rc = gpucc_digest_file(&payloads[i].sha256, &payloads[i].size, s->path);
+			/* A FIFO or a device is refused, not waited on or read
+			 * forever (gpucc_digest_file). */
+			int rc = gpucc_digest_file(&payloads[i].sha256, &payloads[i].size, s->path);
 			if (rc)
 				return rc;
 			kinds[i].kind = SOURCE_FILE;
@@ -496,9 +478,7 @@ int gpucc_output_payload_copy(const output_payload *o, gpucc_payload_sink sink, 
 	gpucc_digest got;
 	uint64_t bytes = 0;
 	bounded_sink bounded = {sink, ctx, o->payload.size};
-	int rc = check_regular_file(o->source->path);
-	if (rc == 0)
-		rc = gpucc_digest_file_to(&got, &bytes, o->source->path, pass_at_most, &bounded);
+	int rc = gpucc_digest_file_to(&got, &bytes, o->source->path, pass_at_most, &bounded);
 	if (rc == 0 && (bytes != o->payload.size || gpucc_digest_compare(&got, &o->payload.sha256)))
 		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' changed while the image was being written",
 		                     o->source->path);

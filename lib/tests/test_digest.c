@@ -7,6 +7,7 @@
 #include <gpucc.h>
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void test_sha256_vectors(void)
@@ -54,6 +55,30 @@ static void test_digest_file(void)
 	CHECK_ERROR_HAS(path);
 }
 
+/* A FIFO with no writer: open(2) without O_NONBLOCK would wait for one
+ * forever.  gpucc_digest_file must return at once, refusing it (an alarm
+ * ends the test if it hangs). */
+static void test_digest_fifo(void)
+{
+	char dir[] = "/tmp/gpucc-digest-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char path[64];
+	snprintf(path, sizeof path, "%s/fifo", dir);
+	CHECK_INT(mkfifo(path, 0600), 0);
+	gpucc_digest d;
+	uint64_t size = 0;
+	alarm(10);
+	CHECK_INT(gpucc_digest_file(&d, &size, path), GPUCC_EINVALID);
+	alarm(0);
+	CHECK_ERROR_HAS("not a regular file");
+	CHECK_ERROR_HAS(path);
+	/* A directory is refused the same way, not read as empty. */
+	CHECK_INT(gpucc_digest_file(&d, &size, dir), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("is a directory, not a regular file");
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_parts(void)
 {
 	gpucc_part p;
@@ -72,6 +97,7 @@ int main(void)
 	RUN(test_sha256_vectors);
 	RUN(test_hex_round_trip);
 	RUN(test_digest_file);
+	RUN(test_digest_fifo);
 	RUN(test_parts);
 	return CHECK_DONE();
 }

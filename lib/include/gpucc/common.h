@@ -73,7 +73,9 @@ typedef struct gpucc_digest {
 
 /* SHA-256 of a buffer. */
 GPUCC_API void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size);
-/* SHA-256 of a whole file; GPUCC_ENOTFOUND when it does not exist. */
+/* SHA-256 of a whole regular file, and its size when out_size is not NULL;
+ * GPUCC_ENOTFOUND when it does not exist, GPUCC_EINVALID when it is not a
+ * regular file (a FIFO is refused at once, never waited on). */
 GPUCC_API int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path);
 /* Write d as 64 lowercase hex digits and a NUL. */
 GPUCC_API void gpucc_digest_to_hex(char out[GPUCC_DIGEST_HEX_SIZE], const gpucc_digest *d);
