@@ -175,7 +175,9 @@ static int make_directory(const char *dir)
 /* Plan the output: one file per (entry, payload), with unique names. */
 static int plan(extraction *x)
 {
-	size_t payload_count = gpucc_image_payload_count(x->img);
+	size_t payload_count;
+	if (gpucc_image_count_payloads(&payload_count, x->img) != 0)
+		return cmd_fail(x->args);
 	size_t entry_count = gpucc_image_entry_count(x->img);
 	payload_ref *refs = calloc(payload_count + 1, sizeof *refs);
 	size_t total = 0;

@@ -123,15 +123,11 @@ static int run_stats(const cmd_args *args)
 	if (stat(path, &st) == 0)
 		s.file_size = (uint64_t)st.st_size;
 	s.entries = gpucc_image_entry_count(img);
-	s.payloads = gpucc_image_payload_count(img);
-	/* The payload list is built here, from the manifest; a manifest it
-	 * cannot be built from (one payload listed with two sizes) gives no
-	 * payloads and leaves the reason as the last error. */
-	for (size_t i = 0; i < s.entries && s.payloads == 0; i++) {
-		if (gpucc_image_entry(img, i)->payload_count > 0) {
-			rc = cmd_fail(args);
-			goto cleanup;
-		}
+	/* The payload list is built here, from the manifest, which may
+	 * list one payload with two sizes. */
+	if (gpucc_image_count_payloads(&s.payloads, img) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
 	}
 	for (size_t i = 0; i < s.payloads; i++) {
 		const gpucc_payload *p = gpucc_image_payload(img, i);

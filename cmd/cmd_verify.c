@@ -35,7 +35,8 @@ static int run_verify(const cmd_args *args)
 		goto cleanup;
 	}
 	uint64_t bytes = 0;
-	size_t payloads = gpucc_image_payload_count(img);
+	size_t payloads = 0;
+	gpucc_image_count_payloads(&payloads, img); /* verify has built the list */
 	for (size_t i = 0; i < payloads; i++)
 		bytes += gpucc_image_payload(img, i)->size;
 	if (json) {

@@ -168,7 +168,11 @@ static int fetch_plain(void **out, size_t *out_size, const plain_image *img, con
 static int fetch_opened(void **out, size_t *out_size, gpucc_image *img, const gpucc_payload *want,
                         const char *member)
 {
-	for (size_t i = 0; i < gpucc_image_payload_count(img); i++) {
+	size_t count;
+	int rc = gpucc_image_count_payloads(&count, img);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < count; i++) {
 		const gpucc_payload *p = gpucc_image_payload(img, i);
 		if (p->part == want->part && gpucc_digest_compare(&p->sha256, &want->sha256) == 0)
 			return gpucc_image_read_payload(out, out_size, img, p);

@@ -1017,9 +1017,12 @@ const gpucc_entry *gpucc_image_entry(const gpucc_image *img, size_t index)
 }
 
 /* The payload accessors are logically const: they may build the list. */
-size_t gpucc_image_payload_count(const gpucc_image *img)
+int gpucc_image_count_payloads(size_t *out, const gpucc_image *img)
 {
-	return ensure_payloads((gpucc_image *)img) == 0 ? img->payload_count : 0;
+	int rc = ensure_payloads((gpucc_image *)img);
+	if (rc == 0)
+		*out = img->payload_count;
+	return rc;
 }
 
 const gpucc_payload *gpucc_image_payload(const gpucc_image *img, size_t index)

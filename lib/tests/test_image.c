@@ -85,6 +85,15 @@ static bool same_file(const char *a, const char *b)
 
 static const char *const modules[] = {"alpha", "beta", "gamma", "delta", "epsilon"};
 
+/* The payload count of an image whose list builds (a failure fails the
+ * test, and counts 0). */
+static size_t payload_count(const gpucc_image *img)
+{
+	size_t n = 0;
+	CHECK_INT(gpucc_image_count_payloads(&n, img), 0);
+	return n;
+}
+
 static void test_round_trip(void)
 {
 	const char *path = path_in_dir("a.gpucc");
@@ -95,7 +104,7 @@ static void test_round_trip(void)
 		return;
 	CHECK_INT(gpucc_image_entry_count(img), 5);
 	/* Five PTX payloads and one shared bitcode payload, stored once. */
-	CHECK_INT(gpucc_image_payload_count(img), 6);
+	CHECK_INT(payload_count(img), 6);
 	CHECK(!gpucc_image_is_compressed(img));
 	CHECK(gpucc_image_has_random_access(img));
 	for (size_t i = 1; i < gpucc_image_entry_count(img); i++)
@@ -116,7 +125,7 @@ static void test_round_trip(void)
 		CHECK_INT(e->kernels[0].scratch_bytes, -1);
 	}
 	/* Read backwards too: the reader must not depend on order. */
-	for (size_t i = gpucc_image_payload_count(img); i-- > 0;) {
+	for (size_t i = payload_count(img); i-- > 0;) {
 		void *data;
 		size_t size;
 		CHECK_INT(gpucc_image_read_payload(&data, &size, img, gpucc_image_payload(img, i)), 0);
@@ -307,7 +316,7 @@ static void test_corruption_is_caught(void)
 		CHECK_ERROR_HAS("digest mismatch");
 		CHECK_ERROR_HAS("flipped");
 		int bad = 0;
-		for (size_t i = 0; i < gpucc_image_payload_count(img); i++) {
+		for (size_t i = 0; i < payload_count(img); i++) {
 			void *data;
 			size_t n;
 			if (gpucc_image_read_payload(&data, &n, img, gpucc_image_payload(img, i)) ==
@@ -452,6 +461,48 @@ static void test_readers_agree_on_end_marker(void)
 		}
 		free(good);
 	}
+}
+
+/* The payload list is built from the manifest on first use, and that can
+ * fail after a successful open: one payload listed with two sizes.  The
+ * count says so, instead of looking like an image without payloads. */
+static void test_payload_count_failure(void)
+{
+	const char *path = path_in_dir("two-sizes.gpucc");
+	CHECK_INT(write_image(path, 0, modules, 2), 0);
+	size_t size;
+	char *bytes = check_read_file(path, &size);
+	/* Both entries list the shared 14-byte bitcode; make the last say 15
+	 * (as many digits: the member keeps its size). */
+	char *listed = NULL;
+	for (char *at = bytes; (at = memmem(at, size - (size_t)(at - bytes), "\"size\":14}", 10));
+	     at++)
+		listed = at;
+	CHECK(listed != NULL);
+	if (!listed) {
+		free(bytes);
+		return;
+	}
+	listed[8] = '5';
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open_memory(&img, bytes, size, "two-sizes.gpucc"), 0);
+	size_t count = 99;
+	CHECK_INT(gpucc_image_count_payloads(&count, img), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("'two-sizes.gpucc': corrupt manifest: one payload listed with two sizes");
+	CHECK_INT(count, 99);
+	CHECK(gpucc_image_payload(img, 0) == NULL);
+	/* The failure again, not a late success. */
+	CHECK_INT(gpucc_image_count_payloads(&count, img), GPUCC_ECORRUPT);
+	gpucc_image_free(img);
+	free(bytes);
+
+	/* An image without entries has no payloads, and says so with 0. */
+	const char *empty = path_in_dir("none.gpucc");
+	CHECK_INT(write_image(empty, 0, modules, 0), 0);
+	CHECK_INT(gpucc_image_open(&img, empty), 0);
+	CHECK_INT(gpucc_image_count_payloads(&count, img), 0);
+	CHECK_INT(count, 0);
+	gpucc_image_free(img);
 }
 
 /* Verify the image at path read from a pipe: what `cat x | gpucc verify
@@ -914,6 +965,7 @@ int main(void)
 	RUN(test_unlisted_member_is_named);
 	RUN(test_readers_agree);
 	RUN(test_readers_agree_on_end_marker);
+	RUN(test_payload_count_failure);
 	RUN(test_verify_from_pipe);
 	RUN(test_empty_image_and_failed_commit);
 	RUN(test_threaded_merge);

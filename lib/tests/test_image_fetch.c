@@ -130,8 +130,10 @@ static void check_every_payload(const char *path, bool bisected)
 	CHECK(bytes != NULL);
 	if (!img || !bytes)
 		return;
-	CHECK_INT(gpucc_image_payload_count(img), ENTRIES);
-	for (size_t i = 0; i < gpucc_image_payload_count(img); i++) {
+	size_t count = 0;
+	CHECK_INT(gpucc_image_count_payloads(&count, img), 0);
+	CHECK_INT(count, ENTRIES);
+	for (size_t i = 0; i < count; i++) {
 		const gpucc_payload *p = gpucc_image_payload(img, i);
 		void *want = NULL, *got = NULL, *mem = NULL;
 		size_t want_size = 0, got_size = 0, mem_size = 0;
@@ -214,7 +216,9 @@ static void test_corrupt_and_truncated(void)
 	unsigned char *bytes = check_read_file(path, &size);
 	if (!img || !bytes)
 		return;
-	size_t last = gpucc_image_payload_count(img) - 1;
+	size_t count = 0;
+	CHECK_INT(gpucc_image_count_payloads(&count, img), 0);
+	size_t last = count - 1;
 	const gpucc_payload *p = gpucc_image_payload(img, last);
 	/* The last payload's data end just before the two zero blocks. */
 	size_t end = size - 2 * BLOCK;

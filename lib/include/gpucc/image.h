@@ -81,8 +81,21 @@ GPUCC_API int gpucc_image_lookup(const gpucc_entry **out, const gpucc_image *img
 GPUCC_API const gpucc_entry *gpucc_image_find(const gpucc_image *img, const gpucc_digest *key);
 
 /* The distinct payloads of the image in archive order (formats/image.md).
- * Reading payloads in this order reads the image once, front to back. */
-GPUCC_API size_t gpucc_image_payload_count(const gpucc_image *img);
+ * Reading payloads in this order reads the image once, front to back.
+ *
+ * The list is built from the manifest on first use, and that can fail
+ * after a successful open: GPUCC_ECORRUPT when the manifest lists one
+ * payload with two sizes, GPUCC_ERROR when memory runs out (and the same
+ * failure on every later call).  gpucc_image_count_payloads sets *out (0
+ * for an image without payloads) and returns 0, or returns the error and
+ * leaves *out alone.  Once it has returned 0, gpucc_image_payload returns
+ * the payload for every index below the count (NULL past it, or when the
+ * list cannot be built).
+ *
+ * Changed after 0.2.0: gpucc_image_count_payloads replaces
+ * gpucc_image_payload_count, which returned 0 both for an image without
+ * payloads and on failure. */
+GPUCC_API int gpucc_image_count_payloads(size_t *out, const gpucc_image *img);
 GPUCC_API const gpucc_payload *gpucc_image_payload(const gpucc_image *img, size_t index);
 
 /* Read one payload into a new buffer (release with gpucc_free), after
