@@ -15,7 +15,8 @@
 enum {
 	EXIT_OK = 0,
 	EXIT_FAIL = 1,        /* generic failure: I/O, memory, a failed check */
-	EXIT_NOT_FOUND = 2,   /* no such key, kernel, entry or file; ambiguous key prefix */
+	EXIT_NOT_FOUND = 2,   /* no such key, kernel, entry or file; ambiguous key prefix;
+	                       * a kernel without a fit (devices --image) */
 	EXIT_BAD_INPUT = 3,   /* an input is corrupt, truncated, malformed or of another version */
 	EXIT_CONFLICT = 4,    /* one key with different contents */
 	EXIT_COMPILE = 5,     /* a module failed to compile */

@@ -1,29 +1,180 @@
 /*
- * cmd/cmd_devices.c -- `gpucc devices [--json] [--image IMAGE]`: the GPUs
- * the HIP runtime and the CUDA driver see on this machine, with their target
- * IDs, and, given an image, which of its entries would load on each (the
- * rules of gpucc/runtime.h).
+ * cmd/cmd_devices.c -- `gpucc devices [--json] [--image IMAGE [--target T...]
+ * [--cuda-driver VERSION]]`: the GPUs the HIP runtime and the CUDA driver see
+ * on this machine, with their target IDs, and, given an image, the entry the
+ * loader would pick on each for each kernel of the image (gpucc_image_select,
+ * the rules of gpucc/runtime.h).
  *
  * The runtimes are loaded only by this command (and by programs that load
  * kernels); without a GPU it says why, per runtime, and exits 6
  * (EXIT_UNAVAILABLE) -- also with --json, after printing an empty list.
+ * With --target it answers for the named device targets instead and loads no
+ * runtime at all, so that a machine without a GPU (a package's CI) can ask
+ * whether an image serves every kernel on sm_75 or gfx90a:xnack-.  A kernel
+ * that no entry serves on some device is exit 2 (EXIT_NOT_FOUND), after the
+ * whole table.
  */
 #include "cmd.h"
 
 #include <gpucc.h>
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const cmd_option devices_options[] = {
 	{"json", 0, NULL, false, "print a JSON object instead of a table"},
-	{"image", 'i', "IMAGE", false, "also show which entries of IMAGE would load on each device"},
+	{"image", 'i', "IMAGE", false, "for each device, the entry of IMAGE each kernel loads from"},
+	{"target", 't', "TARGET", false, "answer for a device of TARGET, not the GPUs here (repeatable)"},
+	{"cuda-driver", 0, "VERSION", false, "the driver of NVIDIA --targets, e.g. 12.4 (default: newest)"},
 	{0},
 };
+
+/* A --target is a gpucc_device of no runtime: its arch is the spelling. */
+#define RUNTIME_NONE ((gpucc_runtime_kind)0)
+
+/* Big enough for any selection message (two bounded lists and a path). */
+#define WHY_SIZE 2048
 
 static const char *runtime_name(gpucc_runtime_kind kind)
 {
 	return kind == GPUCC_RUNTIME_HIP ? "hip" : "cuda";
+}
+
+/* ---- device targets from the command line ------------------------------------ */
+
+/* "12.4" (or "12") as cuDriverGetVersion reports it (12040); -1 when it
+ * is not a CUDA version. */
+static int parse_cuda_driver(const char *s)
+{
+	size_t major_digits = strspn(s, "0123456789");
+	if (major_digits == 0 || major_digits > 2)
+		return -1;
+	int major = atoi(s), minor = 0;
+	const char *p = s + major_digits;
+	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9' || p[2] != '\0')
+			return -1;
+		minor = p[1] - '0';
+	} else if (*p != '\0') {
+		return -1;
+	}
+	return major >= 1 ? major * 1000 + minor * 10 : -1;
+}
+
+/* The device a --target names, as selection sees it; false after writing
+ * why (naming the spelling) to why.  NVIDIA: sm_XY is the compute capability X.Y (any, also one
+ * LLVM 19 cannot compile for: a newer GPU still JITs older PTX), with the
+ * newest PTX ISA and the CUDA major of driver (cuDriverGetVersion), or with
+ * 0 a driver that JITs every PTX ISA gpucc makes and loads every cubin.
+ * The code-only spellings (sm_90a, sm_90:ptx78) are refused, so that a PTX
+ * ISA is said in one place only.  AMD: a target ID; a feature left out
+ * stays "any", which only entries that leave it out fit (an answer that
+ * holds for the device in either mode). */
+static bool parse_device_target(gpucc_device *out, const char *spelling, int driver,
+                                char why[WHY_SIZE])
+{
+	memset(out, 0, sizeof *out);
+	out->runtime = RUNTIME_NONE;
+	out->driver_version = driver;
+	gpucc_target t;
+	if (strncmp(spelling, "sm_", 3) == 0) {
+		const char *p = spelling + 3;
+		size_t digits = strspn(p, "0123456789");
+		if (digits >= 2 && digits <= 3 && p[0] != '0' && p[digits] == '\0') {
+			unsigned sm = (unsigned)atoi(p);
+			if (gpucc_target_from_cuda(&out->target, (int)sm / 10, (int)sm % 10, driver) != 0)
+				goto library_error;
+			if (driver == 0)
+				out->target.ptx_isa = gpucc_cuda_max_ptx_isa(INT_MAX);
+		} else if (gpucc_target_parse(&t, spelling) != 0) {
+			snprintf(why, WHY_SIZE,
+			         "'%s' is not an NVIDIA device: expected sm_XY for compute capability X.Y",
+			         spelling);
+			return false;
+		} else if (t.sm_accelerated) {
+			snprintf(why, WHY_SIZE,
+			         "'%s' names code that runs only on sm_%u: give the device, sm_%u", spelling,
+			         t.sm, t.sm);
+			return false;
+		} else {
+			snprintf(why, WHY_SIZE,
+			         "'%s' names a PTX ISA, which devices do not have: give sm_%u, and its "
+			         "driver with --cuda-driver",
+			         spelling, t.sm);
+			return false;
+		}
+	} else if (gpucc_target_parse(&out->target, spelling) != 0) {
+		goto library_error;
+	}
+	out->target_known = true;
+	snprintf(out->arch, sizeof out->arch, "%s", spelling);
+	return true;
+library_error:
+	snprintf(why, WHY_SIZE, "%s", gpucc_error_last()->message);
+	return false;
+}
+
+/* ---- the kernels of an image ------------------------------------------------- */
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The distinct kernel names of img, sorted: *out (release with free) holds
+ * *count names borrowed from the image.  -1 when out of memory. */
+static int image_kernels(const char ***out, size_t *count, const gpucc_image *img)
+{
+	size_t total = 0;
+	for (size_t e = 0; e < gpucc_image_entry_count(img); e++)
+		total += gpucc_image_entry(img, e)->kernel_count;
+	const char **names = malloc((total ? total : 1) * sizeof *names);
+	if (!names)
+		return -1;
+	size_t n = 0;
+	for (size_t e = 0; e < gpucc_image_entry_count(img); e++) {
+		const gpucc_entry *entry = gpucc_image_entry(img, e);
+		for (size_t k = 0; k < entry->kernel_count; k++)
+			names[n++] = entry->kernels[k].name;
+	}
+	qsort(names, n, sizeof *names, compare_names);
+	size_t distinct = 0;
+	for (size_t i = 0; i < n; i++)
+		if (distinct == 0 || strcmp(names[distinct - 1], names[i]) != 0)
+			names[distinct++] = names[i];
+	*out = names;
+	*count = distinct;
+	return 0;
+}
+
+/* ---- what loads ---------------------------------------------------------------- */
+
+/* The image and its kernels, and the rows that had no fit (the first one's
+ * message is kept for the closing error). */
+typedef struct image_report {
+	const gpucc_image *img;
+	const char **kernels;
+	size_t kernel_count;
+	size_t rows, misses;
+	char first_miss[WHY_SIZE];
+} image_report;
+
+/* The entry d loads kernel from (true), or why none (false, in why). */
+static bool select_kernel(gpucc_selection *s, char why[WHY_SIZE], image_report *r,
+                          const char *kernel, const gpucc_device *d)
+{
+	r->rows++;
+	bool ok = false;
+	if (!d->target_known)
+		snprintf(why, WHY_SIZE, "the device's architecture '%s' is unknown to gpucc", d->arch);
+	else if (gpucc_image_select(s, r->img, kernel, &d->target) != 0)
+		snprintf(why, WHY_SIZE, "%s", gpucc_error_last()->message);
+	else
+		ok = true;
+	if (!ok && r->misses++ == 0)
+		snprintf(r->first_miss, sizeof r->first_miss, "%s", why);
+	return ok;
 }
 
 /* The target as the selection rules see it. */
@@ -31,6 +182,8 @@ static void device_target(char *out, size_t size, const gpucc_device *d)
 {
 	if (!d->target_known)
 		snprintf(out, size, "%s (unknown to gpucc)", d->arch);
+	else if (d->target.vendor == GPUCC_VENDOR_NVIDIA && d->target.ptx_isa == 0)
+		snprintf(out, size, "sm_%u (no PTX)", d->target.sm);
 	else if (d->target.vendor == GPUCC_VENDOR_NVIDIA)
 		snprintf(out, size, "sm_%u (PTX <= %u.%u)", d->target.sm, d->target.ptx_isa / 10,
 		         d->target.ptx_isa % 10);
@@ -38,55 +191,101 @@ static void device_target(char *out, size_t size, const gpucc_device *d)
 		gpucc_target_format(out, &d->target);
 }
 
-static bool fits(gpucc_selection *s, const gpucc_entry *e, const gpucc_device *d)
+static void print_device_line(const gpucc_device *d, int index)
 {
-	return d->target_known && gpucc_entry_fits(s, e, &d->target);
-}
-
-static void print_table(const gpucc_device *devices, size_t count, const gpucc_image *img)
-{
-	for (size_t i = 0; i < count; i++) {
-		const gpucc_device *d = &devices[i];
-		char target[96];
-		device_target(target, sizeof target, d);
+	char target[96];
+	device_target(target, sizeof target, d);
+	if (d->runtime != RUNTIME_NONE) {
 		printf("%s:%d  %s  %s  (%s, driver %d)\n", runtime_name(d->runtime), d->ordinal, target,
 		       d->name, d->arch, d->driver_version);
-		if (!img)
-			continue;
-		size_t loads = 0;
-		for (size_t e = 0; e < gpucc_image_entry_count(img); e++) {
-			const gpucc_entry *entry = gpucc_image_entry(img, e);
-			gpucc_selection s;
-			if (!fits(&s, entry, d))
-				continue;
-			char hex[GPUCC_DIGEST_HEX_SIZE];
-			gpucc_digest_to_hex(hex, &entry->key);
-			printf("  loads %.12s  %-24s %-6s %-8s", hex, entry->target, gpucc_part_name(s.part),
-			       s.exact ? "exact" : "fallback");
-			for (size_t k = 0; k < entry->kernel_count; k++)
-				printf("%s%s", k ? "," : " ", entry->kernels[k].name);
-			putchar('\n');
-			loads++;
-		}
-		if (loads == 0)
-			printf("  no entry of '%s' loads on this device\n", gpucc_image_name(img));
+	} else if (d->target.vendor == GPUCC_VENDOR_NVIDIA && d->driver_version) {
+		printf("target:%d  %s  (--target %s, CUDA driver %d.%d)\n", index, target, d->arch,
+		       d->driver_version / 1000, d->driver_version % 1000 / 10);
+	} else if (d->target.vendor == GPUCC_VENDOR_NVIDIA) {
+		printf("target:%d  %s  (--target %s, newest CUDA driver)\n", index, target, d->arch);
+	} else {
+		printf("target:%d  %s  (--target %s)\n", index, target, d->arch);
 	}
 }
 
-static void print_json(const gpucc_device *devices, size_t count, const gpucc_image *img,
+static void print_table(const gpucc_device *devices, size_t count, image_report *r)
+{
+	int width = 0;
+	for (size_t k = 0; r && k < r->kernel_count; k++)
+		if ((int)strlen(r->kernels[k]) > width)
+			width = (int)strlen(r->kernels[k]);
+	for (size_t i = 0; i < count; i++) {
+		const gpucc_device *d = &devices[i];
+		print_device_line(d, (int)i);
+		if (!r)
+			continue;
+		if (r->kernel_count == 0)
+			printf("  '%s' holds no kernels\n", gpucc_image_name(r->img));
+		for (size_t k = 0; k < r->kernel_count; k++) {
+			gpucc_selection s;
+			char why[WHY_SIZE];
+			printf("  %-*s  ", width, r->kernels[k]);
+			if (!select_kernel(&s, why, r, r->kernels[k], d)) {
+				printf("no fit: %s\n", why);
+				continue;
+			}
+			char hex[GPUCC_DIGEST_HEX_SIZE];
+			gpucc_digest_to_hex(hex, &s.entry->key);
+			printf("%.12s  %-24s %-6s %s\n", hex, s.entry->target, gpucc_part_name(s.part),
+			       s.exact ? "exact" : "fallback");
+		}
+	}
+}
+
+static void print_json_kernels(const gpucc_device *d, image_report *r)
+{
+	printf(", \"kernels\": [");
+	for (size_t k = 0; k < r->kernel_count; k++) {
+		gpucc_selection s;
+		char why[WHY_SIZE];
+		printf("%s\n    {\"kernel\": ", k ? "," : "");
+		cmd_json_string(stdout, r->kernels[k]);
+		if (!select_kernel(&s, why, r, r->kernels[k], d)) {
+			printf(", \"error\": ");
+			cmd_json_string(stdout, why);
+			printf("}");
+			continue;
+		}
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &s.entry->key);
+		printf(", \"key\": \"%s\", \"target\": ", hex);
+		cmd_json_string(stdout, s.entry->target);
+		printf(", \"part\": \"%s\", \"exact\": %s}", gpucc_part_name(s.part),
+		       s.exact ? "true" : "false");
+	}
+	printf("%s]", r->kernel_count ? "\n  " : "");
+}
+
+/* A --target's fields are null where a GPU has them from its runtime
+ * (runtime, name; driver_version without --cuda-driver); arch is the
+ * spelling given. */
+static void print_json(const gpucc_device *devices, size_t count, image_report *r,
                        const char *reason)
 {
 	printf("{\"devices\": [");
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_device *d = &devices[i];
+		bool gpu = d->runtime != RUNTIME_NONE;
 		char target[GPUCC_TARGET_NAME_SIZE] = "";
 		if (d->target_known && d->target.vendor == GPUCC_VENDOR_AMD)
 			gpucc_target_format(target, &d->target);
 		else if (d->target_known)
 			snprintf(target, sizeof target, "sm_%u", d->target.sm);
-		printf("%s\n  {\"runtime\": \"%s\", \"ordinal\": %d, \"name\": ", i ? "," : "",
-		       runtime_name(d->runtime), d->ordinal);
-		cmd_json_string(stdout, d->name);
+		printf("%s\n  {\"runtime\": ", i ? "," : "");
+		if (gpu)
+			printf("\"%s\"", runtime_name(d->runtime));
+		else
+			printf("null");
+		printf(", \"ordinal\": %d, \"name\": ", gpu ? d->ordinal : (int)i);
+		if (gpu)
+			cmd_json_string(stdout, d->name);
+		else
+			printf("null");
 		printf(", \"arch\": ");
 		cmd_json_string(stdout, d->arch);
 		printf(", \"target\": ");
@@ -96,24 +295,12 @@ static void print_json(const gpucc_device *devices, size_t count, const gpucc_im
 			printf("null");
 		if (d->target_known && d->target.vendor == GPUCC_VENDOR_NVIDIA)
 			printf(", \"max_ptx_isa\": %u", d->target.ptx_isa);
-		printf(", \"driver_version\": %d", d->driver_version);
-		if (img) {
-			printf(", \"loads\": [");
-			size_t n = 0;
-			for (size_t e = 0; e < gpucc_image_entry_count(img); e++) {
-				const gpucc_entry *entry = gpucc_image_entry(img, e);
-				gpucc_selection s;
-				if (!fits(&s, entry, d))
-					continue;
-				char hex[GPUCC_DIGEST_HEX_SIZE];
-				gpucc_digest_to_hex(hex, &entry->key);
-				printf("%s{\"key\": \"%s\", \"target\": ", n++ ? ", " : "", hex);
-				cmd_json_string(stdout, entry->target);
-				printf(", \"part\": \"%s\", \"exact\": %s}", gpucc_part_name(s.part),
-				       s.exact ? "true" : "false");
-			}
-			printf("]");
-		}
+		if (gpu || d->driver_version)
+			printf(", \"driver_version\": %d", d->driver_version);
+		else
+			printf(", \"driver_version\": null");
+		if (r)
+			print_json_kernels(d, r);
 		printf("}");
 	}
 	printf("%s]", count ? "\n" : "");
@@ -124,46 +311,119 @@ static void print_json(const gpucc_device *devices, size_t count, const gpucc_im
 	printf("}\n");
 }
 
+/* ---- the command ----------------------------------------------------------------- */
+
+/* The --targets as devices: *out (release with free) holds one per
+ * --target.  EXIT_OK, or EXIT_USAGE after saying which argument is bad. */
+static int devices_from_targets(gpucc_device **out, size_t *count, const cmd_args *args)
+{
+	int driver = 0;
+	const char *driver_arg = cmd_value(args, "cuda-driver");
+	if (driver_arg && (driver = parse_cuda_driver(driver_arg)) < 0)
+		return cmd_error(args, EXIT_USAGE,
+		                 "bad --cuda-driver '%s': expected the driver's CUDA version, e.g. 12.4",
+		                 driver_arg);
+	size_t n = (size_t)cmd_value_count(args, "target");
+	gpucc_device *devices = calloc(n, sizeof *devices);
+	if (!devices)
+		return cmd_error(args, EXIT_FAIL, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *spelling = cmd_value_at(args, "target", (int)i);
+		char why[WHY_SIZE];
+		if (!parse_device_target(&devices[i], spelling, driver, why)) {
+			free(devices);
+			return cmd_error(args, EXIT_USAGE, "bad --target: %s", why);
+		}
+	}
+	*out = devices;
+	*count = n;
+	return EXIT_OK;
+}
+
 static int run_devices(const cmd_args *args)
 {
-	gpucc_image *img = NULL;
 	const char *image_path = cmd_value(args, "image");
-	if (image_path && gpucc_image_open_mapped(&img, image_path) != 0)
-		return cmd_fail(args);
-	gpucc_device *devices = NULL;
+	bool targets = cmd_value_count(args, "target") > 0;
+	if (targets && !image_path)
+		return cmd_error(args, EXIT_USAGE, "--target needs --image: say which image to check");
+	if (cmd_value(args, "cuda-driver") && !targets)
+		return cmd_error(args, EXIT_USAGE,
+		                 "--cuda-driver describes --target devices: the GPUs here report their own");
+
+	gpucc_device *devices = NULL; /* from the runtimes (gpucc_free), or targets (free) */
 	size_t count = 0;
-	int rc = EXIT_OK;
-	if (gpucc_devices_list(&devices, &count) != 0) {
+	gpucc_image *img = NULL;
+	image_report report = {0};
+	int rc = targets ? devices_from_targets(&devices, &count, args) : EXIT_OK;
+	if (rc != EXIT_OK)
+		return rc;
+	if (image_path && gpucc_image_open_mapped(&img, image_path) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
+	}
+	if (img) {
+		report.img = img;
+		if (image_kernels(&report.kernels, &report.kernel_count, img) != 0) {
+			rc = cmd_error(args, EXIT_FAIL, "out of memory");
+			goto cleanup;
+		}
+	}
+	if (!targets && gpucc_devices_list(&devices, &count) != 0) {
 		if (cmd_flag(args, "json"))
-			print_json(NULL, 0, img, gpucc_error_last()->message);
+			print_json(NULL, 0, img ? &report : NULL, gpucc_error_last()->message);
 		else
 			printf("no GPUs\n");
 		rc = cmd_fail(args);
-	} else if (cmd_flag(args, "json")) {
-		print_json(devices, count, img, NULL);
-	} else {
-		print_table(devices, count, img);
+		goto cleanup;
 	}
-	gpucc_free(devices);
+	if (cmd_flag(args, "json"))
+		print_json(devices, count, img ? &report : NULL, NULL);
+	else
+		print_table(devices, count, img ? &report : NULL);
+	if (report.misses)
+		rc = cmd_error(args, EXIT_NOT_FOUND,
+		               "no fit for %zu of %zu kernel rows; the first: %s",
+		               report.misses, report.rows, report.first_miss);
+cleanup:
+	if (targets)
+		free(devices);
+	else
+		gpucc_free(devices);
+	free(report.kernels);
 	gpucc_image_free(img);
 	return rc;
 }
 
 const cmd_spec cmd_devices_spec = {
 	.name = "devices",
-	.synopsis = "[--json] [--image IMAGE]",
-	.summary = "list the GPUs the HIP runtime and CUDA driver see, and what would load",
+	.synopsis = "[--json] [--image IMAGE [--target TARGET]... [--cuda-driver VERSION]]",
+	.summary = "list the GPUs (or given targets) and the entry each kernel would load",
 	.description =
 		"One line per GPU: RUNTIME:ORDINAL, the target selection uses (AMD target ID;\n"
 		"NVIDIA sm with the newest PTX ISA its driver JITs), the name, the architecture\n"
-		"as the runtime reports it and the driver version.  With --image, the entries\n"
-		"of IMAGE that would load on each device, and whether each is an exact fit or\n"
-		"a fallback (PTX to JIT; a cubin for an earlier minor revision of the device's\n"
-		"major; a code object built for sramecc/xnack \"any\").  A cubin made by a\n"
+		"as the runtime reports it and the driver version.\n"
+		"\n"
+		"With --image, below each device one row per kernel of IMAGE: the entry the\n"
+		"loader picks for it (gpucc_image_select: key, target, part) and whether that\n"
+		"is an exact fit or a fallback (PTX to JIT; a cubin for an earlier minor\n"
+		"revision of the device's major; a code object built for sramecc/xnack\n"
+		"\"any\"), or \"no fit\" and why, listing the image's targets.  A cubin made by a\n"
 		"ptxas of a newer CUDA major than the driver's never loads (its PTX may).\n"
+		"When some kernel has no fit on some device, the whole table is printed and\n"
+		"the command exits 2.\n"
+		"\n"
+		"With --target, no runtime is loaded and no GPU is needed: the rows are for\n"
+		"a device of each TARGET.  AMD: a target ID such as gfx90a:xnack-; a feature\n"
+		"left out means the device may run either way, so only entries that leave\n"
+		"it out too fit.  NVIDIA: sm_XY, the compute capability X.Y (also one LLVM\n"
+		"cannot compile for, such as sm_100); the driver is the newest unless\n"
+		"--cuda-driver gives its CUDA version (12.4, as nvidia-smi shows it), which\n"
+		"bounds the PTX ISA it JITs and the cubins it loads.  A PTX ISA belongs to\n"
+		"code, not to devices: sm_90:ptx78 and sm_90a are refused.\n"
+		"\n"
 		"The runtimes (libamdhip64.so.5, libcuda.so.1) are loaded only by this command\n"
-		"and by programs that load kernels.  Without a GPU, says why per runtime and\n"
-		"exits 6.",
+		"without --target and by programs that load kernels.  Without a GPU (and\n"
+		"without --target), says why per runtime and exits 6.",
 	.options = devices_options,
 	.min_positional = 0,
 	.max_positional = 0,

@@ -16,7 +16,10 @@ rc=$?
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 if [ "$rc" = 0 ]; then
 	echo "this machine has a GPU:"; cat out
-	expect_exit 0 "$GPUCC" devices --image example.gpucc
+	# 2 when some kernel of the image has no fit on some GPU here.
+	"$GPUCC" devices --image example.gpucc >out 2>err
+	rc=$?
+	[ "$rc" = 0 ] || [ "$rc" = 2 ] || { cat err >&2; fail "devices --image exited $rc"; }
 	skip "the no-device checks need a machine without a GPU"
 fi
 [ "$rc" = 6 ] || { cat err >&2; fail "gpucc devices exited $rc, expected 6"; }
