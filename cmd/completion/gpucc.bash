@@ -9,28 +9,45 @@ _gpucc() {
 		COMPREPLY=($(compgen -W "$commands --version" -- "$cur"))
 		return
 	fi
-	local cmd=${COMP_WORDS[1]}
+	local cmd=${COMP_WORDS[1]} first=2
+	# `gpucc help CMD [SUB]` completes as `gpucc CMD [SUB]` does.
+	if [ "$cmd" = help ]; then
+		if [ "$COMP_CWORD" -eq 2 ]; then
+			COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+			return
+		fi
+		cmd=${COMP_WORDS[2]} first=3
+	fi
 	# Two-word commands ("cache stats").
 	local sub
 	sub=$("$gpucc" help 2>/dev/null | sed -n "s/^  $cmd \([a-z]*\) .*/\1/p")
-	if [ -n "$sub" ] && [ "$COMP_CWORD" -eq 2 ]; then
+	if [ -n "$sub" ] && [ "$COMP_CWORD" -eq "$first" ]; then
 		COMPREPLY=($(compgen -W "$sub" -- "$cur"))
 		return
 	fi
+	[ "$first" = 3 ] && return # help takes nothing more
 	[ -n "$sub" ] && cmd="$cmd ${COMP_WORDS[2]}"
-	if [ "$cmd" = help ]; then
-		COMPREPLY=($(compgen -W "$commands" -- "$cur"))
-		return
+	local help
+	# shellcheck disable=SC2086
+	help=$("$gpucc" $cmd -h 2>/dev/null)
+	if [[ $prev == -* ]]; then
+		# The option's value, as -h names it ("-C, --directory DIR"):
+		# a directory, a file, or nothing to complete (N, TARGET, AGE...).
+		local value
+		value=$(printf '%s\n' "$help" | awk -v opt="$prev" '/^  +-/ {
+			if ($1 ~ /^-.,$/) { short = substr($1, 1, 2); long = $2; v = $3 }
+			else { short = ""; long = $1; v = $2 }
+			if ((opt == short || opt == long) && v ~ /^[A-Z]/) { print v; exit }
+		}')
+		case $value in
+		DIR|CACHE) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+		FILE|IMAGE|OBJ|OUT|SNAP|BASE) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		?*) COMPREPLY=(); return ;;
+		esac
 	fi
-	case $prev in
-	-o|--output|--header|--image|-i|--ptx|--cubin|--hsaco|--bitcode|--module|-m)
-		COMPREPLY=($(compgen -f -- "$cur"))
-		return ;;
-	esac
 	if [[ $cur == -* ]]; then
 		local options
-		# shellcheck disable=SC2086
-		options=$("$gpucc" $cmd -h 2>/dev/null | grep -o -- '--[a-z0-9-]*' | sort -u)
+		options=$(printf '%s\n' "$help" | grep -o -- '--[a-z0-9-]*' | sort -u)
 		COMPREPLY=($(compgen -W "$options" -- "$cur"))
 		return
 	fi

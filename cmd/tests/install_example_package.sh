@@ -78,6 +78,14 @@ complete_words() {
 }
 [ "$(complete_words gpucc cache pr)" = prune ] || fail "gpucc cache pr<TAB> gives '$(complete_words gpucc cache pr)', not prune"
 [ "$(complete_words gpucc cache prune --ol)" = --older-than ] || fail "gpucc cache prune --ol<TAB> does not give --older-than"
+[ "$(complete_words gpucc help cache pr)" = prune ] || fail "gpucc help cache pr<TAB> does not give prune"
+# An option's value completes as -h names it: DIR a directory, IMAGE a file,
+# TARGET nothing.
+mkdir -p compdir.d && : >compdir.f
+[ "$(complete_words gpucc extract x.gpucc -C compdir)" = compdir.d ] || fail "extract -C compdir<TAB> does not give only the directory"
+[ "$(complete_words gpucc merge --into compdir)" = compdir.d ] || fail "merge --into compdir<TAB> does not give only the directory"
+[ "$(complete_words gpucc list compdir | tr " " "\n" | sort | tr "\n" " ")" = "compdir.d compdir.f " ] || fail "list compdir<TAB> does not give both"
+[ -z "$(complete_words gpucc compile -t compdir)" ] || fail "compile -t<TAB> completes file names"
 
 # One man page per command of `gpucc help`, and gpucc(1).
 "$GPUCC" help | sed -n '/^commands:/,/^$/p' | sed -n 's/^  \([a-z][a-z ]*[a-z]\)  .*/\1/p' |
