@@ -339,6 +339,32 @@ static la_int64_t fd_skip(struct archive *a, void *ctx, la_int64_t request)
 	return request;
 }
 
+enum { READ_AS_TAR, READ_AS_RAW };
+
+/* A new libarchive reader of the image from its beginning, through the
+ * callbacks above (so under the limits), reading it as a tar archive or
+ * as raw bytes (both after zstd), not yet opened. */
+static int source_open(gpucc_image *img, struct archive **out, int format)
+{
+	if (!gpucc_libarchive_load())
+		return gpucc_error_prefix("'%s'", img->name);
+	struct archive *a = GPUCC_LA->read_new();
+	if (!a)
+		return gpucc_error_oom();
+	if (format == READ_AS_RAW)
+		GPUCC_LA->read_support_format_raw(a);
+	else
+		GPUCC_LA->read_support_format_tar(a);
+	GPUCC_LA->read_support_filter_zstd(a);
+	img->fd_position = 0;
+	img->limit_hit = WITHIN_LIMITS;
+	GPUCC_LA->read_set_callback_data(a, img);
+	GPUCC_LA->read_set_read_callback(a, img->fd >= 0 ? fd_read : memory_read);
+	GPUCC_LA->read_set_skip_callback(a, img->fd >= 0 ? fd_skip : memory_skip);
+	*out = a;
+	return 0;
+}
+
 /* Start a fresh libarchive reader at the beginning of the image. */
 static int cursor_open(gpucc_image *img)
 {
@@ -348,23 +374,15 @@ static int cursor_open(gpucc_image *img)
 	}
 	if (img->fd >= 0 && !img->seekable && img->fd_position != 0)
 		return gpucc_error_set(GPUCC_ERROR, "'%s': cannot read backwards in a pipe", img->name);
-	if (!gpucc_libarchive_load())
-		return gpucc_error_prefix("'%s'", img->name);
-	struct archive *a = GPUCC_LA->read_new();
-	if (!a)
-		return gpucc_error_oom();
-	GPUCC_LA->read_support_format_tar(a);
-	GPUCC_LA->read_support_filter_zstd(a);
-	img->fd_position = 0;
-	img->limit_hit = WITHIN_LIMITS;
-	GPUCC_LA->read_set_callback_data(a, img);
-	GPUCC_LA->read_set_read_callback(a, img->fd >= 0 ? fd_read : memory_read);
-	GPUCC_LA->read_set_skip_callback(a, img->fd >= 0 ? fd_skip : memory_skip);
+	struct archive *a = NULL;
+	int rc = source_open(img, &a, READ_AS_TAR);
+	if (rc)
+		return rc;
 	int r = GPUCC_LA->read_open1(a);
 	if (r != ARCHIVE_OK) {
-		int rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (%s)", img->name,
-		                         GPUCC_LA->error_string(a) ? GPUCC_LA->error_string(a)
-		                                                 : "unrecognised archive");
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (%s)", img->name,
+		                     GPUCC_LA->error_string(a) ? GPUCC_LA->error_string(a)
+		                                             : "unrecognised archive");
 		GPUCC_LA->read_free(a);
 		return rc;
 	}
@@ -1623,6 +1641,102 @@ static int hash_range(gpucc_image *img, uint64_t offset, uint64_t size, gpucc_sh
 	return 0;
 }
 
+/* ---- what follows the end-of-archive marker ------------------------------ */
+
+/* Only zero bytes may follow the end-of-archive marker (formats/image.md,
+ * "Reading"): the padding to a whole record that tar writers add.  Any
+ * other byte is data a tar reader never sees -- a second image appended
+ * to the first, the rest of another download -- so verify refuses it. */
+static int data_after_end(const gpucc_image *img, uint64_t offset)
+{
+	return gpucc_error_set(GPUCC_ECORRUPT,
+	                       "'%s': data after the end of the archive, at offset %" PRIu64
+	                       "%s (only zero bytes may follow its end-of-archive marker)",
+	                       img->name, offset,
+	                       img->compressed ? " of its decompressed bytes" : "");
+}
+
+/* The index of the first byte of data[0..size) that is not zero, or size. */
+static size_t first_nonzero(const unsigned char *data, size_t size)
+{
+	size_t i = 0;
+	while (i < size && data[i] == 0)
+		i++;
+	return i;
+}
+
+/* An uncompressed image in memory or a file, from offset to its end. */
+static int check_plain_tail(gpucc_image *img, uint64_t offset)
+{
+	unsigned char buffer[READ_CHUNK];
+	for (;;) {
+		ssize_t n = read_at(img, offset, buffer, sizeof buffer);
+		if (n < 0)
+			return gpucc_error_set_errno("cannot read '%s'", img->name);
+		if (n == 0)
+			return 0;
+		size_t at = first_nonzero(buffer, (size_t)n);
+		if (at < (size_t)n)
+			return data_after_end(img, offset + at);
+		offset += (uint64_t)n;
+	}
+}
+
+/* A compressed image, from offset of its decompressed bytes to their end:
+ * a second pass through the decompressor, which also refuses input after
+ * the last zstd frame that is not a frame.  A second frame is part of the
+ * stream (zstd decompresses concatenated frames as one), so what it holds
+ * counts as bytes after the marker. */
+static int check_compressed_tail(gpucc_image *img, uint64_t offset)
+{
+	struct archive *a = NULL;
+	int rc = source_open(img, &a, READ_AS_RAW);
+	if (rc)
+		return rc;
+	struct archive_entry *e;
+	unsigned char buffer[READ_CHUNK];
+	uint64_t at = 0;
+	la_ssize_t n = -1;
+	if (GPUCC_LA->read_open1(a) == ARCHIVE_OK && GPUCC_LA->read_next_header(a, &e) == ARCHIVE_OK) {
+		while ((n = GPUCC_LA->read_data(a, buffer, sizeof buffer)) > 0 && !over_limits(img, a)) {
+			/* The bytes of this piece up to the marker's end. */
+			uint64_t before = offset > at ? offset - at : 0;
+			size_t skip = before < (uint64_t)n ? (size_t)before : (size_t)n;
+			size_t nonzero = skip + first_nonzero(buffer + skip, (size_t)n - skip);
+			if (nonzero < (size_t)n) {
+				rc = data_after_end(img, at + nonzero);
+				break;
+			}
+			at += (uint64_t)n;
+		}
+	}
+	if (rc == 0 && img->limit_hit)
+		rc = limit_error(img);
+	else if (rc == 0 && n < 0)
+		rc = gpucc_error_set(GPUCC_ECORRUPT,
+		                     "'%s': damaged data after the end of the archive (%s)", img->name,
+		                     GPUCC_LA->error_string(a) ? GPUCC_LA->error_string(a)
+		                                             : "unexpected end of data");
+	GPUCC_LA->read_free(a);
+	return rc;
+}
+
+/* What follows the end-of-archive marker, which ends at offset (of the
+ * decompressed bytes, for a compressed image).  An image read from a pipe
+ * is checked up to its marker only: what a tar reader has taken from the
+ * pipe past it cannot be told apart from what it used. */
+static int check_tail(gpucc_image *img, uint64_t offset)
+{
+	if (img->cursor) {
+		/* The raw pass takes over the source's position. */
+		GPUCC_LA->read_free(img->cursor);
+		img->cursor = NULL;
+	}
+	if (img->fd >= 0 && !img->seekable)
+		return 0;
+	return img->compressed ? check_compressed_tail(img, offset) : check_plain_tail(img, offset);
+}
+
 /* verify's walk for an uncompressed image in memory or a file, through its
  * ustar headers: every member in order, named, sized and hashed as the
  * manifest says, then the end-of-archive marker.  1 when a header is not a
@@ -1643,8 +1757,10 @@ static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
 			return gpucc_error_set(GPUCC_ECORRUPT,
 			                       "'%s': truncated image: it ends before its last member%s",
 			                       img->name, member < members ? "" : "'s end marker");
-		if (gpucc_ustar_is_zero(block))
+		if (gpucc_ustar_is_zero(block)) {
+			at += BLOCK;
 			break;
+		}
 		if (!gpucc_ustar_parse(block, &h) || !gpucc_ustar_is_regular(&h))
 			return 1;
 		int rc = check_path(img, h.name);
@@ -1681,7 +1797,7 @@ static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
 		                       "member",
 		                       img->name, missing);
 	}
-	return 0;
+	return check_tail(img, at);
 }
 
 /* verify's walk through libarchive: what a tar reader sees. */
@@ -1733,10 +1849,11 @@ static int verify_with_libarchive(gpucc_image *img)
 		                     "'%s': truncated image: it ends before its last member's end marker",
 		                     img->name);
 	}
+	la_int64_t end = GPUCC_LA->filter_bytes(img->cursor, 0);
 	/* Leave no half-used cursor behind. */
 	GPUCC_LA->read_free(img->cursor);
 	img->cursor = NULL;
-	return rc;
+	return rc ? rc : check_tail(img, end > 0 ? (uint64_t)end : 0);
 }
 
 static int verify_unparked(gpucc_image *img);

@@ -50,6 +50,7 @@ static void load(void)
 	          resolve(h, "archive_filter_bytes", &api.filter_bytes) &&
 	          resolve(h, "archive_read_new", &api.read_new) &&
 	          resolve(h, "archive_read_support_format_tar", &api.read_support_format_tar) &&
+	          resolve(h, "archive_read_support_format_raw", &api.read_support_format_raw) &&
 	          resolve(h, "archive_read_support_filter_zstd", &api.read_support_filter_zstd) &&
 	          resolve(h, "archive_read_set_callback_data", &api.read_set_callback_data) &&
 	          resolve(h, "archive_read_set_read_callback", &api.read_set_read_callback) &&

@@ -27,6 +27,7 @@ typedef struct gpucc_libarchive {
 	/* reading */
 	struct archive *(*read_new)(void);
 	int (*read_support_format_tar)(struct archive *);
+	int (*read_support_format_raw)(struct archive *);
 	int (*read_support_filter_zstd)(struct archive *);
 	int (*read_set_callback_data)(struct archive *, void *);
 	int (*read_set_read_callback)(struct archive *, archive_read_callback *);

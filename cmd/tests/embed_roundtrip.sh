@@ -2,7 +2,8 @@
 # program compiled now with cc, gives back the image byte for byte with the
 # same entries; the aarch64 object carries the symbols too; bad inputs are
 # refused with clear errors and leave no output: a corrupt image (payload
-# digests are checked) exits 3, a bad argument (symbol, alignment, a triple
+# digests are checked) or one with data after its end (the object would
+# carry it: an embedded image is exactly the file's bytes) exits 3, a bad argument (symbol, alignment, a triple
 # that is not x86_64/aarch64 Linux ELF) exits 129.
 . "$SRCROOT/cmd/tests/lib.sh"
 command -v cc >/dev/null || skip "no C compiler"
@@ -79,6 +80,12 @@ PY
 expect_exit 3 "$GPUCC" embed corrupt.gpucc -o bad.o --symbol x
 assert_one_line err
 assert_grep "corrupt.gpucc" err
+assert_no_file bad.o
+# Two images concatenated: a tar reader sees the first only.
+cat example.gpucc example.gpucc > twice.gpucc
+expect_exit 3 "$GPUCC" embed twice.gpucc -o bad.o --symbol x
+assert_one_line err
+assert_grep "'twice.gpucc': data after the end of the archive, at offset" err
 assert_no_file bad.o
 expect_exit 129 "$GPUCC" embed example.gpucc --symbol x
 expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o

@@ -187,6 +187,22 @@ for bad in bogus=1 ratio=x manifest; do
 done
 unset GPUCC_IMAGE_LIMITS
 
+# ---- what may follow the end-of-archive marker -------------------------------------
+# Zero bytes only (the hostile cases above give verify anything else): tar
+# pads an archive to a whole record with zeros, and an image that tar or
+# Python's tarfile remade from the same members verifies.
+(cat in/good.gpucc && head -c 9216 /dev/zero) > t/padded.gpucc
+expect_exit 0 "$GPUCC" verify t/padded.gpucc
+python3 - in/good.gpucc t/retarred.gpucc <<'PY' || fail "cannot remake the image with tarfile"
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as src, tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as out:
+    for info in src.getmembers():
+        out.addfile(info, src.extractfile(info))
+PY
+[ $(($(stat -c %s t/retarred.gpucc) % 10240)) = 0 ] || fail "tarfile did not pad to a record"
+expect_exit 0 "$GPUCC" verify t/retarred.gpucc
+rm t/padded.gpucc t/retarred.gpucc
+
 # ---- hostile output directories ------------------------------------------------
 # Links planted where outputs go are replaced, never written through.
 echo "keep me" > victim

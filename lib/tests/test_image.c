@@ -463,6 +463,110 @@ static void test_readers_agree_on_end_marker(void)
 	}
 }
 
+/* bytes, then more: a new buffer of size + more_size bytes. */
+static char *appended(const char *bytes, size_t size, const void *more, size_t more_size)
+{
+	char *out = malloc(size + more_size);
+	CHECK(out != NULL);
+	if (out) {
+		memcpy(out, bytes, size);
+		memcpy(out + size, more, more_size);
+	}
+	return out;
+}
+
+/* What follows the end-of-archive marker (formats/image.md, "Reading"):
+ * zero bytes are tar's record padding and pass; any other byte is refused
+ * by verify at its offset, by both readers alike, in memory (an embedded
+ * image is exactly its bytes) and in a file; other readers never look. */
+static void test_data_after_end(void)
+{
+	size_t size;
+	char *good = check_read_file(path_in_dir("a.gpucc"), &size);
+	char a[512], b[512], want[512];
+	static const char zeros[10240];
+	/* Padding: a partial block, a block, a tar record's worth. */
+	size_t padding[] = {1, 512, 10240 - 512};
+	for (size_t i = 0; i < 3; i++) {
+		char *padded = appended(good, size, zeros, padding[i]);
+		CHECK_INT(verdict(padded, size + padding[i], false, a), 0);
+		CHECK_INT(verdict(padded, size + padding[i], true, b), 0);
+		free(padded);
+	}
+	/* A byte, a second image, a zero block and then junk where the
+	 * marker's second block would be (one zero block is a whole marker). */
+	char *junk = appended(good, size, "\n", 1);
+	char *twice = appended(good, size, good, size);
+	char *half = appended(good, size, "", 0);
+	half[size - 512 + 3] = 'x';
+	struct { const char *bytes; size_t size, offset; } bad[] = {
+		{junk, size + 1, size}, {twice, 2 * size, size}, {half, size, size - 512 + 3},
+	};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(want, sizeof want,
+		         "'cut.gpucc': data after the end of the archive, at offset %zu (only zero "
+		         "bytes may follow its end-of-archive marker)",
+		         bad[i].offset);
+		CHECK_INT(verdict(bad[i].bytes, bad[i].size, false, a), GPUCC_ECORRUPT);
+		CHECK_INT(verdict(bad[i].bytes, bad[i].size, true, b), GPUCC_ECORRUPT);
+		CHECK_STR(a, want);
+		CHECK_STR(b, want);
+	}
+	/* From a file too; and opening and reading payloads do not look. */
+	const char *path = path_in_dir("twice.gpucc");
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(twice, 1, 2 * size, f) == 2 * size);
+	if (f)
+		fclose(f);
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (img) {
+		for (size_t i = 0; i < payload_count(img); i++) {
+			void *data;
+			size_t n;
+			CHECK_INT(gpucc_image_read_payload(&data, &n, img, gpucc_image_payload(img, i)), 0);
+			gpucc_free(data);
+		}
+		CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS("data after the end of the archive, at offset");
+		gpucc_image_free(img);
+	}
+	free(junk);
+	free(twice);
+	free(half);
+
+	/* Compressed: offsets count decompressed bytes.  A second zstd frame
+	 * continues the stream: zeros in it pass, a second image does not;
+	 * bytes after the last frame that are not zstd are refused. */
+	const char *zpath = path_in_dir("a.zst.gpucc");
+	CHECK_INT(write_image(zpath, 3, modules, 5), 0);
+	size_t zsize;
+	char *zgood = check_read_file(zpath, &zsize);
+	CHECK_INT(verdict(zgood, zsize, false, a), 0);
+	/* A frame of 512 zero bytes: magic, no flags, a 1 KiB window, one
+	 * last RLE block of 512 (header 1 | 1 << 1 | 512 << 3, little-endian)
+	 * repeating the byte 0. */
+	static const unsigned char zero_frame[] = {0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00,
+	                                           0x03, 0x10, 0x00, 0x00};
+	char *zpadded = appended(zgood, zsize, zero_frame, sizeof zero_frame);
+	CHECK_INT(verdict(zpadded, zsize + sizeof zero_frame, false, a), 0);
+	char *ztwice = appended(zgood, zsize, zgood, zsize);
+	snprintf(want, sizeof want,
+	         "'cut.gpucc': data after the end of the archive, at offset %zu of its decompressed "
+	         "bytes (only zero bytes may follow its end-of-archive marker)",
+	         size);
+	CHECK_INT(verdict(ztwice, 2 * zsize, false, a), GPUCC_ECORRUPT);
+	CHECK_STR(a, want);
+	char *zjunk = appended(zgood, zsize, "junk", 4);
+	CHECK_INT(verdict(zjunk, zsize + 4, false, a), GPUCC_ECORRUPT);
+	CHECK(strstr(a, "Zstd decompression failed") != NULL);
+	free(zpadded);
+	free(ztwice);
+	free(zjunk);
+	free(zgood);
+	free(good);
+}
+
 /* The payload list is built from the manifest on first use, and that can
  * fail after a successful open: one payload listed with two sizes.  The
  * count says so, instead of looking like an image without payloads. */
@@ -965,6 +1069,7 @@ int main(void)
 	RUN(test_unlisted_member_is_named);
 	RUN(test_readers_agree);
 	RUN(test_readers_agree_on_end_marker);
+	RUN(test_data_after_end);
 	RUN(test_payload_count_failure);
 	RUN(test_verify_from_pipe);
 	RUN(test_empty_image_and_failed_commit);

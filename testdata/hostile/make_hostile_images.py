@@ -10,7 +10,7 @@ about it.  Nothing binary is kept in git; tar headers and zstd frames are
 written here by hand, so that a case can lie in ways no archiver would.
 
 For every case OUTDIR gets <case>.gpucc (an uncompressed tar) and/or
-<case>.zst.gpucc (the same tar in a zstd frame), and one line in
+<case>.zst.gpucc (the same tar in a zstd frame, or as case() says), and one line in
 OUTDIR/cases.tsv:
 
     FILE <TAB> STAGE <TAB> DEFECT
@@ -46,7 +46,10 @@ CASES = []
 
 def case(stage, defect, variants=("plain", "zstd")):
     """Register a case: which stage meets it, the error it must give, and
-    which variants (uncompressed "plain", "zstd") make sense."""
+    which variants make sense: uncompressed "plain", "zstd" (one frame),
+    "zstd-nested" (a frame in a frame), "zstd-cli" (the zstd command, for
+    big cases), "zstd-twice" (the frame twice) and "zstd-junk" (the frame,
+    then bytes that are not zstd)."""
     def register(fn):
         CASES.append((fn, stage, defect, variants))
         return fn
@@ -395,6 +398,49 @@ def no_end_marker(good):
     """The archive stops after the last payload's data: no end-of-archive
     blocks (a cut copy that happens to end on a member's end)."""
     return good.image()[:-1]
+
+
+# ---- after the end-of-archive marker -----------------------------------------------
+# Only zero bytes (tar's record padding) may follow the marker; a tar reader
+# stops at the marker, so only verify sees what follows (formats/image.md).
+
+AFTER_END = "data after the end of the archive, at offset [0-9]"
+
+
+@case("verify", AFTER_END)
+def data_after_end(good):
+    """Text after the end-of-archive marker: the rest of another file
+    written over a longer one, or appended by mistake."""
+    return good.image() + [b"this is not padding\n"]
+
+
+@case("verify", AFTER_END)
+def image_after_end(good):
+    """Two images concatenated (`cat a.gpucc b.gpucc`): a tar reader sees
+    the first only, and its entries would pass for the whole file."""
+    return good.image() + good.image()
+
+
+@case("verify", AFTER_END)
+def data_in_end_marker(good):
+    """One zero block, then a block of junk where the marker's second zero
+    block belongs (one zero block ends an archive for tar readers)."""
+    return good.image()[:-1] + [b"\0" * BLOCK, b"x" * BLOCK]
+
+
+@case("verify", AFTER_END, variants=("zstd-twice",))
+def frame_after_frame(good):
+    """A second zstd frame holding a second image after the first frame
+    (two compressed images concatenated): zstd decompresses concatenated
+    frames as one stream, so the second image follows the first's marker."""
+    return good.image()
+
+
+@case("open", "not a gpucc image\\|damaged data after the end", variants=("zstd-junk",))
+def junk_after_frame(good):
+    """Bytes after the zstd frame that are not a zstd frame (the image is
+    small enough that opening it already decompresses to its end)."""
+    return good.image()
 
 
 # ---- names ------------------------------------------------------------------------
@@ -760,6 +806,13 @@ def main():
             elif variant == "zstd":
                 file = name + ".zst.gpucc"
                 write(os.path.join(out, file), zstd_frame(pieces, window))
+            elif variant == "zstd-twice":
+                file = name + ".zst.gpucc"
+                frame = b"".join(zstd_frame(pieces, window))
+                write(os.path.join(out, file), [frame, frame])
+            elif variant == "zstd-junk":
+                file = name + ".zst.gpucc"
+                write(os.path.join(out, file), list(zstd_frame(pieces, window)) + [b"junk\n"])
             elif variant == "zstd-nested":
                 file = name + ".zst.zst.gpucc"
                 inner = b"".join(zstd_frame(pieces, window))

@@ -108,8 +108,10 @@ GPUCC_API int gpucc_image_read_payload(void **out, size_t *out_size, gpucc_image
 GPUCC_API int gpucc_image_copy_payload(gpucc_image *img, const gpucc_payload *payload, int fd);
 
 /* Check everything: format version, manifest, that every listed member is
- * present once, regular, safely named, of the listed size and digest, and that
- * no other member exists.  0, or the first defect in the last error. */
+ * present once, regular, safely named, of the listed size and digest, that
+ * no other member exists, and that only zero bytes follow the end-of-archive
+ * marker (formats/image.md, "Reading"; not checked for an image read from a
+ * pipe).  0, or the first defect in the last error. */
 GPUCC_API int gpucc_image_verify(gpucc_image *img);
 
 /* ---- writing ------------------------------------------------------------ */
