@@ -10,14 +10,32 @@
  * [A-Za-z0-9._+-]), so nothing can land outside DIR.
  *
  * All or nothing: payloads are streamed in archive order (the image is read
- * once, front to back) into temporary files in DIR, each verified against
- * its digest; only when every payload is good are the temporary files
- * flushed and renamed to their names, and the directory flushed (README,
- * "Atomic outputs").  A payload shared by several entries is read once and
- * copied for the others.  Existing files are refused before anything is
- * written, unless --force; without it, a rename that fails after others
- * succeeded (a name that appeared meanwhile) removes the files this run
- * published, so that a failed extraction leaves nothing behind.
+ * once, front to back) into new files in DIR, each verified against its
+ * digest and flushed; only when every payload is good are the files given
+ * their names, and the directory flushed (README, "Atomic outputs").  A
+ * payload shared by several entries is read once and copied for the others.
+ *
+ * Until then the new files have no name: they are made with O_TMPFILE and
+ * linked to their names through /proc/self/fd, so that a run killed before
+ * that leaves nothing behind.  Where the file system or /proc does not
+ * allow it, or past the descriptor limit (each such file stays open until
+ * published), they are temporary files ".gpucc-extract.XXXXXX" instead,
+ * which a killed run leaves behind.
+ *
+ * Existing files are refused before anything is written, unless --force; a
+ * directory or any other non-file named like an output is refused even
+ * then (a link there is replaced, never followed).  With --force, a file
+ * about to be replaced is first hard-linked to a backup name in DIR
+ * (".gpucc-extract.<pid>.<n>": no copy), then the new one renamed over it;
+ * a file without a name is linked to such a temporary name first, since
+ * linkat cannot replace.  When any step fails (or, without --force, a name
+ * appears meanwhile), the run is undone: replaced files are renamed back
+ * from their backups, names that were free are removed, and so are the
+ * directories that -C created; a failed extraction leaves DIR as it was.
+ * Only when every file is in place are the backups removed.  A backup that
+ * cannot be renamed back is kept, so that no old file is lost; a run
+ * killed while renaming (after every byte is written and flushed) may leave
+ * backups and one temporary name.
  */
 #include "cmd.h"
 
@@ -30,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,13 +63,22 @@ static const cmd_option extract_options[] = {
 	{0},
 };
 
-/* One file to write: which image payload it holds, its name in DIR, and the
- * temporary file that holds its verified bytes before publishing. */
+/* Descriptors that stay free for the image and the libraries when the new
+ * files are held open. */
+#define SPARE_DESCRIPTORS 64
+/* "/proc/self/fd/" and an int */
+#define PROC_FD_PATH_SIZE 32
+
+/* One file to write: which image payload it holds, its name in DIR, the
+ * file that holds its verified bytes before publishing (unnamed, or a
+ * temporary name), and with --force the backup of the file it replaced. */
 typedef struct output_file {
 	size_t payload_index;
 	char *name;
-	char *temp; /* NULL until written */
-	bool published; /* renamed to its name, a name that was free */
+	int fd;         /* the unnamed file, open until published; -1 when none */
+	char *temp;     /* the temporary file's path; NULL when none */
+	char *backup;   /* the replaced file's backup path; NULL when none */
+	bool published; /* given its name, a name that was free */
 } output_file;
 
 typedef struct extraction {
@@ -60,6 +88,12 @@ typedef struct extraction {
 	output_file *files;
 	size_t file_count;
 	mode_t mode;
+	bool unnamed;         /* O_TMPFILE has worked in dir, so far */
+	size_t unnamed_open;  /* descriptors unnamed files hold */
+	size_t unnamed_max;   /* and may hold */
+	unsigned spare_names; /* backup and temporary names made */
+	char **made_dirs;     /* directories made for -C, outermost first */
+	size_t made_count;
 } extraction;
 
 /* Image payloads sorted by (digest, part), to map entries' payloads to their
@@ -149,27 +183,64 @@ static char *join_path(const char *dir, const char *name)
 	return path;
 }
 
-/* mkdir -p: create dir and any missing parents. */
-static int make_directory(const char *dir)
+/* mkdir -p DIR, recording each directory it creates in x->made_dirs,
+ * outermost first, so that a failed run removes those and no others. */
+static int make_directory(extraction *x)
 {
 	struct stat st;
-	if (stat(dir, &st) == 0)
+	if (stat(x->dir, &st) == 0)
 		return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
-	char *copy = strdup(dir);
-	if (!copy)
+	size_t components = 1;
+	for (const char *c = x->dir; *c; c++)
+		components += *c == '/';
+	char *copy = strdup(x->dir);
+	x->made_dirs = calloc(components, sizeof *x->made_dirs);
+	if (!copy || !x->made_dirs) {
+		free(copy);
+		errno = ENOMEM;
 		return -1;
-	for (char *p = copy + 1; *p; p++) {
-		if (*p != '/')
+	}
+	/* Each prefix that ends a component, then the whole path. */
+	for (char *p = copy + 1;; p++) {
+		char end = *p;
+		if (end != '/' && end != '\0')
 			continue;
 		*p = '\0';
-		if (mkdir(copy, 0777) != 0 && errno != EEXIST) {
+		if (mkdir(copy, 0777) == 0) {
+			char *made = strdup(copy);
+			if (!made) {
+				rmdir(copy);
+				free(copy);
+				errno = ENOMEM;
+				return -1;
+			}
+			x->made_dirs[x->made_count++] = made;
+		} else if (errno != EEXIST) {
+			int err = errno;
 			free(copy);
+			errno = err;
 			return -1;
 		}
-		*p = '/';
+		*p = end;
+		if (end == '\0')
+			break;
 	}
 	free(copy);
-	return mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
+	return 0;
+}
+
+/* Remove the directories make_directory created, innermost first (each only
+ * when empty), and forget them. */
+static void remove_made_directories(extraction *x, bool remove)
+{
+	for (size_t i = x->made_count; i-- > 0;) {
+		if (remove)
+			rmdir(x->made_dirs[i]);
+		free(x->made_dirs[i]);
+	}
+	free(x->made_dirs);
+	x->made_dirs = NULL;
+	x->made_count = 0;
 }
 
 /* Plan the output: one file per (entry, payload), with unique names. */
@@ -209,6 +280,7 @@ static int plan(extraction *x)
 				break;
 			}
 			output_file *f = &x->files[x->file_count];
+			f->fd = -1;
 			f->payload_index = found->index;
 			f->name = file_name(e, &e->payloads[j]);
 			if (!f->name) {
@@ -246,6 +318,8 @@ static int check_existing(extraction *x)
 		int rc = EXIT_OK;
 		if (exists && S_ISDIR(st.st_mode))
 			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': is a directory", path);
+		else if (exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': not a regular file", path);
 		else if (exists && !force)
 			rc = cmd_error(x->args, EXIT_FAIL,
 			               "'%s' already exists (use --force to overwrite)", path);
@@ -277,52 +351,106 @@ static int open_temp(extraction *x, char **out)
 	return fd;
 }
 
-/* Copy the whole file at from (already verified) to fd. */
-static int copy_file(const char *from, int fd)
+static void proc_fd_path(char out[PROC_FD_PATH_SIZE], int fd)
+{
+	snprintf(out, PROC_FD_PATH_SIZE, "/proc/self/fd/%d", fd);
+}
+
+/* How many unnamed files may be open at once: the descriptor limit, raised
+ * to its maximum, less SPARE_DESCRIPTORS. */
+static size_t unnamed_file_limit(void)
+{
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
+		return 0;
+	if (limit.rlim_cur < limit.rlim_max) {
+		struct rlimit raised = {limit.rlim_max, limit.rlim_max};
+		if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
+			limit = raised;
+	}
+	return limit.rlim_cur > SPARE_DESCRIPTORS ? (size_t)(limit.rlim_cur - SPARE_DESCRIPTORS) : 0;
+}
+
+/* A new empty file in DIR for f, open for reading and writing, with the
+ * mode the umask gives: unnamed (in f->fd, which stays open) while the file
+ * system, /proc and the descriptor limit allow, else a temporary file (in
+ * f->temp).  The descriptor, or -1 with errno set. */
+static int open_new_file(extraction *x, output_file *f)
+{
+	if (x->unnamed && x->unnamed_open < x->unnamed_max) {
+		int fd = open(x->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, x->mode);
+		char proc[PROC_FD_PATH_SIZE];
+		struct stat st;
+		if (fd >= 0)
+			proc_fd_path(proc, fd);
+		if (fd >= 0 && stat(proc, &st) == 0) {
+			f->fd = fd;
+			x->unnamed_open++;
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd); /* no /proc to link it by */
+		else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+			return -1;
+		x->unnamed = false;
+	}
+	return open_temp(x, &f->temp);
+}
+
+/* Copy the whole file of from (already verified) to fd. */
+static int copy_file(const output_file *from, int fd)
 {
 	char buffer[1 << 16];
-	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int in = from->fd >= 0 ? from->fd : open(from->temp, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return -1;
 	ssize_t n;
-	while ((n = read(in, buffer, sizeof buffer)) > 0) {
+	off_t offset = 0;
+	while ((n = pread(in, buffer, sizeof buffer, offset)) > 0) {
+		offset += n;
 		for (ssize_t done = 0; done < n;) {
 			ssize_t w = write(fd, buffer + done, (size_t)(n - done));
 			if (w < 0) {
 				if (errno == EINTR)
 					continue;
-				close(in);
-				return -1;
+				n = -1;
+				break;
 			}
 			done += w;
 		}
+		if (n < 0)
+			break;
 	}
 	int saved = errno;
-	close(in);
+	if (in != from->fd)
+		close(in);
 	errno = saved;
 	return n < 0 ? -1 : 0;
 }
 
-/* Write every file to its temporary, in archive order. */
-static int write_temporaries(extraction *x)
+/* Write every file to a new file, in archive order. */
+static int write_new_files(extraction *x)
 {
+	x->unnamed = true;
+	x->unnamed_max = unnamed_file_limit();
 	for (size_t i = 0; i < x->file_count; i++) {
 		output_file *f = &x->files[i];
 		const output_file *first =
 			i > 0 && x->files[i - 1].payload_index == f->payload_index ? &x->files[i - 1] : NULL;
-		int fd = open_temp(x, &f->temp);
-		if (fd < 0)
-			return cmd_error(x->args, EXIT_FAIL, "cannot create a file in '%s': %s", x->dir,
-			                 strerror(errno));
 		/* Errors name the file being extracted, not its temporary. */
 		char *path = join_path(x->dir, f->name);
-		if (!path) {
-			close(fd);
+		if (!path)
 			return cmd_error(x->args, EXIT_FAIL, "out of memory");
+		int fd = open_new_file(x, f);
+		if (fd < 0) {
+			int rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path,
+			                   strerror(errno));
+			free(path);
+			return rc;
 		}
 		int rc = EXIT_OK;
 		if (first) {
-			if (copy_file(first->temp, fd) != 0)
+			if (copy_file(first, fd) != 0)
 				rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path,
 				               strerror(errno));
 		} else if (gpucc_image_copy_payload(x->img, gpucc_image_payload(x->img, f->payload_index),
@@ -337,7 +465,8 @@ static int write_temporaries(extraction *x)
 		}
 		if (rc == EXIT_OK && fsync(fd) != 0)
 			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path, strerror(errno));
-		if (close(fd) != 0 && rc == EXIT_OK)
+		/* An unnamed file stays open until it is linked to its name. */
+		if (f->fd < 0 && close(fd) != 0 && rc == EXIT_OK)
 			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path, strerror(errno));
 		free(path);
 		if (rc != EXIT_OK)
@@ -346,19 +475,87 @@ static int write_temporaries(extraction *x)
 	return EXIT_OK;
 }
 
-/* Remove the files publish renamed into place before it failed: without
- * --force, each had a free name, so it is this run's own. */
-static void unpublish(extraction *x)
+/* Link from to a name in DIR not taken now (".gpucc-extract.<pid>.<n>"),
+ * returned in *out; flags as linkat's.  0, or -1 with errno set. */
+static int link_to_spare_name(extraction *x, const char *from, int flags, char **out)
 {
-	for (size_t i = 0; i < x->file_count; i++) {
-		if (!x->files[i].published)
-			continue;
-		char *path = join_path(x->dir, x->files[i].name);
-		if (path)
-			unlink(path);
-		free(path);
-		x->files[i].published = false;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		char name[64];
+		snprintf(name, sizeof name, ".gpucc-extract.%ld.%u", (long)getpid(), x->spare_names++);
+		char *spare = join_path(x->dir, name);
+		if (!spare)
+			return -1;
+		if (linkat(AT_FDCWD, from, AT_FDCWD, spare, flags) == 0) {
+			*out = spare;
+			return 0;
+		}
+		int err = errno;
+		free(spare);
+		errno = err;
+		if (err != EEXIST)
+			return -1;
 	}
+	return -1;
+}
+
+/* Give f the name path, which must be free: link its unnamed file there,
+ * or rename its temporary file without replacing.  0, or -1 with errno set
+ * (EEXIST: the name is taken). */
+static int publish_new(output_file *f, const char *path)
+{
+	if (f->fd >= 0) {
+		char proc[PROC_FD_PATH_SIZE];
+		proc_fd_path(proc, f->fd);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0)
+			return -1;
+		close(f->fd); /* after the fsync: no write error left to report */
+		f->fd = -1;
+	} else if (renameat2(AT_FDCWD, f->temp, AT_FDCWD, path, RENAME_NOREPLACE) != 0) {
+		if (errno != EINVAL && errno != ENOSYS)
+			return -1;
+		/* No RENAME_NOREPLACE here: link() refuses existing names too. */
+		if (link(f->temp, path) != 0)
+			return -1;
+		unlink(f->temp);
+	}
+	free(f->temp);
+	f->temp = NULL;
+	f->published = true;
+	return 0;
+}
+
+/* --force, path taken: keep what is there under a backup name (a hard link
+ * to it, in f->backup), then rename f's file over it.  On failure path is
+ * as it was, no backup remains, and *no_backup says whether the backup
+ * could not be made. */
+static int publish_over(extraction *x, output_file *f, const char *path, bool *no_backup)
+{
+	char *backup = NULL;
+	*no_backup = link_to_spare_name(x, path, 0, &backup) != 0;
+	if (*no_backup)
+		return -1;
+	if (f->fd >= 0) {
+		/* linkat cannot replace: a temporary name first, renamed below
+		 * (a run killed in between leaves it). */
+		char proc[PROC_FD_PATH_SIZE];
+		proc_fd_path(proc, f->fd);
+		if (link_to_spare_name(x, proc, AT_SYMLINK_FOLLOW, &f->temp) != 0)
+			goto failed;
+		close(f->fd);
+		f->fd = -1;
+	}
+	if (rename(f->temp, path) != 0)
+		goto failed;
+	free(f->temp);
+	f->temp = NULL;
+	f->backup = backup;
+	return 0;
+failed:;
+	int err = errno;
+	unlink(backup);
+	free(backup);
+	errno = err;
+	return -1;
 }
 
 /* Flush the directory, so that the renames survive a crash (best effort:
@@ -372,46 +569,71 @@ static void sync_directory(const char *dir)
 	}
 }
 
-/* Rename temporaries to their names; without --force, never replace a file
- * that appeared since check_existing.  Names are printed only once all are
- * in place. */
+/* Undo publish, last file first: a replaced file is renamed back from its
+ * backup (kept, with f->backup set, when that fails: see the top of this
+ * file), a name that was free is removed. */
+static void roll_back(extraction *x)
+{
+	for (size_t i = x->file_count; i-- > 0;) {
+		output_file *f = &x->files[i];
+		if (!f->published && !f->backup)
+			continue;
+		char *path = join_path(x->dir, f->name);
+		if (path && f->backup) {
+			if (rename(f->backup, path) == 0) {
+				free(f->backup);
+				f->backup = NULL;
+			}
+		} else if (path) {
+			unlink(path);
+		}
+		f->published = false;
+		free(path);
+	}
+	sync_directory(x->dir);
+}
+
+/* Give every file its name; without --force never replace a file that
+ * appeared since check_existing, with it keep a backup of each file
+ * replaced until all are in place.  Names are printed only then. */
 static int publish(extraction *x, bool quiet, bool dir_given)
 {
 	bool force = cmd_flag(x->args, "force");
 	for (size_t i = 0; i < x->file_count; i++) {
 		output_file *f = &x->files[i];
 		char *path = join_path(x->dir, f->name);
-		if (!path)
+		if (!path) {
+			roll_back(x);
 			return cmd_error(x->args, EXIT_FAIL, "out of memory");
-		int ok;
-		if (force) {
-			ok = rename(f->temp, path) == 0;
-		} else {
-			ok = renameat2(AT_FDCWD, f->temp, AT_FDCWD, path, RENAME_NOREPLACE) == 0;
-			if (!ok && (errno == EINVAL || errno == ENOSYS)) {
-				/* No RENAME_NOREPLACE here: link() refuses existing names too. */
-				ok = link(f->temp, path) == 0;
-				if (ok)
-					unlink(f->temp);
-			}
 		}
+		bool no_backup = false;
+		int ok = publish_new(f, path) == 0;
+		if (!ok && errno == EEXIST && force)
+			ok = publish_over(x, f, path, &no_backup) == 0;
 		if (!ok) {
-			int rc = errno == EEXIST
-			                 ? cmd_error(x->args, EXIT_FAIL,
-			                             "'%s' already exists (use --force to overwrite)", path)
-			                 : cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path,
-			                             strerror(errno));
+			int rc;
+			if (no_backup)
+				rc = cmd_error(x->args, EXIT_FAIL, "cannot back up '%s' to replace it: %s",
+				               path, strerror(errno));
+			else if (errno == EEXIST && !force)
+				rc = cmd_error(x->args, EXIT_FAIL,
+				               "'%s' already exists (use --force to overwrite)", path);
+			else
+				rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': %s", path,
+				               strerror(errno));
 			free(path);
-			if (!force)
-				unpublish(x);
+			roll_back(x);
 			return rc;
 		}
-		free(f->temp);
-		f->temp = NULL;
-		f->published = true;
 		free(path);
 	}
 	sync_directory(x->dir);
+	for (size_t i = 0; i < x->file_count; i++) {
+		if (x->files[i].backup)
+			unlink(x->files[i].backup);
+		free(x->files[i].backup);
+		x->files[i].backup = NULL;
+	}
 	for (size_t i = 0; i < x->file_count && !quiet; i++) {
 		if (dir_given) {
 			char *path = join_path(x->dir, x->files[i].name);
@@ -448,7 +670,6 @@ static int run_extract(const cmd_args *args)
 {
 	const char *dir_option = cmd_value(args, "directory");
 	extraction x = {.args = args, .dir = dir_option && *dir_option ? dir_option : "."};
-	bool created_dir = false;
 	int rc;
 
 	mode_t mask = umask(0);
@@ -461,15 +682,12 @@ static int run_extract(const cmd_args *args)
 	}
 	if ((rc = plan(&x)) != EXIT_OK)
 		goto cleanup;
-	struct stat st;
-	created_dir = stat(x.dir, &st) != 0;
-	if (make_directory(x.dir) != 0) {
-		created_dir = false;
+	if (make_directory(&x) != 0) {
 		rc = cmd_error(args, EXIT_FAIL, "cannot create directory '%s': %s", x.dir,
 		               strerror(errno));
 		goto cleanup;
 	}
-	if ((rc = check_existing(&x)) != EXIT_OK || (rc = write_temporaries(&x)) != EXIT_OK)
+	if ((rc = check_existing(&x)) != EXIT_OK || (rc = write_new_files(&x)) != EXIT_OK)
 		goto cleanup;
 	bool json = cmd_flag(args, "json");
 	rc = publish(&x, json || cmd_flag(args, "quiet"), dir_option != NULL);
@@ -477,16 +695,19 @@ static int run_extract(const cmd_args *args)
 		print_json(&x);
 cleanup:
 	for (size_t i = 0; i < x.file_count; i++) {
-		if (x.files[i].temp) {
-			unlink(x.files[i].temp);
-			free(x.files[i].temp);
-		}
-		free(x.files[i].name);
+		output_file *f = &x.files[i];
+		if (f->fd >= 0)
+			close(f->fd);
+		if (f->temp)
+			unlink(f->temp);
+		free(f->temp);
+		free(f->backup); /* one that could not be renamed back stays */
+		free(f->name);
 	}
 	free(x.files);
 	gpucc_image_free(x.img);
-	if (rc != EXIT_OK && created_dir)
-		rmdir(x.dir); /* only when empty: leave nothing we made */
+	/* Only empty ones go: leave nothing we made. */
+	remove_made_directories(&x, rc != EXIT_OK);
 	return rc;
 }
 
@@ -499,9 +720,11 @@ const cmd_spec cmd_extract_spec = {
 		"<module stem>.<target with ':' as '_'>.<short key>.<ext>, e.g.\n"
 		"saxpy.nvptx.sm_90_ptx78.3f2a9c0d1e4b.ptx; names are built from the manifest\n"
 		"and sanitised, so nothing is written outside DIR.  Every payload is\n"
-		"verified and flushed before any file appears: a corrupt image, or a failed\n"
-		"write, leaves no file behind.\n"
-		"Existing files are refused unless --force.  Prints the files written;\n"
+		"verified and flushed before any file appears, and a run that fails leaves\n"
+		"DIR as it was: files --force replaced are put back, and directories made\n"
+		"for -C removed.\n"
+		"Existing files are refused unless --force (a directory or other non-file\n"
+		"even then; a link is replaced, not followed).  Prints the files written;\n"
 		"--json prints {\"image\", \"directory\", \"files\": [{\"name\", \"part\",\n"
 		"\"size\", \"sha256\"}, ...]} instead, names relative to the directory.\n"
 		"Members that no entry lists are never read; 'gpucc verify' checks them.",

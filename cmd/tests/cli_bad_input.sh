@@ -98,6 +98,15 @@ check absolute-member "member '/tmp/gpucc-escaped.ptx' has an unsafe path" 0 "$f
 check symlink-member  "member 'payloads/[0-9a-f]*\.$first' is a link, not a file" \
                                                                           0 "$first" 3 3
 
+# A failed extract removes every directory it created, and only those.
+expect_exit 3 "$GPUCC" extract bad/digest-mismatch.gpucc -C deep/a/b/c
+assert_no_file deep
+mkdir -p pre/a
+expect_exit 3 "$GPUCC" extract bad/digest-mismatch.gpucc -C pre/a/b/c/
+[ -d pre/a ] && [ -z "$(ls -A pre/a)" ] || fail "extract -C pre/a/b/c/ left: $(ls -AR pre)"
+expect_exit 3 "$GPUCC" extract bad/digest-mismatch.gpucc -C pre/a/../b//c
+[ "$(ls -A pre)" = a ] || fail "extract -C pre/a/../b//c left: $(ls -AR pre)"
+
 # The intact payload of a damaged image is still served, verified.
 expect_exit 0 "$GPUCC" cat bad/digest-mismatch.gpucc "$(key_of_part "$last")" --part "$last"
 "$GPUCC" cat good.gpucc "$(key_of_part "$last")" --part "$last" > good.last

@@ -250,13 +250,26 @@ if command -v strace >/dev/null; then
 		"$GPUCC" extract -q $img -C synced || fail "extract under strace failed"
 	[ "$(grep -c 'sync(' extract.trace)" -ge 3 ] || { cat extract.trace >&2; fail "extract did not fsync its files and directory"; }
 fi
-# A rename that fails after others succeeded (here: the second, by the fault
-# shim) leaves nothing behind: the files this run published are removed.
+# A directory, or anything but a file or a link, named like an output is
+# refused, with --force too, before anything is written.
+mkdir -p refused/"$nv_file"
+mkfifo refused/"$amd_file"
+expect_exit 1 "$GPUCC" extract --force $img -C refused
+assert_one_line err
+assert_grep "^gpucc extract: cannot write 'refused/$nv_file': is a directory$" err
+rmdir refused/"$nv_file"
+expect_exit 1 "$GPUCC" extract --force $img -C refused
+assert_one_line err
+assert_grep "^gpucc extract: cannot write 'refused/$amd_file': not a regular file$" err
+[ "$(ls -A refused)" = "$amd_file" ] && [ -p refused/"$amd_file" ] || fail "a refused extract changed: $(ls -Al refused)"
+# A publishing step that fails after others succeeded (here: the second,
+# by the fault shim) leaves nothing behind: the files this run published
+# are removed.
 shim=${FAULTSHIM:-$(dirname "$GPUCC")/tests/faultshim.so}
 if [ -f "$shim" ]; then
 	asan=$(ldd "$GPUCC" | awk '/libasan/ {print $3}')
 	mkdir halfway
-	GPUCC_FAULT_ERRNO=EIO GPUCC_FAULT_OPS=rename GPUCC_FAULT_AFTER=1 \
+	GPUCC_FAULT_ERRNO=EIO GPUCC_FAULT_OPS=rename,link GPUCC_FAULT_AFTER=1 \
 		LD_PRELOAD=${asan:+$asan:}$shim expect_exit 1 "$GPUCC" extract $img -C halfway
 	assert_one_line err
 	assert_grep "^gpucc extract: cannot write 'halfway/.*': Input/output error$" err

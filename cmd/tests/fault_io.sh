@@ -9,8 +9,11 @@
 # was one whose failure is harmless (closing an input), succeeds with exactly
 # the output of a clean run.  Caches stay valid (`gpucc cache verify`) and
 # keep every entry they had; a compile whose cache fails still succeeds, with
-# one warning.  Then the same through RLIMIT_FSIZE, and a real full disk on a
-# small tmpfs when this user may mount one.
+# one warning.  extract --force, failed once at each of its renames and
+# links, leaves the directory exactly as it was; extract killed (SIGKILL) at
+# each of its calls leaves no temporary file.  Then the same through
+# RLIMIT_FSIZE, and a real full disk on a small tmpfs when this user may
+# mount one.
 . "$SRCROOT/cmd/tests/lib.sh"
 . "$SRCROOT/cmd/tests/algebra_helpers.sh"
 
@@ -110,32 +113,105 @@ expect_exit 0 "$GPUCC" merge b.gpucc --zstd -o mz.gpucc
 faulted_output mz.gpucc "$GPUCC" merge -q --zstd=9 a.gpucc z.gpucc big1.gpucc -o mz.gpucc
 assert_verifies big.gpucc mz.gpucc
 
-# ---- extract: each file is the old one or the whole new one (a2 has a's
-# keys, so the same file names, with other payloads)
+# ---- extract --force: all or nothing.  x-old holds the files of a2 (a's
+# keys, so a's file names, with other payloads) less two, which the run
+# creates, and a file of its own.  A fault at any point fails the run and
+# leaves x exactly as it was (the replaced files back, the created ones
+# gone, nothing else), or is harmless and leaves exactly what a clean run
+# does.  One fault per run (GPUCC_FAULT_COUNT=1): the rollback's own renames
+# must be able to succeed.  Every rename and link is failed once, then
+# every kind of call at a few points.
 make_image a2.gpucc A 0 12 v1 20000
-expect_exit 0 "$GPUCC" extract -q a.gpucc -C want-x
+expect_exit 0 "$GPUCC" extract -q a.gpucc -C want-a
 expect_exit 0 "$GPUCC" extract -q a2.gpucc -C x-old
-cp -r x-old x
+rm -f $(find x-old -type f | sort | sed -n '1p;7p')
+echo "not from the image" > x-old/unrelated
+cp -r want-a want-x && cp x-old/unrelated want-x/
+# faulted_extract OPS ERRNO AFTER: one fault, then the checks above.
+faulted_extract() {
+	rm -rf x && cp -a x-old x
+	GPUCC_FAULT_OPS=$1 GPUCC_FAULT_COUNT=1 shim "$2" "$3" '*/x/*' "$GPUCC" extract -q --force a.gpucc -C x
+	if [ "$rc" = 0 ]; then
+		diff -r x want-x >&2 || fail "extract --force with $2 at $1 call $3 succeeded, with other files"
+		harmless=$((harmless + 1))
+	else
+		check_one_failure x/ "$2"
+		diff -r x x-old >&2 || fail "extract --force failed ($2 at $1 call $3) and did not leave the directory as it was"
+	fi
+}
+rm -rf x && cp -a x-old x
+GPUCC_FAULT_OPS=rename,link shim 0 0 '*/x/*' "$GPUCC" extract -q --force a.gpucc -C x
+n=$(wc -l < calls)
+[ "$n" -ge 12 ] || fail "extract --force made only $n renames and links"
+backups_failed=0
+for p in $(seq 0 $((n - 1))); do
+	faulted_extract rename,link EIO "$p"
+	grep -q "^gpucc extract: cannot back up 'x/[^']*' to replace it: " err &&
+		backups_failed=$((backups_failed + 1))
+done
+[ "$backups_failed" -gt 0 ] || fail "no extract --force failed to back up a file it replaces"
+rm -rf x && cp -a x-old x
 shim 0 0 '*/x/*' "$GPUCC" extract -q --force a.gpucc -C x
 n=$(wc -l < calls)
 for e in ENOSPC EIO; do
 	for p in $(points "$n"); do
-		rm -rf x && cp -r x-old x
-		echo "not from the image" > x/unrelated
-		shim "$e" "$p" '*/x/*' "$GPUCC" extract -q --force a.gpucc -C x
-		if [ "$rc" = 0 ]; then
-			harmless=$((harmless + 1))
-		else
-			check_one_failure x/ "$e"
-		fi
-		for f in x-old/*; do
-			f=${f#x-old/}
-			cmp -s "x/$f" "x-old/$f" || cmp -s "x/$f" "want-x/$f" || fail "extract left a torn '$f'"
-		done
-		[ "$(cat x/unrelated)" = "not from the image" ] || fail "extract changed an unrelated file"
-		no_temporaries x
+		faulted_extract "" "$e" "$p"
 	done
 done
+# A fault that persists fails the rollback's renames too: then each name
+# holds its old file or the whole new one, and each old file not put back is
+# kept under a backup name, so that none is lost.
+rm -rf x && cp -a x-old x
+GPUCC_FAULT_OPS=rename shim EIO 3 '*/x/*' "$GPUCC" extract -q --force a.gpucc -C x
+check_one_failure x/ EIO
+kept=0
+for f in x-old/*; do
+	f=${f#x-old/}
+	cmp -s "x/$f" "x-old/$f" && continue
+	cmp -s "x/$f" "want-x/$f" || fail "extract left a torn '$f'"
+	for b in x/.gpucc-extract.*; do
+		cmp -s "$b" "x-old/$f" && kept=$((kept + 1)) && continue 2
+	done
+	fail "extract --force lost the old '$f'"
+done
+[ "$kept" = 3 ] || fail "expected 3 old files under backup names, found $kept"
+
+# ---- extract killed (kill -9, from the shim) at each of its file system
+# calls: no temporary file remains, every file there is a whole one of the
+# image, and the next extract succeeds.  Over existing files with --force,
+# a kill before the renames leaves the directory exactly as it was.
+rm -rf k && mkdir k
+shim 0 0 '*/k/*' "$GPUCC" extract -q a.gpucc -C k
+n=$(wc -l < calls)
+for p in $(seq 0 $((n - 1))); do
+	rm -rf k && mkdir k
+	shim SIGKILL "$p" '*/k/*' "$GPUCC" extract -q a.gpucc -C k
+	[ "$rc" = 137 ] || { cat err >&2; fail "extract was not killed at call $p: exited $rc"; }
+	for f in $(ls -A k); do
+		cmp -s "k/$f" "want-a/$f" || fail "extract killed at call $p left '$f'"
+	done
+	expect_exit 0 "$GPUCC" extract -q --force a.gpucc -C k
+	diff -r k want-a >&2 || fail "extract after one killed at call $p"
+done
+rm -rf x && cp -a x-old x
+GPUCC_FAULT_OPS=create,write,fsync shim 0 0 '*/x/*' "$GPUCC" extract -q --force a.gpucc -C x
+n=$(wc -l < calls)
+for p in $(points "$n"); do
+	rm -rf x && cp -a x-old x
+	GPUCC_FAULT_OPS=create,write,fsync shim SIGKILL "$p" '*/x/*' "$GPUCC" extract -q --force a.gpucc -C x
+	[ "$rc" = 137 ] || { cat err >&2; fail "extract --force was not killed at call $p: exited $rc"; }
+	diff -r x x-old >&2 || fail "extract --force killed at call $p changed the directory"
+	expect_exit 0 "$GPUCC" extract -q --force a.gpucc -C x
+	diff -r x want-x >&2 || fail "extract --force after one killed at call $p"
+done
+
+# ---- extract where unnamed temporary files (O_TMPFILE) are not supported:
+# named ones instead, and the same files
+GPUCC_FAULT_OPS=create GPUCC_FAULT_COUNT=1 shim 95 0 '*/t/*' "$GPUCC" extract -q a.gpucc -C t
+[ "$rc" = 0 ] || { cat err >&2; fail "extract without O_TMPFILE exited $rc"; }
+assert_grep "^create 0 .*/t/ 95$" calls
+assert_grep "^create 1 .*/t/\.gpucc-extract\." calls
+diff -r t want-a >&2 || fail "extract without O_TMPFILE wrote other files"
 
 # ---- cache import: entries there stay, the cache verifies, no leftovers
 expect_exit 0 "$GPUCC" cache import -q --cache base-cache b.gpucc

@@ -8,11 +8,13 @@
  *
  *   GPUCC_FAULT_ERRNO  ENOSPC, EIO, EDQUOT, EROFS or a number; 0 (or unset)
  *                      injects nothing but still counts and logs, which is
- *                      how a test learns how many calls a clean run makes
+ *                      how a test learns how many calls a clean run makes;
+ *                      SIGKILL kills the process at the call instead, as
+ *                      kill -9 would at that moment
  *   GPUCC_FAULT_OPS    comma-separated calls to fail (default: all of
  *                      write,pwrite,writev,pwritev,fsync,fdatasync,
  *                      sync_file_range,copy_file_range,sendfile,fallocate,
- *                      ftruncate,rename,create,close)
+ *                      ftruncate,rename,link,create,close)
  *   GPUCC_FAULT_AFTER  let this many matching calls succeed, fail the rest
  *                      (default 0: fail from the first)
  *   GPUCC_FAULT_COUNT  fail only this many calls, then succeed again
@@ -24,7 +26,10 @@
  *
  * Only regular files count (descriptors 0-2 never do, so a process can
  * still report the error); "create" is open/openat/creat with O_CREAT of a
- * path that matches.  Thread-safe: the call counter is atomic.
+ * path that matches, or mkstemp(64) of a template that does, or open/openat with
+ * O_TMPFILE of a directory whose path with a '/' appended does; "link" is
+ * link/linkat, counted as the new name (as a rename is, when that side
+ * matches).  Thread-safe: the call counter is atomic.
  */
 /* Wrap both open and open64 (and friends) under their own names: with 64-bit
  * offsets requested, the headers would turn a definition of open into open64. */
@@ -37,6 +42,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -52,17 +58,18 @@
 /* The calls this library can fail, one bit each. */
 enum {
 	OP_WRITE, OP_PWRITE, OP_WRITEV, OP_PWRITEV, OP_FSYNC, OP_FDATASYNC, OP_SYNC_FILE_RANGE,
-	OP_COPY_FILE_RANGE, OP_SENDFILE, OP_FALLOCATE, OP_FTRUNCATE, OP_RENAME, OP_CREATE, OP_CLOSE,
-	OP_COUNT
+	OP_COPY_FILE_RANGE, OP_SENDFILE, OP_FALLOCATE, OP_FTRUNCATE, OP_RENAME, OP_LINK, OP_CREATE,
+	OP_CLOSE, OP_COUNT
 };
 static const char *const op_names[OP_COUNT] = {
 	"write", "pwrite", "writev", "pwritev", "fsync", "fdatasync", "sync_file_range",
-	"copy_file_range", "sendfile", "fallocate", "ftruncate", "rename", "create", "close",
+	"copy_file_range", "sendfile", "fallocate", "ftruncate", "rename", "link", "create", "close",
 };
 
 static struct {
 	atomic_int state; /* 0 unread, 1 reading, 2 ready */
 	int error;        /* the errno to inject; 0: none */
+	bool kill;        /* SIGKILL instead of an error */
 	unsigned ops;     /* bit per OP_* */
 	long after, count;
 	char pattern[PATH_MAX];
@@ -125,7 +132,9 @@ static void load_config(void)
 		return;
 	}
 	const char *v;
-	config.error = parse_errno(getenv("GPUCC_FAULT_ERRNO"));
+	v = getenv("GPUCC_FAULT_ERRNO");
+	config.kill = v && strcmp(v, "SIGKILL") == 0;
+	config.error = config.kill ? -1 : parse_errno(v); /* -1: inject, never set as errno */
 	config.ops = parse_ops(getenv("GPUCC_FAULT_OPS"));
 	config.after = (v = getenv("GPUCC_FAULT_AFTER")) ? atol(v) : 0;
 	config.count = (v = getenv("GPUCC_FAULT_COUNT")) && *v ? atol(v) : -1;
@@ -162,6 +171,8 @@ static bool inject(int op, const char *path)
 	bool fail = config.error && n >= config.after &&
 	            (config.count < 0 || n < config.after + config.count);
 	log_call(op, n, path, fail ? config.error : 0);
+	if (fail && config.kill)
+		kill(getpid(), SIGKILL);
 	if (fail)
 		errno = config.error;
 	return fail;
@@ -224,14 +235,15 @@ static bool inject_path(int op, int dirfd, const char *path)
 	return absolute(dirfd, path, full, sizeof full) && inject(op, full);
 }
 
-/* A rename counts once, as the path of whichever side matches. */
-static bool inject_rename(int from_dir, const char *from, int to_dir, const char *to)
+/* A rename or a link counts once, as the path of whichever side matches,
+ * the new name first. */
+static bool inject_two_paths(int op, int from_dir, const char *from, int to_dir, const char *to)
 {
 	char full[PATH_MAX * 2];
 	load_config();
 	if (absolute(to_dir, to, full, sizeof full) && fnmatch(config.pattern, full, 0) == 0)
-		return inject(OP_RENAME, full);
-	return inject_path(OP_RENAME, from_dir, from);
+		return inject(op, full);
+	return inject_path(op, from_dir, from);
 }
 
 /* ---- the wrapped calls ------------------------------------------------------ */
@@ -319,23 +331,37 @@ int close(int fd)
 
 int rename(const char *from, const char *to)
 {
-	if (inject_rename(AT_FDCWD, from, AT_FDCWD, to))
+	if (inject_two_paths(OP_RENAME, AT_FDCWD, from, AT_FDCWD, to))
 		return -1;
 	return REAL(rename)(from, to);
 }
 
 int renameat(int from_dir, const char *from, int to_dir, const char *to)
 {
-	if (inject_rename(from_dir, from, to_dir, to))
+	if (inject_two_paths(OP_RENAME, from_dir, from, to_dir, to))
 		return -1;
 	return REAL(renameat)(from_dir, from, to_dir, to);
 }
 
 int renameat2(int from_dir, const char *from, int to_dir, const char *to, unsigned int flags)
 {
-	if (inject_rename(from_dir, from, to_dir, to))
+	if (inject_two_paths(OP_RENAME, from_dir, from, to_dir, to))
 		return -1;
 	return REAL(renameat2)(from_dir, from, to_dir, to, flags);
+}
+
+int link(const char *from, const char *to)
+{
+	if (inject_two_paths(OP_LINK, AT_FDCWD, from, AT_FDCWD, to))
+		return -1;
+	return REAL(link)(from, to);
+}
+
+int linkat(int from_dir, const char *from, int to_dir, const char *to, int flags)
+{
+	if (inject_two_paths(OP_LINK, from_dir, from, to_dir, to))
+		return -1;
+	return REAL(linkat)(from_dir, from, to_dir, to, flags);
 }
 
 /* open and openat take a mode only with O_CREAT or O_TMPFILE. */
@@ -358,6 +384,13 @@ static int open_or_fail(int dirfd, const char *path, int flags, mode_t mode)
 {
 	if ((flags & O_CREAT) && inject_path(OP_CREATE, dirfd, path))
 		return -1;
+	if ((flags & O_TMPFILE) == O_TMPFILE) {
+		/* An unnamed file in the directory path: "path/" stands for it. */
+		char in_dir[PATH_MAX + 2];
+		snprintf(in_dir, sizeof in_dir, "%s/", path);
+		if (inject_path(OP_CREATE, dirfd, in_dir))
+			return -1;
+	}
 	return REAL(openat)(dirfd, path, flags, mode);
 }
 
@@ -399,4 +432,12 @@ int mkstemp(char *template)
 	if (inject_path(OP_CREATE, AT_FDCWD, template))
 		return -1;
 	return REAL(mkstemp)(template);
+}
+
+/* What mkstemp is with 64-bit offsets requested (as gpucc builds). */
+int mkstemp64(char *template)
+{
+	if (inject_path(OP_CREATE, AT_FDCWD, template))
+		return -1;
+	return REAL(mkstemp64)(template);
 }
