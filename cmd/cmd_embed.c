@@ -6,9 +6,10 @@
  * or linker is run) and defines NAME, the image's bytes (aligned, in a
  * read-only section), and NAME_size, a uint64_t.  --header writes the
  * matching declarations.  The image is checked before it is embedded (its
- * manifest and every payload's digest), and both outputs are published
- * atomically.  A bad argument (symbol, alignment, triple) is a usage error
- * (129), whether this file or libgpucc (GPUCC_EINVALID) finds it.
+ * manifest and every payload's digest), and both outputs are written in
+ * full before either is published.  A bad argument (symbol, alignment,
+ * triple, an output naming the image) is a usage error (129), whether this
+ * file or libgpucc (GPUCC_EINVALID) finds it.
  */
 #include "cmd.h"
 
@@ -34,7 +35,9 @@ static int run_embed(const cmd_args *args)
 	if (!output || !symbol)
 		return cmd_error(args, EXIT_USAGE, "%s is required (see 'gpucc embed -h')",
 		                 !output ? "-o OBJ" : "--symbol NAME");
-	gpucc_embed_options opts = {.symbol = symbol, .triple = cmd_value(args, "target-triple")};
+	gpucc_embed_options opts = {.symbol = symbol,
+	                            .triple = cmd_value(args, "target-triple"),
+	                            .header = cmd_value(args, "header")};
 	const char *align = cmd_value(args, "align");
 	if (align) {
 		char *end = NULL;
@@ -50,9 +53,6 @@ static int run_embed(const cmd_args *args)
 		int code = cmd_fail(args);
 		return gpucc_error_last()->code == GPUCC_EINVALID ? EXIT_USAGE : code;
 	}
-	const char *header = cmd_value(args, "header");
-	if (header && gpucc_embed_write_header(header, symbol) != 0)
-		return cmd_fail(args);
 	return EXIT_OK;
 }
 
@@ -66,13 +66,20 @@ const cmd_spec cmd_embed_spec = {
 		"(a uint64_t).  Link it into a program or library and open the image with\n"
 		"gpucc_image_open_memory(&img, NAME, NAME_size, \"NAME\"): no file is needed\n"
 		"at run time.  The image is checked before it is embedded: its manifest and the\n"
-		"SHA-256 of every payload.  Objects are ELF, for x86_64 or aarch64 Linux.\n"
+		"SHA-256 of every payload.  Objects are ELF, for x86_64 or aarch64 Linux, and\n"
+		"the same image and options give the same bytes.  NAME must be a C identifier\n"
+		"that C and C++ can declare: no keyword, no leading or trailing '_', no '__'.\n"
+		"The object and the --header are written in full before either replaces its\n"
+		"file: a failure leaves both as they were.\n"
 		"\n"
-		"exit codes: 0 success, 2 the image does not exist, 3 the image is not a valid\n"
-		"gpucc image (the error names the file and its defect), 6 the LLVM backend is\n"
-		"absent, 129 usage or a bad argument (--symbol not a C identifier, --align not\n"
-		"a power of two up to 4096, a --target-triple other than x86_64 or aarch64\n"
-		"Linux).",
+		"exit codes: 0 success, 1 a read or write failed (the error names the file),\n"
+		"2 the image (or an output's directory) does not exist,\n"
+		"3 the image is not a valid gpucc image (a directory, a FIFO, an empty file, a\n"
+		"snapshot, a corrupt image: the error names the file and its defect), 6 the\n"
+		"LLVM backend is absent, 129 usage or a bad argument (--symbol not such an\n"
+		"identifier, --align not a power of two up to 4096, a --target-triple other\n"
+		"than x86_64 or aarch64 Linux, -o or --header naming the image, --header\n"
+		"naming the object).",
 	.options = embed_options,
 	.min_positional = 1,
 	.max_positional = 1,

@@ -3,7 +3,9 @@
  * the arguments and the whole image (manifest and every payload's digest),
  * loads the LLVM backend module through gpucc_backend_load
  * (lib/compile_backend.c) and calls its embed entry point
- * (lib/embed_backend.h), then publishes the object atomically.  libgpucc
+ * (lib/embed_backend.h), which returns the object less the image's bytes;
+ * writes the object with the image (read through a mapping, never copied)
+ * in its place, and the header, and publishes both atomically.  libgpucc
  * itself never links LLVM (DESIGN.md invariant 8).
  */
 #include "atomic_file.h"
@@ -37,7 +39,28 @@ const char *gpucc_embed_default_triple(void)
 #endif
 }
 
-/* A C identifier of at most SYMBOL_MAX characters. */
+/* Keywords of C (C23) and C++ (C++20), which the header could not
+ * declare.  Keywords spelt with a leading underscore are refused as
+ * reserved. */
+static const char *const keywords[] = {
+	"alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+	"case", "catch", "char", "char16_t", "char32_t", "char8_t", "class", "co_await",
+	"co_return", "co_yield", "compl", "concept", "const", "const_cast", "consteval",
+	"constexpr", "constinit", "continue", "decltype", "default", "delete", "do", "double",
+	"dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+	"friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
+	"not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
+	"register", "reinterpret_cast", "requires", "restrict", "return", "short", "signed",
+	"sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+	"thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "typeof",
+	"typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
+	"while", "xor", "xor_eq",
+};
+
+/* A C identifier of at most SYMBOL_MAX characters that the header can
+ * declare in C and C++: no keyword, and neither NAME nor NAME_size (nor the
+ * include guard built from NAME) reserved: C reserves file-scope names
+ * starting with '_', C++ every name holding "__" (so no trailing '_'). */
 static int check_symbol(const char *symbol)
 {
 	size_t len = symbol ? strlen(symbol) : 0;
@@ -46,8 +69,16 @@ static int check_symbol(const char *symbol)
 		ok = isalnum((unsigned char)symbol[i]) || symbol[i] == '_';
 	if (!ok)
 		return gpucc_error_set(GPUCC_EINVALID,
-		                       "symbol '%s' is not a C identifier of at most %d characters",
-		                       symbol ? symbol : "", SYMBOL_MAX);
+		                       "symbol '%.64s%s' is not a C identifier of at most %d characters",
+		                       symbol ? symbol : "", len > 64 ? "..." : "", SYMBOL_MAX);
+	if (symbol[0] == '_' || symbol[len - 1] == '_' || strstr(symbol, "__"))
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "symbol '%s' is reserved in C or C++: it must not begin or end "
+		                       "with '_' nor hold '__'",
+		                       symbol);
+	for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+		if (strcmp(symbol, keywords[i]) == 0)
+			return gpucc_error_set(GPUCC_EINVALID, "symbol '%s' is a C or C++ keyword", symbol);
 	return 0;
 }
 
@@ -72,18 +103,132 @@ static int embed_entry(gpucc_embed_entry_fn *out)
 	return 0; /* module stays referenced: the backend is never unloaded */
 }
 
-static int write_file_atomically(const char *path, const void *data, size_t size)
+/* Whether path names the file st describes (the image being read), which
+ * the rename that publishes an output would replace. */
+static bool names_file(const char *path, const struct stat *st)
 {
-	gpucc_atomic_file f;
-	int rc = gpucc_atomic_file_open(&f, path);
-	if (rc)
-		return rc;
-	if (gpucc_write_all(f.fd, data, size) != 0) {
-		rc = gpucc_error_set_errno("cannot write '%s'", path);
-		gpucc_atomic_file_abort(&f);
+	struct stat named;
+	return stat(path, &named) == 0 && named.st_dev == st->st_dev && named.st_ino == st->st_ino;
+}
+
+/* Whether paths a and b are one output: the same name in the same
+ * directory, or one existing file (links). */
+static bool same_output(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	const char *name_a = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
+	const char *name_b = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
+	if (strcmp(name_a, name_b) != 0)
+		return false;
+	char dir_a[4096], dir_b[4096];
+	snprintf(dir_a, sizeof dir_a, "%.*s.", (int)(name_a - a), a);
+	snprintf(dir_b, sizeof dir_b, "%.*s.", (int)(name_b - b), b);
+	return stat(dir_a, &sa) == 0 && stat(dir_b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* Open image_path for reading, refusing what is not a non-empty regular
+ * file (without blocking on a FIFO).  Returns the fd or an error code. */
+static int open_image_file(const char *image_path, struct stat *st)
+{
+	int fd = open(image_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot open '%s'", image_path);
+	int rc = 0;
+	if (fstat(fd, st) != 0)
+		rc = gpucc_error_set_errno("cannot read '%s'", image_path);
+	else if (!S_ISREG(st->st_mode))
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' is %s, not a gpucc image", image_path,
+		                     S_ISDIR(st->st_mode) ? "a directory" : "a FIFO, socket or device");
+	else if (st->st_size == 0)
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' is empty, not a gpucc image", image_path);
+	if (rc) {
+		close(fd);
 		return rc;
 	}
-	return gpucc_atomic_file_commit(&f);
+	return fd;
+}
+
+/* Open the image and check all of it (manifest and every payload's
+ * digest): a package carries what is embedded to every user, who would
+ * meet a bad payload only when loading it.  Every defect of the file is
+ * GPUCC_ECORRUPT (the reader calls a snapshot given as an image a bad
+ * argument; here it is a bad input). */
+static int check_image(const char *image_path, const void *data, size_t size)
+{
+	gpucc_image *img = NULL;
+	int rc = gpucc_image_open_memory(&img, data, size, image_path);
+	if (rc == 0)
+		rc = gpucc_image_verify(img);
+	gpucc_image_free(img);
+	if (rc == GPUCC_EINVALID) {
+		char message[1024];
+		snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "%s", message);
+	}
+	return rc;
+}
+
+/* The header's text for symbol, into text (size bytes); its length or an
+ * error code. */
+static int header_text(char *text, size_t size, const char *symbol)
+{
+	int n = snprintf(text, size,
+	                 "/* Generated by gpucc embed: the precompile image embedded as %s.\n"
+	                 " * Open it with gpucc_image_open_memory(&img, %s, %s_size, \"%s\"). */\n"
+	                 "#ifndef GPUCC_EMBEDDED_%s_H\n"
+	                 "#define GPUCC_EMBEDDED_%s_H\n\n"
+	                 "#include <stdint.h>\n\n"
+	                 "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+	                 "extern const unsigned char %s[];\n"
+	                 "extern const uint64_t %s_size;\n\n"
+	                 "#ifdef __cplusplus\n}\n#endif\n#endif\n",
+	                 symbol, symbol, symbol, symbol, symbol, symbol, symbol, symbol);
+	if (n < 0 || (size_t)n >= size)
+		return gpucc_error_set(GPUCC_ERROR, "header for '%s' too long", symbol);
+	return n;
+}
+
+/* Write size bytes to the atomic file f; errors name f's target. */
+static int write_part(gpucc_atomic_file *f, const void *data, size_t size)
+{
+	if (gpucc_write_all(f->fd, data, size) != 0)
+		return gpucc_error_set_errno("cannot write '%s'", f->path);
+	return 0;
+}
+
+/* Write the object (and the header, when header_path is set) in full under
+ * temporary names, then publish them: the object, then the header.  A
+ * failure before the renames publishes neither. */
+static int write_outputs(const char *obj_path, const char *header_path, const char *symbol,
+                         const void *frame, size_t frame_size, size_t image_offset,
+                         const void *image, size_t image_size)
+{
+	char text[2048];
+	int n = header_path ? header_text(text, sizeof text, symbol) : 0;
+	if (n < 0)
+		return n;
+	gpucc_atomic_file obj = {.fd = -1}, header = {.fd = -1};
+	int rc = gpucc_atomic_file_open(&obj, obj_path);
+	if (rc == 0 && header_path)
+		rc = gpucc_atomic_file_open(&header, header_path);
+	if (rc == 0)
+		rc = write_part(&obj, frame, image_offset);
+	if (rc == 0)
+		rc = write_part(&obj, image, image_size);
+	if (rc == 0)
+		rc = write_part(&obj, (const char *)frame + image_offset, frame_size - image_offset);
+	if (rc == 0 && header_path)
+		rc = write_part(&header, text, (size_t)n);
+	if (rc == 0)
+		rc = gpucc_atomic_file_commit(&obj);
+	if (rc == 0 && header_path)
+		return gpucc_atomic_file_commit(&header);
+	gpucc_atomic_file_abort(&obj);
+	gpucc_atomic_file_abort(&header);
+	return rc;
 }
 
 int gpucc_embed_image(const char *image_path, const char *obj_path,
@@ -100,47 +245,54 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 		                       alignment);
 	const char *triple = opts->triple ? opts->triple : gpucc_embed_default_triple();
 	const char *section = opts->section ? opts->section : DEFAULT_SECTION;
+	const char *header_path = opts->header;
+	if (header_path && same_output(header_path, obj_path))
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "the header '%s' and the object '%s' are the same file",
+		                       header_path, obj_path);
 
-	/* Map the image, and check all of it before shipping it: a package
-	 * carries what is embedded to every user, who would meet a bad payload
-	 * only when loading it. */
-	int fd = open(image_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gpucc_error_set_errno("cannot open '%s'", image_path);
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+	int fd = open_image_file(image_path, &st);
+	if (fd < 0)
+		return fd;
+	const char *clash = names_file(obj_path, &st)                     ? obj_path
+	                    : header_path && names_file(header_path, &st) ? header_path
+	                                                                  : NULL;
+	if (clash) {
 		close(fd);
-		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (not a non-empty file)",
-		                       image_path);
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s' is the image being embedded: write the %s elsewhere", clash,
+		                       clash == obj_path ? "object" : "header");
 	}
 	size_t size = (size_t)st.st_size;
 	void *data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (data == MAP_FAILED)
 		return gpucc_error_set_errno("cannot map '%s'", image_path);
-	gpucc_image *img = NULL;
-	rc = gpucc_image_open_memory(&img, data, size, image_path);
-	if (rc == 0)
-		rc = gpucc_image_verify(img);
-	gpucc_image_free(img);
+	rc = check_image(image_path, data, size);
+	/* Give back the pages the check read: the object's frame is emitted
+	 * next, and writing the image faults them in again from the page
+	 * cache, so a large image is resident once at any moment, not twice. */
+	madvise(data, size, MADV_DONTNEED);
 
 	gpucc_embed_entry_fn emit = NULL;
 	if (rc == 0)
 		rc = embed_entry(&emit);
-	void *object = NULL;
-	size_t object_size = 0;
+	void *frame = NULL;
+	size_t frame_size = 0, image_offset = 0;
 	if (rc == 0) {
 		char error[512] = "";
-		int code = emit(triple, opts->symbol, section, alignment, data, size, &object,
-		                &object_size, error, sizeof error);
+		int code = emit(triple, opts->symbol, section, alignment, size, &frame, &frame_size,
+		                &image_offset, error, sizeof error);
 		if (code != 0)
 			rc = gpucc_error_set(code == GPUCC_EINVALID ? GPUCC_EINVALID : GPUCC_ERROR,
 			                     "cannot embed '%s': %s", image_path, error);
 	}
-	munmap(data, size);
 	if (rc == 0)
-		rc = write_file_atomically(obj_path, object, object_size);
-	free(object);
+		rc = write_outputs(obj_path, header_path, opts->symbol, frame, frame_size, image_offset,
+		                   data, size);
+	munmap(data, size);
+	free(frame);
 	return rc;
 }
 
@@ -150,18 +302,15 @@ int gpucc_embed_write_header(const char *header_path, const char *symbol)
 	if (rc)
 		return rc;
 	char text[2048];
-	int n = snprintf(text, sizeof text,
-	                 "/* Generated by gpucc embed: the precompile image embedded as %s.\n"
-	                 " * Open it with gpucc_image_open_memory(&img, %s, %s_size, \"%s\"). */\n"
-	                 "#ifndef GPUCC_EMBEDDED_%s_H\n"
-	                 "#define GPUCC_EMBEDDED_%s_H\n\n"
-	                 "#include <stdint.h>\n\n"
-	                 "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-	                 "extern const unsigned char %s[];\n"
-	                 "extern const uint64_t %s_size;\n\n"
-	                 "#ifdef __cplusplus\n}\n#endif\n#endif\n",
-	                 symbol, symbol, symbol, symbol, symbol, symbol, symbol, symbol);
-	if (n < 0 || (size_t)n >= sizeof text)
-		return gpucc_error_set(GPUCC_ERROR, "header for '%s' too long", symbol);
-	return write_file_atomically(header_path, text, (size_t)n);
+	int n = header_text(text, sizeof text, symbol);
+	if (n < 0)
+		return n;
+	gpucc_atomic_file f;
+	rc = gpucc_atomic_file_open(&f, header_path);
+	if (rc == 0)
+		rc = write_part(&f, text, (size_t)n);
+	if (rc == 0)
+		return gpucc_atomic_file_commit(&f);
+	gpucc_atomic_file_abort(&f);
+	return rc;
 }

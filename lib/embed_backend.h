@@ -13,14 +13,16 @@
 #define GPUCC_EMBED_ENTRY "gpucc_backend_embed_object"
 
 /* Emit a relocatable ELF object for triple (normalised by LLVM: x86_64 or
- * aarch64 Linux) that defines symbol, size bytes of data aligned to
- * alignment in section, and symbol_size, a 64-bit constant holding size.
- * On success returns 0 and *out (release with free()) holds the object; on
- * failure returns GPUCC_EINVALID (a triple it does not write objects for)
- * or GPUCC_ERROR (LLVM failed, out of memory) with a one-line reason in
- * error. */
+ * aarch64 Linux) that defines symbol, size bytes aligned to alignment in
+ * section, and symbol_size, a 64-bit constant holding size.  The bytes
+ * themselves are left out: on success returns 0, *out (release with free())
+ * holds the object less symbol's size bytes, and the object is *out's first
+ * *image_offset bytes, then the size bytes of the image, then the rest of
+ * *out.  On failure returns GPUCC_EINVALID (a triple it does not write
+ * objects for) or GPUCC_ERROR (LLVM failed, out of memory) with a one-line
+ * reason in error. */
 typedef int (*gpucc_embed_entry_fn)(const char *triple, const char *symbol, const char *section,
-                                    unsigned alignment, const void *data, size_t size, void **out,
-                                    size_t *out_size, char *error, size_t error_size);
+                                    unsigned alignment, size_t size, void **out, size_t *out_size,
+                                    size_t *image_offset, char *error, size_t error_size);
 
 #endif

@@ -5,15 +5,19 @@
  * ELF for Linux.  Exports GPUCC_EMBED_ENTRY (lib/embed_backend.h).
  *
  * The module built here holds two globals:
- *   @NAME      = constant [N x i8] c"...", align A, section S
+ *   @NAME      = constant [N x i8] zeroinitializer, align A, section S
  *   @NAME_size = constant i64 N, align 8
  * both external and default-visible, so that a program or shared library
- * that links the object sees the image with no file at run time.
+ * that links the object sees the image with no file at run time.  The
+ * image's bytes never pass through LLVM: the object is returned without
+ * NAME's N zeros, and the caller writes the image in their place, so that a
+ * large image is not copied into a constant, a fragment and a buffer.
  */
 #include "embed_backend.h"
 #include "gpucc/common.h"
 
 #include <llvm-c/Core.h>
+#include <llvm-c/Object.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
@@ -76,18 +80,75 @@ static bool host_triple_supported(const char *normal)
 	return true;
 }
 
+
+/* Whether all n bytes at p are zero. */
+static bool all_zero(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != 0)
+			return false;
+	return true;
+}
+
+/* Where the size bytes of symbol (emitted as zeros) lie in the object in
+ * buffer: *offset.  Reads the object back with LLVM's object reader rather
+ * than assuming a layout.  Returns 0, or GPUCC_ERROR with the reason in
+ * error. */
+static int locate_image_bytes(LLVMMemoryBufferRef buffer, const char *symbol, size_t size,
+                              size_t *offset, char *error, size_t error_size)
+{
+	char *message = NULL;
+	LLVMBinaryRef binary = LLVMCreateBinary(buffer, NULL, &message);
+	if (!binary) {
+		int rc = fail(error, error_size, GPUCC_ERROR, "LLVM cannot read back its object: %s",
+		              message ? message : "unknown error");
+		LLVMDisposeMessage(message);
+		return rc;
+	}
+	const char *start = LLVMGetBufferStart(buffer);
+	size_t total = LLVMGetBufferSize(buffer);
+	LLVMSymbolIteratorRef sym = LLVMObjectFileCopySymbolIterator(binary);
+	LLVMSectionIteratorRef section = LLVMObjectFileCopySectionIterator(binary);
+	int rc = fail(error, error_size, GPUCC_ERROR,
+	              "the object LLVM wrote has no %zu bytes of file data for '%s'", size, symbol);
+	for (; !LLVMObjectFileIsSymbolIteratorAtEnd(binary, sym); LLVMMoveToNextSymbol(sym)) {
+		if (strcmp(LLVMGetSymbolName(sym), symbol) != 0 || LLVMGetSymbolSize(sym) != size)
+			continue;
+		LLVMMoveToContainingSection(section, sym);
+		if (LLVMObjectFileIsSectionIteratorAtEnd(binary, section))
+			break;
+		const char *contents = LLVMGetSectionContents(section);
+		uint64_t value = LLVMGetSymbolAddress(sym);
+		uint64_t section_size = LLVMGetSectionSize(section);
+		if (contents < start || value > section_size || size > section_size - value ||
+		    (size_t)(contents - start) > total - section_size)
+			break;
+		size_t at = (size_t)(contents - start) + (size_t)value;
+		if (!all_zero(start + at, size)) /* not file data: a NOBITS section */
+			break;
+		*offset = at;
+		rc = 0;
+		break;
+	}
+	LLVMDisposeSectionIterator(section);
+	LLVMDisposeSymbolIterator(sym);
+	LLVMDisposeBinary(binary);
+	return rc;
+}
+
 EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, const char *section,
-                                      unsigned alignment, const void *data, size_t size,
-                                      void **out, size_t *out_size, char *error,
+                                      unsigned alignment, size_t size, void **out,
+                                      size_t *out_size, size_t *image_offset, char *error,
                                       size_t error_size);
 
 EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, const char *section,
-                                      unsigned alignment, const void *data, size_t size,
-                                      void **out, size_t *out_size, char *error,
+                                      unsigned alignment, size_t size, void **out,
+                                      size_t *out_size, size_t *image_offset, char *error,
                                       size_t error_size)
 {
 	*out = NULL;
 	*out_size = 0;
+	*image_offset = 0;
 	pthread_once(&init_once, init_host_targets);
 
 	char *normal = LLVMNormalizeTargetTriple(triple);
@@ -122,9 +183,11 @@ EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, co
 	LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
 	LLVMSetModuleDataLayout(mod, layout);
 
-	LLVMValueRef bytes = LLVMConstStringInContext2(ctx, data, size, 1);
-	LLVMValueRef image = LLVMAddGlobal(mod, LLVMTypeOf(bytes), symbol);
-	LLVMSetInitializer(image, bytes);
+	/* NAME is emitted as size zero bytes, which LLVM writes without
+	 * holding them as a constant; the caller writes the image there. */
+	LLVMTypeRef bytes = LLVMArrayType2(LLVMInt8TypeInContext(ctx), size);
+	LLVMValueRef image = LLVMAddGlobal(mod, bytes, symbol);
+	LLVMSetInitializer(image, LLVMConstNull(bytes));
 	LLVMSetGlobalConstant(image, 1);
 	LLVMSetLinkage(image, LLVMExternalLinkage);
 	LLVMSetAlignment(image, alignment);
@@ -141,21 +204,27 @@ EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, co
 
 	int rc = 0;
 	LLVMMemoryBufferRef buffer = NULL;
+	size_t at = 0;
 	if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &message, &buffer) != 0) {
 		rc = fail(error, error_size, GPUCC_ERROR, "LLVM could not emit an object for '%s': %s",
-		          normal,		          message ? message : "unknown error");
+		          normal, message ? message : "unknown error");
 		LLVMDisposeMessage(message);
-	} else {
-		size_t n = LLVMGetBufferSize(buffer);
+	} else if ((rc = locate_image_bytes(buffer, symbol, size, &at, error, error_size)) == 0) {
+		/* The object less NAME's bytes: what precedes them, then what
+		 * follows. */
+		const char *start = LLVMGetBufferStart(buffer);
+		size_t n = LLVMGetBufferSize(buffer) - size;
 		*out = malloc(n ? n : 1);
 		if (!*out) {
 			rc = fail(error, error_size, GPUCC_ERROR, "out of memory");
 		} else {
-			memcpy(*out, LLVMGetBufferStart(buffer), n);
+			memcpy(*out, start, at);
+			memcpy((char *)*out + at, start + at + size, n - at);
 			*out_size = n;
+			*image_offset = at;
 		}
-		LLVMDisposeMemoryBuffer(buffer);
 	}
+	LLVMDisposeMemoryBuffer(buffer);
 	LLVMDisposeModule(mod);
 	LLVMDisposeTargetData(layout);
 	LLVMContextDispose(ctx);

@@ -176,16 +176,24 @@ typedef struct gpucc_embed_options {
 	const char *triple;       /* host triple; NULL: the build machine's */
 	unsigned alignment;       /* of NAME in bytes, a power of two; 0: 64 */
 	const char *section;      /* NULL: ".rodata.gpucc" */
+	const char *header;       /* also write this C header; NULL: none */
 } gpucc_embed_options;
 
-/* Write to obj_path (atomically) a relocatable host object defining NAME,
- * the bytes of the image file image_path, and NAME_size, a uint64_t, through
- * the LLVM backend module (loaded on demand).  The image is checked first as
- * gpucc_image_verify does, payload digests included (GPUCC_ECORRUPT, naming
- * the file and the defect).  The object is ELF: GPUCC_EINVALID for a bad
- * symbol name, an alignment that is not a power of two up to 4096, or a
- * triple that is not x86_64 or aarch64 Linux (a bad argument, in every case);
- * GPUCC_EUNAVAILABLE without the backend. */
+/* Write to obj_path a relocatable host object defining NAME, the bytes of
+ * the image file image_path, and NAME_size, a uint64_t, through the LLVM
+ * backend module (loaded on demand), and with opts->header the header
+ * gpucc_embed_write_header writes.  Both are written in full under
+ * temporary names before either is published (renamed into place: the
+ * object, then the header), so a failure leaves both as they were.  The
+ * image is checked first as gpucc_image_verify does, payload digests
+ * included: GPUCC_ECORRUPT, naming the file and the defect, for any file
+ * that is not a valid image (a directory, a FIFO, an empty file, a
+ * snapshot).  It is read through a mapping, never copied whole.  The object
+ * is ELF: GPUCC_EINVALID for a bad argument: a symbol that is not a C
+ * identifier the header can declare in C and C++ (a keyword, a reserved
+ * name), an alignment that is not a power of two up to 4096, a triple that
+ * is not x86_64 or aarch64 Linux, an output naming the image, or the header
+ * naming the object; GPUCC_EUNAVAILABLE without the backend. */
 GPUCC_API int gpucc_embed_image(const char *image_path, const char *obj_path,
                                 const gpucc_embed_options *opts);
 /* Write a C header declaring what gpucc_embed_image defines (atomically). */

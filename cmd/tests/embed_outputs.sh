@@ -1,0 +1,161 @@
+# embed_outputs: what a package author meets with `gpucc embed` beyond the
+# round trip (embed_roundtrip.sh).  Inputs that are not images -- a FIFO
+# (refused at once, not waited on), a directory, an empty file, a snapshot
+# -- exit 3 with one line naming the file and its defect.  An output that
+# names the image (-o or --header) and a header naming the object exit 129
+# and leave every file as it was; a header that cannot be written leaves no
+# object either (both are written before either is published).  Symbols
+# the header could not declare in C or C++ (keywords, reserved names) exit
+# 129; the header compiles as C and C++.  The object is deterministic, links
+# into a PIE and a shared library without text relocations or an
+# executable stack, and the image opens from the shared library at run time.
+# A 64 MiB image costs well under three times its size in memory.
+. "$SRCROOT/cmd/tests/lib.sh"
+command -v cc >/dev/null || skip "no C compiler"
+"$GPUCC" --version | grep -q "LLVM none" && skip "built without the LLVM backend"
+
+expect_exit 0 "$GPUCC" pack -o image.gpucc "$TESTDATA/example/pack.json"
+cp image.gpucc image.orig
+
+# ---- inputs that are not images
+mkfifo fifo
+expect_exit 3 timeout 20 "$GPUCC" embed fifo -o bad.o --symbol x
+assert_one_line err
+assert_grep "'fifo' is a FIFO, socket or device, not a gpucc image" err
+mkdir dir
+expect_exit 3 "$GPUCC" embed dir -o bad.o --symbol x
+assert_grep "'dir' is a directory, not a gpucc image" err
+: >empty
+expect_exit 3 "$GPUCC" embed empty -o bad.o --symbol x
+assert_grep "'empty' is empty, not a gpucc image" err
+expect_exit 0 "$GPUCC" snapshot image.gpucc -o keys.snap
+expect_exit 3 "$GPUCC" embed keys.snap -o bad.o --symbol x
+assert_one_line err
+assert_grep "'keys.snap' is a gpucc snapshot, not an image" err
+assert_no_file bad.o
+
+# ---- outputs that would replace the image, or each other
+expect_exit 129 "$GPUCC" embed image.gpucc -o image.gpucc --symbol x
+assert_one_line err
+assert_grep "'image.gpucc' is the image being embedded: write the object elsewhere" err
+expect_exit 129 "$GPUCC" embed image.gpucc -o ok.o --symbol x --header ./image.gpucc
+assert_grep "'./image.gpucc' is the image being embedded: write the header elsewhere" err
+ln image.gpucc linked.gpucc
+expect_exit 129 "$GPUCC" embed image.gpucc -o linked.gpucc --symbol x
+assert_same image.gpucc image.orig
+assert_no_file ok.o
+expect_exit 129 "$GPUCC" embed image.gpucc -o same.out --symbol x --header ./same.out
+assert_one_line err
+assert_grep "the header './same.out' and the object 'same.out' are the same file" err
+assert_no_file same.out
+expect_exit 0 "$GPUCC" embed image.gpucc -o old.o --symbol x --header old.h
+cp old.o old.o.orig
+cp old.h old.h.orig
+expect_exit 129 "$GPUCC" embed image.gpucc -o old.o --symbol y --header old.o
+assert_same old.o old.o.orig
+# The header cannot be written: the object is not published either.
+expect_exit 2 "$GPUCC" embed image.gpucc -o new.o --symbol x --header missing-dir/new.h
+assert_one_line err
+assert_grep "missing-dir/new.h" err
+assert_no_file new.o
+expect_exit 2 "$GPUCC" embed image.gpucc -o old.o --symbol y --header missing-dir/new.h
+assert_same old.o old.o.orig
+assert_same old.h old.h.orig
+[ -z "$(find . -name '.*.tmp.*')" ] || fail "temporary files left behind"
+assert_same image.gpucc image.orig
+
+# ---- symbols the header could not declare
+for symbol in int class static_assert _image __image image_ image__data; do
+	expect_exit 129 "$GPUCC" embed image.gpucc -o bad.o --symbol "$symbol" --header bad.h
+	assert_one_line err
+	assert_grep "symbol '$symbol' is" err
+done
+expect_exit 129 "$GPUCC" embed image.gpucc -o bad.o --symbol "$(printf 'x%.0s' $(seq 4096))"
+assert_grep "is not a C identifier of at most 200 characters" err
+[ "$(wc -c <err)" -lt 300 ] || fail "the message for a 4 KB symbol repeats all of it"
+for symbol in '' 'a-b' 9lives; do
+	expect_exit 129 "$GPUCC" embed image.gpucc -o bad.o --symbol "$symbol"
+	assert_grep "not a C identifier" err
+done
+assert_no_file bad.o
+assert_no_file bad.h
+
+# ---- the header, in C and C++; the object, twice the same
+expect_exit 0 "$GPUCC" embed image.gpucc -o pkg.o --symbol Pkg_kernels2 --header pkg.h
+expect_exit 0 "$GPUCC" embed image.gpucc -o again.o --symbol Pkg_kernels2 --header again.h
+assert_same pkg.o again.o
+assert_same pkg.h again.h
+printf '#include "pkg.h"\n#include "pkg.h"\nunsigned long f(void) { return (unsigned long)Pkg_kernels2_size + Pkg_kernels2[0]; }\n' >use.c
+cc -std=c99 -pedantic -Wall -Wextra -Werror -c use.c -o use_c.o || fail "the header does not compile as C"
+if command -v c++ >/dev/null; then
+	cp use.c use.cc
+	c++ -std=c++11 -pedantic -Wall -Wextra -Werror -c use.cc -o use_cc.o ||
+		fail "the header does not compile as C++"
+fi
+
+# ---- memory: a 64 MiB image is not held several times over (it was: in a
+# mapping, an LLVM constant, LLVM's output and a copy of that, 4x in all);
+# now the mapping, given back after the check, and LLVM's output buffer of
+# zeros.  Under the sanitizers RSS measures their shadow memory instead.
+if [ "${SANITIZE:-none}" = none ]; then
+	cp "$TESTDATA/example/saxpy.nvptx.ll" .
+	python3 - <<'PY' || fail "cannot write the big payload"
+import json
+with open("big.ptx", "w") as f:
+    f.write("// a PTX payload of 64 MiB\n" + ("// " + "x" * 124 + "\n") * (1 << 19))
+json.dump({"entries": [{"module_file": "saxpy.nvptx.ll", "target": "sm_90:ptx78",
+                        "options": {"opt-level": "2"}, "ptx": "big.ptx",
+                        "kernels": [{"name": "saxpy", "registers": 1, "shared_bytes": 0,
+                                     "scratch_bytes": 0}]}]}, open("big.json", "w"))
+PY
+	expect_exit 0 "$GPUCC" pack -o big.gpucc big.json
+	rm big.ptx
+	# peak RSS in MiB of embedding IMAGE
+	peak() {
+		python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' \
+			"$GPUCC" embed "$1" -o peak.o --symbol big || fail "embed '$1' failed"
+	}
+	small=$(peak image.gpucc)
+	large=$(peak big.gpucc)
+	echo "peak RSS: $small MiB for a small image, $large MiB for 64 MiB"
+	[ $((large - small)) -lt 176 ] ||
+		fail "embedding a 64 MiB image takes $((large - small)) MiB more than a small one"
+	expect_exit 0 "$GPUCC" embed big.gpucc -o big.o --symbol big
+	# the image's bytes sit in the object whole (readelf gives large sizes in hex)
+	python3 - big.gpucc big.o <<'PY' || fail "big.o does not hold the image's bytes"
+import sys
+image, obj = (open(p, "rb").read() for p in sys.argv[1:])
+assert obj.find(image) > 0
+PY
+	rm -f big.gpucc big.o peak.o
+fi
+
+# ---- linking: a PIE and a shared library, the image opened from the latter
+command -v readelf >/dev/null || { echo ok; exit 0; }
+expect_exit 0 "$GPUCC" embed image.gpucc -o embedded.o --symbol embedded_image --header embedded.h
+cc -shared -fPIC -o libembedded.so embedded.o || fail "the object does not link into a shared library"
+cc -std=c11 -fPIE -pie $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -o from_shared \
+	"$SRCROOT/cmd/tests/embed_roundtrip.c" -L. -lembedded -Wl,-rpath,"$TEST_DIR" \
+	-L"$BUILDDIR/lib" -lgpucc -Wl,-rpath,"$BUILDDIR/lib" 2>cc.err ||
+	{ cat cc.err >&2; fail "a program using the shared library does not link"; }
+cc -std=c11 -fPIE -pie $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -o from_pie \
+	"$SRCROOT/cmd/tests/embed_roundtrip.c" embedded.o \
+	-L"$BUILDDIR/lib" -lgpucc -Wl,-rpath,"$BUILDDIR/lib" 2>cc.err ||
+	{ cat cc.err >&2; fail "the object does not link into a PIE"; }
+for program in from_shared from_pie; do
+	expect_exit 0 "./$program" back.gpucc
+	assert_same image.gpucc back.gpucc
+done
+for linked in libembedded.so from_pie; do
+	readelf -dW "$linked" >dynamic.txt
+	assert_no_grep TEXTREL dynamic.txt
+	readelf -lW "$linked" >segments.txt
+	assert_grep "GNU_STACK .* RW " segments.txt
+	assert_no_grep "GNU_STACK .* RWE " segments.txt
+done
+readelf -SW embedded.o >sections.txt
+assert_grep "\.rodata\.gpucc .* A .* 64$" sections.txt
+assert_grep "\.note\.GNU-stack" sections.txt
+echo ok
