@@ -122,8 +122,11 @@ static int run_help(int argc, char **argv)
 	return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* Run the command line; *who becomes the command's name for the closing
+ * check of standard output ("" for gpucc's own help and version). */
+static int run(int argc, char **argv, const char **who)
 {
+	*who = "";
 	if (argc < 2) {
 		print_help(stderr);
 		return EXIT_USAGE;
@@ -154,6 +157,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
+	*who = spec->name;
 	cmd_args args;
 	int rc = cmd_parse(&args, spec, argc - used, argv + used);
 	if (rc == -1)
@@ -161,9 +165,17 @@ int main(int argc, char **argv)
 	else if (rc == EXIT_OK)
 		rc = spec->run(&args);
 	cmd_args_release(&args);
-	fflush(stdout);
-	if (ferror(stdout) && rc == EXIT_OK) {
-		fprintf(stderr, "gpucc %s: cannot write to standard output\n", spec->name);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *who;
+	int rc = run(argc, argv, &who);
+	/* Output lost to a full disk or a closed pipe is a failure (help and
+	 * --version too), unless the command already failed for a reason. */
+	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EXIT_OK) {
+		fprintf(stderr, "gpucc%s%s: cannot write to standard output\n", *who ? " " : "", who);
 		rc = EXIT_FAIL;
 	}
 	return rc;

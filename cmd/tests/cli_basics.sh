@@ -1,6 +1,7 @@
 # cmd/tests/cli_basics.sh -- the command framework as a user meets it: help,
 # --version, every command's -h, usage errors (exit 129), and `gpucc pack`
-# in both its forms, including its refusals, none of which may leave a file.
+# in both its forms, including its refusals, none of which may leave a file;
+# and standard output that cannot be written (a full disk) fails every command.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 EXAMPLE=$TESTDATA/example
@@ -300,6 +301,42 @@ if tar --version 2>/dev/null | grep -q GNU; then
 	assert_grep ' 9999-12-31 23:59 manifest.json$' out
 fi
 rm -f epoch.gpucc
+
+# ---- output that cannot be written ----------------------------------------------
+
+# Standard output on a full device: every command that prints, help and
+# --version included, fails with one line and exit 1 (a script piping
+# `gpucc list` into a file on a full disk must not see success).
+if [ -w /dev/full ]; then
+	expect_exit 0 "$GPUCC" pack -o full.gpucc "$EXAMPLE/pack.json"
+	expect_exit 0 "$GPUCC" snapshot full.gpucc -o full.snap
+	key=$("$GPUCC" list full.gpucc | awk 'NR == 2 { print $1 }')
+	part=$("$GPUCC" list full.gpucc | awk 'NR == 2 { sub(/:.*/, "", $3); print $3 }')
+	while IFS= read -r line; do
+		# shellcheck disable=SC2086
+		"$GPUCC" $line >/dev/full 2>err
+		rc=$?
+		[ "$rc" = 1 ] || { cat err >&2; fail "'gpucc $line >/dev/full' exited $rc, expected 1"; }
+		assert_one_line err
+		assert_grep "^gpucc[a-z ]*: cannot write " err
+	done <<-LINES
+		help
+		--version
+		help cache
+		cache -h
+		list -h
+		list full.gpucc
+		list --json full.gpucc
+		show full.gpucc $key
+		cat full.gpucc $key --part $part
+		stats full.gpucc
+		verify full.gpucc
+		snapshot --show full.snap
+	LINES
+	rm -f full.gpucc full.snap
+else
+	echo "skipping the /dev/full checks: /dev/full is not writable here"
+fi
 
 # No temporary file survives any of the above.
 leftovers=$(ls -A | grep -v -e '\.gpucc$' -e '\.json$' -e '^out$' -e '^err$' -e '^list\.' || true)
