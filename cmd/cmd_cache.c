@@ -33,8 +33,20 @@ void cmd_print_warning(void *ctx, const char *message)
 	fprintf(stderr, "gpucc %s: warning: %s\n", args->spec->name, message);
 }
 
+/* An empty --cache is refused rather than taken for "the default": a script
+ * that passes an unset variable must not clear or fill the user's own cache. */
+static int check_cache_option(const cmd_args *args)
+{
+	const char *dir = cmd_value(args, "cache");
+	if (dir && !*dir)
+		return cmd_error(args, EXIT_USAGE, "--cache needs a directory, not ''");
+	return EXIT_OK;
+}
+
 int cmd_open_cache(const cmd_args *args, gpucc_cache **out, unsigned flags)
 {
+	if (check_cache_option(args) != EXIT_OK)
+		return EXIT_USAGE;
 	int rc = gpucc_cache_open(out, cmd_value(args, "cache"), flags);
 	if (rc)
 		return cmd_fail(args);
@@ -118,7 +130,8 @@ static void format_size(char *out, size_t size, uint64_t bytes)
 	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
 	double v = (double)bytes;
 	int u = 0;
-	while (v >= 1024 && u < 4) {
+	/* (Up from just below 1024 too, which "%.1f" would print as "1024.0".) */
+	while (v >= 1023.95 && u < 4) {
 		v /= 1024;
 		u++;
 	}
@@ -136,6 +149,8 @@ static int open_cache_to_report(const cmd_args *args, gpucc_cache **out, unsigne
 {
 	const char *dir = cmd_value(args, "cache");
 	struct stat st;
+	if (check_cache_option(args) != EXIT_OK)
+		return EXIT_USAGE;
 	if (dir && stat(dir, &st) != 0 && errno == ENOENT)
 		return cmd_error(args, EXIT_NOT_FOUND, "cache '%s' does not exist", dir);
 	return cmd_open_cache(args, out, flags);
@@ -196,8 +211,11 @@ const cmd_spec cmd_cache_verify_spec = {
 	"writers at work, or left by killed processes (which gc removes), are\n"
 	"counted, never taken for entries.  On success prints\n"
 	"'DIR: ok (N entries, B bytes, T temporary files)'.  Prints each defect in\n"
-	"one line naming the entry file; exits 3 when an entry is corrupt, 1 when\n"
-	"one cannot be read.  A directory named by --cache that does not exist is\n"
+	"one line naming the entry file, and removes nothing (a lookup of a corrupt\n"
+	"entry removes it; gpucc cache clear removes all); exits 3 when an entry is\n"
+	"corrupt, 1 when one cannot be read.  --json prints one object:\n"
+	"{\"directory\", \"ok\", \"entries\", \"bytes\", \"corrupt\", \"unreadable\",\n"
+	"\"temporaries\"}.  A directory named by --cache that does not exist is\n"
 	"an error (exit 2); the default cache, not created yet, verifies as empty.",
 	verify_options, 0, 0, run_verify,
 };
@@ -265,9 +283,13 @@ const cmd_spec cmd_cache_stats_spec = {
 	"cache stats", "[--cache DIR] [--json] [--reset]",
 	"show the local cache's entries, size, bound, hits and misses",
 	"Entries and size are counted now; hits and misses are summed over every\n"
-	"process that used the cache since the last reset.  A directory named by\n"
-	"--cache that does not exist is an error (exit 2); the default cache, not\n"
-	"created yet, shows as empty.",
+	"process that used the cache since the last reset (compiles and lookups).\n"
+	"--json prints one object: {\"directory\", \"entries\", \"bytes\",\n"
+	"\"max_bytes\" (the bound), \"hits\", \"misses\", \"corrupt\", \"reset_time\"\n"
+	"(Unix seconds of the last reset or clear; 0: never)}.  Without --reset it\n"
+	"writes nothing.  A directory named by --cache that does not exist is an\n"
+	"error (exit 2); the default cache, not created yet, shows as empty and is\n"
+	"not made.",
 	stats_options, 0, 0, run_stats,
 };
 
@@ -284,8 +306,8 @@ static const cmd_option import_options[] = {
 static int run_import(const cmd_args *args)
 {
 	gpucc_algebra_options opts;
-	int rc = cmd_algebra_options(args, &opts);
-	if (rc)
+	int rc = check_cache_option(args);
+	if (rc || (rc = cmd_algebra_options(args, &opts)) != 0)
 		return rc;
 	gpucc_cache *c = NULL;
 	size_t n = (size_t)args->positional_count;
@@ -323,7 +345,10 @@ const cmd_spec cmd_cache_import_spec = {
 	"images and are verified on the way.  An entry already in the cache with\n"
 	"the same contents is kept; with other contents it is a conflict, also\n"
 	"when another process published it a moment before.  One that fails its\n"
-	"checks (a corrupt payload) is replaced, with a warning.",
+	"checks (a corrupt payload) is replaced, with a warning.  An IMAGE that is\n"
+	"corrupt stops the import at the entry that fails its checks (exit 3): the\n"
+	"entries published before it stay, whole, and those after it are not\n"
+	"imported.  Importing an image again adds nothing ('already there').",
 	import_options, 1, -1, run_import,
 };
 
@@ -342,9 +367,14 @@ static int run_gc(const cmd_args *args)
 	uint64_t max = 0;
 	const char *v = cmd_value(args, "max-size");
 	if (v && gpucc_size_parse(&max, v) != 0)
-		return cmd_error(args, EXIT_USAGE, "%s", gpucc_error_last()->message);
+		return cmd_error(args, EXIT_USAGE, "--max-size: %s", gpucc_error_last()->message);
 	if (cmd_flag(args, "save") && !v)
 		return cmd_error(args, EXIT_USAGE, "--save needs --max-size");
+	if (cmd_flag(args, "save") && max == 0)
+		return cmd_error(args, EXIT_USAGE,
+		                 "--max-size '%s' --save: a bound of 0 would keep no entry (0 is not "
+		                 "\"no limit\"; give a large size instead)",
+		                 v);
 	gpucc_cache *c;
 	int rc = cmd_open_cache(args, &c, 0);
 	if (rc)
@@ -377,7 +407,11 @@ const cmd_spec cmd_cache_gc_spec = {
 	"The bound is max-size in DIR/config, else GPUCC_CACHE_MAX_SIZE, else 5G\n"
 	"(at most 8 EiB).  Evicts down to 90% of the bound, as does the gc that\n"
 	"an insert runs when the cache grows past it, so that the inserts that\n"
-	"follow do not each walk the cache again; with --max-size, down to SIZE.\n"
+	"follow do not each walk the cache again; with --max-size, down to SIZE\n"
+	"(0 evicts every entry).  SIZE is digits and an optional K, M, G or T\n"
+	"(binary: 1K = 1KiB = 1024); a bad one is a usage error (129).  --save\n"
+	"writes SIZE to DIR/config, shown by gpucc cache stats as 'max size'; a\n"
+	"bound of 0 is refused (ccache's 'no limit'; here it would keep nothing).\n"
 	"Safe while other processes use the cache: a process reading an entry\n"
 	"keeps it; a later lookup of it misses.",
 	gc_options, 0, 0, run_gc,
@@ -551,8 +585,17 @@ static const cmd_option lookup_options[] = {
 
 static int run_lookup(const cmd_args *args)
 {
+	/* A lookup counts its hit or miss in a cache that exists, but makes
+	 * none: in a default cache not created yet every key misses. */
+	char *dir = NULL;
+	struct stat st;
+	unsigned flags = 0;
+	if (!cmd_value(args, "cache") && gpucc_cache_default_dir(&dir) == 0 && stat(dir, &st) != 0 &&
+	    errno == ENOENT)
+		flags = GPUCC_CACHE_READ_ONLY;
+	free(dir);
 	gpucc_cache *c;
-	int rc = cmd_open_cache(args, &c, 0);
+	int rc = open_cache_to_report(args, &c, flags);
 	if (rc)
 		return rc;
 	bool quiet = cmd_flag(args, "quiet");
@@ -586,6 +629,10 @@ const cmd_spec cmd_cache_lookup_spec = {
 	"cache lookup", "KEY... [--cache DIR] [-q]",
 	"look keys up in the local cache, as a compile would (counts hits and misses)",
 	"Prints 'hit KEY' or 'miss KEY' per key; exits 0 when every key hit and 2\n"
-	"otherwise.  A hit checks the entry completely; a corrupt entry is a miss.",
+	"otherwise.  A KEY is all 64 hex digits (a prefix is a usage error, 129).\n"
+	"A hit checks the entry completely; a corrupt entry is a miss, reported\n"
+	"and removed.  A directory named by --cache that does not exist is an\n"
+	"error (exit 2); the default cache, not created yet, is not made: every\n"
+	"key misses.",
 	lookup_options, 1, -1, run_lookup,
 };

@@ -181,7 +181,7 @@ int gpucc_size_parse(uint64_t *out, const char *text)
 	uint64_t value = 0;
 	for (; *p >= '0' && *p <= '9'; p++) {
 		if (value > (UINT64_MAX - 9) / 10)
-			return gpucc_error_set(GPUCC_EINVALID, "size '%s' is too large", text);
+			return gpucc_error_set(GPUCC_EINVALID, "size '%s' is too large (at most 8 EiB)", text);
 		value = value * 10 + (uint64_t)(*p - '0');
 	}
 	unsigned shift = 0;
@@ -335,9 +335,14 @@ static char *trim(char *text)
 	return text;
 }
 
+/* Why a bound of 0 is refused: a cache bounded so would drop every entry
+ * it takes, and ccache users read 0 as "no bound". */
+#define ZERO_BOUND_REASON \
+	"a bound of 0 would keep no entry (0 is not \"no limit\"; give a large size instead)"
+
 /* The bound: DIR/config's max-size, else $GPUCC_CACHE_MAX_SIZE, else the
  * default.  A line that is no setting, an unknown name and a value that is
- * no size are reported (warn_when_handled) and ignored: a cache problem
+ * no size or 0 are reported (warn_when_handled) and ignored: a cache problem
  * never breaks a build. */
 static uint64_t config_max_size(gpucc_cache *c)
 {
@@ -371,6 +376,9 @@ static uint64_t config_max_size(gpucc_cache *c)
 			else if (gpucc_size_parse(&v, trim(eq + 1)) != 0)
 				warn_when_handled(c, "'%s', line %d: max-size ignored: %s", path, number,
 				                  gpucc_error_last()->message);
+			else if (v == 0)
+				warn_when_handled(c, "'%s', line %d: max-size 0 ignored: %s", path, number,
+				                  ZERO_BOUND_REASON);
 			else {
 				value = v;
 				found = true;
@@ -380,10 +388,12 @@ static uint64_t config_max_size(gpucc_cache *c)
 	free(path);
 	const char *env = getenv("GPUCC_CACHE_MAX_SIZE");
 	if (!found && env && *env) {
-		if (gpucc_size_parse(&v, env) == 0)
-			value = v;
-		else
+		if (gpucc_size_parse(&v, env) != 0)
 			warn_when_handled(c, "GPUCC_CACHE_MAX_SIZE ignored: %s", gpucc_error_last()->message);
+		else if (v == 0)
+			warn_when_handled(c, "GPUCC_CACHE_MAX_SIZE=0 ignored: %s", ZERO_BOUND_REASON);
+		else
+			value = v;
 	}
 	gpucc_error_clear();
 	return value;
@@ -551,6 +561,8 @@ int gpucc_cache_set_max_size(gpucc_cache *c, uint64_t bytes)
 	if (bytes > INT64_MAX)
 		return gpucc_error_set(GPUCC_EINVALID, "size %" PRIu64 " is too large (at most 8 EiB)",
 		                       bytes);
+	if (bytes == 0)
+		return gpucc_error_set(GPUCC_EINVALID, "%s", ZERO_BOUND_REASON);
 	char *path = path_join(c->dir, "config");
 	if (!path)
 		return gpucc_error_oom();

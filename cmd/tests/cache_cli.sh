@@ -38,6 +38,71 @@ for sub in verify stats; do
 	assert_no_file unused
 done
 
+# ---- an empty --cache is a usage error, never the default cache: a script
+# passing an unset variable must not clear the user's own cache
+mkdir -p home/.cache/gpucc/v1/ab
+touch home/.cache/gpucc/v1/ab/keep
+for sub in clear gc stats verify prune import lookup; do
+	arg=; case $sub in import) arg=plain ;; lookup) arg=$(printf '%064d' 0) ;; esac
+	HOME=$TEST_DIR/home expect_exit 129 "$GPUCC" cache $sub --cache '' $arg
+	assert_one_line err
+	assert_grep "^gpucc cache $sub: --cache needs a directory, not ''$" err
+done
+assert_file home/.cache/gpucc/v1/ab/keep
+# an empty GPUCC_CACHE_DIR counts as unset, as does an XDG_CACHE_HOME that
+# is not absolute (the XDG base directory rules)
+GPUCC_CACHE_DIR= XDG_CACHE_HOME=rel HOME=$TEST_DIR/home expect_exit 0 "$GPUCC" cache stats
+assert_grep "^cache directory   $TEST_DIR/home/.cache/gpucc$" out
+
+# ---- lookup makes no cache: a --cache that does not exist is an error, the
+# default cache not made yet a miss
+key0=$(printf '%064d' 0)
+expect_exit 2 "$GPUCC" cache lookup --cache "$TEST_DIR/typo" "$key0"
+assert_one_line err
+assert_grep "^gpucc cache lookup: cache '$TEST_DIR/typo' does not exist" err
+assert_no_file typo
+GPUCC_CACHE_DIR=$TEST_DIR/unused expect_exit 2 "$GPUCC" cache lookup "$key0"
+assert_grep "^miss $key0$" out
+assert_no_file unused
+
+# ---- a size that is not one names the option it came from
+for bad in 1.5G -1 '' '5 G' 99999999999T 99999999999999999999999 1iB; do
+	expect_exit 129 "$GPUCC" cache gc --max-size "$bad" --cache typo
+	assert_one_line err
+	assert_grep "^gpucc cache gc: --max-size: .*'$bad' is" err
+done
+assert_no_file typo
+
+# ---- a bound of 0 would keep nothing (ccache reads 0 as "no limit"): --save
+# refuses it, and a config or environment setting it is ignored with a warning
+expect_exit 129 "$GPUCC" cache gc --max-size 0 --save --cache zero
+assert_one_line err
+assert_grep "^gpucc cache gc: --max-size '0' --save: a bound of 0 would keep no entry" err
+assert_no_file zero
+expect_exit 0 "$GPUCC" cache clear --cache zero
+echo 'max-size = 0' > zero/config
+expect_exit 0 "$GPUCC" cache stats --cache zero
+assert_grep "^max size          5.0 GiB$" out
+assert_grep "warning: .*zero/config', line 1: max-size 0 ignored" err
+rm zero/config
+make_image Z.gpucc Z 0 6
+GPUCC_CACHE_MAX_SIZE=0 expect_exit 0 "$GPUCC" cache import -q --cache zero Z.gpucc
+assert_grep "warning: GPUCC_CACHE_MAX_SIZE=0 ignored" err
+expect_exit 0 "$GPUCC" cache stats --json --cache zero
+python3 -c 'import json; d=json.load(open("out")); assert d["entries"] == 6, d' ||
+	fail "GPUCC_CACHE_MAX_SIZE=0 dropped what was imported"
+# (gc --max-size 0 without --save evicts everything, as it says)
+expect_exit 0 "$GPUCC" cache gc --max-size 0 --cache zero
+assert_grep "^removed 6 entries" out
+
+# ---- sizes just below a unit print as the unit, not "1024.0 KiB"
+for size in 1023:"1023 bytes" 1024:"1.0 KiB" 1048524:"1023.9 KiB" 1048525:"1.0 MiB" \
+		1048575:"1.0 MiB" 1073741823:"1.0 GiB"; do
+	expect_exit 0 "$GPUCC" cache gc -q --cache sz --max-size "${size%%:*}" --save
+	expect_exit 0 "$GPUCC" cache stats --cache sz
+	assert_grep "^max size          ${size#*:}$" out
+done
+
 # ---- bounds past INT64_MAX are refused when parsed
 expect_exit 0 "$GPUCC" cache clear --cache big
 expect_exit 129 "$GPUCC" cache gc --max-size 8388608T --save --cache big
@@ -93,6 +158,50 @@ if [ "$(id -u)" = 0 ] && as_nobody true 2>/dev/null && as_nobody test -x "$GPUCC
 else
 	echo "note: cannot run gpucc as nobody here: the other-user part is skipped"
 fi
+
+# ---- import: again adds nothing; a corrupt image stops at its bad entry,
+# and what went in before it is whole; stats and verify write nothing
+make_image I.gpucc I 0 6
+expect_exit 0 "$GPUCC" cache import --cache imp I.gpucc
+assert_grep "^imported 6 entries into 'imp' (6 new, 0 already there, 0 conflicts)$" out
+expect_exit 0 "$GPUCC" cache import --cache imp I.gpucc
+assert_grep "^imported 6 entries into 'imp' (0 new, 6 already there, 0 conflicts)$" out
+python3 - I.gpucc Ibad.gpucc <<'PY' || fail "cannot corrupt the image"
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+name = d.find(b"payloads/", d.find(b"payloads/") + 1)   # the second payload
+d[name - name % 512 + 512 + 7] ^= 0xff                  # a byte of its data
+open(sys.argv[2], "wb").write(d)
+PY
+expect_exit 3 "$GPUCC" verify Ibad.gpucc
+expect_exit 3 "$GPUCC" cache import --cache impbad Ibad.gpucc
+assert_one_line err
+assert_grep "SHA-256 digest mismatch" err
+expect_exit 0 "$GPUCC" cache verify --cache impbad
+expect_exit 0 "$GPUCC" cache stats --json --cache impbad
+python3 -c 'import json; d=json.load(open("out")); assert d["entries"] < 6, d' ||
+	fail "a corrupt image was imported whole"
+(cd imp && find . -printf '%p %s %T@\n' | sort) > imp.before
+expect_exit 0 "$GPUCC" cache stats --cache imp
+expect_exit 0 "$GPUCC" cache stats --json --cache imp
+python3 -c 'import json; d=json.load(open("out")); assert sorted(d) == sorted(["directory", "entries", "bytes", "max_bytes", "hits", "misses", "corrupt", "reset_time"]), d' ||
+	fail "cache stats --json is not the documented object"
+expect_exit 0 "$GPUCC" cache verify --cache imp --json
+(cd imp && find . -printf '%p %s %T@\n' | sort) > imp.after
+assert_same imp.before imp.after
+
+# ---- verify names a corrupt entry and removes nothing; a lookup removes it
+bad=$(ls imp/v1/*/*.gpucc | head -1)
+badkey=$(basename "$bad" .gpucc)
+printf 'X' | dd of="$bad" bs=1 seek=2000 conv=notrunc 2>/dev/null
+expect_exit 3 "$GPUCC" cache verify --cache imp
+assert_grep "^gpucc cache verify: '$bad': " err
+assert_file "$bad"
+expect_exit 2 "$GPUCC" cache lookup --cache imp "$badkey"
+assert_grep "^miss $badkey$" out
+assert_grep "warning: cache entry '$bad' is corrupt" err
+assert_no_file "$bad"
+expect_exit 0 "$GPUCC" cache verify --cache imp
 
 # ---- two imports of one key with different contents, racing: one of them
 # reports the conflict; one that succeeds finds all its entries in the cache

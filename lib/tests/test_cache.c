@@ -443,6 +443,10 @@ static void test_sizes(void)
 	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c6"), 0), 0);
 	CHECK_INT(gpucc_cache_set_max_size(c, (uint64_t)INT64_MAX + 1), GPUCC_EINVALID);
 	CHECK_INT(gpucc_cache_max_size(c), GPUCC_CACHE_DEFAULT_MAX_SIZE);
+	/* a bound of 0 would keep nothing (ccache reads it as "no limit") */
+	CHECK_INT(gpucc_cache_set_max_size(c, 0), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("a bound of 0 would keep no entry");
+	CHECK_INT(gpucc_cache_max_size(c), GPUCC_CACHE_DEFAULT_MAX_SIZE);
 	gpucc_cache_free(c);
 }
 
@@ -496,6 +500,9 @@ static void test_config(void)
 	CHECK_INT(bound_with(dir, "max_size = 1G\n"), GPUCC_CACHE_DEFAULT_MAX_SIZE);
 	CHECK_INT(warnings, 1);
 	CHECK(strstr(last_warning, "line 1: unknown setting 'max_size'") != NULL);
+	CHECK_INT(bound_with(dir, "max-size = 0K\n"), GPUCC_CACHE_DEFAULT_MAX_SIZE);
+	CHECK_INT(warnings, 1);
+	CHECK(strstr(last_warning, "line 1: max-size 0 ignored: a bound of 0") != NULL);
 
 	/* what the size parser takes, with blanks and a comment around it */
 	CHECK_INT(bound_with(dir, "  max-size   =   5GiB  # five\n"), (uint64_t)5 << 30);

@@ -122,7 +122,8 @@ GPUCC_API int gpucc_cache_flush(gpucc_cache *c);
 /* The bound: DIR/config "max-size", else $GPUCC_CACHE_MAX_SIZE, else the
  * default. */
 GPUCC_API uint64_t gpucc_cache_max_size(const gpucc_cache *c);
-/* Store a new bound in DIR/config (atomically); at most INT64_MAX. */
+/* Store a new bound in DIR/config (atomically); at least 1 (a bound of 0
+ * would keep nothing), at most INT64_MAX; GPUCC_EINVALID otherwise. */
 GPUCC_API int gpucc_cache_set_max_size(gpucc_cache *c, uint64_t bytes);
 /* Parse a size: "5G", "5GiB", "512M", "100k", "4096" (binary multiples,
  * K M G T), at most INT64_MAX; GPUCC_EINVALID otherwise. */
