@@ -16,8 +16,11 @@
 
 #include <gpucc.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +67,86 @@ static const char *status_name(gpucc_compile_status s)
 	}
 }
 
+/* Write text to f with every occurrence of the module name name spelt
+ * with its control characters escaped (\n, \t, \xHH): a name holding a
+ * newline must not break the one-line-per-message output.  Other bytes
+ * are written as they are. */
+static void put_naming(FILE *f, const char *text, const char *name)
+{
+	size_t len = strlen(name);
+	bool plain = true;
+	for (const unsigned char *p = (const unsigned char *)name; *p && plain; p++)
+		plain = *p >= 0x20 && *p != 0x7f;
+	if (plain || !len) {
+		fputs(text, f);
+		return;
+	}
+	while (*text) {
+		if (strncmp(text, name, len) != 0) {
+			fputc(*text++, f);
+			continue;
+		}
+		for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+			if (*p == '\n')
+				fputs("\\n", f);
+			else if (*p == '\t')
+				fputs("\\t", f);
+			else if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\x%02x", *p);
+			else
+				fputc(*p, f);
+		}
+		text += len;
+	}
+}
+
+/* Refuse an output that would overwrite one of the modules, and one whose
+ * directory cannot take a new file: checked before anything is compiled,
+ * not when the image is written at the end of a long run. */
+static int check_output(const cmd_args *args, const char *output)
+{
+	struct stat out_st, module_st;
+	if (stat(output, &out_st) == 0) {
+		if (S_ISDIR(out_st.st_mode))
+			return cmd_error(args, EXIT_USAGE, "output '%s' is a directory", output);
+		for (int i = 0; i < args->positional_count; i++) {
+			const char *module = args->positional[i];
+			if (stat(module, &module_st) == 0 && module_st.st_dev == out_st.st_dev &&
+			    module_st.st_ino == out_st.st_ino) {
+				fprintf(stderr, "gpucc compile: output '%s' is the module '", output);
+				put_naming(stderr, module, module);
+				fputs("': it would be overwritten\n", stderr);
+				return EXIT_USAGE;
+			}
+		}
+	}
+	/* A file created and removed at once beside the image: what would stop
+	 * the writer (no directory, no permission, a read-only file system)
+	 * stops the run now.  Its name is one the writers' sweep removes, were
+	 * the process killed in between. */
+	const char *slash = strrchr(output, '/');
+	const char *base = slash ? slash + 1 : output;
+	int dir_len = slash ? (int)(slash - output) + 1 : 0;
+	size_t size = strlen(output) + 32;
+	char *probe = malloc(size);
+	if (!probe)
+		return cmd_error(args, EXIT_FAIL, "out of memory");
+	snprintf(probe, size, "%.*s.%s.tmp.probe.XXXXXX", dir_len, output, base);
+	int rc = EXIT_OK;
+	int fd = mkostemp(probe, O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		unlink(probe);
+	} else if (errno == ENOENT || errno == ENOTDIR) {
+		rc = cmd_error(args, EXIT_NOT_FOUND, "cannot create '%s': its directory does not exist",
+		               output);
+	} else {
+		rc = cmd_error(args, EXIT_FAIL, "cannot create '%s': %s", output, strerror(errno));
+	}
+	free(probe);
+	return rc;
+}
+
 /* The progress line, on a terminal only: done/total, hits, failures, ETA. */
 typedef struct progress_state {
 	bool tty;
@@ -95,7 +178,8 @@ static void print_explain(gpucc_compile *c)
 			gpucc_digest_to_hex(hex, &r->key);
 		const char *status = r->status == GPUCC_COMPILE_PENDING || r->status == GPUCC_COMPILE_COMPILED
 		                         ? "miss" : status_name(r->status);
-		printf("%s %s: %s %s\n", r->module, r->target, status, hex);
+		put_naming(stdout, r->module, r->module);
+		printf(" %s: %s %s\n", r->target, status, hex);
 		for (size_t k = 0; k < r->key_part_count; k++) {
 			/* Values may span lines (device-libs, options): indent them. */
 			printf("  %-12s ", r->key_parts[k].name);
@@ -236,15 +320,19 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "no target: give at least one --target");
 	if (cmd_flag(args, "no-cache") && cmd_flag(args, "cache"))
 		return cmd_error(args, EXIT_USAGE, "--cache and --no-cache exclude each other");
+	int rc = EXIT_OK;
 	bool json = cmd_flag(args, "json"), explain = cmd_flag(args, "explain");
 	bool dry_run = cmd_flag(args, "dry-run");
 	const char *output = cmd_value(args, "output");
 	if (dry_run && output)
 		return cmd_error(args, EXIT_USAGE, "--dry-run writes no image: drop -o");
+	if (zstd && !output)
+		return cmd_error(args, EXIT_USAGE, "--zstd compresses the image: give -o");
+	if (output && (rc = check_output(args, output)) != EXIT_OK)
+		return rc;
 
 	struct timespec start, end;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	int rc = EXIT_OK;
 	gpucc_cache *cache = NULL;
 	gpucc_image_writer *writer = NULL;
 	gpucc_compile *c = NULL;
@@ -303,12 +391,14 @@ static int run(const cmd_args *args)
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
 		if (r->status == GPUCC_COMPILE_FAILED) {
-			fprintf(stderr, "gpucc compile: error: %s\n", r->error);
+			fputs("gpucc compile: error: ", stderr);
+			put_naming(stderr, r->error, r->module);
+			fputc('\n', stderr);
 			if (!first_failed)
 				first_failed = r;
 		}
 		if (r->diagnostics)
-			fputs(r->diagnostics, stderr);
+			put_naming(stderr, r->diagnostics, r->module);
 	}
 	/* Planning reports failed jobs in their results only: a dry run exits
 	 * as the real run would, with the first failed job's code. */
@@ -368,6 +458,17 @@ const cmd_spec cmd_compile_spec = {
 		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
 		"never loads it.  Entries go into the cache (see `gpucc cache`) as they are\n"
 		"compiled, and with -o into an image, written only when every job succeeded.\n"
+		"A failed job stops no other: every failure is reported, and what compiled is\n"
+		"cached.  The image replaces any file of that name atomically (nothing is merged\n"
+		"into it: see `gpucc merge`); -o may not name a module, and its directory must\n"
+		"take a new file, both checked before anything is compiled.  --zstd needs -o.\n"
+		"\n"
+		"A MODULE must be a regular file: a directory or a FIFO is refused, never read,\n"
+		"and `-` is a file of that name, not standard input.  A file given twice, by\n"
+		"any path or link, is one module, under the name given first; a target given\n"
+		"twice (sm_90 and sm_90:ptx78 are one) is one target.  Module names are\n"
+		"printed as given, except that control characters in text output are escaped\n"
+		"(\\n, \\xHH).\n"
 		"\n"
 		"AMD code objects default to version 4, which the HIP 5.2 runtime loads; LLVM 19's\n"
 		"own default, v5, needs a newer ROCm (--code-object 5).  A module's own\n"
@@ -381,9 +482,10 @@ const cmd_spec cmd_compile_spec = {
 		"\n"
 		"exit codes: 0 success, 5 a module failed to compile (errors name module and\n"
 		"target), 6 a tool or library is absent (LLVM backend, libdevice, LLD 19) or\n"
-		"the backend's LLVM is not the one gpucc was built with, 2 a module file does\n"
-		"not exist, 3 an unknown target, 129 usage.  With --dry-run, a job that fails\n"
-		"while planning gives the code the real run would.",
+		"the backend's LLVM is not the one gpucc was built with, 2 a module file or\n"
+		"-o's directory does not exist, 3 an unknown target or a module that is not a\n"
+		"regular file, 129 usage.  With --dry-run, a job that fails while planning\n"
+		"gives the code the real run would.",
 	.options = options,
 	.min_positional = 1,
 	.max_positional = -1,

@@ -43,6 +43,9 @@ typedef struct module {
 	size_t size;
 	gpucc_digest sha256;
 	gpucc_module_facts facts;
+	bool from_file;     /* dev and ino name the file it was read from */
+	dev_t dev;
+	ino_t ino;
 } module;
 
 typedef struct target {
@@ -228,13 +231,26 @@ int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *dat
 
 int gpucc_compile_add_file(gpucc_compile *c, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->planned)
+		return gpucc_error_set(GPUCC_EINVALID, "modules must be added before planning");
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+	 * refused as not a regular file. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return gpucc_error_set_errno("cannot open module '%s'", path);
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return gpucc_error_set(GPUCC_EINVALID, "module '%s' is not a regular file", path);
+	}
+	/* One file named twice (the same path, another path, a link) is one
+	 * module, under the name it was first given. */
+	for (size_t i = 0; i < c->module_count; i++) {
+		const module *m = &c->modules[i];
+		if (m->from_file && m->dev == st.st_dev && m->ino == st.st_ino) {
+			close(fd);
+			return 0;
+		}
 	}
 	size_t size = (size_t)st.st_size, used = 0;
 	unsigned char *data = malloc(size ? size : 1);
@@ -259,6 +275,12 @@ int gpucc_compile_add_file(gpucc_compile *c, const char *path)
 	close(fd);
 	int rc = gpucc_compile_add_memory(c, path, data, used);
 	free(data);
+	if (rc == 0) {
+		module *m = &c->modules[c->module_count - 1];
+		m->from_file = true;
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+	}
 	return rc;
 }
 

@@ -2,9 +2,11 @@
  * lib/tests/test_compile.c -- compile sessions through the public API, and
  * the parts of planning that need no LLVM: module facts (triple and library
  * needs from the bytes, .ll and .bc; names in comments are not calls),
- * option validation, keys that follow options and ignore names, entry keys
- * that refuse a non-canonical target, device library digests remembered
- * only while the file is the same, and a miss that cannot load the backend.
+ * option validation, module files (a FIFO refused without waiting, one file
+ * named twice is one module), keys that follow options and ignore names,
+ * entry keys that refuse a non-canonical target, device library digests
+ * remembered only while the file is the same, and a miss that cannot load
+ * the backend.
  * One real compile checks results, kernels and the entry's fields, and a
  * hit under another name records that name.
  */
@@ -117,6 +119,47 @@ static void test_options(void)
 	CHECK_INT(gpucc_compile_plan(c), GPUCC_EINVALID); /* no modules */
 	gpucc_compile_free(c);
 	gpucc_compile_free(NULL);
+}
+
+/* A module file must be a regular file: a FIFO is refused without waiting
+ * for a writer.  One file added twice, by another path or a link, is one
+ * module, under its first name. */
+static void test_add_file(void)
+{
+	char dir[] = "/tmp/gpucc-test-compile.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char file[64], other[80], link_path[64], fifo[64];
+	snprintf(file, sizeof file, "%s/a.ll", dir);
+	snprintf(other, sizeof other, "%s/./a.ll", dir);
+	snprintf(link_path, sizeof link_path, "%s/link.ll", dir);
+	snprintf(fifo, sizeof fifo, "%s/fifo.ll", dir);
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, vector_add, strlen(vector_add)) == (ssize_t)strlen(vector_add));
+	close(fd);
+	CHECK_INT(symlink("a.ll", link_path), 0);
+	CHECK_INT(mkfifo(fifo, 0644), 0);
+
+	gpucc_compile_options o;
+	gpucc_compile_options_init(&o);
+	gpucc_compile *c = NULL;
+	CHECK_INT(gpucc_compile_new(&c, &o), 0);
+	CHECK_INT(gpucc_compile_add_target(c, "sm_90"), 0);
+	CHECK_INT(gpucc_compile_add_file(c, fifo), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("not a regular file");
+	CHECK_INT(gpucc_compile_add_file(c, dir), GPUCC_EINVALID);
+	CHECK_INT(gpucc_compile_add_file(c, file), 0);
+	CHECK_INT(gpucc_compile_add_file(c, other), 0);
+	CHECK_INT(gpucc_compile_add_file(c, link_path), 0);
+	CHECK_INT(gpucc_compile_add_file(c, file), 0);
+	CHECK_INT(gpucc_compile_plan(c), 0);
+	CHECK_INT(gpucc_compile_result_count(c), 1);
+	CHECK_STR(gpucc_compile_result_at(c, 0)->module, file);
+	gpucc_compile_free(c);
+
+	unlink(fifo);
+	unlink(link_path);
+	unlink(file);
+	rmdir(dir);
 }
 
 /* The key of vector_add for sm_90 under options o, named name. */
@@ -348,6 +391,7 @@ int main(void)
 {
 	RUN(test_module_facts_text);
 	RUN(test_options);
+	RUN(test_add_file);
 	RUN(test_keys);
 	RUN(test_entry_key_target);
 	RUN(test_toolchain_memo);

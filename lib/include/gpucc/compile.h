@@ -129,7 +129,9 @@ GPUCC_API void gpucc_compile_free(gpucc_compile *c);
  * one LLVM 19 does not know.  A target given twice counts once. */
 GPUCC_API int gpucc_compile_add_target(gpucc_compile *c, const char *spelling);
 /* Add a module file (.ll text or .bc bitcode, told apart by content); it is
- * read now.  GPUCC_ENOTFOUND when it does not exist. */
+ * read now.  GPUCC_ENOTFOUND when it does not exist, GPUCC_EINVALID when it
+ * is not a regular file (a directory, a FIFO: never waited on).  A file
+ * already added, by this or another path, is not added again. */
 GPUCC_API int gpucc_compile_add_file(gpucc_compile *c, const char *path);
 /* Add a module held in memory (copied); name is its name in results and
  * entries. */

@@ -1,0 +1,86 @@
+# cmd/tests/compile_cli.sh -- `gpucc compile` as a build script drives it:
+# a FIFO module is refused at once (no wait for a writer); one file named
+# twice (another path, a link) is one module and a target spelt twice one
+# target; -o may not name a module and its directory is checked before
+# anything compiles; --zstd needs -o; an existing image is replaced, not
+# merged into; control characters in a module's name are escaped in text
+# output (one message a line) and the --json output stays JSON.
+. "$SRCROOT/cmd/tests/lib.sh"
+
+K=$TESTDATA/kernels
+export LC_ALL=C # module names below are not UTF-8: grep matches bytes
+command -v python3 >/dev/null || fail "python3 is needed to read --json output"
+cp "$K/nvptx/vector_add.ll" va.ll
+cp "$K/nvptx/multi.ll" multi.ll
+ln -s va.ll link.ll
+
+# jobs JSON: "module target status" per result
+jobs() {
+	python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1], encoding="utf-8"))
+assert d["jobs"] == len(d["results"]), d
+for r in d["results"]:
+    print(r["module"], r["target"], r["status"])
+PY
+}
+
+# ---- modules that are not regular files ----------------------------------------------
+mkfifo fifo.ll
+expect_exit 3 timeout 20 "$GPUCC" compile --no-cache --no-cubin fifo.ll -t sm_90
+assert_grep "module 'fifo.ll' is not a regular file" err
+mkdir dir.ll
+expect_exit 3 "$GPUCC" compile --no-cache --no-cubin dir.ll -t sm_90
+
+# ---- one file, one target, named twice -------------------------------------------------
+expect_exit 0 "$GPUCC" compile --no-cache --no-cubin --json va.ll ./va.ll link.ll "$PWD/va.ll" \
+	-t sm_90 -t sm_90:ptx78
+[ "$(jobs out)" = "va.ll sm_90:ptx78 compiled" ] || { jobs out >&2; fail "one module and target named twice gave several jobs"; }
+
+# ---- -o ---------------------------------------------------------------------------------
+cp va.ll before.ll
+expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll multi.ll -t sm_90 -o multi.ll
+assert_grep "output 'multi.ll' is the module 'multi.ll'" err
+assert_same multi.ll "$K/nvptx/multi.ll"
+expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o link.ll
+[ -L link.ll ] || fail "-o naming a link to a module replaced the link"
+assert_same va.ll before.ll
+expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o dir.ll
+# A missing directory is found before anything compiles: nothing is cached.
+mkdir cache
+expect_exit 2 "$GPUCC" compile --cache cache --no-cubin va.ll multi.ll -t sm_90 -o missing/x.gpucc
+assert_grep "cannot create 'missing/x.gpucc': its directory does not exist" err
+expect_exit 0 "$GPUCC" cache verify --cache cache
+assert_grep "(0 entries" out
+expect_exit 2 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o va.ll/x.gpucc
+ls -A | grep -q '\.tmp\.' && fail "the directory check left a file behind"
+# --zstd compresses the image: without -o it is refused, not ignored.
+expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 --zstd
+expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 --zstd=3
+# An existing image is replaced whole.
+expect_exit 0 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o img.gpucc
+expect_exit 0 "$GPUCC" compile --no-cache --no-cubin multi.ll -t sm_90 -o img.gpucc
+expect_exit 0 "$GPUCC" list img.gpucc
+assert_grep "squares" out
+grep -q "vector_add" out && fail "-o merged into the existing image instead of replacing it"
+[ "$(ls -A | grep -c '\.tmp\.')" = 0 ] || fail "a temporary file was left behind"
+
+# ---- odd module names ---------------------------------------------------------------------
+name=$(printf 'new\nline\377.ll')
+cp "$K/bad/syntax_error.ll" "$name"
+expect_exit 5 "$GPUCC" compile --no-cache --no-cubin "$name" -t sm_90
+grep -v -e '^gpucc compile: ' -e '^new\\nline' err && fail "a newline in a module's name broke a message's line"
+assert_grep '^gpucc compile: error: new.*line.*sm_90:ptx78' err
+expect_exit 5 "$GPUCC" compile --no-cache --no-cubin "$name" -t sm_90 --explain
+head -n1 out | grep -q '^new\\nline.*\.ll sm_90:ptx78: failed' || fail "--explain broke its line at the name's newline"
+expect_exit 5 "$GPUCC" compile --no-cache --no-cubin "$name" -t sm_90 --json
+jobs out > /dev/null || fail "--json with an odd module name is not JSON"
+expect_exit 2 "$GPUCC" compile --no-cache --no-cubin "$(printf 'gone\nmodule.ll')" -t sm_90
+assert_one_line err
+
+# ---- numbers ---------------------------------------------------------------------------------
+for bad in "-j 0" "-j -1" "-j 99999" "-j abc" "-O4" "-O x" "--code-object 3"; do
+	# shellcheck disable=SC2086
+	expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 $bad
+done
+exit 0
