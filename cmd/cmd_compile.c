@@ -40,7 +40,7 @@ static const cmd_option options[] = {
 	 "AMDGPU code object version 4 or 5 (default 4: what HIP 5.2 loads)"},
 	{"no-cubin", 0, NULL, false,
 	 "NVIDIA: PTX only, do not run ptxas (keyed as on a machine without it)"},
-	{"explain", 0, NULL, false, "print each job's key components and whether it hit"},
+	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing"},
 	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
 	{0},
@@ -324,6 +324,9 @@ static int run(const cmd_args *args)
 	bool json = cmd_flag(args, "json"), explain = cmd_flag(args, "explain");
 	bool dry_run = cmd_flag(args, "dry-run");
 	const char *output = cmd_value(args, "output");
+	if (json && explain)
+		return cmd_error(args, EXIT_USAGE,
+		                 "--explain and --json exclude each other: both print on stdout");
 	if (dry_run && output)
 		return cmd_error(args, EXIT_USAGE, "--dry-run writes no image: drop -o");
 	if (zstd && !output)

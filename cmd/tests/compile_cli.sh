@@ -3,7 +3,8 @@
 # twice (another path, a link) is one module and a target spelt twice one
 # target; -o may not name a module and its directory is checked before
 # anything compiles; --zstd needs -o; an existing image is replaced, not
-# merged into; control characters in a module's name are escaped in text
+# merged into; --json and --explain (both on stdout) are refused together;
+# control characters in a module's name are escaped in text
 # output (one message a line) and the --json output stays JSON.
 . "$SRCROOT/cmd/tests/lib.sh"
 
@@ -57,6 +58,9 @@ ls -A | grep -q '\.tmp\.' && fail "the directory check left a file behind"
 # --zstd compresses the image: without -o it is refused, not ignored.
 expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 --zstd
 expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 --zstd=3
+# --json's output is JSON only: --explain's text cannot join it on stdout.
+expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 --json --explain
+[ -s out ] && fail "--json --explain printed on stdout"
 # An existing image is replaced whole.
 expect_exit 0 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o img.gpucc
 expect_exit 0 "$GPUCC" compile --no-cache --no-cubin multi.ll -t sm_90 -o img.gpucc
