@@ -69,6 +69,11 @@ bool cmd_flag(const cmd_args *args, const char *long_name);
 const char *cmd_value(const cmd_args *args, const char *long_name); /* last value or NULL */
 int cmd_value_count(const cmd_args *args, const char *long_name);
 const char *cmd_value_at(const cmd_args *args, const char *long_name, int index);
+/* The directory an option names (NULL when not given) in *out; EXIT_USAGE
+ * after saying so when it is given empty, which is never taken for a default:
+ * a script passing an unset variable as --cache or --into must not clear or
+ * fill the user's own cache. */
+int cmd_directory_value(const char **out, const cmd_args *args, const char *long_name);
 
 /* Print "gpucc CMD: <last libgpucc error>" on stderr and return the exit code
  * for that error (see the table above). */

@@ -33,21 +33,12 @@ void cmd_print_warning(void *ctx, const char *message)
 	fprintf(stderr, "gpucc %s: warning: %s\n", args->spec->name, message);
 }
 
-/* An empty --cache is refused rather than taken for "the default": a script
- * that passes an unset variable must not clear or fill the user's own cache. */
-static int check_cache_option(const cmd_args *args)
-{
-	const char *dir = cmd_value(args, "cache");
-	if (dir && !*dir)
-		return cmd_error(args, EXIT_USAGE, "--cache needs a directory, not ''");
-	return EXIT_OK;
-}
-
 int cmd_open_cache(const cmd_args *args, gpucc_cache **out, unsigned flags)
 {
-	if (check_cache_option(args) != EXIT_OK)
+	const char *dir;
+	if (cmd_directory_value(&dir, args, "cache") != EXIT_OK)
 		return EXIT_USAGE;
-	int rc = gpucc_cache_open(out, cmd_value(args, "cache"), flags);
+	int rc = gpucc_cache_open(out, dir, flags);
 	if (rc)
 		return cmd_fail(args);
 	gpucc_cache_set_warning_handler(*out, cmd_print_warning, (void *)args);
@@ -147,9 +138,9 @@ static void format_size(char *out, size_t size, uint64_t bytes)
  * is an empty one. */
 static int open_cache_to_report(const cmd_args *args, gpucc_cache **out, unsigned flags)
 {
-	const char *dir = cmd_value(args, "cache");
+	const char *dir;
 	struct stat st;
-	if (check_cache_option(args) != EXIT_OK)
+	if (cmd_directory_value(&dir, args, "cache") != EXIT_OK)
 		return EXIT_USAGE;
 	if (dir && stat(dir, &st) != 0 && errno == ENOENT)
 		return cmd_error(args, EXIT_NOT_FOUND, "cache '%s' does not exist", dir);
@@ -306,7 +297,8 @@ static const cmd_option import_options[] = {
 static int run_import(const cmd_args *args)
 {
 	gpucc_algebra_options opts;
-	int rc = check_cache_option(args);
+	const char *dir;
+	int rc = cmd_directory_value(&dir, args, "cache");
 	if (rc || (rc = cmd_algebra_options(args, &opts)) != 0)
 		return rc;
 	gpucc_cache *c = NULL;

@@ -320,7 +320,10 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "no target: give at least one --target");
 	if (cmd_flag(args, "no-cache") && cmd_flag(args, "cache"))
 		return cmd_error(args, EXIT_USAGE, "--cache and --no-cache exclude each other");
-	int rc = EXIT_OK;
+	const char *cache_dir;
+	int rc = cmd_directory_value(&cache_dir, args, "cache");
+	if (rc != EXIT_OK)
+		return rc;
 	bool json = cmd_flag(args, "json"), explain = cmd_flag(args, "explain");
 	bool dry_run = cmd_flag(args, "dry-run");
 	const char *output = cmd_value(args, "output");
@@ -344,7 +347,7 @@ static int run(const cmd_args *args)
 	o.progress_ctx = &progress;
 
 	if (!cmd_flag(args, "no-cache")) {
-		if (gpucc_cache_open(&cache, cmd_value(args, "cache"), 0) != 0) {
+		if (gpucc_cache_open(&cache, cache_dir, 0) != 0) {
 			/* A cache problem never breaks a build (DESIGN.md invariant 7). */
 			fprintf(stderr, "gpucc compile: warning: compiling without a cache: %s\n",
 			        gpucc_error_last()->message);

@@ -26,7 +26,9 @@ static const cmd_option options[] = {
 static int run(const cmd_args *args)
 {
 	const char *output = cmd_value(args, "output");
-	const char *into = cmd_value(args, "into");
+	const char *into;
+	if (cmd_directory_value(&into, args, "into") != EXIT_OK)
+		return EXIT_USAGE;
 	if (!output == !into)
 		return cmd_error(args, EXIT_USAGE, "give exactly one of -o OUT and --into CACHE");
 	if (into && cmd_flag(args, "zstd"))

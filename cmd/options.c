@@ -219,6 +219,14 @@ const char *cmd_value(const cmd_args *args, const char *long_name)
 	return cmd_value_at(args, long_name, cmd_value_count(args, long_name) - 1);
 }
 
+int cmd_directory_value(const char **out, const cmd_args *args, const char *long_name)
+{
+	*out = cmd_value(args, long_name);
+	if (*out && !**out)
+		return cmd_error(args, EXIT_USAGE, "--%s needs a directory, not ''", long_name);
+	return EXIT_OK;
+}
+
 int cmd_exit_code(int code)
 {
 	switch (code) {

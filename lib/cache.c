@@ -433,11 +433,15 @@ static int write_access_error(const char *dir, const char *layout)
 int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 {
 	*out = NULL;
+	/* "" is no directory, and not the default either: a caller's unset
+	 * variable must not open (and let it clear) the user's own cache. */
+	if (dir && !*dir)
+		return gpucc_error_set(GPUCC_EINVALID, "the cache directory is an empty string");
 	gpucc_cache *c = calloc(1, sizeof *c);
 	if (!c)
 		return gpucc_error_oom();
 	int rc = 0;
-	if (dir && *dir) {
+	if (dir) {
 		c->dir = strdup(dir);
 		if (!c->dir)
 			rc = gpucc_error_oom();

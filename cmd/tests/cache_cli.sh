@@ -48,7 +48,16 @@ for sub in clear gc stats verify prune import lookup; do
 	assert_one_line err
 	assert_grep "^gpucc cache $sub: --cache needs a directory, not ''$" err
 done
+# so are compile's --cache (it used to compile into the default cache) and
+# merge's --into (it merged into it)
+echo 'target triple = "nvptx64-nvidia-cuda"' >empty.ll
+HOME=$TEST_DIR/home expect_exit 129 "$GPUCC" compile --cache '' -t sm_90 empty.ll
+assert_grep "^gpucc compile: --cache needs a directory, not ''$" err
+HOME=$TEST_DIR/home expect_exit 129 "$GPUCC" merge --into '' plain
+assert_grep "^gpucc merge: --into needs a directory, not ''$" err
 assert_file home/.cache/gpucc/v1/ab/keep
+[ "$(find home -type f | wc -l)" = 1 ] || fail "an empty --cache or --into wrote into the default cache: $(find home -type f)"
+rm -f empty.ll
 # an empty GPUCC_CACHE_DIR counts as unset, as does an XDG_CACHE_HOME that
 # is not absolute (the XDG base directory rules)
 GPUCC_CACHE_DIR= XDG_CACHE_HOME=rel HOME=$TEST_DIR/home expect_exit 0 "$GPUCC" cache stats

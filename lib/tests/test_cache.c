@@ -125,6 +125,10 @@ static char *lookup_ptx(gpucc_cache *c, const char *module)
 static void test_insert_lookup(void)
 {
 	gpucc_cache *c;
+	/* "" is refused, not taken for the default cache (NULL). */
+	CHECK_INT(gpucc_cache_open(&c, "", 0), GPUCC_EINVALID);
+	CHECK(c == NULL);
+	CHECK_ERROR_HAS("empty string");
 	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c1"), 0), 0);
 	CHECK(gpucc_cache_writable(c));
 	CHECK_INT(insert(c, "a", "ptx a", GPUCC_CONFLICT_FAIL), 0);

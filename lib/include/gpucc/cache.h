@@ -58,7 +58,8 @@ enum {
 	GPUCC_CACHE_READ_ONLY = 1
 };
 
-/* Open the cache in dir (NULL: gpucc_cache_default_dir), creating it unless
+/* Open the cache in dir (NULL: gpucc_cache_default_dir; "" is refused,
+ * GPUCC_EINVALID, never taken for the default), creating it unless
  * GPUCC_CACHE_READ_ONLY.  A directory that exists but cannot be written
  * opens too, read-only (gpucc_cache_writable says so): lookups work, writes
  * fail with a message naming the directory. */
