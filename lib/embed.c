@@ -265,21 +265,13 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 		                       clash == obj_path ? "object" : "header");
 	}
 	size_t size = (size_t)st.st_size;
-	void *data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (data == MAP_FAILED)
-		return gpucc_error_set_errno("cannot map '%s'", image_path);
-	rc = check_image(image_path, data, size);
-	/* Give back the pages the check read: the object's frame is emitted
-	 * next, and writing the image faults them in again from the page
-	 * cache, so a large image is resident once at any moment, not twice. */
-	madvise(data, size, MADV_DONTNEED);
 
+	/* The object's frame needs only the size: emitting it first judges the
+	 * triple before a large image is read through. */
 	gpucc_embed_entry_fn emit = NULL;
-	if (rc == 0)
-		rc = embed_entry(&emit);
 	void *frame = NULL;
 	size_t frame_size = 0, image_offset = 0;
+	rc = embed_entry(&emit);
 	if (rc == 0) {
 		char error[512] = "";
 		int code = emit(triple, opts->symbol, section, alignment, size, &frame, &frame_size,
@@ -288,10 +280,22 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 			rc = gpucc_error_set(code == GPUCC_EINVALID ? GPUCC_EINVALID : GPUCC_ERROR,
 			                     "cannot embed '%s': %s", image_path, error);
 	}
+	void *data = MAP_FAILED;
+	if (rc == 0 && (data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+		rc = gpucc_error_set_errno("cannot map '%s'", image_path);
+	close(fd);
+	if (rc == 0)
+		rc = check_image(image_path, data, size);
+	/* Give back the pages the check read: writing the image faults them in
+	 * again from the page cache, so a large image is resident once at any
+	 * moment, not twice. */
+	if (rc == 0)
+		madvise(data, size, MADV_DONTNEED);
 	if (rc == 0)
 		rc = write_outputs(obj_path, header_path, opts->symbol, frame, frame_size, image_offset,
 		                   data, size);
-	munmap(data, size);
+	if (data != MAP_FAILED)
+		munmap(data, size);
 	free(frame);
 	return rc;
 }

@@ -56,6 +56,13 @@ expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol "1-not-c"
 assert_grep "not a C identifier" err
 expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple riscv64-linux-gnu
 assert_grep "riscv64" err
+# The triple is judged before the image is read through (a typo must not
+# wait for a large image's verification): a usage error even on a bad image.
+head -c 3000 example.gpucc >truncated.gpucc
+expect_exit 129 "$GPUCC" embed truncated.gpucc -o bad.o --symbol x --target-triple riscv64-linux-gnu
+assert_grep "riscv64" err
+expect_exit 3 "$GPUCC" embed truncated.gpucc -o bad.o --symbol x
+rm -f truncated.gpucc
 # Mach-O and COFF: refused in one line (LLVM would abort on the section name).
 for triple in x86_64-apple-darwin aarch64-apple-macos x86_64-pc-windows-msvc x86_64-unknown-linux-coff; do
 	expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple $triple
