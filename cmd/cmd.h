@@ -74,6 +74,12 @@ const char *cmd_value_at(const cmd_args *args, const char *long_name, int index)
  * a script passing an unset variable as --cache or --into must not clear or
  * fill the user's own cache. */
 int cmd_directory_value(const char **out, const cmd_args *args, const char *long_name);
+/* The file an output option names (NULL when not given) in *out; EXIT_USAGE
+ * after saying so when it is "-" or a process's stream (/dev/stdout,
+ * /dev/fd/N: links into /proc).  Outputs are written beside their name and
+ * renamed into place, so such a name wrote nothing to the stream and, as
+ * root, put a regular file where /dev/stdout was. */
+int cmd_output_value(const char **out, const cmd_args *args, const char *long_name);
 
 /* Print "gpucc CMD: <last libgpucc error>" on stderr and return the exit code
  * for that error (see the table above). */

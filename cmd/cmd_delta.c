@@ -25,7 +25,9 @@ static const cmd_option options[] = {
 static int run(const cmd_args *args)
 {
 	const char *since = cmd_value(args, "since");
-	const char *output = cmd_value(args, "output");
+	const char *output;
+	if (cmd_output_value(&output, args, "output") != EXIT_OK)
+		return EXIT_USAGE;
 	if (!since)
 		return cmd_error(args, EXIT_USAGE, "say what to compare with: --since BASE");
 	if (!output)
@@ -87,6 +89,7 @@ const cmd_spec cmd_delta_spec = {
 	"output holds the entries of SOURCE whose keys are not in BASE; an empty\n"
 	"delta is a valid empty image.  A key in both with different contents is a\n"
 	"conflict: reported, and by default a failure (exit 4).  -o may not name\n"
-	"SOURCE or BASE (the delta holds less than either; exit 129).",
+	"SOURCE or BASE (the delta holds less than either; exit 129), nor - or a\n"
+	"stream such as /dev/stdout (the output is renamed into place).",
 	options, 1, 1, run,
 };

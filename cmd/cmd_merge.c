@@ -25,9 +25,9 @@ static const cmd_option options[] = {
 
 static int run(const cmd_args *args)
 {
-	const char *output = cmd_value(args, "output");
-	const char *into;
-	if (cmd_directory_value(&into, args, "into") != EXIT_OK)
+	const char *output, *into;
+	if (cmd_output_value(&output, args, "output") != EXIT_OK ||
+	    cmd_directory_value(&into, args, "into") != EXIT_OK)
 		return EXIT_USAGE;
 	if (!output == !into)
 		return cmd_error(args, EXIT_USAGE, "give exactly one of -o OUT and --into CACHE");
@@ -98,6 +98,8 @@ const cmd_spec cmd_merge_spec = {
 	"With --into, an entry already in the cache comes first; under the default\n"
 	"policy a conflict with it fails before any entry is inserted.\n"
 	"Concurrent merges into one OUT take turns, holding a lock file .OUT.lock\n"
-	"beside it while they run; none is lost.",
+	"beside it while they run; none is lost.  OUT is written beside its name and\n"
+	"renamed into place, so it may not be - or a stream such as /dev/stdout\n"
+	"(exit 129).  --on-conflict and --zstd given twice must agree.",
 	options, 1, -1, run,
 };

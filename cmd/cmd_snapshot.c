@@ -100,9 +100,11 @@ static void print_json(const gpucc_snapshot *s)
 
 static int run(const cmd_args *args)
 {
-	const char *output = cmd_value(args, "output");
+	const char *output;
 	const char *keys = cmd_value(args, "keys");
 	bool show = cmd_flag(args, "show");
+	if (cmd_output_value(&output, args, "output") != EXIT_OK)
+		return EXIT_USAGE;
 	if (keys && args->positional_count)
 		return cmd_error(args, EXIT_USAGE, "give a SOURCE or --keys FILE, not both");
 	if (!keys && args->positional_count != 1)
@@ -166,6 +168,7 @@ const cmd_spec cmd_snapshot_spec = {
 	"sorted list of (key, content digest) with a checksum (formats/snapshot.md):\n"
 	"64 bytes a key, so a million keys take 64 MB.  --show prints one\n"
 	"'KEY CONTENT' line per key, the text form that --keys reads.  SOURCE must\n"
-	"be a regular file or a cache directory (not a pipe), and -o may not name it.",
+	"be a regular file or a cache directory (not a pipe), and -o may not name it,\n"
+	"nor - or a stream such as /dev/stdout (use --show to print one).",
 	options, 0, 1, run,
 };

@@ -11,9 +11,12 @@
 
 #include <gpucc.h>
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const cmd_option *find_long(const cmd_spec *spec, const char *name, size_t len,
                                    size_t *index)
@@ -224,6 +227,70 @@ int cmd_directory_value(const char **out, const cmd_args *args, const char *long
 	*out = cmd_value(args, long_name);
 	if (*out && !**out)
 		return cmd_error(args, EXIT_USAGE, "--%s needs a directory, not ''", long_name);
+	return EXIT_OK;
+}
+
+/* Whether dir resolves into /proc, where a process's streams are. */
+static bool resolves_into_proc(const char *dir)
+{
+	char *real = realpath(dir, NULL);
+	bool in_proc = real && (strcmp(real, "/proc") == 0 || strncmp(real, "/proc/", 6) == 0);
+	free(real);
+	return in_proc;
+}
+
+/* Whether a file named path would be written in /proc: its directory is
+ * there (/dev/fd/1), or it is a link whose target's directory is
+ * (/dev/stdout). */
+static bool written_in_proc(const char *path)
+{
+	char dir[2 * PATH_MAX + 2], target[PATH_MAX + 1];
+	const char *slash = strrchr(path, '/');
+	int dir_len = !slash ? 0 : slash == path ? 1 : (int)(slash - path);
+	snprintf(dir, sizeof dir, "%.*s", dir_len, dir_len ? path : ".");
+	if (resolves_into_proc(dir))
+		return true;
+	struct stat st;
+	if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+		return false;
+	ssize_t len = readlink(path, target, sizeof target - 1);
+	if (len <= 0)
+		return false;
+	target[len] = '\0';
+	slash = strrchr(target, '/');
+	if (!slash)
+		return false; /* beside the link, checked above */
+	/* A relative target is relative to the link's directory. */
+	if (target[0] == '/')
+		snprintf(dir, sizeof dir, "%.*s", slash == target ? 1 : (int)(slash - target), target);
+	else
+		snprintf(dir, sizeof dir, "%.*s/%.*s", dir_len, dir_len ? path : ".",
+		         (int)(slash - target), target);
+	return resolves_into_proc(dir);
+}
+
+int cmd_output_value(const char **out, const cmd_args *args, const char *long_name)
+{
+	*out = cmd_value(args, long_name);
+	if (!*out)
+		return EXIT_OK;
+	size_t index;
+	const cmd_option *o = find_long(args->spec, long_name, strlen(long_name), &index);
+	char spelling[64];
+	if (o && o->short_name)
+		snprintf(spelling, sizeof spelling, "-%c", o->short_name);
+	else
+		snprintf(spelling, sizeof spelling, "--%s", long_name);
+	if (strcmp(*out, "-") == 0)
+		return cmd_error(args, EXIT_USAGE,
+		                 "%s -: standard output is not supported; outputs are written to a file "
+		                 "beside their name and renamed into place",
+		                 spelling);
+	if (written_in_proc(*out))
+		return cmd_error(args, EXIT_USAGE,
+		                 "%s '%s' names a process's stream, not a file; outputs are written "
+		                 "beside their name and renamed into place",
+		                 spelling, *out);
 	return EXIT_OK;
 }
 

@@ -189,6 +189,24 @@ done
 [ -c /dev/null ] || fail "/dev/null is no longer a device"
 [ -p fifo ] || fail "the FIFO was replaced"
 expect_exit 3 "$GPUCC" snapshot A.gpucc -o /dev/null
+# A process's stream as -o: no image can reach a stream by a rename, so
+# these are refused (129) before anything is read.  /dev/stdout, a link to
+# /proc/self/fd/1, was replaced by a regular file (as root; exit 0 and
+# nothing on stdout), and -o - made a file named '-'.  out.link stands in for
+# /dev/stdout, whose replacement would break the machine.
+ln -s /proc/self/fd/1 out.link
+for cmd in "merge A.gpucc" "delta A.gpucc --since good.snap" "snapshot A.gpucc"; do
+	for out in out.link - /dev/fd/1 /proc/self/fd/1; do
+		expect_exit 129 $GPUCC $cmd -o $out
+		assert_one_line err
+		[ ! -s out ] || fail "'$cmd -o $out' wrote on stdout"
+	done
+	assert_grep "'/proc/self/fd/1' names a process's stream, not a file" err
+done
+[ -L out.link ] || fail "out.link was replaced"
+assert_no_file ./-
+expect_exit 129 "$GPUCC" merge A.gpucc -o -
+assert_grep "^gpucc merge: -o -: standard output is not supported" err
 mkdir ro
 chmod a-w ro
 if [ "$(id -u)" != 0 ]; then
@@ -203,6 +221,22 @@ expect_exit 129 "$GPUCC" merge A.gpucc
 expect_exit 129 "$GPUCC" merge A.gpucc -o x.gpucc --into c
 expect_exit 129 "$GPUCC" delta A.gpucc -o out.gpucc
 expect_exit 129 "$GPUCC" merge A.gpucc --zstd=99 -o out.gpucc
+# An option that decides what is written, given twice, must say one thing:
+# a bad value followed by a good one, or fail then last, was settled by the
+# last one given
+expect_exit 129 "$GPUCC" merge A.gpucc --zstd=99 --zstd=3 -o out.gpucc
+expect_exit 129 "$GPUCC" merge A.gpucc --zstd --zstd=19 -o out.gpucc
+assert_one_line err
+assert_grep "^gpucc merge: --zstd and --zstd=19 disagree" err
+expect_exit 129 "$GPUCC" merge A.gpucc --on-conflict=bogus --on-conflict=first -o out.gpucc
+expect_exit 129 "$GPUCC" merge A.gpucc --on-conflict=fail --on-conflict last -o out.gpucc
+assert_one_line err
+assert_grep "^gpucc merge: --on-conflict=fail and --on-conflict=last disagree" err
+expect_exit 129 "$GPUCC" delta A.gpucc --since good.snap --on-conflict=first --on-conflict=last -o out.gpucc
+expect_exit 129 "$GPUCC" cache import --cache c A.gpucc --on-conflict=last --on-conflict=first
+assert_no_file c
+expect_exit 0 "$GPUCC" merge A.gpucc --on-conflict=first --on-conflict first --zstd=5 --zstd=5 -q -o twice.gpucc
+rm twice.gpucc
 expect_exit 129 "$GPUCC" snapshot A.gpucc
 no_output
 # A cache where an image is expected: said so, with the command that reads it.
