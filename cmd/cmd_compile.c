@@ -326,7 +326,9 @@ static int run(const cmd_args *args)
 		return rc;
 	bool json = cmd_flag(args, "json"), explain = cmd_flag(args, "explain");
 	bool dry_run = cmd_flag(args, "dry-run");
-	const char *output = cmd_value(args, "output");
+	const char *output;
+	if (cmd_output_value(&output, args, "output") != EXIT_OK)
+		return EXIT_USAGE;
 	if (json && explain)
 		return cmd_error(args, EXIT_USAGE,
 		                 "--explain and --json exclude each other: both print on stdout");

@@ -30,14 +30,17 @@ static const cmd_option embed_options[] = {
 
 static int run_embed(const cmd_args *args)
 {
-	const char *output = cmd_value(args, "output");
+	const char *output, *header;
+	if (cmd_output_value(&output, args, "output") != EXIT_OK ||
+	    cmd_output_value(&header, args, "header") != EXIT_OK)
+		return EXIT_USAGE;
 	const char *symbol = cmd_value(args, "symbol");
 	if (!output || !symbol)
 		return cmd_error(args, EXIT_USAGE, "%s is required (see 'gpucc embed -h')",
 		                 !output ? "-o OBJ" : "--symbol NAME");
 	gpucc_embed_options opts = {.symbol = symbol,
 	                            .triple = cmd_value(args, "target-triple"),
-	                            .header = cmd_value(args, "header")};
+	                            .header = header};
 	const char *align = cmd_value(args, "align");
 	if (align) {
 		char *end = NULL;

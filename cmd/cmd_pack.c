@@ -893,9 +893,11 @@ static int run_pack(const cmd_args *args)
 {
 	pack_state st = {.args = args};
 	gpucc_write_options opts = {0};
-	const char *output = cmd_value(args, "output");
+	const char *output;
 	const char *spec_file = args->positional_count ? args->positional[0] : NULL;
 	int rc;
+	if (cmd_output_value(&output, args, "output") != EXIT_OK)
+		return EXIT_USAGE;
 
 	if (!output || !*output)
 		return cmd_error(args, EXIT_USAGE, "missing option '-o IMAGE'");

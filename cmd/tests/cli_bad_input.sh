@@ -144,6 +144,27 @@ assert_grep "'good.snap' is a gpucc snapshot, not an image" err
 $escape_existed || assert_no_file $escape
 assert_no_file escaped.ptx
 assert_no_file ../escaped.ptx
+# A process's stream as an output of pack, compile or embed is refused
+# (129), as merge, delta and snapshot refuse it (algebra_bad_input.sh): an
+# output renamed into place never reaches a stream, and as root it replaced
+# /dev/stdout's link with a regular file.  stream.link stands in for it.
+ln -s /proc/self/fd/1 stream.link
+for out in stream.link - /dev/fd/1; do
+	for cmd in "pack $TESTDATA/example/pack.json -o" \
+		"compile --no-cache --no-cubin $TESTDATA/kernels/nvptx/vector_add.ll -t sm_80 -o" \
+		"embed good.gpucc --symbol x -o" "embed good.gpucc --symbol x -o x.o --header"; do
+		# shellcheck disable=SC2086
+		expect_exit 129 "$GPUCC" $cmd $out
+		assert_one_line err
+		[ ! -s out ] || fail "'$cmd $out' wrote on stdout"
+	done
+done
+assert_grep "^gpucc embed: --header '/dev/fd/1' names a process's stream, not a file" err
+[ -L stream.link ] || fail "stream.link was replaced"
+assert_no_file ./-
+assert_no_file x.o
+rm stream.link
+
 leftovers=$(find . -name '.gpucc*' -o -name '*.tmp*')
 [ -z "$leftovers" ] || fail "temporary files left: $leftovers"
 echo "ok"
