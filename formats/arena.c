@@ -1,8 +1,9 @@
 /*
  * formats/arena.c -- the grow-only allocator (formats/arena.h): a list of
- * blocks freed together, the first 1 KiB and each next twice the last, up
- * to 64 KiB (or what one allocation needs).  Small first: a merge from a
- * cache holds one arena per entry, most of them a few hundred bytes.
+ * blocks freed together, the first 1 KiB (or the size asked for, from 128
+ * bytes) and each next twice the last, up to 64 KiB (or what one allocation
+ * needs).  Small first: a merge from a cache holds one arena per entry, most
+ * of them a few hundred bytes.
  */
 #include "arena.h"
 
@@ -19,9 +20,12 @@ struct block {
 	alignas(max_align_t) unsigned char data[];
 };
 
+#define BLOCK_SMALLEST ((size_t)128)
+
 struct gpucc_arena {
 	struct block *head;
 	size_t bytes; /* the blocks' capacities */
+	size_t first; /* the first block's capacity */
 };
 
 size_t gpucc_arena_bytes(const gpucc_arena *a)
@@ -31,7 +35,17 @@ size_t gpucc_arena_bytes(const gpucc_arena *a)
 
 gpucc_arena *gpucc_arena_new(void)
 {
-	return calloc(1, sizeof(gpucc_arena));
+	return gpucc_arena_new_sized(BLOCK_FIRST);
+}
+
+gpucc_arena *gpucc_arena_new_sized(size_t expected)
+{
+	gpucc_arena *a = calloc(1, sizeof(gpucc_arena));
+	if (a)
+		a->first = expected < BLOCK_SMALLEST ? BLOCK_SMALLEST
+		           : expected > BLOCK_FIRST  ? BLOCK_FIRST
+		                                     : expected;
+	return a;
 }
 
 void gpucc_arena_free(gpucc_arena *a)
@@ -53,7 +67,7 @@ void *gpucc_arena_alloc(gpucc_arena *a, size_t size)
 		size = align;
 	struct block *b = a->head;
 	if (!b || b->size - b->used < size) {
-		size_t capacity = b ? 2 * b->size : BLOCK_FIRST;
+		size_t capacity = b ? 2 * b->size : a->first;
 		if (capacity > BLOCK_MAX)
 			capacity = BLOCK_MAX;
 		if (capacity < size)

@@ -11,6 +11,10 @@
 typedef struct gpucc_arena gpucc_arena;
 
 gpucc_arena *gpucc_arena_new(void);
+/* An arena whose first block is about `expected` bytes (at most the usual
+ * first block, at least a small one): for a parse whose text bounds what it
+ * keeps, such as a manifest of one entry. */
+gpucc_arena *gpucc_arena_new_sized(size_t expected);
 void gpucc_arena_free(gpucc_arena *a);
 /* size zeroed bytes, aligned for any type; NULL when out of memory. */
 void *gpucc_arena_alloc(gpucc_arena *a, size_t size);

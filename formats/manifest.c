@@ -954,7 +954,14 @@ static int parse_entries(parse_ctx *c, gpucc_manifest *out)
 		vec_release(&entries);
 		return rc;
 	}
-	/* The vector's own storage becomes the manifest's entry array. */
+	/* The vector's own storage becomes the manifest's entry array, trimmed
+	 * to its count: a merge from a cache holds one manifest of one entry
+	 * for each of its entries. */
+	if (entries.count && entries.count < entries.capacity) {
+		unsigned char *fitted = realloc(entries.data, entries.count * entries.item);
+		if (fitted)
+			entries.data = fitted; /* else the larger array serves as well */
+	}
 	out->entry_count = entries.count;
 	out->entries = (gpucc_entry *)entries.data;
 	return 0;
@@ -969,7 +976,10 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
                                  const char *name, uint64_t max_parsed, const char *limit_hint)
 {
 	memset(out, 0, sizeof *out);
-	parse_ctx c = {.arena = gpucc_arena_new(), .name = name, .max_parsed = max_parsed,
+	/* What the parse keeps is the text's strings, unescaped, and arrays of
+	 * about its size: an arena of the text's size mostly holds it all (a
+	 * merge from a cache holds one such arena per entry). */
+	parse_ctx c = {.arena = gpucc_arena_new_sized(size), .name = name, .max_parsed = max_parsed,
 	               .limit_hint = limit_hint};
 	c.kernels = (vec){.item = sizeof(gpucc_kernel), .c = &c};
 	c.externals = (vec){.item = sizeof(const char *), .c = &c};

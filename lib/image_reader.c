@@ -1498,6 +1498,11 @@ static int stream_unparked(gpucc_image *img, const gpucc_payload *p, gpucc_paylo
 		rc = stream_at_offset(img, index, sink, ctx, &h);
 	if (rc == 1)
 		rc = stream_with_cursor(img, index, sink, ctx, &h);
+	/* Nothing follows the last payload to read ahead: its window goes, so
+	 * that a merge holding thousands of open cache entries (one payload
+	 * each) holds no window for any of them once it is read. */
+	if (index + 1 == img->payload_count)
+		gpucc_read_window_release(&img->window);
 	if (rc == 0 && checker) {
 		gpucc_payload_checker_end(checker);
 	} else if (rc == 0) {
