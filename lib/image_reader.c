@@ -15,6 +15,9 @@
  *  - the sequential cursor: a libarchive reader that walks the members in
  *    archive order and checks each against the manifest.  Reads in archive
  *    order cost one pass; reading backwards reopens the archive.
+ * verify walks the ustar headers itself, of a compressed image over its
+ * decompressed bytes, so that it reads an image once, what follows the
+ * end-of-archive marker included (walk_source).
  * An image handle is not thread-safe.
  */
 #include "image_internal.h"
@@ -1621,27 +1624,142 @@ static int discard(void *ctx, const void *data, size_t size)
 }
 
 
-/* Hash size bytes of the image at offset into md: 0, or 1 when the image
- * ends first. */
-static int hash_range(gpucc_image *img, uint64_t offset, uint64_t size, gpucc_sha256 *md)
+/* ---- verify's walk through the ustar headers ------------------------------ */
+
+/* Where verify's direct walk reads the image: an uncompressed image's own
+ * bytes (in place in memory, a piece at a time from a regular file), or a
+ * compressed image's decompressed bytes, in order, from one libarchive
+ * reader of the raw format.  So verify decompresses an image once: the
+ * members and what follows their end-of-archive marker come from the same
+ * pass.  (libarchive's tar reader cannot give both: it stops at the marker,
+ * and no public call of libarchive hands out the decompressed bytes past
+ * what the format reader consumed.)  Reads go forward only: each offset
+ * asked for is at or after the previous one. */
+typedef struct walk_source {
+	gpucc_image *img;
+	struct archive *raw;        /* compressed: the raw reader; else NULL */
+	const unsigned char *piece; /* the bytes at hand: piece_size of them */
+	size_t piece_size;
+	uint64_t piece_offset;      /* where piece starts in the (decompressed) image */
+	bool failed;                /* raw: the decompressor failed, or a limit stopped it */
+	unsigned char buffer[READ_CHUNK]; /* a regular file's piece */
+} walk_source;
+
+/* Start a walk from the beginning of img.  A failure to open the raw
+ * reader is not an error here: the walk then finds no bytes (failed). */
+static int walk_open(walk_source *s, gpucc_image *img)
 {
-	if (img->fd < 0) {
-		if (offset > img->size || size > img->size - offset)
-			return 1;
-		gpucc_sha256_update(md, img->data + offset, (size_t)size);
+	s->img = img;
+	s->raw = NULL;
+	s->piece = img->fd < 0 ? img->data : NULL;
+	s->piece_size = img->fd < 0 ? img->size : 0;
+	s->piece_offset = 0;
+	s->failed = false;
+	if (!img->compressed)
+		return 0;
+	if (img->cursor) {
+		/* The raw reader takes over the source's position. */
+		GPUCC_LA->read_free(img->cursor);
+		img->cursor = NULL;
+	}
+	int rc = source_open(img, &s->raw, READ_AS_RAW);
+	if (rc)
+		return rc;
+	s->piece = NULL;
+	s->piece_size = 0;
+	/* One zstd stream under the bytes, as opening checked. */
+	struct archive_entry *e;
+	s->failed = GPUCC_LA->read_open1(s->raw) != ARCHIVE_OK ||
+	            GPUCC_LA->filter_count(s->raw) > 2 ||
+	            GPUCC_LA->read_next_header(s->raw, &e) != ARCHIVE_OK;
+	return 0;
+}
+
+static void walk_close(walk_source *s)
+{
+	if (s->raw)
+		GPUCC_LA->read_free(s->raw);
+	s->raw = NULL;
+}
+
+/* The next piece of the image for offset: 1, 0 at the end of the image
+ * (for a compressed one also when the decompressor failed or a limit
+ * stopped it, s->failed), or an error code. */
+static int walk_next_piece(walk_source *s, uint64_t offset)
+{
+	if (!s->raw) {
+		if (s->img->fd < 0)
+			return 0; /* a memory image is one piece */
+		ssize_t n = read_at(s->img, offset, s->buffer, sizeof s->buffer);
+		if (n < 0)
+			return gpucc_error_set_errno("cannot read '%s'", s->img->name);
+		s->piece = s->buffer;
+		s->piece_size = (size_t)n;
+		s->piece_offset = offset;
+		return n > 0;
+	}
+	if (s->failed)
+		return 0;
+	const void *block;
+	size_t size;
+	la_int64_t block_offset;
+	int r = GPUCC_LA->read_data_block(s->raw, &block, &size, &block_offset);
+	if (r == ARCHIVE_EOF)
+		return 0;
+	if ((r != ARCHIVE_OK && r != ARCHIVE_WARN) || over_limits(s->img, s->raw)) {
+		s->failed = true;
 		return 0;
 	}
-	unsigned char buffer[READ_CHUNK];
+	s->piece_offset += s->piece_size;
+	s->piece = block;
+	s->piece_size = size;
+	return 1;
+}
+
+/* The bytes at offset: *out points at them and the count that follow in
+ * one piece is returned; 0 at the end of the image; or an error code. */
+static ssize_t walk_at(walk_source *s, uint64_t offset, const unsigned char **out)
+{
+	while (offset < s->piece_offset || offset - s->piece_offset >= s->piece_size) {
+		int rc = walk_next_piece(s, offset);
+		if (rc <= 0)
+			return rc;
+	}
+	size_t skip = (size_t)(offset - s->piece_offset);
+	*out = s->piece + skip;
+	return (ssize_t)(s->piece_size - skip);
+}
+
+/* Copy len bytes at offset into buf: the count copied (short at the end of
+ * the image), or an error code. */
+static ssize_t walk_read(walk_source *s, uint64_t offset, void *buf, size_t len)
+{
+	size_t got = 0;
+	while (got < len) {
+		const unsigned char *p;
+		ssize_t n = walk_at(s, offset + got, &p);
+		if (n <= 0)
+			return n < 0 ? n : (ssize_t)got;
+		size_t take = (size_t)n < len - got ? (size_t)n : len - got;
+		memcpy((unsigned char *)buf + got, p, take);
+		got += take;
+	}
+	return (ssize_t)got;
+}
+
+/* Hash size bytes at offset into md: 0, 1 when the image ends first, or
+ * an error code. */
+static int walk_hash(walk_source *s, uint64_t offset, uint64_t size, gpucc_sha256 *md)
+{
 	while (size > 0) {
-		size_t want = size < READ_CHUNK ? (size_t)size : READ_CHUNK;
-		ssize_t n = read_at(img, offset, buffer, want);
-		if (n < 0)
-			return gpucc_error_set_errno("cannot read '%s'", img->name);
-		if ((size_t)n != want)
-			return 1;
-		gpucc_sha256_update(md, buffer, want);
-		offset += want;
-		size -= want;
+		const unsigned char *p;
+		ssize_t n = walk_at(s, offset, &p);
+		if (n <= 0)
+			return n < 0 ? (int)n : 1;
+		size_t take = (uint64_t)n < size ? (size_t)n : (size_t)size;
+		gpucc_sha256_update(md, p, take);
+		offset += take;
+		size -= take;
 	}
 	return 0;
 }
@@ -1670,94 +1788,70 @@ static size_t first_nonzero(const unsigned char *data, size_t size)
 	return i;
 }
 
-/* An uncompressed image in memory or a file, from offset to its end. */
-static int check_plain_tail(gpucc_image *img, uint64_t offset)
+/* The walk's bytes from offset (the end of the marker) to the end of the
+ * image.  A compressed image's stream must also end cleanly: the
+ * decompressor refuses input after the last zstd frame that is not a
+ * frame.  A second frame is part of the stream (zstd decompresses
+ * concatenated frames as one), so what it holds counts as bytes after the
+ * marker. */
+static int walk_tail(walk_source *s, uint64_t offset)
 {
-	unsigned char buffer[READ_CHUNK];
 	for (;;) {
-		ssize_t n = read_at(img, offset, buffer, sizeof buffer);
+		const unsigned char *p;
+		ssize_t n = walk_at(s, offset, &p);
 		if (n < 0)
-			return gpucc_error_set_errno("cannot read '%s'", img->name);
+			return (int)n;
 		if (n == 0)
-			return 0;
-		size_t at = first_nonzero(buffer, (size_t)n);
+			break;
+		size_t at = first_nonzero(p, (size_t)n);
 		if (at < (size_t)n)
-			return data_after_end(img, offset + at);
+			return data_after_end(s->img, offset + at);
 		offset += (uint64_t)n;
 	}
-}
-
-/* A compressed image, from offset of its decompressed bytes to their end:
- * a second pass through the decompressor, which also refuses input after
- * the last zstd frame that is not a frame.  A second frame is part of the
- * stream (zstd decompresses concatenated frames as one), so what it holds
- * counts as bytes after the marker. */
-static int check_compressed_tail(gpucc_image *img, uint64_t offset)
-{
-	struct archive *a = NULL;
-	int rc = source_open(img, &a, READ_AS_RAW);
-	if (rc)
-		return rc;
-	struct archive_entry *e;
-	unsigned char buffer[READ_CHUNK];
-	uint64_t at = 0;
-	la_ssize_t n = -1;
-	if (GPUCC_LA->read_open1(a) == ARCHIVE_OK && GPUCC_LA->read_next_header(a, &e) == ARCHIVE_OK) {
-		while ((n = GPUCC_LA->read_data(a, buffer, sizeof buffer)) > 0 && !over_limits(img, a)) {
-			/* The bytes of this piece up to the marker's end. */
-			uint64_t before = offset > at ? offset - at : 0;
-			size_t skip = before < (uint64_t)n ? (size_t)before : (size_t)n;
-			size_t nonzero = skip + first_nonzero(buffer + skip, (size_t)n - skip);
-			if (nonzero < (size_t)n) {
-				rc = data_after_end(img, at + nonzero);
-				break;
-			}
-			at += (uint64_t)n;
-		}
-	}
-	if (rc == 0 && img->limit_hit)
-		rc = limit_error(img);
-	else if (rc == 0 && n < 0)
-		rc = gpucc_error_set(GPUCC_ECORRUPT,
-		                     "'%s': damaged data after the end of the archive (%s)", img->name,
-		                     GPUCC_LA->error_string(a) ? GPUCC_LA->error_string(a)
-		                                             : "unexpected end of data");
-	GPUCC_LA->read_free(a);
-	return rc;
+	if (s->img->limit_hit)
+		return limit_error(s->img);
+	if (s->failed)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': damaged data after the end of the archive (%s)",
+		                       s->img->name,
+		                       GPUCC_LA->error_string(s->raw) ? GPUCC_LA->error_string(s->raw)
+		                                                    : "unexpected end of data");
+	return 0;
 }
 
 /* What follows the end-of-archive marker, which ends at offset (of the
- * decompressed bytes, for a compressed image).  An image read from a pipe
- * is checked up to its marker only: what a tar reader has taken from the
+ * decompressed bytes, for a compressed image), after libarchive's walk:
+ * a second pass over a compressed image.  An image read from a pipe is
+ * checked up to its marker only: what a tar reader has taken from the
  * pipe past it cannot be told apart from what it used. */
 static int check_tail(gpucc_image *img, uint64_t offset)
 {
-	if (img->cursor) {
-		/* The raw pass takes over the source's position. */
-		GPUCC_LA->read_free(img->cursor);
-		img->cursor = NULL;
-	}
 	if (img->fd >= 0 && !img->seekable)
 		return 0;
-	return img->compressed ? check_compressed_tail(img, offset) : check_plain_tail(img, offset);
+	walk_source s;
+	int rc = walk_open(&s, img);
+	if (rc == 0)
+		rc = walk_tail(&s, offset);
+	walk_close(&s);
+	return rc;
 }
 
-/* verify's walk for an uncompressed image in memory or a file, through its
- * ustar headers: every member in order, named, sized and hashed as the
- * manifest says, then the end-of-archive marker.  1 when a header is not a
- * plain ustar one (a link, a pax header, damage): libarchive then walks the
- * image and names the defect. */
-static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
+/* The members of the walk, from its beginning: every member in order,
+ * named, sized and hashed as the manifest says, then the end-of-archive
+ * marker, whose end goes to *end.  1 when a header is not a plain ustar
+ * one (a link, a pax header, damage). */
+static int walk_members(walk_source *s, gpucc_sha256 *md, uint64_t *end)
 {
+	gpucc_image *img = s->img;
 	uint64_t at = 0;
 	size_t member = 0, members = 2 + img->payload_count;
 	for (;; member++) {
 		unsigned char block[BLOCK];
 		gpucc_ustar_header h;
 		char expected[GPUCC_PAYLOAD_MEMBER_SIZE] = "";
-		ssize_t n = read_at(img, at, block, BLOCK);
+		ssize_t n = walk_read(s, at, block, BLOCK);
 		if (n < 0)
-			return gpucc_error_set_errno("cannot read '%s'", img->name);
+			return (int)n;
 		if (n != BLOCK)
 			return gpucc_error_set(GPUCC_ECORRUPT,
 			                       "'%s': truncated image: it ends before its last member%s",
@@ -1784,7 +1878,7 @@ static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
 			if (h.size != img->payloads[i].size)
 				return digest_mismatch(img, expected, "its size differs from the manifest's");
 			gpucc_sha256_init(md);
-			if ((rc = hash_range(img, at + BLOCK, h.size, md)) == 1)
+			if ((rc = walk_hash(s, at + BLOCK, h.size, md)) == 1)
 				return digest_mismatch(img, expected, GPUCC_TRUNCATED_MEMBER);
 			if (rc || (rc = check_digest(img, i, md)))
 				return rc;
@@ -1802,7 +1896,30 @@ static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
 		                       "member",
 		                       img->name, missing);
 	}
-	return check_tail(img, at);
+	*end = at;
+	return 0;
+}
+
+/* verify's walk through the ustar headers, for an image in memory or a
+ * regular file: its members, then what follows their end-of-archive
+ * marker, in one pass (decompressing a compressed image once).  1 when
+ * libarchive's walk should look instead and name the defect: a header
+ * that is not a plain ustar one (a link, a pax header, damage); and, in a
+ * compressed image, any defect before the marker, since libarchive's walk
+ * has always described those (a damaged stream in its own words) and a
+ * sound image never needs it.  A limit that stopped the decompressor is
+ * reported here: libarchive's walk would only reach it again. */
+static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
+{
+	walk_source s;
+	uint64_t end = 0;
+	int rc = walk_open(&s, img);
+	if (rc == 0 && (rc = walk_members(&s, md, &end)) == 0)
+		rc = walk_tail(&s, end);
+	else if (rc != 0 && s.raw)
+		rc = img->limit_hit ? limit_error(img) : 1;
+	walk_close(&s);
+	return rc;
 }
 
 /* verify's walk through libarchive: what a tar reader sees. */
@@ -1876,7 +1993,7 @@ static int verify_unparked(gpucc_image *img)
 		return rc;
 	gpucc_sha256 hash;
 	rc = 1;
-	if (!img->compressed && (img->fd < 0 || img->seekable) && !force_libarchive)
+	if ((img->fd < 0 || img->seekable) && !force_libarchive)
 		rc = verify_directly(img, &hash);
 	if (rc == 1)
 		rc = verify_with_libarchive(img);

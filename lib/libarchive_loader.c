@@ -60,6 +60,7 @@ static void load(void)
 	          resolve(h, "archive_read_next_header", &api.read_next_header) &&
 	          resolve(h, "archive_read_header_position", &api.read_header_position) &&
 	          resolve(h, "archive_read_data", &api.read_data) &&
+	          resolve(h, "archive_read_data_block", &api.read_data_block) &&
 	          resolve(h, "archive_read_free", &api.read_free) &&
 	          resolve(h, "archive_write_new", &api.write_new) &&
 	          resolve(h, "archive_write_set_format_pax_restricted",

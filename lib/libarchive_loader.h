@@ -37,6 +37,7 @@ typedef struct gpucc_libarchive {
 	int (*read_next_header)(struct archive *, struct archive_entry **);
 	la_int64_t (*read_header_position)(struct archive *);
 	la_ssize_t (*read_data)(struct archive *, void *, size_t);
+	int (*read_data_block)(struct archive *, const void **, size_t *, la_int64_t *);
 	int (*read_free)(struct archive *);
 	/* writing */
 	struct archive *(*write_new)(void);
