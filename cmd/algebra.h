@@ -25,8 +25,5 @@ void cmd_print_warning(void *ctx, const char *message);
  * the open-file limit too (cmd_raise_file_limit).  EXIT_OK or EXIT_USAGE
  * after printing. */
 int cmd_algebra_options(const cmd_args *args, gpucc_algebra_options *opts);
-/* Raise the soft limit on open files to the hard one: merges from caches
- * hold one open file per entry until they commit. */
-void cmd_raise_file_limit(void);
 
 #endif

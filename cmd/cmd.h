@@ -90,6 +90,11 @@ int cmd_error(const cmd_args *args, int code, const char *fmt, ...)
 /* Map a libgpucc return code to an exit code. */
 int cmd_exit_code(int gpucc_code);
 
+/* Raise the soft limit on open files to the hard one: merges from caches
+ * hold one open file per entry until they commit, extract one per new file
+ * until it publishes. */
+void cmd_raise_file_limit(void);
+
 /* JSON string output for --json printers: writes a quoted, escaped string. */
 void cmd_json_string(FILE *f, const char *s);
 

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -110,15 +109,6 @@ static int zstd_option(const cmd_args *args, gpucc_write_options *opts)
 		return cmd_error(args, EXIT_USAGE, "--zstd level must be 1 to 22, not '%s'", v);
 	opts->zstd_level = (int)level;
 	return EXIT_OK;
-}
-
-void cmd_raise_file_limit(void)
-{
-	struct rlimit r;
-	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
-		r.rlim_cur = r.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &r);
-	}
 }
 
 int cmd_algebra_options(const cmd_args *args, gpucc_algebra_options *opts)

@@ -360,14 +360,10 @@ static void proc_fd_path(char out[PROC_FD_PATH_SIZE], int fd)
  * to its maximum, less SPARE_DESCRIPTORS. */
 static size_t unnamed_file_limit(void)
 {
+	cmd_raise_file_limit();
 	struct rlimit limit;
 	if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
 		return 0;
-	if (limit.rlim_cur < limit.rlim_max) {
-		struct rlimit raised = {limit.rlim_max, limit.rlim_max};
-		if (setrlimit(RLIMIT_NOFILE, &raised) == 0)
-			limit = raised;
-	}
 	return limit.rlim_cur > SPARE_DESCRIPTORS ? (size_t)(limit.rlim_cur - SPARE_DESCRIPTORS) : 0;
 }
 

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -292,6 +293,15 @@ int cmd_output_value(const char **out, const cmd_args *args, const char *long_na
 		                 "beside their name and renamed into place",
 		                 spelling, *out);
 	return EXIT_OK;
+}
+
+void cmd_raise_file_limit(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
 }
 
 int cmd_exit_code(int code)
