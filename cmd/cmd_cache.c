@@ -630,11 +630,11 @@ static int run_lookup(const cmd_args *args)
 const cmd_spec cmd_cache_lookup_spec = {
 	"cache lookup", "KEY... [--cache DIR] [-q]",
 	"look keys up in the local cache, as a compile would (counts hits and misses)",
-	"Prints 'hit KEY' or 'miss KEY' per key; exits 0 when every key hit and 2\n"
-	"otherwise.  A KEY is all 64 hex digits (a prefix is a usage error, 129).\n"
-	"A hit checks the entry completely; a corrupt entry is a miss, reported\n"
-	"and removed.  A directory named by --cache that does not exist is an\n"
-	"error (exit 2); the default cache, not created yet, is not made: every\n"
-	"key misses.",
+	"Prints 'hit KEY' or 'miss KEY' per key; exits 0 when every key hit, 2\n"
+	"otherwise, and 1 when the cache cannot be read.  A KEY is all 64 hex\n"
+	"digits (a prefix is a usage error, 129).  A hit checks the entry\n"
+	"completely; a corrupt entry is a miss, reported and removed.  A\n"
+	"directory named by --cache that does not exist is an error (exit 2); the\n"
+	"default cache, not created yet, is not made: every key misses.",
 	lookup_options, 1, -1, run_lookup,
 };

@@ -430,6 +430,21 @@ static int write_access_error(const char *dir, const char *layout)
 	return 0;
 }
 
+/* A cache directory (or its layout directory, when there is one) that this
+ * process may not search holds nothing it can use, not even its config: one
+ * error naming it, rather than a warning about the config and then another
+ * error, or a warning per entry looked up.  Returns 0 when both can be
+ * searched. */
+static int search_access_error(const char *dir, const char *layout)
+{
+	struct stat st;
+	if (access(dir, X_OK) != 0)
+		return gpucc_error_set_errno("cannot read cache '%s'", dir);
+	if (stat(layout, &st) == 0 && S_ISDIR(st.st_mode) && access(layout, X_OK) != 0)
+		return gpucc_error_set_errno("cannot read cache '%s': '%s'", dir, layout);
+	return 0;
+}
+
 int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 {
 	*out = NULL;
@@ -482,6 +497,10 @@ int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 		}
 	} else if (!S_ISDIR(st.st_mode)) {
 		rc = gpucc_error_set(GPUCC_EINVALID, "cache '%s' is not a directory", c->dir);
+		free(layout);
+		gpucc_cache_free(c);
+		return rc;
+	} else if ((rc = search_access_error(c->dir, layout)) != 0) {
 		free(layout);
 		gpucc_cache_free(c);
 		return rc;

@@ -168,6 +168,37 @@ else
 	echo "note: cannot run gpucc as nobody here: the other-user part is skipped"
 fi
 
+# ---- a cache this user may not search (mode 000, or its v1/): one line that
+# names it, for every subcommand (it was a warning about its config, then an
+# error about v1/00; lookup warned twice and exited 2)
+unprivileged=
+if [ "$(id -u)" != 0 ]; then
+	unprivileged=env
+elif as_nobody true 2>/dev/null && as_nobody test -x "$GPUCC"; then
+	unprivileged=as_nobody
+fi
+if [ -n "$unprivileged" ]; then
+	chmod a+rx "$TEST_DIR"
+	make_image N.gpucc N 0 2
+	chmod a+r N.gpucc
+	mkdir -m 000 closed
+	mkdir -p closedv1/v1 && chmod 777 closedv1 && chmod 000 closedv1/v1
+	for cache in closed closedv1; do
+		for sub in stats "stats --json" "stats --reset" verify gc clear "prune -n" \
+				"lookup $key0" "import N.gpucc"; do
+			$unprivileged "$GPUCC" cache $sub --cache "$TEST_DIR/$cache" >out 2>err
+			rc=$?
+			[ $rc = 1 ] || { cat err >&2; fail "cache $sub of a cache '$cache' no one may read exited $rc, not 1"; }
+			assert_one_line err
+			assert_grep "^gpucc cache ${sub%% *}: cannot read cache '$TEST_DIR/$cache'.*: Permission denied$" err
+			[ ! -s out ] || fail "cache $sub of an unreadable cache printed: $(cat out)"
+		done
+	done
+	chmod 755 closed closedv1/v1
+else
+	echo "note: cannot run gpucc as an unprivileged user here: the unreadable-cache part is skipped"
+fi
+
 # ---- import: again adds nothing; a corrupt image stops at its bad entry,
 # and what went in before it is whole; stats and verify write nothing
 make_image I.gpucc I 0 6
