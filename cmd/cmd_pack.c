@@ -91,6 +91,8 @@ typedef struct pack_state {
 	const cmd_args *args;
 	gpucc_image_writer *writer;
 	char *where;         /* "'pack.json': entries[2]" while reading a spec */
+	gpucc_digest *keys;  /* the key of every spec entry added, by index */
+	size_t key_count;
 	char **owned;        /* strings that must live until commit */
 	size_t owned_count, owned_capacity;
 	const char *output;
@@ -368,6 +370,19 @@ static void sort(void *base, size_t count, size_t size, int (*compare)(const voi
 
 /* Check what the entry needs, put its arrays in canonical order, compute its
  * key and hand it to the writer. */
+/* Two entries of a spec with one key and other contents: name both (the
+ * writer's own message names only the image being written). */
+static int spec_conflict(pack_state *st, const gpucc_digest *key)
+{
+	size_t first = 0;
+	while (first < st->key_count && gpucc_digest_compare(&st->keys[first], key) != 0)
+		first++;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	return pack_error(st, cmd_exit_code(GPUCC_ECONFLICT),
+	                  "conflict: key %s is also entries[%zu]'s, with other contents", hex, first);
+}
+
 static int finish_entry(pack_state *st, entry_builder *b)
 {
 	gpucc_entry *e = &b->e;
@@ -415,8 +430,13 @@ static int finish_entry(pack_state *st, entry_builder *b)
 		e->llvm_version = gpucc_llvm_version();
 	if (gpucc_entry_compute_key(&e->key, e) != 0)
 		return pack_fail(st);
-	if (gpucc_image_writer_add(st->writer, e, b->sources, b->source_count) != 0)
+	if (gpucc_image_writer_add(st->writer, e, b->sources, b->source_count) != 0) {
+		if (gpucc_error_last()->code == GPUCC_ECONFLICT && st->keys)
+			return spec_conflict(st, &e->key);
 		return pack_fail(st);
+	}
+	if (st->keys)
+		st->keys[st->key_count++] = e->key;
 	return EXIT_OK;
 }
 
@@ -855,6 +875,11 @@ static int pack_from_spec(pack_state *st, const char *spec_file)
 		size_t index = 0;
 		const cJSON *item;
 		if (rc == EXIT_OK) {
+			size_t n = (size_t)cJSON_GetArraySize(entries);
+			if (n && !(st->keys = malloc(n * sizeof *st->keys)))
+				rc = out_of_memory(st);
+		}
+		if (rc == EXIT_OK) {
 			cJSON_ArrayForEach(item, entries) {
 				snprintf(where, sizeof where, "'%s': entries[%zu]", spec_file, index++);
 				if ((rc = read_entry(&r, item)) != EXIT_OK)
@@ -927,6 +952,7 @@ static int run_pack(const cmd_args *args)
 	for (size_t i = 0; i < st.owned_count; i++)
 		free(st.owned[i]);
 	free(st.owned);
+	free(st.keys);
 	return rc;
 }
 

@@ -174,7 +174,9 @@ check_bad_spec 3 pack-unknown-field.json "entries\[0\]: unknown entry field 'ker
 check_bad_spec 3 pack-bad-target.json "entries\[0\]: .*'sm_99'"
 check_bad_spec 2 pack-missing-payload.json "entries\[0\]: cannot open '.*no-such-file.ptx'"
 check_bad_spec 3 pack-wrong-part.json "entries\[0\]: a ptx payload does not fit target 'gfx90a'"
-check_bad_spec 4 pack-conflict.json 'entries\[1\]: .*conflict'
+# A conflict names both entries of the spec (the image being written is not
+# a source).
+check_bad_spec 4 pack-conflict.json "entries\[1\]: conflict: key [0-9a-f]\{64\} is also entries\[0\]'s, with other contents$"
 
 # Identical duplicates collapse silently.
 cat > dup.json <<EOF
