@@ -124,7 +124,13 @@ int cmd_algebra_options(const cmd_args *args, gpucc_algebra_options *opts)
 	return EXIT_OK;
 }
 
-/* ---- printing sizes -------------------------------------------------------------- */
+/* ---- printing counts and sizes --------------------------------------------------- */
+
+/* The noun for n things: one for 1, many otherwise ("0 entries"). */
+static const char *noun(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
 
 static void format_size(char *out, size_t size, uint64_t bytes)
 {
@@ -137,7 +143,7 @@ static void format_size(char *out, size_t size, uint64_t bytes)
 		u++;
 	}
 	if (u == 0)
-		snprintf(out, size, "%" PRIu64 " bytes", bytes);
+		snprintf(out, size, "%" PRIu64 " %s", bytes, noun(bytes, "byte", "bytes"));
 	else
 		snprintf(out, size, "%.1f %s", v, units[u]);
 }
@@ -195,9 +201,10 @@ static int run_verify(const cmd_args *args)
 	if (status != 0)
 		rc = cmd_fail(args);
 	else if (!cmd_flag(args, "quiet") && !cmd_flag(args, "json"))
-		printf("%s: ok (%" PRIu64 " entries, %" PRIu64 " bytes, %" PRIu64
-		       " temporary files)\n",
-		       gpucc_cache_dir(c), r.entries, r.bytes, r.temporaries);
+		printf("%s: ok (%" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64 " temporary %s)\n",
+		       gpucc_cache_dir(c), r.entries, noun(r.entries, "entry", "entries"), r.bytes,
+		       noun(r.bytes, "byte", "bytes"), r.temporaries,
+		       noun(r.temporaries, "file", "files"));
 	gpucc_cache_free(c);
 	return rc;
 }
@@ -329,9 +336,10 @@ static int run_import(const cmd_args *args)
 		goto cleanup;
 	}
 	if (!cmd_flag(args, "quiet"))
-		printf("imported %zu entries into '%s' (%zu new, %zu already there, %zu conflicts)\n",
-		       counts.entries_read, gpucc_cache_dir(c), counts.entries_out, counts.duplicates,
-		       counts.conflicts);
+		printf("imported %zu %s into '%s' (%zu new, %zu already there, %zu %s)\n",
+		       counts.entries_read, noun(counts.entries_read, "entry", "entries"),
+		       gpucc_cache_dir(c), counts.entries_out, counts.duplicates, counts.conflicts,
+		       noun(counts.conflicts, "conflict", "conflicts"));
 cleanup:
 	for (size_t i = 0; i < n; i++)
 		gpucc_source_free(sources[i]);
@@ -392,11 +400,12 @@ static int run_gc(const cmd_args *args)
 		char removed[32], left[32];
 		format_size(removed, sizeof removed, r.removed_bytes);
 		format_size(left, sizeof left, r.bytes);
-		printf("removed %" PRIu64 " entries (%s); %" PRIu64 " entries (%s) left", r.removed_entries,
-		       removed, r.entries, left);
+		printf("removed %" PRIu64 " %s (%s); %" PRIu64 " %s (%s) left", r.removed_entries,
+		       noun(r.removed_entries, "entry", "entries"), removed, r.entries,
+		       noun(r.entries, "entry", "entries"), left);
 		if (r.removed_temporaries)
-			printf("; removed %" PRIu64 " temporary files left by killed processes",
-			       r.removed_temporaries);
+			printf("; removed %" PRIu64 " temporary %s left by killed processes",
+			       r.removed_temporaries, noun(r.removed_temporaries, "file", "files"));
 		putchar('\n');
 	}
 	gpucc_cache_free(c);
@@ -543,11 +552,13 @@ static int run_prune(const cmd_args *args)
 		char gone[32], left[32];
 		format_size(gone, sizeof gone, r.removed_bytes);
 		format_size(left, sizeof left, r.bytes);
-		printf("%s %" PRIu64 " entries (%s); %" PRIu64 " entries (%s) %s", dry ? "would remove" : "removed",
-		       r.removed_entries, gone, r.entries, left, dry ? "would stay" : "left");
+		printf("%s %" PRIu64 " %s (%s); %" PRIu64 " %s (%s) %s", dry ? "would remove" : "removed",
+		       r.removed_entries, noun(r.removed_entries, "entry", "entries"), gone, r.entries,
+		       noun(r.entries, "entry", "entries"), left, dry ? "would stay" : "left");
 		if (r.unreadable)
-			printf("; %" PRIu64 " entries could not be read and stay (see gpucc cache verify)",
-			       r.unreadable);
+			printf("; %" PRIu64 " %s (see gpucc cache verify)", r.unreadable,
+			       noun(r.unreadable, "entry could not be read and stays",
+			            "entries could not be read and stay"));
 		putchar('\n');
 	}
 	free(removed);

@@ -23,13 +23,14 @@ static const char *hex_of(char out[GPUCC_DIGEST_HEX_SIZE], const gpucc_digest *d
 	return out;
 }
 
-/* A resource count, or "?" when the tools did not report it. */
-static void print_count(int64_t v, const char *unit)
+/* A resource count, or "?" when the tools did not report it; with_unit
+ * adds " byte" or " bytes". */
+static void print_count(int64_t v, bool with_unit)
 {
 	if (v < 0)
 		printf("?");
 	else
-		printf("%" PRId64 "%s", v, unit);
+		printf("%" PRId64 "%s", v, !with_unit ? "" : v == 1 ? " byte" : " bytes");
 }
 
 static void print_text(const gpucc_entry *e, const gpucc_digest *content)
@@ -57,11 +58,11 @@ static void print_text(const gpucc_entry *e, const gpucc_digest *content)
 	for (size_t i = 0; i < e->kernel_count; i++) {
 		const gpucc_kernel *k = &e->kernels[i];
 		printf("  %s  registers ", k->name);
-		print_count(k->registers, "");
+		print_count(k->registers, false);
 		printf(", shared ");
-		print_count(k->shared_bytes, " bytes");
+		print_count(k->shared_bytes, true);
 		printf(", scratch ");
-		print_count(k->scratch_bytes, " bytes");
+		print_count(k->scratch_bytes, true);
 		printf("\n");
 	}
 
@@ -71,8 +72,9 @@ static void print_text(const gpucc_entry *e, const gpucc_digest *content)
 
 	printf("payloads:%s\n", e->payload_count ? "" : "        (none)");
 	for (size_t i = 0; i < e->payload_count; i++)
-		printf("  %-8s %10" PRIu64 " bytes  sha256 %s\n", gpucc_part_name(e->payloads[i].part),
-		       e->payloads[i].size, hex_of(hex, &e->payloads[i].sha256));
+		printf("  %-8s %10" PRIu64 " %-5s  sha256 %s\n", gpucc_part_name(e->payloads[i].part),
+		       e->payloads[i].size, e->payloads[i].size == 1 ? "byte" : "bytes",
+		       hex_of(hex, &e->payloads[i].sha256));
 }
 
 static void print_json_count(const char *name, int64_t v)

@@ -143,8 +143,9 @@ static int run(const cmd_args *args)
 			goto cleanup;
 		}
 		if (!show && !cmd_flag(args, "quiet"))
-			fprintf(stderr, "gpucc snapshot: %zu keys written to '%s'\n",
-			        gpucc_snapshot_count(view), output);
+			fprintf(stderr, "gpucc snapshot: %zu %s written to '%s'\n",
+			        gpucc_snapshot_count(view), gpucc_snapshot_count(view) == 1 ? "key" : "keys",
+			        output);
 	}
 	if (show) {
 		if (cmd_flag(args, "json")) {

@@ -1320,11 +1320,11 @@ int gpucc_cache_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx,
 	if (rc)
 		return rc;
 	if (v.r.corrupt)
-		return gpucc_error_set(GPUCC_ECORRUPT, "cache '%s': %" PRIu64 " corrupt entries", c->dir,
-		                       v.r.corrupt);
+		return gpucc_error_set(GPUCC_ECORRUPT, "cache '%s': %" PRIu64 " corrupt %s", c->dir,
+		                       v.r.corrupt, v.r.corrupt == 1 ? "entry" : "entries");
 	if (v.r.unreadable)
-		return gpucc_error_set(GPUCC_ERROR, "cache '%s': %" PRIu64 " unreadable entries", c->dir,
-		                       v.r.unreadable);
+		return gpucc_error_set(GPUCC_ERROR, "cache '%s': %" PRIu64 " unreadable %s", c->dir,
+		                       v.r.unreadable, v.r.unreadable == 1 ? "entry" : "entries");
 	return 0;
 }
 

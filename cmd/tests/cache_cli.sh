@@ -230,6 +230,32 @@ expect_exit 0 "$GPUCC" cache verify --cache imp --json
 (cd imp && find . -printf '%p %s %T@\n' | sort) > imp.after
 assert_same imp.before imp.after
 
+# ---- a count of one is singular in every message ("1 entries", "1 bytes"
+# were printed); --json keeps its names
+make_image one.gpucc One 0 1
+make_image one2.gpucc One 0 1 v1
+expect_exit 0 "$GPUCC" cache import --cache one one.gpucc
+assert_grep "^imported 1 entry into 'one' (1 new, 0 already there, 0 conflicts)$" out
+expect_exit 0 "$GPUCC" cache import --cache one --on-conflict=first one2.gpucc
+assert_grep "^imported 1 entry into 'one' (0 new, 0 already there, 1 conflict)$" out
+onefile=$(ls one/v1/*/*.gpucc)
+touch "$(dirname "$onefile")/.left.tmp.1.1"
+expect_exit 0 "$GPUCC" cache verify --cache one
+assert_grep "^one: ok (1 entry, [0-9]* bytes, 1 temporary file)$" out
+expect_exit 0 "$GPUCC" cache prune -n --cache one
+assert_grep "^would remove 1 entry (.*); 0 entries (0 bytes) would stay$" out
+expect_exit 0 "$GPUCC" cache gc --cache one --max-size 0
+assert_grep "^removed 1 entry (.*); 0 entries (0 bytes) left; removed 1 temporary file left by killed processes$" out
+expect_exit 0 "$GPUCC" cache gc -q --cache one --max-size 1 --save
+expect_exit 0 "$GPUCC" cache stats --cache one
+assert_grep "^max size          1 byte$" out
+expect_exit 0 "$GPUCC" cache stats --cache one --json
+assert_grep '"max_bytes": 1,' out
+cp one.gpucc "$onefile"
+printf 'X' | dd of="$onefile" bs=1 seek=2000 conv=notrunc 2>/dev/null
+expect_exit 3 "$GPUCC" cache verify --cache one
+assert_grep "^gpucc cache verify: cache 'one': 1 corrupt entry$" err
+
 # ---- verify names a corrupt entry and removes nothing; a lookup removes it
 bad=$(ls imp/v1/*/*.gpucc | head -1)
 badkey=$(basename "$bad" .gpucc)

@@ -94,7 +94,7 @@ echo 'define void @gpucc_prune_test_marker() { ret void }' >> ocml.ll
 llvm-as-19 ocml.ll -o libs/ocml.bc || fail "llvm-as-19 failed"
 expect_exit 0 "$GPUCC" cache prune --cache c -n
 assert_grep "math.ll: device library 'ocml.bc' has changed" out
-assert_grep "^would remove 1 entries" out
+assert_grep "^would remove 1 entry (" out
 expect_exit 0 "$GPUCC" cache prune --cache c
 compile_all 1
 

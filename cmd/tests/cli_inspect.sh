@@ -314,6 +314,31 @@ assert s["parts"] == {"ptx": {"payloads": 1, "bytes": 1166}, "hsaco": {"payloads
 assert s["targets"] == {"gfx90a": 1, "sm_90:ptx78": 1} and s["dedup_savings"] == 0, s
 PY
 
+# a count of one byte is singular (stats, show, snapshot said "1 bytes", "1 keys")
+printf 'x' > one.ptx
+cat > one.json <<'EOF'
+{"entries": [
+ {"module": "a.ll", "module_sha256": "0000000000000000000000000000000000000000000000000000000000000001",
+  "target": "sm_90", "kernels": [{"name": "k", "registers": 1, "shared_bytes": 1, "scratch_bytes": 2}],
+  "ptx": "one.ptx"},
+ {"module": "b.ll", "module_sha256": "0000000000000000000000000000000000000000000000000000000000000002",
+  "target": "sm_90", "kernels": ["k"], "ptx": "one.ptx"}]}
+EOF
+expect_exit 0 "$GPUCC" pack -o one.gpucc one.json
+expect_exit 0 "$GPUCC" stats one.gpucc
+assert_grep '^payloads: *1 distinct, 1 byte$' out
+assert_grep '^  ptx  *1, 1 byte$' out
+assert_grep '^dedup savings: *1 byte (2 referenced, 1 stored)$' out
+one_key=$("$GPUCC" list --json one.gpucc | python3 -c 'import json,sys; print([e["key"] for e in json.load(sys.stdin) if e["module"] == "a.ll"][0])')
+expect_exit 0 "$GPUCC" show one.gpucc "$one_key"
+assert_grep '^  k  registers 1, shared 1 byte, scratch 2 bytes$' out
+assert_grep "^  ptx  *1 byte   sha256 $(sha256sum one.ptx | cut -c1-64)$" out
+expect_exit 0 "$GPUCC" snapshot one.gpucc -o two.snap
+assert_grep "^gpucc snapshot: 2 keys written to 'two.snap'$" err
+"$GPUCC" snapshot --show one.gpucc | head -1 > one.keys
+expect_exit 0 "$GPUCC" snapshot --keys one.keys -o one.snap
+assert_grep "^gpucc snapshot: 1 key written to 'one.snap'$" err
+
 # ---- neither LLVM nor the HIP runtime is loaded --------------------------------------
 
 if ldd "$GPUCC" | grep -E 'libLLVM|amdhip64|libhsa'; then

@@ -51,7 +51,7 @@ check_readonly() {
 	"$run" "$GPUCC" cache lookup --cache "$cache" "$key" >out 2>err || fail "$run: lookup failed"
 	assert_grep "^hit" out
 	"$run" "$GPUCC" cache verify --cache "$cache" >out 2>err || { cat err >&2; fail "$run: cache verify failed"; }
-	assert_grep ": ok (1 entries" out
+	assert_grep ": ok (1 entry," out
 	"$run" "$GPUCC" cache stats --cache "$cache" >out 2>err || fail "$run: stats failed"
 	"$run" "$GPUCC" snapshot "$cache" -o "$out/s.snap" >out 2>err || fail "$run: snapshot failed"
 	assert_same "$out/s.snap" before.snap
