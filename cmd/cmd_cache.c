@@ -328,6 +328,15 @@ static int run_import(const cmd_args *args)
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
+	/* Refused before the cache is opened, so that nothing is created. */
+	for (size_t i = 0; i < n; i++)
+		if (gpucc_source_kind_of(sources[i]) == GPUCC_SOURCE_SNAPSHOT) {
+			rc = cmd_error(args, EXIT_BAD_INPUT,
+			               "cannot import '%s': it is a snapshot, which holds keys and content "
+			               "digests but no entries (import the image or cache it was made from)",
+			               gpucc_source_name(sources[i]));
+			goto cleanup;
+		}
 	if ((rc = cmd_open_cache(args, &c, 0)) != 0)
 		goto cleanup;
 	gpucc_algebra_counts counts;
@@ -358,7 +367,8 @@ const cmd_spec cmd_cache_import_spec = {
 	"checks (a corrupt payload) is replaced, with a warning.  An IMAGE that is\n"
 	"corrupt stops the import at the entry that fails its checks (exit 3): the\n"
 	"entries published before it stay, whole, and those after it are not\n"
-	"imported.  Importing an image again adds nothing ('already there').",
+	"imported.  Importing an image again adds nothing ('already there').  A\n"
+	"snapshot given as an IMAGE is refused (exit 3): it holds no entries.",
 	import_options, 1, -1, run_import,
 };
 

@@ -139,6 +139,13 @@ done
 expect_exit 3 "$GPUCC" cat good.snap "$nv_key" --part ptx
 assert_grep "'good.snap' is a gpucc snapshot, not an image" err
 [ ! -s out ] || fail "cat of a snapshot printed"
+# cache import says what a snapshot is and why it cannot be imported (it
+# said "cannot be merged"), and makes no cache
+expect_exit 3 "$GPUCC" cache import --cache imp good.gpucc good.snap
+assert_one_line err
+assert_grep "^gpucc cache import: cannot import 'good.snap': it is a snapshot, which holds keys and content digests but no entries" err
+[ ! -s out ] || fail "cache import of a snapshot printed"
+assert_no_file imp
 
 # Nothing escaped, nothing was left beside the inputs.
 $escape_existed || assert_no_file $escape
