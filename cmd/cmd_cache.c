@@ -244,6 +244,14 @@ static int run_stats(const cmd_args *args)
 	int rc = open_cache_to_report(args, &c, reset ? 0 : GPUCC_CACHE_READ_ONLY);
 	if (rc)
 		return rc;
+	/* Counters printed and then not zeroed would read as done to a
+	 * script: refuse first, printing nothing. */
+	if (reset && !gpucc_cache_writable(c)) {
+		rc = cmd_error(args, EXIT_FAIL,
+		               "cannot reset the counters of cache '%s': it is read-only",
+		               gpucc_cache_dir(c));
+		goto cleanup;
+	}
 	gpucc_cache_stats st;
 	if (gpucc_cache_stats_get(&st, c) != 0) {
 		rc = cmd_fail(args);
@@ -266,8 +274,7 @@ static int run_stats(const cmd_args *args)
 			struct tm tm;
 			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
 		}
-		printf("cache directory   %s%s\n", gpucc_cache_dir(c),
-		       gpucc_cache_writable(c) || !reset ? "" : " (read-only)");
+		printf("cache directory   %s\n", gpucc_cache_dir(c));
 		printf("entries           %" PRIu64 "\n", st.entries);
 		printf("size              %s\n", size);
 		printf("max size          %s\n", max);
@@ -280,7 +287,11 @@ static int run_stats(const cmd_args *args)
 		printf("corrupt entries   %" PRIu64 "\n", st.corrupt);
 		printf("counting since    %s\n", when);
 	}
-	if (reset && gpucc_cache_stats_reset(c) != 0)
+	/* Nor are counters zeroed that did not reach the output. */
+	if (reset && (fflush(stdout) != 0 || ferror(stdout)))
+		rc = cmd_error(args, EXIT_FAIL,
+		               "cannot write to standard output: the counters were not reset");
+	else if (reset && gpucc_cache_stats_reset(c) != 0)
 		rc = cmd_fail(args);
 cleanup:
 	gpucc_cache_free(c);
@@ -295,7 +306,9 @@ const cmd_spec cmd_cache_stats_spec = {
 	"--json prints one object: {\"directory\", \"entries\", \"bytes\",\n"
 	"\"max_bytes\" (the bound), \"hits\", \"misses\", \"corrupt\", \"reset_time\"\n"
 	"(Unix seconds of the last reset or clear; 0: never)}.  Without --reset it\n"
-	"writes nothing.  A directory named by --cache that does not exist is an\n"
+	"writes nothing.  --reset zeroes hits, misses and corrupt once the numbers\n"
+	"are written; on a cache this user may not write it prints nothing and\n"
+	"exits 1, as it does when standard output cannot be written.  A directory named by --cache that does not exist is an\n"
 	"error (exit 2); the default cache, not created yet, shows as empty and is\n"
 	"not made.",
 	stats_options, 0, 0, run_stats,

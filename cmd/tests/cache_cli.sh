@@ -195,6 +195,22 @@ if [ -n "$unprivileged" ]; then
 		done
 	done
 	chmod 755 closed closedv1/v1
+	# stats --reset of a cache this user may not write: one line, nothing
+	# printed (it printed the numbers, then failed to zero them)
+	expect_exit 0 "$GPUCC" cache import -q --cache ro N.gpucc
+	expect_exit 2 "$GPUCC" cache lookup --cache ro "$key0"
+	chmod -R a+rX,a-w ro
+	for json in "" --json; do
+		$unprivileged "$GPUCC" cache stats --reset $json --cache "$TEST_DIR/ro" >out 2>err
+		rc=$?
+		[ $rc = 1 ] || { cat err >&2; fail "stats --reset $json of a read-only cache exited $rc, not 1"; }
+		assert_one_line err
+		assert_grep "^gpucc cache stats: cannot reset the counters of cache '$TEST_DIR/ro': it is read-only$" err
+		[ ! -s out ] || fail "stats --reset $json of a read-only cache printed: $(cat out)"
+	done
+	chmod -R u+w ro
+	expect_exit 0 "$GPUCC" cache stats --cache ro
+	assert_grep "^misses            1$" out
 else
 	echo "note: cannot run gpucc as an unprivileged user here: the unreadable-cache part is skipped"
 fi
@@ -229,6 +245,24 @@ python3 -c 'import json; d=json.load(open("out")); assert sorted(d) == sorted(["
 expect_exit 0 "$GPUCC" cache verify --cache imp --json
 (cd imp && find . -printf '%p %s %T@\n' | sort) > imp.after
 assert_same imp.before imp.after
+
+# ---- stats --reset zeroes only counters it has printed: not when standard
+# output cannot be written
+expect_exit 0 "$GPUCC" cache import -q --cache rs I.gpucc
+expect_exit 2 "$GPUCC" cache lookup --cache rs "$key0"
+if [ -w /dev/full ]; then
+	"$GPUCC" cache stats --reset --cache rs >/dev/full 2>err
+	rc=$?
+	[ $rc = 1 ] || fail "stats --reset to /dev/full exited $rc, not 1"
+	assert_one_line err
+	assert_grep "^gpucc cache stats: cannot write to standard output: the counters were not reset$" err
+	expect_exit 0 "$GPUCC" cache stats --cache rs
+	assert_grep "^misses            1$" out
+	expect_exit 0 "$GPUCC" cache stats --reset --cache rs
+	assert_grep "^misses            1$" out
+	expect_exit 0 "$GPUCC" cache stats --cache rs
+	assert_grep "^misses            0$" out
+fi
 
 # ---- a count of one is singular in every message ("1 entries", "1 bytes"
 # were printed); --json keeps its names
