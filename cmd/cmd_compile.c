@@ -476,7 +476,7 @@ const cmd_spec cmd_compile_spec = {
 		"any path or link, is one module, under the name given first; a target given\n"
 		"twice (sm_90 and sm_90:ptx78 are one) is one target.  Module names are\n"
 		"printed as given, except that control characters in text output are escaped\n"
-		"(\\n, \\xHH).\n"
+		"(\\n, \\xHH), in LLVM's own messages too.\n"
 		"\n"
 		"AMD code objects default to version 4, which the HIP 5.2 runtime loads; LLVM 19's\n"
 		"own default, v5, needs a newer ROCm (--code-object 5).  A module's own\n"
@@ -492,8 +492,8 @@ const cmd_spec cmd_compile_spec = {
 		"target), 6 a tool or library is absent (LLVM backend, libdevice, LLD 19) or\n"
 		"the backend's LLVM is not the one gpucc was built with, 2 a module file or\n"
 		"-o's directory does not exist, 3 an unknown target or a module that is not a\n"
-		"regular file, 129 usage.  With --dry-run, a job that fails while planning\n"
-		"gives the code the real run would.",
+		"regular file or whose name is too long to open, 129 usage.  With --dry-run, a\n"
+		"job that fails while planning gives the code the real run would.",
 	.options = options,
 	.min_positional = 1,
 	.max_positional = -1,

@@ -78,11 +78,11 @@ const cmd_spec cmd_embed_spec = {
 		"exit codes: 0 success, 1 a read or write failed (the error names the file),\n"
 		"2 the image (or an output's directory) does not exist,\n"
 		"3 the image is not a valid gpucc image (a directory, a FIFO, an empty file, a\n"
-		"snapshot, a corrupt image: the error names the file and its defect), 6 the\n"
-		"LLVM backend is absent, 129 usage or a bad argument (--symbol not such an\n"
-		"identifier, --align not a power of two up to 4096, a --target-triple other\n"
-		"than x86_64 or aarch64 Linux, -o or --header naming the image, --header\n"
-		"naming the object).",
+		"snapshot, a corrupt image, a name too long to open: the error names the file\n"
+		"and its defect), 6 the LLVM backend is absent, 129 usage or a bad argument\n"
+		"(--symbol not such an identifier, --align not a power of two up to 4096, a\n"
+		"--target-triple other than x86_64 or aarch64 Linux, -o or --header naming the\n"
+		"image, --header naming the object).",
 	.options = embed_options,
 	.min_positional = 1,
 	.max_positional = 1,

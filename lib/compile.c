@@ -19,6 +19,7 @@
 #include "cache_internal.h"
 #include "compile_internal.h"
 #include "errors.h"
+#include "input_file.h"
 #include "key.h"
 
 #include <errno.h>
@@ -39,6 +40,7 @@
 
 typedef struct module {
 	char *name;
+	char *shown; /* name as messages quote it: control characters escaped */
 	unsigned char *data;
 	size_t size;
 	gpucc_digest sha256;
@@ -170,6 +172,7 @@ void gpucc_compile_free(gpucc_compile *c)
 	free(c->jobs);
 	for (size_t i = 0; i < c->module_count; i++) {
 		free(c->modules[i].name);
+		free(c->modules[i].shown);
 		free(c->modules[i].data);
 	}
 	free(c->modules);
@@ -211,12 +214,18 @@ int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *dat
 	module m;
 	memset(&m, 0, sizeof m);
 	m.name = strdup(name && *name ? name : "<memory>");
+	/* Each byte is spelt in at most 4 ("\\xHH"). */
+	size_t shown_size = m.name ? 4 * strlen(m.name) + 1 : 0;
+	m.shown = m.name ? malloc(shown_size) : NULL;
+	if (m.shown)
+		gpucc_escape_controls(m.shown, shown_size, m.name);
 	m.data = malloc(size ? size : 1);
 	module *grown = realloc(c->modules, sizeof *grown * (c->module_count + 1));
 	if (grown)
 		c->modules = grown;
-	if (!m.name || !m.data || !grown) {
+	if (!m.name || !m.shown || !m.data || !grown) {
 		free(m.name);
+		free(m.shown);
 		free(m.data);
 		return gpucc_error_oom();
 	}
@@ -233,16 +242,11 @@ int gpucc_compile_add_file(gpucc_compile *c, const char *path)
 {
 	if (c->planned)
 		return gpucc_error_set(GPUCC_EINVALID, "modules must be added before planning");
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
-	 * refused as not a regular file. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return gpucc_error_set_errno("cannot open module '%s'", path);
+	int fd;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return gpucc_error_set(GPUCC_EINVALID, "module '%s' is not a regular file", path);
-	}
+	int rc = gpucc_open_input_file(&fd, &st, path, "module", "a regular file", GPUCC_EINVALID);
+	if (rc)
+		return rc;
 	/* One file named twice (the same path, another path, a link) is one
 	 * module, under the name it was first given. */
 	for (size_t i = 0; i < c->module_count; i++) {
@@ -263,7 +267,9 @@ int gpucc_compile_add_file(gpucc_compile *c, const char *path)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			int rc = gpucc_error_set_errno("cannot read module '%s'", path);
+			char shown[GPUCC_SHOWN_PATH_SIZE];
+			gpucc_escape_controls(shown, sizeof shown, path);
+			rc = gpucc_error_set_errno("cannot read module '%s'", shown);
 			free(data);
 			close(fd);
 			return rc;
@@ -273,7 +279,7 @@ int gpucc_compile_add_file(gpucc_compile *c, const char *path)
 		used += (size_t)n;
 	}
 	close(fd);
-	int rc = gpucc_compile_add_memory(c, path, data, used);
+	rc = gpucc_compile_add_memory(c, path, data, used);
 	free(data);
 	if (rc == 0) {
 		module *m = &c->modules[c->module_count - 1];
@@ -413,7 +419,7 @@ static int choose_libs(gpucc_compile *c, job *j)
 			return job_fail(j, GPUCC_EUNAVAILABLE,
 			                "%s: %s: the module calls libdevice (__nv_*) but no CUDA toolkit "
 			                "was found: set CUDA_PATH",
-			                m->name, t->name);
+			                m->shown, t->name);
 		const char *slash = strrchr(tc->libdevice, '/');
 		char dir[4096];
 		snprintf(dir, sizeof dir, "%.*s", (int)(slash - tc->libdevice), tc->libdevice);
@@ -426,7 +432,7 @@ static int choose_libs(gpucc_compile *c, job *j)
 			                "%s: %s: the module calls the ROCm device libraries (__ocml_*, "
 			                "__ockl_*) but they were not found: install rocm-device-libs or set "
 			                "GPUCC_ROCM_DEVICE_LIBS",
-			                m->name, t->name);
+			                m->shown, t->name);
 		const char *p = t->parsed.processor;
 		bool wave64 = strlen(p) == 6; /* gfx6..gfx9 run wave64; gfx10+ default to wave32 */
 		char isa[64];
@@ -452,11 +458,11 @@ static int choose_libs(gpucc_compile *c, job *j)
 		if (stat(j->lib_paths[i], &st) != 0)
 			return job_fail(j, GPUCC_EUNAVAILABLE,
 			                "%s: %s: device library '%s' is missing (no such file for this target)",
-			                m->name, t->name, j->lib_paths[i]);
+			                m->shown, t->name, j->lib_paths[i]);
 		j->libs[i].name = strrchr(j->lib_paths[i], '/') + 1;
 		rc = gpucc_toolchain_digest(tc, j->lib_paths[i], &j->libs[i].sha256);
 		if (rc != 0)
-			return job_fail(j, rc, "%s: %s: %s", m->name, t->name, gpucc_error_last()->message);
+			return job_fail(j, rc, "%s: %s: %s", m->shown, t->name, gpucc_error_last()->message);
 	}
 	if (j->lib_count > 1)
 		qsort(j->libs, j->lib_count, sizeof j->libs[0], compare_libs);
@@ -498,15 +504,15 @@ static int plan_job(gpucc_compile *c, job *j)
 			fits_another |= triple_fits(m->facts.triple, c->targets[i].parsed.vendor);
 		if (!fits_another)
 			return job_fail(j, GPUCC_ECOMPILE, "%s: %s: module triple '%s' does not fit target %s (%s)",
-			                m->name, t->name, m->facts.triple, t->name,
+			                m->shown, t->name, m->facts.triple, t->name,
 			                gpucc_target_triple(&t->parsed));
 		job_fail(j, 0, "%s: %s: skipped: the module's triple '%s' is for the run's other targets",
-		         m->name, t->name, m->facts.triple);
+		         m->shown, t->name, m->facts.triple);
 		j->r.status = GPUCC_COMPILE_SKIPPED;
 		return 0;
 	}
 	if (t->parsed.vendor == GPUCC_VENDOR_AMD && c->ld_lld_error)
-		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", m->name, t->name, c->ld_lld_error);
+		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", m->shown, t->name, c->ld_lld_error);
 	int rc = choose_libs(c, j);
 	if (rc != 0 || j->r.status == GPUCC_COMPILE_FAILED)
 		return rc;
@@ -527,7 +533,7 @@ static int plan_job(gpucc_compile *c, job *j)
 	e->option_count = nvidia ? c->nvidia_option_count : c->amd_option_count;
 	e->options = nvidia ? c->nvidia_options : c->amd_options;
 	if ((rc = gpucc_key_compute(&e->key, e)) != 0)
-		return job_fail(j, rc, "%s: %s: %s", m->name, t->name, gpucc_error_last()->message);
+		return job_fail(j, rc, "%s: %s: %s", m->shown, t->name, gpucc_error_last()->message);
 	j->r.key = e->key;
 	j->r.key_known = true;
 	if (gpucc_key_components(j->components, e) == 0) {
@@ -676,7 +682,7 @@ static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 	const target *t = &c->targets[j->target];
 	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
 	gpucc_backend_job bj = {
-		.module_name = m->name,
+		.module_name = m->shown,
 		.module_data = m->data,
 		.module_size = m->size,
 		.target_name = t->name,
@@ -708,7 +714,7 @@ static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 	if (rc != 0) {
 		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
 	} else if (build_entry(c, j) != 0) {
-		job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->name, t->name);
+		job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->shown, t->name);
 	} else {
 		j->r.status = GPUCC_COMPILE_COMPILED;
 		j->r.entry = &j->entry;
@@ -724,7 +730,7 @@ static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 			char line[1200];
 			snprintf(line, sizeof line,
 			         "%s: %s: warning: not cached: %s; nothing more is cached in this run",
-			         m->name, t->name, gpucc_error_last()->message);
+			         m->shown, t->name, gpucc_error_last()->message);
 			append_diagnostic(j, line);
 			c->cache_failed = true;
 			gpucc_error_clear();

@@ -1,14 +1,18 @@
 /*
  * lib/digest.c -- SHA-256 (formats/sha256.h) of buffers and files, and its hex
- * spelling.
+ * spelling; and opening the input files libgpucc reads by the names users
+ * give (gpucc_open_input_file: the one place that refuses what is not a
+ * regular file, and words it), with those names quoted on one line.
  */
 #include "errors.h"
 #include "image_internal.h"
+#include "input_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 
 #include "sha256.h"
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,27 +22,74 @@ void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size)
 	gpucc_sha256_buffer(data, size, out->bytes);
 }
 
-int gpucc_open_regular_file(int *out_fd, const char *path)
+size_t gpucc_escape_controls(char *out, size_t size, const char *text)
 {
+	size_t used = 0;
+	const unsigned char *p = (const unsigned char *)(text ? text : "");
+	for (; *p; p++) {
+		char spelt[5];
+		if (*p == '\n')
+			snprintf(spelt, sizeof spelt, "\\n");
+		else if (*p == '\t')
+			snprintf(spelt, sizeof spelt, "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			snprintf(spelt, sizeof spelt, "\\x%02x", *p);
+		else
+			snprintf(spelt, sizeof spelt, "%c", *p);
+		size_t len = strlen(spelt);
+		/* Room for this byte, and for "..." after it unless it is the
+		 * last one. */
+		if (used + len + (p[1] ? 3 : 0) + 1 > size)
+			break;
+		memcpy(out + used, spelt, len);
+		used += len;
+	}
+	if (*p && used + 4 <= size) {
+		memcpy(out + used, "...", 3);
+		used += 3;
+	}
+	if (size)
+		out[used] = '\0';
+	return used;
+}
+
+int gpucc_open_input_file(int *out_fd, struct stat *out_st, const char *path, const char *noun,
+                          const char *kind, int refuse_code)
+{
+	char shown[GPUCC_SHOWN_PATH_SIZE];
+	gpucc_escape_controls(shown, sizeof shown, path);
+	const char *space = noun ? " " : "";
+	noun = noun ? noun : "";
 	/* O_NONBLOCK: opening a FIFO without it waits for a writer. */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENAMETOOLONG)
+		return gpucc_error_set(refuse_code, "cannot open %s%s'%s': %s (the name has %zu bytes)",
+		                       noun, space, shown, strerror(ENAMETOOLONG), strlen(path));
 	if (fd < 0)
-		return gpucc_error_set_errno("cannot open '%s'", path);
+		return gpucc_error_set_errno("cannot open %s%s'%s'", noun, space, shown);
 	struct stat st;
 	int rc = 0, flags;
 	if (fstat(fd, &st) != 0)
-		rc = gpucc_error_set_errno("cannot read '%s'", path);
+		rc = gpucc_error_set_errno("cannot read %s%s'%s'", noun, space, shown);
 	else if (!S_ISREG(st.st_mode))
-		rc = gpucc_error_set(GPUCC_EINVALID, "'%s' is %s, not a regular file", path,
-		                     S_ISDIR(st.st_mode) ? "a directory" : "a FIFO, socket or device");
+		rc = gpucc_error_set(refuse_code, "%s%s'%s' is %s, not %s", noun, space, shown,
+		                     S_ISDIR(st.st_mode) ? "a directory" : "a FIFO, socket or device",
+		                     kind);
 	else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
-		rc = gpucc_error_set_errno("cannot read '%s'", path);
+		rc = gpucc_error_set_errno("cannot read %s%s'%s'", noun, space, shown);
 	if (rc) {
 		close(fd);
 		return rc;
 	}
+	if (out_st)
+		*out_st = st;
 	*out_fd = fd;
 	return 0;
+}
+
+int gpucc_open_regular_file(int *out_fd, const char *path)
+{
+	return gpucc_open_input_file(out_fd, NULL, path, NULL, "a regular file", GPUCC_EINVALID);
 }
 
 int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx)

@@ -13,6 +13,7 @@
 #include "embed_backend.h"
 #include "errors.h"
 #include "gpucc/runtime.h"
+#include "input_file.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -130,23 +131,20 @@ static bool same_output(const char *a, const char *b)
 }
 
 /* Open image_path for reading, refusing what is not a non-empty regular
- * file (without blocking on a FIFO).  Returns the fd or an error code. */
+ * file (without blocking on a FIFO) as a bad input, GPUCC_ECORRUPT: the
+ * command calls GPUCC_EINVALID a bad argument.  Returns the fd or an error
+ * code. */
 static int open_image_file(const char *image_path, struct stat *st)
 {
-	int fd = open(image_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return gpucc_error_set_errno("cannot open '%s'", image_path);
-	int rc = 0;
-	if (fstat(fd, st) != 0)
-		rc = gpucc_error_set_errno("cannot read '%s'", image_path);
-	else if (!S_ISREG(st->st_mode))
-		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' is %s, not a gpucc image", image_path,
-		                     S_ISDIR(st->st_mode) ? "a directory" : "a FIFO, socket or device");
-	else if (st->st_size == 0)
-		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' is empty, not a gpucc image", image_path);
-	if (rc) {
-		close(fd);
+	int fd;
+	int rc = gpucc_open_input_file(&fd, st, image_path, NULL, "a gpucc image", GPUCC_ECORRUPT);
+	if (rc)
 		return rc;
+	if (st->st_size == 0) {
+		char shown[GPUCC_SHOWN_PATH_SIZE];
+		gpucc_escape_controls(shown, sizeof shown, image_path);
+		close(fd);
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s' is empty, not a gpucc image", shown);
 	}
 	return fd;
 }

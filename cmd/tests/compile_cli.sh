@@ -5,7 +5,9 @@
 # anything compiles; --zstd needs -o; an existing image is replaced, not
 # merged into; --json and --explain (both on stdout) are refused together;
 # control characters in a module's name are escaped in text
-# output (one message a line) and the --json output stays JSON.
+# output (one message a line, LLVM's own messages and the refusal of a
+# module that is no regular file included) and the --json output stays
+# JSON.  A module name too long to open is a bad input (3), said on one line.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 K=$TESTDATA/kernels
@@ -29,9 +31,19 @@ PY
 # ---- modules that are not regular files ----------------------------------------------
 mkfifo fifo.ll
 expect_exit 3 timeout 20 "$GPUCC" compile --no-cache --no-cubin fifo.ll -t sm_90
-assert_grep "module 'fifo.ll' is not a regular file" err
+assert_grep "module 'fifo.ll' is a FIFO, socket or device, not a regular file" err
 mkdir dir.ll
 expect_exit 3 "$GPUCC" compile --no-cache --no-cubin dir.ll -t sm_90
+assert_grep "module 'dir.ll' is a directory, not a regular file" err
+# A name too long to open is the argument's defect (3, as a directory is),
+# not a failure of the machine (1); the message stays one line and still
+# says why, however long the name.
+long=$(printf '%05000d' 0).ll
+expect_exit 3 "$GPUCC" compile --no-cache --no-cubin "$long" -t sm_90
+assert_one_line err
+assert_grep "^gpucc compile: cannot open module '0*\.\.\.': File name too long (the name has 5003 bytes)$" err
+expect_exit 3 "$GPUCC" compile --no-cache --no-cubin "./$(printf '%0300d' 0).ll" -t sm_90
+assert_grep "cannot open module '\./0*\.\.\.': File name too long (the name has 305 bytes)$" err
 
 # ---- one file, one target, named twice -------------------------------------------------
 expect_exit 0 "$GPUCC" compile --no-cache --no-cubin --json va.ll ./va.ll link.ll "$PWD/va.ll" \
@@ -75,6 +87,14 @@ cp "$K/bad/syntax_error.ll" "$name"
 expect_exit 5 "$GPUCC" compile --no-cache --no-cubin "$name" -t sm_90
 grep -v -e '^gpucc compile: ' -e '^new\\nline' err && fail "a newline in a module's name broke a message's line"
 assert_grep '^gpucc compile: error: new.*line.*sm_90:ptx78' err
+# LLVM's own message quotes the name too: escaped there as well, its line
+# whole, in the error and in the diagnostics.
+assert_grep '^gpucc compile: error: new\\nline.\.ll: sm_90:ptx78: not valid LLVM IR: new\\nline.\.ll:6:3: error: expected value token$' err
+assert_grep '^new\\nline.\.ll: sm_90:ptx78: new\\nline.\.ll:6:3: error: expected value token$' err
+mkdir "$name.d"
+expect_exit 3 "$GPUCC" compile --no-cache --no-cubin "$name.d" -t sm_90
+assert_one_line err
+assert_grep "module 'new\\\\nline.\.ll\.d' is a directory" err
 expect_exit 5 "$GPUCC" compile --no-cache --no-cubin "$name" -t sm_90 --explain
 head -n1 out | grep -q '^new\\nline.*\.ll sm_90:ptx78: failed' || fail "--explain broke its line at the name's newline"
 expect_exit 5 "$GPUCC" compile --no-cache --no-cubin "$name" -t sm_90 --json

@@ -1,7 +1,8 @@
 # embed_outputs: what a package author meets with `gpucc embed` beyond the
 # round trip (embed_roundtrip.sh).  Inputs that are not images -- a FIFO
-# (refused at once, not waited on), a directory, an empty file, a snapshot
-# -- exit 3 with one line naming the file and its defect.  An output that
+# (refused at once, not waited on), a directory, an empty file, a snapshot,
+# a name too long to open -- exit 3 with one line naming the file and its
+# defect.  An output that
 # names the image (-o or --header) and a header naming the object exit 129
 # and leave every file as it was; a header that cannot be written leaves no
 # object either (both are written before either is published).  Symbols
@@ -28,6 +29,10 @@ assert_grep "'dir' is a directory, not a gpucc image" err
 : >empty
 expect_exit 3 "$GPUCC" embed empty -o bad.o --symbol x
 assert_grep "'empty' is empty, not a gpucc image" err
+# A name too long to open is a bad input too, said on one line.
+expect_exit 3 "$GPUCC" embed "$(printf '%05000d' 0)" -o bad.o --symbol x
+assert_one_line err
+assert_grep "^gpucc embed: cannot open '0*\\.\\.\\.': File name too long (the name has 5000 bytes)$" err
 expect_exit 0 "$GPUCC" snapshot image.gpucc -o keys.snap
 expect_exit 3 "$GPUCC" embed keys.snap -o bad.o --symbol x
 assert_one_line err

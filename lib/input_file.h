@@ -1,0 +1,32 @@
+/*
+ * lib/input_file.h -- opening the input files libgpucc reads by the names
+ * users give (a module to compile, an image to embed, a payload to pack),
+ * and quoting those names in messages on one line (internal; implemented
+ * in lib/digest.c, beside the file readers that use it).
+ */
+#ifndef GPUCC_LIB_INPUT_FILE_H
+#define GPUCC_LIB_INPUT_FILE_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+
+/* text into out (size bytes, NUL included) with its control characters
+ * spelt \n, \t or \xHH, so that a name holding a newline stays on its
+ * message's line (the spelling of gpucc compile's text output); cut with
+ * "..." when it does not fit.  Returns the length written. */
+size_t gpucc_escape_controls(char *out, size_t size, const char *text);
+
+/* Room for a path as open messages quote it: absurd ones are cut. */
+#define GPUCC_SHOWN_PATH_SIZE 256
+
+/* Open path, an input a user named, for reading into *out_fd (the caller
+ * closes it) and its status into *out_st (when not NULL), without waiting
+ * on a FIFO.  Messages say "NOUN 'PATH'" (noun may be NULL), the path
+ * through gpucc_escape_controls.  What is not a regular file is refused
+ * with refuse_code ("'x' is a directory, not KIND"), and so is a name too
+ * long to open (ENAMETOOLONG): both are defects of the name given, not
+ * failures of the machine.  Other failures: gpucc_error_set_errno's codes. */
+int gpucc_open_input_file(int *out_fd, struct stat *out_st, const char *path, const char *noun,
+                          const char *kind, int refuse_code);
+
+#endif
