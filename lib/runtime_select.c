@@ -242,6 +242,25 @@ static void name_list_add(name_list *l, const char *name)
 	l->used += (size_t)n;
 }
 
+/* The vendor of an entry's target, also of one this gpucc cannot parse
+ * (a newer sm or gfx) by its prefix; 0 when it cannot be told. */
+static gpucc_vendor target_vendor(const char *target)
+{
+	gpucc_target t;
+	if (gpucc_target_parse(&t, target) == 0)
+		return t.vendor;
+	if (strncmp(target, "sm_", 3) == 0)
+		return GPUCC_VENDOR_NVIDIA;
+	if (strncmp(target, "gfx", 3) == 0)
+		return GPUCC_VENDOR_AMD;
+	return (gpucc_vendor)0;
+}
+
+static const char *vendor_name(gpucc_vendor v)
+{
+	return v == GPUCC_VENDOR_NVIDIA ? "NVIDIA" : "AMD";
+}
+
 static void describe_device(char *out, size_t size, const gpucc_target *d)
 {
 	if (d->vendor == GPUCC_VENDOR_NVIDIA && d->ptx_isa == 0) {
@@ -280,6 +299,12 @@ int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t
 		if (kernel && !entry_has_kernel(e, kernel))
 			continue;
 		with_kernel++;
+		/* The message lists the code the device's vendor could run: an
+		 * AMD code object says nothing to an NVIDIA device's user.  One
+		 * whose vendor cannot be told is listed. */
+		gpucc_vendor vendor = target_vendor(e->target);
+		if (vendor && vendor != device->vendor)
+			continue;
 		char target[GPUCC_TARGET_NAME_SIZE + 48];
 		const gpucc_payload *code = gpucc_entry_payload(e, GPUCC_PART_CUBIN);
 		if (!code)
@@ -312,10 +337,16 @@ int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t
 		                       kernel, name, kernels.used ? kernels.text : "none");
 	if (count == 0)
 		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s' has no entries", name);
+	if (!targets.used)
+		return gpucc_error_set(GPUCC_ENOTFOUND,
+		                       "no entry of '%s'%s%s%s runs on %s: the image has no %s code%s",
+		                       name, kernel ? " with kernel '" : "", kernel ? kernel : "",
+		                       kernel ? "'" : "", dev, vendor_name(device->vendor),
+		                       kernel ? " for that kernel" : "");
 	return gpucc_error_set(GPUCC_ENOTFOUND,
-	                       "no entry of '%s'%s%s%s runs on %s: the image has %s", name,
-	                       kernel ? " with kernel '" : "", kernel ? kernel : "", kernel ? "'" : "",
-	                       dev, targets.text);
+	                       "no entry of '%s'%s%s%s runs on %s: the image has %s code for %s",
+	                       name, kernel ? " with kernel '" : "", kernel ? kernel : "",
+	                       kernel ? "'" : "", dev, vendor_name(device->vendor), targets.text);
 }
 
 int gpucc_image_select(gpucc_selection *out, const gpucc_image *img, const char *kernel,

@@ -1,5 +1,6 @@
 # runtime_devices_select: `gpucc devices --image` shows, per device and per
-# kernel, the entry gpucc_image_select picks (or its error, and exit 2), and
+# kernel, the entry gpucc_image_select picks (or its error, listing the
+# image's code for the device's vendor only, and exit 2), and
 # with --target answers for named device targets without loading a runtime,
 # so it runs on a machine without a GPU.  The GPU path runs on the stand-in
 # runtimes of lib/tests/stub_runtimes.c ($STUB_RUNTIMES).
@@ -78,7 +79,15 @@ echo "$cases" | while read -r image target driver kernel entry part fit; do
 	expect_exit "$want" "$GPUCC" devices "${opts[@]}"
 	if [ "$entry" = none ]; then
 		assert_grep "^  $kernel  no fit: no entry of '$image' with kernel '$kernel' runs on ${target%%:*}" out
-		assert_grep "the image has .*sm_80:ptx78 (cubin)\|the image has .*sm_90:ptx80 (cubin for a CUDA 13 driver, ptx)" out
+		# The reason lists the code of the device's vendor only.
+		case $target in
+		gfx*)
+			assert_grep "^  $kernel  no fit: .*: the image has AMD code for gfx90a (hsaco)" out
+			assert_no_grep "no fit: .*sm_" out ;;
+		*)
+			assert_grep "^  $kernel  no fit: .*: the image has NVIDIA code for \(sm_80:ptx78 (cubin)\|sm_90:ptx80 (cubin for a CUDA 13 driver, ptx)\)$" out
+			assert_no_grep "no fit: .*gfx" out ;;
+		esac
 		assert_one_line err
 		assert_grep "^gpucc devices: no fit for [0-9]* of [0-9]* kernel rows; the first: no entry of '$image'" err
 	else
@@ -111,6 +120,17 @@ else:
 PY
 		fail "$what: --json"
 done || exit 1
+
+# An image without code of the device's vendor says so, and lists none of
+# the other vendor's.
+printf '{"entries": [{"module": "k.ll", "module_sha256": "%s", "target": "gfx90a", "kernels": ["saxpy"], "hsaco": "any.hsaco"}]}' "$digest" >amd.json
+expect_exit 0 "$GPUCC" pack -o amd.gpucc amd.json
+expect_exit 2 "$GPUCC" devices -i amd.gpucc -t sm_90 -t gfx942
+assert_grep "^  saxpy  no fit: no entry of 'amd.gpucc' with kernel 'saxpy' runs on sm_90 (driver JITs PTX ISA up to 8.5): the image has no NVIDIA code for that kernel$" out
+assert_grep "^  saxpy  no fit: no entry of 'amd.gpucc' with kernel 'saxpy' runs on gfx942: the image has AMD code for gfx90a (hsaco)$" out
+expect_exit 2 "$GPUCC" devices -i k13.gpucc -t gfx90a
+assert_grep "^  norm  no fit: .* runs on gfx90a: the image has no AMD code for that kernel$" out
+assert_no_grep "no fit: .*sm_90" out
 
 # Every device target of a run gets its rows; one without a fit makes the
 # run exit 2 after the whole table.

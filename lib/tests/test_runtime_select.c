@@ -2,7 +2,8 @@
  * lib/tests/test_runtime_select.c -- the selection rules of gpucc/runtime.h
  * as a table: a device target and the targets (and payload kinds) of an
  * image's entries give the chosen entry and payload, or an error whose
- * message must say what the image has.  No driver and no image file: the
+ * message must say what the image has for the device's vendor, and nothing
+ * of the other vendor's code.  No driver and no image file: the
  * entries are built in memory.
  */
 #include "check.h"
@@ -40,7 +41,7 @@ static const select_case cases[] = {
 	{"amd on/off must match", "gfx90a:sramecc+:xnack-", {"gfx90a:xnack+/hsaco"}, NULL, NULL,
 	 "gfx90a:xnack+ (hsaco)"},
 	{"amd other processor", "gfx942:sramecc+:xnack-", {"gfx90a/hsaco", "gfx940/hsaco"}, NULL, NULL,
-	 "runs on gfx942:sramecc+:xnack-: the image has gfx90a (hsaco), gfx940 (hsaco)"},
+	 "runs on gfx942:sramecc+:xnack-: the image has AMD code for gfx90a (hsaco), gfx940 (hsaco)"},
 	{"amd entry without code object", "gfx90a:sramecc+:xnack-", {"gfx90a/bitcode"}, NULL, NULL,
 	 "gfx90a (no code)"},
 	{"amd processor without features", "gfx1030", {"gfx1030/hsaco", "gfx1031/hsaco"}, NULL,
@@ -52,7 +53,7 @@ static const select_case cases[] = {
 	 {"sm_80:ptx70/ptx", "sm_90:ptx80/ptx", "sm_86:ptx84/ptx", "sm_89:ptx85/ptx"}, NULL,
 	 "sm_86:ptx84/ptx", NULL},
 	{"nvidia PTX ISA too new for the driver", "sm_90@12000", {"sm_90:ptx85/ptx"}, NULL, NULL,
-	 "sm_90 (driver JITs PTX ISA up to 8.0): the image has sm_90:ptx85 (ptx)"},
+	 "sm_90 (driver JITs PTX ISA up to 8.0): the image has NVIDIA code for sm_90:ptx85 (ptx)"},
 	{"nvidia older PTX still JITs", "sm_90@12000", {"sm_90:ptx85/ptx", "sm_80:ptx70/ptx"}, NULL,
 	 "sm_80:ptx70/ptx", NULL},
 	{"nvidia PTX for a newer sm", "sm_80@12040", {"sm_90:ptx78/cubin+ptx"}, NULL, NULL,
@@ -65,7 +66,9 @@ static const select_case cases[] = {
 	{"nvidia cubin of a later minor never loads", "sm_80@12040", {"sm_86:ptx71/cubin"}, NULL,
 	 NULL, "runs on sm_80"},
 	{"nvidia cubin of another major never loads", "sm_90@12040", {"sm_80:ptx70/cubin"}, NULL,
-	 NULL, "runs on sm_90 (driver JITs PTX ISA up to 8.4): the image has sm_80:ptx70 (cubin)"},
+	 NULL,
+	 "runs on sm_90 (driver JITs PTX ISA up to 8.4): the image has NVIDIA code for sm_80:ptx70 "
+	 "(cubin)"},
 	{"nvidia other sm falls back to its PTX", "sm_86@12040", {"sm_80:ptx70/cubin+ptx"}, NULL,
 	 "sm_80:ptx70/ptx", NULL},
 	{"nvidia PTX before a compatible cubin", "sm_89@12040",
@@ -100,20 +103,27 @@ static const select_case cases[] = {
 	{"nvidia cubin of an older CUDA loads", "sm_90@13000", {"sm_90:ptx78/cubin+ptx!12.4.131"},
 	 NULL, "sm_90:ptx78/cubin", NULL},
 	{"nvidia cubin of a newer CUDA major, no PTX", "sm_90@12040", {"sm_90:ptx78/cubin!13.0.88"},
-	 NULL, NULL, "the image has sm_90:ptx78 (cubin for a CUDA 13 driver)"},
+	 NULL, NULL, "the image has NVIDIA code for sm_90:ptx78 (cubin for a CUDA 13 driver)"},
 	{"nvidia minor-compatible cubin of a newer CUDA major", "sm_86@12040",
 	 {"sm_80:ptx70/cubin!13.0.88"}, NULL, NULL, "sm_80:ptx70 (cubin for a CUDA 13 driver)"},
 	/* Across vendors and kernels */
-	{"vendor mismatch lists the targets", "sm_90@12040", {"gfx90a/hsaco", "gfx1030/hsaco"}, NULL,
-	 NULL, "the image has gfx90a (hsaco), gfx1030 (hsaco)"},
+	/* The error lists the code of the device's vendor only, and says so
+	 * when the image has none. */
+	{"vendor mismatch: none of the device's", "sm_90@12040", {"gfx90a/hsaco", "gfx1030/hsaco"},
+	 NULL, NULL, "runs on sm_90 (driver JITs PTX ISA up to 8.4): the image has no NVIDIA code"},
+	{"amd device: only AMD code listed", "gfx942", {"sm_90:ptx78/cubin", "gfx90a/hsaco"}, NULL,
+	 NULL, "runs on gfx942: the image has AMD code for gfx90a (hsaco)"},
+	{"nvidia device: only NVIDIA code listed", "sm_75@12040",
+	 {"gfx90a/hsaco", "sm_90:ptx78/cubin", "gfx1030/hsaco"}, NULL, NULL,
+	 "the image has NVIDIA code for sm_90:ptx78 (cubin)"},
 	{"kernel not in the image", "sm_90@12040", {"sm_90:ptx78/ptx/saxpy,axpy"}, "nope", NULL,
 	 "kernel 'nope' is not in 'table' (its kernels: saxpy, axpy)"},
 	{"only entries with the kernel count", "sm_90@12040",
 	 {"sm_90:ptx80/ptx/other", "sm_80:ptx70/ptx/saxpy"}, "saxpy", "sm_80:ptx70/ptx", NULL},
 	{"kernel there but nothing fits", "gfx90a:sramecc+:xnack-",
 	 {"sm_90:ptx78/ptx/saxpy", "gfx90a/hsaco/other"}, "saxpy", NULL,
-	 "no entry of 'table' with kernel 'saxpy' runs on gfx90a:sramecc+:xnack-: the image has "
-	 "sm_90:ptx78 (ptx)"},
+	 "no entry of 'table' with kernel 'saxpy' runs on gfx90a:sramecc+:xnack-: the image has no "
+	 "AMD code for that kernel"},
 	{"empty image", "gfx90a", {NULL}, NULL, NULL, "kernel 'k' is not in 'table'"},
 };
 
@@ -211,6 +221,13 @@ static void test_table(void)
 			if (t->message && !strstr(gpucc_error_last()->message, t->message)) {
 				fprintf(stderr, "case '%s': message '%s' lacks '%s'\n", t->name,
 				        gpucc_error_last()->message, t->message);
+				check_failures++;
+			}
+			/* Only the device's vendor's code is listed. */
+			bool amd = strncmp(t->device, "gfx", 3) == 0;
+			if (strstr(gpucc_error_last()->message, amd ? "sm_" : "gfx")) {
+				fprintf(stderr, "case '%s': message '%s' names the other vendor's code\n",
+				        t->name, gpucc_error_last()->message);
 				check_failures++;
 			}
 		}

@@ -89,7 +89,8 @@ GPUCC_API bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e,
 /* Choose, among entries[0..count), the one that holds kernel (NULL: any
  * entry) and fits device best.  GPUCC_ENOTFOUND when no entry has the
  * kernel (the message lists the kernels there are) or when none that has it
- * fits (the message lists their targets); GPUCC_EINVALID for bad arguments.
+ * fits (the message lists their targets of the device's vendor, or says
+ * there are none); GPUCC_EINVALID for bad arguments.
  * name is used in messages (an image name). */
 GPUCC_API int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t count,
                            const char *kernel, const gpucc_target *device, const char *name);
