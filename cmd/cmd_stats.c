@@ -24,6 +24,7 @@ typedef struct target_count {
 } target_count;
 
 typedef struct image_stats {
+	bool file_size_known; /* false for a pipe, whose size stat cannot tell */
 	uint64_t file_size;
 	size_t entries, payloads;
 	uint64_t stored_bytes;     /* each distinct payload once */
@@ -71,7 +72,10 @@ static void print_text(const image_stats *s, const char *path, bool compressed)
 {
 	uint64_t saved = s->referenced_bytes - s->stored_bytes;
 	printf("image:          %s\n", path);
-	printf("file size:      %" PRIu64 " %s\n", s->file_size, bytes_noun(s->file_size));
+	if (s->file_size_known)
+		printf("file size:      %" PRIu64 " %s\n", s->file_size, bytes_noun(s->file_size));
+	else
+		printf("file size:      unknown (not a regular file)\n");
 	printf("compressed:     %s\n", compressed ? "zstd" : "no");
 	printf("entries:        %zu\n", s->entries);
 	printf("payloads:       %zu distinct, %" PRIu64 " %s\n", s->payloads, s->stored_bytes,
@@ -91,7 +95,10 @@ static void print_json(const image_stats *s, const char *path, bool compressed)
 {
 	printf("{\n  \"image\": ");
 	cmd_json_string(stdout, path);
-	printf(",\n  \"file_size\": %" PRIu64 ",\n", s->file_size);
+	if (s->file_size_known)
+		printf(",\n  \"file_size\": %" PRIu64 ",\n", s->file_size);
+	else
+		printf(",\n  \"file_size\": null,\n");
 	printf("  \"compressed\": %s,\n", compressed ? "true" : "false");
 	printf("  \"entries\": %zu,\n", s->entries);
 	printf("  \"payloads\": %zu,\n", s->payloads);
@@ -128,8 +135,10 @@ static int run_stats(const cmd_args *args)
 		goto cleanup;
 	}
 	struct stat st;
-	if (stat(path, &st) == 0)
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		s.file_size = (uint64_t)st.st_size;
+		s.file_size_known = true;
+	}
 	s.entries = gpucc_image_entry_count(img);
 	/* The payload list is built here, from the manifest, which may
 	 * list one payload with two sizes. */
@@ -173,7 +182,9 @@ const cmd_spec cmd_stats_spec = {
 		"and of distinct payloads, payload count and bytes per part, entries per\n"
 		"target, and the dedup savings: the bytes that storing each identical\n"
 		"payload once saved.  Reads the manifest only; exits 3 when it is corrupt.\n"
-		"With --json, bytes of IMAGE that are not UTF-8 are written as U+FFFD.",
+		"The file size of an IMAGE that is not a regular file (a pipe) is unknown\n"
+		"(null in JSON).  With --json, bytes of IMAGE that are not UTF-8 are\n"
+		"written as U+FFFD.",
 	.options = stats_options,
 	.min_positional = 1,
 	.max_positional = 1,

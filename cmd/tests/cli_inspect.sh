@@ -314,6 +314,14 @@ assert s["parts"] == {"ptx": {"payloads": 1, "bytes": 1166}, "hsaco": {"payloads
 assert s["targets"] == {"gfx90a": 1, "sm_90:ptx78": 1} and s["dedup_savings"] == 0, s
 PY
 
+# an image read from a pipe has no file size to show (it said 0 bytes)
+expect_exit 0 "$GPUCC" stats <(cat $img)
+assert_grep '^file size: *unknown (not a regular file)$' out
+assert_grep '^entries: *2$' out
+expect_exit 0 "$GPUCC" stats --json <(cat $img)
+python3 -c 'import json; s=json.load(open("out")); assert s["file_size"] is None and s["entries"] == 2, s' ||
+	fail "stats --json of a pipe is wrong"
+
 # a count of one byte is singular (stats, show, snapshot said "1 bytes", "1 keys")
 printf 'x' > one.ptx
 cat > one.json <<'EOF'
