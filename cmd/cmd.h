@@ -80,6 +80,13 @@ int cmd_directory_value(const char **out, const cmd_args *args, const char *long
  * renamed into place, so such a name wrote nothing to the stream and, as
  * root, put a regular file where /dev/stdout was. */
 int cmd_output_value(const char **out, const cmd_args *args, const char *long_name);
+/* Whether a new file can be created beside path, as the writer of an output
+ * will (tried by creating one and removing it): checked before work that
+ * would end in writing it.  EXIT_OK; else, after saying why naming path:
+ * EXIT_NOT_FOUND when its directory does not exist or is not one,
+ * EXIT_USAGE when the name is too long, EXIT_FAIL when the directory is not
+ * writable, read-only or takes no new files. */
+int cmd_output_creatable(const cmd_args *args, const char *path);
 
 /* Print "gpucc CMD: <last libgpucc error>" on stderr and return the exit code
  * for that error (see the table above). */

@@ -16,8 +16,6 @@
 
 #include <gpucc.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -120,31 +118,9 @@ static int check_output(const cmd_args *args, const char *output)
 			}
 		}
 	}
-	/* A file created and removed at once beside the image: what would stop
-	 * the writer (no directory, no permission, a read-only file system)
-	 * stops the run now.  Its name is one the writers' sweep removes, were
-	 * the process killed in between. */
-	const char *slash = strrchr(output, '/');
-	const char *base = slash ? slash + 1 : output;
-	int dir_len = slash ? (int)(slash - output) + 1 : 0;
-	size_t size = strlen(output) + 32;
-	char *probe = malloc(size);
-	if (!probe)
-		return cmd_error(args, EXIT_FAIL, "out of memory");
-	snprintf(probe, size, "%.*s.%s.tmp.probe.XXXXXX", dir_len, output, base);
-	int rc = EXIT_OK;
-	int fd = mkostemp(probe, O_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
-		unlink(probe);
-	} else if (errno == ENOENT || errno == ENOTDIR) {
-		rc = cmd_error(args, EXIT_NOT_FOUND, "cannot create '%s': its directory does not exist",
-		               output);
-	} else {
-		rc = cmd_error(args, EXIT_FAIL, "cannot create '%s': %s", output, strerror(errno));
-	}
-	free(probe);
-	return rc;
+	/* What would stop the writer (no directory, no permission, a
+	 * read-only file system) stops the run now. */
+	return cmd_output_creatable(args, output);
 }
 
 /* The progress line, on a terminal only: done/total, hits, failures, ETA. */
@@ -488,12 +464,15 @@ const cmd_spec cmd_compile_spec = {
 		"19, gives the smallest images but sets up about 90 MiB of tables, a quarter of a\n"
 		"second even for a small image; --zstd=3 takes milliseconds.\n"
 		"\n"
-		"exit codes: 0 success, 5 a module failed to compile (errors name module and\n"
-		"target), 6 a tool or library is absent (LLVM backend, libdevice, LLD 19) or\n"
-		"the backend's LLVM is not the one gpucc was built with, 2 a module file or\n"
-		"-o's directory does not exist, 3 an unknown target or a module that is not a\n"
-		"regular file or whose name is too long to open, 129 usage.  With --dry-run, a\n"
-		"job that fails while planning gives the code the real run would.",
+		"exit codes: 0 success, 1 a read or write failed (-o's directory is not\n"
+		"writable, say), 5 a module failed to compile (errors name module and target),\n"
+		"6 a tool or library is absent (LLVM backend, libdevice, LLD 19) or the\n"
+		"backend's LLVM is not the one gpucc was built with, 2 a module file or -o's\n"
+		"directory does not exist (or is not a directory), 3 an unknown target or a\n"
+		"module that is not a regular file or whose name is too long to open, 129\n"
+		"usage (-o naming a module or a directory, in /proc, or too long, among\n"
+		"others).  With --dry-run, a job that fails while planning gives the code the\n"
+		"real run would.",
 	.options = options,
 	.min_positional = 1,
 	.max_positional = -1,

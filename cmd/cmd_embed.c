@@ -9,7 +9,8 @@
  * manifest and every payload's digest), and both outputs are written in
  * full before either is published.  A bad argument (symbol, alignment,
  * triple, an output naming the image) is a usage error (129), whether this
- * file or libgpucc (GPUCC_EINVALID) finds it.
+ * file or libgpucc (GPUCC_EINVALID) finds it.  Outputs that cannot be
+ * created are found before the image is read (cmd_output_creatable).
  */
 #include "cmd.h"
 
@@ -38,6 +39,13 @@ static int run_embed(const cmd_args *args)
 	if (!output || !symbol)
 		return cmd_error(args, EXIT_USAGE, "%s is required (see 'gpucc embed -h')",
 		                 !output ? "-o OBJ" : "--symbol NAME");
+	/* An output that cannot be created is said truly, naming what stops
+	 * it, before the image is read through. */
+	int rc = cmd_output_creatable(args, output);
+	if (rc == EXIT_OK && header)
+		rc = cmd_output_creatable(args, header);
+	if (rc != EXIT_OK)
+		return rc;
 	gpucc_embed_options opts = {.symbol = symbol,
 	                            .triple = cmd_value(args, "target-triple"),
 	                            .header = header};
@@ -73,16 +81,18 @@ const cmd_spec cmd_embed_spec = {
 		"the same image and options give the same bytes.  NAME must be a C identifier\n"
 		"that C and C++ can declare: no keyword, no leading or trailing '_', no '__'.\n"
 		"The object and the --header are written in full before either replaces its\n"
-		"file: a failure leaves both as they were.\n"
+		"file: a failure leaves both as they were.  Whether each can be created in its\n"
+		"directory is checked before the image is read.\n"
 		"\n"
-		"exit codes: 0 success, 1 a read or write failed (the error names the file),\n"
-		"2 the image (or an output's directory) does not exist,\n"
-		"3 the image is not a valid gpucc image (a directory, a FIFO, an empty file, a\n"
-		"snapshot, a corrupt image, a name too long to open: the error names the file\n"
-		"and its defect), 6 the LLVM backend is absent, 129 usage or a bad argument\n"
-		"(--symbol not such an identifier, --align not a power of two up to 4096, a\n"
-		"--target-triple other than x86_64 or aarch64 Linux, -o or --header naming the\n"
-		"image, --header naming the object).",
+		"exit codes: 0 success, 1 a read or write failed, or an output's directory is\n"
+		"not writable (the error names the file), 2 the image does not exist, or an\n"
+		"output's directory does not exist or is not one, 3 the image is not a valid\n"
+		"gpucc image (a directory, a FIFO, an empty file, a snapshot, a corrupt image, a\n"
+		"name too long to open: the error names the file and its defect), 6 the LLVM\n"
+		"backend is absent, 129 usage or a bad argument (--symbol not such an\n"
+		"identifier, --align not a power of two up to 4096, a --target-triple other\n"
+		"than x86_64 or aarch64 Linux, -o or --header naming the image, a directory,\n"
+		"a name in /proc or a name too long, --header naming the object).",
 	.options = embed_options,
 	.min_positional = 1,
 	.max_positional = 1,

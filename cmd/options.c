@@ -11,6 +11,8 @@
 
 #include <gpucc.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -240,34 +242,36 @@ static bool resolves_into_proc(const char *dir)
 	return in_proc;
 }
 
-/* Whether a file named path would be written in /proc: its directory is
- * there (/dev/fd/1), or it is a link whose target's directory is
- * (/dev/stdout). */
-static bool written_in_proc(const char *path)
+/* Where a file named path would be written, as far as /proc goes: 0
+ * elsewhere; 1 at a process's stream, or another of the kernel's files
+ * there (/dev/fd/1, or /dev/stdout, a link to /proc/self/fd/1); 2 at a new
+ * name in /proc (/proc/x.o), where no file can be created. */
+static int written_in_proc(const char *path)
 {
 	char dir[2 * PATH_MAX + 2], target[PATH_MAX + 1];
+	struct stat st;
+	bool exists = stat(path, &st) == 0;
 	const char *slash = strrchr(path, '/');
 	int dir_len = !slash ? 0 : slash == path ? 1 : (int)(slash - path);
 	snprintf(dir, sizeof dir, "%.*s", dir_len, dir_len ? path : ".");
 	if (resolves_into_proc(dir))
-		return true;
-	struct stat st;
+		return exists ? 1 : 2;
 	if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
-		return false;
+		return 0;
 	ssize_t len = readlink(path, target, sizeof target - 1);
 	if (len <= 0)
-		return false;
+		return 0;
 	target[len] = '\0';
 	slash = strrchr(target, '/');
 	if (!slash)
-		return false; /* beside the link, checked above */
+		return 0; /* beside the link, checked above */
 	/* A relative target is relative to the link's directory. */
 	if (target[0] == '/')
 		snprintf(dir, sizeof dir, "%.*s", slash == target ? 1 : (int)(slash - target), target);
 	else
 		snprintf(dir, sizeof dir, "%.*s/%.*s", dir_len, dir_len ? path : ".",
 		         (int)(slash - target), target);
-	return resolves_into_proc(dir);
+	return !resolves_into_proc(dir) ? 0 : exists ? 1 : 2;
 }
 
 int cmd_output_value(const char **out, const cmd_args *args, const char *long_name)
@@ -287,12 +291,78 @@ int cmd_output_value(const char **out, const cmd_args *args, const char *long_na
 		                 "%s -: standard output is not supported; outputs are written to a file "
 		                 "beside their name and renamed into place",
 		                 spelling);
-	if (written_in_proc(*out))
+	switch (written_in_proc(*out)) {
+	case 1:
 		return cmd_error(args, EXIT_USAGE,
 		                 "%s '%s' names a process's stream, not a file; outputs are written "
 		                 "beside their name and renamed into place",
 		                 spelling, *out);
-	return EXIT_OK;
+	case 2:
+		return cmd_error(args, EXIT_USAGE,
+		                 "%s '%s' is in /proc, where only the kernel makes files: write the "
+		                 "output elsewhere",
+		                 spelling, *out);
+	default:
+		return EXIT_OK;
+	}
+}
+
+int cmd_output_creatable(const cmd_args *args, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int dir_len = slash ? (int)(slash - path) + 1 : 0;
+	size_t size = strlen(path) + 48;
+	char *probe = malloc(size);
+	char *dir = slash == path ? strdup("/") : slash ? strndup(path, (size_t)(slash - path))
+	                                                : strdup(".");
+	if (!probe || !dir) {
+		free(probe);
+		free(dir);
+		return cmd_error(args, EXIT_FAIL, "out of memory");
+	}
+	/* As long a name as the writer's temporary file (".NAME.tmp.PID.N"),
+	 * and one its sweep removes, were the process killed before the
+	 * unlink. */
+	snprintf(probe, size, "%.*s.%s.tmp.probe.0000000000.XXXXXX", dir_len, path, base);
+	int rc = EXIT_OK;
+	int fd = mkostemp(probe, O_CLOEXEC);
+	int err = errno;
+	struct stat st;
+	if (fd >= 0) {
+		close(fd);
+		unlink(probe);
+	} else if (err == ENAMETOOLONG) {
+		rc = cmd_error(args, EXIT_USAGE,
+		               "cannot create '%.200s%s': %s (the name has %zu bytes, and the temporary "
+		               "file written beside it %zu)",
+		               path, strlen(path) > 200 ? "..." : "", strerror(err), strlen(path),
+		               strlen(probe + dir_len));
+	} else if (err == ENOENT && stat(dir, &st) != 0) {
+		rc = cmd_error(args, EXIT_NOT_FOUND, "cannot create '%s': its directory does not exist",
+		               path);
+	} else if (err == ENOENT) {
+		rc = cmd_error(args, EXIT_FAIL,
+		               "cannot create '%s': its directory '%s' exists but takes no new files (%s)",
+		               path, dir, strerror(err));
+	} else if (err == ENOTDIR) {
+		bool file = stat(dir, &st) == 0 && !S_ISDIR(st.st_mode);
+		rc = cmd_error(args, EXIT_NOT_FOUND, "cannot create '%s': %s'%s' is not a directory",
+		               path, file ? "" : "a component of ", dir);
+	} else if (err == EACCES || err == EPERM) {
+		rc = cmd_error(args, EXIT_FAIL,
+		               "cannot create '%s': its directory '%s' is not writable (%s)", path, dir,
+		               strerror(err));
+	} else if (err == EROFS) {
+		rc = cmd_error(args, EXIT_FAIL,
+		               "cannot create '%s': its directory '%s' is on a read-only file system",
+		               path, dir);
+	} else {
+		rc = cmd_error(args, EXIT_FAIL, "cannot create '%s': %s", path, strerror(err));
+	}
+	free(probe);
+	free(dir);
+	return rc;
 }
 
 void cmd_raise_file_limit(void)

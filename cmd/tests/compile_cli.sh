@@ -66,6 +66,10 @@ assert_grep "cannot create 'missing/x.gpucc': its directory does not exist" err
 expect_exit 0 "$GPUCC" cache verify --cache cache
 assert_grep "(0 entries" out
 expect_exit 2 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o va.ll/x.gpucc
+assert_one_line err
+assert_grep "^gpucc compile: cannot create 'va.ll/x.gpucc': 'va.ll' is not a directory$" err
+expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o /proc/x.gpucc
+assert_grep "^gpucc compile: -o '/proc/x.gpucc' is in /proc, where only the kernel makes files" err
 ls -A | grep -q '\.tmp\.' && fail "the directory check left a file behind"
 # --zstd compresses the image: without -o it is refused, not ignored.
 expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 --zstd

@@ -5,7 +5,10 @@
 # defect.  An output that
 # names the image (-o or --header) and a header naming the object exit 129
 # and leave every file as it was; a header that cannot be written leaves no
-# object either (both are written before either is published).  Symbols
+# object either (both are written before either is published).  An output
+# that cannot be created (in /proc, under a file, in a directory that is
+# not writable, a name too long) is refused before the image is read, in
+# one line that says truly why.  Symbols
 # the header could not declare in C or C++ (keywords, reserved names) exit
 # 129; the header compiles as C and C++.  The object is deterministic, links
 # into a PIE and a shared library without text relocations or an
@@ -68,6 +71,35 @@ assert_same old.o old.o.orig
 assert_same old.h old.h.orig
 [ -z "$(find . -name '.*.tmp.*')" ] || fail "temporary files left behind"
 assert_same image.gpucc image.orig
+
+# ---- outputs that cannot be created: one line saying truly why, naming
+# the output, and nothing written
+expect_exit 129 "$GPUCC" embed image.gpucc -o /proc/x.o --symbol x
+assert_one_line err
+assert_grep "^gpucc embed: -o '/proc/x.o' is in /proc, where only the kernel makes files" err
+expect_exit 129 "$GPUCC" embed image.gpucc -o dir --symbol x
+assert_grep "^gpucc embed: 'dir' is a directory, not a file name$" err
+expect_exit 2 "$GPUCC" embed image.gpucc -o image.gpucc/x.o --symbol x
+assert_one_line err
+assert_grep "^gpucc embed: cannot create 'image.gpucc/x.o': 'image.gpucc' is not a directory$" err
+expect_exit 2 "$GPUCC" embed image.gpucc -o new.o --symbol x --header empty/x/new.h
+assert_grep "^gpucc embed: cannot create 'empty/x/new.h': a component of 'empty/x' is not a directory$" err
+expect_exit 129 "$GPUCC" embed image.gpucc -o "$(printf '%0250d' 0).o" --symbol x
+assert_one_line err
+assert_grep "^gpucc embed: cannot create '0*\\.\\.\\.': File name too long (the name has 252 bytes, and the temporary file written beside it 281)$" err
+# A directory that exists but is not writable: as root, permissions do not
+# stop a write, but sysfs does.
+if [ "$(id -u)" != 0 ]; then
+	mkdir ro && chmod a-w ro
+	expect_exit 1 "$GPUCC" embed image.gpucc -o ro/x.o --symbol x
+	assert_grep "^gpucc embed: cannot create 'ro/x.o': its directory 'ro' is not writable (Permission denied)$" err
+elif [ -d /sys/kernel ]; then
+	expect_exit 1 "$GPUCC" embed image.gpucc -o /sys/kernel/x.o --symbol x
+	assert_one_line err
+	assert_grep "^gpucc embed: cannot create '/sys/kernel/x.o': its directory '/sys/kernel' \\(is not writable (Permission denied)\\|is on a read-only file system\\)$" err
+fi
+assert_no_file new.o
+[ -z "$(find . -name '.*.tmp.*')" ] || fail "temporary files left behind"
 
 # ---- symbols the header could not declare
 for symbol in int class static_assert _image __image image_ image__data; do
