@@ -54,6 +54,28 @@ static int read_stream(FILE *f, char **out, size_t *out_size)
 	return 0;
 }
 
+/* The error for the key list at path that did not parse (the last error
+ * set): a snapshot or an image given to --keys is named for what it is (the
+ * parser says "line 1: expected 'KEY CONTENT'"); anything else gets the
+ * parser's error. */
+static int not_a_key_list(const cmd_args *args, const char *path)
+{
+	int code = gpucc_error_last()->code;
+	char message[1024];
+	snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
+	gpucc_source *source = NULL;
+	int kind = 0;
+	if (code == GPUCC_ECORRUPT && gpucc_source_open(&source, path, NULL, NULL) == 0)
+		kind = gpucc_source_kind_of(source);
+	gpucc_source_free(source);
+	if (kind == GPUCC_SOURCE_SNAPSHOT || kind == GPUCC_SOURCE_IMAGE)
+		return cmd_error(args, EXIT_BAD_INPUT,
+		                 "--keys '%s' is a gpucc %s, not a key list ('KEY CONTENT' lines): give "
+		                 "it as the SOURCE",
+		                 path, kind == GPUCC_SOURCE_SNAPSHOT ? "snapshot" : "image");
+	return cmd_error(args, cmd_exit_code(code), "%s", message);
+}
+
 /* Read the key list at path (- for stdin) into *out; output, which may be
  * NULL, must not name the same file (the list would be lost). */
 static int load_key_list(const cmd_args *args, const char *path, const char *output,
@@ -64,6 +86,14 @@ static int load_key_list(const cmd_args *args, const char *path, const char *out
 		return cmd_error(args, errno == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL,
 		                 "cannot open '%s': %s", path, strerror(errno));
 	struct stat in, named;
+	if (fstat(fileno(f), &in) == 0 && S_ISDIR(in.st_mode)) {
+		if (f != stdin)
+			fclose(f);
+		return cmd_error(args, EXIT_BAD_INPUT,
+		                 "--keys '%s' is a directory, not a key list (a cache directory is a "
+		                 "SOURCE)",
+		                 path);
+	}
 	if (output && fstat(fileno(f), &in) == 0 && stat(output, &named) == 0 &&
 	    in.st_dev == named.st_dev && in.st_ino == named.st_ino) {
 		if (f != stdin)
@@ -81,7 +111,7 @@ static int load_key_list(const cmd_args *args, const char *path, const char *out
 		return cmd_error(args, EXIT_FAIL, "cannot read '%s': %s", path, strerror(saved));
 	rc = gpucc_snapshot_parse_text(out, text, size, strcmp(path, "-") == 0 ? "stdin" : path);
 	free(text);
-	return rc ? cmd_fail(args) : EXIT_OK;
+	return rc == 0 ? EXIT_OK : f == stdin ? cmd_fail(args) : not_a_key_list(args, path);
 }
 
 static void print_json(const gpucc_snapshot *s)

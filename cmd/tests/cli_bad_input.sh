@@ -139,6 +139,20 @@ done
 expect_exit 3 "$GPUCC" cat good.snap "$nv_key" --part ptx
 assert_grep "'good.snap' is a gpucc snapshot, not an image" err
 [ ! -s out ] || fail "cat of a snapshot printed"
+# Nor is a snapshot, an image or a directory a key list for snapshot --keys
+# (it said "line 1: expected 'KEY CONTENT'", and exit 1 for a directory)
+for f in good.snap:snapshot good.gpucc:image; do
+	expect_exit 3 "$GPUCC" snapshot --keys "${f%%:*}" --show
+	assert_one_line err
+	assert_grep "^gpucc snapshot: --keys '${f%%:*}' is a gpucc ${f#*:}, not a key list ('KEY CONTENT' lines): give it as the SOURCE$" err
+	[ ! -s out ] || fail "snapshot --keys ${f%%:*} printed"
+done
+expect_exit 3 "$GPUCC" snapshot --keys adir --show
+assert_one_line err
+assert_grep "^gpucc snapshot: --keys 'adir' is a directory, not a key list" err
+printf 'not a key\n' > bad.keys
+expect_exit 3 "$GPUCC" snapshot --keys bad.keys --show
+assert_grep "^gpucc snapshot: 'bad.keys' line 1: expected 'KEY CONTENT'" err
 # cache import says what a snapshot is and why it cannot be imported (it
 # said "cannot be merged"), and makes no cache
 expect_exit 3 "$GPUCC" cache import --cache imp good.gpucc good.snap
