@@ -45,8 +45,10 @@ static int run_verify(const cmd_args *args)
 		printf(", \"ok\": true, \"entries\": %zu, \"payloads\": %zu, \"bytes\": %" PRIu64 "}\n",
 		       gpucc_image_entry_count(img), payloads, bytes);
 	} else if (!cmd_flag(args, "quiet")) {
-		printf("%s: ok (%zu entries, %zu payloads, %" PRIu64 " bytes)\n", path,
-		       gpucc_image_entry_count(img), payloads, bytes);
+		size_t entries = gpucc_image_entry_count(img);
+		printf("%s: ok (%zu %s, %zu %s, %" PRIu64 " %s)\n", path, entries,
+		       entries == 1 ? "entry" : "entries", payloads, payloads == 1 ? "payload" : "payloads",
+		       bytes, bytes == 1 ? "byte" : "bytes");
 	}
 cleanup:
 	gpucc_image_free(img);
@@ -65,9 +67,9 @@ const cmd_spec cmd_verify_spec = {
 		"followed by nothing but zero bytes (tar's record padding).\n"
 		"IMAGE may be a pipe (/dev/stdin), read then up to its marker only (see\n"
 		"formats/image.md, \"Reading\").  On success prints\n"
-		"'IMAGE: ok (N entries, M payloads, B bytes)', B counting each distinct\n"
-		"payload once.  On the first defect prints it in one line and exits 3\n"
-		"(2 when IMAGE does not exist).  --json prints {\"image\", \"ok\": true,\n"
+		"'IMAGE: ok (N entries, M payloads, B bytes)' (singular for 1), B counting\n"
+		"each distinct payload once.  On the first defect prints it in one line and\n"
+		"exits 3 (2 when IMAGE does not exist).  --json prints {\"image\", \"ok\": true,\n"
 		"\"entries\", \"payloads\", \"bytes\"} on stdout, or {\"image\", \"ok\": false,\n"
 		"\"error\"} besides the line on stderr and the same exit code.\n"
 		"\n"

@@ -92,7 +92,7 @@ expect_exit 0 "$GPUCC" pack -o one.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --ta
 	--ptx "$EXAMPLE/saxpy.sm_90.ptx"
 [ ! -s out ] && [ ! -s err ] || fail "pack printed something"
 expect_exit 0 "$GPUCC" verify one.gpucc
-assert_grep '^one.gpucc: ok (1 entries, 1 payloads, 1166 bytes)$' out
+assert_grep '^one.gpucc: ok (1 entry, 1 payload, 1166 bytes)$' out
 expect_exit 0 "$GPUCC" list one.gpucc
 [ "$(wc -l < out)" -eq 2 ] || fail "list should print a header and one row"
 assert_grep '^KEY  *TARGET  *PAYLOADS  *KERNELS$' out
@@ -189,7 +189,7 @@ cat > dup.json <<EOF
 EOF
 expect_exit 0 "$GPUCC" pack -o dup.gpucc dup.json
 expect_exit 0 "$GPUCC" verify dup.gpucc
-assert_grep 'ok (1 entries, 1 payloads' out
+assert_grep 'ok (1 entry, 1 payload, ' out
 
 # An empty spec gives an empty, valid image.
 echo '{"entries": []}' > empty.json
