@@ -27,7 +27,7 @@ static const cmd_option options[] = {
 	 "compile for TARGET: sm_XY[a][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-] (repeatable)"},
 	{"output", 'o', "IMAGE", false, "also write every entry into this image"},
 	{"zstd", 0, "LEVEL", true, "compress the image with zstd at LEVEL 1..22 (default 19)"},
-	{"cache", 0, "DIR", false, "the cache directory (default: $GPUCC_CACHE_DIR, $XDG_CACHE_HOME/gpucc)"},
+	{"cache", 0, "DIR", false, "the cache directory (default: $GPUCC_CACHE_DIR, else $XDG_CACHE_HOME/gpucc, else ~/.cache/gpucc)"},
 	{"no-cache", 0, NULL, false, "neither look up nor store entries in a cache"},
 	{"opt-level", 'O', "N", false, "optimisation level 0..3, as -O0..-O3 (default 2)"},
 	{"jobs", 'j', "N", false, "compile on N threads (default: the number of cores)"},
@@ -39,7 +39,7 @@ static const cmd_option options[] = {
 	{"no-cubin", 0, NULL, false,
 	 "NVIDIA: PTX only, do not run ptxas (keyed as on a machine without it)"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
-	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing"},
+	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing (not with -o)"},
 	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
 	{0},
 };

@@ -424,7 +424,11 @@ const cmd_spec cmd_devices_spec = {
 		"\n"
 		"The runtimes (libamdhip64.so.5, libcuda.so.1) are loaded only by this command\n"
 		"without --target and by programs that load kernels.  Without a GPU (and\n"
-		"without --target), says why per runtime and exits 6.",
+		"without --target), says why per runtime and exits 6.\n"
+		"\n"
+		"exit codes: 0 success, 2 some kernel has no fit on some device, or IMAGE does\n"
+		"not exist, 3 IMAGE is not a valid gpucc image, 6 no GPU (without --target),\n"
+		"129 usage (a bad --target or --cuda-driver, --target without --image).",
 	.options = devices_options,
 	.min_positional = 0,
 	.max_positional = 0,

@@ -69,17 +69,19 @@ static int run_embed(const cmd_args *args)
 
 const cmd_spec cmd_embed_spec = {
 	.name = "embed",
-	.synopsis = "IMAGE -o OBJ --symbol NAME [--target-triple TRIPLE] [--header FILE]",
+	.synopsis = "IMAGE -o OBJ --symbol NAME [--target-triple TRIPLE] [--header FILE] "
+	            "[--align BYTES]",
 	.summary = "write a host object file that carries an image as a symbol",
 	.description =
 		"Emits, with LLVM in process, a relocatable object defining NAME (the image's\n"
-		"bytes, 64-byte aligned, in the read-only section .rodata.gpucc) and NAME_size\n"
-		"(a uint64_t).  Link it into a program or library and open the image with\n"
-		"gpucc_image_open_memory(&img, NAME, NAME_size, \"NAME\"): no file is needed\n"
-		"at run time.  The image is checked before it is embedded: its manifest and the\n"
-		"SHA-256 of every payload.  Objects are ELF, for x86_64 or aarch64 Linux, and\n"
-		"the same image and options give the same bytes.  NAME must be a C identifier\n"
-		"that C and C++ can declare: no keyword, no leading or trailing '_', no '__'.\n"
+		"bytes, aligned to 64 bytes or --align, in the read-only section\n"
+		".rodata.gpucc) and NAME_size (a uint64_t).  Link it into a program or library\n"
+		"and open the image with gpucc_image_open_memory(&img, NAME, NAME_size,\n"
+		"\"NAME\"): no file is needed at run time.  The image is checked before it is\n"
+		"embedded: its manifest and the SHA-256 of every payload.  Objects are ELF, for\n"
+		"x86_64 or aarch64 Linux, and the same image and options give the same bytes.\n"
+		"NAME must be a C identifier of at most 200 characters that C and C++ can\n"
+		"declare: no keyword, no leading or trailing '_', no '__'.\n"
 		"The object and the --header are written in full before either replaces its\n"
 		"file: a failure leaves both as they were.  Whether each can be created in its\n"
 		"directory is checked before the image is read.\n"

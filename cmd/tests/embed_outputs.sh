@@ -72,6 +72,10 @@ assert_same old.h old.h.orig
 [ -z "$(find . -name '.*.tmp.*')" ] || fail "temporary files left behind"
 assert_same image.gpucc image.orig
 
+# -h's usage line names every option (--align was missing).
+expect_exit 0 "$GPUCC" embed -h
+assert_grep "^usage: gpucc embed IMAGE -o OBJ --symbol NAME .*\\[--align BYTES\\]$" out
+
 # ---- outputs that cannot be created: one line saying truly why, naming
 # the output, and nothing written
 expect_exit 129 "$GPUCC" embed image.gpucc -o /proc/x.o --symbol x
