@@ -166,7 +166,10 @@ const cmd_spec cmd_list_spec = {
 	.description =
 		"Prints one row per entry: the short key (the first 12 hex digits, accepted\n"
 		"wherever a key is), the canonical target, each payload as part:bytes, and\n"
-		"the kernel names.  Reads the manifest only.",
+		"the kernel names ('-' for none), sorted by key.  Reads the manifest only.\n"
+		"--json prints an array of one object per entry: {\"key\" (all 64 digits),\n"
+		"\"module\", \"target\", \"kernels\" (names), \"payloads\": [{\"part\", \"size\",\n"
+		"\"sha256\"}]}.",
 	.options = list_options,
 	.min_positional = 1,
 	.max_positional = 1,

@@ -170,7 +170,14 @@ const cmd_spec cmd_show_spec = {
 		"(an ambiguous prefix is an error that lists the candidates).  Prints the\n"
 		"key and its schema, the content digest, module, target, toolchain\n"
 		"identity, options, device libraries, kernels with register, shared and\n"
-		"scratch sizes (? when unknown), externals and payloads.",
+		"scratch sizes (? when unknown), externals and payloads.  --json prints\n"
+		"one object: {\"key\", \"key_schema\", \"content_digest\", \"module\",\n"
+		"\"module_sha256\", \"target\", \"triple\", \"gpucc_version\", \"llvm_version\",\n"
+		"\"options\" (name: value), \"device_libs\": [{\"name\", \"sha256\"}],\n"
+		"\"kernels\": [{\"name\", \"registers\", \"shared_bytes\", \"scratch_bytes\"}]\n"
+		"(null when unknown), \"externals\", \"payloads\": [{\"part\", \"size\",\n"
+		"\"sha256\"}]}.  Exits 2 when IMAGE does not exist, no entry has KEY or\n"
+		"the prefix is ambiguous, 3 when KEY is not hex digits or IMAGE is corrupt.",
 	.options = show_options,
 	.min_positional = 2,
 	.max_positional = 2,

@@ -198,8 +198,10 @@ const cmd_spec cmd_snapshot_spec = {
 	"SOURCE is a cache directory, an image or a snapshot.  A snapshot is the\n"
 	"sorted list of (key, content digest) with a checksum (formats/snapshot.md):\n"
 	"64 bytes a key, so a million keys take 64 MB.  --show prints one\n"
-	"'KEY CONTENT' line per key, the text form that --keys reads.  SOURCE must\n"
-	"be a regular file or a cache directory (not a pipe), and -o may not name it,\n"
-	"nor - or a stream such as /dev/stdout (use --show to print one).",
+	"'KEY CONTENT' line per key, the text form that --keys reads; with --json,\n"
+	"{\"format\": \"gpucc-snapshot\", \"version\": 1, \"count\", \"items\": [{\"key\",\n"
+	"\"content\"}]}.  SOURCE must be a regular file or a cache directory (not a\n"
+	"pipe), and -o may not name it, nor - or a stream such as /dev/stdout (use\n"
+	"--show to print one).",
 	options, 0, 1, run,
 };

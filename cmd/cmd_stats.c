@@ -183,8 +183,11 @@ const cmd_spec cmd_stats_spec = {
 		"target, and the dedup savings: the bytes that storing each identical\n"
 		"payload once saved.  Reads the manifest only; exits 3 when it is corrupt.\n"
 		"The file size of an IMAGE that is not a regular file (a pipe) is unknown\n"
-		"(null in JSON).  With --json, bytes of IMAGE that are not UTF-8 are\n"
-		"written as U+FFFD.",
+		"(null in JSON).  --json prints one object: {\"image\", \"file_size\",\n"
+		"\"compressed\", \"entries\", \"payloads\", \"payload_bytes\",\n"
+		"\"referenced_bytes\", \"dedup_savings\", \"parts\": {PART: {\"payloads\",\n"
+		"\"bytes\"}}, \"targets\": {TARGET: entries}}; bytes of IMAGE that are not\n"
+		"UTF-8 are written as U+FFFD.",
 	.options = stats_options,
 	.min_positional = 1,
 	.max_positional = 1,

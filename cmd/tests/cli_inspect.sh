@@ -347,6 +347,43 @@ assert_grep "^gpucc snapshot: 2 keys written to 'two.snap'$" err
 expect_exit 0 "$GPUCC" snapshot --keys one.keys -o one.snap
 assert_grep "^gpucc snapshot: 1 key written to 'one.snap'$" err
 
+# ---- each --json output is the object its -h documents ------------------------------
+# (list, show, stats and snapshot --show documented none of their names)
+# json_as_documented CMD...  the names in CMD's --json output (below maps
+# whose keys are data: options, parts, targets) are the quoted names of its
+# -h, and the other way round
+json_as_documented() {
+	local name=$1
+	[ "$name" = snapshot ] || [ "$name" = show ] || [ "$name" = list ] || [ "$name" = stats ] ||
+		fail "json_as_documented: unknown command $name"
+	"$GPUCC" "$name" -h > help.txt || fail "$name -h failed"
+	"$GPUCC" "$@" > json.out || fail "'$*' failed"
+	python3 - help.txt json.out "$name" <<'PY' || fail "$name --json and its -h disagree"
+import json, re, sys
+documented = set(re.findall(r'"([a-z0-9_-]+)"', open(sys.argv[1]).read()))
+keys, values = set(), set()
+def walk(v, data_keys=False):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if not data_keys:
+                keys.add(k)
+            walk(x, k in ("options", "parts", "targets") and not data_keys)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x)
+    elif isinstance(v, str):
+        values.add(v)  # a documented value ("gpucc-snapshot")
+walk(json.load(open(sys.argv[2])))
+missing = documented - keys - values
+undocumented = keys - documented
+assert not missing and not undocumented, (sys.argv[3], "documented but absent:", missing, "undocumented:", undocumented)
+PY
+}
+json_as_documented list --json $img
+json_as_documented show --json $img "$nv_key"
+json_as_documented stats --json $img
+json_as_documented snapshot --show --json $img
+
 # ---- neither LLVM nor the HIP runtime is loaded --------------------------------------
 
 if ldd "$GPUCC" | grep -E 'libLLVM|amdhip64|libhsa'; then
