@@ -164,8 +164,8 @@ const cmd_spec cmd_list_spec = {
 	.synopsis = "IMAGE [--json]",
 	.summary = "list the entries of an image",
 	.description =
-		"Prints one row per entry: the short key (the first 12 hex digits, accepted\n"
-		"wherever a key is), the canonical target, each payload as part:bytes, and\n"
+		"Prints one row per entry: the short key (the first 12 hex digits, which\n"
+		"show and cat accept), the canonical target, each payload as part:bytes, and\n"
 		"the kernel names ('-' for none), sorted by key.  Reads the manifest only.\n"
 		"--json prints an array of one object per entry: {\"key\" (all 64 digits),\n"
 		"\"module\", \"target\", \"kernels\" (names), \"payloads\": [{\"part\", \"size\",\n"

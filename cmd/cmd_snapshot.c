@@ -21,7 +21,7 @@ static const cmd_option options[] = {
 	{"keys", 0, "FILE", false, "read the items from a text list instead of a SOURCE (- is stdin)"},
 	{"show", 0, NULL, false, "print the snapshot (or SOURCE's) instead of writing one"},
 	{"json", 0, NULL, false, "with --show: print JSON"},
-	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{"quiet", 'q', NULL, false, "do not report the keys written (--show prints all the same)"},
 	{0},
 };
 
