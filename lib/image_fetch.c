@@ -180,7 +180,10 @@ static int fetch_opened(void **out, size_t *out_size, gpucc_image *img, const gp
 	return gpucc_error_set(GPUCC_ENOTFOUND, "'%s' has no payload %s", gpucc_image_name(img), member);
 }
 
-static int fetch(void **out, size_t *out_size, const void *data, uint64_t size, const char *path,
+/* From data (size bytes) when it is a plain image; otherwise through the
+ * full reader, on fd when it is not -1 (the file data was mapped from, or
+ * one that could not be mapped), else on data. */
+static int fetch(void **out, size_t *out_size, const void *data, uint64_t size, int fd,
                  const char *name, const gpucc_digest *sha256, gpucc_part part)
 {
 	*out = NULL;
@@ -200,8 +203,8 @@ static int fetch(void **out, size_t *out_size, const void *data, uint64_t size, 
 		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s' has no payload %s", name, member);
 	}
 	gpucc_image *opened = NULL;
-	int rc = path ? gpucc_image_open(&opened, path)
-	              : gpucc_image_open_memory(&opened, data, (size_t)size, name);
+	int rc = fd >= 0 ? gpucc_image_open_fd(&opened, fd, name)
+	                 : gpucc_image_open_memory(&opened, data, (size_t)size, name);
 	if (rc == 0)
 		rc = fetch_opened(out, out_size, opened, &want, member);
 	gpucc_image_free(opened);
@@ -211,7 +214,7 @@ static int fetch(void **out, size_t *out_size, const void *data, uint64_t size, 
 int gpucc_image_fetch_payload_memory(void **out, size_t *out_size, const void *data, size_t size,
                                      const char *name, const gpucc_digest *sha256, gpucc_part part)
 {
-	return fetch(out, out_size, data, size, NULL, name ? name : "image in memory", sha256, part);
+	return fetch(out, out_size, data, size, -1, name ? name : "image in memory", sha256, part);
 }
 
 int gpucc_image_fetch_payload(void **out, size_t *out_size, const char *path,
@@ -230,9 +233,11 @@ int gpucc_image_fetch_payload(void **out, size_t *out_size, const char *path,
 		if (map == MAP_FAILED)
 			map = NULL;
 	}
+	/* Without a mapping (a FIFO, an empty file), the full reader decides,
+	 * on this descriptor: opening the name again would wait for a second
+	 * writer of a FIFO, after this one's data were dropped. */
+	int rc = fetch(out, out_size, map, map ? (uint64_t)st.st_size : 0, fd, path, sha256, part);
 	close(fd);
-	/* Without a mapping (a pipe, an empty file), the full reader decides. */
-	int rc = fetch(out, out_size, map, map ? (uint64_t)st.st_size : 0, path, path, sha256, part);
 	if (map)
 		munmap(map, (size_t)st.st_size);
 	return rc;

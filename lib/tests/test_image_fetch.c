@@ -11,10 +11,14 @@
 
 #include "image_internal.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define ENTRIES 300
 #define BLOCK 512
@@ -241,6 +245,48 @@ static void test_corrupt_and_truncated(void)
 	free(bytes);
 }
 
+/* A FIFO is read once, as it comes: the payload is found in what the one
+ * writer sent.  (Opening the name a second time would wait for another
+ * writer: alarm() turns such a hang into a failure.) */
+static void test_fifo(void)
+{
+	const char *path = path_in_dir("plain.gpucc");
+	const char *fifo = path_in_dir("fifo.gpucc");
+	gpucc_image *img = NULL;
+	size_t size = 0;
+	unsigned char *bytes = check_read_file(path, &size);
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	CHECK_INT(mkfifo(fifo, 0600), 0);
+	if (!img || !bytes)
+		return;
+	const gpucc_payload *p = gpucc_image_payload(img, 0);
+	void *want = NULL, *got = NULL;
+	size_t want_size = 0, got_size = 0;
+	CHECK_INT(gpucc_image_read_payload(&want, &want_size, img, p), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		int fd = open(fifo, O_WRONLY);
+		size_t done = 0;
+		while (fd >= 0 && done < size) {
+			ssize_t w = write(fd, bytes + done, size - done);
+			if (w <= 0)
+				_exit(1);
+			done += (size_t)w;
+		}
+		_exit(fd >= 0 ? 0 : 1);
+	}
+	alarm(60);
+	CHECK_INT(gpucc_image_fetch_payload(&got, &got_size, fifo, &p->sha256, p->part), 0);
+	alarm(0);
+	CHECK(got_size == want_size && got && memcmp(got, want, want_size) == 0);
+	int status = 0;
+	CHECK(waitpid(child, &status, 0) == child);
+	free(got);
+	free(want);
+	free(bytes);
+	gpucc_image_free(img);
+}
+
 int main(void)
 {
 	if (check_dir_create("test-image-fetch") != 0)
@@ -251,6 +297,7 @@ int main(void)
 	RUN(test_every_payload_compressed);
 	RUN(test_absent_and_wrong_kind);
 	RUN(test_corrupt_and_truncated);
+	RUN(test_fifo);
 	if (check_dir_remove() != 0)
 		return 1;
 	return CHECK_DONE();
