@@ -47,9 +47,12 @@ int gpucc_image_open_mapped(gpucc_image **out, const char *path)
 		return rc;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0 || (uint64_t)st.st_size > SIZE_MAX) {
+		/* Not mappable: the ordinary reader reads it, or says what is
+		 * wrong, on this descriptor (opening a FIFO's name again would
+		 * wait for another writer). */
+		int rc = gpucc_image_open_fd(out, fd, path);
 		close(fd);
-		/* Not mappable: let the ordinary reader say what is wrong. */
-		return gpucc_image_open(out, path);
+		return rc;
 	}
 	mapping *m = malloc(sizeof *m);
 	if (!m) {

@@ -245,14 +245,33 @@ static void test_corrupt_and_truncated(void)
 	free(bytes);
 }
 
-/* A FIFO is read once, as it comes: the payload is found in what the one
- * writer sent.  (Opening the name a second time would wait for another
- * writer: alarm() turns such a hang into a failure.) */
+/* A child process that writes size bytes into the FIFO at path. */
+static pid_t feed_fifo(const char *path, const unsigned char *bytes, size_t size)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		int fd = open(path, O_WRONLY);
+		size_t done = 0;
+		while (fd >= 0 && done < size) {
+			ssize_t w = write(fd, bytes + done, size - done);
+			if (w <= 0)
+				_exit(1);
+			done += (size_t)w;
+		}
+		_exit(fd >= 0 ? 0 : 1);
+	}
+	return child;
+}
+
+/* A FIFO is read once, as it comes, by gpucc_image_fetch_payload and by
+ * gpucc_image_open_mapped: the payload is found in what the one writer
+ * sent.  (Opening the name a second time would wait for another writer:
+ * alarm() turns such a hang into a failure.) */
 static void test_fifo(void)
 {
 	const char *path = path_in_dir("plain.gpucc");
 	const char *fifo = path_in_dir("fifo.gpucc");
-	gpucc_image *img = NULL;
+	gpucc_image *img = NULL, *mapped = NULL;
 	size_t size = 0;
 	unsigned char *bytes = check_read_file(path, &size);
 	CHECK_INT(gpucc_image_open(&img, path), 0);
@@ -263,24 +282,18 @@ static void test_fifo(void)
 	void *want = NULL, *got = NULL;
 	size_t want_size = 0, got_size = 0;
 	CHECK_INT(gpucc_image_read_payload(&want, &want_size, img, p), 0);
-	pid_t child = fork();
-	if (child == 0) {
-		int fd = open(fifo, O_WRONLY);
-		size_t done = 0;
-		while (fd >= 0 && done < size) {
-			ssize_t w = write(fd, bytes + done, size - done);
-			if (w <= 0)
-				_exit(1);
-			done += (size_t)w;
-		}
-		_exit(fd >= 0 ? 0 : 1);
-	}
-	alarm(60);
-	CHECK_INT(gpucc_image_fetch_payload(&got, &got_size, fifo, &p->sha256, p->part), 0);
-	alarm(0);
-	CHECK(got_size == want_size && got && memcmp(got, want, want_size) == 0);
 	int status = 0;
+	alarm(60);
+	pid_t child = feed_fifo(fifo, bytes, size);
+	CHECK_INT(gpucc_image_fetch_payload(&got, &got_size, fifo, &p->sha256, p->part), 0);
+	CHECK(got_size == want_size && got && memcmp(got, want, want_size) == 0);
+	CHECK(waitpid(child, &status, 0) == child); /* (the reader has closed the FIFO) */
+	child = feed_fifo(fifo, bytes, size);
+	CHECK_INT(gpucc_image_open_mapped(&mapped, fifo), 0);
+	CHECK(mapped && gpucc_image_entry_count(mapped) == gpucc_image_entry_count(img));
+	gpucc_image_free(mapped); /* the writer may wait for the rest to be read */
 	CHECK(waitpid(child, &status, 0) == child);
+	alarm(0);
 	free(got);
 	free(want);
 	free(bytes);

@@ -45,7 +45,9 @@ extern "C" {
 /* ---- opening images ------------------------------------------------------ */
 
 /* Open the image file at path by mapping it read-only into memory; the image
- * owns the mapping and unmaps it when freed.  Errors as gpucc_image_open. */
+ * owns the mapping and unmaps it when freed.  A file that cannot be mapped
+ * (a FIFO, an empty file) is read as gpucc_image_open reads it, from the
+ * one descriptor opened.  Errors as gpucc_image_open. */
 GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
 
 /* ---- one payload by its digest ------------------------------------------- */
