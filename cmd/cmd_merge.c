@@ -100,6 +100,9 @@ const cmd_spec cmd_merge_spec = {
 	"Concurrent merges into one OUT take turns, holding a lock file .OUT.lock\n"
 	"beside it while they run; none is lost.  OUT is written beside its name and\n"
 	"renamed into place, so it may not be - or a stream such as /dev/stdout\n"
-	"(exit 129).  --on-conflict and --zstd given twice must agree.",
+	"(exit 129).  --on-conflict and --zstd given twice must agree.\n"
+	"Any number of INPUTs: beyond half the limit on open files (ulimit -n)\n"
+	"they are reopened for each read, and one removed, replaced or changed\n"
+	"meanwhile fails the merge (exit 1).",
 	options, 1, -1, run,
 };

@@ -12,16 +12,19 @@ gpucc_image *gpucc_source_image(const gpucc_source *s);
 gpucc_cache *gpucc_source_cache(const gpucc_source *s);
 /* gpucc_source_snapshot is public (gpucc/snapshot.h). */
 
-/* The entries of a cache a merge or delta holds open, counted against the
- * limit on open files: up to half of it they keep their descriptors (and
- * are copied on several threads); beyond, they are parked
- * (gpucc_image_park) and reopened one at a time as they are copied. */
+/* The image inputs (gpucc_sources_open) and entries of a cache a merge or
+ * delta holds open, counted against the limit on open files: up to half of
+ * it they keep their descriptors (and are copied on several threads);
+ * beyond, they are parked (gpucc_image_park) and reopened one at a time as
+ * they are copied. */
 typedef struct gpucc_entry_budget {
 	size_t open; /* entry images holding a descriptor */
 	size_t limit;
 } gpucc_entry_budget;
 
 void gpucc_entry_budget_init(gpucc_entry_budget *b);
+/* The limit of gpucc_entry_budget_init: half the open-file limit. */
+size_t gpucc_entry_budget_limit(void);
 
 /* Open the entry of key in cache c for a merge or delta.  0 with *out; 1
  * when there is none to read: evicted since the keys were listed, or

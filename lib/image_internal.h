@@ -53,14 +53,18 @@ typedef struct gpucc_payload_location {
 int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
                                  gpucc_payload_location *out);
 
-/* Park img, an uncompressed image opened from the regular file at path:
- * close its descriptor, and reopen path for each read of a payload (or a
- * verify) and close it again after, failing if path is no longer the file
- * that was opened.  For holding more images open than there may be open
- * files (a merge from a cache of 100,000 entries).  A parked image is read
- * on one thread: gpucc_image_payload_location answers 1 for it.  Images of
- * other kinds are left as they are.  0 or an error. */
+/* Park img, an image opened from the regular file at path: close its
+ * descriptor, and reopen path for each read of a payload (or a verify) and
+ * close it again after, failing (GPUCC_ERROR) if path is no longer the file
+ * that was opened, unchanged: device, inode, size and modification time.
+ * For holding more images open than there may be open files (a merge of
+ * 1,000 inputs, or from a cache of 100,000 entries).  A compressed image
+ * keeps its decompressor between reads, so that reading its payloads in
+ * archive order stays one pass.  A parked image is read on one thread:
+ * gpucc_image_payload_location answers 1 for it.  Images of other kinds
+ * (memory, pipes) are left as they are.  0 or an error. */
 int gpucc_image_park(gpucc_image *img, const char *path);
+bool gpucc_image_is_parked(const gpucc_image *img);
 
 /* Build img's payload list and their offsets now, as any use of payloads
  * would (a failure is reported, message and all, by that use): for opening

@@ -106,10 +106,13 @@ struct gpucc_image {
 	unsigned char *fd_buffer;
 
 	/* A parked image (gpucc_image_park) holds no descriptor between
-	 * reads: each reopens this path and checks it is still the file. */
+	 * reads: each reopens this path and checks it is still the file,
+	 * unchanged (device, inode, size and modification time). */
 	char *park_path;
 	dev_t park_dev;
 	ino_t park_ino;
+	off_t park_size;
+	struct timespec park_mtime;
 
 	/* Called last by gpucc_image_free (gpucc_image_on_free). */
 	void (*on_free)(void *ctx);
@@ -1415,60 +1418,88 @@ static int check_digest(gpucc_image *img, size_t i, gpucc_sha256 *md)
 /* ---- parking ------------------------------------------------------------------ */
 
 static int repark(gpucc_image *img, int rc);
+static int replaced(const gpucc_image *img);
 static int stream_unparked(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
                            void *ctx, gpucc_payload_checker *checker);
 
 int gpucc_image_park(gpucc_image *img, const char *path)
 {
-	if (img->fd < 0 || !img->seekable || img->compressed || img->park_path ||
-	    ensure_payloads(img) != 0)
-		return 0; /* stays as it is; a failure to list payloads is reported on use */
+	if (img->fd < 0 || !img->seekable || img->park_path)
+		return 0; /* stays as it is */
 	struct stat st;
 	if (fstat(img->fd, &st) != 0)
 		return gpucc_error_set_errno("cannot read '%s'", img->name);
+	if ((uint64_t)st.st_size != (uint64_t)img->size)
+		return replaced(img);
 	if (!(img->park_path = strdup(path)))
 		return gpucc_error_oom();
 	img->park_dev = st.st_dev;
 	img->park_ino = st.st_ino;
+	img->park_size = st.st_size;
+	img->park_mtime = st.st_mtim;
 	return repark(img, 0);
 }
 
-/* Reopen a parked image for a read; a no-op for any other image. */
+bool gpucc_image_is_parked(const gpucc_image *img)
+{
+	return img->park_path != NULL;
+}
+
+static int replaced(const gpucc_image *img)
+{
+	return gpucc_error_set(GPUCC_ERROR,
+	                       "'%s' was removed, replaced or changed while it was being read",
+	                       img->name);
+}
+
+/* Reopen a parked image for a read; a no-op for any other image.  The file
+ * must be the one first opened, as it was: the same device and inode, size
+ * and modification time (its payloads' digests are checked anyway, but the
+ * offsets and the manifest are those of the file first read). */
 static int unpark(gpucc_image *img)
 {
 	if (!img->park_path || img->fd >= 0)
 		return 0;
-	int fd = open(img->park_path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO put in its place must not be waited on. */
+	int fd = open(img->park_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno != ENOENT)
 		return gpucc_error_set_errno("cannot reopen '%s'", img->name);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != img->park_dev || st.st_ino != img->park_ino) {
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != img->park_dev ||
+	    st.st_ino != img->park_ino || st.st_size != img->park_size ||
+	    st.st_mtim.tv_sec != img->park_mtime.tv_sec ||
+	    st.st_mtim.tv_nsec != img->park_mtime.tv_nsec) {
 		if (fd >= 0)
 			close(fd);
-		return gpucc_error_set(GPUCC_ERROR, "'%s' was removed or replaced while it was being read",
-		                       img->name);
+		return replaced(img);
 	}
 	img->fd = fd;
 	return 0;
 }
 
-/* Close a parked image's descriptor again after a read that returned rc. */
+/* Close a parked image's descriptor again after a read that returned rc.
+ * A compressed image keeps its cursor, the decompressor where it stood
+ * (its reads go through fd_position, not the descriptor's offset): the
+ * next read reopens the file and goes on, so that reading the payloads in
+ * archive order stays one pass of the decompressor.  Everything else read
+ * ahead goes: a merge may park 100,000 images. */
 static int repark(gpucc_image *img, int rc)
 {
 	if (!img->park_path || img->fd < 0)
 		return rc;
+	close(img->fd);
+	img->fd = -1;
+	gpucc_read_window_release(&img->window);
+	gpucc_read_window_init(&img->window, WINDOW_SIZE);
+	if (img->compressed && img->cursor)
+		return rc; /* libarchive may still hold fd_buffer's bytes */
 	if (img->cursor) {
 		GPUCC_LA->read_free(img->cursor);
 		img->cursor = NULL;
 		img->cursor_after_head = false;
 	}
-	close(img->fd);
-	img->fd = -1;
-	/* The buffers go too: a merge may park 100,000 images. */
 	free(img->fd_buffer);
 	img->fd_buffer = NULL;
-	gpucc_read_window_release(&img->window);
-	gpucc_read_window_init(&img->window, WINDOW_SIZE);
 	return rc;
 }
 

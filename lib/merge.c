@@ -46,13 +46,18 @@ typedef struct source_entries {
 	size_t owned_count;
 } source_entries;
 
-void gpucc_entry_budget_init(gpucc_entry_budget *b)
+size_t gpucc_entry_budget_limit(void)
 {
 	struct rlimit rl;
+	return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+	               ? (size_t)rl.rlim_cur / 2
+	               : SIZE_MAX;
+}
+
+void gpucc_entry_budget_init(gpucc_entry_budget *b)
+{
 	b->open = 0;
-	b->limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-	                   ? (size_t)rl.rlim_cur / 2
-	                   : SIZE_MAX;
+	b->limit = gpucc_entry_budget_limit();
 }
 
 int gpucc_algebra_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key,
@@ -161,8 +166,15 @@ static int load_all(source_entries **out, gpucc_source *const *sources, size_t c
 	source_entries *all = calloc(count ? count : 1, sizeof *all);
 	if (!all)
 		return gpucc_error_oom();
+	/* The image inputs gpucc_sources_open left open share the budget
+	 * with the cache entries opened here. */
 	gpucc_entry_budget budget;
 	gpucc_entry_budget_init(&budget);
+	for (size_t i = 0; i < count; i++) {
+		gpucc_image *img = gpucc_source_image(sources[i]);
+		if (img && !gpucc_image_is_parked(img))
+			budget.open++;
+	}
 	for (size_t i = 0; i < count; i++) {
 		int rc = source_entries_load(&all[i], sources[i], &budget);
 		if (rc) {

@@ -504,6 +504,7 @@ typedef struct open_job {
 	const char *const *paths;
 	gpucc_cache_warning_fn warn;
 	void *warn_ctx;
+	size_t keep_open; /* images before this index keep their descriptors */
 	int *codes;      /* per path: 0 or the error's code ... */
 	char **messages; /* ... and message (NULL when out of memory) */
 } open_job;
@@ -512,10 +513,14 @@ static void open_one(void *ctx, size_t i)
 {
 	open_job *job = ctx;
 	job->codes[i] = gpucc_source_open(&job->out[i], job->paths[i], job->warn, job->warn_ctx);
+	gpucc_image *img = job->codes[i] ? NULL : job->out[i]->image;
+	if (img) {
+		gpucc_image_prepare_payloads(img); /* merge and import read them */
+		if (i >= job->keep_open)
+			job->codes[i] = gpucc_image_park(img, job->paths[i]);
+	}
 	if (job->codes[i])
 		job->messages[i] = strdup(gpucc_error_last()->message);
-	else if (job->out[i]->image)
-		gpucc_image_prepare_payloads(job->out[i]->image); /* merge and import read them */
 }
 
 int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
@@ -523,7 +528,14 @@ int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
 {
 	for (size_t i = 0; i < n; i++)
 		out[i] = NULL;
-	open_job job = {out, paths, warn, warn_ctx, calloc(n + 1, sizeof *job.codes),
+	/* Images past half the limit on open files are parked as soon as they
+	 * are open (algebra.h), so that any number of inputs can be merged;
+	 * the threads, each holding a descriptor or two while it opens one,
+	 * stay within a quarter of it. */
+	size_t budget = gpucc_entry_budget_limit(), threads = gpucc_cpu_count();
+	if (threads > budget / 2)
+		threads = budget / 2 ? budget / 2 : 1;
+	open_job job = {out, paths, warn, warn_ctx, budget, calloc(n + 1, sizeof *job.codes),
 	                calloc(n + 1, sizeof *job.messages)};
 	if (!job.codes || !job.messages) {
 		free(job.codes);
@@ -532,7 +544,7 @@ int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
 	}
 	/* Parsing the manifests of the 32 inputs of a 50,000-entry merge
 	 * takes a tenth of a second on one core. */
-	gpucc_parallel_for(n, gpucc_cpu_count(), open_one, &job);
+	gpucc_parallel_for(n, threads, open_one, &job);
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
 		if (job.codes[i])

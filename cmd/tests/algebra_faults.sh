@@ -119,6 +119,56 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
 	[ -z "$(cat left)" ] || fail "files left on the full file system: $(cat left)"
 fi
 
+# ---- more inputs than open files: ulimit -n 64 (soft and hard, so that
+# cmd_raise_file_limit cannot help).  Every input used to stay open for the
+# whole run: 303 inputs under a hard limit of 256 failed with "Too many open
+# files".  Now inputs beyond half the limit hold no descriptor between
+# reads.  1,000 inputs: one image 600 times, then twelve images (three
+# compressed) in turn, so that every entry but the first image's is read
+# from an input opened late; the output is the unconstrained run's, byte for
+# byte, into an image (plain and zstd) or a cache.
+many=()
+for i in $(seq 0 11); do
+	if [ $((i % 4)) = 3 ]; then make_image "many$i.gpucc" M$i 0 5 v0 300 --zstd
+	else make_image "many$i.gpucc" M$i 0 5; fi
+done
+for i in $(seq 600); do many+=(many0.gpucc); done
+while [ ${#many[@]} -lt 1000 ]; do
+	for i in $(seq 0 11); do many+=("many$i.gpucc"); done
+done
+many=("${many[@]:0:1000}")
+# [limited] CMD...: CMD with MANY standing for the 1,000 inputs (so that a
+# failure names the command, not them), under ulimit -n 64 with "limited".
+run_many() {
+	local args=() a
+	for a in "$@"; do
+		if [ "$a" = MANY ]; then args+=("${many[@]}"); else args+=("$a"); fi
+	done
+	"${args[@]}"
+}
+limited() { (ulimit -n 64 && run_many "$@"); }
+expect_exit 0 run_many "$GPUCC" merge MANY -o many.gpucc
+assert_grep " 60 in the output" err
+expect_exit 0 run_many "$GPUCC" merge MANY --zstd -o manyz.gpucc
+expect_exit 0 limited "$GPUCC" merge MANY -o lim.gpucc
+assert_same many.gpucc lim.gpucc
+expect_exit 0 limited "$GPUCC" merge MANY --zstd -o limz.gpucc
+assert_same manyz.gpucc limz.gpucc
+expect_exit 0 limited "$GPUCC" merge MANY --into limcache
+expect_exit 0 limited "$GPUCC" cache import --cache limcache2 MANY
+expect_exit 0 "$GPUCC" snapshot many.gpucc -o many.snap
+expect_exit 0 "$GPUCC" snapshot --keys /dev/null -o empty.snap
+for c in limcache limcache2; do
+	expect_exit 0 "$GPUCC" snapshot $c -o $c.snap
+	assert_same many.snap $c.snap
+	# ... and back out of a cache of 60 entries, also over the limit
+	expect_exit 0 limited "$GPUCC" delta $c --since empty.snap -o $c.gpucc
+	assert_same many.gpucc $c.gpucc
+	expect_exit 0 limited "$GPUCC" merge $c -o $c.gpucc
+	assert_same many.gpucc $c.gpucc
+done
+rm -rf many*.gpucc lim*.gpucc limcache* many.snap empty.snap
+
 # ---- a read-only cache still serves reads
 ro_cache="$TEST_DIR/rocache"
 expect_exit 0 "$GPUCC" cache import --cache "$ro_cache" small.gpucc

@@ -1119,10 +1119,72 @@ static void test_parked(void)
 	/* Another file renamed over it: refused, not read. */
 	CHECK_INT(rename(other, path), 0);
 	CHECK_INT(gpucc_image_read_payload(&data, &size, img, p), GPUCC_ERROR);
-	CHECK(strstr(gpucc_error_last()->message, "removed or replaced") != NULL);
+	CHECK(strstr(gpucc_error_last()->message, "was removed, replaced or changed") != NULL);
 	unlink(path);
 	CHECK_INT(gpucc_image_verify(img), GPUCC_ERROR);
 	CHECK_INT(open_fds(), before - 1);
+	gpucc_image_free(img);
+}
+
+/* The file of a parked image changed in place -- the same inode, grown, or
+ * only touched -- is refused too; a compressed image parks, keeping its
+ * decompressor between reads. */
+static void test_parked_changed(void)
+{
+	const char *path = path_in_dir("changed.gpucc");
+	CHECK_INT(write_image(path, 0, modules, 5), 0);
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (!img)
+		return;
+	CHECK_INT(gpucc_image_park(img, path), 0);
+	CHECK(gpucc_image_is_parked(img));
+	const gpucc_payload *p = gpucc_image_payload(img, 0);
+	void *data;
+	size_t size;
+	CHECK_INT(gpucc_image_read_payload(&data, &size, img, p), 0);
+	gpucc_free(data);
+	struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
+	CHECK_INT(utimensat(AT_FDCWD, path, times, 0), 0);
+	CHECK_INT(gpucc_image_read_payload(&data, &size, img, p), GPUCC_ERROR);
+	CHECK(strstr(gpucc_error_last()->message, "changed while it was being read") != NULL);
+	gpucc_image_free(img);
+
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	if (!img)
+		return;
+	CHECK_INT(gpucc_image_park(img, path), 0);
+	int fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0);
+	CHECK_INT(write(fd, "\0", 1), 1);
+	close(fd);
+	CHECK_INT(gpucc_image_verify(img), GPUCC_ERROR);
+	gpucc_image_free(img);
+
+	const char *zpath = path_in_dir("parked.gpucc.zst");
+	CHECK_INT(write_image(zpath, 3, modules, 5), 0);
+	CHECK_INT(gpucc_image_open(&img, zpath), 0);
+	if (!img)
+		return;
+	size_t before = open_fds();
+	CHECK_INT(gpucc_image_park(img, zpath), 0);
+	CHECK(gpucc_image_is_parked(img));
+	CHECK_INT(open_fds(), before - 1);
+	size_t n = payload_count(img);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_INT(gpucc_image_read_payload(&data, &size, img, gpucc_image_payload(img, i)), 0);
+		gpucc_free(data);
+		CHECK_INT(open_fds(), before - 1);
+	}
+	/* Back to the first: the decompressor starts again. */
+	CHECK_INT(gpucc_image_read_payload(&data, &size, img, gpucc_image_payload(img, 0)), 0);
+	gpucc_free(data);
+	CHECK_INT(open_fds(), before - 1);
+	const char *replacement = path_in_dir("replacement.gpucc.zst");
+	CHECK_INT(write_image(replacement, 3, modules, 5), 0);
+	CHECK_INT(rename(replacement, zpath), 0);
+	CHECK_INT(gpucc_image_read_payload(&data, &size, img, gpucc_image_payload(img, 1)), GPUCC_ERROR);
+	CHECK(strstr(gpucc_error_last()->message, "was removed, replaced or changed") != NULL);
 	gpucc_image_free(img);
 }
 
@@ -1150,6 +1212,7 @@ int main(void)
 	RUN(test_limits);
 	RUN(test_parsed_manifest_limit);
 	RUN(test_parked);
+	RUN(test_parked_changed);
 	if (check_dir_remove() != 0)
 		return 1;
 	return CHECK_DONE();

@@ -78,7 +78,10 @@ GPUCC_API int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cach
 /* Open n sources as gpucc_source_open does, several at once on as many
  * threads as there are CPUs (warn may be called from any of them): 0 with
  * out[0..n) set, or the error of the first path that failed, in order,
- * with every out[i] NULL. */
+ * with every out[i] NULL.  Images beyond half the limit on open files hold
+ * no descriptor between reads (each read reopens the file, and fails if it
+ * is no longer the file first opened, unchanged), so that any number of
+ * sources can be open at once. */
 GPUCC_API int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
                                  gpucc_cache_warning_fn warn, void *warn_ctx);
 /* Wrap an open cache or image (borrowed: it must outlive the source). */
