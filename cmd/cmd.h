@@ -85,7 +85,8 @@ int cmd_output_value(const char **out, const cmd_args *args, const char *long_na
  * would end in writing it.  EXIT_OK; else, after saying why naming path:
  * EXIT_NOT_FOUND when its directory does not exist or is not one,
  * EXIT_USAGE when the name is too long, EXIT_FAIL when the directory is not
- * writable, read-only or takes no new files. */
+ * writable, read-only or takes no new files.  Messages quote path on one
+ * line (control characters escaped, an absurd length cut). */
 int cmd_output_creatable(const cmd_args *args, const char *path);
 
 /* Print "gpucc CMD: <last libgpucc error>" on stderr and return the exit code

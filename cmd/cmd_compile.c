@@ -105,13 +105,19 @@ static int check_output(const cmd_args *args, const char *output)
 {
 	struct stat out_st, module_st;
 	if (stat(output, &out_st) == 0) {
-		if (S_ISDIR(out_st.st_mode))
-			return cmd_error(args, EXIT_USAGE, "output '%s' is a directory", output);
+		if (S_ISDIR(out_st.st_mode)) {
+			fputs("gpucc compile: output '", stderr);
+			put_naming(stderr, output, output);
+			fputs("' is a directory\n", stderr);
+			return EXIT_USAGE;
+		}
 		for (int i = 0; i < args->positional_count; i++) {
 			const char *module = args->positional[i];
 			if (stat(module, &module_st) == 0 && module_st.st_dev == out_st.st_dev &&
 			    module_st.st_ino == out_st.st_ino) {
-				fprintf(stderr, "gpucc compile: output '%s' is the module '", output);
+				fputs("gpucc compile: output '", stderr);
+				put_naming(stderr, output, output);
+				fputs("' is the module '", stderr);
 				put_naming(stderr, module, module);
 				fputs("': it would be overwritten\n", stderr);
 				return EXIT_USAGE;

@@ -307,6 +307,31 @@ int cmd_output_value(const char **out, const cmd_args *args, const char *long_na
 	}
 }
 
+/* text as a message quotes it, into out (size bytes): control characters
+ * as \\n, \\t or \\xHH, so that a name holding a newline keeps its message
+ * on one line; cut with "..." when it does not fit. */
+static const char *shown(char *out, size_t size, const char *text)
+{
+	size_t used = 0;
+	const unsigned char *p = (const unsigned char *)text;
+	for (; *p; p++) {
+		char spelt[5];
+		if (*p == '\n' || *p == '\t')
+			snprintf(spelt, sizeof spelt, "\\%c", *p == '\n' ? 'n' : 't');
+		else if (*p < 0x20 || *p == 0x7f)
+			snprintf(spelt, sizeof spelt, "\\x%02x", *p);
+		else
+			snprintf(spelt, sizeof spelt, "%c", *p);
+		size_t len = strlen(spelt);
+		if (used + len + (p[1] ? 3 : 0) + 1 > size)
+			break;
+		memcpy(out + used, spelt, len);
+		used += len;
+	}
+	snprintf(out + used, size - used, "%s", *p ? "..." : "");
+	return out;
+}
+
 int cmd_output_creatable(const cmd_args *args, const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -329,36 +354,38 @@ int cmd_output_creatable(const cmd_args *args, const char *path)
 	int fd = mkostemp(probe, O_CLOEXEC);
 	int err = errno;
 	struct stat st;
+	char p[256], d[256];
+	shown(p, sizeof p, path);
+	shown(d, sizeof d, dir);
 	if (fd >= 0) {
 		close(fd);
 		unlink(probe);
 	} else if (err == ENAMETOOLONG) {
 		rc = cmd_error(args, EXIT_USAGE,
-		               "cannot create '%.200s%s': %s (the name has %zu bytes, and the temporary "
-		               "file written beside it %zu)",
-		               path, strlen(path) > 200 ? "..." : "", strerror(err), strlen(path),
-		               strlen(probe + dir_len));
+		               "cannot create '%s': %s (the name has %zu bytes, and the temporary file "
+		               "written beside it %zu)",
+		               p, strerror(err), strlen(path), strlen(probe + dir_len));
 	} else if (err == ENOENT && stat(dir, &st) != 0) {
 		rc = cmd_error(args, EXIT_NOT_FOUND, "cannot create '%s': its directory does not exist",
-		               path);
+		               p);
 	} else if (err == ENOENT) {
 		rc = cmd_error(args, EXIT_FAIL,
 		               "cannot create '%s': its directory '%s' exists but takes no new files (%s)",
-		               path, dir, strerror(err));
+		               p, d, strerror(err));
 	} else if (err == ENOTDIR) {
 		bool file = stat(dir, &st) == 0 && !S_ISDIR(st.st_mode);
-		rc = cmd_error(args, EXIT_NOT_FOUND, "cannot create '%s': %s'%s' is not a directory",
-		               path, file ? "" : "a component of ", dir);
+		rc = cmd_error(args, EXIT_NOT_FOUND, "cannot create '%s': %s'%s' is not a directory", p,
+		               file ? "" : "a component of ", d);
 	} else if (err == EACCES || err == EPERM) {
 		rc = cmd_error(args, EXIT_FAIL,
-		               "cannot create '%s': its directory '%s' is not writable (%s)", path, dir,
+		               "cannot create '%s': its directory '%s' is not writable (%s)", p, d,
 		               strerror(err));
 	} else if (err == EROFS) {
 		rc = cmd_error(args, EXIT_FAIL,
-		               "cannot create '%s': its directory '%s' is on a read-only file system",
-		               path, dir);
+		               "cannot create '%s': its directory '%s' is on a read-only file system", p,
+		               d);
 	} else {
-		rc = cmd_error(args, EXIT_FAIL, "cannot create '%s': %s", path, strerror(err));
+		rc = cmd_error(args, EXIT_FAIL, "cannot create '%s': %s", p, strerror(err));
 	}
 	free(probe);
 	free(dir);

@@ -70,6 +70,13 @@ assert_one_line err
 assert_grep "^gpucc compile: cannot create 'va.ll/x.gpucc': 'va.ll' is not a directory$" err
 expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o /proc/x.gpucc
 assert_grep "^gpucc compile: -o '/proc/x.gpucc' is in /proc, where only the kernel makes files" err
+mkdir "$(printf 'odd\ndir')"
+expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o "$(printf 'odd\ndir')"
+assert_one_line err
+assert_grep "^gpucc compile: output 'odd\\\\ndir' is a directory$" err
+expect_exit 2 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o "$(printf 'odd\ndir')/no/x"
+assert_one_line err
+assert_grep "^gpucc compile: cannot create 'odd\\\\ndir/no/x': its directory does not exist$" err
 ls -A | grep -q '\.tmp\.' && fail "the directory check left a file behind"
 # --zstd compresses the image: without -o it is refused, not ignored.
 expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 --zstd

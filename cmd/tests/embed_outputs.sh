@@ -90,7 +90,10 @@ expect_exit 2 "$GPUCC" embed image.gpucc -o new.o --symbol x --header empty/x/ne
 assert_grep "^gpucc embed: cannot create 'empty/x/new.h': a component of 'empty/x' is not a directory$" err
 expect_exit 129 "$GPUCC" embed image.gpucc -o "$(printf '%0250d' 0).o" --symbol x
 assert_one_line err
-assert_grep "^gpucc embed: cannot create '0*\\.\\.\\.': File name too long (the name has 252 bytes, and the temporary file written beside it 281)$" err
+assert_grep "^gpucc embed: cannot create '0*\\.o': File name too long (the name has 252 bytes, and the temporary file written beside it 281)$" err
+expect_exit 2 "$GPUCC" embed image.gpucc -o "$(printf 'new\nline')/x.o" --symbol x
+assert_one_line err
+assert_grep "^gpucc embed: cannot create 'new\\\\nline/x.o': its directory does not exist$" err
 # A directory that exists but is not writable: as root, permissions do not
 # stop a write, but sysfs does.
 if [ "$(id -u)" != 0 ]; then
