@@ -380,8 +380,11 @@ const cmd_spec cmd_cache_import_spec = {
 	"checks (a corrupt payload) is replaced, with a warning.  An IMAGE that is\n"
 	"corrupt stops the import at the entry that fails its checks (exit 3): the\n"
 	"entries published before it stay, whole, and those after it are not\n"
-	"imported.  Importing an image again adds nothing ('already there').  A\n"
-	"snapshot given as an IMAGE is refused (exit 3): it holds no entries.",
+	"imported.  An IMAGE cut short is refused (exit 3) even when the cache or\n"
+	"another IMAGE holds all its entries: before anything is imported when it\n"
+	"is uncompressed, before its own entries when it is compressed.  Importing\n"
+	"an image again adds nothing ('already there').  A snapshot given as an\n"
+	"IMAGE is refused (exit 3): it holds no entries.",
 	import_options, 1, -1, run_import,
 };
 

@@ -90,6 +90,7 @@ const cmd_spec cmd_delta_spec = {
 	"delta is a valid empty image.  A key in both with different contents is a\n"
 	"conflict: reported, and by default a failure (exit 4).  -o may not name\n"
 	"SOURCE or BASE (the delta holds less than either; exit 129), nor - or a\n"
-	"stream such as /dev/stdout (the output is renamed into place).",
+	"stream such as /dev/stdout (the output is renamed into place).  A SOURCE\n"
+	"image cut short is refused (exit 3), even when BASE holds all its entries.",
 	options, 1, 1, run,
 };

@@ -103,6 +103,7 @@ const cmd_spec cmd_merge_spec = {
 	"(exit 129).  --on-conflict and --zstd given twice must agree.\n"
 	"Any number of INPUTs: beyond half the limit on open files (ulimit -n)\n"
 	"they are reopened for each read, and one removed, replaced or changed\n"
-	"meanwhile fails the merge (exit 1).",
+	"meanwhile fails the merge (exit 1).  An INPUT cut short fails it (exit 3),\n"
+	"even when the other inputs hold all its entries.",
 	options, 1, -1, run,
 };

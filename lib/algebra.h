@@ -32,4 +32,22 @@ size_t gpucc_entry_budget_limit(void);
 int gpucc_algebra_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key,
                              gpucc_entry_budget *budget);
 
+/* gpucc_image_check_whole of each image among sources: the uncompressed
+ * ones (compressed false), which costs nothing and comes before anything is
+ * read, or the compressed ones, which costs the rest of a pass and comes
+ * after their payloads are copied: an input is refused when it is cut
+ * short, even where every entry of it another input holds.  0 or the error
+ * of the first in argument order. */
+int gpucc_algebra_check_whole(gpucc_source *const *sources, size_t count, bool compressed);
+
+/* The sources of a write, for gpucc_algebra_check_compressed. */
+typedef struct gpucc_algebra_inputs {
+	gpucc_source *const *sources;
+	size_t count;
+} gpucc_algebra_inputs;
+
+/* gpucc_algebra_check_whole of the compressed inputs (a
+ * gpucc_algebra_inputs), as gpucc_image_writer_before_publish calls it. */
+int gpucc_algebra_check_compressed(void *inputs);
+
 #endif

@@ -10,6 +10,7 @@
 #include "algebra.h"
 #include "cache_internal.h"
 #include "errors.h"
+#include "image_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -140,9 +141,17 @@ int gpucc_delta_write(const char *out_path, gpucc_source *source, const gpucc_sn
 	d.base_name = base_name ? base_name : "base";
 	d.source_name = gpucc_source_name(source);
 	d.opts = opts;
-	int rc = gpucc_image_writer_new(&d.w, out_path, &opts->write);
+	/* SOURCE must be whole, though the entries BASE holds are not read:
+	 * an uncompressed image is measured now, a compressed one read to its
+	 * end once its payloads are copied. */
+	gpucc_source *const inputs_of[1] = {source};
+	gpucc_algebra_inputs inputs = {inputs_of, 1};
+	int rc = gpucc_algebra_check_whole(inputs_of, 1, false);
+	if (rc == 0)
+		rc = gpucc_image_writer_new(&d.w, out_path, &opts->write);
 	if (rc)
 		return rc;
+	gpucc_image_writer_before_publish(d.w, gpucc_algebra_check_compressed, &inputs);
 	open_images opened = {0};
 	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_IMAGE)
 		rc = delta_of_image(&d, gpucc_source_image(source));

@@ -66,6 +66,18 @@ int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
 int gpucc_image_park(gpucc_image *img, const char *path);
 bool gpucc_image_is_parked(const gpucc_image *img);
 
+/* Whether img holds every member its manifest lists and its end-of-archive
+ * marker, as far as that can be told without reading payloads again: an
+ * uncompressed image in a file or in memory by its length (free), a
+ * compressed one by reading on from where its payload reads left the
+ * decompressor to the marker (the members not read yet are decompressed
+ * and skipped; names and sizes checked, not digests), which leaves it to
+ * start again for a later read.  An image from a pipe passes.  For merge,
+ * delta and cache import, which read only some payloads of an input whose
+ * other entries another input holds: a truncated input must not pass
+ * unnoticed.  0, or GPUCC_ECORRUPT naming the image and the defect. */
+int gpucc_image_check_whole(gpucc_image *img);
+
 /* Build img's payload list and their offsets now, as any use of payloads
  * would (a failure is reported, message and all, by that use): for opening
  * the inputs of a merge on several threads. */
@@ -74,6 +86,12 @@ void gpucc_image_prepare_payloads(gpucc_image *img);
 /* Leave the temporary files that killed writers left beside the output
  * alone at commit: for the cache, whose gc removes them. */
 void gpucc_image_writer_leave_leftovers(gpucc_image_writer *w);
+
+/* Have gpucc_image_writer_commit call check(ctx) once the image is written
+ * and before it is published: an error from it (already set) abandons the
+ * output.  For checks of the sources that are cheapest after the copy
+ * (gpucc_image_check_whole of a compressed input). */
+void gpucc_image_writer_before_publish(gpucc_image_writer *w, int (*check)(void *ctx), void *ctx);
 
 /* Open path for reading into *out_fd (the caller closes it), without
  * waiting on a FIFO: GPUCC_EINVALID when it is not a regular file. */

@@ -77,6 +77,9 @@ struct gpucc_image {
 	int limit_hit;          /* WITHIN_LIMITS, or the limit that stopped the cursor */
 
 	gpucc_manifest manifest;
+	/* The data sizes of the format member and the manifest, for the
+	 * length an uncompressed image must have (gpucc_image_check_whole). */
+	uint64_t format_size, manifest_size;
 	gpucc_payload *payloads; /* distinct, in archive order */
 	size_t payload_count;
 
@@ -684,6 +687,7 @@ static int read_format_member(gpucc_image *img)
 		return rc;
 	rc = check_format_text(img, text, size);
 	free(text);
+	img->format_size = size;
 	return rc;
 }
 
@@ -740,6 +744,7 @@ static int read_manifest_member(gpucc_image *img)
 	rc = read_member_data(img, e, &json, &size);
 	if (rc)
 		return rc;
+	img->manifest_size = size;
 	rc = parse_manifest(img, json, size);
 	free(json);
 	return rc;
@@ -778,6 +783,7 @@ static int open_head_directly(gpucc_image *img)
 	int rc = check_format_text(img, text, (size_t)h.size);
 	if (rc)
 		return rc;
+	img->format_size = h.size;
 	uint64_t at = BLOCK + gpucc_ustar_padded(h.size);
 	if (read_at(img, at, block, BLOCK) != BLOCK || !gpucc_ustar_parse(block, &h) ||
 	    !gpucc_ustar_is_regular(&h) || strcmp(h.name, GPUCC_IMAGE_MANIFEST_MEMBER) != 0 ||
@@ -791,6 +797,7 @@ static int open_head_directly(gpucc_image *img)
 	if (!json)
 		return 1;
 	img->payload_base = at + BLOCK + gpucc_ustar_padded(h.size);
+	img->manifest_size = h.size;
 	rc = parse_manifest(img, json, (size_t)h.size);
 	if (map)
 		munmap(map, map_size);
@@ -1953,6 +1960,43 @@ static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
 	return rc;
 }
 
+/* With the cursor in the last member (the manifest, in an image without
+ * payloads), the rest of the archive: its end-of-archive marker, and no
+ * further member unless others_pass (then they are skipped, their data
+ * decompressed, and the marker must follow them).  libarchive takes the
+ * end of the data for the end of the archive when the end-of-archive
+ * blocks are missing; the direct walk does not.  So read the last member
+ * to its end (the padding included), note where the tar reader stands,
+ * and see whether reaching the end consumed any zero block.  buffer: room
+ * to read into. */
+static int cursor_check_end(gpucc_image *img, unsigned char buffer[READ_CHUNK], bool others_pass)
+{
+	for (;;) {
+		la_ssize_t n;
+		while ((n = cursor_read_data(img, buffer, READ_CHUNK)) > 0)
+			;
+		if (n < 0)
+			return archive_failure(img, "reading the last member");
+		la_int64_t last_end = GPUCC_LA->filter_bytes(img->cursor, 0);
+		struct archive_entry *e;
+		int rc, r = cursor_next_header(img, &e);
+		if ((r == ARCHIVE_OK || r == ARCHIVE_WARN) && others_pass)
+			continue;
+		if (r == ARCHIVE_OK || r == ARCHIVE_WARN) {
+			rc = check_member_kind(img, e);
+			return rc ? rc : unexpected_name(img, GPUCC_LA->entry_pathname(e), NULL);
+		}
+		if (r != ARCHIVE_EOF)
+			return archive_failure(img, "reading past the last payload");
+		if (GPUCC_LA->filter_bytes(img->cursor, 0) == last_end)
+			return gpucc_error_set(GPUCC_ECORRUPT,
+			                       "'%s': truncated image: it ends before its last member's end "
+			                       "marker",
+			                       img->name);
+		return 0;
+	}
+}
+
 /* verify's walk through libarchive: what a tar reader sees. */
 static int verify_with_libarchive(gpucc_image *img)
 {
@@ -1979,29 +2023,7 @@ static int verify_with_libarchive(gpucc_image *img)
 	}
 	if (rc)
 		return rc;
-	/* libarchive takes the end of the data for the end of the archive
-	 * when the end-of-archive blocks are missing; the direct walk does
-	 * not.  So read the last member to its end (the padding included),
-	 * note where the tar reader stands, and see whether reaching the end
-	 * consumed any zero block. */
-	la_ssize_t n;
-	while ((n = cursor_read_data(img, local, sizeof local)) > 0)
-		;
-	if (n < 0)
-		return archive_failure(img, "reading the last member");
-	la_int64_t last_end = GPUCC_LA->filter_bytes(img->cursor, 0);
-	r = cursor_next_header(img, &e);
-	if (r == ARCHIVE_OK || r == ARCHIVE_WARN) {
-		rc = check_member_kind(img, e);
-		if (rc == 0)
-			rc = unexpected_name(img, GPUCC_LA->entry_pathname(e), NULL);
-	} else if (r != ARCHIVE_EOF) {
-		rc = archive_failure(img, "reading past the last payload");
-	} else if (GPUCC_LA->filter_bytes(img->cursor, 0) == last_end) {
-		rc = gpucc_error_set(GPUCC_ECORRUPT,
-		                     "'%s': truncated image: it ends before its last member's end marker",
-		                     img->name);
-	}
+	rc = cursor_check_end(img, local, false);
 	la_int64_t end = GPUCC_LA->filter_bytes(img->cursor, 0);
 	/* Leave no half-used cursor behind. */
 	GPUCC_LA->read_free(img->cursor);
@@ -2029,6 +2051,69 @@ static int verify_unparked(gpucc_image *img)
 	if (rc == 1)
 		rc = verify_with_libarchive(img);
 	return rc;
+}
+
+/* ---- whether an image is whole ------------------------------------------------ */
+
+/* The fewest bytes an uncompressed image of img's members can have: each
+ * member a one-block header and its data padded to whole blocks, then one
+ * zero block (formats/image.md, "Reading": one is enough).  Headers of any
+ * other form (pax) only take more. */
+static uint64_t least_length(const gpucc_image *img)
+{
+	uint64_t n = 3 * BLOCK + gpucc_ustar_padded(img->format_size) +
+	             gpucc_ustar_padded(img->manifest_size);
+	for (size_t i = 0; i < img->payload_count; i++)
+		n += BLOCK + gpucc_ustar_padded(img->payloads[i].size);
+	return n;
+}
+
+/* A compressed image read on from where its cursor stands (its payloads
+ * read so far in archive order) through the members not read yet (their
+ * data decompressed and skipped) to the end-of-archive marker.  Members
+ * after the last payload are verify's to refuse: an uncompressed image is
+ * only measured. */
+static int check_whole_compressed(gpucc_image *img)
+{
+	int rc = 0;
+	if (!img->cursor && ((rc = cursor_open(img)) || (rc = cursor_skip_head(img))))
+		return rc;
+	if (img->cursor_next < img->payload_count)
+		rc = cursor_seek(img, img->payload_count - 1);
+	unsigned char buffer[READ_CHUNK];
+	if (rc == 0)
+		rc = cursor_check_end(img, buffer, true);
+	/* At the end (or broken): a later read starts again. */
+	if (img->cursor)
+		GPUCC_LA->read_free(img->cursor);
+	img->cursor = NULL;
+	img->cursor_after_head = false;
+	return rc;
+}
+
+int gpucc_image_check_whole(gpucc_image *img)
+{
+	int rc = ensure_payloads(img);
+	if (rc)
+		return rc;
+	if (!img->compressed) {
+		if (!img->seekable && !img->data)
+			return 0; /* a pipe: its length is not known */
+		uint64_t least = least_length(img);
+		if ((uint64_t)img->size >= least)
+			return 0;
+		/* Too short to be whole: verify names the defect (a member cut
+		 * short, a link whose data is elsewhere), as a read of it would. */
+		if ((rc = gpucc_image_verify(img)) != 0)
+			return rc;
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': truncated image: %" PRIu64 " bytes, but the members its "
+		                       "manifest lists take at least %" PRIu64,
+		                       img->name, (uint64_t)img->size, least);
+	}
+	if ((rc = unpark(img)))
+		return rc;
+	return repark(img, check_whole_compressed(img));
 }
 
 void gpucc_image_force_libarchive(bool force)

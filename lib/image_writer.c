@@ -51,6 +51,8 @@ struct gpucc_image_writer {
 	gpucc_write_options options;
 	bool no_sync;  /* options.no_sync */
 	bool no_sweep; /* gpucc_image_writer_leave_leftovers */
+	int (*before_publish)(void *ctx); /* gpucc_image_writer_before_publish */
+	void *before_publish_ctx;
 	gpucc_arena *arena;
 	writer_entry *entries;
 	size_t count, capacity, live;
@@ -613,6 +615,12 @@ void gpucc_image_writer_leave_leftovers(gpucc_image_writer *w)
 	w->no_sweep = true;
 }
 
+void gpucc_image_writer_before_publish(gpucc_image_writer *w, int (*check)(void *ctx), void *ctx)
+{
+	w->before_publish = check;
+	w->before_publish_ctx = ctx;
+}
+
 /* Copying at least this much from images hashes it on a second thread:
  * milliseconds of hashing against some microseconds to start a thread. */
 #define CHECKER_MIN_BYTES ((uint64_t)4 << 20)
@@ -712,6 +720,8 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	if (rc == 1)
 		rc = write_with_libarchive(w, &file, entries, manifest_size, payloads, payload_count,
 		                           image_bytes);
+	if (rc == 0 && w->before_publish)
+		rc = w->before_publish(w->before_publish_ctx);
 	if (rc == 0)
 		rc = gpucc_atomic_file_commit(&file);
 	else

@@ -161,8 +161,33 @@ static void load_all_release(source_entries *all, size_t count)
 	free(all);
 }
 
+int gpucc_algebra_check_whole(gpucc_source *const *sources, size_t count, bool compressed)
+{
+	for (size_t i = 0; i < count; i++) {
+		gpucc_image *img = gpucc_source_image(sources[i]);
+		if (!img || gpucc_image_is_compressed(img) != compressed)
+			continue;
+		int rc = gpucc_image_check_whole(img);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int gpucc_algebra_check_compressed(void *inputs)
+{
+	const gpucc_algebra_inputs *in = inputs;
+	return gpucc_algebra_check_whole(in->sources, in->count, true);
+}
+
+/* The entries of every source, and the uncompressed image inputs checked
+ * whole (the compressed ones are read to their ends later, as their
+ * payloads are read). */
 static int load_all(source_entries **out, gpucc_source *const *sources, size_t count)
 {
+	int rc = gpucc_algebra_check_whole(sources, count, false);
+	if (rc)
+		return rc;
 	source_entries *all = calloc(count ? count : 1, sizeof *all);
 	if (!all)
 		return gpucc_error_oom();
@@ -176,7 +201,7 @@ static int load_all(source_entries **out, gpucc_source *const *sources, size_t c
 			budget.open++;
 	}
 	for (size_t i = 0; i < count; i++) {
-		int rc = source_entries_load(&all[i], sources[i], &budget);
+		rc = source_entries_load(&all[i], sources[i], &budget);
 		if (rc) {
 			load_all_release(all, i);
 			return rc;
@@ -236,6 +261,9 @@ int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t
 		return rc;
 	gpucc_image_writer *w = NULL;
 	rc = gpucc_image_writer_new(&w, out_path, &opts->write);
+	gpucc_algebra_inputs inputs = {sources, count};
+	if (rc == 0)
+		gpucc_image_writer_before_publish(w, gpucc_algebra_check_compressed, &inputs);
 	gpucc_algebra_counts local = {0};
 	for (size_t s = 0; s < count && rc == 0; s++) {
 		for (size_t i = 0; i < all[s].count && rc == 0; i++) {
@@ -440,14 +468,23 @@ static int insert_source(gpucc_cache *cache, source_entries *se, const bool *cho
 	bool any = false;
 	for (size_t i = 0; i < se->count; i++)
 		any = any || chosen[i];
-	if (!any)
-		return 0;
-	if (gpucc_source_kind_of(se->source) == GPUCC_SOURCE_IMAGE &&
-	    gpucc_image_is_compressed(gpucc_source_image(se->source)) && se->count > 1) {
-		rc = stage(&staged, cache, gpucc_source_image(se->source), chosen);
+	gpucc_image *src = gpucc_source_image(se->source);
+	bool compressed = src && gpucc_image_is_compressed(src);
+	if (compressed && any && se->count > 1) {
+		rc = stage(&staged, cache, src, chosen);
 		if (rc)
 			return rc;
 	}
+	/* A compressed input is read to its end before any of its entries goes
+	 * in (staging read the chosen ones on the way; an uncompressed one was
+	 * measured before anything was read), so that one cut short is refused
+	 * even when the cache or another input holds all it has. */
+	if (compressed && (rc = gpucc_image_check_whole(src)) != 0) {
+		gpucc_image_free(staged);
+		return rc;
+	}
+	if (!any)
+		return 0;
 	const char *name = gpucc_source_name(se->source);
 	for (size_t i = 0; i < se->count && rc == 0; i++) {
 		if (!chosen[i])

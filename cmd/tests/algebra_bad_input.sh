@@ -76,6 +76,54 @@ printf 'hello, world\n' > junk.snap
 expect_exit 3 "$GPUCC" delta A.gpucc --since junk.snap -o out.gpucc
 no_output
 
+# An input cut short whose entries another input holds, identical: merge
+# took each of them from the first input that has it and never read the
+# cut one, so a corrupt input passed (exit 0).  Now it is refused however
+# little of it is read -- an uncompressed one by its length, a compressed
+# one by reading it to its end -- by merge (-o and --into), delta (as
+# SOURCE) and cache import: one line naming it, exit 3, nothing written.
+make_image W.gpucc Q 0 6                     # holds all of A.gpucc, and more
+cut_after_manifest() {
+	local at
+	at=$(python3 -c 'import sys, tarfile; print(tarfile.open(sys.argv[1]).getmembers()[2].offset)' "$1")
+	head -c "$at" "$1" > "$2"
+}
+cut_after_manifest A.gpucc cutA.gpucc
+head -c $(($(stat -c %s A.gpucc) - 1024)) A.gpucc > noend.gpucc  # no end-of-archive marker
+# Compressed: big incompressible payloads, so that opening reads the
+# manifest, not the end.
+python3 - <<'PY' || fail "cannot make the spec"
+import json, os, hashlib
+entries = []
+for i in range(4):
+    open(f"rand{i}", "wb").write(os.urandom(200000))
+    entries.append({"module": f"r{i}.ll", "module_sha256": hashlib.sha256(b"r%d" % i).hexdigest(),
+                    "options": {}, "kernels": [f"k{i}"], "target": "sm_90", "ptx": f"rand{i}"})
+json.dump({"entries": entries}, open("rand.json", "w"))
+PY
+expect_exit 0 "$GPUCC" pack -o R.gpucc rand.json
+expect_exit 0 "$GPUCC" pack --zstd -o Rz.gpucc rand.json
+head -c $(($(stat -c %s Rz.gpucc) * 2 / 3)) Rz.gpucc > cutRz.gpucc
+expect_exit 0 "$GPUCC" list cutRz.gpucc   # its manifest is whole
+rm -f rand? rand.json
+for pair in "W.gpucc cutA.gpucc" "W.gpucc noend.gpucc" "R.gpucc cutRz.gpucc"; do
+	set -- $pair
+	for cmd in "merge $1 $2 -o out.gpucc" "merge $2 $1 -o out.gpucc" \
+		"delta $2 --since $1 -o out.gpucc" "merge $1 $2 --into cut.cache" \
+		"cache import --cache cut.cache $1 $2"; do
+		expect_exit 3 $GPUCC $cmd
+		assert_grep "^gpucc [a-z ]*: '$2': .*truncated" err
+		no_output
+	done
+	rm -rf cut.cache
+done
+# ... and whole, the same inputs pass
+expect_exit 0 "$GPUCC" merge W.gpucc A.gpucc -o out.gpucc
+expect_exit 0 "$GPUCC" merge R.gpucc Rz.gpucc -o out.gpucc
+expect_exit 0 "$GPUCC" delta Rz.gpucc --since R.gpucc -o out.gpucc
+assert_grep ": 0 of 4 entries are new" err
+rm -f out.gpucc W.gpucc cutA.gpucc noend.gpucc R.gpucc Rz.gpucc cutRz.gpucc
+
 # missing inputs
 expect_exit 2 "$GPUCC" merge A.gpucc missing.gpucc -o out.gpucc
 assert_grep "missing.gpucc" err

@@ -112,7 +112,7 @@ code() {
 	*:verify) echo 3 ;;
 	first:cat) echo 3 ;;
 	first:* | all:*) case $cmd in extract|merge|delta|import) echo 3 ;; *) echo 0 ;; esac ;;
-	write:*) case $cmd in merge|delta|import) echo 3 ;; *) echo 0 ;; esac ;;
+	write:* | whole:*) case $cmd in merge|delta|import) echo 3 ;; *) echo 0 ;; esac ;;
 	*) echo 0 ;;
 	esac
 }

@@ -1176,7 +1176,8 @@ static void test_parked_changed(void)
 		gpucc_free(data);
 		CHECK_INT(open_fds(), before - 1);
 	}
-	/* Back to the first: the decompressor starts again. */
+	CHECK_INT(gpucc_image_check_whole(img), 0);
+	/* Read again from the start after the check. */
 	CHECK_INT(gpucc_image_read_payload(&data, &size, img, gpucc_image_payload(img, 0)), 0);
 	gpucc_free(data);
 	CHECK_INT(open_fds(), before - 1);
@@ -1185,6 +1186,74 @@ static void test_parked_changed(void)
 	CHECK_INT(rename(replacement, zpath), 0);
 	CHECK_INT(gpucc_image_read_payload(&data, &size, img, gpucc_image_payload(img, 1)), GPUCC_ERROR);
 	CHECK(strstr(gpucc_error_last()->message, "was removed, replaced or changed") != NULL);
+	gpucc_image_free(img);
+}
+
+/* Write size bytes of data to path: 0 or -1. */
+static int write_bytes(const char *path, const void *data, size_t size)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	bool ok = write(fd, data, size) == (ssize_t)size;
+	return close(fd) == 0 && ok ? 0 : -1;
+}
+
+/* gpucc_image_check_whole: an uncompressed image cut anywhere after its
+ * manifest is refused by its length, naming the defect as verify does,
+ * though no payload is read; a whole one passes, in a file or in memory;
+ * a compressed one passes after its payloads are read, or before. */
+static void test_check_whole(void)
+{
+	const char *path = path_in_dir("whole.gpucc");
+	const char *cut = path_in_dir("cut.gpucc");
+	CHECK_INT(write_image(path, 0, modules, 5), 0);
+	size_t size;
+	char *bytes = check_read_file(path, &size);
+	if (!bytes)
+		return;
+	gpucc_image *img;
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	CHECK_INT(gpucc_image_check_whole(img), 0);
+	gpucc_payload_location first = {0};
+	CHECK_INT(gpucc_image_payload_location(img, gpucc_image_payload(img, 0), &first), 0);
+	gpucc_image_free(img);
+	CHECK_INT(gpucc_image_open_memory(&img, bytes, size, "whole"), 0);
+	CHECK_INT(gpucc_image_check_whole(img), 0);
+	gpucc_image_free(img);
+	/* Cut inside the last payload, before its end marker, and just after
+	 * the manifest: each opens (the manifest is whole) but is refused. */
+	size_t cuts[] = {size - 2 * 512 - 1, size - 2 * 512, (size_t)first.header_offset + 1};
+	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+		CHECK_INT(write_bytes(cut, bytes, cuts[i]), 0);
+		CHECK_INT(gpucc_image_open(&img, cut), 0);
+		if (!img)
+			continue;
+		CHECK_INT(gpucc_image_check_whole(img), GPUCC_ECORRUPT);
+		CHECK(strstr(gpucc_error_last()->message, "cut.gpucc': ") != NULL);
+		CHECK(strstr(gpucc_error_last()->message, "truncated") != NULL);
+		gpucc_image_free(img);
+		CHECK_INT(gpucc_image_open_memory(&img, bytes, cuts[i], "cut"), 0);
+		if (img)
+			CHECK_INT(gpucc_image_check_whole(img), GPUCC_ECORRUPT);
+		gpucc_image_free(img);
+	}
+	/* One zero block after the last member is enough. */
+	CHECK_INT(write_bytes(cut, bytes, size - 512), 0);
+	CHECK_INT(gpucc_image_open(&img, cut), 0);
+	CHECK_INT(gpucc_image_check_whole(img), 0);
+	gpucc_image_free(img);
+	free(bytes);
+
+	const char *zpath = path_in_dir("whole.gpucc.zst");
+	CHECK_INT(write_image(zpath, 3, modules, 5), 0);
+	CHECK_INT(gpucc_image_open(&img, zpath), 0);
+	CHECK_INT(gpucc_image_check_whole(img), 0);
+	void *data;
+	size_t data_size;
+	CHECK_INT(gpucc_image_read_payload(&data, &data_size, img, gpucc_image_payload(img, 2)), 0);
+	gpucc_free(data);
+	CHECK_INT(gpucc_image_check_whole(img), 0);
 	gpucc_image_free(img);
 }
 
@@ -1213,6 +1282,7 @@ int main(void)
 	RUN(test_parsed_manifest_limit);
 	RUN(test_parked);
 	RUN(test_parked_changed);
+	RUN(test_check_whole);
 	if (check_dir_remove() != 0)
 		return 1;
 	return CHECK_DONE();

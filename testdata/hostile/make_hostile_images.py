@@ -25,6 +25,9 @@ STAGE says which readers meet the defect (cmd/tests/hostile_images.sh):
   all      reading all payloads: the same but cat of the first payload;
   write    checking entries as they are written (verify, merge, delta,
            cache import);
+  whole    checking that an input holds all it lists, to its end-of-archive
+           marker, though no payload of it may be read (verify, merge,
+           delta, cache import: gpucc_image_check_whole);
   verify   only a complete walk of the archive (`gpucc verify`).
 DEFECT is a basic regular expression the one-line error must match.
 
@@ -393,7 +396,7 @@ for bad_format in BAD_FORMATS:
     bad_format_case(*bad_format)
 
 
-@case("verify", "ends before its last member's end marker")
+@case("whole", "ends before its last member's end marker")
 def no_end_marker(good):
     """The archive stops after the last payload's data: no end-of-archive
     blocks (a cut copy that happens to end on a member's end)."""
