@@ -147,6 +147,14 @@ static void test_add_file(void)
 	CHECK_INT(gpucc_compile_add_file(c, fifo), GPUCC_EINVALID);
 	CHECK_ERROR_HAS("not a regular file");
 	CHECK_INT(gpucc_compile_add_file(c, dir), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("is a directory, not a regular file");
+	/* A name too long to open is the name's defect, not the machine's;
+	 * the message keeps the reason however long the name. */
+	char long_name[5001];
+	memset(long_name, 'a', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = '\0';
+	CHECK_INT(gpucc_compile_add_file(c, long_name), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("File name too long (the name has 5000 bytes)");
 	CHECK_INT(gpucc_compile_add_file(c, file), 0);
 	CHECK_INT(gpucc_compile_add_file(c, other), 0);
 	CHECK_INT(gpucc_compile_add_file(c, link_path), 0);
