@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes, documented by `gpucc help` (keep cmd/gpucc.c in step). */
@@ -69,17 +70,23 @@ bool cmd_flag(const cmd_args *args, const char *long_name);
 const char *cmd_value(const cmd_args *args, const char *long_name); /* last value or NULL */
 int cmd_value_count(const cmd_args *args, const char *long_name);
 const char *cmd_value_at(const cmd_args *args, const char *long_name, int index);
-/* The directory an option names (NULL when not given) in *out; EXIT_USAGE
- * after saying so when it is given empty, which is never taken for a default:
- * a script passing an unset variable as --cache or --into must not clear or
- * fill the user's own cache. */
+/* The path an option names (NULL when not given) in *out; EXIT_USAGE after
+ * saying "--NAME needs WHAT, not ''" when it is given empty, which is never
+ * taken for a default or looked up as a file: a script passing an unset
+ * variable gets a usage error, whatever the option. */
+int cmd_path_value(const char **out, const cmd_args *args, const char *long_name,
+                   const char *what);
+/* cmd_path_value of a directory: an empty --cache or --into must not clear
+ * or fill the user's own cache. */
 int cmd_directory_value(const char **out, const cmd_args *args, const char *long_name);
 /* The file an output option names (NULL when not given) in *out; EXIT_USAGE
- * after saying so when it is "-" or a process's stream (/dev/stdout,
+ * after saying so when it is empty, "-" or a process's stream (/dev/stdout,
  * /dev/fd/N: links into /proc).  Outputs are written beside their name and
  * renamed into place, so such a name wrote nothing to the stream and, as
  * root, put a regular file where /dev/stdout was. */
 int cmd_output_value(const char **out, const cmd_args *args, const char *long_name);
+/* one when n is 1, else many: "1 entry", "2 entries", "0 entries". */
+const char *cmd_plural(uint64_t n, const char *one, const char *many);
 /* Whether a new file can be created beside path, as the writer of an output
  * will (tried by creating one and removing it): checked before work that
  * would end in writing it.  EXIT_OK; else, after saying why naming path:

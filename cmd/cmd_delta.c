@@ -24,9 +24,9 @@ static const cmd_option options[] = {
 
 static int run(const cmd_args *args)
 {
-	const char *since = cmd_value(args, "since");
-	const char *output;
-	if (cmd_output_value(&output, args, "output") != EXIT_OK)
+	const char *since, *output;
+	if (cmd_path_value(&since, args, "since", "a snapshot or an image") != EXIT_OK ||
+	    cmd_output_value(&output, args, "output") != EXIT_OK)
 		return EXIT_USAGE;
 	if (!since)
 		return cmd_error(args, EXIT_USAGE, "say what to compare with: --since BASE");
@@ -72,8 +72,8 @@ static int run(const cmd_args *args)
 		rc = cmd_fail(args);
 	}
 	if (rc == EXIT_OK && !cmd_flag(args, "quiet"))
-		fprintf(stderr, "gpucc delta: %zu of %zu entries are new; written to '%s'\n",
-		        counts.entries_out, counts.entries_read, output);
+		fprintf(stderr, "gpucc delta: %zu new %s of %zu; written to '%s'\n", counts.entries_out,
+		        cmd_plural(counts.entries_out, "entry", "entries"), counts.entries_read, output);
 cleanup:
 	gpucc_snapshot_free(result);
 	gpucc_snapshot_free(base_of);
@@ -89,8 +89,9 @@ const cmd_spec cmd_delta_spec = {
 	"output holds the entries of SOURCE whose keys are not in BASE; an empty\n"
 	"delta is a valid empty image.  A key in both with different contents is a\n"
 	"conflict: reported, and by default a failure (exit 4).  -o may not name\n"
-	"SOURCE or BASE (the delta holds less than either; exit 129), nor - or a\n"
-	"stream such as /dev/stdout (the output is renamed into place).  A SOURCE\n"
-	"image cut short is refused (exit 3), even when BASE holds all its entries.",
+	"SOURCE or BASE (the delta holds less than either; exit 129), nor be\n"
+	"empty, - or a stream such as /dev/stdout (the output is renamed into\n"
+	"place); --since may not be empty either.  A SOURCE image cut short is\n"
+	"refused (exit 3), even when BASE holds all its entries.",
 	options, 1, 1, run,
 };

@@ -73,10 +73,12 @@ static int run(const cmd_args *args)
 		}
 	}
 	if (!cmd_flag(args, "quiet"))
-		fprintf(stderr,
-		        "gpucc merge: %zu entries from %zu inputs: %zu %s, %zu duplicates, %zu conflicts\n",
-		        counts.entries_read, n, counts.entries_out, output ? "in the output" : "new in the cache",
-		        counts.duplicates, counts.conflicts);
+		fprintf(stderr, "gpucc merge: %zu %s from %zu %s: %zu %s, %zu %s, %zu %s\n",
+		        counts.entries_read, cmd_plural(counts.entries_read, "entry", "entries"), n,
+		        cmd_plural(n, "input", "inputs"), counts.entries_out,
+		        output ? "in the output" : "new in the cache", counts.duplicates,
+		        cmd_plural(counts.duplicates, "duplicate", "duplicates"), counts.conflicts,
+		        cmd_plural(counts.conflicts, "conflict", "conflicts"));
 cleanup:
 	for (size_t i = 0; i < n; i++)
 		gpucc_source_free(sources[i]);
@@ -99,8 +101,8 @@ const cmd_spec cmd_merge_spec = {
 	"policy a conflict with it fails before any entry is inserted.\n"
 	"Concurrent merges into one OUT take turns, holding a lock file .OUT.lock\n"
 	"beside it while they run; none is lost.  OUT is written beside its name and\n"
-	"renamed into place, so it may not be - or a stream such as /dev/stdout\n"
-	"(exit 129).  --on-conflict and --zstd given twice must agree.\n"
+	"renamed into place, so it may not be empty, - or a stream such as\n"
+	"/dev/stdout (exit 129).  --on-conflict and --zstd given twice must agree.\n"
 	"Any number of INPUTs: beyond half the limit on open files (ulimit -n)\n"
 	"they are reopened for each read, and one removed, replaced or changed\n"
 	"meanwhile fails the merge (exit 1).  An INPUT cut short fails it (exit 3),\n"

@@ -225,12 +225,37 @@ const char *cmd_value(const cmd_args *args, const char *long_name)
 	return cmd_value_at(args, long_name, cmd_value_count(args, long_name) - 1);
 }
 
-int cmd_directory_value(const char **out, const cmd_args *args, const char *long_name)
+/* How messages spell an option: -x when it has a short name, else --name. */
+static void option_spelling(char out[64], const cmd_args *args, const char *long_name)
+{
+	size_t index;
+	const cmd_option *o = find_long(args->spec, long_name, strlen(long_name), &index);
+	if (o && o->short_name)
+		snprintf(out, 64, "-%c", o->short_name);
+	else
+		snprintf(out, 64, "--%s", long_name);
+}
+
+int cmd_path_value(const char **out, const cmd_args *args, const char *long_name,
+                   const char *what)
 {
 	*out = cmd_value(args, long_name);
-	if (*out && !**out)
-		return cmd_error(args, EXIT_USAGE, "--%s needs a directory, not ''", long_name);
+	if (*out && !**out) {
+		char spelling[64];
+		option_spelling(spelling, args, long_name);
+		return cmd_error(args, EXIT_USAGE, "%s needs %s, not ''", spelling, what);
+	}
 	return EXIT_OK;
+}
+
+int cmd_directory_value(const char **out, const cmd_args *args, const char *long_name)
+{
+	return cmd_path_value(out, args, long_name, "a directory");
+}
+
+const char *cmd_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
 }
 
 /* Whether dir resolves into /proc, where a process's streams are. */
@@ -276,16 +301,12 @@ static int written_in_proc(const char *path)
 
 int cmd_output_value(const char **out, const cmd_args *args, const char *long_name)
 {
-	*out = cmd_value(args, long_name);
+	if (cmd_path_value(out, args, long_name, "a file name") != EXIT_OK)
+		return EXIT_USAGE;
 	if (!*out)
 		return EXIT_OK;
-	size_t index;
-	const cmd_option *o = find_long(args->spec, long_name, strlen(long_name), &index);
 	char spelling[64];
-	if (o && o->short_name)
-		snprintf(spelling, sizeof spelling, "-%c", o->short_name);
-	else
-		snprintf(spelling, sizeof spelling, "--%s", long_name);
+	option_spelling(spelling, args, long_name);
 	if (strcmp(*out, "-") == 0)
 		return cmd_error(args, EXIT_USAGE,
 		                 "%s -: standard output is not supported; outputs are written to a file "

@@ -121,7 +121,7 @@ done
 expect_exit 0 "$GPUCC" merge W.gpucc A.gpucc -o out.gpucc
 expect_exit 0 "$GPUCC" merge R.gpucc Rz.gpucc -o out.gpucc
 expect_exit 0 "$GPUCC" delta Rz.gpucc --since R.gpucc -o out.gpucc
-assert_grep ": 0 of 4 entries are new" err
+assert_grep ": 0 new entries of 4" err
 rm -f out.gpucc W.gpucc cutA.gpucc noend.gpucc R.gpucc Rz.gpucc cutRz.gpucc
 
 # missing inputs
@@ -265,6 +265,16 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 # usage errors
+# An empty value of a path option is a usage error, as --into '' was: -o ''
+# was taken for a file name (exit 3) and --since '' for a missing file
+# (exit 2) -- a script's unset variable, not a path.
+for cmd in "merge A.gpucc -o" "merge A.gpucc --into" "delta A.gpucc --since good.snap -o" \
+	"delta A.gpucc -o out.gpucc --since" "cache import A.gpucc --cache"; do
+	expect_exit 129 $GPUCC $cmd ''
+	assert_one_line err
+	assert_grep "^gpucc [a-z ]*: -[-a-z]* needs a [a-z ]*, not ''$" err
+	no_output
+done
 expect_exit 129 "$GPUCC" merge A.gpucc
 expect_exit 129 "$GPUCC" merge A.gpucc -o x.gpucc --into c
 expect_exit 129 "$GPUCC" delta A.gpucc -o out.gpucc

@@ -95,6 +95,16 @@ for n in b a c; do
 done
 expect_exit 0 "$GPUCC" merge Nb.gpucc Na.gpucc Nc.gpucc -o Nbac.gpucc
 assert_grep "2 duplicates" err
+# Counts of one are singular ("1 inputs", "1 duplicates" before).
+expect_exit 0 "$GPUCC" merge Na.gpucc -o N1.gpucc
+assert_grep "^gpucc merge: 1 entry from 1 input: 1 in the output, 0 duplicates, 0 conflicts$" err
+expect_exit 0 "$GPUCC" merge Na.gpucc Nb.gpucc -o N1.gpucc
+assert_grep "^gpucc merge: 2 entries from 2 inputs: 1 in the output, 1 duplicate, 0 conflicts$" err
+expect_exit 0 "$GPUCC" delta Na.gpucc --since Nb.gpucc -o N1.gpucc
+assert_grep "^gpucc delta: 0 new entries of 1; written to 'N1.gpucc'$" err
+expect_exit 0 "$GPUCC" delta Na.gpucc --since A.gpucc -o N1.gpucc
+assert_grep "^gpucc delta: 1 new entry of 1; written to 'N1.gpucc'$" err
+rm N1.gpucc
 expect_exit 0 "$GPUCC" merge Nc.gpucc Nb.gpucc Na.gpucc -o Ncba.gpucc
 assert_same Nbac.gpucc Na.gpucc
 assert_same Ncba.gpucc Na.gpucc
