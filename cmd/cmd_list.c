@@ -62,11 +62,16 @@ static void put_padded(char **p, const char *s, size_t len, size_t width)
 		*(*p)++ = ' ';
 }
 
-static void print_table(const gpucc_image *img)
+/* The table, built line by line in one buffer sized for the longest line
+ * before anything is printed: a buffer that could not grow mid-table would
+ * leave a listing cut short that reads as whole.  EXIT_OK, or EXIT_FAIL
+ * after saying so, with nothing printed. */
+static int print_table(const cmd_args *args, const gpucc_image *img)
 {
 	size_t count = gpucc_image_entry_count(img);
 	size_t target_width = strlen("TARGET");
 	size_t payload_width = strlen("PAYLOADS");
+	size_t kernels_width = 1; /* '-' */
 	char cell[GPUCC_PART_COUNT * 32 + 1];
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_entry *e = gpucc_image_entry(img, i);
@@ -76,24 +81,20 @@ static void print_table(const gpucc_image *img)
 		w = payloads_cell(cell, e);
 		if (w > payload_width)
 			payload_width = w;
+		w = 0;
+		for (size_t k = 0; k < e->kernel_count; k++)
+			w += strlen(e->kernels[k].name) + 1;
+		if (w > kernels_width)
+			kernels_width = w;
 	}
+	size_t fixed = SHORT_KEY_DIGITS + 2 + target_width + 2 + payload_width + 2;
+	char *line = malloc(fixed + kernels_width + 1);
+	if (!line)
+		return cmd_error(args, EXIT_FAIL, "out of memory");
 	printf("%-*s  %-*s  %-*s  %s\n", SHORT_KEY_DIGITS, "KEY", (int)target_width, "TARGET",
 	       (int)payload_width, "PAYLOADS", "KERNELS");
-	size_t fixed = SHORT_KEY_DIGITS + 2 + target_width + 2 + payload_width + 2;
-	char *line = NULL;
-	size_t line_size = 0;
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_entry *e = gpucc_image_entry(img, i);
-		size_t need = fixed + 2;
-		for (size_t k = 0; k < e->kernel_count; k++)
-			need += strlen(e->kernels[k].name) + 1;
-		if (need > line_size) {
-			char *grown = realloc(line, need * 2);
-			if (!grown)
-				break;
-			line = grown;
-			line_size = need * 2;
-		}
 		char hex[GPUCC_DIGEST_HEX_SIZE];
 		gpucc_digest_to_hex(hex, &e->key);
 		char *p = line;
@@ -114,6 +115,7 @@ static void print_table(const gpucc_image *img)
 		fwrite(line, 1, (size_t)(p - line), stdout);
 	}
 	free(line);
+	return EXIT_OK;
 }
 
 static void print_json(const gpucc_image *img)
@@ -151,12 +153,13 @@ static int run_list(const cmd_args *args)
 	gpucc_image *img = NULL;
 	if (gpucc_image_open(&img, args->positional[0]) != 0)
 		return cmd_fail(args);
+	int rc = EXIT_OK;
 	if (cmd_flag(args, "json"))
 		print_json(img);
 	else
-		print_table(img);
+		rc = print_table(args, img);
 	gpucc_image_free(img);
-	return EXIT_OK;
+	return rc;
 }
 
 const cmd_spec cmd_list_spec = {
