@@ -70,6 +70,12 @@ bool cmd_flag(const cmd_args *args, const char *long_name);
 const char *cmd_value(const cmd_args *args, const char *long_name); /* last value or NULL */
 int cmd_value_count(const cmd_args *args, const char *long_name);
 const char *cmd_value_at(const cmd_args *args, const char *long_name, int index);
+/* The value of an option that takes one (NULL when absent) in *out.
+ * Given more than once it must be the same each time, else EXIT_USAGE
+ * after saying "--NAME=A and --NAME=B disagree": a script that appends
+ * --on-conflict=last to one that says fail, or a bad value followed by a
+ * good one, is refused rather than settled by the last. */
+int cmd_single_value(const char **out, const cmd_args *args, const char *long_name);
 /* The path an option names (NULL when not given) in *out; EXIT_USAGE after
  * saying "--NAME needs WHAT, not ''" when it is given empty, which is never
  * taken for a default or looked up as a file: a script passing an unset

@@ -44,27 +44,11 @@ int cmd_open_cache(const cmd_args *args, gpucc_cache **out, unsigned flags)
 	return EXIT_OK;
 }
 
-/* The value of an option that decides what is written (NULL when absent) in
- * *out.  Given more than once, it must be the same each time: a script that
- * appends --on-conflict=last to one that says fail, or a bad value followed
- * by a good one, is refused rather than settled by the last. */
-static int single_value(const cmd_args *args, const char *long_name, const char **out)
-{
-	*out = cmd_value(args, long_name);
-	for (int i = 0; i < cmd_value_count(args, long_name); i++) {
-		const char *v = cmd_value_at(args, long_name, i);
-		if (strcmp(v, *out) != 0)
-			return cmd_error(args, EXIT_USAGE, "--%s%s%s and --%s%s%s disagree: give one",
-			                 long_name, *v ? "=" : "", v, long_name, **out ? "=" : "", *out);
-	}
-	return EXIT_OK;
-}
-
 static int conflict_policy(const cmd_args *args, gpucc_conflict_policy *out)
 {
 	const char *v;
 	*out = GPUCC_CONFLICT_FAIL;
-	if (single_value(args, "on-conflict", &v) != EXIT_OK)
+	if (cmd_single_value(&v, args, "on-conflict") != EXIT_OK)
 		return EXIT_USAGE;
 	if (!v || strcmp(v, "fail") == 0)
 		return EXIT_OK;
@@ -95,7 +79,7 @@ static int zstd_option(const cmd_args *args, gpucc_write_options *opts)
 {
 	memset(opts, 0, sizeof *opts);
 	const char *v;
-	if (single_value(args, "zstd", &v) != EXIT_OK)
+	if (cmd_single_value(&v, args, "zstd") != EXIT_OK)
 		return EXIT_USAGE;
 	if (!v)
 		return EXIT_OK;

@@ -29,7 +29,7 @@ static void describe_parts(char *out, size_t size, const gpucc_entry *e)
 
 static int run_cat(const cmd_args *args)
 {
-	const char *part_name = cmd_value(args, "part");
+	const char *part_name;
 	gpucc_part part;
 	gpucc_image *img = NULL;
 	const gpucc_entry *e;
@@ -37,6 +37,8 @@ static int run_cat(const cmd_args *args)
 	size_t size = 0;
 	int rc = EXIT_OK;
 
+	if (cmd_single_value(&part_name, args, "part") != EXIT_OK)
+		return EXIT_USAGE;
 	if (!part_name)
 		return cmd_error(args, EXIT_USAGE, "missing option '--part' (ptx, cubin, hsaco or bitcode)");
 	if (gpucc_part_from_name(&part, part_name) != 0)
@@ -75,7 +77,9 @@ const cmd_spec cmd_cat_spec = {
 	.description =
 		"KEY is a full key or a unique hex prefix.  The payload is verified against\n"
 		"its size and SHA-256 before anything is written; an entry without the\n"
-		"requested part is an error (exit 2) that names the parts it has.",
+		"requested part is an error (exit 2) that names the parts it has.  --part\n"
+		"given twice must name the same part each time, else it is a usage error\n"
+		"(129), as --on-conflict and --zstd of the cache commands are.",
 	.options = cat_options,
 	.min_positional = 2,
 	.max_positional = 2,

@@ -122,6 +122,15 @@ expect_exit 2 "$GPUCC" cat $img "$nv_key" --part cubin
 assert_one_line err
 assert_grep "^gpucc cat: '$img': entry $nv_key has no cubin payload (it has: ptx)$" err
 [ ! -s out ] || fail "cat of a missing part wrote to stdout"
+# --part given twice: the same part is one; two parts are refused, as the
+# cache commands refuse --on-conflict or --zstd given two values (it used
+# the last one).
+expect_exit 0 "$GPUCC" cat $img "$amd_key" -p hsaco --part=hsaco
+assert_same out "$EXAMPLE/saxpy.gfx90a.hsaco"
+expect_exit 129 "$GPUCC" cat $img "$amd_key" -p hsaco -p ptx
+assert_one_line err
+assert_grep "^gpucc cat: --part=hsaco and --part=ptx disagree: give one$" err
+[ ! -s out ] || fail "cat with two parts wrote to stdout"
 
 # ---- the image is a plain tar -------------------------------------------------------
 
