@@ -308,6 +308,34 @@ static const cmd_option import_options[] = {
 	{0},
 };
 
+/* The IMAGE arguments into inputs (*count of them), each file once: one
+ * named again, by the same path, another or a hard link (the same device
+ * and inode), is dropped, as compile drops a module given twice, so that
+ * the counts printed are of the entries of distinct inputs.  A name that
+ * cannot be stat'ed is kept, for opening it to report why.  0, or -1 out
+ * of memory. */
+static int distinct_inputs(const char **inputs, size_t *count, const cmd_args *args)
+{
+	struct stat *seen = calloc((size_t)args->positional_count + 1, sizeof *seen);
+	size_t seen_count = 0;
+	if (!seen)
+		return -1;
+	*count = 0;
+	for (int i = 0; i < args->positional_count; i++) {
+		struct stat st;
+		bool again = false;
+		if (stat(args->positional[i], &st) == 0) {
+			for (size_t j = 0; j < seen_count && !again; j++)
+				again = seen[j].st_dev == st.st_dev && seen[j].st_ino == st.st_ino;
+			seen[seen_count++] = st;
+		}
+		if (!again)
+			inputs[(*count)++] = args->positional[i];
+	}
+	free(seen);
+	return 0;
+}
+
 static int run_import(const cmd_args *args)
 {
 	gpucc_algebra_options opts;
@@ -316,12 +344,15 @@ static int run_import(const cmd_args *args)
 	if (rc || (rc = cmd_algebra_options(args, &opts)) != 0)
 		return rc;
 	gpucc_cache *c = NULL;
-	size_t n = (size_t)args->positional_count;
-	gpucc_source **sources = calloc(n, sizeof *sources);
-	if (!sources)
+	size_t n = 0;
+	const char **inputs = calloc((size_t)args->positional_count + 1, sizeof *inputs);
+	gpucc_source **sources = calloc((size_t)args->positional_count + 1, sizeof *sources);
+	if (!inputs || !sources || distinct_inputs(inputs, &n, args) != 0) {
+		free(inputs);
+		free(sources);
 		return cmd_error(args, EXIT_FAIL, "out of memory");
-	if (gpucc_sources_open(sources, (const char *const *)args->positional, n, cmd_print_warning,
-	                       (void *)args) != 0) {
+	}
+	if (gpucc_sources_open(sources, inputs, n, cmd_print_warning, (void *)args) != 0) {
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
@@ -350,6 +381,7 @@ cleanup:
 	for (size_t i = 0; i < n; i++)
 		gpucc_source_free(sources[i]);
 	free(sources);
+	free(inputs);
 	gpucc_cache_free(c);
 	return rc;
 }
@@ -367,8 +399,13 @@ const cmd_spec cmd_cache_import_spec = {
 	"imported.  An IMAGE cut short is refused (exit 3) even when the cache or\n"
 	"another IMAGE holds all its entries: before anything is imported when it\n"
 	"is uncompressed, before its own entries when it is compressed.  Importing\n"
-	"an image again adds nothing ('already there').  A snapshot given as an\n"
-	"IMAGE is refused (exit 3): it holds no entries.",
+	"an image again adds nothing ('already there').  A file given twice, by\n"
+	"any path or a hard link, is read once, as compile reads a module given\n"
+	"twice.  Of 'imported N entries (A new, B already there, C conflicts)', N\n"
+	"counts the entries of each distinct IMAGE; B those the cache held with the\n"
+	"same contents, put there before or by an earlier IMAGE of this run (a\n"
+	"copy of a file counts again, as B).  A snapshot given as an IMAGE is\n"
+	"refused (exit 3): it holds no entries.",
 	import_options, 1, -1, run_import,
 };
 

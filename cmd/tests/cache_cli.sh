@@ -222,6 +222,16 @@ expect_exit 0 "$GPUCC" cache import --cache imp I.gpucc
 assert_grep "^imported 6 entries into 'imp' (6 new, 0 already there, 0 conflicts)$" out
 expect_exit 0 "$GPUCC" cache import --cache imp I.gpucc
 assert_grep "^imported 6 entries into 'imp' (0 new, 6 already there, 0 conflicts)$" out
+# One file given twice, by the same path or a hard link, is read once (it
+# counted 12 entries, 6 of them "already there"); a copy is another file,
+# whose entries are already there.
+ln I.gpucc Ilink.gpucc
+expect_exit 0 "$GPUCC" cache import --cache twice I.gpucc I.gpucc ./Ilink.gpucc
+assert_grep "^imported 6 entries into 'twice' (6 new, 0 already there, 0 conflicts)$" out
+cp I.gpucc Icopy.gpucc
+expect_exit 0 "$GPUCC" cache import --cache twice2 I.gpucc Icopy.gpucc
+assert_grep "^imported 12 entries into 'twice2' (6 new, 6 already there, 0 conflicts)$" out
+rm -f Ilink.gpucc Icopy.gpucc
 python3 - I.gpucc Ibad.gpucc <<'PY' || fail "cannot corrupt the image"
 import sys
 d = bytearray(open(sys.argv[1], "rb").read())
