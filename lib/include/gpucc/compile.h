@@ -75,7 +75,8 @@ typedef struct gpucc_compile_result {
 	int error_code;              /* FAILED: a GPUCC_E* code */
 	const char *error;           /* FAILED, SKIPPED: one line naming module and target */
 	const char *diagnostics;     /* LLVM and tool messages, lines "MODULE: TARGET: ...";
-	                                NULL when there were none */
+	                                NULL when there were none.  In both, MODULE has its
+	                                control characters escaped (\n, \t, \xHH) */
 	double seconds;              /* time spent compiling (0 for hits); never in the entry */
 	const gpucc_entry *entry;    /* HIT, COMPILED: the entry, else NULL */
 	size_t key_part_count;
@@ -130,8 +131,9 @@ GPUCC_API void gpucc_compile_free(gpucc_compile *c);
 GPUCC_API int gpucc_compile_add_target(gpucc_compile *c, const char *spelling);
 /* Add a module file (.ll text or .bc bitcode, told apart by content); it is
  * read now.  GPUCC_ENOTFOUND when it does not exist, GPUCC_EINVALID when it
- * is not a regular file (a directory, a FIFO: never waited on).  A file
- * already added, by this or another path, is not added again. */
+ * is not a regular file (a directory, a FIFO: never waited on) or its name
+ * is too long to open.  A file already added, by this or another path, is
+ * not added again. */
 GPUCC_API int gpucc_compile_add_file(gpucc_compile *c, const char *path);
 /* Add a module held in memory (copied); name is its name in results and
  * entries. */
