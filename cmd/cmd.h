@@ -102,6 +102,15 @@ const char *cmd_plural(uint64_t n, const char *one, const char *many);
  * line (control characters escaped, an absurd length cut). */
 int cmd_output_creatable(const cmd_args *args, const char *path);
 
+/* Names from the command line (an image's path, a key) as text output
+ * and messages spell them: control characters as \\n, \\t or \\xHH, other
+ * bytes as they are, so that a name holding a newline keeps its message
+ * or row on one line (compile's module names are spelt so too).  cmd_shown writes into
+ * out (size bytes, 256 is plenty for a message), cut with "..." when it
+ * does not fit, and returns out; cmd_put_shown writes all of text to f. */
+const char *cmd_shown(char *out, size_t size, const char *text);
+void cmd_put_shown(FILE *f, const char *text);
+
 /* Print "gpucc CMD: <last libgpucc error>" on stderr and return the exit code
  * for that error (see the table above). */
 int cmd_fail(const cmd_args *args);

@@ -51,11 +51,12 @@ static int run_cat(const cmd_args *args)
 	}
 	const gpucc_payload *p = gpucc_entry_payload(e, part);
 	if (!p) {
-		char key[GPUCC_DIGEST_HEX_SIZE], parts[64];
+		char key[GPUCC_DIGEST_HEX_SIZE], parts[64], image[256];
 		gpucc_digest_to_hex(key, &e->key);
 		describe_parts(parts, sizeof parts, e);
 		rc = cmd_error(args, EXIT_NOT_FOUND, "'%s': entry %.12s has no %s payload (it has: %s)",
-		               args->positional[0], key, part_name, parts);
+		               cmd_shown(image, sizeof image, args->positional[0]), key, part_name,
+		               parts);
 		goto cleanup;
 	}
 	if (gpucc_image_read_payload(&data, &size, img, p) != 0) {

@@ -71,7 +71,9 @@ static const char *bytes_noun(uint64_t n)
 static void print_text(const image_stats *s, const char *path, bool compressed)
 {
 	uint64_t saved = s->referenced_bytes - s->stored_bytes;
-	printf("image:          %s\n", path);
+	fputs("image:          ", stdout);
+	cmd_put_shown(stdout, path); /* a newline in it would end the row */
+	putchar('\n');
 	if (s->file_size_known)
 		printf("file size:      %" PRIu64 " %s\n", s->file_size, bytes_noun(s->file_size));
 	else
@@ -187,7 +189,8 @@ const cmd_spec cmd_stats_spec = {
 		"\"compressed\", \"entries\", \"payloads\", \"payload_bytes\",\n"
 		"\"referenced_bytes\", \"dedup_savings\", \"parts\": {PART: {\"payloads\",\n"
 		"\"bytes\"}}, \"targets\": {TARGET: entries}}; bytes of IMAGE that are not\n"
-		"UTF-8 are written as U+FFFD.",
+		"UTF-8 are written as U+FFFD.  In the text, control characters of IMAGE\n"
+		"are escaped (\\n, \\t, \\xHH), so that each row stays one line.",
 	.options = stats_options,
 	.min_positional = 1,
 	.max_positional = 1,

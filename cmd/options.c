@@ -340,22 +340,33 @@ int cmd_output_value(const char **out, const cmd_args *args, const char *long_na
 	}
 }
 
-/* text as a message quotes it, into out (size bytes): control characters
- * as \\n, \\t or \\xHH, so that a name holding a newline keeps its message
- * on one line; cut with "..." when it does not fit. */
-static const char *shown(char *out, size_t size, const char *text)
+/* How text output spells byte c, into spelt; returns its length: a
+ * control character as \\n, \\t or \\xHH, any other byte as it is. */
+static size_t spell_byte(char spelt[5], unsigned char c)
+{
+	static const char digits[] = "0123456789abcdef";
+	if (c >= 0x20 && c != 0x7f) {
+		spelt[0] = (char)c;
+		return 1;
+	}
+	spelt[0] = '\\';
+	if (c == '\n' || c == '\t') {
+		spelt[1] = c == '\n' ? 'n' : 't';
+		return 2;
+	}
+	spelt[1] = 'x';
+	spelt[2] = digits[c >> 4];
+	spelt[3] = digits[c & 0xf];
+	return 4;
+}
+
+const char *cmd_shown(char *out, size_t size, const char *text)
 {
 	size_t used = 0;
-	const unsigned char *p = (const unsigned char *)text;
+	const unsigned char *p = (const unsigned char *)(text ? text : "");
 	for (; *p; p++) {
 		char spelt[5];
-		if (*p == '\n' || *p == '\t')
-			snprintf(spelt, sizeof spelt, "\\%c", *p == '\n' ? 'n' : 't');
-		else if (*p < 0x20 || *p == 0x7f)
-			snprintf(spelt, sizeof spelt, "\\x%02x", *p);
-		else
-			snprintf(spelt, sizeof spelt, "%c", *p);
-		size_t len = strlen(spelt);
+		size_t len = spell_byte(spelt, *p);
 		if (used + len + (p[1] ? 3 : 0) + 1 > size)
 			break;
 		memcpy(out + used, spelt, len);
@@ -363,6 +374,14 @@ static const char *shown(char *out, size_t size, const char *text)
 	}
 	snprintf(out + used, size - used, "%s", *p ? "..." : "");
 	return out;
+}
+
+void cmd_put_shown(FILE *f, const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
+		char spelt[5];
+		fwrite(spelt, 1, spell_byte(spelt, *p), f);
+	}
 }
 
 int cmd_output_creatable(const cmd_args *args, const char *path)
@@ -388,8 +407,8 @@ int cmd_output_creatable(const cmd_args *args, const char *path)
 	int err = errno;
 	struct stat st;
 	char p[256], d[256];
-	shown(p, sizeof p, path);
-	shown(d, sizeof d, dir);
+	cmd_shown(p, sizeof p, path);
+	cmd_shown(d, sizeof d, dir);
 	if (fd >= 0) {
 		close(fd);
 		unlink(probe);

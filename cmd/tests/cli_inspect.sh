@@ -331,6 +331,25 @@ expect_exit 0 "$GPUCC" stats --json <(cat $img)
 python3 -c 'import json; s=json.load(open("out")); assert s["file_size"] is None and s["entries"] == 2, s' ||
 	fail "stats --json of a pipe is wrong"
 
+# A control character in IMAGE's name is escaped in text output and
+# messages, as compile escapes module names (a newline split stats' first
+# row, and cat's message, in two); --json has the name as it is.
+odd=$'odd\nname.gpucc'
+cp $img "$odd"
+expect_exit 0 "$GPUCC" stats "$odd"
+assert_grep '^image: *odd\\nname\.gpucc$' out
+assert_grep '^file size: ' out
+"$GPUCC" stats $img | tail -n +2 > stats.plain
+tail -n +2 out > stats.odd
+assert_same stats.plain stats.odd
+expect_exit 0 "$GPUCC" stats --json "$odd"
+python3 -c 'import json,sys; s=json.load(open("out")); assert s["image"] == sys.argv[1], s' "$odd" ||
+	fail "stats --json changed the image's name"
+expect_exit 2 "$GPUCC" cat "$odd" "$nv_key" --part cubin
+assert_one_line err
+assert_grep '^gpucc cat: '"'"'odd\\nname\.gpucc'"'"': entry '"$nv_key"' has no cubin payload (it has: ptx)$' err
+rm -f "$odd"
+
 # a count of one byte is singular (stats, show, snapshot said "1 bytes", "1 keys")
 printf 'x' > one.ptx
 cat > one.json <<'EOF'
