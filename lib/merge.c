@@ -15,6 +15,14 @@
  * copied to an uncompressed staging image inside the cache, in one pass, so
  * that entries can then be read in any order without decompressing the
  * image again for each.
+ *
+ * Either way only the payloads copied are read, so every image input is
+ * checked whole (gpucc_algebra_check_whole): an uncompressed one by its
+ * length before anything is read, a compressed one read on to its end once
+ * its payloads are copied, before the output is published or its entries
+ * go into the cache.  Inputs past half the limit on open files come parked
+ * from gpucc_sources_open, and share that budget with the entries of
+ * caches opened here.
  */
 #include "algebra.h"
 #include "atomic_file.h"
