@@ -111,6 +111,12 @@ int cmd_output_creatable(const cmd_args *args, const char *path);
 const char *cmd_shown(char *out, size_t size, const char *text);
 void cmd_put_shown(FILE *f, const char *text);
 
+/* EXIT_OK when text, a KEY argument, is a key or a prefix of one (1 to 64
+ * hex digits); else EXIT_USAGE after saying so: a malformed argument is a
+ * bad command line, checked before IMAGE is opened, as cache lookup
+ * checks its keys. */
+int cmd_key_prefix_value(const cmd_args *args, const char *text);
+
 /* Print "gpucc CMD: <last libgpucc error>" on stderr and return the exit code
  * for that error (see the table above). */
 int cmd_fail(const cmd_args *args);

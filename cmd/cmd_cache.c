@@ -663,8 +663,9 @@ static int run_lookup(const cmd_args *args)
 	for (int i = 0; i < args->positional_count; i++) {
 		gpucc_digest key;
 		if (gpucc_digest_from_hex(&key, args->positional[i]) != 0) {
+			char shown[256];
 			rc = cmd_error(args, EXIT_USAGE, "'%s' is not a key (64 hex digits)",
-			               args->positional[i]);
+			               cmd_shown(shown, sizeof shown, args->positional[i]));
 			break;
 		}
 		gpucc_image *img;

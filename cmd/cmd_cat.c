@@ -44,6 +44,8 @@ static int run_cat(const cmd_args *args)
 	if (gpucc_part_from_name(&part, part_name) != 0)
 		return cmd_error(args, EXIT_USAGE, "%s", gpucc_error_last()->message);
 
+	if (cmd_key_prefix_value(args, args->positional[1]) != EXIT_OK)
+		return EXIT_USAGE;
 	if (gpucc_image_open(&img, args->positional[0]) != 0 ||
 	    gpucc_image_lookup(&e, img, args->positional[1]) != 0) {
 		rc = cmd_fail(args);
@@ -76,11 +78,12 @@ const cmd_spec cmd_cat_spec = {
 	.synopsis = "IMAGE KEY --part ptx|cubin|hsaco|bitcode",
 	.summary = "write one payload of an entry to standard output",
 	.description =
-		"KEY is a full key or a unique hex prefix.  The payload is verified against\n"
-		"its size and SHA-256 before anything is written; an entry without the\n"
-		"requested part is an error (exit 2) that names the parts it has.  --part\n"
-		"given twice must name the same part each time, else it is a usage error\n"
-		"(129), as --on-conflict and --zstd of the cache commands are.",
+		"KEY is a full key or a unique hex prefix; anything but 1 to 64 hex digits\n"
+		"is a usage error (129).  The payload is verified against its size and\n"
+		"SHA-256 before anything is written; an entry without the requested part\n"
+		"is an error (exit 2) that names the parts it has.  --part given twice\n"
+		"must name the same part each time, else it is a usage error (129), as\n"
+		"--on-conflict and --zstd of the cache commands are.",
 	.options = cat_options,
 	.min_positional = 2,
 	.max_positional = 2,

@@ -146,6 +146,8 @@ static int run_show(const cmd_args *args)
 	gpucc_digest content;
 	int rc = EXIT_OK;
 
+	if (cmd_key_prefix_value(args, args->positional[1]) != EXIT_OK)
+		return EXIT_USAGE;
 	if (gpucc_image_open(&img, args->positional[0]) != 0 ||
 	    gpucc_image_lookup(&e, img, args->positional[1]) != 0 ||
 	    gpucc_entry_content_digest(&content, e) != 0) {
@@ -177,7 +179,8 @@ const cmd_spec cmd_show_spec = {
 		"\"kernels\": [{\"name\", \"registers\", \"shared_bytes\", \"scratch_bytes\"}]\n"
 		"(null when unknown), \"externals\", \"payloads\": [{\"part\", \"size\",\n"
 		"\"sha256\"}]}.  Exits 2 when IMAGE does not exist, no entry has KEY or\n"
-		"the prefix is ambiguous, 3 when KEY is not hex digits or IMAGE is corrupt.",
+		"the prefix is ambiguous, 3 when IMAGE is corrupt, 129 (usage) when KEY is\n"
+		"not 1 to 64 hex digits.",
 	.options = show_options,
 	.min_positional = 2,
 	.max_positional = 2,

@@ -384,6 +384,16 @@ void cmd_put_shown(FILE *f, const char *text)
 	}
 }
 
+int cmd_key_prefix_value(const cmd_args *args, const char *text)
+{
+	size_t len = strlen(text);
+	if (len >= 1 && len <= 64 && strspn(text, "0123456789abcdefABCDEF") == len)
+		return EXIT_OK;
+	char key[256];
+	return cmd_error(args, EXIT_USAGE, "'%s' is not a key or key prefix (1 to 64 hex digits)",
+	                 cmd_shown(key, sizeof key, text));
+}
+
 int cmd_output_creatable(const cmd_args *args, const char *path)
 {
 	const char *slash = strrchr(path, '/');

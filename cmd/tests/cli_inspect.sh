@@ -82,8 +82,23 @@ assert_one_line err
 assert_grep "^gpucc show: '$img': no entry with key '${absent}0'" err
 expect_exit 2 "$GPUCC" cat $img "${absent}0" --part ptx
 [ ! -s out ] || fail "cat of an unknown key wrote to stdout"
-expect_exit 3 "$GPUCC" show $img not-hex
-assert_grep "'not-hex' is not a key" err
+# A KEY that is not 1 to 64 hex digits is a bad command line (129), as in
+# cache lookup, whether IMAGE exists or not (show and cat said 3, bad
+# input); a control character in it is escaped.
+for key in not-hex "" "${full_key}0" $'12\n34'; do
+	for cmd in "show $img" "cat $img -p ptx" "show missing.gpucc" "cat missing.gpucc -p ptx"; do
+		# shellcheck disable=SC2086
+		set -- $cmd
+		expect_exit 129 "$GPUCC" "$1" "$2" "$key" "${@:3}"
+		assert_one_line err
+		assert_grep "is not a key or key prefix" err
+		[ ! -s out ] || fail "'$cmd' of a malformed key wrote to stdout"
+	done
+done
+expect_exit 129 "$GPUCC" show $img not-hex
+assert_grep "^gpucc show: 'not-hex' is not a key or key prefix (1 to 64 hex digits)$" err
+expect_exit 129 "$GPUCC" cat $img $'12\n34' -p ptx
+assert_grep "^gpucc cat: '12\\\\n34' is not a key or key prefix" err
 
 # An ambiguous prefix lists its candidates.  Eighteen entries (options differ)
 # must share a first hex digit somewhere.
