@@ -110,12 +110,6 @@ int cmd_algebra_options(const cmd_args *args, gpucc_algebra_options *opts)
 
 /* ---- printing counts and sizes --------------------------------------------------- */
 
-/* The noun for n things: one for 1, many otherwise ("0 entries"). */
-static const char *noun(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
-}
-
 static void format_size(char *out, size_t size, uint64_t bytes)
 {
 	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
@@ -127,7 +121,7 @@ static void format_size(char *out, size_t size, uint64_t bytes)
 		u++;
 	}
 	if (u == 0)
-		snprintf(out, size, "%" PRIu64 " %s", bytes, noun(bytes, "byte", "bytes"));
+		snprintf(out, size, "%" PRIu64 " %s", bytes, cmd_plural(bytes, "byte", "bytes"));
 	else
 		snprintf(out, size, "%.1f %s", v, units[u]);
 }
@@ -186,9 +180,9 @@ static int run_verify(const cmd_args *args)
 		rc = cmd_fail(args);
 	else if (!cmd_flag(args, "quiet") && !cmd_flag(args, "json"))
 		printf("%s: ok (%" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64 " temporary %s)\n",
-		       gpucc_cache_dir(c), r.entries, noun(r.entries, "entry", "entries"), r.bytes,
-		       noun(r.bytes, "byte", "bytes"), r.temporaries,
-		       noun(r.temporaries, "file", "files"));
+		       gpucc_cache_dir(c), r.entries, cmd_plural(r.entries, "entry", "entries"), r.bytes,
+		       cmd_plural(r.bytes, "byte", "bytes"), r.temporaries,
+		       cmd_plural(r.temporaries, "file", "files"));
 	gpucc_cache_free(c);
 	return rc;
 }
@@ -292,9 +286,9 @@ const cmd_spec cmd_cache_stats_spec = {
 	"(Unix seconds of the last reset or clear; 0: never)}.  Without --reset it\n"
 	"writes nothing.  --reset zeroes hits, misses and corrupt once the numbers\n"
 	"are written; on a cache this user may not write it prints nothing and\n"
-	"exits 1, as it does when standard output cannot be written.  A directory named by --cache that does not exist is an\n"
-	"error (exit 2); the default cache, not created yet, shows as empty and is\n"
-	"not made.",
+	"exits 1, as it does when standard output cannot be written.  A directory\n"
+	"named by --cache that does not exist is an error (exit 2); the default\n"
+	"cache, not created yet, shows as empty and is not made.",
 	stats_options, 0, 0, run_stats,
 };
 
@@ -374,9 +368,9 @@ static int run_import(const cmd_args *args)
 	}
 	if (!cmd_flag(args, "quiet"))
 		printf("imported %zu %s into '%s' (%zu new, %zu already there, %zu %s)\n",
-		       counts.entries_read, noun(counts.entries_read, "entry", "entries"),
+		       counts.entries_read, cmd_plural(counts.entries_read, "entry", "entries"),
 		       gpucc_cache_dir(c), counts.entries_out, counts.duplicates, counts.conflicts,
-		       noun(counts.conflicts, "conflict", "conflicts"));
+		       cmd_plural(counts.conflicts, "conflict", "conflicts"));
 cleanup:
 	for (size_t i = 0; i < n; i++)
 		gpucc_source_free(sources[i]);
@@ -448,11 +442,11 @@ static int run_gc(const cmd_args *args)
 		format_size(removed, sizeof removed, r.removed_bytes);
 		format_size(left, sizeof left, r.bytes);
 		printf("removed %" PRIu64 " %s (%s); %" PRIu64 " %s (%s) left", r.removed_entries,
-		       noun(r.removed_entries, "entry", "entries"), removed, r.entries,
-		       noun(r.entries, "entry", "entries"), left);
+		       cmd_plural(r.removed_entries, "entry", "entries"), removed, r.entries,
+		       cmd_plural(r.entries, "entry", "entries"), left);
 		if (r.removed_temporaries)
 			printf("; removed %" PRIu64 " temporary %s left by killed processes",
-			       r.removed_temporaries, noun(r.removed_temporaries, "file", "files"));
+			       r.removed_temporaries, cmd_plural(r.removed_temporaries, "file", "files"));
 		putchar('\n');
 	}
 	gpucc_cache_free(c);
@@ -600,11 +594,11 @@ static int run_prune(const cmd_args *args)
 		format_size(gone, sizeof gone, r.removed_bytes);
 		format_size(left, sizeof left, r.bytes);
 		printf("%s %" PRIu64 " %s (%s); %" PRIu64 " %s (%s) %s", dry ? "would remove" : "removed",
-		       r.removed_entries, noun(r.removed_entries, "entry", "entries"), gone, r.entries,
-		       noun(r.entries, "entry", "entries"), left, dry ? "would stay" : "left");
+		       r.removed_entries, cmd_plural(r.removed_entries, "entry", "entries"), gone, r.entries,
+		       cmd_plural(r.entries, "entry", "entries"), left, dry ? "would stay" : "left");
 		if (r.unreadable)
 			printf("; %" PRIu64 " %s (see gpucc cache verify)", r.unreadable,
-			       noun(r.unreadable, "entry could not be read and stays",
+			       cmd_plural(r.unreadable, "entry could not be read and stays",
 			            "entries could not be read and stay"));
 		putchar('\n');
 	}

@@ -62,11 +62,6 @@ static int count_targets(image_stats *s, const gpucc_image *img)
 	return 0;
 }
 
-/* "byte" for 1, "bytes" for any other count. */
-static const char *bytes_noun(uint64_t n)
-{
-	return n == 1 ? "byte" : "bytes";
-}
 
 static void print_text(const image_stats *s, const char *path, bool compressed)
 {
@@ -75,19 +70,21 @@ static void print_text(const image_stats *s, const char *path, bool compressed)
 	cmd_put_shown(stdout, path); /* a newline in it would end the row */
 	putchar('\n');
 	if (s->file_size_known)
-		printf("file size:      %" PRIu64 " %s\n", s->file_size, bytes_noun(s->file_size));
+		printf("file size:      %" PRIu64 " %s\n", s->file_size,
+		       cmd_plural(s->file_size, "byte", "bytes"));
 	else
 		printf("file size:      unknown (not a regular file)\n");
 	printf("compressed:     %s\n", compressed ? "zstd" : "no");
 	printf("entries:        %zu\n", s->entries);
 	printf("payloads:       %zu distinct, %" PRIu64 " %s\n", s->payloads, s->stored_bytes,
-	       bytes_noun(s->stored_bytes));
+	       cmd_plural(s->stored_bytes, "byte", "bytes"));
 	for (int p = 0; p < GPUCC_PART_COUNT; p++)
 		if (s->part_payloads[p])
 			printf("  %-12s  %zu, %" PRIu64 " %s\n", gpucc_part_name((gpucc_part)p),
-			       s->part_payloads[p], s->part_bytes[p], bytes_noun(s->part_bytes[p]));
+			       s->part_payloads[p], s->part_bytes[p],
+			       cmd_plural(s->part_bytes[p], "byte", "bytes"));
 	printf("dedup savings:  %" PRIu64 " %s (%" PRIu64 " referenced, %" PRIu64 " stored)\n", saved,
-	       bytes_noun(saved), s->referenced_bytes, s->stored_bytes);
+	       cmd_plural(saved, "byte", "bytes"), s->referenced_bytes, s->stored_bytes);
 	printf("targets:%s\n", s->target_count ? "" : "        (none)");
 	for (size_t i = 0; i < s->target_count; i++)
 		printf("  %-24s  %zu\n", s->targets[i].target, s->targets[i].entries);

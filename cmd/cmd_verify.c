@@ -46,9 +46,10 @@ static int run_verify(const cmd_args *args)
 		       gpucc_image_entry_count(img), payloads, bytes);
 	} else if (!cmd_flag(args, "quiet")) {
 		size_t entries = gpucc_image_entry_count(img);
-		printf("%s: ok (%zu %s, %zu %s, %" PRIu64 " %s)\n", path, entries,
-		       entries == 1 ? "entry" : "entries", payloads, payloads == 1 ? "payload" : "payloads",
-		       bytes, bytes == 1 ? "byte" : "bytes");
+		cmd_put_shown(stdout, path); /* a newline in it would end the row */
+		printf(": ok (%zu %s, %zu %s, %" PRIu64 " %s)\n", entries,
+		       cmd_plural(entries, "entry", "entries"), payloads,
+		       cmd_plural(payloads, "payload", "payloads"), bytes, cmd_plural(bytes, "byte", "bytes"));
 	}
 cleanup:
 	gpucc_image_free(img);

@@ -155,7 +155,13 @@ assert_same many.gpucc lim.gpucc
 expect_exit 0 limited "$GPUCC" merge MANY --zstd -o limz.gpucc
 assert_same manyz.gpucc limz.gpucc
 expect_exit 0 limited "$GPUCC" merge MANY --into limcache
-expect_exit 0 limited "$GPUCC" cache import --cache limcache2 MANY
+# cache import reads a file named twice once (same device and inode), so it
+# gets 100 copies of one image besides the twelve: 112 distinct inputs.
+copies=()
+for i in $(seq 100); do cp many0.gpucc "copy$i.gpucc"; copies+=("copy$i.gpucc"); done
+expect_exit 0 bash -c 'ulimit -n 64 && exec "$@"' limited "$GPUCC" cache import --cache limcache2 \
+	"${copies[@]}" many{0..11}.gpucc
+assert_grep "^imported 560 entries into .*(60 new, 500 already there, 0 conflicts)$" out
 expect_exit 0 "$GPUCC" snapshot many.gpucc -o many.snap
 expect_exit 0 "$GPUCC" snapshot --keys /dev/null -o empty.snap
 for c in limcache limcache2; do
@@ -167,7 +173,7 @@ for c in limcache limcache2; do
 	expect_exit 0 limited "$GPUCC" merge $c -o $c.gpucc
 	assert_same many.gpucc $c.gpucc
 done
-rm -rf many*.gpucc lim*.gpucc limcache* many.snap empty.snap
+rm -rf many*.gpucc copy*.gpucc lim*.gpucc limcache* many.snap empty.snap
 
 # ---- a read-only cache still serves reads
 ro_cache="$TEST_DIR/rocache"

@@ -363,6 +363,9 @@ python3 -c 'import json,sys; s=json.load(open("out")); assert s["image"] == sys.
 expect_exit 2 "$GPUCC" cat "$odd" "$nv_key" --part cubin
 assert_one_line err
 assert_grep '^gpucc cat: '"'"'odd\\nname\.gpucc'"'"': entry '"$nv_key"' has no cubin payload (it has: ptx)$' err
+expect_exit 0 "$GPUCC" verify "$odd"
+assert_one_line out
+assert_grep '^odd\\nname\.gpucc: ok (2 entries, ' out
 rm -f "$odd"
 
 # a count of one byte is singular (stats, show, snapshot said "1 bytes", "1 keys")
