@@ -178,11 +178,13 @@ static int run_verify(const cmd_args *args)
 	}
 	if (status != 0)
 		rc = cmd_fail(args);
-	else if (!cmd_flag(args, "quiet") && !cmd_flag(args, "json"))
-		printf("%s: ok (%" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64 " temporary %s)\n",
-		       gpucc_cache_dir(c), r.entries, cmd_plural(r.entries, "entry", "entries"), r.bytes,
+	else if (!cmd_flag(args, "quiet") && !cmd_flag(args, "json")) {
+		cmd_put_shown(stdout, gpucc_cache_dir(c)); /* one row, whatever its name */
+		printf(": ok (%" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64 " temporary %s)\n",
+		       r.entries, cmd_plural(r.entries, "entry", "entries"), r.bytes,
 		       cmd_plural(r.bytes, "byte", "bytes"), r.temporaries,
 		       cmd_plural(r.temporaries, "file", "files"));
+	}
 	gpucc_cache_free(c);
 	return rc;
 }
@@ -225,9 +227,10 @@ static int run_stats(const cmd_args *args)
 	/* Counters printed and then not zeroed would read as done to a
 	 * script: refuse first, printing nothing. */
 	if (reset && !gpucc_cache_writable(c)) {
+		char shown[256];
 		rc = cmd_error(args, EXIT_FAIL,
 		               "cannot reset the counters of cache '%s': it is read-only",
-		               gpucc_cache_dir(c));
+		               cmd_shown(shown, sizeof shown, gpucc_cache_dir(c)));
 		goto cleanup;
 	}
 	gpucc_cache_stats st;
@@ -252,7 +255,9 @@ static int run_stats(const cmd_args *args)
 			struct tm tm;
 			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime_r(&t, &tm));
 		}
-		printf("cache directory   %s\n", gpucc_cache_dir(c));
+		printf("cache directory   ");
+		cmd_put_shown(stdout, gpucc_cache_dir(c));
+		putchar('\n');
 		printf("entries           %" PRIu64 "\n", st.entries);
 		printf("size              %s\n", size);
 		printf("max size          %s\n", max);
@@ -366,11 +371,14 @@ static int run_import(const cmd_args *args)
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
-	if (!cmd_flag(args, "quiet"))
-		printf("imported %zu %s into '%s' (%zu new, %zu already there, %zu %s)\n",
-		       counts.entries_read, cmd_plural(counts.entries_read, "entry", "entries"),
-		       gpucc_cache_dir(c), counts.entries_out, counts.duplicates, counts.conflicts,
+	if (!cmd_flag(args, "quiet")) {
+		printf("imported %zu %s into '", counts.entries_read,
+		       cmd_plural(counts.entries_read, "entry", "entries"));
+		cmd_put_shown(stdout, gpucc_cache_dir(c));
+		printf("' (%zu new, %zu already there, %zu %s)\n", counts.entries_out,
+		       counts.duplicates, counts.conflicts,
 		       cmd_plural(counts.conflicts, "conflict", "conflicts"));
+	}
 cleanup:
 	for (size_t i = 0; i < n; i++)
 		gpucc_source_free(sources[i]);

@@ -336,4 +336,19 @@ for round in $(seq 1 12); do
 	expect_exit 0 "$GPUCC" cache verify --cache race
 	assert_grep "ok (.* entries, .* bytes, 0 temporary files)" out
 done
+
+# A control character in the cache's name is escaped in text output, as
+# image names are: each report stays one row.
+odd=$'odd\ncache'
+expect_exit 0 "$GPUCC" cache import --cache "$odd" A.gpucc
+assert_one_line out
+assert_grep "^imported [0-9]* entr[a-z]* into 'odd\\\\ncache' (" out
+expect_exit 0 "$GPUCC" cache verify --cache "$odd"
+assert_one_line out
+assert_grep '^odd\\ncache: ok (' out
+expect_exit 0 "$GPUCC" cache stats --cache "$odd"
+assert_grep '^cache directory   odd\\ncache$' out
+expect_exit 0 "$GPUCC" cache stats --json --cache "$odd"
+python3 -c 'import json,sys; s=json.load(open("out")); assert s["directory"].endswith(sys.argv[1]), s' "$odd" ||
+	fail "stats --json changed the cache's name"
 echo ok
