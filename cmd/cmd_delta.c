@@ -34,7 +34,7 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "say where to write the delta: -o OUT");
 	gpucc_algebra_options opts;
 	int rc = cmd_algebra_options(args, &opts);
-	if (rc)
+	if (rc || (rc = cmd_output_creatable(args, output)) != EXIT_OK)
 		return rc;
 
 	gpucc_source *source = NULL, *base_source = NULL;

@@ -35,7 +35,7 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "--zstd applies to -o OUT; cache entries are not compressed");
 	gpucc_algebra_options opts;
 	int rc = cmd_algebra_options(args, &opts);
-	if (rc)
+	if (rc || (output && (rc = cmd_output_creatable(args, output)) != EXIT_OK))
 		return rc;
 
 	size_t n = (size_t)args->positional_count;

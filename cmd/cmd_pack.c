@@ -935,6 +935,8 @@ static int run_pack(const cmd_args *args)
 				                 "option '--%s' cannot be combined with a spec file",
 				                 entry_flags[i]);
 	}
+	if ((rc = cmd_output_creatable(args, output)) != EXIT_OK)
+		return rc;
 
 	struct stat out;
 	st.output = output;

@@ -143,11 +143,13 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "say where to write the snapshot with -o SNAP, or use --show");
 	if (cmd_flag(args, "json") && !show)
 		return cmd_error(args, EXIT_USAGE, "--json goes with --show");
+	int rc = output ? cmd_output_creatable(args, output) : EXIT_OK;
+	if (rc)
+		return rc;
 
 	gpucc_snapshot *snap = NULL; /* owned, unless SOURCE is a snapshot */
 	const gpucc_snapshot *view = NULL;
 	gpucc_source *source = NULL;
-	int rc = EXIT_OK;
 	if (keys) {
 		rc = load_key_list(args, keys, output, &snap);
 	} else {

@@ -105,10 +105,23 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 		if (errno != EEXIST)
 			break;
 	}
+	/* ENOENT says only that some name on the way is missing: the
+	 * directory when it is gone (removed since the caller checked it), or
+	 * something else (a dangling link, a file system taking no new names)
+	 * when it is still there, which the message must not call missing. */
+	int err = errno;
 	int rc = gpucc_error_set_errno("cannot create a file beside '%s'", path);
-	if (rc == GPUCC_ENOTFOUND)
+	char *dir = err == ENOENT ? directory_of(path) : NULL;
+	int dir_found = dir ? stat(dir, &st) == 0 ? 1 : errno == ENOENT ? 0 : -1 : -1;
+	if (dir_found == 0)
 		rc = gpucc_error_set(GPUCC_ENOTFOUND, "cannot create '%s': its directory does not exist",
 		                     path);
+	else if (dir_found == 1)
+		rc = gpucc_error_set(GPUCC_ERROR,
+		                     "cannot create '%s': its directory '%s' exists but takes no new "
+		                     "files (%s)",
+		                     path, dir, strerror(err));
+	free(dir);
 	free(f->temp_path);
 	f->temp_path = NULL;
 	gpucc_atomic_file_abort(f);

@@ -263,6 +263,37 @@ if [ "$(id -u)" != 0 ]; then
 	assert_grep "ro/out.gpucc" err
 	[ -z "$(ls -A ro)" ] || fail "something was written in ro/"
 fi
+# An output that cannot be created is refused before any input is read
+# (trunc.snap, a bad input, is never reached), in one line that says truly
+# why, as compile's and embed's are: a file on the path was 'its directory
+# does not exist' (merge: exit 1, 'cannot lock'), and a directory that is
+# not writable was found only after the work.
+long=$(printf '%0250d' 0)
+for cmd in "merge trunc.snap" "delta trunc.snap --since good.snap" "snapshot trunc.snap" \
+	"pack trunc.snap"; do
+	name=${cmd%% *}
+	expect_exit 2 $GPUCC $cmd -o A.gpucc/out
+	assert_one_line err
+	assert_grep "^gpucc $name: cannot create 'A.gpucc/out': 'A.gpucc' is not a directory$" err
+	expect_exit 2 $GPUCC $cmd -o nodir/out
+	assert_grep "^gpucc $name: cannot create 'nodir/out': its directory does not exist$" err
+	expect_exit 2 $GPUCC $cmd -o A.gpucc/x/out
+	assert_grep "^gpucc $name: cannot create 'A.gpucc/x/out': a component of 'A.gpucc/x' is not a directory$" err
+	expect_exit 129 $GPUCC $cmd -o "$long"
+	assert_one_line err
+	assert_grep "^gpucc $name: cannot create '0*': File name too long (the name has 250 bytes" err
+	expect_exit 129 $GPUCC $cmd -o /proc/x.out
+	assert_grep "^gpucc $name: -o '/proc/x.out' is in /proc, where only the kernel makes files" err
+	if [ "$(id -u)" != 0 ]; then
+		expect_exit 1 $GPUCC $cmd -o ro/out
+		assert_grep "^gpucc $name: cannot create 'ro/out': its directory 'ro' is not writable (Permission denied)$" err
+	elif [ -d /sys/kernel ]; then
+		expect_exit 1 $GPUCC $cmd -o /sys/kernel/x.out
+		assert_one_line err
+		assert_grep "^gpucc $name: cannot create '/sys/kernel/x.out': its directory '/sys/kernel' \\(is not writable (Permission denied)\\|is on a read-only file system\\)$" err
+	fi
+	no_output
+done
 
 # usage errors
 # An empty value of a path option is a usage error, as --into '' was: -o ''
