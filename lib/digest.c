@@ -53,6 +53,21 @@ size_t gpucc_escape_controls(char *out, size_t size, const char *text)
 	return used;
 }
 
+int gpucc_error_set_open(const char *noun, const char *path)
+{
+	int err = errno;
+	char shown[GPUCC_SHOWN_PATH_SIZE];
+	const char *space = noun ? " " : "";
+	noun = noun ? noun : "";
+	if (err != ENAMETOOLONG) {
+		errno = err;
+		return gpucc_error_set_errno("cannot open %s%s'%s'", noun, space, path);
+	}
+	gpucc_escape_controls(shown, sizeof shown, path);
+	return gpucc_error_set(GPUCC_EINVALID, "cannot open %s%s'%s': %s (the name has %zu bytes)",
+	                       noun, space, shown, strerror(err), strlen(path));
+}
+
 int gpucc_open_input_file(int *out_fd, struct stat *out_st, const char *path, const char *noun,
                           const char *kind, int refuse_code)
 {

@@ -25,6 +25,7 @@
 #include "cache_internal.h" /* gpucc_size_parse, gpucc_cache_layout_at */
 
 #include "errors.h"
+#include "input_file.h"
 #include "json_reader.h" /* gpucc_json_utf8_sequence */
 #include "libarchive_loader.h"
 #include "manifest.h"
@@ -959,7 +960,7 @@ int gpucc_image_open_limited(gpucc_image **out, const char *path, const gpucc_im
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return gpucc_error_set_errno("cannot open '%s'", path);
+		return gpucc_error_set_open(NULL, path);
 	return open_on_fd(out, fd, path, limits);
 }
 

@@ -29,4 +29,13 @@ size_t gpucc_escape_controls(char *out, size_t size, const char *text);
 int gpucc_open_input_file(int *out_fd, struct stat *out_st, const char *path, const char *noun,
                           const char *kind, int refuse_code);
 
+/* The error of a failed open(2) of path, an input a user named, with errno
+ * as open left it: "cannot open NOUN 'PATH': REASON" (noun may be NULL).
+ * A name too long to open (ENAMETOOLONG) is a defect of the name given,
+ * GPUCC_EINVALID, its path quoted through gpucc_escape_controls (cut) with
+ * its length, as gpucc_open_input_file words it; others are
+ * gpucc_error_set_errno's, the path as given.  Used by every open of an
+ * image, snapshot or source by name (list, cat, merge, cache import...). */
+int gpucc_error_set_open(const char *noun, const char *path);
+
 #endif

@@ -14,6 +14,7 @@
 #include "cache_internal.h"
 #include "errors.h"
 #include "image_internal.h"
+#include "input_file.h"
 #include "parallel.h"
 #include "snapshot_format.h"
 
@@ -221,7 +222,7 @@ int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
 	/* O_NONBLOCK: a FIFO is refused below, not waited on. */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return gpucc_error_set_errno("cannot open snapshot '%s'", path);
+		return gpucc_error_set_open("snapshot", path);
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
 		int rc = gpucc_error_set_errno("cannot read snapshot '%s'", path);
@@ -436,7 +437,7 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 	 * below); it changes nothing for files and directories. */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return gpucc_error_set_errno("cannot open '%s'", path);
+		return gpucc_error_set_open(NULL, path);
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
 		int rc = gpucc_error_set_errno("cannot read '%s'", path);

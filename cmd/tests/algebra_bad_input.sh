@@ -336,4 +336,18 @@ assert_grep "'dircache' is a gpucc cache, not an image ('gpucc cache verify --ca
 mkdir plaindir
 expect_exit 3 "$GPUCC" list plaindir
 assert_grep "'plaindir' is a directory, not an image" err
+# An input whose name is too long to open is a bad input (3), as in
+# compile and embed, said on one line with the name cut and its length:
+# these exited 1, a failure of the machine, for a defect of the name given.
+long=$(printf 'a%.0s' $(seq 5000))
+for cmd in "list $long" "show $long 00" "cat --part ptx $long 00" "verify $long" "stats $long" \
+	"extract $long" "merge $long -o out.gpucc" "delta $long --since good.snap -o out.gpucc" \
+	"delta A.gpucc --since $long -o out.gpucc" "snapshot $long -o out.snap" \
+	"snapshot --show $long" "cache import $long --cache c"; do
+	expect_exit 3 $GPUCC $cmd
+	assert_one_line err
+	assert_grep "^gpucc [a-z ]*: cannot open 'a*\\.\\.\\.': File name too long (the name has 5000 bytes)$" err
+	no_output
+done
+assert_no_file c
 echo ok

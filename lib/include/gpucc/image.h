@@ -46,7 +46,8 @@ GPUCC_API int gpucc_image_default_limits(gpucc_image_limits *out);
 
 /* Open the image at path.  GPUCC_ENOTFOUND when it does not exist,
  * GPUCC_EVERSION for another format version, GPUCC_ECORRUPT when it is not a
- * valid image or is past a limit.  Error messages name the path. */
+ * valid image or is past a limit, GPUCC_EINVALID when path is too long to
+ * open.  Error messages name the path (an absurd one cut). */
 GPUCC_API int gpucc_image_open(gpucc_image **out, const char *path);
 /* Open the image at path under limits (NULL: gpucc_image_default_limits;
  * a 0 field: that field's default). */

@@ -33,9 +33,9 @@ typedef struct gpucc_snapshot gpucc_snapshot;
  * content collapses; with different content it is GPUCC_ECONFLICT. */
 GPUCC_API int gpucc_snapshot_new(gpucc_snapshot **out, const gpucc_snapshot_item *items,
                                  size_t count);
-/* Read and check a snapshot file: GPUCC_ENOTFOUND, GPUCC_EVERSION, or
- * GPUCC_ECORRUPT naming the file and the defect (bad magic, size, checksum,
- * order). */
+/* Read and check a snapshot file: GPUCC_ENOTFOUND, GPUCC_EVERSION,
+ * GPUCC_EINVALID for a name too long to open, or GPUCC_ECORRUPT naming the
+ * file and the defect (bad magic, size, checksum, order). */
 GPUCC_API int gpucc_snapshot_read(gpucc_snapshot **out, const char *path);
 /* Parse the text form that gpucc_snapshot_write_text writes ("KEY CONTENT"
  * per line, 64 hex digits each, any order).  name is used in messages. */
@@ -72,7 +72,8 @@ typedef enum gpucc_source_kind {
  * hold the cache layout, and warn, which may be NULL, receives its warnings),
  * a regular file starting with the snapshot magic is a snapshot, any other
  * regular file must be an image; anything else (a FIFO, a device) is
- * GPUCC_EINVALID, refused without waiting on it.  Errors name path. */
+ * GPUCC_EINVALID, refused without waiting on it, as is a name too long to
+ * open.  Errors name path. */
 GPUCC_API int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
                                 void *warn_ctx);
 /* Open n sources as gpucc_source_open does, several at once on as many
