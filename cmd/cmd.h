@@ -76,7 +76,8 @@ const char *cmd_value_at(const cmd_args *args, const char *long_name, int index)
  * --on-conflict=last to one that says fail, or a bad value followed by a
  * good one, is refused rather than settled by the last. */
 int cmd_single_value(const char **out, const cmd_args *args, const char *long_name);
-/* The path an option names (NULL when not given) in *out; EXIT_USAGE after
+/* The path an option names (NULL when not given) in *out, given twice only
+ * as cmd_single_value allows; EXIT_USAGE after
  * saying "--NAME needs WHAT, not ''" when it is given empty, which is never
  * taken for a default or looked up as a file: a script passing an unset
  * variable gets a usage error, whatever the option. */

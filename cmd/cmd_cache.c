@@ -424,7 +424,9 @@ static const cmd_option gc_options[] = {
 static int run_gc(const cmd_args *args)
 {
 	uint64_t max = 0;
-	const char *v = cmd_value(args, "max-size");
+	const char *v;
+	if (cmd_single_value(&v, args, "max-size") != EXIT_OK)
+		return EXIT_USAGE;
 	if (v && gpucc_size_parse(&max, v) != 0)
 		return cmd_error(args, EXIT_USAGE, "--max-size: %s", gpucc_error_last()->message);
 	if (cmd_flag(args, "save") && !v)
@@ -565,7 +567,9 @@ static void print_pruned(void *ctx, const gpucc_entry *e, uint64_t bytes, const 
 static int run_prune(const cmd_args *args)
 {
 	int64_t age = -1;
-	const char *v = cmd_value(args, "older-than");
+	const char *v;
+	if (cmd_single_value(&v, args, "older-than") != EXIT_OK)
+		return EXIT_USAGE;
 	if (v && parse_age(&age, v) != 0)
 		return cmd_error(args, EXIT_USAGE,
 		                 "--older-than '%s': not an age (a number and a unit: s, m, h, d or w; "

@@ -83,7 +83,7 @@ const cmd_spec cmd_cat_spec = {
 		"SHA-256 before anything is written; an entry without the requested part\n"
 		"is an error (exit 2) that names the parts it has.  --part given twice\n"
 		"must name the same part each time, else it is a usage error (129), as\n"
-		"--on-conflict and --zstd of the cache commands are.",
+		"every option that takes one value is (see 'gpucc help').",
 	.options = cat_options,
 	.min_positional = 2,
 	.max_positional = 2,

@@ -281,7 +281,9 @@ static int run(const cmd_args *args)
 			return cmd_error(args, EXIT_USAGE, "bad job count '%s': expected 1 to 1024", value);
 		o.jobs = (unsigned)n;
 	}
-	if ((value = cmd_value(args, "code-object"))) {
+	if (cmd_single_value(&value, args, "code-object") != EXIT_OK)
+		return EXIT_USAGE;
+	if (value) {
 		if (parse_number(value, 4, 5, &n) != 0)
 			return cmd_error(args, EXIT_USAGE, "bad code object version '%s': expected 4 or 5",
 			                 value);

@@ -318,7 +318,9 @@ static void print_json(const gpucc_device *devices, size_t count, image_report *
 static int devices_from_targets(gpucc_device **out, size_t *count, const cmd_args *args)
 {
 	int driver = 0;
-	const char *driver_arg = cmd_value(args, "cuda-driver");
+	const char *driver_arg;
+	if (cmd_single_value(&driver_arg, args, "cuda-driver") != EXIT_OK)
+		return EXIT_USAGE;
 	if (driver_arg && (driver = parse_cuda_driver(driver_arg)) < 0)
 		return cmd_error(args, EXIT_USAGE,
 		                 "bad --cuda-driver '%s': expected the driver's CUDA version, e.g. 12.4",
@@ -342,7 +344,9 @@ static int devices_from_targets(gpucc_device **out, size_t *count, const cmd_arg
 
 static int run_devices(const cmd_args *args)
 {
-	const char *image_path = cmd_value(args, "image");
+	const char *image_path;
+	if (cmd_single_value(&image_path, args, "image") != EXIT_OK)
+		return EXIT_USAGE;
 	bool targets = cmd_value_count(args, "target") > 0;
 	if (targets && !image_path)
 		return cmd_error(args, EXIT_USAGE, "--target needs --image: say which image to check");

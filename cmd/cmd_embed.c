@@ -35,7 +35,11 @@ static int run_embed(const cmd_args *args)
 	if (cmd_output_value(&output, args, "output") != EXIT_OK ||
 	    cmd_output_value(&header, args, "header") != EXIT_OK)
 		return EXIT_USAGE;
-	const char *symbol = cmd_value(args, "symbol");
+	const char *symbol, *triple, *align;
+	if (cmd_single_value(&symbol, args, "symbol") != EXIT_OK ||
+	    cmd_single_value(&triple, args, "target-triple") != EXIT_OK ||
+	    cmd_single_value(&align, args, "align") != EXIT_OK)
+		return EXIT_USAGE;
 	if (!output || !symbol)
 		return cmd_error(args, EXIT_USAGE, "%s is required (see 'gpucc embed -h')",
 		                 !output ? "-o OBJ" : "--symbol NAME");
@@ -47,9 +51,8 @@ static int run_embed(const cmd_args *args)
 	if (rc != EXIT_OK)
 		return rc;
 	gpucc_embed_options opts = {.symbol = symbol,
-	                            .triple = cmd_value(args, "target-triple"),
+	                            .triple = triple,
 	                            .header = header};
-	const char *align = cmd_value(args, "align");
 	if (align) {
 		char *end = NULL;
 		unsigned long v = strtoul(align, &end, 10);

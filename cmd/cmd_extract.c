@@ -664,7 +664,9 @@ static void print_json(const extraction *x)
 
 static int run_extract(const cmd_args *args)
 {
-	const char *dir_option = cmd_value(args, "directory");
+	const char *dir_option;
+	if (cmd_single_value(&dir_option, args, "directory") != EXIT_OK)
+		return EXIT_USAGE;
 	extraction x = {.args = args, .dir = dir_option && *dir_option ? dir_option : "."};
 	int rc;
 

@@ -131,9 +131,10 @@ static void print_json(const gpucc_snapshot *s)
 static int run(const cmd_args *args)
 {
 	const char *output;
-	const char *keys = cmd_value(args, "keys");
+	const char *keys;
 	bool show = cmd_flag(args, "show");
-	if (cmd_output_value(&output, args, "output") != EXIT_OK)
+	if (cmd_single_value(&keys, args, "keys") != EXIT_OK ||
+	    cmd_output_value(&output, args, "output") != EXIT_OK)
 		return EXIT_USAGE;
 	if (keys && args->positional_count)
 		return cmd_error(args, EXIT_USAGE, "give a SOURCE or --keys FILE, not both");

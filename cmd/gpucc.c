@@ -30,7 +30,11 @@ static void print_help(FILE *f)
 	           "commands:\n");
 	for (size_t i = 0; i < gpucc_command_count; i++)
 		fprintf(f, "  %-16s %s\n", gpucc_commands[i]->name, gpucc_commands[i]->summary);
-	fprintf(f, "  %-16s %s\n\n%s", "help", "show this help, or a command's", exit_codes_text);
+	fprintf(f, "  %-16s %s\n\n", "help", "show this help, or a command's");
+	fprintf(f, "An option that takes one value (-o, --cache, --since, --on-conflict...)\n"
+	           "given twice must be given the same value, else it is a usage error (129);\n"
+	           "compile's -O and -j take the last, as cc and make do.\n\n%s",
+	        exit_codes_text);
 }
 
 static void print_version(void)

@@ -225,18 +225,6 @@ const char *cmd_value(const cmd_args *args, const char *long_name)
 	return cmd_value_at(args, long_name, cmd_value_count(args, long_name) - 1);
 }
 
-int cmd_single_value(const char **out, const cmd_args *args, const char *long_name)
-{
-	*out = cmd_value(args, long_name);
-	for (int i = 0; i < cmd_value_count(args, long_name); i++) {
-		const char *v = cmd_value_at(args, long_name, i);
-		if (strcmp(v, *out) != 0)
-			return cmd_error(args, EXIT_USAGE, "--%s%s%s and --%s%s%s disagree: give one",
-			                 long_name, *v ? "=" : "", v, long_name, **out ? "=" : "", *out);
-	}
-	return EXIT_OK;
-}
-
 /* How messages spell an option: -x when it has a short name, else --name. */
 static void option_spelling(char out[64], const cmd_args *args, const char *long_name)
 {
@@ -248,10 +236,26 @@ static void option_spelling(char out[64], const cmd_args *args, const char *long
 		snprintf(out, 64, "--%s", long_name);
 }
 
+int cmd_single_value(const char **out, const cmd_args *args, const char *long_name)
+{
+	*out = cmd_value(args, long_name);
+	for (int i = 0; i < cmd_value_count(args, long_name); i++) {
+		const char *v = cmd_value_at(args, long_name, i);
+		/* Values are paths too (-o, --cache): spelt on one line. */
+		char first[256], last[256];
+		if (strcmp(v, *out) != 0)
+			return cmd_error(args, EXIT_USAGE, "--%s%s%s and --%s%s%s disagree: give one",
+			                 long_name, *v ? "=" : "", cmd_shown(first, sizeof first, v),
+			                 long_name, **out ? "=" : "", cmd_shown(last, sizeof last, *out));
+	}
+	return EXIT_OK;
+}
+
 int cmd_path_value(const char **out, const cmd_args *args, const char *long_name,
                    const char *what)
 {
-	*out = cmd_value(args, long_name);
+	if (cmd_single_value(out, args, long_name) != EXIT_OK)
+		return EXIT_USAGE;
 	if (*out && !**out) {
 		char spelling[64];
 		option_spelling(spelling, args, long_name);

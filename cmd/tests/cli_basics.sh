@@ -340,6 +340,38 @@ else
 	echo "skipping the /dev/full checks: /dev/full is not writable here"
 fi
 
+# ---- an option that takes one value, given twice with two values ----------
+# A usage error (129) naming both, before anything is read or made: these
+# took the last one silently (a script appending -o b to one that said -o a
+# wrote b).  One case per kind of option: an output (-o, --header), a
+# directory (--cache, --into), another path (--since, --keys, --image), a
+# value (--max-size, --older-than, -C, --symbol, --code-object).
+while read -r spelt cmd; do
+	expect_exit 129 $GPUCC $cmd
+	assert_one_line err
+	assert_grep "^gpucc [a-z ]*: $(printf %s "$spelt" | tr _ ' ') disagree: give one$" err
+	[ ! -s out ] || fail "'$cmd' printed on stdout"
+done <<-'LINES'
+	--output=a.gpucc_and_--output=b.gpucc merge none.gpucc -o a.gpucc -o b.gpucc
+	--header=a.h_and_--header=b.h embed none.gpucc -o x.o --symbol x --header a.h --header=b.h
+	--cache=c1_and_--cache=c2 cache import none.gpucc --cache c1 --cache c2
+	--into=c1_and_--into=c2 merge none.gpucc --into c1 --into=c2
+	--since=a.snap_and_--since=b.snap delta none.gpucc --since a.snap --since b.snap -o x.gpucc
+	--keys=a_and_--keys=b snapshot --keys a --keys b -o x.snap
+	--image=a.gpucc_and_--image=b.gpucc devices --image a.gpucc --image b.gpucc
+	--max-size=1G_and_--max-size=2G cache gc --cache c1 --max-size 1G --max-size 2G
+	--older-than=30d_and_--older-than=1d cache prune --cache c1 --older-than 30d --older-than 1d
+	--directory=d1_and_--directory=d2 extract none.gpucc -C d1 -C d2
+	--symbol=a_and_--symbol=b embed none.gpucc -o x.o --symbol a --symbol b
+	--code-object=4_and_--code-object=5 compile none.ll -t gfx942 --code-object 4 --code-object 5
+LINES
+for f in a.gpucc b.gpucc x.gpucc x.o a.h b.h c1 c2 x.snap d1 d2; do
+	assert_no_file $f
+done
+# The same value twice is that value.
+expect_exit 2 "$GPUCC" merge none.gpucc -o a.gpucc -o a.gpucc
+assert_grep "cannot open 'none.gpucc'" err
+
 # No temporary file survives any of the above.
 leftovers=$(ls -A | grep -v -e '\.gpucc$' -e '\.json$' -e '^out$' -e '^err$' -e '^list\.' || true)
 [ -z "$leftovers" ] || fail "files left behind: $leftovers"
