@@ -5,7 +5,9 @@
  *
  * Accepted forms: --name, --name=VALUE, --name VALUE (when the option takes a
  * required value), -x, -xVALUE, -x VALUE, "--" ending options.  Options and
- * positional arguments may be interleaved.
+ * positional arguments may be interleaved.  An option whose value is
+ * optional is stored as "" when given bare (--zstd), so its empty
+ * --name= is refused rather than taken for that.
  */
 #include "cmd.h"
 
@@ -146,6 +148,14 @@ int cmd_parse(cmd_args *out, const cmd_spec *spec, int argc, char **argv)
 			if (eq) {
 				if (!o->arg)
 					return usage_error(spec, "option '%s' takes no value", arg);
+				/* Stored as "", an empty optional value would read as
+				 * the bare option (--zstd= as --zstd, the default
+				 * level): a script's unset $LEVEL, refused. */
+				if (o->optional_arg && !eq[1])
+					return usage_error(spec,
+					                   "option '%s' needs a %s after '=' (or '--%s' alone "
+					                   "for its default)",
+					                   arg, o->arg, o->long_name);
 				value = eq + 1;
 			} else if (o->arg && !o->optional_arg) {
 				if (i + 1 >= argc)

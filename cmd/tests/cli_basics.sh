@@ -63,6 +63,16 @@ assert_grep 'level must be 1 to 22' err
 expect_exit 129 "$GPUCC" pack -o x.gpucc --zstd=fast "$EXAMPLE/pack.json"
 expect_exit 129 "$GPUCC" pack -o x.gpucc --zstd=+3 "$EXAMPLE/pack.json"
 expect_exit 129 "$GPUCC" pack -o x.gpucc "--zstd= 3" "$EXAMPLE/pack.json"
+# --zstd= (a script's empty $LEVEL) is no level, refused by the parser in
+# every command; it was stored as the bare --zstd is, and took the default.
+for cmd in "pack -o x.gpucc $EXAMPLE/pack.json" "compile $EXAMPLE/saxpy.nvptx.ll -t sm_90 -o x.gpucc" \
+	"merge none.gpucc -o x.gpucc" "delta none.gpucc --since none.snap -o x.gpucc"; do
+	expect_exit 129 $GPUCC $cmd --zstd=
+	assert_grep "^gpucc [a-z]*: option '--zstd=' needs a LEVEL after '=' (or '--zstd' alone for its default)$" err
+	assert_no_file x.gpucc
+done
+expect_exit 0 "$GPUCC" pack -o x.gpucc --zstd "$EXAMPLE/pack.json"
+rm x.gpucc
 expect_exit 129 "$GPUCC" pack -o x.gpucc --target sm_90 "$EXAMPLE/pack.json"
 assert_grep "'--target' cannot be combined with a spec file" err
 expect_exit 129 "$GPUCC" pack -o x.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --ptx "$EXAMPLE/saxpy.sm_90.ptx"

@@ -74,7 +74,9 @@ static void check_canonical(const cmd_spec *spec, const cmd_args *a)
 			char *word = owned[argc] = malloc(len);
 			if (!word)
 				fuzz_fail("out of memory");
-			if (o->arg)
+			/* An optional value given bare is stored as "", and
+			 * --name= is refused: its canonical form is --name. */
+			if (o->arg && !(o->optional_arg && !*a->values[i][v]))
 				snprintf(word, len, "--%s=%s", o->long_name, a->values[i][v]);
 			else
 				snprintf(word, len, "--%s", o->long_name);
