@@ -665,7 +665,7 @@ static void print_json(const extraction *x)
 static int run_extract(const cmd_args *args)
 {
 	const char *dir_option;
-	if (cmd_single_value(&dir_option, args, "directory") != EXIT_OK)
+	if (cmd_path_value(&dir_option, args, "directory", "a directory") != EXIT_OK)
 		return EXIT_USAGE;
 	extraction x = {.args = args, .dir = dir_option && *dir_option ? dir_option : "."};
 	int rc;

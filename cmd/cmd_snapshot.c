@@ -83,8 +83,7 @@ static int load_key_list(const cmd_args *args, const char *path, const char *out
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (!f)
-		return cmd_error(args, errno == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL,
-		                 "cannot open '%s': %s", path, strerror(errno));
+		return cmd_open_failed(args, path, errno);
 	struct stat in, named;
 	if (fstat(fileno(f), &in) == 0 && S_ISDIR(in.st_mode)) {
 		if (f != stdin)

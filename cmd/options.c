@@ -408,6 +408,17 @@ int cmd_key_prefix_value(const cmd_args *args, const char *text)
 	                 cmd_shown(key, sizeof key, text));
 }
 
+int cmd_open_failed(const cmd_args *args, const char *path, int err)
+{
+	char shown[256];
+	cmd_shown(shown, sizeof shown, path);
+	if (err == ENAMETOOLONG)
+		return cmd_error(args, EXIT_BAD_INPUT, "cannot open '%s': %s (the name has %zu bytes)",
+		                 shown, strerror(err), strlen(path));
+	return cmd_error(args, err == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL, "cannot open '%s': %s",
+	                 shown, strerror(err));
+}
+
 int cmd_output_creatable(const cmd_args *args, const char *path)
 {
 	const char *slash = strrchr(path, '/');

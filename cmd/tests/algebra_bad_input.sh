@@ -343,11 +343,19 @@ long=$(printf 'a%.0s' $(seq 5000))
 for cmd in "list $long" "show $long 00" "cat --part ptx $long 00" "verify $long" "stats $long" \
 	"extract $long" "merge $long -o out.gpucc" "delta $long --since good.snap -o out.gpucc" \
 	"delta A.gpucc --since $long -o out.gpucc" "snapshot $long -o out.snap" \
-	"snapshot --show $long" "cache import $long --cache c"; do
+	"snapshot --show $long" "cache import $long --cache c" "snapshot --keys $long -o out.snap" \
+	"pack -o out.gpucc $long"; do
 	expect_exit 3 $GPUCC $cmd
 	assert_one_line err
 	assert_grep "^gpucc [a-z ]*: cannot open 'a*\\.\\.\\.': File name too long (the name has 5000 bytes)$" err
 	no_output
 done
 assert_no_file c
+# extract -C '' (a script's unset $DIR) is a usage error, as an empty -o
+# is: it extracted into the current directory.
+before=$(ls -A | grep -vx 'out\|err')
+expect_exit 129 "$GPUCC" extract A.gpucc -C ''
+assert_one_line err
+assert_grep "^gpucc extract: -C needs a directory, not ''$" err
+[ "$(ls -A | grep -vx 'out\|err')" = "$before" ] || fail "extract -C '' wrote files"
 echo ok
