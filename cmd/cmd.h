@@ -118,10 +118,12 @@ void cmd_put_shown(FILE *f, const char *text);
  * checks its keys. */
 int cmd_key_prefix_value(const cmd_args *args, const char *text);
 
-/* Report that the input file path (a key list, a spec) could not be opened,
- * errno err, and return the exit code: 2 when it does not exist, 3 when its
- * name is too long to open (a defect of the name given, cut in the message,
- * as libgpucc says of images), 1 otherwise.  The name is spelt on one line. */
+/* Why the input file path (a key list, a spec) could not be opened, errno
+ * err, into message (size bytes), and the exit code: 2 when it does not
+ * exist, 3 when its name is too long to open (a defect of the name given,
+ * cut in the message, as libgpucc says of images), 1 otherwise.  The name
+ * is spelt on one line.  cmd_open_failed also reports it. */
+int cmd_open_failure(char *message, size_t size, const char *path, int err);
 int cmd_open_failed(const cmd_args *args, const char *path, int err);
 
 /* Print "gpucc CMD: <last libgpucc error>" on stderr and return the exit code

@@ -175,15 +175,9 @@ static int check_input(pack_state *st, const char *path, int *fd_out)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		/* A name too long to open is a defect of the name (cut here). */
-		int err = errno;
-		char shown[256];
-		cmd_shown(shown, sizeof shown, path);
-		if (err == ENAMETOOLONG)
-			return pack_error(st, EXIT_BAD_INPUT, "cannot open '%s': %s (the name has %zu bytes)",
-			                  shown, strerror(err), strlen(path));
-		return pack_error(st, err == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL, "cannot open '%s': %s",
-		                  shown, strerror(err));
+		char message[512];
+		int code = cmd_open_failure(message, sizeof message, path, errno);
+		return pack_error(st, code, "%s", message);
 	}
 	struct stat in;
 	int rc = EXIT_OK;

@@ -408,15 +408,24 @@ int cmd_key_prefix_value(const cmd_args *args, const char *text)
 	                 cmd_shown(key, sizeof key, text));
 }
 
-int cmd_open_failed(const cmd_args *args, const char *path, int err)
+int cmd_open_failure(char *message, size_t size, const char *path, int err)
 {
 	char shown[256];
 	cmd_shown(shown, sizeof shown, path);
-	if (err == ENAMETOOLONG)
-		return cmd_error(args, EXIT_BAD_INPUT, "cannot open '%s': %s (the name has %zu bytes)",
-		                 shown, strerror(err), strlen(path));
-	return cmd_error(args, err == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL, "cannot open '%s': %s",
-	                 shown, strerror(err));
+	if (err == ENAMETOOLONG) {
+		snprintf(message, size, "cannot open '%s': %s (the name has %zu bytes)", shown,
+		         strerror(err), strlen(path));
+		return EXIT_BAD_INPUT;
+	}
+	snprintf(message, size, "cannot open '%s': %s", shown, strerror(err));
+	return err == ENOENT ? EXIT_NOT_FOUND : EXIT_FAIL;
+}
+
+int cmd_open_failed(const cmd_args *args, const char *path, int err)
+{
+	char message[512];
+	int code = cmd_open_failure(message, sizeof message, path, err);
+	return cmd_error(args, code, "%s", message);
 }
 
 int cmd_output_creatable(const cmd_args *args, const char *path)
