@@ -66,9 +66,9 @@ static const char *status_name(gpucc_compile_status s)
 }
 
 /* Write text to f with every occurrence of the module name name spelt
- * with its control characters escaped (\n, \t, \xHH): a name holding a
- * newline must not break the one-line-per-message output.  Other bytes
- * are written as they are. */
+ * as cmd_put_shown spells it (control characters as \n, \t, \xHH): a
+ * name holding a newline must not break the one-line-per-message output.
+ * Other bytes are written as they are. */
 static void put_naming(FILE *f, const char *text, const char *name)
 {
 	size_t len = strlen(name);
@@ -84,16 +84,7 @@ static void put_naming(FILE *f, const char *text, const char *name)
 			fputc(*text++, f);
 			continue;
 		}
-		for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-			if (*p == '\n')
-				fputs("\\n", f);
-			else if (*p == '\t')
-				fputs("\\t", f);
-			else if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\x%02x", *p);
-			else
-				fputc(*p, f);
-		}
+		cmd_put_shown(f, name);
 		text += len;
 	}
 }
@@ -107,7 +98,7 @@ static int check_output(const cmd_args *args, const char *output)
 	if (stat(output, &out_st) == 0) {
 		if (S_ISDIR(out_st.st_mode)) {
 			fputs("gpucc compile: output '", stderr);
-			put_naming(stderr, output, output);
+			cmd_put_shown(stderr, output);
 			fputs("' is a directory\n", stderr);
 			return EXIT_USAGE;
 		}
@@ -116,9 +107,9 @@ static int check_output(const cmd_args *args, const char *output)
 			if (stat(module, &module_st) == 0 && module_st.st_dev == out_st.st_dev &&
 			    module_st.st_ino == out_st.st_ino) {
 				fputs("gpucc compile: output '", stderr);
-				put_naming(stderr, output, output);
+				cmd_put_shown(stderr, output);
 				fputs("' is the module '", stderr);
-				put_naming(stderr, module, module);
+				cmd_put_shown(stderr, module);
 				fputs("': it would be overwritten\n", stderr);
 				return EXIT_USAGE;
 			}
@@ -160,7 +151,7 @@ static void print_explain(gpucc_compile *c)
 			gpucc_digest_to_hex(hex, &r->key);
 		const char *status = r->status == GPUCC_COMPILE_PENDING || r->status == GPUCC_COMPILE_COMPILED
 		                         ? "miss" : status_name(r->status);
-		put_naming(stdout, r->module, r->module);
+		cmd_put_shown(stdout, r->module);
 		printf(" %s: %s %s\n", r->target, status, hex);
 		for (size_t k = 0; k < r->key_part_count; k++) {
 			/* Values may span lines (device-libs, options): indent them. */
