@@ -63,6 +63,12 @@ static int run(const cmd_args *args)
 		               gpucc_source_name(source));
 		goto cleanup;
 	}
+	/* None of BASE's payloads is read, so its snapshot alone would take
+	 * an image cut short after its manifest for a whole one. */
+	if (gpucc_source_check_whole(base_source) != 0) {
+		rc = cmd_fail(args);
+		goto cleanup;
+	}
 	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT) {
 		if (gpucc_snapshot_delta(&result, gpucc_source_snapshot(source),
 		                         gpucc_source_name(source), base, since, &opts, &counts) != 0 ||
@@ -91,7 +97,8 @@ const cmd_spec cmd_delta_spec = {
 	"conflict: reported, and by default a failure (exit 4).  -o may not name\n"
 	"SOURCE or BASE (the delta holds less than either; exit 129), nor be\n"
 	"empty, - or a stream such as /dev/stdout (the output is renamed into\n"
-	"place); --since may not be empty either.  A SOURCE image cut short is\n"
-	"refused (exit 3), even when BASE holds all its entries.",
+	"place); --since may not be empty either.  An image cut short is refused\n"
+	"(exit 3), as SOURCE even when BASE holds all its entries, and as BASE\n"
+	"though none of its payloads is read.",
 	options, 1, 1, run,
 };

@@ -617,6 +617,11 @@ const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s)
 	return s->snapshot;
 }
 
+int gpucc_source_check_whole(gpucc_source *s)
+{
+	return s->image ? gpucc_image_check_whole(s->image) : 0;
+}
+
 bool gpucc_source_is_file(const gpucc_source *s, const char *path)
 {
 	struct stat st;

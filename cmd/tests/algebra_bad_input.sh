@@ -81,7 +81,9 @@ no_output
 # cut one, so a corrupt input passed (exit 0).  Now it is refused however
 # little of it is read -- an uncompressed one by its length, a compressed
 # one by reading it to its end -- by merge (-o and --into), delta (as
-# SOURCE) and cache import: one line naming it, exit 3, nothing written.
+# SOURCE, and as BASE, of an image or a snapshot: a BASE image was only
+# read to its manifest, so one cut after it passed) and cache import: one
+# line naming it, exit 3, nothing written.
 make_image W.gpucc Q 0 6                     # holds all of A.gpucc, and more
 cut_after_manifest() {
 	local at
@@ -108,8 +110,10 @@ expect_exit 0 "$GPUCC" list cutRz.gpucc   # its manifest is whole
 rm -f rand? rand.json
 for pair in "W.gpucc cutA.gpucc" "W.gpucc noend.gpucc" "R.gpucc cutRz.gpucc"; do
 	set -- $pair
+	expect_exit 0 "$GPUCC" snapshot "$1" -o whole.snap
 	for cmd in "merge $1 $2 -o out.gpucc" "merge $2 $1 -o out.gpucc" \
-		"delta $2 --since $1 -o out.gpucc" "merge $1 $2 --into cut.cache" \
+		"delta $2 --since $1 -o out.gpucc" "delta $1 --since $2 -o out.gpucc" \
+		"delta whole.snap --since $2 -o out.snap" "merge $1 $2 --into cut.cache" \
 		"cache import --cache cut.cache $1 $2"; do
 		expect_exit 3 $GPUCC $cmd
 		assert_grep "^gpucc [a-z ]*: '$2': .*truncated" err
@@ -122,7 +126,10 @@ expect_exit 0 "$GPUCC" merge W.gpucc A.gpucc -o out.gpucc
 expect_exit 0 "$GPUCC" merge R.gpucc Rz.gpucc -o out.gpucc
 expect_exit 0 "$GPUCC" delta Rz.gpucc --since R.gpucc -o out.gpucc
 assert_grep ": 0 new entries of 4" err
-rm -f out.gpucc W.gpucc cutA.gpucc noend.gpucc R.gpucc Rz.gpucc cutRz.gpucc
+expect_exit 0 "$GPUCC" delta R.gpucc --since Rz.gpucc -o out.gpucc
+assert_grep ": 0 new entries of 4" err
+expect_exit 0 "$GPUCC" delta whole.snap --since Rz.gpucc -o out.snap
+rm -f out.gpucc out.snap whole.snap W.gpucc cutA.gpucc noend.gpucc R.gpucc Rz.gpucc cutRz.gpucc
 
 # missing inputs
 expect_exit 2 "$GPUCC" merge A.gpucc missing.gpucc -o out.gpucc

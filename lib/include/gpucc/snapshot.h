@@ -106,6 +106,14 @@ GPUCC_API int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s);
 /* The snapshot a snapshot source holds, borrowed from s (no copy: a
  * snapshot of a million keys is 64 MB); NULL for an image or a cache. */
 GPUCC_API const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s);
+/* Whether s holds all that it lists, as a delta must know of its BASE,
+ * whose payloads it never reads (a snapshot of s reads only the manifest):
+ * an image must hold every member its manifest lists and its
+ * end-of-archive marker -- uncompressed, told by its length at no cost;
+ * compressed, by decompressing it to the marker (names and sizes checked,
+ * not digests).  0, also for a cache, a snapshot or an image read from a
+ * pipe; or GPUCC_ECORRUPT naming the image and the defect. */
+GPUCC_API int gpucc_source_check_whole(gpucc_source *s);
 
 /* ---- delta and merge ---------------------------------------------------- */
 
@@ -128,7 +136,10 @@ typedef struct gpucc_algebra_counts {
  * GPUCC_CONFLICT_FAIL fails naming the key, source and base_name;
  * GPUCC_CONFLICT_FIRST keeps the base's (leaves it out of the delta);
  * GPUCC_CONFLICT_LAST takes the source's (puts it in).  An empty delta is a
- * valid empty image.  source must be an image or a cache; counts may be NULL. */
+ * valid empty image.  source must be an image or a cache; counts may be NULL.
+ * An image source cut short is refused; a snapshot of an image
+ * (gpucc_snapshot_of) does not tell whether that image is whole: check it
+ * with gpucc_source_check_whole, as `gpucc delta` does its BASE. */
 GPUCC_API int gpucc_delta_write(const char *out_path, gpucc_source *source,
                                 const gpucc_snapshot *base, const char *base_name,
                                 const gpucc_algebra_options *opts,
