@@ -50,6 +50,69 @@ key=$(keys_of out gfx | cut -d' ' -f1)
 llvm-readelf-19 --notes v5.hsaco | grep -A3 "amdhsa.version:" | grep -q -- "- 2$" || fail "--code-object 5 did not give v5"
 expect_exit 129 "$GPUCC" compile --no-cache --code-object 6 "$K/amdgpu/vector_add.ll" -t gfx90a
 
+# ---- -O0 compiles only the library code the module reaches --------------------------
+# Nothing optimises at -O0, so every library function the link pulled in was
+# compiled (36 KB of libdevice in the PTX; LLVM 19's AMDGPU backend crashed
+# on the unused ROCm ones: exit 139), unless the backend deletes what nothing
+# reaches.
+# The module's own code stays as written: its unused helper too.
+# only_o0_entry IMAGE PART OUTFILE: the payload of the image's one entry
+only_o0_entry() {
+	"$GPUCC" cat "$1" "$("$GPUCC" list "$1" | awk 'NR == 2 { print $1 }')" --part "$2" > "$3" ||
+		fail "$1: no $2"
+}
+cat > amd_sin.ll <<'EOF'
+target triple = "amdgcn-amd-amdhsa"
+declare float @__ocml_sin_f32(float)
+declare float @__ocml_cos_f32(float)
+define amdgpu_kernel void @k(ptr addrspace(1) %p) {
+  %x = load float, ptr addrspace(1) %p
+  %s = call float @__ocml_sin_f32(float %x)
+  store float %s, ptr addrspace(1) %p
+  ret void
+}
+EOF
+sed -e "/__ocml_sin_f32/d" -e "s/store float %s/store float %x/" amd_sin.ll > amd_none.ll
+for m in amd_sin amd_none; do
+	expect_exit 0 "$GPUCC" compile --no-cache -O0 "$m.ll" -t gfx90a -o "$m.gpucc"
+	only_o0_entry "$m.gpucc" hsaco "$m.hsaco"
+	llvm-readelf-19 -s "$m.hsaco" | awk '$4 == "FUNC" { print $8 }' | sort -u > "$m.funcs"
+done
+assert_grep "^__ocml_sin_f32$" amd_sin.funcs
+assert_no_grep "^__ocml_cos\|^__ockl_" amd_sin.funcs
+[ "$(wc -l < amd_sin.funcs)" -lt 10 ] || fail "-O0 code object holds $(wc -l < amd_sin.funcs) functions"
+[ "$(cat amd_none.funcs)" = k ] || fail "-O0 code object of a module calling no library function: $(cat amd_none.funcs)"
+
+LIBDEVICE=${CUDA_PATH:-/usr/local/cuda}/nvvm/libdevice/libdevice.10.bc
+if [ -f "$LIBDEVICE" ]; then
+	cat > nv_sin.ll <<'EOF'
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+declare float @__nv_sinf(float)
+declare float @__nv_cosf(float)
+define internal void @unused_helper() {
+  ret void
+}
+define ptx_kernel void @k(ptr addrspace(1) %p) {
+  %x = load float, ptr addrspace(1) %p
+  %s = call float @__nv_sinf(float %x)
+  store float %s, ptr addrspace(1) %p
+  ret void
+}
+EOF
+	sed -e "/__nv_sinf/d" -e "s/store float %s/store float %x/" nv_sin.ll > nv_none.ll
+	for m in nv_sin nv_none; do
+		expect_exit 0 "$GPUCC" compile --no-cache --no-cubin -O0 "$m.ll" -t sm_90 -o "$m.gpucc"
+		only_o0_entry "$m.gpucc" ptx "$m.ptx"
+		# Functions the PTX defines (not .extern declarations).
+		sed -n 's/^\(\.visible \|\.weak \)\?\.func *\(([^)]*)\)\? *\([A-Za-z_$][A-Za-z0-9_$]*\)(.*$/\3/p' \
+			"$m.ptx" > "$m.funcs"
+		[ "$(cat "$m.funcs")" = unused_helper ] ||
+			fail "-O0 PTX of $m.ll defines functions the module does not: $(tr '\n' ' ' < "$m.funcs")"
+	done
+	assert_grep "^\.visible \.entry k(" nv_sin.ptx
+fi
+
 # ---- the example package, both vendors in one run ----------------------------------
 expect_exit 0 "$GPUCC" compile --no-cache "$TESTDATA"/example/kernels/*.ll --target sm_90 --target gfx90a -o example.gpucc --json
 python3 - out <<'PY' || fail "the example run is wrong"

@@ -10,7 +10,9 @@
  *   reflect FTZ, AMDGPU code object version) and fast-math/FTZ attributes on
  *   the module's functions -> link the device libraries libgpucc chose (a
  *   function the module defines keeps its definition) -> internalise every
- *   library symbol the module did not define -> LLVMRunPasses("default<On>")
+ *   library symbol the module did not define -> at -O0, delete the library
+ *   code the module does not reach (the optimiser does at -O1 and above)
+ *   -> LLVMRunPasses("default<On>")
  *   -> refuse calls nothing defines (but the CUDA driver's vprintf, malloc,
  *   free, __assertfail; dynamic shared memory is no external) -> refuse
  *   what LLVM would abort the process on (NVPTX names PTX cannot spell and
@@ -43,6 +45,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -670,6 +673,178 @@ static int link_device_libs(compile *c)
 	return 0;
 }
 
+/* ---- -O0: keep only the library code the module reaches --------------------- */
+
+/* A set of LLVM values (open addressing on the pointer; never shrinks),
+ * and a stack of the values still to scan. */
+typedef struct reach {
+	LLVMValueRef *slots;
+	size_t capacity, count;
+	LLVMValueRef *stack;
+	size_t depth, stack_capacity;
+	bool failed;
+} reach;
+
+static size_t reach_slot(const reach *r, LLVMValueRef v)
+{
+	size_t h = (size_t)(uintptr_t)v;
+	h ^= h >> 17;
+	h *= (size_t)0x9e3779b97f4a7c15ull;
+	size_t i = (h ^ (h >> 29)) & (r->capacity - 1);
+	while (r->slots[i] && r->slots[i] != v)
+		i = (i + 1) & (r->capacity - 1);
+	return i;
+}
+
+/* Mark v and queue it for scanning, unless it was marked before; only
+ * global values and constants that have operands (expressions,
+ * aggregates) are worth marking. */
+static void reach_add(reach *r, LLVMValueRef v)
+{
+	if (!v || r->failed)
+		return;
+	if (!LLVMIsAGlobalValue(v) && !(LLVMIsAConstant(v) && LLVMGetNumOperands(v) > 0))
+		return;
+	if (2 * (r->count + 1) > r->capacity) {
+		size_t capacity = r->capacity ? 2 * r->capacity : 1024;
+		LLVMValueRef *old = r->slots;
+		size_t old_capacity = r->capacity;
+		r->slots = calloc(capacity, sizeof *r->slots);
+		if (!r->slots) {
+			r->slots = old;
+			r->failed = true;
+			return;
+		}
+		r->capacity = capacity;
+		for (size_t i = 0; i < old_capacity; i++)
+			if (old[i])
+				r->slots[reach_slot(r, old[i])] = old[i];
+		free(old);
+	}
+	size_t slot = reach_slot(r, v);
+	if (r->slots[slot])
+		return;
+	if (r->depth == r->stack_capacity) {
+		size_t capacity = r->stack_capacity ? 2 * r->stack_capacity : 256;
+		LLVMValueRef *grown = realloc(r->stack, sizeof *grown * capacity);
+		if (!grown) {
+			r->failed = true;
+			return;
+		}
+		r->stack = grown;
+		r->stack_capacity = capacity;
+	}
+	r->slots[slot] = v;
+	r->count++;
+	r->stack[r->depth++] = v;
+}
+
+static bool reach_has(const reach *r, LLVMValueRef v)
+{
+	return r->capacity && r->slots[reach_slot(r, v)] == v;
+}
+
+/* Mark what v refers to: a function's instructions' operands (and its
+ * personality), a variable's initialiser, an alias's aliasee, an ifunc's
+ * resolver, a constant's operands.  Metadata is not followed. */
+static void reach_scan(reach *r, LLVMValueRef v)
+{
+	if (LLVMIsAFunction(v)) {
+		if (LLVMHasPersonalityFn(v))
+			reach_add(r, LLVMGetPersonalityFn(v));
+		for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(v); b; b = LLVMGetNextBasicBlock(b))
+			for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+				int n = LLVMGetNumOperands(i);
+				for (int k = 0; k < n; k++)
+					reach_add(r, LLVMGetOperand(i, (unsigned)k));
+			}
+	} else if (LLVMIsAGlobalVariable(v)) {
+		if (!LLVMIsDeclaration(v))
+			reach_add(r, LLVMGetInitializer(v));
+	} else if (LLVMIsAGlobalAlias(v)) {
+		reach_add(r, LLVMAliasGetAliasee(v));
+	} else if (LLVMIsAGlobalIFunc(v)) {
+		reach_add(r, LLVMGetGlobalIFuncResolver(v));
+	} else if (LLVMIsAConstant(v)) {
+		int n = LLVMGetNumOperands(v);
+		for (int k = 0; k < n; k++)
+			reach_add(r, LLVMGetOperand(v, (unsigned)k));
+	}
+}
+
+/* A definition the device libraries brought in: link_device_libs made
+ * every one internal, and the module defines none of that name. */
+static bool from_library(const compile *c, LLVMValueRef v)
+{
+	LLVMLinkage linkage = LLVMGetLinkage(v);
+	return !LLVMIsDeclaration(v) &&
+	       (linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage) &&
+	       !is_defined_by_module(c, value_name(v));
+}
+
+/* At -O1 and above the optimiser drops the library functions and
+ * variables the module does not use; at -O0 nothing does, and every one
+ * the link pulled in would be compiled: 36 KB of PTX for a call to
+ * __nv_sinf, and on AMDGPU a crash of the whole process (LLVM 19's
+ * register usage analysis dereferences NULL for an internal function
+ * nothing calls, which codegen skips at -O0: llvm-project issue 64863,
+ * fixed in LLVM 20).  So, as clang's -mlink-builtin-bitcode does at every
+ * level, delete the library definitions that nothing of the module
+ * reaches, directly or through other library code.  Everything the module
+ * itself defines stays as written, used or not: -O0 is for debugging. */
+static int drop_unreached_library_code(compile *c)
+{
+	if (c->job->opt_level != 0 || c->job->device_lib_count == 0)
+		return 0;
+	reach r = {0};
+	for (int pass = 0; pass < 4; pass++) {
+		LLVMValueRef v = pass == 0   ? LLVMGetFirstFunction(c->module)
+		                 : pass == 1 ? LLVMGetFirstGlobal(c->module)
+		                 : pass == 2 ? LLVMGetFirstGlobalAlias(c->module)
+		                             : LLVMGetFirstGlobalIFunc(c->module);
+		for (; v; v = pass == 0   ? LLVMGetNextFunction(v)
+		              : pass == 1 ? LLVMGetNextGlobal(v)
+		              : pass == 2 ? LLVMGetNextGlobalAlias(v)
+		                          : LLVMGetNextGlobalIFunc(v))
+			if (pass >= 2 || !from_library(c, v))
+				reach_add(&r, v);
+	}
+	while (r.depth && !r.failed)
+		reach_scan(&r, r.stack[--r.depth]);
+	if (r.failed) {
+		free(r.slots);
+		free(r.stack);
+		return oom(c);
+	}
+	/* Unreached code may still refer to unreached code: cut every such use
+	 * before deleting anything. */
+	size_t dead = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		LLVMValueRef v = pass == 0 ? LLVMGetFirstFunction(c->module) : LLVMGetFirstGlobal(c->module);
+		for (; v; v = pass == 0 ? LLVMGetNextFunction(v) : LLVMGetNextGlobal(v))
+			if (from_library(c, v) && !reach_has(&r, v)) {
+				LLVMReplaceAllUsesWith(v, LLVMGetPoison(LLVMTypeOf(v)));
+				dead++;
+			}
+	}
+	for (int pass = 0; pass < 2 && dead; pass++) {
+		LLVMValueRef v = pass == 0 ? LLVMGetFirstFunction(c->module) : LLVMGetFirstGlobal(c->module);
+		while (v) {
+			LLVMValueRef next = pass == 0 ? LLVMGetNextFunction(v) : LLVMGetNextGlobal(v);
+			if (from_library(c, v) && !reach_has(&r, v)) {
+				if (pass == 0)
+					LLVMDeleteFunction(v);
+				else
+					LLVMDeleteGlobal(v);
+			}
+			v = next;
+		}
+	}
+	free(r.slots);
+	free(r.stack);
+	return 0;
+}
+
 static bool push_name(char ***names, size_t *count, const char *name)
 {
 	for (size_t i = 0; i < *count; i++)
@@ -1126,7 +1301,7 @@ static int run_pipeline(compile *c)
 	if ((rc = collect_defined(c)) != 0 || (rc = set_module_flags(c)) != 0)
 		return rc;
 	set_math_attributes(c);
-	if ((rc = link_device_libs(c)) != 0)
+	if ((rc = link_device_libs(c)) != 0 || (rc = drop_unreached_library_code(c)) != 0)
 		return rc;
 	fault_injection(job);
 	if ((rc = optimise(c)) != 0 || (rc = check_externals(c)) != 0 ||
