@@ -4,9 +4,11 @@
  * loads the LLVM backend module through gpucc_backend_load
  * (lib/compile_backend.c) and calls its embed entry point
  * (lib/embed_backend.h), which returns the object less the image's bytes;
- * writes the object with the image (read through a mapping, never copied)
- * in its place, and the header, and publishes both atomically.  libgpucc
- * itself never links LLVM (DESIGN.md invariant 8).
+ * writes the object with the image in their place, and the header, and
+ * publishes both atomically.  The image is read twice through bounded
+ * buffers, checked and then copied, so that memory does not grow with it:
+ * embedding an image of 200 MB peaks at about what a small one does.
+ * libgpucc itself never links LLVM (DESIGN.md invariant 8).
  */
 #include "atomic_file.h"
 #include "backend.h"
@@ -14,6 +16,7 @@
 #include "errors.h"
 #include "gpucc/runtime.h"
 #include "input_file.h"
+#include "read_window.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -21,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -149,15 +151,16 @@ static int open_image_file(const char *image_path, struct stat *st)
 	return fd;
 }
 
-/* Open the image and check all of it (manifest and every payload's
- * digest): a package carries what is embedded to every user, who would
- * meet a bad payload only when loading it.  Every defect of the file is
- * GPUCC_ECORRUPT (the reader calls a snapshot given as an image a bad
- * argument; here it is a bad input). */
-static int check_image(const char *image_path, const void *data, size_t size)
+/* Check all of the image open at fd (manifest and every payload's digest,
+ * read through the file reader's bounded buffers): a package carries what
+ * is embedded to every user, who would meet a bad payload only when
+ * loading it.  Every defect of the file is GPUCC_ECORRUPT (the reader
+ * calls a snapshot given as an image a bad argument; here it is a bad
+ * input). */
+static int check_image(const char *image_path, int fd)
 {
 	gpucc_image *img = NULL;
-	int rc = gpucc_image_open_memory(&img, data, size, image_path);
+	int rc = gpucc_image_open_fd(&img, fd, image_path);
 	if (rc == 0)
 		rc = gpucc_image_verify(img);
 	gpucc_image_free(img);
@@ -197,12 +200,37 @@ static int write_part(gpucc_atomic_file *f, const void *data, size_t size)
 	return 0;
 }
 
+/* Copy the first size bytes of the image at fd (named image_path) to the
+ * atomic file f, a chunk at a time. */
+static int copy_image(gpucc_atomic_file *f, int fd, const char *image_path, size_t size)
+{
+	enum { CHUNK = 1 << 20 };
+	char *buffer = malloc(CHUNK);
+	if (!buffer)
+		return gpucc_error_oom();
+	int rc = 0;
+	for (size_t done = 0; rc == 0 && done < size;) {
+		size_t want = size - done < CHUNK ? size - done : CHUNK;
+		ssize_t got = gpucc_pread_full(fd, buffer, want, done);
+		if (got < 0)
+			rc = gpucc_error_set_errno("cannot read '%s'", image_path);
+		else if ((size_t)got < want)
+			rc = gpucc_error_set(GPUCC_ERROR, "'%s' was cut short while it was embedded",
+			                     image_path);
+		else
+			rc = write_part(f, buffer, want);
+		done += want;
+	}
+	free(buffer);
+	return rc;
+}
+
 /* Write the object (and the header, when header_path is set) in full under
  * temporary names, then publish them: the object, then the header.  A
  * failure before the renames publishes neither. */
 static int write_outputs(const char *obj_path, const char *header_path, const char *symbol,
                          const void *frame, size_t frame_size, size_t image_offset,
-                         const void *image, size_t image_size)
+                         const char *image_path, int image_fd, size_t image_size)
 {
 	char text[2048];
 	int n = header_path ? header_text(text, sizeof text, symbol) : 0;
@@ -215,7 +243,7 @@ static int write_outputs(const char *obj_path, const char *header_path, const ch
 	if (rc == 0)
 		rc = write_part(&obj, frame, image_offset);
 	if (rc == 0)
-		rc = write_part(&obj, image, image_size);
+		rc = copy_image(&obj, image_fd, image_path, image_size);
 	if (rc == 0)
 		rc = write_part(&obj, (const char *)frame + image_offset, frame_size - image_offset);
 	if (rc == 0 && header_path)
@@ -278,22 +306,12 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 			rc = gpucc_error_set(code == GPUCC_EINVALID ? GPUCC_EINVALID : GPUCC_ERROR,
 			                     "cannot embed '%s': %s", image_path, error);
 	}
-	void *data = MAP_FAILED;
-	if (rc == 0 && (data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
-		rc = gpucc_error_set_errno("cannot map '%s'", image_path);
-	close(fd);
 	if (rc == 0)
-		rc = check_image(image_path, data, size);
-	/* Give back the pages the check read: writing the image faults them in
-	 * again from the page cache, so a large image is resident once at any
-	 * moment, not twice. */
-	if (rc == 0)
-		madvise(data, size, MADV_DONTNEED);
+		rc = check_image(image_path, fd);
 	if (rc == 0)
 		rc = write_outputs(obj_path, header_path, opts->symbol, frame, frame_size, image_offset,
-		                   data, size);
-	if (data != MAP_FAILED)
-		munmap(data, size);
+		                   image_path, fd, size);
+	close(fd);
 	free(frame);
 	return rc;
 }

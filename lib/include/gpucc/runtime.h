@@ -191,7 +191,8 @@ typedef struct gpucc_embed_options {
  * image is checked first as gpucc_image_verify does, payload digests
  * included: GPUCC_ECORRUPT, naming the file and the defect, for any file
  * that is not a valid image (a directory, a FIFO, an empty file, a
- * snapshot).  It is read through a mapping, never copied whole.  The object
+ * snapshot).  It is read through bounded buffers, checked and then copied
+ * into the object, never held whole: memory does not grow with it.  The object
  * is ELF: GPUCC_EINVALID for a bad argument: a symbol that is not a C
  * identifier the header can declare in C and C++ (a keyword, a reserved
  * name), an alignment that is not a power of two up to 4096, a triple that
