@@ -197,7 +197,8 @@ cleanup:
 const cmd_spec cmd_snapshot_spec = {
 	"snapshot", "SOURCE -o SNAP | --keys FILE -o SNAP | --show SNAP [--json]",
 	"record the keys and content digests a cache or an image holds",
-	"SOURCE is a cache directory, an image or a snapshot.  A snapshot is the\n"
+	"SOURCE is a cache directory, an image or a snapshot; an empty directory is\n"
+	"an empty cache, any other directory without v1/ is refused.  A snapshot is the\n"
 	"sorted list of (key, content digest) with a checksum (formats/snapshot.md):\n"
 	"64 bytes a key, so a million keys take 64 MB.  --show prints one\n"
 	"'KEY CONTENT' line per key, the text form that --keys reads; with --json,\n"

@@ -158,8 +158,10 @@ expect_exit 2 "$GPUCC" snapshot --keys missing.txt -o out.snap
 no_output
 expect_exit 2 "$GPUCC" cache import --cache c missing.gpucc
 assert_one_line err
-# a directory that is not a cache
+# a directory that is not a cache (an empty one is an empty cache:
+# algebra_identities)
 mkdir notacache
+: > notacache/notes.txt
 expect_exit 3 "$GPUCC" snapshot notacache -o out.snap
 assert_grep "not a gpucc cache" err
 no_output

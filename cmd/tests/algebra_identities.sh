@@ -29,6 +29,19 @@ expect_exit 0 "$GPUCC" merge emptycache -o empty3.gpucc
 assert_same empty.gpucc empty3.gpucc
 expect_exit 0 "$GPUCC" delta emptycache --since A.snap -o empty4.gpucc
 assert_same empty.gpucc empty4.gpucc
+# So is an empty directory (a CI job's cache after mkdir -p), as compile,
+# merge --into and cache import take it; reading it creates nothing in it.
+mkdir emptydir
+expect_exit 0 "$GPUCC" snapshot emptydir -o emptydir.snap
+assert_same emptycache.snap emptydir.snap
+expect_exit 0 "$GPUCC" merge emptydir -o empty5.gpucc
+assert_same empty.gpucc empty5.gpucc
+expect_exit 0 "$GPUCC" delta emptydir --since A.snap -o empty6.gpucc
+assert_same empty.gpucc empty6.gpucc
+expect_exit 0 "$GPUCC" delta A.gpucc --since emptydir -o A-since-emptydir.gpucc
+expect_exit 0 "$GPUCC" merge A.gpucc -o A-merged.gpucc
+assert_same A-merged.gpucc A-since-emptydir.gpucc
+[ -z "$(ls -A emptydir)" ] || fail "reading an empty directory as a cache wrote into it"
 
 # merge(B, delta(A, snapshot(B))) == A u B == merge(A, B)
 expect_exit 0 "$GPUCC" snapshot B.gpucc -o B.snap
