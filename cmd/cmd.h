@@ -106,9 +106,10 @@ int cmd_output_creatable(const cmd_args *args, const char *path);
 /* Names from the command line (an image's path, a key) as text output
  * and messages spell them: control characters as \\n, \\t or \\xHH, other
  * bytes as they are, so that a name holding a newline keeps its message
- * or row on one line (compile's module names are spelt so too).  cmd_shown writes into
- * out (size bytes, 256 is plenty for a message), cut with "..." when it
- * does not fit, and returns out; cmd_put_shown writes all of text to f. */
+ * or row on one line.  libgpucc's messages spell them so too, by the same
+ * code (lib/escape.h, compiled into both).  cmd_shown writes into out
+ * (size bytes, 256 is plenty for a message), cut with "..." when it does
+ * not fit, and returns out; cmd_put_shown writes all of text to f. */
 const char *cmd_shown(char *out, size_t size, const char *text);
 void cmd_put_shown(FILE *f, const char *text);
 
@@ -129,7 +130,9 @@ int cmd_open_failed(const cmd_args *args, const char *path, int err);
 /* Print "gpucc CMD: <last libgpucc error>" on stderr and return the exit code
  * for that error (see the table above). */
 int cmd_fail(const cmd_args *args);
-/* Print "gpucc CMD: <formatted message>" on stderr and return code. */
+/* Print "gpucc CMD: <formatted message>" on stderr, on one line: its
+ * control characters spelt as cmd_shown spells them, as libgpucc's
+ * messages are (what a caller spelt already reads the same); return code. */
 int cmd_error(const cmd_args *args, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Map a libgpucc return code to an exit code. */

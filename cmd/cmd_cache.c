@@ -71,8 +71,11 @@ static void print_conflict(void *ctx, const gpucc_digest *key, const char *first
 		return; /* the error says it */
 	char hex[GPUCC_DIGEST_HEX_SIZE];
 	gpucc_digest_to_hex(hex, key);
+	char a[256], b[256]; /* the sources' names, spelt as the error spells them */
+	cmd_shown(a, sizeof a, first);
+	cmd_shown(b, sizeof b, second);
 	fprintf(stderr, "gpucc %s: warning: conflict: key %s differs in '%s' and '%s'; keeping '%s'\n",
-	        args->spec->name, hex, first, second, strcmp(policy, "first") == 0 ? first : second);
+	        args->spec->name, hex, a, b, strcmp(policy, "first") == 0 ? a : b);
 }
 
 static int zstd_option(const cmd_args *args, gpucc_write_options *opts)
@@ -150,13 +153,21 @@ static const cmd_option verify_options[] = {
 	{0},
 };
 
+/* One line for a defect of the entry at path.  libgpucc's message spells
+ * the control characters of the path it names (the cache's name may hold
+ * some), so it is looked for, and added when absent, spelt so too. */
 static void print_defect(void *ctx, const char *path, const char *message)
 {
 	const cmd_args *args = ctx;
-	if (strstr(message, path)) /* most messages name the file already */
+	size_t size = 4 * strlen(path) + 1; /* each byte in at most 4 ("\\xHH"), not cut */
+	char *shown = malloc(size);
+	if (shown)
+		cmd_shown(shown, size, path);
+	if (shown && strstr(message, shown)) /* most messages name the file already */
 		fprintf(stderr, "gpucc %s: %s\n", args->spec->name, message);
 	else
-		fprintf(stderr, "gpucc %s: '%s': %s\n", args->spec->name, path, message);
+		fprintf(stderr, "gpucc %s: '%s': %s\n", args->spec->name, shown ? shown : "?", message);
+	free(shown);
 }
 
 static int run_verify(const cmd_args *args)

@@ -10,6 +10,9 @@
  * --name= is refused rather than taken for that.
  */
 #include "cmd.h"
+/* The speller libgpucc's messages use too, compiled into the command
+ * (cmd/meson.build): libgpucc exports only its public header. */
+#include "../lib/escape.h"
 
 #include <gpucc.h>
 
@@ -354,47 +357,17 @@ int cmd_output_value(const char **out, const cmd_args *args, const char *long_na
 	}
 }
 
-/* How text output spells byte c, into spelt; returns its length: a
- * control character as \\n, \\t or \\xHH, any other byte as it is. */
-static size_t spell_byte(char spelt[5], unsigned char c)
-{
-	static const char digits[] = "0123456789abcdef";
-	if (c >= 0x20 && c != 0x7f) {
-		spelt[0] = (char)c;
-		return 1;
-	}
-	spelt[0] = '\\';
-	if (c == '\n' || c == '\t') {
-		spelt[1] = c == '\n' ? 'n' : 't';
-		return 2;
-	}
-	spelt[1] = 'x';
-	spelt[2] = digits[c >> 4];
-	spelt[3] = digits[c & 0xf];
-	return 4;
-}
-
 const char *cmd_shown(char *out, size_t size, const char *text)
 {
-	size_t used = 0;
-	const unsigned char *p = (const unsigned char *)(text ? text : "");
-	for (; *p; p++) {
-		char spelt[5];
-		size_t len = spell_byte(spelt, *p);
-		if (used + len + (p[1] ? 3 : 0) + 1 > size)
-			break;
-		memcpy(out + used, spelt, len);
-		used += len;
-	}
-	snprintf(out + used, size - used, "%s", *p ? "..." : "");
+	gpucc_escape_controls(out, size, text);
 	return out;
 }
 
 void cmd_put_shown(FILE *f, const char *text)
 {
 	for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
-		char spelt[5];
-		fwrite(spelt, 1, spell_byte(spelt, *p), f);
+		char spelt[GPUCC_ESCAPED_BYTE_MAX];
+		fwrite(spelt, 1, gpucc_escape_byte(spelt, *p), f);
 	}
 }
 
@@ -529,12 +502,16 @@ int cmd_fail(const cmd_args *args)
 
 int cmd_error(const cmd_args *args, int code, const char *fmt, ...)
 {
+	char *message = NULL;
 	va_list ap;
-	fprintf(stderr, "gpucc %s: ", args->spec->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int len = vasprintf(&message, fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "gpucc %s: ", args->spec->name);
+	cmd_put_shown(stderr, len < 0 ? "out of memory" : message);
 	fputc('\n', stderr);
+	if (len >= 0)
+		free(message);
 	return code;
 }
 

@@ -15,6 +15,7 @@
 
 #include "atomic_file.h"
 #include "errors.h"
+#include "escape.h"
 #include "image_internal.h"
 
 #include <dirent.h>
@@ -90,13 +91,16 @@ static char *path_join(const char *a, const char *b)
 	return p;
 }
 
-/* Report a warning through the handler.  With keep, one met while no
- * handler is set (while opening) is kept for gpucc_cache_set_warning_handler
- * to deliver. */
+/* Report a warning through the handler, one line with its control
+ * characters spelt as error messages spell them (lib/escape.h): the paths
+ * it quotes hold the cache's name.  With keep, one met while no handler is
+ * set (while opening) is kept for gpucc_cache_set_warning_handler to
+ * deliver. */
 static void warn_v(gpucc_cache *c, bool keep, const char *fmt, va_list ap)
 {
-	char message[1024];
-	vsnprintf(message, sizeof message, fmt, ap);
+	char raw[1024], message[1024];
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	gpucc_escape_controls(message, sizeof message, raw);
 	if (c->warn)
 		c->warn(c->warn_ctx, message);
 	else if (keep && c->open_warning_count < OPEN_WARNINGS_MAX &&

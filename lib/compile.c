@@ -19,6 +19,7 @@
 #include "cache_internal.h"
 #include "compile_internal.h"
 #include "errors.h"
+#include "escape.h"
 #include "input_file.h"
 #include "key.h"
 
@@ -359,13 +360,18 @@ static int build_options(gpucc_compile *c)
 
 static int job_fail(job *j, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Record why job j failed (or, for the caller, is skipped): r.error is
+ * the message on one line, its control characters spelt as in libgpucc's
+ * error messages (lib/escape.h), whatever it quotes (a module's triple,
+ * the backend's words). */
 static int job_fail(job *j, int code, const char *fmt, ...)
 {
-	char message[1024];
+	char raw[1024], message[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(message, sizeof message, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	gpucc_escape_controls(message, sizeof message, raw);
 	free(j->error);
 	j->error = strdup(message);
 	j->r.error = j->error ? j->error : "out of memory";

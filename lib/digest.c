@@ -22,37 +22,6 @@ void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size)
 	gpucc_sha256_buffer(data, size, out->bytes);
 }
 
-size_t gpucc_escape_controls(char *out, size_t size, const char *text)
-{
-	size_t used = 0;
-	const unsigned char *p = (const unsigned char *)(text ? text : "");
-	for (; *p; p++) {
-		char spelt[5];
-		if (*p == '\n')
-			snprintf(spelt, sizeof spelt, "\\n");
-		else if (*p == '\t')
-			snprintf(spelt, sizeof spelt, "\\t");
-		else if (*p < 0x20 || *p == 0x7f)
-			snprintf(spelt, sizeof spelt, "\\x%02x", *p);
-		else
-			snprintf(spelt, sizeof spelt, "%c", *p);
-		size_t len = strlen(spelt);
-		/* Room for this byte, and for "..." after it unless it is the
-		 * last one. */
-		if (used + len + (p[1] ? 3 : 0) + 1 > size)
-			break;
-		memcpy(out + used, spelt, len);
-		used += len;
-	}
-	if (*p && used + 4 <= size) {
-		memcpy(out + used, "...", 3);
-		used += 3;
-	}
-	if (size)
-		out[used] = '\0';
-	return used;
-}
-
 int gpucc_error_set_open(const char *noun, const char *path)
 {
 	int err = errno;

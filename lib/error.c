@@ -1,7 +1,9 @@
 /*
- * lib/error.c -- the thread-local last error, and the version queries.
+ * lib/error.c -- the thread-local last error (one line, its control
+ * characters spelt as lib/escape.h says), and the version queries.
  */
 #include "errors.h"
+#include "escape.h"
 #include "libarchive_loader.h"
 
 #include <errno.h>
@@ -35,11 +37,12 @@ static void set_message(const char *fmt, va_list ap)
 {
 	char buffer[MESSAGE_SIZE];
 	vsnprintf(buffer, sizeof buffer, fmt, ap);
-	/* One line: the CLI prints messages as they are. */
-	for (char *p = buffer; *p; p++)
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	memcpy(last_message, buffer, sizeof buffer);
+	/* One line, and no escape sequence for a terminal: the command prints
+	 * messages as they are.  Control characters are spelt as the command
+	 * spells names, whoever quoted them; what a caller spelt already
+	 * (gpucc_escape_controls) reads the same, and so does a message
+	 * set again with a prefix (gpucc_error_prefix). */
+	gpucc_escape_controls(last_message, sizeof last_message, buffer);
 }
 
 int gpucc_error_set(int code, const char *fmt, ...)

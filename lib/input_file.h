@@ -7,14 +7,10 @@
 #ifndef GPUCC_LIB_INPUT_FILE_H
 #define GPUCC_LIB_INPUT_FILE_H
 
+#include "escape.h" /* gpucc_escape_controls, which quotes those names */
+
 #include <stddef.h>
 #include <sys/stat.h>
-
-/* text into out (size bytes, NUL included) with its control characters
- * spelt \n, \t or \xHH, so that a name holding a newline stays on its
- * message's line (the spelling of gpucc compile's text output); cut with
- * "..." when it does not fit.  Returns the length written. */
-size_t gpucc_escape_controls(char *out, size_t size, const char *text);
 
 /* Room for a path as open messages quote it: absurd ones are cut. */
 #define GPUCC_SHOWN_PATH_SIZE 256
@@ -34,7 +30,8 @@ int gpucc_open_input_file(int *out_fd, struct stat *out_st, const char *path, co
  * A name too long to open (ENAMETOOLONG) is a defect of the name given,
  * GPUCC_EINVALID, its path quoted through gpucc_escape_controls (cut) with
  * its length, as gpucc_open_input_file words it; others are
- * gpucc_error_set_errno's, the path as given.  Used by every open of an
+ * gpucc_error_set_errno's, the path whole (its control characters spelt,
+ * as in every message: lib/error.c).  Used by every open of an
  * image, snapshot or source by name (list, cat, merge, cache import...). */
 int gpucc_error_set_open(const char *noun, const char *path);
 

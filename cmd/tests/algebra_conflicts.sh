@@ -78,4 +78,24 @@ expect_exit 0 "$GPUCC" cache import --on-conflict=last B.gpucc
 expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o c.snap
 expect_exit 0 "$GPUCC" snapshot last.gpucc -o last.snap
 assert_same c.snap last.snap
+
+# A control character in an input's name is spelt \n, \t or \xHH in the
+# warning a policy gives, as in the error without one (libgpucc's): the
+# warning printed it raw, over two lines or as an escape sequence.
+for spelt in 'odd\nA' 'odd\x1bA' 'odd\tA'; do
+	odd=$(printf "$spelt").gpucc
+	cp A.gpucc "$odd"
+	expect_exit 4 "$GPUCC" merge "$odd" B.gpucc -o x.gpucc
+	assert_one_line err
+	grep -q -F "has different contents in '$spelt.gpucc' and 'B.gpucc'" err ||
+		fail "the conflict error did not spell '$spelt': $(cat -A err)"
+	expect_exit 0 "$GPUCC" merge "$odd" B.gpucc --on-conflict=first -o x.gpucc
+	[ "$(grep -c '^gpucc merge: warning: conflict: ' err)" -eq 2 ] ||
+		fail "two conflicts should be reported: $(cat -A err)"
+	grep -v -q '^gpucc merge: ' err && fail "a name broke a message's line: $(cat -A err)"
+	grep -q -F "differs in '$spelt.gpucc' and 'B.gpucc'; keeping '$spelt.gpucc'" err ||
+		fail "the conflict warning did not spell '$spelt': $(cat -A err)"
+	tr -d '\n' < err | LC_ALL=C grep -q '[[:cntrl:]]' && fail "a control character was printed: $(cat -A err)"
+	rm "$odd" x.gpucc
+done
 echo ok

@@ -351,4 +351,40 @@ assert_grep '^cache directory   odd\\ncache$' out
 expect_exit 0 "$GPUCC" cache stats --json --cache "$odd"
 python3 -c 'import json,sys; s=json.load(open("out")); assert s["directory"].endswith(sys.argv[1]), s' "$odd" ||
 	fail "stats --json changed the cache's name"
+# libgpucc's warnings and errors spell it so too, whatever the control
+# character (a warning ran over two lines, an error made the newline a
+# space, and both let an escape sequence reach the terminal raw).
+for spelt in 'odd\ncache' 'odd\x1bcache' 'odd\tcache'; do
+	odd=$(printf "$spelt")
+	expect_exit 0 "$GPUCC" cache clear --cache "$odd"
+	echo 'max-size = 0' > "$odd/config"
+	expect_exit 0 "$GPUCC" cache stats --cache "$odd"
+	assert_one_line err
+	grep -q -F "gpucc cache stats: warning: '$spelt/config', line 1: max-size 0 ignored" err ||
+		fail "the warning did not spell '$spelt': $(cat -A err)"
+	rm -r "$odd"
+	printf 'not a cache\n' > "$odd"
+	expect_exit 3 "$GPUCC" cache import --cache "$odd" A.gpucc
+	assert_one_line err
+	grep -q -F "gpucc cache import: cache '$spelt' is not a directory" err ||
+		fail "the error did not spell '$spelt': $(cat -A err)"
+	tr -d '\n' < err | LC_ALL=C grep -q '[[:cntrl:]]' && fail "a control character was printed: $(cat -A err)"
+	rm "$odd"
+	# The command's own messages, and its lines about libgpucc's reports.
+	expect_exit 2 "$GPUCC" cache stats --cache "$odd"
+	assert_one_line err
+	grep -q -F "gpucc cache stats: cache '$spelt' does not exist" err ||
+		fail "the error did not spell '$spelt': $(cat -A err)"
+	expect_exit 0 "$GPUCC" cache import -q --cache "$odd" A.gpucc
+	set -- "$odd"/v1/*/*.gpucc
+	printf 'X' | dd of="$1" bs=1 seek=200 conv=notrunc 2>/dev/null
+	expect_exit 3 "$GPUCC" cache verify --cache "$odd"
+	[ "$(wc -l < err)" = 2 ] || fail "one corrupt entry should be two lines: $(cat -A err)"
+	[ "$(grep -o -F "'$spelt/v1/" err | wc -l)" = 1 ] ||
+		fail "verify did not name the corrupt entry once, spelt: $(cat -A err)"
+	grep -q -F "gpucc cache verify: cache '$spelt': 1 corrupt entry" err ||
+		fail "verify did not spell '$spelt': $(cat -A err)"
+	tr -d '\n' < err | LC_ALL=C grep -q '[[:cntrl:]]' && fail "a control character was printed: $(cat -A err)"
+	rm -r "$odd"
+done
 echo ok

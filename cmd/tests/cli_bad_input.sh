@@ -161,6 +161,41 @@ assert_grep "^gpucc cache import: cannot import 'good.snap': it is a snapshot, w
 [ ! -s out ] || fail "cache import of a snapshot printed"
 assert_no_file imp
 
+# A control character in a missing input's name reads the same in every
+# message, whichever layer words it: spelt \n, \t or \xHH, as the command
+# spells names it words itself (embed's message below is the command's).
+# libgpucc's messages made a newline a space and let an escape sequence
+# reach the terminal raw.
+for spelt in 'miss\nme' 'miss\tme' 'miss\x1bme' 'miss\x7fme'; do
+	name=$(printf "$spelt").gpucc
+	for cmd in "list NAME" "list --json NAME" "verify NAME" "stats NAME" \
+		"show NAME $nv_key" "cat NAME $nv_key --part ptx" "extract NAME -C x/odd" \
+		"merge -o m.gpucc good.gpucc NAME" "delta NAME --since good.snap -o d.gpucc" \
+		"delta good.gpucc --since NAME -o d.gpucc" "snapshot NAME -o s.snap" \
+		"cache import --cache imp NAME" "embed NAME --symbol x -o x.o"; do
+		args=()
+		for word in $cmd; do
+			[ "$word" = NAME ] && word=$name
+			args+=("$word")
+		done
+		sub=${cmd%% *}
+		[ "$sub" = cache ] && sub="cache import"
+		expect_exit 2 "$GPUCC" "${args[@]}"
+		assert_one_line err
+		grep -q -F "gpucc $sub: cannot open '$spelt.gpucc': No such file or directory" err ||
+			fail "'$cmd' did not spell '$spelt' as the command does: $(cat -A err)"
+		tr -d '\n' < err | LC_ALL=C grep -q '[[:cntrl:]]' &&
+			fail "'$cmd' printed a control character: $(cat -A err)"
+		[ ! -s out ] || fail "'$cmd' printed on stdout"
+	done
+done
+assert_no_file m.gpucc
+assert_no_file d.gpucc
+assert_no_file s.snap
+assert_no_file x/odd
+assert_no_file x.o
+assert_no_file imp
+
 # Nothing escaped, nothing was left beside the inputs.
 $escape_existed || assert_no_file $escape
 assert_no_file escaped.ptx

@@ -112,6 +112,26 @@ expect_exit 5 "$GPUCC" compile --no-cache --no-cubin "$name" -t sm_90 --json
 jobs out > /dev/null || fail "--json with an odd module name is not JSON"
 expect_exit 2 "$GPUCC" compile --no-cache --no-cubin "$(printf 'gone\nmodule.ll')" -t sm_90
 assert_one_line err
+# A name libgpucc spells itself is not spelt twice (a backslash is no
+# control character), and one it quotes as given is spelt the same: the
+# cache's name in its warning made a newline a space and printed ESC raw.
+for spelt in 'gone\nmodule' 'gone\x1bmodule' 'gone\tmodule'; do
+	expect_exit 2 "$GPUCC" compile --no-cache --no-cubin "$(printf "$spelt").ll" -t sm_90
+	assert_one_line err
+	grep -q -F "gpucc compile: cannot open module '$spelt.ll': No such file or directory" err ||
+		fail "compile did not spell '$spelt' once: $(cat -A err)"
+	printf 'not a cache\n' > "$(printf "$spelt")"
+	expect_exit 0 "$GPUCC" compile --cache "$(printf "$spelt")" --no-cubin va.ll -t sm_90
+	grep -q -F "gpucc compile: warning: compiling without a cache: cache '$spelt' is not a directory" err ||
+		fail "compile did not spell the cache '$spelt': $(cat -A err)"
+	tr -d '\n' < err | LC_ALL=C grep -q '[[:cntrl:]]' && fail "a control character was printed: $(cat -A err)"
+	rm "$(printf "$spelt")"
+done
+# What a module holds is spelt so too: its triple, in a job's error.
+sed 's/^target triple = .*/target triple = "amdgcn\x1b-amd-amdhsa"/' va.ll > triple.ll
+expect_exit 5 "$GPUCC" compile --no-cache --no-cubin triple.ll -t sm_90
+assert_one_line err
+assert_grep "^gpucc compile: error: triple.ll: sm_90:ptx78: module triple 'amdgcn\\\\x1b-amd-amdhsa' does not fit target sm_90:ptx78" err
 
 # ---- numbers ---------------------------------------------------------------------------------
 for bad in "-j 0" "-j -1" "-j 99999" "-j abc" "-O4" "-O x" "--code-object 3"; do

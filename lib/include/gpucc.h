@@ -13,7 +13,8 @@
  *    lives as long as the parent;
  *  - functions return int: 0 on success, GPUCC_ERROR (-1) for a generic failure
  *    or one of the stable negative codes in gpucc/common.h for expected
- *    failures; gpucc_error_last() then describes the failure in one line;
+ *    failures; gpucc_error_last() then describes the failure in one line
+ *    (control characters spelt \n, \t or \xHH);
  *  - the library never prints and never exits.
  */
 #ifndef GPUCC_H

@@ -1,12 +1,17 @@
 /*
  * lib/tests/test_digest.c -- SHA-256 against known vectors, hex round trips,
- * payload kind names, and the error contract.
+ * payload kind names, and the error contract (one line, control characters
+ * spelt as lib/escape.h says).
  */
 #include "check.h"
 
 #include <gpucc.h>
 
+#include "errors.h"
+#include "escape.h"
+
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,6 +97,45 @@ static void test_parts(void)
 	CHECK_STR(gpucc_error_name(GPUCC_ECONFLICT), "GPUCC_ECONFLICT");
 }
 
+/* Whoever quotes a name, the message spells its control characters once
+ * (\n, \t, \xHH), and a message spelt already, or set again with a
+ * prefix, reads the same; one too long is cut with "...". */
+static void test_error_spelling(void)
+{
+	CHECK_INT(gpucc_error_set(GPUCC_ENOTFOUND, "cannot open '%s'", "a\nb\tc\x1b\x7f\r\xc3\xa9"),
+	          GPUCC_ENOTFOUND);
+	CHECK_STR(gpucc_error_last()->message, "cannot open 'a\\nb\\tc\\x1b\\x7f\\x0d\xc3\xa9'");
+	char spelt[64];
+	CHECK_INT(gpucc_escape_controls(spelt, sizeof spelt, "x\x1by"), 6);
+	gpucc_error_set(GPUCC_ERROR, "'%s'", spelt);
+	CHECK_STR(gpucc_error_last()->message, "'x\\x1by'");
+	gpucc_error_prefix("in\n'%s'", "z");
+	CHECK_STR(gpucc_error_last()->message, "in\\n'z': 'x\\x1by'");
+	CHECK_INT(gpucc_error_last()->code, GPUCC_ERROR);
+	char many[1000];
+	memset(many, '\n', sizeof many - 1);
+	many[sizeof many - 1] = '\0';
+	gpucc_error_set(GPUCC_ERROR, "%s", many);
+	const char *m = gpucc_error_last()->message;
+	CHECK(strlen(m) < 1024 && strlen(m) > 1000);
+	CHECK_STR(m + strlen(m) - 5, "\\n...");
+	CHECK(strchr(m, '\n') == NULL);
+	/* The cut: after a whole byte's spelling, "..." when it fits. */
+	CHECK_INT(gpucc_escape_controls(spelt, 8, "\x1b\x1b"), 7);
+	CHECK_STR(spelt, "\\x1b...");
+	CHECK_INT(gpucc_escape_controls(spelt, 8, "abcdefghij"), 7);
+	CHECK_STR(spelt, "abcd...");
+	CHECK_INT(gpucc_escape_controls(spelt, 8, "\n\n\n"), 6);
+	CHECK_STR(spelt, "\\n\\n\\n");
+	CHECK_INT(gpucc_escape_controls(spelt, 8, NULL), 0);
+	CHECK_STR(spelt, "");
+	CHECK_INT(gpucc_escape_byte(spelt, 'a'), 1);
+	CHECK_INT(gpucc_escape_byte(spelt, '\\'), 1);
+	CHECK_INT(gpucc_escape_byte(spelt, 0x7f), 4);
+	CHECK(memcmp(spelt, "\\x7f", 4) == 0);
+	gpucc_error_clear();
+}
+
 int main(void)
 {
 	RUN(test_sha256_vectors);
@@ -99,5 +143,6 @@ int main(void)
 	RUN(test_digest_file);
 	RUN(test_digest_fifo);
 	RUN(test_parts);
+	RUN(test_error_spelling);
 	return CHECK_DONE();
 }

@@ -45,7 +45,8 @@ typedef void (*gpucc_conflict_fn)(void *ctx, const gpucc_digest *key, const char
                                   const char *second);
 
 /* Receives one line (no newline) about a problem the cache worked around:
- * a corrupt entry counted as a miss, counters that could not be saved. */
+ * a corrupt entry counted as a miss, counters that could not be saved.
+ * Control characters in it are spelt as in gpucc_error's message. */
 typedef void (*gpucc_cache_warning_fn)(void *ctx, const char *message);
 
 /* The default cache directory, in a new string (gpucc_free): $GPUCC_CACHE_DIR,
@@ -151,7 +152,9 @@ typedef struct gpucc_cache_verify_result {
 	uint64_t temporaries;    /* files being written, or left by killed processes */
 } gpucc_cache_verify_result;
 
-/* Receives each defect gpucc_cache_verify finds: the entry file and why. */
+/* Receives each defect gpucc_cache_verify finds: the entry file (its path
+ * as it is) and why (gpucc_error's message, its control characters spelt,
+ * the path among them). */
 typedef void (*gpucc_cache_defect_fn)(void *ctx, const char *path, const char *message);
 
 /* Check every entry completely, as a lookup does (format, manifest, every

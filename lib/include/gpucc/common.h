@@ -47,7 +47,9 @@ enum {
 
 typedef struct gpucc_error {
 	int code;            /* one of the codes above */
-	const char *message; /* one line, no trailing newline */
+	const char *message; /* one line, no trailing newline: control characters,
+	                        whatever they came from (a path, an image), are
+	                        spelt \n, \t or \xHH; other bytes are as given */
 } gpucc_error;
 
 /* The last error set on this thread by a failing libgpucc call.  Never NULL:

@@ -73,7 +73,8 @@ typedef struct gpucc_compile_result {
 	bool key_known;              /* the key was computed (false: failed before) */
 	gpucc_digest key;
 	int error_code;              /* FAILED: a GPUCC_E* code */
-	const char *error;           /* FAILED, SKIPPED: one line naming module and target */
+	const char *error;           /* FAILED, SKIPPED: one line naming module and target,
+	                                control characters spelt as in gpucc_error's message */
 	const char *diagnostics;     /* LLVM and tool messages, lines "MODULE: TARGET: ...";
 	                                NULL when there were none.  In both, MODULE has its
 	                                control characters escaped (\n, \t, \xHH) */
