@@ -592,7 +592,7 @@ static char *zstd_of(const char *bytes, size_t size, size_t *out_size)
  * members, then what follows them) and gives the verdicts libarchive's
  * walk, followed by a second pass over the tail, gave: on the sound image,
  * zero padding, a byte or a second image after the end, junk in the
- * marker's second block, a flipped byte and a cut. */
+ * marker's second block, a control byte in the manifest and a cut. */
 static void test_compressed_readers_agree(void)
 {
 	size_t size;
@@ -611,8 +611,11 @@ static void test_compressed_readers_agree(void)
 	variants[4] = appended(good, size, "", 0);
 	variants[4][size - 512 + 3] = 'x';
 	sizes[4] = size;
+	/* A control byte inside the manifest: invalid JSON wherever it lands.
+	 * (Flipping a bit there depended on the entries' bytes: it turned a
+	 * digest's hex 'f' into 'F', which reads as the same digest.) */
 	variants[5] = appended(good, size, "", 0);
-	variants[5][2048 + 3] ^= 0x20;
+	variants[5][2048 + 3] = 0x01;
 	sizes[5] = size;
 	variants[6] = appended(good, size, "", 0);
 	sizes[6] = size - 1024;
