@@ -68,7 +68,8 @@ typedef struct gpucc_backend_kernel {
  * diagnostics are meaningful.  All memory is released by result_release. */
 typedef struct gpucc_backend_result {
 	int code;            /* 0, GPUCC_ECOMPILE, GPUCC_EUNAVAILABLE or GPUCC_ERROR */
-	char *message;       /* one line naming module and target; NULL on success */
+	char *message;       /* naming module and target, LLVM's words as they are
+	                        (the caller spells control characters); NULL on success */
 	char *diagnostics;   /* LLVM and tool messages, lines "MODULE: TARGET: ...";
 	                        NULL when there were none */
 	void *payloads[GPUCC_PART_COUNT]; /* by gpucc_part; NULL when not produced */

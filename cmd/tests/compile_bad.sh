@@ -1,7 +1,7 @@
 # cmd/tests/compile_bad.sh -- bad input to `gpucc compile`: each bad module
 # (syntax error, wrong triple, no kernels, unresolvable external call (the
 # CUDA driver's printf, malloc, free, assert for an AMD target too), empty
-# file, not IR) gives a clear error naming module and target and exit 5, and
+# file, not IR, IR the verifier refuses) gives a clear error naming module and target and exit 5, and
 # leaves the cache and an existing image untouched; an unknown target is
 # refused (exit 3) before anything compiles; a missing module is exit 2.
 # Functions marked for another processor ("target-cpu", NVPTX +sm_/+ptx
@@ -39,6 +39,11 @@ check_bad no_kernels.ll "no kernels"
 check_bad unresolved_call.ll "unresolvable external call to 'not_defined_anywhere'"
 check_bad empty.ll "empty file"
 check_bad not_ir.ll "not valid LLVM IR"
+# The verifier's first line is the error, the whole of it diagnostics (as
+# for parse errors), a line each: no escaped newlines in the error.
+check_bad invalid_module.ll "invalid module: Instruction does not dominate all uses!$"
+assert_grep "^gpucc compile: error: .*invalid_module.ll: gfx90a: invalid module: " err
+assert_grep "^[^ ]*invalid_module.ll: gfx90a:   %b = add i32 %a, 1$" err
 # Full debug info for PTX older than 7.5: refused with what to do, with or
 # without ptxas; PTX 7.5, line tables only, or no -g compile.
 dbg=$K/nvptx/debug_info.ll

@@ -82,6 +82,35 @@ assert_grep "^__ocml_sin_f32$" amd_sin.funcs
 assert_no_grep "^__ocml_cos\|^__ockl_" amd_sin.funcs
 [ "$(wc -l < amd_sin.funcs)" -lt 10 ] || fail "-O0 code object holds $(wc -l < amd_sin.funcs) functions"
 [ "$(cat amd_none.funcs)" = k ] || fail "-O0 code object of a module calling no library function: $(cat amd_none.funcs)"
+# The module's own local functions that no kernel reaches are compiled as
+# written, and what they call from the library with them (LLVM 19 crashed
+# on them as on the library's: exit 139, the other jobs of the run lost).
+cat > amd_own.ll <<'EOF'
+target triple = "amdgcn-amd-amdhsa"
+declare float @__ocml_cos_f32(float)
+define internal float @own_cos(float %x) {
+  %c = call float @__ocml_cos_f32(float %x)
+  ret float %c
+}
+define private void @own_ping(i32 %n) {
+  call void @own_pong(i32 %n)
+  ret void
+}
+define internal void @own_pong(i32 %n) {
+  call void @own_ping(i32 %n)
+  ret void
+}
+define amdgpu_kernel void @k(ptr addrspace(1) %p) {
+  store float 1.0, ptr addrspace(1) %p
+  ret void
+}
+EOF
+expect_exit 0 "$GPUCC" compile --no-cache -O0 amd_own.ll -t gfx90a -o amd_own.gpucc
+only_o0_entry amd_own.gpucc hsaco amd_own.hsaco
+llvm-readelf-19 -s amd_own.hsaco | awk '$4 == "FUNC" { print $8 }' | sort -u > amd_own.funcs
+for f in k own_cos own_ping own_pong __ocml_cos_f32; do
+	assert_grep "^$f\$" amd_own.funcs
+done
 
 LIBDEVICE=${CUDA_PATH:-/usr/local/cuda}/nvvm/libdevice/libdevice.10.bc
 if [ -f "$LIBDEVICE" ]; then

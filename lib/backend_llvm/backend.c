@@ -212,11 +212,9 @@ static int fail(compile *c, int code, const char *fmt, ...)
 	backend_text_appendv(&text, fmt, ap);
 	va_end(ap);
 	free(c->out->message);
+	/* One line all the same: libgpucc spells control characters (job_fail,
+	 * lib/compile.c). */
 	c->out->message = backend_text_take(&text);
-	if (c->out->message)
-		for (char *p = c->out->message; *p; p++)
-			if (*p == '\n' || *p == '\r')
-				*p = ' ';
 	c->out->code = code;
 	return code;
 }
@@ -774,12 +772,44 @@ static void reach_scan(reach *r, LLVMValueRef v)
 
 /* A definition the device libraries brought in: link_device_libs made
  * every one internal, and the module defines none of that name. */
-static bool from_library(const compile *c, LLVMValueRef v)
+static bool is_local_definition(LLVMValueRef v)
 {
 	LLVMLinkage linkage = LLVMGetLinkage(v);
 	return !LLVMIsDeclaration(v) &&
-	       (linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage) &&
-	       !is_defined_by_module(c, value_name(v));
+	       (linkage == LLVMInternalLinkage || linkage == LLVMPrivateLinkage);
+}
+
+static bool from_library(const compile *c, LLVMValueRef v)
+{
+	return is_local_definition(v) && !is_defined_by_module(c, value_name(v));
+}
+
+/* Mark everything reachable from the roots: every function and variable
+ * but the library's (from_library), and the module's own local functions
+ * too unless !own_local_functions; every alias and ifunc.  False when out
+ * of memory (r freed). */
+static bool reach_from_roots(compile *c, reach *r, bool own_local_functions)
+{
+	for (int pass = 0; pass < 4; pass++) {
+		LLVMValueRef v = pass == 0   ? LLVMGetFirstFunction(c->module)
+		                 : pass == 1 ? LLVMGetFirstGlobal(c->module)
+		                 : pass == 2 ? LLVMGetFirstGlobalAlias(c->module)
+		                             : LLVMGetFirstGlobalIFunc(c->module);
+		for (; v; v = pass == 0   ? LLVMGetNextFunction(v)
+		              : pass == 1 ? LLVMGetNextGlobal(v)
+		              : pass == 2 ? LLVMGetNextGlobalAlias(v)
+		                          : LLVMGetNextGlobalIFunc(v))
+			if (pass >= 2 || (!from_library(c, v) &&
+			                  (own_local_functions || pass != 0 || !is_local_definition(v))))
+				reach_add(r, v);
+	}
+	while (r->depth && !r->failed)
+		reach_scan(r, r->stack[--r->depth]);
+	if (r->failed) {
+		free(r->slots);
+		free(r->stack);
+	}
+	return !r->failed;
 }
 
 /* At -O1 and above the optimiser drops the library functions and
@@ -797,25 +827,8 @@ static int drop_unreached_library_code(compile *c)
 	if (c->job->opt_level != 0 || c->job->device_lib_count == 0)
 		return 0;
 	reach r = {0};
-	for (int pass = 0; pass < 4; pass++) {
-		LLVMValueRef v = pass == 0   ? LLVMGetFirstFunction(c->module)
-		                 : pass == 1 ? LLVMGetFirstGlobal(c->module)
-		                 : pass == 2 ? LLVMGetFirstGlobalAlias(c->module)
-		                             : LLVMGetFirstGlobalIFunc(c->module);
-		for (; v; v = pass == 0   ? LLVMGetNextFunction(v)
-		              : pass == 1 ? LLVMGetNextGlobal(v)
-		              : pass == 2 ? LLVMGetNextGlobalAlias(v)
-		                          : LLVMGetNextGlobalIFunc(v))
-			if (pass >= 2 || !from_library(c, v))
-				reach_add(&r, v);
-	}
-	while (r.depth && !r.failed)
-		reach_scan(&r, r.stack[--r.depth]);
-	if (r.failed) {
-		free(r.slots);
-		free(r.stack);
+	if (!reach_from_roots(c, &r, true))
 		return oom(c);
-	}
 	/* Unreached code may still refer to unreached code: cut every such use
 	 * before deleting anything. */
 	size_t dead = 0;
@@ -843,6 +856,72 @@ static int drop_unreached_library_code(compile *c)
 	free(r.slots);
 	free(r.stack);
 	return 0;
+}
+
+/* Name fns in @llvm.compiler.used (after what it names already), making
+ * it when the module has none. */
+static int add_compiler_used(compile *c, LLVMValueRef *fns, size_t n)
+{
+	LLVMValueRef old = LLVMGetNamedGlobal(c->module, "llvm.compiler.used");
+	LLVMValueRef init = old ? LLVMGetInitializer(old) : NULL;
+	size_t have = init ? (size_t)LLVMGetNumOperands(init) : 0;
+	LLVMTypeRef element = LLVMPointerTypeInContext(LLVMGetModuleContext(c->module), 0);
+	if (old)
+		element = LLVMGetElementType(LLVMGlobalGetValueType(old));
+	LLVMValueRef *all = malloc(sizeof *all * (have + n));
+	if (!all)
+		return oom(c);
+	for (size_t i = 0; i < have; i++)
+		all[i] = LLVMGetOperand(init, (unsigned)i);
+	for (size_t i = 0; i < n; i++)
+		all[have + i] = LLVMConstPointerCast(fns[i], element);
+	LLVMValueRef array = LLVMConstArray2(element, all, have + n);
+	free(all);
+	if (old)
+		LLVMDeleteGlobal(old);
+	LLVMValueRef used = LLVMAddGlobal(c->module, LLVMTypeOf(array), "llvm.compiler.used");
+	LLVMSetInitializer(used, array);
+	LLVMSetLinkage(used, LLVMAppendingLinkage);
+	LLVMSetSection(used, "llvm.metadata");
+	return 0;
+}
+
+/* At -O0, LLVM 19's AMDGPU register usage analysis crashes the process on
+ * a local function that nothing outside such functions reaches (the same
+ * llvm-project issue 64863): codegen skips it, the analysis does not.  The
+ * module's own such functions stay as written: named in
+ * @llvm.compiler.used, they are compiled, as they are at -O0 for NVIDIA
+ * (what the library brought in and nothing reaches is deleted below). */
+static int keep_own_unreached_functions(compile *c)
+{
+	if (c->job->opt_level != 0 || c->job->vendor == GPUCC_VENDOR_NVIDIA)
+		return 0;
+	reach r = {0};
+	if (!reach_from_roots(c, &r, false))
+		return oom(c);
+	LLVMValueRef *kept = NULL;
+	size_t count = 0, capacity = 0;
+	int rc = 0;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f && rc == 0; f = LLVMGetNextFunction(f)) {
+		if (!is_local_definition(f) || from_library(c, f) || reach_has(&r, f))
+			continue;
+		if (count == capacity) {
+			capacity = capacity ? 2 * capacity : 16;
+			LLVMValueRef *grown = realloc(kept, sizeof *grown * capacity);
+			if (!grown) {
+				rc = oom(c);
+				break;
+			}
+			kept = grown;
+		}
+		kept[count++] = f;
+	}
+	if (rc == 0 && count)
+		rc = add_compiler_used(c, kept, count);
+	free(kept);
+	free(r.slots);
+	free(r.stack);
+	return rc;
 }
 
 static bool push_name(char ***names, size_t *count, const char *name)
@@ -1244,6 +1323,16 @@ static int finish_amdgpu(compile *c, LLVMMemoryBufferRef buffer)
 	return 0;
 }
 
+/* Fail with "WHAT: " and the first line of LLVM's text; the whole text
+ * becomes diagnostics, a line each. */
+static int fail_first_line(compile *c, const char *what, const char *text)
+{
+	char prefix[512];
+	snprintf(prefix, sizeof prefix, "%s: %s: ", c->job->module_name, c->job->target_name);
+	backend_text_append_lines(&c->thread->diagnostics, prefix, text, strlen(text));
+	return fail(c, GPUCC_ECOMPILE, "%s: %.*s", what, (int)strcspn(text, "\n"), text);
+}
+
 static int run_pipeline(compile *c)
 {
 	const gpucc_backend_job *job = c->job;
@@ -1258,17 +1347,15 @@ static int run_pipeline(compile *c)
 	if (LLVMParseIRInContext(t->context, buffer, &c->module, &message)) {
 		/* "<file>:line:col: error: ...", then the line and a caret: the
 		 * first line is the message, the whole text a diagnostic. */
-		const char *text = message ? message : "parse error";
-		char prefix[512];
-		snprintf(prefix, sizeof prefix, "%s: %s: ", job->module_name, job->target_name);
-		backend_text_append_lines(&t->diagnostics, prefix, text, strlen(text));
-		int rc = fail(c, GPUCC_ECOMPILE, "not valid LLVM IR: %.*s", (int)strcspn(text, "\n"), text);
+		int rc = fail_first_line(c, "not valid LLVM IR", message ? message : "parse error");
 		LLVMDisposeMessage(message);
 		c->module = NULL;
 		return rc;
 	}
 	if (LLVMVerifyModule(c->module, LLVMReturnStatusAction, &message)) {
-		int rc = fail(c, GPUCC_ECOMPILE, "invalid module: %s", message ? message : "");
+		/* "Instruction does not dominate all uses!", then the
+		 * instructions, a line each. */
+		int rc = fail_first_line(c, "invalid module", message ? message : "");
 		LLVMDisposeMessage(message);
 		return rc;
 	}
@@ -1301,7 +1388,8 @@ static int run_pipeline(compile *c)
 	if ((rc = collect_defined(c)) != 0 || (rc = set_module_flags(c)) != 0)
 		return rc;
 	set_math_attributes(c);
-	if ((rc = link_device_libs(c)) != 0 || (rc = drop_unreached_library_code(c)) != 0)
+	if ((rc = link_device_libs(c)) != 0 || (rc = keep_own_unreached_functions(c)) != 0 ||
+	    (rc = drop_unreached_library_code(c)) != 0)
 		return rc;
 	fault_injection(job);
 	if ((rc = optimise(c)) != 0 || (rc = check_externals(c)) != 0 ||
