@@ -77,9 +77,12 @@ static int run(const cmd_args *args)
 	} else if (gpucc_delta_write(output, source, base, since, &opts, &counts) != 0) {
 		rc = cmd_fail(args);
 	}
-	if (rc == EXIT_OK && !cmd_flag(args, "quiet"))
+	if (rc == EXIT_OK && !cmd_flag(args, "quiet")) {
+		char shown[256];
 		fprintf(stderr, "gpucc delta: %zu new %s of %zu; written to '%s'\n", counts.entries_out,
-		        cmd_plural(counts.entries_out, "entry", "entries"), counts.entries_read, output);
+		        cmd_plural(counts.entries_out, "entry", "entries"), counts.entries_read,
+		        cmd_shown(shown, sizeof shown, output));
+	}
 cleanup:
 	gpucc_snapshot_free(result);
 	gpucc_snapshot_free(base_of);

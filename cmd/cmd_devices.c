@@ -219,8 +219,11 @@ static void print_table(const gpucc_device *devices, size_t count, image_report 
 		print_device_line(d, (int)i);
 		if (!r)
 			continue;
-		if (r->kernel_count == 0)
-			printf("  '%s' holds no kernels\n", gpucc_image_name(r->img));
+		if (r->kernel_count == 0) {
+			printf("  '");
+			cmd_put_shown(stdout, gpucc_image_name(r->img));
+			printf("' holds no kernels\n");
+		}
 		for (size_t k = 0; k < r->kernel_count; k++) {
 			gpucc_selection s;
 			char why[WHY_SIZE];

@@ -174,10 +174,12 @@ static int run(const cmd_args *args)
 			rc = cmd_fail(args);
 			goto cleanup;
 		}
-		if (!show && !cmd_flag(args, "quiet"))
+		if (!show && !cmd_flag(args, "quiet")) {
+			char shown[256];
 			fprintf(stderr, "gpucc snapshot: %zu %s written to '%s'\n",
 			        gpucc_snapshot_count(view), gpucc_snapshot_count(view) == 1 ? "key" : "keys",
-			        output);
+			        cmd_shown(shown, sizeof shown, output));
+		}
 	}
 	if (show) {
 		if (cmd_flag(args, "json")) {

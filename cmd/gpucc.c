@@ -120,7 +120,11 @@ static int run_help(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!spec) {
-		fprintf(stderr, "gpucc help: unknown command '%s'\n", argv[2]);
+		/* "help cache nope" names both words: cache is a command. */
+		bool group = argc > 3 && is_command_group(argv[2]);
+		char shown[256];
+		fprintf(stderr, "gpucc help: unknown command '%s%s%s'\n", group ? argv[2] : "",
+		        group ? " " : "", cmd_shown(shown, sizeof shown, argv[group ? 3 : 2]));
 		return EXIT_USAGE;
 	}
 	cmd_print_help(stdout, spec);
@@ -147,8 +151,10 @@ static int run(int argc, char **argv, const char **who)
 	int used = 0;
 	const cmd_spec *spec = find_command(argc, argv, &used);
 	if (!spec) {
+		char shown[256];
 		if (!is_command_group(argv[1])) {
-			fprintf(stderr, "gpucc: unknown command '%s' (see 'gpucc help')\n", argv[1]);
+			fprintf(stderr, "gpucc: unknown command '%s' (see 'gpucc help')\n",
+			        cmd_shown(shown, sizeof shown, argv[1]));
 		} else if (argc < 3) {
 			fprintf(stderr, "gpucc %s: missing subcommand\n", argv[1]);
 			print_group_help(stderr, argv[1]);
@@ -157,7 +163,7 @@ static int run(int argc, char **argv, const char **who)
 			return EXIT_OK;
 		} else {
 			fprintf(stderr, "gpucc %s: unknown subcommand '%s' (see 'gpucc %s -h')\n", argv[1],
-			        argv[2], argv[1]);
+			        cmd_shown(shown, sizeof shown, argv[2]), argv[1]);
 		}
 		return EXIT_USAGE;
 	}

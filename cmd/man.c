@@ -175,6 +175,7 @@ int cmd_man_main(int argc, char **argv, const cmd_spec *const *commands, size_t 
 			return EXIT_OK;
 		}
 	}
-	fprintf(stderr, "gpucc help: unknown command '%s'\n", wanted);
+	char shown[256];
+	fprintf(stderr, "gpucc help: unknown command '%s'\n", cmd_shown(shown, sizeof shown, wanted));
 	return EXIT_USAGE;
 }

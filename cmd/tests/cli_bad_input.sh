@@ -189,6 +189,23 @@ for spelt in 'miss\nme' 'miss\tme' 'miss\x1bme' 'miss\x7fme'; do
 		[ ! -s out ] || fail "'$cmd' printed on stdout"
 	done
 done
+# The same for names the command reports on success, and for words that
+# are no command.
+oddout=$(printf 'out\x1bput')
+expect_exit 0 "$GPUCC" delta good.gpucc --since good.snap -o "$oddout.gpucc"
+assert_grep 'written to .out\\x1bput\.gpucc.$' err
+expect_exit 0 "$GPUCC" snapshot good.gpucc -o "$oddout.snap"
+assert_grep 'written to .out\\x1bput\.snap.$' err
+rm -f "$oddout.gpucc" "$oddout.snap"
+expect_exit 129 "$GPUCC" "$(printf 'lis\nt')"
+assert_grep '^gpucc: unknown command .lis\\nt. (see .gpucc help.)$' err
+expect_exit 129 "$GPUCC" cache "$(printf 'st\x1bats')"
+assert_grep '^gpucc cache: unknown subcommand .st\\x1bats. ' err
+expect_exit 129 "$GPUCC" help "$(printf 'li\tst')"
+assert_grep '^gpucc help: unknown command .li\\tst.$' err
+expect_exit 129 "$GPUCC" help cache "$(printf 'st\x1bats')"
+assert_grep '^gpucc help: unknown command .cache st\\x1bats.$' err
+
 assert_no_file m.gpucc
 assert_no_file d.gpucc
 assert_no_file s.snap
