@@ -40,6 +40,13 @@ assert_grep "HIP runtime: disabled by GPUCC_HIP_LIBRARY=none; CUDA driver: disab
 GPUCC_HIP_LIBRARY=/nonexistent/libamdhip64.so.5 GPUCC_CUDA_LIBRARY=none expect_exit 6 "$GPUCC" devices
 assert_grep "HIP runtime: cannot load '/nonexistent/libamdhip64.so.5'" err
 
+# An image without kernels says so, its name spelt as in every message.
+echo '{"entries": []}' > empty.json
+empty=$(printf 'em\x1bpty').gpucc
+expect_exit 0 "$GPUCC" pack -o "$empty" empty.json
+expect_exit 0 "$GPUCC" devices --image "$empty" --target sm_90
+assert_grep "^  'em\\\\x1bpty\.gpucc' holds no kernels$" out
+
 expect_exit 2 "$GPUCC" devices --image missing.gpucc
 expect_exit 129 "$GPUCC" devices extra
 echo ok
