@@ -73,10 +73,15 @@ define amdgpu_kernel void @k(ptr addrspace(1) %p) {
 }
 EOF
 sed -e "/__ocml_sin_f32/d" -e "s/store float %s/store float %x/" amd_sin.ll > amd_none.ll
+# amd_o0_funcs M: compile M.ll at -O0 for gfx90a; the functions of its
+# code object in M.funcs.
+amd_o0_funcs() {
+	expect_exit 0 "$GPUCC" compile --no-cache -O0 "$1.ll" -t gfx90a -o "$1.gpucc"
+	only_o0_entry "$1.gpucc" hsaco "$1.hsaco"
+	llvm-readelf-19 -s "$1.hsaco" | awk '$4 == "FUNC" { print $8 }' | sort -u > "$1.funcs"
+}
 for m in amd_sin amd_none; do
-	expect_exit 0 "$GPUCC" compile --no-cache -O0 "$m.ll" -t gfx90a -o "$m.gpucc"
-	only_o0_entry "$m.gpucc" hsaco "$m.hsaco"
-	llvm-readelf-19 -s "$m.hsaco" | awk '$4 == "FUNC" { print $8 }' | sort -u > "$m.funcs"
+	amd_o0_funcs "$m"
 done
 assert_grep "^__ocml_sin_f32$" amd_sin.funcs
 assert_no_grep "^__ocml_cos\|^__ockl_" amd_sin.funcs
@@ -105,9 +110,7 @@ define amdgpu_kernel void @k(ptr addrspace(1) %p) {
   ret void
 }
 EOF
-expect_exit 0 "$GPUCC" compile --no-cache -O0 amd_own.ll -t gfx90a -o amd_own.gpucc
-only_o0_entry amd_own.gpucc hsaco amd_own.hsaco
-llvm-readelf-19 -s amd_own.hsaco | awk '$4 == "FUNC" { print $8 }' | sort -u > amd_own.funcs
+amd_o0_funcs amd_own
 for f in k own_cos own_ping own_pong __ocml_cos_f32; do
 	assert_grep "^$f\$" amd_own.funcs
 done
