@@ -13,6 +13,8 @@
  * every job succeeded.
  */
 #include "cmd.h"
+/* The speller of every message (cmd/meson.build compiles it in). */
+#include "../lib/escape.h"
 
 #include <gpucc.h>
 
@@ -65,27 +67,20 @@ static const char *status_name(gpucc_compile_status s)
 	}
 }
 
-/* Write text to f with every occurrence of the module name name spelt
- * as cmd_put_shown spells it (control characters as \n, \t, \xHH): a
- * name holding a newline must not break the one-line-per-message output.
- * Other bytes are written as they are. */
-static void put_naming(FILE *f, const char *text, const char *name)
+/* Write the backend's diagnostics (LLVM's, ptxas's and ld.lld's lines,
+ * which may quote the module's source: a name, a comment) to f with their
+ * control characters spelt as in every message, except the line breaks
+ * and tabs that lay them out, so that no escape sequence reaches a
+ * terminal.  The module's name in them is spelt already, as in the job's
+ * error (libgpucc names modules as they are shown). */
+static void put_diagnostics(FILE *f, const char *text)
 {
-	size_t len = strlen(name);
-	bool plain = true;
-	for (const unsigned char *p = (const unsigned char *)name; *p && plain; p++)
-		plain = *p >= 0x20 && *p != 0x7f;
-	if (plain || !len) {
-		fputs(text, f);
-		return;
-	}
-	while (*text) {
-		if (strncmp(text, name, len) != 0) {
-			fputc(*text++, f);
-			continue;
-		}
-		cmd_put_shown(f, name);
-		text += len;
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		char spelt[GPUCC_ESCAPED_BYTE_MAX];
+		if (*p == '\n' || *p == '\t')
+			fputc(*p, f);
+		else
+			fwrite(spelt, 1, gpucc_escape_byte(spelt, *p), f);
 	}
 }
 
@@ -374,14 +369,12 @@ static int run(const cmd_args *args)
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
 		if (r->status == GPUCC_COMPILE_FAILED) {
-			fputs("gpucc compile: error: ", stderr);
-			put_naming(stderr, r->error, r->module);
-			fputc('\n', stderr);
+			fprintf(stderr, "gpucc compile: error: %s\n", r->error);
 			if (!first_failed)
 				first_failed = r;
 		}
 		if (r->diagnostics)
-			put_naming(stderr, r->diagnostics, r->module);
+			put_diagnostics(stderr, r->diagnostics);
 	}
 	/* Planning reports failed jobs in their results only: a dry run exits
 	 * as the real run would, with the first failed job's code. */

@@ -132,6 +132,13 @@ sed 's/^target triple = .*/target triple = "amdgcn\x1b-amd-amdhsa"/' va.ll > tri
 expect_exit 5 "$GPUCC" compile --no-cache --no-cubin triple.ll -t sm_90
 assert_one_line err
 assert_grep "^gpucc compile: error: triple.ll: sm_90:ptx78: module triple 'amdgcn\\\\x1b-amd-amdhsa' does not fit target sm_90:ptx78" err
+# And in diagnostics, which quote the module's source: an escape sequence in
+# the line LLVM shows is spelt; the lines and the caret's layout stay.
+printf 'define ptx_kernel void @k(ptr addrspace(1) %%p) {\n  %%v = fadd float 1.0, %%nope ; \033[31mred\n  ret void\n}\n' > esc.ll
+expect_exit 5 "$GPUCC" compile --no-cache --no-cubin esc.ll -t sm_90
+assert_grep "^esc.ll: sm_90:ptx78:   %v = fadd float 1.0, %nope ; \\\\x1b\\[31mred$" err
+assert_grep "^esc.ll: sm_90:ptx78:                        ^$" err
+LC_ALL=C grep -q "$(printf '\033')" err && fail "an escape sequence in a diagnostic reached the terminal"
 
 # ---- numbers ---------------------------------------------------------------------------------
 for bad in "-j 0" "-j -1" "-j 99999" "-j abc" "-O4" "-O x" "--code-object 3"; do
