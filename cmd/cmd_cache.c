@@ -258,7 +258,7 @@ static int run_stats(const cmd_args *args)
 		       ", \"reset_time\": %" PRId64 "}\n",
 		       st.entries, st.bytes, st.max_bytes, st.hits, st.misses, st.corrupt, st.reset_time);
 	} else {
-		char size[32], max[32], when[64] = "never";
+		char size[32], max[32], when[64] = "first use (never reset)";
 		format_size(size, sizeof size, st.bytes);
 		format_size(max, sizeof max, st.max_bytes);
 		if (st.reset_time) {

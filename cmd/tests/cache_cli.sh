@@ -268,10 +268,13 @@ if [ -w /dev/full ]; then
 	assert_grep "^gpucc cache stats: cannot write to standard output: the counters were not reset$" err
 	expect_exit 0 "$GPUCC" cache stats --cache rs
 	assert_grep "^misses            1$" out
+	# (counters count from the cache's first use until a reset: not "never")
+	assert_grep "^counting since    first use (never reset)$" out
 	expect_exit 0 "$GPUCC" cache stats --reset --cache rs
 	assert_grep "^misses            1$" out
 	expect_exit 0 "$GPUCC" cache stats --cache rs
 	assert_grep "^misses            0$" out
+	assert_grep "^counting since    20[0-9][0-9]-[01][0-9]-[0-3][0-9] [0-9:]* UTC$" out
 fi
 
 # ---- a count of one is singular in every message ("1 entries", "1 bytes"
