@@ -53,8 +53,9 @@ bool gpucc_json_string_buffer(json_reader *r, char *buf, size_t size);
 /* Consume the next value when it is a string equal to s without escapes;
  * otherwise consume nothing and return false. */
 bool gpucc_json_string_equals(json_reader *r, const char *s);
-/* Consume a string of exactly 64 hex digits into 32 bytes; false otherwise
- * (a value of another type or form is consumed). */
+/* Consume a string of exactly 64 lowercase hex digits into 32 bytes; false
+ * otherwise (a value of another type or form, uppercase digits included, is
+ * consumed). */
 bool gpucc_json_hex32(json_reader *r, unsigned char out[32]);
 /* Consume a number that is a non-negative integer (digits only) at most max;
  * false otherwise (the value is consumed). */

@@ -620,7 +620,7 @@ static int parse_payload(parse_ctx *c, gpucc_payload *p)
 			have_part = true;
 		} else if (strcmp(field, "sha256") == 0) {
 			if (!(have_digest = read_digest(c, &p->sha256)))
-				return field_error(c, "a payload's 'sha256' is not 64 hex digits");
+				return field_error(c, "a payload's 'sha256' is not 64 lowercase hex digits");
 		} else if (strcmp(field, "size") == 0) {
 			if (!(have_size = gpucc_json_uint(&c->json, GPUCC_PAYLOAD_MAX_SIZE, &p->size)))
 				return field_error(c, "a payload's 'size' is not a sane byte count");
@@ -647,7 +647,7 @@ static int parse_device_lib(parse_ctx *c, gpucc_device_lib *lib)
 				return field_error(c, "a device library's 'name' is not a string");
 		} else if (strcmp(field, "sha256") == 0) {
 			if (!(have_digest = read_digest(c, &lib->sha256)))
-				return field_error(c, "a device library's 'sha256' is not 64 hex digits");
+				return field_error(c, "a device library's 'sha256' is not 64 lowercase hex digits");
 		} else {
 			gpucc_json_skip(&c->json);
 		}
@@ -823,7 +823,7 @@ static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *e
 		switch (id) {
 		case FIELD_KEY:
 			if (!read_digest(c, &e->key))
-				return field_error(c, "'key' is not 64 hex digits");
+				return field_error(c, "'key' is not 64 lowercase hex digits");
 			have |= HAVE_KEY;
 			break;
 		case FIELD_KEY_SCHEMA:
@@ -839,7 +839,7 @@ static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *e
 			break;
 		case FIELD_MODULE_SHA256:
 			if (!read_digest(c, &e->module_sha256))
-				return field_error(c, "'module_sha256' is not 64 hex digits");
+				return field_error(c, "'module_sha256' is not 64 lowercase hex digits");
 			have |= HAVE_MODULE_SHA;
 			break;
 		case FIELD_TARGET:

@@ -138,6 +138,20 @@ static void test_refusals(void)
 		expect_refused(bad, GPUCC_ECORRUPT, cases[i].needle);
 		free(bad);
 	}
+	/* Digests have one spelling: uppercase hex is refused, naming the
+	 * field, though it would decode to the same bytes. */
+	const char *digest_fields[] = {"\"key\":\"", "\"module_sha256\":\"", "\"sha256\":\""};
+	for (size_t i = 0; i < sizeof digest_fields / sizeof digest_fields[0]; i++) {
+		char *upper = strdup(json);
+		char *digits = strstr(upper, digest_fields[i]) + strlen(digest_fields[i]);
+		char *letter = digits + strspn(digits, "0123456789");
+		CHECK(letter < digits + 64 && *letter >= 'a' && *letter <= 'f');
+		*letter = (char)(*letter - 'a' + 'A');
+		expect_refused(upper, GPUCC_ECORRUPT, "64 lowercase hex digits");
+		CHECK_ERROR_HAS(i == 0 ? "'key'" : i == 1 ? "'module_sha256'" : "'sha256'");
+		free(upper);
+	}
+
 	/* A key that its components do not give parses, and fails the key
 	 * check that verify and writers make. */
 	char *changed = replace(json, "\"opt-level\":\"2\"", "\"opt-level\":\"3\"");

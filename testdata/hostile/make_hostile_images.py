@@ -725,6 +725,15 @@ def json_duplicate_field(good):
     return good.with_manifest_text(b'{"key":', b'{"key":"' + b"0" * 64 + b'","key":')
 
 
+@case("open", "entry 0: 'key' is not 64 lowercase hex digits")
+def json_uppercase_key(good):
+    """The first entry's key in uppercase hex: the same bytes spelt
+    another way (a digest has one spelling, so a set of entries one
+    manifest)."""
+    key = good.json["entries"][0]["key"].encode()
+    return good.with_manifest_text(key, key.upper())
+
+
 @case("open", "not valid JSON")
 def json_bom(good):
     """A UTF-8 byte-order mark before the manifest (not JSON)."""
