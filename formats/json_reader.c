@@ -142,6 +142,11 @@ bool gpucc_json_object_begin(json_reader *r)
 	return open_container(r, '{');
 }
 
+static ptrdiff_t unescape(json_reader *r, char *out);
+static ptrdiff_t raw_length(const json_reader *r);
+static ptrdiff_t plain_length(const json_reader *r);
+static void copy_plain(json_reader *r, char *out, size_t raw);
+
 bool gpucc_json_object_next(json_reader *r, const char **name)
 {
 	if (!next_element(r, '}'))
@@ -150,14 +155,24 @@ bool gpucc_json_object_next(json_reader *r, const char **name)
 		fail(r, "expected a member name");
 		return false;
 	}
-	/* Names are read many times an entry: keep short plain ones in the
-	 * reader instead of the arena. */
-	if (gpucc_json_string_buffer(r, r->name, sizeof r->name))
+	/* Names are read many times an entry: keep short ones in the reader
+	 * instead of the arena.  JSON bounds no name, and a long one is still
+	 * a name (an unknown field to skip, an option's name), so it goes to
+	 * the arena. */
+	ptrdiff_t plain = plain_length(r);
+	if (plain >= 0 && (size_t)plain < sizeof r->name) {
+		copy_plain(r, r->name, (size_t)plain);
 		*name = r->name;
-	else if (r->error)
-		return false;
-	else
-		return fail(r, "member name too long"), false;
+	} else {
+		ptrdiff_t raw = raw_length(r);
+		if (raw >= 0 && (size_t)raw < sizeof r->name) {
+			if (unescape(r, r->name) < 0)
+				return false;
+			*name = r->name;
+		} else if (!(*name = gpucc_json_string(r))) {
+			return false;
+		}
+	}
 	return expect(r, ':');
 }
 

@@ -26,7 +26,7 @@ typedef struct json_reader {
 	gpucc_arena *arena;
 	int depth;
 	bool first[64]; /* per open container: no element read yet */
-	char name[64];  /* the last member name, when short and plain */
+	char name[64];  /* the last member name, when short (longer ones: arena) */
 	const char *error; /* first error, static text; NULL while none */
 	size_t error_offset;
 } json_reader;

@@ -43,8 +43,11 @@ refused() {
 	done
 }
 
-# The first entry's key, as the manifest spells it.
-key=$(tar -xOf good.gpucc manifest.json | sed -n 's/^{"key":"\([0-9a-f]*\)".*/\1/p' | head -n 1)
+# first_key IMAGE: the first entry's key, as the manifest spells it.
+first_key() {
+	tar -xOf "$1" manifest.json | sed -n 's/^{"key":"\([0-9a-f]*\)".*/\1/p' | head -n 1
+}
+key=$(first_key good.gpucc)
 [ ${#key} = 64 ] || fail "no key in the good image"
 
 # Digests and keys are lowercase hex: uppercase spells the same bytes
@@ -55,3 +58,29 @@ refused upper-key.gpucc "entry 0: 'key' is not 64 lowercase hex digits"
 edit_manifest good.gpucc upper-sha.gpucc \
 	"import re; t = re.sub(r'\"sha256\":\"([0-9a-f]*)\"', lambda m: '\"sha256\":\"' + m[1].upper() + '\"', t, 1)"
 refused upper-sha.gpucc "'sha256' is not 64 lowercase hex digits"
+
+# JSON bounds no member name: an unknown field with a long name is ignored
+# like any other, and so is one at the top; an option's name may be long
+# (pack writes it, so readers must read it).
+long=$(printf 'x%.0s' $(seq 100))
+edit_manifest good.gpucc long-unknown.gpucc \
+	"t = t.replace('{\"key\":', '{\"$long\":{\"$long\":1},\"key\":', 1).replace('{\"format\"', '{\"$long\":[]', 1).replace('[]', '[],\"format\"', 1)"
+expect_exit 0 "$GPUCC" verify long-unknown.gpucc
+expect_exit 0 "$GPUCC" merge -q -o long-unknown-merged.gpucc long-unknown.gpucc
+expect_exit 0 "$GPUCC" merge -q -o good-merged.gpucc good.gpucc
+assert_same long-unknown-merged.gpucc good-merged.gpucc
+python3 - "$TESTDATA/example" "$long" > long-option.json <<'EOF2' || fail "writing long-option.json"
+import json, sys
+example, long = sys.argv[1:]
+doc = json.load(open(example + "/pack.json"))
+for e in doc["entries"]:
+    e["options"][long] = "on"
+    for part in ("module_file", "ptx", "hsaco"):
+        if part in e:
+            e[part] = example + "/" + e[part]
+print(json.dumps(doc))
+EOF2
+expect_exit 0 "$GPUCC" pack -o long-option.gpucc long-option.json
+expect_exit 0 "$GPUCC" verify long-option.gpucc
+expect_exit 0 "$GPUCC" show --json long-option.gpucc "$(first_key long-option.gpucc)"
+assert_grep "\"$long\": *\"on\"" out

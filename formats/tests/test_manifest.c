@@ -175,6 +175,57 @@ static void test_refusals(void)
 	free(json);
 }
 
+/* JSON bounds no member name: an unknown field with a long name is skipped
+ * like any other, and a long option name (which writers accept, up to the
+ * string limit) reads back as it was written. */
+static void test_long_member_names(void)
+{
+	char long_name[201];
+	memset(long_name, 'o', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = '\0';
+	gpucc_option two[2] = {{long_name, "1"}, {"opt-level", "2"}};
+	gpucc_entry e = sample("long");
+	e.option_count = 2;
+	e.options = two;
+	CHECK_INT(gpucc_key_compute(&e.key, &e), 0);
+	const gpucc_entry *list[1] = {&e};
+	char *json;
+	size_t size;
+	CHECK_INT(gpucc_manifest_write(&json, &size, list, 1), 0);
+	gpucc_manifest m;
+	CHECK_INT(gpucc_manifest_parse(&m, json, size, "long.json"), 0);
+	if (m.entry_count == 1 && m.entries[0].option_count == 2) {
+		CHECK_STR(m.entries[0].options[0].name, long_name);
+		const gpucc_entry *again[1] = {&m.entries[0]};
+		char *json2;
+		size_t size2;
+		CHECK_INT(gpucc_manifest_write(&json2, &size2, again, 1), 0);
+		CHECK(size2 == size && memcmp(json, json2, size) == 0);
+		free(json2);
+	} else {
+		CHECK(!"the long option name did not read back");
+	}
+	gpucc_manifest_release(&m);
+
+	/* Unknown fields with long names, one of them escaped, at the top, in
+	 * an entry and in a kernel. */
+	char unknown[400];
+	snprintf(unknown, sizeof unknown, "{\"%s\":[1],\"key\":", long_name);
+	char *a = replace(json, "{\"key\":", unknown);
+	snprintf(unknown, sizeof unknown, "{\"\\u0078%s\":{},\"name\":", long_name);
+	char *b = replace(a, "{\"name\":", unknown);
+	snprintf(unknown, sizeof unknown, "{\"%s\":\"\",\"format\":", long_name);
+	char *c = replace(b, "{\"format\":", unknown);
+	CHECK(strlen(c) > strlen(json) + 3 * sizeof long_name);
+	CHECK_INT(gpucc_manifest_parse(&m, c, strlen(c), "unknown.json"), 0);
+	CHECK_INT(m.entry_count, 1);
+	gpucc_manifest_release(&m);
+	free(a);
+	free(b);
+	free(c);
+	free(json);
+}
+
 static void test_payload_member_name(void)
 {
 	gpucc_payload p = {GPUCC_PART_HSACO, {{0}}, 0};
@@ -188,6 +239,7 @@ int main(void)
 {
 	RUN(test_round_trip);
 	RUN(test_refusals);
+	RUN(test_long_member_names);
 	RUN(test_payload_member_name);
 	return CHECK_DONE();
 }
