@@ -81,17 +81,29 @@ void cmd_print_help(FILE *f, const cmd_spec *spec)
 	fprintf(f, "  %-28s %s\n", "-h, --help", "show this help and exit");
 }
 
+/* "gpucc NAME: MESSAGE" and a newline on stderr, MESSAGE's control
+ * characters spelt as cmd_shown spells them (an option or argument from
+ * the command line can hold an escape sequence). */
+static void put_message(const char *name, const char *message)
+{
+	fprintf(stderr, "gpucc %s: ", name);
+	cmd_put_shown(stderr, message);
+	fputc('\n', stderr);
+}
+
 static int usage_error(const cmd_spec *spec, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 static int usage_error(const cmd_spec *spec, const char *fmt, ...)
 {
+	char *message = NULL;
 	va_list ap;
-	fprintf(stderr, "gpucc %s: ", spec->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int len = vasprintf(&message, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	put_message(spec->name, len < 0 ? "out of memory" : message);
+	if (len >= 0)
+		free(message);
 	usage_line(stderr, spec);
 	fprintf(stderr, "(see 'gpucc %s -h')\n", spec->name);
 	return EXIT_USAGE;
@@ -507,9 +519,7 @@ int cmd_error(const cmd_args *args, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	int len = vasprintf(&message, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "gpucc %s: ", args->spec->name);
-	cmd_put_shown(stderr, len < 0 ? "out of memory" : message);
-	fputc('\n', stderr);
+	put_message(args->spec->name, len < 0 ? "out of memory" : message);
 	if (len >= 0)
 		free(message);
 	return code;

@@ -205,6 +205,24 @@ expect_exit 129 "$GPUCC" help "$(printf 'li\tst')"
 assert_grep '^gpucc help: unknown command .li\\tst.$' err
 expect_exit 129 "$GPUCC" help cache "$(printf 'st\x1bats')"
 assert_grep '^gpucc help: unknown command .cache st\\x1bats.$' err
+# And for the options and arguments the parser refuses (it printed them
+# raw: an escape sequence reached the terminal, a newline split the line).
+while IFS=' ' read -r spelt cmd; do
+	spelt=${spelt//_/ }
+	args=()
+	for word in $cmd; do args+=("$(printf -- "$word")"); done
+	expect_exit 129 "$GPUCC" "${args[@]}"
+	head -n 1 err > err.first
+	grep -q -F "$spelt" err.first || fail "'$cmd' did not spell its word: $(cat -A err)"
+	tr -d '\n' < err | LC_ALL=C grep -q '[[:cntrl:]]' &&
+		fail "'$cmd' printed a control character: $(cat -A err)"
+	[ "$(grep -c '^gpucc ' err)" = 1 ] || fail "'$cmd' split its message: $(cat -A err)"
+done <<-'LINES'
+	unknown_option_'--js\x1bon' list --js\x1bon good.gpucc
+	unknown_option_'-\x01' verify -\x01 good.gpucc
+	unexpected_argument_'x\ny' list good.gpucc x\ny
+	option_'--json=a\tb'_takes_no_value stats --json=a\tb good.gpucc
+LINES
 
 assert_no_file m.gpucc
 assert_no_file d.gpucc
