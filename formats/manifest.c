@@ -392,12 +392,25 @@ static int validate_entry(const gpucc_entry *e, bool check_target, bool check_ke
 			return gpucc_error_set(GPUCC_EINVALID, "triple '%s' does not match target '%s'",
 			                       e->triple, e->target);
 	}
-	for (size_t i = 0; i < e->option_count; i++)
+	for (size_t i = 0; i < e->option_count; i++) {
 		if (!e->options[i].name[0])
 			return gpucc_error_set(GPUCC_EINVALID, "an option has an empty name");
-	for (size_t i = 0; i < e->device_lib_count; i++)
+		if (strchr(e->options[i].name, '='))
+			return gpucc_error_set(GPUCC_EINVALID, "option '%s' has '=' in its name",
+			                       e->options[i].name);
+		if (i && strcmp(e->options[i - 1].name, e->options[i].name) >= 0)
+			return gpucc_error_set(GPUCC_EINVALID,
+			                       "options must be sorted by name and unique ('%s')",
+			                       e->options[i].name);
+	}
+	for (size_t i = 0; i < e->device_lib_count; i++) {
 		if (!e->device_libs[i].name[0])
 			return gpucc_error_set(GPUCC_EINVALID, "a device library has an empty name");
+		if (i && strcmp(e->device_libs[i - 1].name, e->device_libs[i].name) >= 0)
+			return gpucc_error_set(GPUCC_EINVALID,
+			                       "device libraries must be sorted by name and unique ('%s')",
+			                       e->device_libs[i].name);
+	}
 	for (size_t i = 0; i < e->kernel_count; i++)
 		if (!e->kernels[i].name || !e->kernels[i].name[0])
 			return gpucc_error_set(GPUCC_EINVALID, "a kernel has an empty name");
@@ -571,14 +584,18 @@ static int field_error(parse_ctx *c, const char *what)
 static int parse_kernel(parse_ctx *c, gpucc_kernel *k)
 {
 	const char *field;
+	bool have_name = false;
 	k->registers = k->shared_bytes = k->scratch_bytes = -1;
 	if (!gpucc_json_object_begin(&c->json))
 		return field_error(c, "a kernel is not an object");
 	while (gpucc_json_object_next(&c->json, &field)) {
 		int64_t *slot = NULL;
 		if (strcmp(field, "name") == 0) {
+			if (have_name)
+				return bad(c, "a kernel's 'name' appears twice");
 			if (!(k->name = gpucc_json_string(&c->json)))
 				return field_error(c, "a kernel's 'name' is not a string");
+			have_name = true;
 			continue;
 		}
 		if (strcmp(field, "registers") == 0)
@@ -590,6 +607,11 @@ static int parse_kernel(parse_ctx *c, gpucc_kernel *k)
 		if (!slot) {
 			gpucc_json_skip(&c->json);
 			continue;
+		}
+		if (*slot >= 0) {
+			char message[64];
+			snprintf(message, sizeof message, "a kernel's '%s' appears twice", field);
+			return bad(c, message);
 		}
 		uint64_t v;
 		if (!gpucc_json_uint(&c->json, (uint64_t)1 << 40, &v))
@@ -642,6 +664,12 @@ static int parse_device_lib(parse_ctx *c, gpucc_device_lib *lib)
 	if (!gpucc_json_object_begin(&c->json))
 		return field_error(c, "a device library is not an object");
 	while (gpucc_json_object_next(&c->json, &field)) {
+		if ((strcmp(field, "name") == 0 && lib->name) ||
+		    (strcmp(field, "sha256") == 0 && have_digest)) {
+			char message[64];
+			snprintf(message, sizeof message, "a device library's '%s' appears twice", field);
+			return bad(c, message);
+		}
 		if (strcmp(field, "name") == 0) {
 			if (!(lib->name = gpucc_json_string(&c->json)))
 				return field_error(c, "a device library's 'name' is not a string");
@@ -666,6 +694,13 @@ static int parse_toolchain(parse_ctx *c, gpucc_entry *e)
 		return field_error(c, "'toolchain' is not an object");
 	bool have_libs = false;
 	while (gpucc_json_object_next(&c->json, &field)) {
+		if ((strcmp(field, "gpucc") == 0 && e->gpucc_version) ||
+		    (strcmp(field, "llvm") == 0 && e->llvm_version) ||
+		    (strcmp(field, "device_libs") == 0 && have_libs)) {
+			char message[64];
+			snprintf(message, sizeof message, "'toolchain.%s' appears twice", field);
+			return bad(c, message);
+		}
 		if (strcmp(field, "gpucc") == 0) {
 			if (!(e->gpucc_version = repeated_string(c, c->previous.gpucc_version)))
 				return field_error(c, "'toolchain.gpucc' is not a string");
@@ -994,6 +1029,7 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 	char format[32] = "";
 	uint64_t version = 0;
 	bool have_format = false, have_version = false, have_entries = false;
+	bool seen_format = false, seen_version = false; /* even when mistyped */
 	json_reader entries_at;
 	int rc = 0;
 	const char *field;
@@ -1001,9 +1037,15 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 		rc = syntax_error(&c);
 	} else {
 		while (rc == 0 && gpucc_json_object_next(&c.json, &field)) {
-			if (strcmp(field, "format") == 0) {
+			if ((strcmp(field, "format") == 0 && seen_format) ||
+			    (strcmp(field, "version") == 0 && seen_version)) {
+				rc = gpucc_error_set(GPUCC_ECORRUPT,
+				                     "'%s': corrupt manifest: '%s' appears twice", name, field);
+			} else if (strcmp(field, "format") == 0) {
+				seen_format = true;
 				have_format = gpucc_json_string_buffer(&c.json, format, sizeof format);
 			} else if (strcmp(field, "version") == 0) {
+				seen_version = true;
 				have_version = gpucc_json_uint(&c.json, 1000000, &version);
 			} else if (strcmp(field, "entries") == 0 && have_entries) {
 				rc = gpucc_error_set(GPUCC_ECORRUPT,
@@ -1035,9 +1077,10 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 	}
 	/* The rest of the document must still be well-formed JSON. */
 	while (rc == 0 && gpucc_json_object_next(&c.json, &field)) {
-		if (strcmp(field, "entries") == 0)
+		if (strcmp(field, "entries") == 0 || (strcmp(field, "format") == 0 && seen_format) ||
+		    (strcmp(field, "version") == 0 && seen_version))
 			rc = gpucc_error_set(GPUCC_ECORRUPT,
-			                     "'%s': corrupt manifest: 'entries' appears twice", name);
+			                     "'%s': corrupt manifest: '%s' appears twice", name, field);
 		gpucc_json_skip(&c.json);
 	}
 	if (rc == 0 && !gpucc_json_finish(&c.json))

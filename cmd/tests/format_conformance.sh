@@ -84,3 +84,22 @@ expect_exit 0 "$GPUCC" pack -o long-option.gpucc long-option.json
 expect_exit 0 "$GPUCC" verify long-option.gpucc
 expect_exit 0 "$GPUCC" show --json long-option.gpucc "$(first_key long-option.gpucc)"
 assert_grep "\"$long\": *\"on\"" out
+
+# A field of the schema twice in one object, at any level, is refused when
+# the image is opened: JSON parsers disagree on which of the two counts.
+edit_manifest good.gpucc twice-version.gpucc "t = t.replace('\"version\":1', '\"version\":2,\"version\":1', 1)"
+refused twice-version.gpucc "corrupt manifest: 'version' appears twice"
+edit_manifest good.gpucc twice-gpucc.gpucc "t = t.replace('\"gpucc\":', '\"gpucc\":\"0.0.1\",\"gpucc\":', 1)"
+refused twice-gpucc.gpucc "entry 0: 'toolchain.gpucc' appears twice"
+edit_manifest good.gpucc twice-registers.gpucc "t = t.replace('\"registers\":', '\"registers\":1,\"registers\":', 1)"
+refused twice-registers.gpucc "entry 0: a kernel's 'registers' appears twice"
+
+# Options and device libraries are sorted and unique (key.md hashes them
+# so): refused on opening, naming the defect, not only later as a key
+# that its components do not give.
+edit_manifest good.gpucc repeated-option.gpucc \
+	"t = t.replace('{\"opt-level\":\"2\"}', '{\"opt-level\":\"2\",\"opt-level\":\"3\"}', 1)"
+refused repeated-option.gpucc "entry 0: options must be sorted by name and unique ('opt-level')"
+edit_manifest good.gpucc unsorted-libs.gpucc \
+	"t = t.replace('\"device_libs\":[]', '\"device_libs\":[{\"name\":\"b.bc\",\"sha256\":\"$key\"},{\"name\":\"a.bc\",\"sha256\":\"$key\"}]', 1)"
+refused unsorted-libs.gpucc "entry 0: device libraries must be sorted by name and unique ('a.bc')"

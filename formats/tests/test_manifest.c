@@ -12,6 +12,8 @@
 
 #include <stdlib.h>
 
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 static gpucc_option options[1] = {{"opt-level", "2"}};
 static gpucc_kernel kernels[2] = {{"saxpy", 10, 0, 0}, {"k\"quoted\\", -1, -1, -1}};
 static const char *externals[1] = {"vprintf"};
@@ -112,6 +114,12 @@ static void test_refusals(void)
 	expect_refused("{\"format\":\"gpucc-image\",\"version\":2,\"entries\":[]}", GPUCC_EVERSION,
 	               "version 2");
 	expect_refused("{\"format\":\"gpucc-image\",\"version\":1}", GPUCC_ECORRUPT, "entries");
+	expect_refused("{\"format\":\"gpucc-image\",\"format\":\"gpucc-image\",\"version\":1,"
+	               "\"entries\":[]}", GPUCC_ECORRUPT, "'format' appears twice");
+	expect_refused("{\"format\":\"gpucc-image\",\"version\":2,\"version\":1,\"entries\":[]}",
+	               GPUCC_ECORRUPT, "'version' appears twice");
+	expect_refused("{\"format\":\"gpucc-image\",\"version\":1,\"entries\":[],\"version\":1}",
+	               GPUCC_ECORRUPT, "'version' appears twice");
 
 	gpucc_entry e = sample("x");
 	const gpucc_entry *list[1] = {&e};
@@ -131,6 +139,32 @@ static void test_refusals(void)
 		{"\"llvm\":\"19.1.7\"", "\"llvm\":19", "toolchain"},
 		{"\"kernels\":[", "\"kernels\":\"none\",\"unknown\":[", "kernels"},
 		{"\"name\":\"saxpy\"", "\"name\":\"\"", "kernel"},
+		/* A field twice in any object: JSON parsers disagree on which
+		 * counts, so a reader that took one would see another entry. */
+		{"\"gpucc\":", "\"gpucc\":\"9\",\"gpucc\":", "'toolchain.gpucc' appears twice"},
+		{"\"device_libs\":[]", "\"device_libs\":[],\"device_libs\":[]",
+		 "'toolchain.device_libs' appears twice"},
+		{"\"name\":\"saxpy\"", "\"name\":\"x\",\"name\":\"saxpy\"", "kernel's 'name' appears twice"},
+		{"\"registers\":10", "\"registers\":10,\"registers\":11",
+		 "kernel's 'registers' appears twice"},
+		{"\"device_libs\":[]",
+		 "\"device_libs\":[{\"name\":\"a.bc\",\"name\":\"b.bc\",\"sha256\":\"" HEX64 "\"}]",
+		 "device library's 'name' appears twice"},
+		/* Options and device libraries sorted and unique, as key.md
+		 * hashes them: refused on opening, not only by the key check. */
+		{"\"opt-level\":\"2\"", "\"opt-level\":\"2\",\"opt-level\":\"3\"",
+		 "options must be sorted by name and unique ('opt-level')"},
+		{"\"opt-level\":\"2\"", "\"opt-level\":\"2\",\"debug\":\"on\"",
+		 "options must be sorted by name and unique ('debug')"},
+		{"\"opt-level\":\"2\"", "\"a=b\":\"1\",\"opt-level\":\"2\"", "'=' in its name"},
+		{"\"device_libs\":[]",
+		 "\"device_libs\":[{\"name\":\"b.bc\",\"sha256\":\"" HEX64 "\"},"
+		 "{\"name\":\"a.bc\",\"sha256\":\"" HEX64 "\"}]",
+		 "device libraries must be sorted by name and unique ('a.bc')"},
+		{"\"device_libs\":[]",
+		 "\"device_libs\":[{\"name\":\"a.bc\",\"sha256\":\"" HEX64 "\"},"
+		 "{\"name\":\"a.bc\",\"sha256\":\"" HEX64 "\"}]",
+		 "device libraries must be sorted by name and unique ('a.bc')"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *bad = replace(json, cases[i].from, cases[i].to);
