@@ -223,6 +223,20 @@ done <<-'LINES'
 	unexpected_argument_'x\ny' list good.gpucc x\ny
 	option_'--json=a\tb'_takes_no_value stats --json=a\tb good.gpucc
 LINES
+# Each message reaches stderr in one write, whole, so that the lines of
+# processes sharing it (make -j) stay whole too: the command's own
+# messages were written a byte at a time.
+if command -v strace >/dev/null; then
+	for cmd in "cat good.gpucc $nv_key --part hsaco" "list --frob good.gpucc" "show none.gpucc 00"; do
+		# shellcheck disable=SC2086
+		no_leak_check strace -s 4096 -o write.trace -e trace=write "$GPUCC" $cmd 2>/dev/null
+		grep '^write(2, ' write.trace > stderr.writes
+		[ -s stderr.writes ] || fail "'$cmd' wrote no message under strace"
+		if grep -v '\\n", [0-9]*) *= [0-9]*$' stderr.writes; then
+			fail "'$cmd' wrote a message in pieces"
+		fi
+	done
+fi
 
 assert_no_file m.gpucc
 assert_no_file d.gpucc
