@@ -630,14 +630,14 @@ static int publish(extraction *x, bool quiet, bool dir_given)
 		free(x->files[i].backup);
 		x->files[i].backup = NULL;
 	}
+	/* DIR is spelt (a control character in it would reach the terminal
+	 * or split the row); names are sanitised already. */
 	for (size_t i = 0; i < x->file_count && !quiet; i++) {
 		if (dir_given) {
-			char *path = join_path(x->dir, x->files[i].name);
-			printf("%s\n", path ? path : x->files[i].name);
-			free(path);
-		} else {
-			printf("%s\n", x->files[i].name);
+			cmd_put_shown(stdout, x->dir);
+			putchar('/');
 		}
+		printf("%s\n", x->files[i].name);
 	}
 	return EXIT_OK;
 }

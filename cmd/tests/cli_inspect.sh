@@ -236,6 +236,12 @@ assert_same "outdir/sub/$amd_file" cat.hsaco
 mkdir here && (cd here && "$GPUCC" extract ../$img > ../here.out) || fail "extract into ."
 assert_grep "^$nv_file$" here.out
 assert_same "here/$nv_file" cat.ptx
+# A control character in DIR is spelt in the rows, as in messages (it was
+# printed raw: an escape sequence reached the terminal).
+expect_exit 0 "$GPUCC" extract $img -C "$(printf 'odd\x1bdir')"
+assert_grep "^odd\\\\x1bdir/$nv_file$" out
+LC_ALL=C grep -q '[[:cntrl:]]' out && fail "extract printed a control character: $(cat -A out)"
+rm -r "$(printf 'odd\x1bdir')"
 # One payload shared by 18 entries: 18 files, all equal, the image read once.
 expect_exit 0 "$GPUCC" extract many.gpucc -C many
 [ "$(ls -A many | wc -l)" -eq 18 ] || fail "extract of many.gpucc: $(ls -A many | wc -l) files"
