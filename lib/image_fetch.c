@@ -24,6 +24,7 @@
  */
 #include "errors.h"
 #include "image_internal.h"
+#include "input_file.h"
 #include "gpucc/runtime.h"
 #include "manifest.h"
 #include "ustar.h"
@@ -224,7 +225,7 @@ int gpucc_image_fetch_payload(void **out, size_t *out_size, const char *path,
 	*out_size = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return gpucc_error_set_errno("cannot open '%s'", path);
+		return gpucc_error_set_open(NULL, path); /* as gpucc_image_open words it */
 	struct stat st;
 	void *map = NULL;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&

@@ -7,6 +7,7 @@
  */
 #include "errors.h"
 #include "image_internal.h"
+#include "input_file.h"
 #include "runtime_driver.h"
 
 #include <dlfcn.h>
@@ -39,7 +40,7 @@ int gpucc_image_open_mapped(gpucc_image **out, const char *path)
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return gpucc_error_set_errno("cannot open '%s'", path);
+		return gpucc_error_set_open(NULL, path); /* as gpucc_image_open words it */
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
 		int rc = gpucc_error_set_errno("cannot stat '%s'", path);

@@ -60,8 +60,8 @@ GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
  * (lib/image_fetch.c); other images go through gpucc_image_open.  The bytes
  * are returned only when they hash to sha256.  *out (release with
  * gpucc_free) holds *out_size bytes.  GPUCC_ENOTFOUND when the image has no
- * such payload, GPUCC_ECORRUPT when its bytes do not match; errors name the
- * file and the member. */
+ * such payload, GPUCC_ECORRUPT when its bytes do not match, other errors as
+ * gpucc_image_open's; errors name the file and the member. */
 GPUCC_API int gpucc_image_fetch_payload(void **out, size_t *out_size, const char *path,
                                         const gpucc_digest *sha256, gpucc_part part);
 /* The same for an image in memory (an embedded one); name is used in

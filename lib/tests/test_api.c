@@ -1,0 +1,59 @@
+/*
+ * lib/tests/test_api.c -- the public API as a package author meets it:
+ * linked against libgpucc.so and including nothing but <gpucc.h>, each
+ * case holds one documented contract (error codes, messages, what a
+ * call accepts) to what the library does.  The other unit tests link
+ * the static library and reach internals; this one cannot.
+ */
+#include "check.h"
+
+#include <gpucc.h>
+
+#include <stdio.h>
+#include <string.h>
+
+/* A path of 5,000 bytes, too long to open (ENAMETOOLONG), with a newline
+ * in it that messages must spell. */
+static const char *too_long_path(void)
+{
+	static char path[5001];
+	memset(path, 'a', sizeof path - 1);
+	path[10] = '\n';
+	path[sizeof path - 1] = '\0';
+	return path;
+}
+
+/* gpucc_image_open_mapped's errors are gpucc_image_open's, and
+ * gpucc_image_fetch_payload's name the file as they do: a name too long
+ * to open is GPUCC_EINVALID, its message cut to a line a terminal shows
+ * (gpucc_image_open's 'an absurd one cut'), not GPUCC_ERROR and a
+ * kilobyte of 'a'. */
+static void test_open_too_long_name(void)
+{
+	const char *path = too_long_path();
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open(&img, path), GPUCC_EINVALID);
+	CHECK(strlen(gpucc_error_last()->message) < 400);
+	CHECK_INT(gpucc_image_open_mapped(&img, path), GPUCC_EINVALID);
+	CHECK(img == NULL);
+	CHECK(strlen(gpucc_error_last()->message) < 400);
+	CHECK_ERROR_HAS("aaaaaaaaaa\\naaa");
+	CHECK_ERROR_HAS("the name has 5000 bytes");
+
+	gpucc_digest digest;
+	memset(&digest, 0, sizeof digest);
+	void *data = &digest;
+	size_t size = 1;
+	CHECK_INT(gpucc_image_fetch_payload(&data, &size, path, &digest, GPUCC_PART_PTX),
+	          GPUCC_EINVALID);
+	CHECK(data == NULL);
+	CHECK_INT(size, 0);
+	CHECK(strlen(gpucc_error_last()->message) < 400);
+	CHECK_ERROR_HAS("the name has 5000 bytes");
+}
+
+int main(void)
+{
+	RUN(test_open_too_long_name);
+	return CHECK_DONE();
+}
