@@ -47,7 +47,10 @@ _gpucc() {
 	fi
 	if [[ $cur == -* ]]; then
 		local options
-		options=$(printf '%s\n' "$help" | grep -o -- '--[a-z0-9-]*' | sort -u)
+		# The options table only: a description that mentions another
+		# program's option (compile's "ld.lld ... --version") offered it.
+		options=$(printf '%s\n' "$help" | awk '/^options:/ { table = 1; next }
+			table && /^  +-/ { print ($1 ~ /^-.,$/) ? $2 : $1 }' | grep -o -- '^--[a-z0-9-]*' | sort -u)
 		COMPREPLY=($(compgen -W "$options" -- "$cur"))
 		return
 	fi

@@ -35,6 +35,24 @@ for c in $COMMANDS; do
 	assert_grep "^usage: gpucc $c " out
 done
 
+# Bash completion offers each command's options as its -h table lists them,
+# and no others (it offered compile's --version, which its description
+# mentions as ld.lld's).
+complete_words() {
+	bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _gpucc; printf "%s\n" "${COMPREPLY[@]}"' \
+		_ "$SRCROOT/cmd/completion/gpucc.bash" "$@" | sort
+}
+"$GPUCC" help | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z ]*[a-z]\)  .*/\1/p' | grep -v '^help$' > commands.txt
+[ "$(wc -l < commands.txt)" -gt 10 ] || fail "gpucc help lists $(wc -l < commands.txt) commands"
+while read -r c; do
+	# shellcheck disable=SC2086
+	"$GPUCC" $c -h | sed -n '/^options:/,$s/^  \(-., \)\{0,1\} *\(--[a-z0-9-]*\).*/\2/p' | sort > want.txt
+	# shellcheck disable=SC2086
+	complete_words "$GPUCC" $c -- > got.txt
+	diff want.txt got.txt > complete.diff || { cat complete.diff >&2; fail "completion of 'gpucc $c --' is not its -h options"; }
+done < commands.txt
+rm -f commands.txt want.txt got.txt complete.diff
+
 # ---- usage errors --------------------------------------------------------------
 
 expect_exit 129 "$GPUCC" frobnicate
