@@ -62,6 +62,8 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 	f->fd = -1;
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
+	if (!*path) /* a caller's unset variable, not a directory */
+		return gpucc_error_set(GPUCC_EINVALID, "an empty string is not a file name");
 	if (!*base)
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is a directory, not a file name", path);
 	/* The rename would replace what is there: refused unless it is a file

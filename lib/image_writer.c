@@ -126,6 +126,8 @@ int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
                            const gpucc_write_options *opts)
 {
 	*out = NULL;
+	if (!*path) /* refused now, not at commit after all the adding */
+		return gpucc_error_set(GPUCC_EINVALID, "an empty string is not a file name");
 	gpucc_image_writer *w = calloc(1, sizeof *w);
 	if (!w || !(w->path = strdup(path)) || !(w->arena = gpucc_arena_new())) {
 		gpucc_image_writer_free(w);

@@ -605,6 +605,8 @@ static int lock_held(int fd, const char *path, const char *out_path)
 int gpucc_merge_lock_acquire(const char *out_path)
 {
 	const char *base = strrchr(out_path, '/');
+	if (!*out_path)
+		return gpucc_error_set(GPUCC_EINVALID, "an empty string is not a file name");
 	if (!*(base ? base + 1 : out_path))
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is a directory, not a file name", out_path);
 	char *path = lock_path_of(out_path);

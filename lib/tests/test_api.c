@@ -52,8 +52,37 @@ static void test_open_too_long_name(void)
 	CHECK_ERROR_HAS("the name has 5000 bytes");
 }
 
+/* An empty output path (a script's unset variable) is GPUCC_EINVALID,
+ * said as what it is: not "'' is a directory", and for the image writer
+ * at once, not at commit after everything was added. */
+static void test_empty_output_path(void)
+{
+	gpucc_image_writer *w = NULL;
+	CHECK_INT(gpucc_image_writer_new(&w, "", NULL), GPUCC_EINVALID);
+	CHECK(w == NULL);
+	CHECK_ERROR_HAS("empty");
+	gpucc_image_writer_free(w);
+
+	gpucc_snapshot *s = NULL;
+	CHECK_INT(gpucc_snapshot_new(&s, NULL, 0), 0);
+	CHECK_INT(gpucc_snapshot_write(s, ""), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("empty");
+	CHECK(strstr(gpucc_error_last()->message, "directory") == NULL);
+	gpucc_snapshot_free(s);
+
+	CHECK_INT(gpucc_merge_lock_acquire(""), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("empty");
+	CHECK_INT(gpucc_embed_write_header("", "symbol"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("empty");
+	CHECK(strstr(gpucc_error_last()->message, "directory") == NULL);
+	/* A name ending in a slash does name a directory. */
+	CHECK_INT(gpucc_merge_lock_acquire("some/dir/"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("is a directory");
+}
+
 int main(void)
 {
 	RUN(test_open_too_long_name);
+	RUN(test_empty_output_path);
 	return CHECK_DONE();
 }

@@ -139,7 +139,8 @@ typedef struct gpucc_payload_source {
 } gpucc_payload_source;
 
 /* Start an image that will replace path when committed.  Writes go to a
- * temporary file beside path; nothing at path changes before commit. */
+ * temporary file beside path; nothing at path changes before commit.
+ * GPUCC_EINVALID for an empty path or a zstd level out of range. */
 GPUCC_API int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
                                      const gpucc_write_options *opts);
 /* Add an entry described by e, with payloads from sources (e->payloads is
