@@ -1046,7 +1046,7 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 				have_format = gpucc_json_string_buffer(&c.json, format, sizeof format);
 			} else if (strcmp(field, "version") == 0) {
 				seen_version = true;
-				have_version = gpucc_json_uint(&c.json, 1000000, &version);
+				have_version = gpucc_json_uint(&c.json, UINT64_MAX, &version);
 			} else if (strcmp(field, "entries") == 0 && have_entries) {
 				rc = gpucc_error_set(GPUCC_ECORRUPT,
 				                     "'%s': corrupt manifest: 'entries' appears twice", name);
@@ -1065,7 +1065,13 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 		rc = syntax_error(&c);
 	else if (rc == 0 && (!have_format || strcmp(format, "gpucc-image") != 0))
 		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': manifest is not a gpucc image manifest", name);
-	else if (rc == 0 && (!have_version || version != GPUCC_IMAGE_FORMAT_VERSION))
+	else if (rc == 0 && !have_version)
+		rc = gpucc_error_set(GPUCC_ECORRUPT,
+		                     seen_version ? "'%s': corrupt manifest: 'version' is not a "
+		                                    "non-negative integer"
+		                                  : "'%s': corrupt manifest: no 'version'",
+		                     name);
+	else if (rc == 0 && version != GPUCC_IMAGE_FORMAT_VERSION)
 		rc = gpucc_error_set(GPUCC_EVERSION,
 		                     "'%s': manifest version %llu is not supported (this gpucc reads %d)",
 		                     name, (unsigned long long)version, GPUCC_IMAGE_FORMAT_VERSION);

@@ -103,3 +103,9 @@ refused repeated-option.gpucc "entry 0: options must be sorted by name and uniqu
 edit_manifest good.gpucc unsorted-libs.gpucc \
 	"t = t.replace('\"device_libs\":[]', '\"device_libs\":[{\"name\":\"b.bc\",\"sha256\":\"$key\"},{\"name\":\"a.bc\",\"sha256\":\"$key\"}]', 1)"
 refused unsorted-libs.gpucc "entry 0: device libraries must be sorted by name and unique ('a.bc')"
+
+# A 'version' that is not an integer is a mistyped field, not "version 0".
+edit_manifest good.gpucc version-string.gpucc "t = t.replace('\"version\":1', '\"version\":\"1\"', 1)"
+refused version-string.gpucc "corrupt manifest: 'version' is not a non-negative integer"
+edit_manifest good.gpucc version-2.gpucc "t = t.replace('\"version\":1', '\"version\":2', 1)"
+refused version-2.gpucc "manifest version 2 is not supported (this gpucc reads 1)"

@@ -114,6 +114,15 @@ static void test_refusals(void)
 	expect_refused("{\"format\":\"gpucc-image\",\"version\":2,\"entries\":[]}", GPUCC_EVERSION,
 	               "version 2");
 	expect_refused("{\"format\":\"gpucc-image\",\"version\":1}", GPUCC_ECORRUPT, "entries");
+	/* A version that is not one is a mistyped field, not another version. */
+	expect_refused("{\"format\":\"gpucc-image\",\"version\":\"1\",\"entries\":[]}", GPUCC_ECORRUPT,
+	               "corrupt manifest: 'version' is not a non-negative integer");
+	expect_refused("{\"format\":\"gpucc-image\",\"version\":1.0,\"entries\":[]}", GPUCC_ECORRUPT,
+	               "corrupt manifest: 'version' is not a non-negative integer");
+	expect_refused("{\"format\":\"gpucc-image\",\"entries\":[]}", GPUCC_ECORRUPT,
+	               "corrupt manifest: no 'version'");
+	expect_refused("{\"format\":\"gpucc-image\",\"version\":12345678901,\"entries\":[]}",
+	               GPUCC_EVERSION, "manifest version 12345678901 is not supported");
 	expect_refused("{\"format\":\"gpucc-image\",\"format\":\"gpucc-image\",\"version\":1,"
 	               "\"entries\":[]}", GPUCC_ECORRUPT, "'format' appears twice");
 	expect_refused("{\"format\":\"gpucc-image\",\"version\":2,\"version\":1,\"entries\":[]}",
