@@ -8,6 +8,7 @@
 
 #include <gpucc.h>
 
+#include <errno.h>
 #include <string.h>
 
 static const cmd_option cat_options[] = {
@@ -66,7 +67,7 @@ static int run_cat(const cmd_args *args)
 		goto cleanup;
 	}
 	if (size && fwrite(data, 1, size, stdout) != size)
-		rc = cmd_error(args, EXIT_FAIL, "cannot write to standard output");
+		rc = cmd_error(args, EXIT_FAIL, "cannot write to standard output: %s", strerror(errno));
 cleanup:
 	gpucc_free(data);
 	gpucc_image_free(img);

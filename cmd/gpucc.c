@@ -6,6 +6,7 @@
 
 #include <gpucc.h>
 
+#include <errno.h>
 #include <string.h>
 
 static const char exit_codes_text[] =
@@ -185,8 +186,12 @@ int main(int argc, char **argv)
 	int rc = run(argc, argv, &who);
 	/* Output lost to a full disk or a closed pipe is a failure (help and
 	 * --version too), unless the command already failed for a reason. */
-	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == EXIT_OK) {
-		fprintf(stderr, "gpucc%s%s: cannot write to standard output\n", *who ? " " : "", who);
+	int flushed = fflush(stdout), err = errno;
+	if ((flushed != 0 || ferror(stdout)) && rc == EXIT_OK) {
+		/* The reason (a full disk, a closed pipe) is the last write's:
+		 * the flush retries what the failed one left in the buffer. */
+		fprintf(stderr, "gpucc%s%s: cannot write to standard output%s%s\n", *who ? " " : "", who,
+		        flushed != 0 ? ": " : "", flushed != 0 ? strerror(err) : "");
 		rc = EXIT_FAIL;
 	}
 	return rc;

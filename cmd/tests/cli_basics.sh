@@ -336,7 +336,8 @@ rm -f epoch.gpucc
 
 # Standard output on a full device: every command that prints, help and
 # --version included, fails with one line and exit 1 (a script piping
-# `gpucc list` into a file on a full disk must not see success).
+# `gpucc list` into a file on a full disk must not see success), that says
+# why (it said only "cannot write to standard output").
 if [ -w /dev/full ]; then
 	expect_exit 0 "$GPUCC" pack -o full.gpucc "$EXAMPLE/pack.json"
 	expect_exit 0 "$GPUCC" snapshot full.gpucc -o full.snap
@@ -348,7 +349,7 @@ if [ -w /dev/full ]; then
 		rc=$?
 		[ "$rc" = 1 ] || { cat err >&2; fail "'gpucc $line >/dev/full' exited $rc, expected 1"; }
 		assert_one_line err
-		assert_grep "^gpucc[a-z ]*: cannot write " err
+		assert_grep "^gpucc[a-z ]*: cannot write .*: No space left on device$" err
 	done <<-LINES
 		help
 		--version
@@ -361,8 +362,12 @@ if [ -w /dev/full ]; then
 		cat full.gpucc $key --part $part
 		stats full.gpucc
 		verify full.gpucc
+		verify --json full.gpucc
+		stats --json full.gpucc
+		extract -q --json full.gpucc -C full.out
 		snapshot --show full.snap
 	LINES
+	rm -rf full.out
 	rm -f full.gpucc full.snap
 else
 	echo "skipping the /dev/full checks: /dev/full is not writable here"
