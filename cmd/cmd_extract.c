@@ -669,6 +669,9 @@ static int run_extract(const cmd_args *args)
 		return EXIT_USAGE;
 	extraction x = {.args = args, .dir = dir_option && *dir_option ? dir_option : "."};
 	int rc;
+	bool json = cmd_flag(args, "json");
+	if (json && cmd_flag(args, "quiet"))
+		return cmd_error(args, EXIT_USAGE, "-q and --json exclude each other");
 
 	mode_t mask = umask(0);
 	umask(mask);
@@ -687,7 +690,6 @@ static int run_extract(const cmd_args *args)
 	}
 	if ((rc = check_existing(&x)) != EXIT_OK || (rc = write_new_files(&x)) != EXIT_OK)
 		goto cleanup;
-	bool json = cmd_flag(args, "json");
 	rc = publish(&x, json || cmd_flag(args, "quiet"), dir_option != NULL);
 	if (rc == EXIT_OK && json)
 		print_json(&x);
@@ -724,7 +726,8 @@ const cmd_spec cmd_extract_spec = {
 		"Existing files are refused unless --force (a directory or other non-file\n"
 		"even then; a link is replaced, not followed).  Prints the files written;\n"
 		"--json prints {\"image\", \"directory\", \"files\": [{\"name\", \"part\",\n"
-		"\"size\", \"sha256\"}, ...]} instead, names relative to the directory.\n"
+		"\"size\", \"sha256\"}, ...]} instead, names relative to the directory;\n"
+		"-q and --json exclude each other (129).\n"
 		"Members that no entry lists are never read; 'gpucc verify' checks them.",
 	.options = extract_options,
 	.min_positional = 1,

@@ -23,6 +23,8 @@ static int run_verify(const cmd_args *args)
 	int rc = EXIT_OK;
 
 	bool json = cmd_flag(args, "json");
+	if (json && cmd_flag(args, "quiet"))
+		return cmd_error(args, EXIT_USAGE, "-q and --json exclude each other");
 	if (gpucc_image_open(&img, path) != 0 || gpucc_image_verify(img) != 0) {
 		if (json) {
 			fputs("{\"image\": ", stdout);
@@ -72,7 +74,8 @@ const cmd_spec cmd_verify_spec = {
 		"each distinct payload once.  On the first defect prints it in one line and\n"
 		"exits 3 (2 when IMAGE does not exist).  --json prints {\"image\", \"ok\": true,\n"
 		"\"entries\", \"payloads\", \"bytes\"} on stdout, or {\"image\", \"ok\": false,\n"
-		"\"error\"} besides the line on stderr and the same exit code.\n"
+		"\"error\"} besides the line on stderr and the same exit code; -q and --json\n"
+		"exclude each other (129).\n"
 		"\n"
 		"Every command that reads images bounds what that may cost: a compressed\n"
 		"image may expand to 32 GiB, at most 1000-fold, and a manifest may hold\n"

@@ -364,7 +364,7 @@ if [ -w /dev/full ]; then
 		verify full.gpucc
 		verify --json full.gpucc
 		stats --json full.gpucc
-		extract -q --json full.gpucc -C full.out
+		extract --json full.gpucc -C full.out
 		snapshot --show full.snap
 	LINES
 	rm -rf full.out

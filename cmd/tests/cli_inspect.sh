@@ -314,6 +314,16 @@ assert_grep "^$img: ok (2 entries, 2 payloads, 5966 bytes)$" out
 [ ! -s err ] || fail "verify wrote to stderr"
 expect_exit 0 "$GPUCC" verify -q $img
 [ ! -s out ] || fail "verify -q printed something"
+# -q and --json exclude each other, as their synopsis says (--json won):
+# a usage error before anything is read or written.
+for cmd in "verify -q --json $img" "extract --json -q $img -C both"; do
+	# shellcheck disable=SC2086
+	expect_exit 129 "$GPUCC" $cmd
+	assert_one_line err
+	assert_grep "^gpucc [a-z]*: -q and --json exclude each other$" err
+	[ ! -s out ] || fail "'$cmd' printed on stdout"
+done
+assert_no_file both
 expect_exit 0 "$GPUCC" verify --json $img
 python3 -c 'import json,sys; v=json.load(open("out")); assert v == {"image": sys.argv[1], "ok": True, "entries": 2, "payloads": 2, "bytes": 5966}, v' $img ||
 	fail "verify --json is wrong"
