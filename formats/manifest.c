@@ -1109,7 +1109,17 @@ int gpucc_manifest_check_keys(const gpucc_manifest *m, const char *name)
 	for (size_t i = 0; i < m->entry_count; i++) {
 		gpucc_digest key;
 		int rc = gpucc_key_compute(&key, &m->entries[i]);
-		if (rc == 0 && gpucc_digest_compare(&key, &m->entries[i].key) == 0)
+		if (rc == GPUCC_EVERSION || rc == GPUCC_EINVALID) {
+			/* A key schema this gpucc does not know, say: name it,
+			 * not a key that does not match. */
+			char message[512];
+			snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
+			return gpucc_error_set(rc == GPUCC_EVERSION ? rc : GPUCC_ECORRUPT,
+			                       "'%s': corrupt manifest: entry %zu: %s", name, i, message);
+		}
+		if (rc)
+			return rc; /* out of memory */
+		if (gpucc_digest_compare(&key, &m->entries[i].key) == 0)
 			continue;
 		char hex[GPUCC_DIGEST_HEX_SIZE];
 		gpucc_digest_to_hex(hex, &m->entries[i].key);

@@ -30,12 +30,18 @@ EOF
 }
 
 # refused FILE PATTERN [COMMAND...]: each command (list and verify when none
-# are given) exits 3 with one line on stderr naming FILE and matching PATTERN.
+# are given; merge writes nothing) exits 3 with one line on stderr naming
+# FILE and matching PATTERN.
 refused() {
 	local f=$1 pattern=$2 cmd
 	shift 2
 	for cmd in ${*:-list verify}; do
-		expect_exit 3 "$GPUCC" "$cmd" "$f"
+		if [ "$cmd" = merge ]; then
+			expect_exit 3 "$GPUCC" merge -o merged.gpucc "$f"
+			assert_no_file merged.gpucc
+		else
+			expect_exit 3 "$GPUCC" "$cmd" "$f"
+		fi
 		assert_one_line err
 		assert_grep "^gpucc $cmd: '$f': " err
 		assert_grep "$pattern" err
@@ -109,3 +115,10 @@ edit_manifest good.gpucc version-string.gpucc "t = t.replace('\"version\":1', '\
 refused version-string.gpucc "corrupt manifest: 'version' is not a non-negative integer"
 edit_manifest good.gpucc version-2.gpucc "t = t.replace('\"version\":1', '\"version\":2', 1)"
 refused version-2.gpucc "manifest version 2 is not supported (this gpucc reads 1)"
+
+# Another key schema (key.md, "Versioning"): the commands that only read
+# take the entry as stated; verify, which computes keys, names the schema
+# it does not know rather than a key that does not match.
+edit_manifest good.gpucc schema-2.gpucc "t = t.replace('\"key_schema\":1', '\"key_schema\":2', 1)"
+expect_exit 0 "$GPUCC" list schema-2.gpucc
+refused schema-2.gpucc "corrupt manifest: entry [0-9a-f]*: key schema 2 is not supported (this gpucc uses 1)$" verify merge

@@ -207,6 +207,15 @@ static void test_refusals(void)
 	CHECK_INT(gpucc_manifest_parse(&m, json, size, "good.json"), 0);
 	CHECK_INT(gpucc_manifest_check_keys(&m, "good.json"), 0);
 	gpucc_manifest_release(&m);
+	/* Another key schema opens (list reports it, cache prune removes such
+	 * entries), and the key check names it rather than a mismatch. */
+	changed = replace(json, "\"key_schema\":1", "\"key_schema\":2");
+	CHECK_INT(gpucc_manifest_parse(&m, changed, strlen(changed), "schema.json"), 0);
+	CHECK_INT(m.entry_count ? m.entries[0].key_schema : 0, 2);
+	CHECK_INT(gpucc_manifest_check_keys(&m, "schema.json"), GPUCC_EVERSION);
+	CHECK_ERROR_HAS("'schema.json': corrupt manifest: entry 0: key schema 2 is not supported");
+	gpucc_manifest_release(&m);
+	free(changed);
 
 	/* Duplicated and unsorted entries. */
 	char *twice = malloc(2 * size + 8);
