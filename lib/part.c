@@ -28,7 +28,9 @@ const char *gpucc_part_extension(gpucc_part part)
 
 int gpucc_part_from_name(gpucc_part *out, const char *name)
 {
-	for (int i = 0; i < GPUCC_PART_COUNT; i++) {
+	/* NULL is malformed text, as for every parser of the API (targets,
+	 * digests, sizes, key prefixes). */
+	for (int i = 0; name && i < GPUCC_PART_COUNT; i++) {
 		if (strcmp(parts[i].name, name) == 0) {
 			*out = (gpucc_part)i;
 			return 0;
@@ -36,5 +38,5 @@ int gpucc_part_from_name(gpucc_part *out, const char *name)
 	}
 	return gpucc_error_set(GPUCC_EINVALID,
 	                       "unknown payload kind '%s' (expected ptx, cubin, hsaco or bitcode)",
-	                       name);
+	                       name ? name : "");
 }

@@ -80,8 +80,30 @@ static void test_empty_output_path(void)
 	CHECK_ERROR_HAS("is a directory");
 }
 
+/* The parsers of text take NULL for malformed text, GPUCC_EINVALID, as
+ * they take "": none of them crashes on it. */
+static void test_parsers_take_null(void)
+{
+	gpucc_part part = GPUCC_PART_HSACO;
+	CHECK_INT(gpucc_part_from_name(&part, NULL), GPUCC_EINVALID);
+	CHECK_INT(part, GPUCC_PART_HSACO);
+	CHECK_ERROR_HAS("unknown payload kind ''");
+	CHECK_INT(gpucc_part_from_name(&part, "PTX"), GPUCC_EINVALID);
+	CHECK_INT(gpucc_part_from_name(&part, "ptx"), 0);
+	CHECK_INT(part, GPUCC_PART_PTX);
+
+	gpucc_target target;
+	CHECK_INT(gpucc_target_parse(&target, NULL), GPUCC_EINVALID);
+	gpucc_digest digest;
+	CHECK_INT(gpucc_digest_from_hex(&digest, NULL), GPUCC_EINVALID);
+	uint64_t size;
+	CHECK_INT(gpucc_size_parse(&size, NULL), GPUCC_EINVALID);
+	CHECK_INT(gpucc_target_from_hip_arch(&target, NULL), GPUCC_EINVALID);
+}
+
 int main(void)
 {
+	RUN(test_parsers_take_null);
 	RUN(test_open_too_long_name);
 	RUN(test_empty_output_path);
 	return CHECK_DONE();
