@@ -174,12 +174,20 @@ static char *file_name(const gpucc_entry *e, const gpucc_payload *p)
 	return strdup(name);
 }
 
+/* "/" between DIR and a name, or "" when DIR ends with one already (-C
+ * out/, as the shell completes it, gave out//NAME). */
+static const char *separator_after(const char *dir)
+{
+	size_t len = strlen(dir);
+	return len && dir[len - 1] == '/' ? "" : "/";
+}
+
 static char *join_path(const char *dir, const char *name)
 {
 	size_t len = strlen(dir) + 1 + strlen(name) + 1;
 	char *path = malloc(len);
 	if (path)
-		snprintf(path, len, "%s/%s", dir, name);
+		snprintf(path, len, "%s%s%s", dir, separator_after(dir), name);
 	return path;
 }
 
@@ -635,7 +643,7 @@ static int publish(extraction *x, bool quiet, bool dir_given)
 	for (size_t i = 0; i < x->file_count && !quiet; i++) {
 		if (dir_given) {
 			cmd_put_shown(stdout, x->dir);
-			putchar('/');
+			fputs(separator_after(x->dir), stdout);
 		}
 		printf("%s\n", x->files[i].name);
 	}

@@ -242,6 +242,13 @@ expect_exit 0 "$GPUCC" extract $img -C "$(printf 'odd\x1bdir')"
 assert_grep "^odd\\\\x1bdir/$nv_file$" out
 LC_ALL=C grep -q '[[:cntrl:]]' out && fail "extract printed a control character: $(cat -A out)"
 rm -r "$(printf 'odd\x1bdir')"
+# DIR with a trailing '/' (as the shell completes it) gives DIR/NAME, in
+# rows and messages alike, not DIR//NAME.
+expect_exit 0 "$GPUCC" extract $img -C slash/
+assert_grep "^slash/$nv_file$" out
+expect_exit 1 "$GPUCC" extract $img -C slash/
+assert_grep "^gpucc extract: 'slash/$nv_file' already exists" err
+rm -r slash
 # One payload shared by 18 entries: 18 files, all equal, the image read once.
 expect_exit 0 "$GPUCC" extract many.gpucc -C many
 [ "$(ls -A many | wc -l)" -eq 18 ] || fail "extract of many.gpucc: $(ls -A many | wc -l) files"
