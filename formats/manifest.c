@@ -411,9 +411,17 @@ static int validate_entry(const gpucc_entry *e, bool check_target, bool check_ke
 			                       "device libraries must be sorted by name and unique ('%s')",
 			                       e->device_libs[i].name);
 	}
-	for (size_t i = 0; i < e->kernel_count; i++)
-		if (!e->kernels[i].name || !e->kernels[i].name[0])
+	for (size_t i = 0; i < e->kernel_count; i++) {
+		const gpucc_kernel *k = &e->kernels[i];
+		if (!k->name || !k->name[0])
 			return gpucc_error_set(GPUCC_EINVALID, "a kernel has an empty name");
+		/* -1 is "not reported", and omitted. */
+		if (k->registers > GPUCC_KERNEL_RESOURCE_MAX || k->shared_bytes > GPUCC_KERNEL_RESOURCE_MAX ||
+		    k->scratch_bytes > GPUCC_KERNEL_RESOURCE_MAX)
+			return gpucc_error_set(GPUCC_EINVALID,
+			                       "kernel '%s' has a resource count over 2^40, which readers refuse",
+			                       k->name);
+	}
 	for (size_t i = 1; i < e->external_count; i++)
 		if (strcmp(e->externals[i - 1], e->externals[i]) >= 0)
 			return gpucc_error_set(GPUCC_EINVALID, "externals must be sorted and unique ('%s')",
@@ -614,8 +622,8 @@ static int parse_kernel(parse_ctx *c, gpucc_kernel *k)
 			return bad(c, message);
 		}
 		uint64_t v;
-		if (!gpucc_json_uint(&c->json, (uint64_t)1 << 40, &v))
-			return field_error(c, "a kernel resource count is not a non-negative integer");
+		if (!gpucc_json_uint(&c->json, (uint64_t)GPUCC_KERNEL_RESOURCE_MAX, &v))
+			return field_error(c, "a kernel resource count is not an integer from 0 to 2^40");
 		*slot = (int64_t)v;
 	}
 	if (!k->name || !k->name[0])

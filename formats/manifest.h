@@ -17,6 +17,9 @@
 /* Member sizes past which an image is refused as absurd. */
 #define GPUCC_MANIFEST_MAX_SIZE ((uint64_t)1 << 31)
 #define GPUCC_PAYLOAD_MAX_SIZE ((uint64_t)1 << 40)
+/* The largest kernel resource count (registers, shared or scratch bytes) a
+ * manifest may hold. */
+#define GPUCC_KERNEL_RESOURCE_MAX ((int64_t)1 << 40)
 /* The longest string (name, version, option value) a manifest may hold. */
 #define GPUCC_MANIFEST_STRING_MAX 65536
 

@@ -122,3 +122,30 @@ refused version-2.gpucc "manifest version 2 is not supported (this gpucc reads 1
 edit_manifest good.gpucc schema-2.gpucc "t = t.replace('\"key_schema\":1', '\"key_schema\":2', 1)"
 expect_exit 0 "$GPUCC" list schema-2.gpucc
 refused schema-2.gpucc "corrupt manifest: entry [0-9a-f]*: key schema 2 is not supported (this gpucc uses 1)$" verify merge
+
+# Writers refuse what readers would: pack writes no image whose kernel
+# resource count passes 2^40 (one that readers then refused), and 2^40
+# itself reads back.
+pack_with_registers() {
+	python3 - "$TESTDATA/example" "$1" > "registers-$1.json" <<'EOF2' || fail "writing registers-$1.json"
+import json, sys
+example, registers = sys.argv[1], int(sys.argv[2])
+doc = json.load(open(example + "/pack.json"))
+for e in doc["entries"]:
+    e["kernels"][0]["registers"] = registers
+    for part in ("module_file", "ptx", "hsaco"):
+        if part in e:
+            e[part] = example + "/" + e[part]
+print(json.dumps(doc))
+EOF2
+}
+pack_with_registers 1099511627777
+expect_exit 3 "$GPUCC" pack -o registers.gpucc registers-1099511627777.json
+assert_one_line err
+assert_grep "kernel 'saxpy' has a resource count over 2^40, which readers refuse" err
+assert_no_file registers.gpucc
+pack_with_registers 1099511627776
+expect_exit 0 "$GPUCC" pack -o registers.gpucc registers-1099511627776.json
+expect_exit 0 "$GPUCC" verify registers.gpucc
+edit_manifest registers.gpucc registers-over.gpucc "t = t.replace(':1099511627776,', ':1099511627777,', 1)"
+refused registers-over.gpucc "entry 0: a kernel resource count is not an integer from 0 to 2^40"

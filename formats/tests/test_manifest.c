@@ -144,6 +144,8 @@ static void test_refusals(void)
 		{"\"triple\":\"nvptx64-nvidia-cuda\"", "\"triple\":\"amdgcn-amd-amdhsa\"", "triple"},
 		{"\"size\":3", "\"size\":-3", "size"},
 		{"\"size\":3", "\"size\":3.5", "size"},
+		{"\"registers\":10", "\"registers\":1099511627777",
+		 "a kernel resource count is not an integer from 0 to 2^40"},
 		{"\"part\":\"ptx\"", "\"part\":\"elf\"", "part"},
 		{"\"llvm\":\"19.1.7\"", "\"llvm\":19", "toolchain"},
 		{"\"kernels\":[", "\"kernels\":\"none\",\"unknown\":[", "kernels"},
@@ -278,6 +280,35 @@ static void test_long_member_names(void)
 	free(json);
 }
 
+/* Writers refuse what readers would: a kernel resource count past 2^40
+ * (2^40 itself passes both). */
+static void test_kernel_resource_bound(void)
+{
+	gpucc_kernel big[1] = {{"big", 0, 0, 0}};
+	gpucc_entry e = sample("resources");
+	e.kernel_count = 1;
+	e.kernels = big;
+	int64_t *counts[3] = {&big[0].registers, &big[0].shared_bytes, &big[0].scratch_bytes};
+	for (int i = 0; i < 3; i++) {
+		*counts[i] = GPUCC_KERNEL_RESOURCE_MAX + 1;
+		CHECK_INT(gpucc_key_compute(&e.key, &e), 0);
+		CHECK_INT(gpucc_entry_validate(&e), GPUCC_EINVALID);
+		CHECK_ERROR_HAS("kernel 'big' has a resource count over 2^40");
+		*counts[i] = GPUCC_KERNEL_RESOURCE_MAX;
+	}
+	CHECK_INT(gpucc_key_compute(&e.key, &e), 0);
+	CHECK_INT(gpucc_entry_validate(&e), 0);
+	const gpucc_entry *list[1] = {&e};
+	char *json;
+	size_t size;
+	CHECK_INT(gpucc_manifest_write(&json, &size, list, 1), 0);
+	gpucc_manifest m;
+	CHECK_INT(gpucc_manifest_parse(&m, json, size, "bound.json"), 0);
+	CHECK(m.entry_count == 1 && m.entries[0].kernels[0].scratch_bytes == GPUCC_KERNEL_RESOURCE_MAX);
+	gpucc_manifest_release(&m);
+	free(json);
+}
+
 static void test_payload_member_name(void)
 {
 	gpucc_payload p = {GPUCC_PART_HSACO, {{0}}, 0};
@@ -292,6 +323,7 @@ int main(void)
 	RUN(test_round_trip);
 	RUN(test_refusals);
 	RUN(test_long_member_names);
+	RUN(test_kernel_resource_bound);
 	RUN(test_payload_member_name);
 	return CHECK_DONE();
 }
