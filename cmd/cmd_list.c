@@ -4,8 +4,9 @@
  * costs what reading the manifest costs).
  *
  * Text output: a header row, then per entry the short key (12 hex digits),
- * the canonical target, the payloads as part:bytes and the kernel names, in
- * aligned columns; kernels come last because their width varies most.
+ * the canonical target, the payloads as part:bytes and the kernel names
+ * (quoted where a name would not read back), in aligned columns; kernels
+ * come last because their width varies most.
  * --json: an array of objects with the full key, module, target, kernels and
  * payloads (part, size, sha256).
  */
@@ -53,6 +54,34 @@ static size_t payloads_cell(char *cell, const gpucc_entry *e)
 	return (size_t)(p - cell);
 }
 
+/* Whether kernel name must be quoted in the KERNELS cell: it holds the
+ * separator (','), a space, or a quote, or it is the '-' of no kernels, so
+ * that a cell reads back as the names it lists.  (Manifest strings hold no
+ * control characters.) */
+static bool needs_quotes(const char *name)
+{
+	return strpbrk(name, ", \"") || strcmp(name, "-") == 0;
+}
+
+/* Append name to the line at *p, in double quotes with '"' and '\\'
+ * escaped when needs_quotes: 2 * its length + 2 bytes at most. */
+static void put_kernel(char **p, const char *name)
+{
+	size_t len = strlen(name);
+	if (!needs_quotes(name)) {
+		memcpy(*p, name, len);
+		*p += len;
+		return;
+	}
+	*(*p)++ = '"';
+	for (size_t i = 0; i < len; i++) {
+		if (name[i] == '"' || name[i] == '\\')
+			*(*p)++ = '\\';
+		*(*p)++ = name[i];
+	}
+	*(*p)++ = '"';
+}
+
 /* Append s to the line at *p, padded with spaces to width. */
 static void put_padded(char **p, const char *s, size_t len, size_t width)
 {
@@ -83,7 +112,7 @@ static int print_table(const cmd_args *args, const gpucc_image *img)
 			payload_width = w;
 		w = 0;
 		for (size_t k = 0; k < e->kernel_count; k++)
-			w += strlen(e->kernels[k].name) + 1;
+			w += 2 * strlen(e->kernels[k].name) + 3; /* quoted, and ',' */
 		if (w > kernels_width)
 			kernels_width = w;
 	}
@@ -105,9 +134,7 @@ static int print_table(const cmd_args *args, const gpucc_image *img)
 		for (size_t k = 0; k < e->kernel_count; k++) {
 			if (k)
 				*p++ = ',';
-			size_t len = strlen(e->kernels[k].name);
-			memcpy(p, e->kernels[k].name, len);
-			p += len;
+			put_kernel(&p, e->kernels[k].name);
 		}
 		if (e->kernel_count == 0)
 			*p++ = '-';
@@ -169,7 +196,9 @@ const cmd_spec cmd_list_spec = {
 	.description =
 		"Prints one row per entry: the short key (the first 12 hex digits, which\n"
 		"show and cat accept), the canonical target, each payload as part:bytes, and\n"
-		"the kernel names ('-' for none), sorted by key.  Reads the manifest only.\n"
+		"the kernel names separated by ',' ('-' for none), sorted by key; a name that\n"
+		"holds a ',', a space or a '\"', or is '-', is in double quotes, its '\"' and\n"
+		"'\\' escaped with '\\'.  Reads the manifest only.\n"
 		"--json prints an array of one object per entry: {\"key\" (all 64 digits),\n"
 		"\"module\", \"target\", \"kernels\" (names), \"payloads\": [{\"part\", \"size\",\n"
 		"\"sha256\"}]}.",

@@ -25,6 +25,23 @@ amd_key=$(awk '$2 == "gfx90a" { print $1 }' out)
 awk 'NR == 1 { col = index($0, "TARGET") } NR > 1 && substr($0, col - 2, 2) != "  " { exit 1 }' out ||
 	fail "list columns are not aligned"
 
+# Kernel names that hold the separator, a space or a quote, or are the '-'
+# of no kernels, are quoted, so that the cell reads back as the names it
+# lists ("c,d" read as two kernels); --json has them as they are.
+python3 - "$EXAMPLE" > names.json <<'PY'
+import json, sys
+print(json.dumps({"entries": [
+    {"module_file": sys.argv[1] + "/saxpy.nvptx.ll", "target": "sm_90",
+     "kernels": ["plain", "a b", "c,d", "-", 'q"x\\y', "back\\slash"],
+     "ptx": sys.argv[1] + "/saxpy.sm_90.ptx"}]}))
+PY
+expect_exit 0 "$GPUCC" pack -o names.gpucc names.json
+expect_exit 0 "$GPUCC" list names.gpucc
+assert_grep '^[0-9a-f]\{12\}  sm_90:ptx78  ptx:1166  plain,"a b","c,d","-","q\\"x\\\\y",back\\slash$' out
+expect_exit 0 "$GPUCC" list --json names.gpucc
+python3 -c 'import json; e=json.load(open("out")); assert e[0]["kernels"] == ["plain", "a b", "c,d", "-", "q\"x\\y", "back\\slash"], e' ||
+	fail "list --json changed the kernel names"
+
 expect_exit 0 "$GPUCC" list --json $img
 python3 - out "$nv_key" <<'PY' || fail "list --json is wrong"
 import json, sys
