@@ -870,8 +870,10 @@ static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *e
 			have |= HAVE_KEY;
 			break;
 		case FIELD_KEY_SCHEMA:
-			if (!gpucc_json_uint(&c->json, 1000000, &schema))
-				return field_error(c, "'key_schema' is not an integer");
+			/* Any version is read (key.md, "Versioning"): what computes
+			 * keys names one it does not know. */
+			if (!gpucc_json_uint(&c->json, UINT32_MAX, &schema))
+				return field_error(c, "'key_schema' is not an integer from 0 to 2^32-1");
 			e->key_schema = (unsigned)schema;
 			have |= HAVE_SCHEMA;
 			break;

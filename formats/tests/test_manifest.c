@@ -218,6 +218,16 @@ static void test_refusals(void)
 	CHECK_ERROR_HAS("'schema.json': corrupt manifest: entry 0: key schema 2 is not supported");
 	gpucc_manifest_release(&m);
 	free(changed);
+	/* Any schema number is one (up to the field's 32 bits). */
+	changed = replace(json, "\"key_schema\":1", "\"key_schema\":4294967295");
+	CHECK_INT(gpucc_manifest_parse(&m, changed, strlen(changed), "schema.json"), 0);
+	CHECK_INT(gpucc_manifest_check_keys(&m, "schema.json"), GPUCC_EVERSION);
+	CHECK_ERROR_HAS("key schema 4294967295 is not supported");
+	gpucc_manifest_release(&m);
+	free(changed);
+	changed = replace(json, "\"key_schema\":1", "\"key_schema\":4294967296");
+	expect_refused(changed, GPUCC_ECORRUPT, "'key_schema' is not an integer from 0 to 2^32-1");
+	free(changed);
 
 	/* Duplicated and unsorted entries. */
 	char *twice = malloc(2 * size + 8);
