@@ -75,8 +75,9 @@ static bool plain_head(plain_image *img, const void *data, uint64_t size)
 	return img->first <= img->size;
 }
 
-/* Tests count the walks (image_internal.h). */
-unsigned long gpucc_image_fetch_walks;
+/* Tests count the walks (image_internal.h); atomic, as fetches may run on
+ * several threads at once. */
+_Atomic unsigned long gpucc_image_fetch_walks;
 
 /* A payload header at off whose successor is a payload header too, or the
  * end-of-archive block. */

@@ -130,6 +130,6 @@ bool gpucc_image_has_random_access(const gpucc_image *img);
 
 /* How many times gpucc_image_fetch_payload fell back from bisection to a
  * walk of every payload header (for tests; process-wide). */
-extern unsigned long gpucc_image_fetch_walks;
+extern _Atomic unsigned long gpucc_image_fetch_walks;
 
 #endif

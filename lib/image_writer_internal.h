@@ -64,7 +64,7 @@ int gpucc_plain_image_write(const gpucc_plain_image *image);
  * to 8, for 4 MiB or more from images); and how many images the plain
  * writer wrote and how many worker threads it started. */
 void gpucc_plain_writer_threads(size_t threads);
-extern unsigned long gpucc_plain_images_written;
-extern unsigned long gpucc_plain_workers_started;
+extern _Atomic unsigned long gpucc_plain_images_written;
+extern _Atomic unsigned long gpucc_plain_workers_started;
 
 #endif

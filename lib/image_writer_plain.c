@@ -58,8 +58,10 @@
 #define WINDOW_MAX ((size_t)256 << 10)
 #define NO_FAILURE SIZE_MAX
 
-unsigned long gpucc_plain_images_written;
-unsigned long gpucc_plain_workers_started;
+/* Atomic: processes write images on several threads at once (a cache
+ * insert per thread), and a counter is no reason for a data race. */
+_Atomic unsigned long gpucc_plain_images_written;
+_Atomic unsigned long gpucc_plain_workers_started;
 static size_t threads_override;
 
 void gpucc_plain_writer_threads(size_t threads)
