@@ -149,3 +149,71 @@ expect_exit 0 "$GPUCC" pack -o registers.gpucc registers-1099511627776.json
 expect_exit 0 "$GPUCC" verify registers.gpucc
 edit_manifest registers.gpucc registers-over.gpucc "t = t.replace(':1099511627776,', ':1099511627777,', 1)"
 refused registers-over.gpucc "entry 0: a kernel resource count is not an integer from 0 to 2^40"
+
+# The header bytes formats/image.md ("Writing") specifies, member by member,
+# so that another writer can make the same image.
+check_headers() {
+	python3 - "$1" "$2" <<'EOF2' || fail "the headers of $1 are not as image.md says"
+import sys
+image, mtime = sys.argv[1], int(sys.argv[2])
+data = open(image, "rb").read()
+at = 0
+names = []
+while data[at:at + 512] != bytes(512):
+    h = data[at:at + 512]
+    name = h[:100].rstrip(b"\0")
+    size = int(h[124:135], 8)
+    want = bytearray(512)
+    want[:len(name)] = name
+    want[100:108] = b"000644 \0"
+    want[108:116] = want[116:124] = b"000000 \0"
+    want[124:136] = b"%011o " % size
+    want[136:148] = b"%011o " % mtime
+    want[148:156] = b" " * 8
+    want[156:157] = b"0"
+    want[257:265] = b"ustar\x0000"
+    want[329:337] = want[337:345] = b"000000 \0"
+    want[148:156] = b"%06o\0 " % sum(want)
+    assert h == bytes(want), "header of %r: %r" % (name, h)
+    assert data[at + 512 + size:at + 512 + -(-size // 512) * 512] == bytes(-size % 512), name
+    names.append(name)
+    at += 512 + -(-size // 512) * 512
+assert len(data) == at + 1024, "not two zero blocks and nothing after them"
+assert names[:2] == [b"GPUCC-IMAGE", b"manifest.json"] and names[2:] == sorted(names[2:]), names
+EOF2
+}
+expect_exit 0 "$GPUCC" merge -q -o merged.gpucc good.gpucc
+check_headers merged.gpucc 0
+SOURCE_DATE_EPOCH=8589934591 expect_exit 0 "$GPUCC" merge -q -o merged-2242.gpucc good.gpucc
+check_headers merged-2242.gpucc 8589934591
+# An empty SOURCE_DATE_EPOCH is unset.
+SOURCE_DATE_EPOCH= expect_exit 0 "$GPUCC" merge -q -o merged-empty-epoch.gpucc good.gpucc
+assert_same merged.gpucc merged-empty-epoch.gpucc
+# From 2^33 seconds on, the ustar mtime field cannot hold the time: every
+# member has a pax header, which readers take, and merge still gives one
+# image for either order.
+python3 - "$TESTDATA/example" <<'EOF2' || fail "writing one-entry specs"
+import json, sys
+example = sys.argv[1]
+doc = json.load(open(example + "/pack.json"))
+for i, e in enumerate(doc["entries"]):
+    for part in ("module_file", "ptx", "hsaco"):
+        if part in e:
+            e[part] = example + "/" + e[part]
+    json.dump({"entries": [e]}, open("one-%d.json" % i, "w"))
+EOF2
+expect_exit 0 "$GPUCC" pack -o one-0.gpucc one-0.json
+expect_exit 0 "$GPUCC" pack -o one-1.gpucc one-1.json
+export SOURCE_DATE_EPOCH=8589934592
+expect_exit 0 "$GPUCC" merge -q -o late-01.gpucc one-0.gpucc one-1.gpucc
+expect_exit 0 "$GPUCC" merge -q -o late-10.gpucc one-1.gpucc one-0.gpucc
+export SOURCE_DATE_EPOCH=0
+assert_same late-01.gpucc late-10.gpucc
+expect_exit 0 "$GPUCC" verify late-01.gpucc
+python3 - late-01.gpucc <<'EOF2' || fail "late-01.gpucc: not a pax header before every member"
+import sys, tarfile
+with tarfile.open(sys.argv[1]) as tar:
+    members = tar.getmembers()
+assert len(members) == 4 and all(m.pax_headers == {"mtime": "8589934592"} for m in members), members
+assert all(m.mtime == 8589934592 for m in members)
+EOF2
