@@ -168,6 +168,11 @@ static void test_refusals(void)
 		{"\"opt-level\":\"2\"", "\"opt-level\":\"2\",\"debug\":\"on\"",
 		 "options must be sorted by name and unique ('debug')"},
 		{"\"opt-level\":\"2\"", "\"a=b\":\"1\",\"opt-level\":\"2\"", "'=' in its name"},
+		{"\"opt-level\":\"2\"", "\"\":\"1\",\"opt-level\":\"2\"", "an option has an empty name"},
+		{"\"device_libs\":[]", "\"device_libs\":[{\"name\":\"\",\"sha256\":\"" HEX64 "\"}]",
+		 "a device library has an empty name"},
+		{"\"name\":\"saxpy\"", "\"name\":\"sa\\u0007xpy\"", "a kernel's name holds a control character"},
+		{"\"name\":\"saxpy\"", "\"name\":\"sa\x7fxpy\"", "a kernel's name holds a control character"},
 		{"\"device_libs\":[]",
 		 "\"device_libs\":[{\"name\":\"b.bc\",\"sha256\":\"" HEX64 "\"},"
 		 "{\"name\":\"a.bc\",\"sha256\":\"" HEX64 "\"}]",
@@ -196,6 +201,21 @@ static void test_refusals(void)
 		CHECK_ERROR_HAS(i == 0 ? "'key'" : i == 1 ? "'module_sha256'" : "'sha256'");
 		free(upper);
 	}
+
+	/* The strings of unknown fields need only be valid JSON; a writer
+	 * refuses the control characters a reader would. */
+	char *unknown = replace(json, "{\"key\":", "{\"note\":\"a\\u0007\\n\x7f\",\"key\":");
+	gpucc_manifest um;
+	CHECK_INT(gpucc_manifest_parse(&um, unknown, strlen(unknown), "unknown.json"), 0);
+	gpucc_manifest_release(&um);
+	free(unknown);
+	gpucc_kernel bell[1] = {{"sa\axpy", -1, -1, -1}};
+	gpucc_entry with_bell = sample("bell");
+	with_bell.kernel_count = 1;
+	with_bell.kernels = bell;
+	CHECK_INT(gpucc_key_compute(&with_bell.key, &with_bell), 0);
+	CHECK_INT(gpucc_entry_validate(&with_bell), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("a kernel's name holds a control character");
 
 	/* A key that its components do not give parses, and fails the key
 	 * check that verify and writers make. */
