@@ -407,6 +407,7 @@ static uint64_t config_max_size(gpucc_cache *c)
 
 int gpucc_cache_default_dir(char **out)
 {
+	*out = NULL; /* as every **out of the API on failure */
 	const char *env = getenv("GPUCC_CACHE_DIR");
 	char *dir = NULL;
 	if (env && *env) {

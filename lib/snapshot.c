@@ -417,6 +417,7 @@ int gpucc_snapshot_write_text(const gpucc_snapshot *s, int fd)
 
 static int source_new(gpucc_source **out, gpucc_source_kind kind, const char *name)
 {
+	*out = NULL;
 	gpucc_source *s = calloc(1, sizeof *s);
 	if (!s)
 		return gpucc_error_oom();

@@ -10,7 +10,8 @@
  *  - handles are opaque; an object returned through a `**out` first argument
  *    belongs to the caller and is released with its _free() function, which
  *    accepts NULL (a const entry or a runtime's function handle found
- *    through one is borrowed, as its function says); a pointer returned
+ *    through one is borrowed, as its function says), and is NULL when the
+ *    call fails, so that freeing it then is harmless; a pointer returned
  *    directly is borrowed from its parent and lives as long as the parent;
  *  - functions return int: 0 on success, GPUCC_ERROR (-1) for a generic failure
  *    or one of the stable negative codes in gpucc/common.h for expected

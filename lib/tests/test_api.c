@@ -229,8 +229,44 @@ static void test_threads_with_own_handles(void)
 	CHECK_INT(system(command), 0);
 }
 
+/* Every `**out` is NULL after a failure (gpucc.h), so that a caller may
+ * free it on every path; gpucc_cache_default_dir left it as it was. */
+static void test_out_null_on_failure(void)
+{
+	const char *names[] = {"GPUCC_CACHE_DIR", "XDG_CACHE_HOME", "HOME"};
+	char *saved[3];
+	for (int i = 0; i < 3; i++) {
+		const char *value = getenv(names[i]);
+		saved[i] = value ? strdup(value) : NULL;
+		unsetenv(names[i]);
+	}
+	char *dir = (char *)"not touched";
+	CHECK_INT(gpucc_cache_default_dir(&dir), GPUCC_ENOTFOUND);
+	CHECK(dir == NULL);
+	gpucc_free(dir);
+	for (int i = 0; i < 3; i++) {
+		if (saved[i])
+			setenv(names[i], saved[i], 1);
+		free(saved[i]);
+	}
+
+	gpucc_cache *cache = (gpucc_cache *)&dir;
+	CHECK_INT(gpucc_cache_open(&cache, "", 0), GPUCC_EINVALID);
+	CHECK(cache == NULL);
+	gpucc_image *img = (gpucc_image *)&dir;
+	CHECK_INT(gpucc_image_open_memory(&img, "not an image", 12, NULL), GPUCC_ECORRUPT);
+	CHECK(img == NULL);
+	gpucc_snapshot *snapshot = (gpucc_snapshot *)&dir;
+	CHECK_INT(gpucc_snapshot_parse_text(&snapshot, "x\n", 2, "text"), GPUCC_ECORRUPT);
+	CHECK(snapshot == NULL);
+	gpucc_source *source = (gpucc_source *)&dir;
+	CHECK_INT(gpucc_source_open(&source, "no-such-source", NULL, NULL), GPUCC_ENOTFOUND);
+	CHECK(source == NULL);
+}
+
 int main(void)
 {
+	RUN(test_out_null_on_failure);
 	RUN(test_threads_with_own_handles);
 	RUN(test_parsers_take_null);
 	RUN(test_open_too_long_name);
