@@ -217,3 +217,30 @@ with tarfile.open(sys.argv[1]) as tar:
 assert len(members) == 4 and all(m.pax_headers == {"mtime": "8589934592"} for m in members), members
 assert all(m.mtime == 8589934592 for m in members)
 EOF2
+
+# Typeflags NUL and 7 are regular files to tar, and to both of gpucc's
+# readers (its own ustar reader, and libarchive for compressed images).
+python3 - good.gpucc <<'EOF2' || fail "writing the typeflag images"
+import sys
+data = open(sys.argv[1], "rb").read()
+for flag, out in ((b"\0", "typeflag-nul.gpucc"), (b"7", "typeflag-7.gpucc")):
+    image, at = bytearray(data), 0
+    while image[at:at + 512] != bytes(512):
+        h = image[at:at + 512]
+        size = int(bytes(h[124:135]), 8)
+        image[at + 156:at + 157] = flag
+        image[at + 148:at + 156] = b" " * 8
+        image[at + 148:at + 156] = b"%06o\0 " % sum(image[at:at + 512])
+        at += 512 + -(-size // 512) * 512
+    open(out, "wb").write(image)
+EOF2
+for f in typeflag-nul typeflag-7; do
+	command -v zstd >/dev/null && zstd -q "$f.gpucc" -o "$f.zst.gpucc"
+	for g in "$f.gpucc" ${f}.zst.gpucc; do
+		[ -f "$g" ] || continue
+		expect_exit 0 "$GPUCC" verify "$g"
+		mkdir "x-$g"
+		expect_exit 0 "$GPUCC" extract -q "$g" -C "x-$g"
+		[ "$(find "x-$g" -type f | wc -l)" = 2 ] || fail "extract $g: not two payloads"
+	done
+done
