@@ -152,6 +152,16 @@ if grep -q "no GPU present" out; then
 else
 	assert_grep "kernels ready in .* saxpy loaded on" out
 fi
+# DESIGN.md invariant 8, as the dynamic loader reports it: choosing and
+# reading the kernel for a named target loads neither LLVM, nor a GPU
+# runtime, nor libarchive (the image is uncompressed); asking for the GPU
+# loads its runtime and still no LLVM.
+loaded_libraries() { LD_DEBUG=libs "$@" 2>&1 >/dev/null | sed -n 's/.*calling init: //p'; }
+loaded_libraries ex/example-saxpy --target gfx90a >loaded.txt
+assert_grep 'libgpucc' loaded.txt
+assert_no_grep 'libLLVM\|libgpucc-llvm\|libamdhip64\|libcuda\|libarchive' loaded.txt
+loaded_libraries ex/example-saxpy >loaded.txt
+assert_no_grep 'libLLVM\|libgpucc-llvm\|libarchive' loaded.txt
 # Timed from process start when the caller says when that was (scripts/demo).
 SAXPY_START_NS=$(date +%s%N) expect_exit 0 ex/example-saxpy --target gfx90a
 assert_grep "kernels ready in .* ms from process start (.* ms of it in main): saxpy for gfx90a" out
@@ -168,6 +178,8 @@ fi
 env -u LD_LIBRARY_PATH ex-static/example-saxpy --target sm_90 >out 2>err ||
 	{ cat err >&2; fail "the statically linked example does not start"; }
 assert_grep "kernels ready in .* saxpy for sm_90: sm_90:ptx78" out
+loaded_libraries env -u LD_LIBRARY_PATH ex-static/example-saxpy --target sm_90 >loaded.txt
+assert_no_grep 'libgpucc\|libLLVM\|libamdhip64\|libcuda\|libarchive' loaded.txt
 
 # The image steps re-run when a kernel changes, and only then.
 cp -R "$SRCROOT/testdata/example-package" pkg
