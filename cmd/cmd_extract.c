@@ -23,8 +23,9 @@
  * which a killed run leaves behind.
  *
  * Existing files are refused before anything is written, unless --force; a
- * directory or any other non-file named like an output is refused even
- * then (a link there is replaced, never followed).  With --force, a file
+ * directory or any other non-file named like an output, and IMAGE itself
+ * (inputs are never modified), are refused even then (a link there is
+ * replaced, never followed).  With --force, a file
  * about to be replaced is first hard-linked to a backup name in DIR
  * (".gpucc-extract.<pid>.<n>": no copy), then the new one renamed over it;
  * a file without a name is linked to such a temporary name first, since
@@ -94,6 +95,8 @@ typedef struct extraction {
 	unsigned spare_names; /* backup and temporary names made */
 	char **made_dirs;     /* directories made for -C, outermost first */
 	size_t made_count;
+	struct stat image;    /* IMAGE's file, which no output may replace */
+	bool image_known;
 } extraction;
 
 /* Image payloads sorted by (digest, part), to map entries' payloads to their
@@ -326,6 +329,10 @@ static int check_existing(extraction *x)
 		int rc = EXIT_OK;
 		if (exists && S_ISDIR(st.st_mode))
 			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': is a directory", path);
+		else if (exists && S_ISREG(st.st_mode) && x->image_known &&
+		         st.st_dev == x->image.st_dev && st.st_ino == x->image.st_ino)
+			rc = cmd_error(x->args, EXIT_FAIL,
+			               "cannot write '%s': it is the image being extracted", path);
 		else if (exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 			rc = cmd_error(x->args, EXIT_FAIL, "cannot write '%s': not a regular file", path);
 		else if (exists && !force)
@@ -689,6 +696,9 @@ static int run_extract(const cmd_args *args)
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
+	/* Inputs are never modified: --force would rename a payload over
+	 * IMAGE (or a link to it) named like one of its outputs. */
+	x.image_known = stat(args->positional[0], &x.image) == 0;
 	if ((rc = plan(&x)) != EXIT_OK)
 		goto cleanup;
 	if (make_directory(&x) != 0) {
@@ -731,11 +741,11 @@ const cmd_spec cmd_extract_spec = {
 		"verified and flushed before any file appears, and a run that fails leaves\n"
 		"DIR as it was: files --force replaced are put back, and directories made\n"
 		"for -C removed.\n"
-		"Existing files are refused unless --force (a directory or other non-file\n"
-		"even then; a link is replaced, not followed).  Prints the files written;\n"
-		"--json prints {\"image\", \"directory\", \"files\": [{\"name\", \"part\",\n"
-		"\"size\", \"sha256\"}, ...]} instead, names relative to the directory;\n"
-		"-q and --json exclude each other (129).\n"
+		"Existing files are refused unless --force (a directory or other non-file,\n"
+		"or IMAGE itself, even then; a link is replaced, not followed).  Prints the\n"
+		"files written; --json prints {\"image\", \"directory\", \"files\": [{\"name\",\n"
+		"\"part\", \"size\", \"sha256\"}, ...]} instead, names relative to the\n"
+		"directory; -q and --json exclude each other (129).\n"
 		"Members that no entry lists are never read; 'gpucc verify' checks them.",
 	.options = extract_options,
 	.min_positional = 1,

@@ -316,6 +316,19 @@ expect_exit 1 "$GPUCC" extract --force $img -C refused
 assert_one_line err
 assert_grep "^gpucc extract: cannot write 'refused/$amd_file': not a regular file$" err
 [ "$(ls -A refused)" = "$amd_file" ] && [ -p refused/"$amd_file" ] || fail "a refused extract changed: $(ls -Al refused)"
+# Nor does --force replace IMAGE itself, or a hard link to it, named like
+# an output (inputs are never modified): the payload was renamed over it.
+mkdir self
+cp $img "self/$nv_file"
+ln "self/$nv_file" "self/$amd_file"
+for image in "self/$nv_file" "self/$amd_file"; do
+	expect_exit 1 "$GPUCC" extract --force "$image" -C self
+	assert_one_line err
+	assert_grep "^gpucc extract: cannot write 'self/.*': it is the image being extracted$" err
+	assert_same "$image" $img
+done
+[ "$(ls -A self | wc -l)" = 2 ] || fail "a refused extract left files: $(ls -A self)"
+rm -r self
 # A publishing step that fails after others succeeded (here: the second,
 # by the fault shim) leaves nothing behind: the files this run published
 # are removed.
