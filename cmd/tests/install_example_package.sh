@@ -181,6 +181,18 @@ assert_grep "kernels ready in .* saxpy for sm_90: sm_90:ptx78" out
 loaded_libraries env -u LD_LIBRARY_PATH ex-static/example-saxpy --target sm_90 >loaded.txt
 assert_no_grep 'libgpucc\|libLLVM\|libamdhip64\|libcuda\|libarchive' loaded.txt
 
+# A package for one vendor's GPUs: gpu_targets of AMD targets only embeds
+# the AMD module alone (compile refuses an NVIDIA module in a run with no
+# NVIDIA target), and the NVIDIA target is then cleanly not there.
+meson setup ex-amd "$SRCROOT/testdata/example-package" -Dgpu_targets=gfx942 \
+	-Db_sanitize="${SANITIZE:-none}" -Db_lundef=false >setup.log 2>&1 ||
+	{ tail -30 setup.log >&2; fail "the example package does not configure for gfx942 alone"; }
+ninja -C ex-amd >build.log 2>&1 || { tail -30 build.log >&2; fail "the example package does not build for gfx942 alone"; }
+expect_exit 0 ex-amd/example-saxpy --target gfx942
+assert_grep "kernels ready in .* saxpy for gfx942: gfx942 hsaco" out
+expect_exit 1 ex-amd/example-saxpy --target sm_90
+assert_grep "the image has no NVIDIA code" err
+
 # The image steps re-run when a kernel changes, and only then.
 cp -R "$SRCROOT/testdata/example-package" pkg
 meson setup ex-edit pkg -Db_sanitize="${SANITIZE:-none}" -Db_lundef=false >setup.log 2>&1 ||
