@@ -47,7 +47,10 @@ extern "C" {
 /* Open the image file at path by mapping it read-only into memory; the image
  * owns the mapping and unmaps it when freed.  A file that cannot be mapped
  * (a FIFO, an empty file) is read as gpucc_image_open reads it, from the
- * one descriptor opened.  Errors as gpucc_image_open. */
+ * one descriptor opened.  Errors as gpucc_image_open.  As with any mapping,
+ * the file must not be cut short in place while the image is open (the
+ * process would get SIGBUS); gpucc replaces its outputs by renaming a new
+ * file over them, which leaves an open image reading the old one. */
 GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
 
 /* ---- one payload by its digest ------------------------------------------- */
