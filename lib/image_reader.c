@@ -1291,7 +1291,10 @@ static size_t listed_payload_index(const gpucc_image *img, const char *path)
 {
 	static const char prefix[] = "payloads/";
 	size_t n = sizeof prefix - 1;
-	if (strncmp(path, prefix, n) != 0 || strlen(path) < n + 64)
+	/* Member names spell digests in lowercase only (image.md): another
+	 * spelling names no listed payload. */
+	if (strncmp(path, prefix, n) != 0 || strlen(path) < n + 64 ||
+	    strspn(path + n, "0123456789abcdef") < 64)
 		return img->payload_count;
 	char hex[GPUCC_DIGEST_HEX_SIZE];
 	memcpy(hex, path + n, 64);

@@ -474,6 +474,15 @@ def pax_path_override(good):
                       after_head=pax({"path": b"payloads/renamed.ptx"}) + member(name, data))
 
 
+@case("first", "member 'payloads/[0-9A-F]*\\.[a-z]*' is not listed in the manifest")
+def uppercase_member_name(good):
+    """The first payload's member named with its digest in uppercase hex:
+    the same bytes, but member names spell digests in lowercase only."""
+    (name, data), rest = good.payloads[0], good.payloads[1:]
+    stem, extension = name[len("payloads/"):].rsplit(".", 1)
+    return good.image(payloads=[("payloads/" + stem.upper() + "." + extension, data)] + rest)
+
+
 @case("first", "'payloads/\\\\xff\\\\xfe.ptx' is not listed")
 def non_utf8_name(good):
     """A member named b'payloads/\\xff\\xfe.ptx' (not UTF-8) after the manifest."""
