@@ -1040,6 +1040,7 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 	uint64_t version = 0;
 	bool have_format = false, have_version = false, have_entries = false;
 	bool seen_format = false, seen_version = false; /* even when mistyped */
+	bool in_place = false; /* the members after 'entries' are still unread */
 	json_reader entries_at;
 	int rc = 0;
 	const char *field;
@@ -1063,8 +1064,10 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 			} else if (strcmp(field, "entries") == 0) {
 				have_entries = true;
 				entries_at = c.json;
-				if (have_format && have_version)
+				if (have_format && have_version) {
+					in_place = true;
 					break; /* read in place below */
+				}
 				gpucc_json_skip(&c.json);
 			} else {
 				gpucc_json_skip(&c.json);
@@ -1091,10 +1094,13 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 		c.json = entries_at;
 		rc = parse_entries(&c, out);
 	}
-	/* The rest of the document must still be well-formed JSON. */
+	/* The rest of the document must still be well-formed JSON.  Read in
+	 * place, its members are new (a field there may repeat one before
+	 * 'entries'); otherwise the first pass has seen them all. */
 	while (rc == 0 && gpucc_json_object_next(&c.json, &field)) {
-		if (strcmp(field, "entries") == 0 || (strcmp(field, "format") == 0 && seen_format) ||
-		    (strcmp(field, "version") == 0 && seen_version))
+		if (in_place && (strcmp(field, "entries") == 0 ||
+		                 (strcmp(field, "format") == 0 && seen_format) ||
+		                 (strcmp(field, "version") == 0 && seen_version)))
 			rc = gpucc_error_set(GPUCC_ECORRUPT,
 			                     "'%s': corrupt manifest: '%s' appears twice", name, field);
 		gpucc_json_skip(&c.json);

@@ -99,6 +99,13 @@ edit_manifest good.gpucc twice-gpucc.gpucc "t = t.replace('\"gpucc\":', '\"gpucc
 refused twice-gpucc.gpucc "entry 0: 'toolchain.gpucc' appears twice"
 edit_manifest good.gpucc twice-registers.gpucc "t = t.replace('\"registers\":', '\"registers\":1,\"registers\":', 1)"
 refused twice-registers.gpucc "entry 0: a kernel's 'registers' appears twice"
+# ... but members come in any order, each once.
+edit_manifest good.gpucc reordered.gpucc \
+	"t = t.replace('{\"format\":\"gpucc-image\",\"version\":1,', '{', 1).replace('\n]}', '\n],\"version\":1,\"format\":\"gpucc-image\"}', 1)"
+expect_exit 0 "$GPUCC" verify reordered.gpucc
+expect_exit 0 "$GPUCC" merge -q -o reordered-merged.gpucc reordered.gpucc
+expect_exit 0 "$GPUCC" merge -q -o good-merged.gpucc good.gpucc
+assert_same reordered-merged.gpucc good-merged.gpucc
 
 # Options and device libraries are sorted and unique (key.md hashes them
 # so): refused on opening, naming the defect, not only later as a key

@@ -129,6 +129,22 @@ static void test_refusals(void)
 	               GPUCC_ECORRUPT, "'version' appears twice");
 	expect_refused("{\"format\":\"gpucc-image\",\"version\":1,\"entries\":[],\"version\":1}",
 	               GPUCC_ECORRUPT, "'version' appears twice");
+	expect_refused("{\"version\":1,\"entries\":[],\"format\":\"gpucc-image\",\"version\":1}",
+	               GPUCC_ECORRUPT, "'version' appears twice");
+	/* Members come in any order; each once is not twice. */
+	const char *const orders[] = {
+		"{\"entries\":[],\"version\":1,\"format\":\"gpucc-image\"}",
+		"{\"format\":\"gpucc-image\",\"entries\":[],\"version\":1}",
+		"{\"version\":1,\"entries\":[],\"note\":0,\"format\":\"gpucc-image\"}",
+	};
+	for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+		gpucc_manifest any_order;
+		int rc = gpucc_manifest_parse(&any_order, orders[i], strlen(orders[i]), "order.json");
+		if (rc)
+			fprintf(stderr, "  for %s: %s\n", orders[i], gpucc_error_last()->message);
+		CHECK_INT(rc, 0);
+		gpucc_manifest_release(&any_order);
+	}
 
 	gpucc_entry e = sample("x");
 	const gpucc_entry *list[1] = {&e};
