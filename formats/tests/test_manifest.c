@@ -217,6 +217,12 @@ static void test_refusals(void)
 		CHECK_ERROR_HAS(i == 0 ? "'key'" : i == 1 ? "'module_sha256'" : "'sha256'");
 		free(upper);
 	}
+	/* ... and so is a digit written as an escape, the same string to JSON. */
+	char *escaped = replace(json, "\"key\":\"", "\"key\":\"\\u0030");
+	char *first_digit = strstr(escaped, "\\u0030") + 6; /* dropped: still 64 digits */
+	memmove(first_digit, first_digit + 1, strlen(first_digit + 1) + 1);
+	expect_refused(escaped, GPUCC_ECORRUPT, "'key' is not 64 lowercase hex digits");
+	free(escaped);
 
 	/* The strings of unknown fields need only be valid JSON; a writer
 	 * refuses the control characters a reader would. */
