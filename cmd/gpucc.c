@@ -182,6 +182,12 @@ static int run(int argc, char **argv, const char **who)
 
 int main(int argc, char **argv)
 {
+	/* stderr is unbuffered: every fputc and fputs of a message in pieces
+	 * (compile's diagnostics, a byte at a time through the speller) would
+	 * be a write of its own, and the lines of processes sharing stderr
+	 * (make -j) would mix.  Line-buffered, each line is one write; the
+	 * progress line, which has none, flushes itself. */
+	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
 	const char *who;
 	int rc = run(argc, argv, &who);
 	/* Output lost to a full disk or a closed pipe is a failure (help and

@@ -44,6 +44,18 @@ check_bad not_ir.ll "not valid LLVM IR"
 check_bad invalid_module.ll "invalid module: Instruction does not dominate all uses!$"
 assert_grep "^gpucc compile: error: .*invalid_module.ll: gfx90a: invalid module: " err
 assert_grep "^[^ ]*invalid_module.ll: gfx90a:   %b = add i32 %a, 1$" err
+# Each line of the error and the diagnostics reaches stderr in one write, so
+# that the lines of compiles sharing it (make -j) stay whole: diagnostics
+# went a byte at a time through the speller.
+if command -v strace >/dev/null; then
+	no_leak_check strace -f -s 4096 -o write.trace -e trace=write \
+		"$GPUCC" compile --no-cache "$K/bad/invalid_module.ll" -t gfx90a 2>/dev/null
+	grep 'write(2, ' write.trace > stderr.writes
+	[ "$(wc -l < stderr.writes)" -ge 3 ] || fail "compile wrote $(wc -l < stderr.writes) messages under strace"
+	if grep -v '\\n", [0-9]*) *= [0-9]*$' stderr.writes; then
+		fail "compile wrote its error or diagnostics in pieces"
+	fi
+fi
 # Full debug info for PTX older than 7.5: refused with what to do, with or
 # without ptxas; PTX 7.5, line tables only, or no -g compile.
 dbg=$K/nvptx/debug_info.ll
