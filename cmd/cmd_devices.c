@@ -208,12 +208,23 @@ static void print_device_line(const gpucc_device *d, int index)
 	}
 }
 
+/* The columns name takes on a terminal: its UTF-8 characters, not its
+ * bytes (manifest strings are UTF-8 without control characters; wide
+ * characters are rare enough in kernel names to count as one). */
+static size_t columns(const char *name)
+{
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		n += (*p & 0xc0) != 0x80;
+	return n;
+}
+
 static void print_table(const gpucc_device *devices, size_t count, image_report *r)
 {
-	int width = 0;
+	size_t width = 0;
 	for (size_t k = 0; r && k < r->kernel_count; k++)
-		if ((int)strlen(r->kernels[k]) > width)
-			width = (int)strlen(r->kernels[k]);
+		if (columns(r->kernels[k]) > width)
+			width = columns(r->kernels[k]);
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_device *d = &devices[i];
 		print_device_line(d, (int)i);
@@ -227,7 +238,7 @@ static void print_table(const gpucc_device *devices, size_t count, image_report 
 		for (size_t k = 0; k < r->kernel_count; k++) {
 			gpucc_selection s;
 			char why[WHY_SIZE];
-			printf("  %-*s  ", width, r->kernels[k]);
+			printf("  %s%*s  ", r->kernels[k], (int)(width - columns(r->kernels[k])), "");
 			if (!select_kernel(&s, why, r, r->kernels[k], d)) {
 				printf("no fit: %s\n", why);
 				continue;

@@ -132,6 +132,15 @@ expect_exit 2 "$GPUCC" devices -i k13.gpucc -t gfx90a
 assert_grep "^  norm  no fit: .* runs on gfx90a: the image has no AMD code for that kernel$" out
 assert_no_grep "no fit: .*sm_90" out
 
+# The kernel column is as wide as the longest name in characters, not
+# bytes: a name in UTF-8 (an AMD kernel may be named so) pushed the others'
+# columns out by a byte a character.
+printf '{"entries": [{"module": "k.ll", "module_sha256": "%s", "target": "gfx90a", "kernels": ["\u00e9t\u00e9", "abcd"], "hsaco": "any.hsaco"}]}' "$digest" >utf8.json
+expect_exit 0 "$GPUCC" pack -o utf8.gpucc utf8.json
+expect_exit 0 "$GPUCC" devices -i utf8.gpucc -t gfx90a
+assert_grep "^  été   [0-9a-f]\{12\}  gfx90a " out
+assert_grep "^  abcd  [0-9a-f]\{12\}  gfx90a " out
+
 # Every device target of a run gets its rows; one without a fit makes the
 # run exit 2 after the whole table.
 expect_exit 0 "$GPUCC" devices -i k.gpucc -t sm_80 -t sm_86 -t gfx90a:xnack- -t gfx90a:xnack+
