@@ -251,3 +251,41 @@ for f in typeflag-nul typeflag-7; do
 		[ "$(find "x-$g" -type f | wc -l)" = 2 ] || fail "extract $g: not two payloads"
 	done
 done
+
+# A key is computed from key.md alone: the components compile --explain
+# prints for the documented options, hashed as key.md encodes them, give
+# the key it prints.
+"$GPUCC" compile -n --no-cache --explain --no-cubin -g --fast-math --ftz -O3 -t sm_90 \
+	"$TESTDATA/example/saxpy.nvptx.ll" > explain 2> explain.err
+explain_exit=$?
+if [ $explain_exit = 0 ]; then
+	python3 - explain "$("$GPUCC" --version | sed -n '1s/^gpucc //p')" <<'EOF2' || fail "key.md does not give the key compile computes"
+import hashlib, struct, sys
+lines = open(sys.argv[1]).read().split("\n")
+key = lines[0].split()[-1]
+fields, name = {}, None
+for line in lines[1:]:
+    if not line.strip():
+        continue
+    if not line.startswith("    "):
+        name, value = line.split(None, 1)
+        fields[name] = [value]
+    else:
+        fields[name].append(line.strip())
+options = fields["options"]
+assert options == ["debug-info=on", "fast-math=on", "ftz=on", "opt-level=3", "ptxas=none"], options
+assert fields["gpucc"] == [sys.argv[2]] and fields["device-libs"] == ["(none)"], fields
+values = [b"1", sys.argv[2].encode(), fields["llvm"][0].encode(), b"",
+          fields["target"][0].encode(), "".join(o + "\n" for o in options).encode(),
+          bytes.fromhex(fields["module"][0])]
+names = ["schema", "gpucc", "llvm", "device-libs", "target", "options", "module"]
+data = b"gpucc-key\0" + b"".join(struct.pack(">I", len(n)) + n.encode() + struct.pack(">Q", len(v)) + v
+                                  for n, v in zip(names, values))
+assert hashlib.sha256(data).hexdigest() == key, (key, fields)
+EOF2
+elif [ $explain_exit = 6 ]; then
+	echo "compile is unavailable here: the key computation is not checked"
+else
+	cat explain.err >&2
+	fail "compile --explain exited $explain_exit"
+fi
