@@ -17,6 +17,7 @@
 #include "errors.h"
 #include "escape.h"
 #include "image_internal.h"
+#include "manifest.h" /* gpucc_entry_validate */
 
 #include <dirent.h>
 #include <errno.h>
@@ -1157,6 +1158,15 @@ static int insert_arriving(gpucc_cache *c, const arriving_entry *a, const char *
 		c->insert_failed = true;
 		return gpucc_error_set(GPUCC_ERROR, "cannot insert into cache '%s': it is read-only",
 		                       c->dir);
+	}
+	/* A described entry is the caller's: its defect is named with the
+	 * cache, not with the temporary file the writer would have named.
+	 * (An image's entry the writer names as the image's defect.) */
+	if (!a->src && gpucc_entry_validate(a->e) != 0) {
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &a->e->key);
+		c->insert_failed = true;
+		return gpucc_error_prefix("cannot insert entry %.12s into cache '%s'", hex, c->dir);
 	}
 	gpucc_image_writer *w = NULL;
 	char *path = entry_path(c, &a->e->key, false);

@@ -103,6 +103,44 @@ static void test_parsers_take_null(void)
 	CHECK_INT(gpucc_target_from_hip_arch(&target, NULL), GPUCC_EINVALID);
 }
 
+/* gpucc_cache_insert of an entry the caller described wrongly names the
+ * cache and the entry, not the temporary file the cache was about to
+ * write ('DIR/v1/2c/.KEY.gpucc.new.PID.RANDOM'). */
+static void test_cache_insert_names_cache(void)
+{
+	char dir[] = "/tmp/gpucc-test_api-XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	gpucc_cache *cache = NULL;
+	CHECK_INT(gpucc_cache_open(&cache, dir, 0), 0);
+	gpucc_kernel kernel = {"saxpy", -1, -1, -1};
+	gpucc_entry e;
+	memset(&e, 0, sizeof e);
+	e.key_schema = 1;
+	e.module = "saxpy.ll";
+	e.target = "gfx90a:xnack-:sramecc+"; /* not canonical */
+	e.triple = "amdgcn-amd-amdhsa";
+	e.gpucc_version = gpucc_version();
+	e.llvm_version = "19.1.7";
+	e.kernel_count = 1;
+	e.kernels = &kernel;
+	memset(&e.key, 0x2c, sizeof e.key);
+	gpucc_payload_source src = {GPUCC_PART_HSACO, NULL, "code", 4};
+	CHECK_INT(gpucc_cache_insert(cache, &e, &src, 1, GPUCC_CONFLICT_FAIL), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("cannot insert entry 2c2c2c2c2c2c into cache '");
+	CHECK_ERROR_HAS("not canonical");
+	CHECK(strstr(gpucc_error_last()->message, ".new.") == NULL);
+	gpucc_cache_stats stats;
+	CHECK_INT(gpucc_cache_stats_get(&stats, cache), 0);
+	CHECK_INT(stats.entries, 0);
+	gpucc_cache_free(cache);
+	char command[128];
+	snprintf(command, sizeof command, "rm -rf '%s'", dir);
+	CHECK_INT(system(command), 0);
+}
+
 /* ---- threads ------------------------------------------------------------ */
 
 #define THREADS 4
@@ -266,6 +304,7 @@ static void test_out_null_on_failure(void)
 
 int main(void)
 {
+	RUN(test_cache_insert_names_cache);
 	RUN(test_out_null_on_failure);
 	RUN(test_threads_with_own_handles);
 	RUN(test_parsers_take_null);
