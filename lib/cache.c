@@ -1149,11 +1149,25 @@ typedef struct arriving_entry {
 	gpucc_image *src;
 } arriving_entry;
 
+int gpucc_conflict_policy_check(gpucc_conflict_policy policy)
+{
+	if (policy == GPUCC_CONFLICT_FAIL || policy == GPUCC_CONFLICT_FIRST ||
+	    policy == GPUCC_CONFLICT_LAST)
+		return 0;
+	return gpucc_error_set(GPUCC_EINVALID,
+	                       "unknown conflict policy %d (expected GPUCC_CONFLICT_FAIL, _FIRST "
+	                       "or _LAST)",
+	                       (int)policy);
+}
+
 /* Both inserts. */
 static int insert_arriving(gpucc_cache *c, const arriving_entry *a, const char *src_name,
                            gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx,
                            cache_insert_outcome *outcome)
 {
+	int rc = gpucc_conflict_policy_check(policy);
+	if (rc)
+		return rc;
 	if (!c->writable) {
 		c->insert_failed = true;
 		return gpucc_error_set(GPUCC_ERROR, "cannot insert into cache '%s': it is read-only",
@@ -1171,7 +1185,7 @@ static int insert_arriving(gpucc_cache *c, const arriving_entry *a, const char *
 	gpucc_image_writer *w = NULL;
 	char *path = entry_path(c, &a->e->key, false);
 	char *pending = path ? pending_path(path) : NULL;
-	int rc = pending ? shard_ready(c, &a->e->key) : gpucc_error_oom();
+	rc = pending ? shard_ready(c, &a->e->key) : gpucc_error_oom();
 	gpucc_write_options opts = {0}; /* uncompressed: random access on lookup */
 	opts.use_mtime = true;
 	opts.mtime = 0;

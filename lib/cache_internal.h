@@ -44,6 +44,12 @@ bool gpucc_cache_layout_at(int dir_fd);
  * in exactly the moment a concurrent process could. */
 extern void (*gpucc_cache_test_before_publish)(gpucc_cache *c, const gpucc_digest *key);
 
+/* 0 for one of the three gpucc_conflict_policy values, else GPUCC_EINVALID:
+ * every function that takes a policy refuses any other before it acts, so
+ * that a caller's bad value is not read as one policy here and another
+ * there (the cache replaced, merge kept the first, delta failed). */
+int gpucc_conflict_policy_check(gpucc_conflict_policy policy);
+
 /* A conflict between the entry c holds for key and one arriving from
  * src_name: tell fn (if any), then GPUCC_ECONFLICT naming both under the
  * default policy, else 0. */

@@ -131,6 +131,8 @@ int gpucc_delta_write(const char *out_path, gpucc_source *source, const gpucc_sn
 	static const gpucc_algebra_options defaults;
 	if (!opts)
 		opts = &defaults;
+	if (gpucc_conflict_policy_check(opts->on_conflict) != 0)
+		return GPUCC_EINVALID;
 	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT)
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "'%s' is a snapshot: it holds keys, not entries, so its delta is "

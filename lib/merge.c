@@ -263,6 +263,8 @@ int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t
 	static const gpucc_algebra_options defaults;
 	if (!opts)
 		opts = &defaults;
+	if (gpucc_conflict_policy_check(opts->on_conflict) != 0)
+		return GPUCC_EINVALID;
 	source_entries *all;
 	int rc = load_all(&all, sources, count);
 	if (rc)
@@ -529,6 +531,8 @@ int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources, siz
 	static const gpucc_algebra_options defaults;
 	if (!opts)
 		opts = &defaults;
+	if (gpucc_conflict_policy_check(opts->on_conflict) != 0)
+		return GPUCC_EINVALID;
 	if (!gpucc_cache_writable(cache))
 		return gpucc_error_set(GPUCC_ERROR, "cannot write to cache '%s': it is read-only",
 		                       gpucc_cache_dir(cache));

@@ -757,6 +757,8 @@ int gpucc_snapshot_delta(gpucc_snapshot **out, const gpucc_snapshot *source,
 	*out = NULL;
 	gpucc_algebra_counts local = {0};
 	gpucc_conflict_policy policy = opts ? opts->on_conflict : GPUCC_CONFLICT_FAIL;
+	if (gpucc_conflict_policy_check(policy) != 0)
+		return GPUCC_EINVALID;
 	gpucc_snapshot_item *items = malloc((source->count ? source->count : 1) * sizeof *items);
 	if (!items)
 		return gpucc_error_oom();

@@ -302,8 +302,63 @@ static void test_out_null_on_failure(void)
 	CHECK(source == NULL);
 }
 
+/* A conflict policy outside the enum is refused everywhere, before
+ * anything is written: it was read as "last" by the cache (replacing the
+ * entry there), as "first" by merge and as "fail" by delta. */
+static void test_unknown_conflict_policy(void)
+{
+	char dir[] = "/tmp/gpucc-test_api-XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	char image[64], cache_dir[64], merged[64];
+	snprintf(image, sizeof image, "%s/two.gpucc", dir);
+	snprintf(cache_dir, sizeof cache_dir, "%s/cache", dir);
+	snprintf(merged, sizeof merged, "%s/merged.gpucc", dir);
+	write_two_entry_image(image);
+	gpucc_image *img = NULL;
+	gpucc_cache *cache = NULL;
+	CHECK_INT(gpucc_image_open(&img, image), 0);
+	CHECK_INT(gpucc_cache_open(&cache, cache_dir, 0), 0);
+	if (!img || !cache)
+		return;
+	const gpucc_entry *e = gpucc_image_entry(img, 0);
+	gpucc_conflict_policy bad = (gpucc_conflict_policy)7;
+	CHECK_INT(gpucc_cache_insert_from(cache, img, e, bad), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("unknown conflict policy 7");
+	gpucc_payload_source src = {GPUCC_PART_HSACO, NULL, "code", 4};
+	CHECK_INT(gpucc_cache_insert(cache, e, &src, 1, bad), GPUCC_EINVALID);
+	gpucc_image *hit = NULL;
+	CHECK_INT(gpucc_cache_lookup(&hit, cache, &e->key), GPUCC_ENOTFOUND);
+
+	gpucc_source *source = NULL;
+	CHECK_INT(gpucc_source_from_image(&source, img), 0);
+	gpucc_algebra_options opts;
+	memset(&opts, 0, sizeof opts);
+	opts.on_conflict = bad;
+	CHECK_INT(gpucc_merge_write(merged, &source, 1, &opts, NULL), GPUCC_EINVALID);
+	CHECK_INT(gpucc_image_open(&hit, merged), GPUCC_ENOTFOUND);
+	CHECK_INT(gpucc_merge_into_cache(cache, &source, 1, &opts, NULL), GPUCC_EINVALID);
+	gpucc_snapshot *base = NULL, *delta = NULL;
+	CHECK_INT(gpucc_snapshot_new(&base, NULL, 0), 0);
+	CHECK_INT(gpucc_delta_write(merged, source, base, "base", &opts, NULL), GPUCC_EINVALID);
+	CHECK_INT(gpucc_snapshot_delta(&delta, base, "source", base, "base", &opts, NULL),
+	          GPUCC_EINVALID);
+	CHECK(delta == NULL);
+	CHECK_ERROR_HAS("unknown conflict policy 7");
+	gpucc_snapshot_free(base);
+	gpucc_source_free(source);
+	gpucc_cache_free(cache);
+	gpucc_image_free(img);
+	char command[128];
+	snprintf(command, sizeof command, "rm -rf '%s'", dir);
+	CHECK_INT(system(command), 0);
+}
+
 int main(void)
 {
+	RUN(test_unknown_conflict_policy);
 	RUN(test_cache_insert_names_cache);
 	RUN(test_out_null_on_failure);
 	RUN(test_threads_with_own_handles);

@@ -31,7 +31,8 @@ typedef struct gpucc_cache gpucc_cache;
 
 /* What to do when an entry arrives whose key is already present with other
  * content (a conflict, DESIGN.md invariant 3).  Identical duplicates always
- * collapse silently. */
+ * collapse silently.  Any other value is GPUCC_EINVALID wherever a policy
+ * is taken, before anything is done. */
 typedef enum gpucc_conflict_policy {
 	GPUCC_CONFLICT_FAIL = 0, /* GPUCC_ECONFLICT naming the key and both sources */
 	GPUCC_CONFLICT_FIRST = 1, /* keep the entry already there */
