@@ -157,8 +157,9 @@ bool gpucc_json_object_next(json_reader *r, const char **name)
 	}
 	/* Names are read many times an entry: keep short ones in the reader
 	 * instead of the arena.  JSON bounds no name, and a long one is still
-	 * a name (an unknown field to skip, an option's name), so it goes to
-	 * the arena. */
+	 * a name: where the caller keeps long names (an option's), it goes to
+	 * the arena; elsewhere it names no field the caller knows, and is
+	 * checked and given as "" without taking memory. */
 	ptrdiff_t plain = plain_length(r);
 	if (plain >= 0 && (size_t)plain < sizeof r->name) {
 		copy_plain(r, r->name, (size_t)plain);
@@ -169,6 +170,10 @@ bool gpucc_json_object_next(json_reader *r, const char **name)
 			if (unescape(r, r->name) < 0)
 				return false;
 			*name = r->name;
+		} else if (!r->keep_long_names) {
+			if (unescape(r, NULL) < 0)
+				return false;
+			*name = "";
 		} else if (!(*name = gpucc_json_string(r))) {
 			return false;
 		}

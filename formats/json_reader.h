@@ -26,7 +26,8 @@ typedef struct json_reader {
 	gpucc_arena *arena;
 	int depth;
 	bool first[64]; /* per open container: no element read yet */
-	char name[64];  /* the last member name, when short (longer ones: arena) */
+	char name[64];  /* the last member name, when short */
+	bool keep_long_names; /* longer names to the arena, rather than as "" */
 	const char *error; /* first error, static text; NULL while none */
 	size_t error_offset;
 } json_reader;
@@ -36,7 +37,8 @@ void gpucc_json_reader_init(json_reader *r, const char *text, size_t size, gpucc
 json_type gpucc_json_peek(json_reader *r);
 /* Consume '{'.  Then gpucc_json_object_next gives each member's name in turn,
  * leaving the reader at its value, and false after '}'.  The name is valid
- * until the next call (copy it to keep it).  A trailing
+ * until the next call (copy it to keep it); one of 64 bytes or more is ""
+ * unless keep_long_names is set (the caller knows no such name).  A trailing
  * ',' before '}' is an error.  Likewise for arrays. */
 bool gpucc_json_object_begin(json_reader *r);
 bool gpucc_json_object_next(json_reader *r, const char **name);

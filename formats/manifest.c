@@ -750,6 +750,8 @@ static int parse_options(parse_ctx *c, gpucc_entry *e)
 	vec opts = {.item = sizeof(gpucc_option), .c = c};
 	if (!gpucc_json_object_begin(&c->json))
 		return field_error(c, "'options' is not an object");
+	/* An option's name may be long (up to the string limit). */
+	c->json.keep_long_names = true;
 	while (gpucc_json_object_next(&c->json, &field)) {
 		gpucc_option *o = vec_push(&opts);
 		if (!o) {
@@ -759,13 +761,16 @@ static int parse_options(parse_ctx *c, gpucc_entry *e)
 		/* Entries mostly repeat the previous entry's options. */
 		size_t i = opts.count - 1;
 		const gpucc_option *prev = i < c->previous.option_count ? &c->previous.options[i] : NULL;
+		/* A long name is in the arena already. */
 		o->name = prev && strcmp(prev->name, field) == 0 ? prev->name
-		                                               : gpucc_arena_strdup(c->arena, field);
+		          : field != c->json.name                ? field
+		                                                 : gpucc_arena_strdup(c->arena, field);
 		if (!o->name || !(o->value = repeated_string(c, prev ? prev->value : NULL))) {
 			vec_release(&opts);
 			return field_error(c, "an option's value is not a string");
 		}
 	}
+	c->json.keep_long_names = false;
 	e->option_count = opts.count;
 	e->options = vec_finish(c, &opts);
 	vec_release(&opts);
