@@ -289,3 +289,21 @@ else
 	cat explain.err >&2
 	fail "compile --explain exited $explain_exit"
 fi
+
+# A payload's kind is not checked against the target (manifest.md): an
+# hsaco in the NVIDIA entry is read, though pack never writes one.
+python3 - good.gpucc hsaco-for-nvidia.gpucc <<'EOF2' || fail "writing hsaco-for-nvidia.gpucc"
+import io, sys, tarfile
+with tarfile.open(sys.argv[1]) as tar:
+    members = [(m.name, tar.extractfile(m).read()) for m in tar.getmembers()]
+manifest = members[1][1].decode()
+assert '"part":"ptx"' in manifest
+members[1] = ("manifest.json", manifest.replace('"part":"ptx"', '"part":"hsaco"', 1).encode())
+members[2:] = sorted((name.replace(".ptx", ".hsaco"), data) for name, data in members[2:])
+with tarfile.open(sys.argv[2], "w", format=tarfile.USTAR_FORMAT) as tar:
+    for name, data in members:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode, info.mtime = len(data), 0o644, 0
+        tar.addfile(info, io.BytesIO(data))
+EOF2
+expect_exit 0 "$GPUCC" verify hsaco-for-nvidia.gpucc
