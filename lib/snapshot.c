@@ -342,6 +342,8 @@ int gpucc_snapshot_parse_text(gpucc_snapshot **out, const char *text, size_t siz
                               const char *name)
 {
 	*out = NULL;
+	if (size == 0)
+		text = ""; /* an empty buffer may come as NULL: memchr must not see it */
 	size_t lines = 0;
 	for (const char *p = text; (p = memchr(p, '\n', size - (size_t)(p - text))) != NULL; p++)
 		lines++;

@@ -141,6 +141,39 @@ static void test_cache_insert_names_cache(void)
 	CHECK_INT(system(command), 0);
 }
 
+/* Zero-length buffers may come as NULL, as an empty file read into memory
+ * does: every call that takes a pointer and a size accepts (NULL, 0).
+ * gpucc_snapshot_parse_text passed NULL to memchr (undefined; a build
+ * with -Db_sanitize=undefined stopped there). */
+static void test_zero_length_buffers(void)
+{
+	gpucc_snapshot *s = NULL;
+	CHECK_INT(gpucc_snapshot_parse_text(&s, NULL, 0, "empty"), 0);
+	CHECK(s != NULL && gpucc_snapshot_count(s) == 0);
+	gpucc_snapshot_free(s);
+	s = NULL;
+	CHECK_INT(gpucc_snapshot_new(&s, NULL, 0), 0);
+	CHECK(s != NULL && gpucc_snapshot_count(s) == 0);
+	gpucc_snapshot_free(s);
+
+	gpucc_digest a, b;
+	gpucc_digest_buffer(&a, NULL, 0);
+	gpucc_digest_buffer(&b, "", 0);
+	CHECK_INT(gpucc_digest_compare(&a, &b), 0);
+
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_memory(&img, NULL, 0, "empty"), GPUCC_ECORRUPT);
+	void *data = NULL;
+	size_t size = 0;
+	CHECK_INT(gpucc_image_fetch_payload_memory(&data, &size, NULL, 0, NULL, &a, GPUCC_PART_PTX),
+	          GPUCC_ECORRUPT);
+
+	gpucc_compile *c = NULL;
+	CHECK_INT(gpucc_compile_new(&c, NULL), 0);
+	CHECK_INT(gpucc_compile_add_memory(c, "empty.ll", NULL, 0), 0);
+	gpucc_compile_free(c);
+}
+
 /* ---- threads ------------------------------------------------------------ */
 
 #define THREADS 4
@@ -358,6 +391,7 @@ static void test_unknown_conflict_policy(void)
 
 int main(void)
 {
+	RUN(test_zero_length_buffers);
 	RUN(test_unknown_conflict_policy);
 	RUN(test_cache_insert_names_cache);
 	RUN(test_out_null_on_failure);
