@@ -74,8 +74,9 @@ GPUCC_API size_t gpucc_image_entry_count(const gpucc_image *img);
 GPUCC_API const gpucc_entry *gpucc_image_entry(const gpucc_image *img, size_t index);
 
 /* Find the entry whose key has this hex prefix (1 to 64 digits); *out is
- * borrowed from the image.  GPUCC_ENOTFOUND when none has; GPUCC_EAMBIGUOUS, with the candidates in the
- * message, when several have; GPUCC_EINVALID when the prefix is not hex. */
+ * borrowed from the image.  GPUCC_ENOTFOUND when none has;
+ * GPUCC_EAMBIGUOUS, with the candidates in the message, when several
+ * have; GPUCC_EINVALID when the prefix is not hex. */
 GPUCC_API int gpucc_image_lookup(const gpucc_entry **out, const gpucc_image *img,
                                  const char *key_prefix);
 /* Find an entry by exact key: NULL when absent. */
