@@ -212,20 +212,29 @@ int gpucc_size_parse(uint64_t *out, const char *text)
 
 /* ---- stats and config files ---------------------------------------------- */
 
+/* The counters of a stats line (cache.md, "stats"); a line of another
+ * version, or with a value that is not digits, is no record: all zeros,
+ * counting starts over (a cache problem never breaks a build). */
 static void stats_parse(stats_record *r, const char *text)
 {
 	memset(r, 0, sizeof *r);
-	if (strncmp(text, STATS_MAGIC, strlen(STATS_MAGIC)) != 0)
+	size_t magic = strlen(STATS_MAGIC);
+	if (strncmp(text, STATS_MAGIC, magic) != 0 || (text[magic] != ' ' && text[magic] != '\n'))
 		return;
-	const char *p = text + strlen(STATS_MAGIC);
-	while (*p) {
+	const char *p = text + magic;
+	while (*p && *p != '\n') {
 		while (*p == ' ')
 			p++;
 		const char *eq = strchr(p, '=');
 		if (!eq)
 			break;
 		char *end;
+		errno = 0;
 		unsigned long long v = strtoull(eq + 1, &end, 10);
+		if (eq[1] < '0' || eq[1] > '9' || errno == ERANGE || (*end && *end != ' ' && *end != '\n')) {
+			memset(r, 0, sizeof *r);
+			return;
+		}
 		size_t len = (size_t)(eq - p);
 		if (len == 4 && strncmp(p, "hits", 4) == 0)
 			r->hits = v;
@@ -235,8 +244,12 @@ static void stats_parse(stats_record *r, const char *text)
 			r->corrupt = v;
 		else if (len == 5 && strncmp(p, "bytes", 5) == 0)
 			r->bytes = v;
-		else if (len == 5 && strncmp(p, "reset", 5) == 0)
+		else if (len == 5 && strncmp(p, "reset", 5) == 0 && v <= INT64_MAX)
 			r->reset = (int64_t)v;
+		else if (len == 5 && strncmp(p, "reset", 5) == 0) {
+			memset(r, 0, sizeof *r);
+			return;
+		}
 		p = end;
 		while (*p && *p != ' ')
 			p++;

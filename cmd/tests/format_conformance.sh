@@ -307,3 +307,24 @@ with tarfile.open(sys.argv[2], "w", format=tarfile.USTAR_FORMAT) as tar:
         tar.addfile(info, io.BytesIO(data))
 EOF2
 expect_exit 0 "$GPUCC" verify hsaco-for-nvidia.gpucc
+
+# The cache's stats line (cache.md, "stats"): a line of another version,
+# or with a value that is not decimal digits, reads as zeros and is
+# rewritten whole at the next update; a good one is read as written.
+expect_exit 0 "$GPUCC" cache import -q --cache stats-cache good.gpucc
+stats_hits() {
+	printf '%s\n' "$1" > stats-cache/stats
+	expect_exit 0 "$GPUCC" cache stats --cache stats-cache
+	sed -n 's/^hits  *\([0-9][0-9]*\).*/\1/p' out
+}
+[ "$(stats_hits 'gpucc-cache-stats 1 hits=5 misses=2 corrupt=0 reset=0 bytes=5')" = 5 ] ||
+	fail "a good stats line is not read"
+for line in 'gpucc-cache-stats 1 hits=-1 misses=2 corrupt=0 reset=0 bytes=5' \
+	'gpucc-cache-stats 10 hits=5 misses=2 corrupt=0 reset=0 bytes=5' \
+	'gpucc-cache-stats 1 hits=18446744073709551616 misses=2 corrupt=0 reset=0 bytes=5' \
+	'gpucc-cache-stats 1 hits=+5 misses=2 corrupt=0 reset=0 bytes=5'; do
+	[ "$(stats_hits "$line")" = 0 ] || fail "stats line '$line' is read: $(cat out)"
+done
+expect_exit 0 "$GPUCC" cache lookup --cache stats-cache "$key"
+grep -q '^gpucc-cache-stats 1 hits=1 misses=0 corrupt=0 reset=0 bytes=[0-9]*$' stats-cache/stats ||
+	fail "stats not rewritten whole: $(cat stats-cache/stats)"
