@@ -579,7 +579,7 @@ int gpucc_compile_plan(gpucc_compile *c)
 	if (c->module_count == 0)
 		return gpucc_error_set(GPUCC_EINVALID, "no modules to compile");
 	if (c->target_count == 0)
-		return gpucc_error_set(GPUCC_EINVALID, "no targets: give at least one --target");
+		return gpucc_error_set(GPUCC_EINVALID, "no targets to compile for");
 	clock_gettime(CLOCK_MONOTONIC, &c->start);
 	if (c->o.cache && !gpucc_cache_writable(c->o.cache))
 		/* Once per run, not per entry: hits still count, nothing is stored. */

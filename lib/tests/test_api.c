@@ -174,6 +174,21 @@ static void test_zero_length_buffers(void)
 	gpucc_compile_free(c);
 }
 
+/* A session without targets is refused in the library's words: the
+ * command's advice ("give at least one --target") means nothing to a
+ * program calling gpucc_compile_plan. */
+static void test_compile_without_targets(void)
+{
+	gpucc_compile *c = NULL;
+	CHECK_INT(gpucc_compile_new(&c, NULL), 0);
+	CHECK_INT(gpucc_compile_add_memory(c, "kernels.ll", "; empty\n", 8), 0);
+	CHECK_INT(gpucc_compile_plan(c), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("no targets");
+	CHECK(strstr(gpucc_error_last()->message, "--") == NULL);
+	CHECK_INT(gpucc_compile_run(c), GPUCC_EINVALID);
+	gpucc_compile_free(c);
+}
+
 /* ---- threads ------------------------------------------------------------ */
 
 #define THREADS 4
@@ -391,6 +406,7 @@ static void test_unknown_conflict_policy(void)
 
 int main(void)
 {
+	RUN(test_compile_without_targets);
 	RUN(test_zero_length_buffers);
 	RUN(test_unknown_conflict_policy);
 	RUN(test_cache_insert_names_cache);
