@@ -328,3 +328,21 @@ done
 expect_exit 0 "$GPUCC" cache lookup --cache stats-cache "$key"
 grep -q '^gpucc-cache-stats 1 hits=1 misses=0 corrupt=0 reset=0 bytes=[0-9]*$' stats-cache/stats ||
 	fail "stats not rewritten whole: $(cat stats-cache/stats)"
+
+# zstd skippable frames carry no data: before the image's frame or after
+# it, readers pass over them as zstd -d does (image.md, "Container").
+if command -v zstd >/dev/null; then
+	zstd -q -c good.gpucc > good.zst
+	python3 - good.zst <<'EOF2' || fail "writing the skippable-frame images"
+import struct, sys
+frame = open(sys.argv[1], "rb").read()
+skippable = struct.pack("<II", 0x184D2A50, 4) + b"note"
+open("skippable-first.gpucc", "wb").write(skippable + frame)
+open("skippable-last.gpucc", "wb").write(frame + skippable)
+EOF2
+	for f in skippable-first.gpucc skippable-last.gpucc; do
+		expect_exit 0 "$GPUCC" verify "$f"
+		expect_exit 0 "$GPUCC" merge -q -o "merged-$f" "$f"
+		assert_same "merged-$f" good-merged.gpucc
+	done
+fi
