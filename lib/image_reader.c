@@ -1601,6 +1601,10 @@ static int to_memory(void *ctx, const void *data, size_t size)
 		return gpucc_error_set(GPUCC_ECORRUPT, "payload is larger than the manifest lists");
 	if (size > m->capacity - m->used) {
 		size_t capacity = m->capacity ? m->capacity : READ_CHUNK;
+		/* The first chunk no larger than the payload: a 4 KiB kernel read
+		 * by a package is held in 4 KiB, not 64. */
+		if (capacity > m->size)
+			capacity = m->size;
 		while (capacity - m->used < size)
 			capacity = capacity > m->size / 2 ? m->size : 2 * capacity;
 		unsigned char *grown = realloc(m->data, capacity + 1);

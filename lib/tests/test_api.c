@@ -9,6 +9,7 @@
 
 #include <gpucc.h>
 
+#include <malloc.h> /* malloc_usable_size */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +287,37 @@ static void *thread_run(void *arg)
 	return NULL;
 }
 
+/* A payload read into memory takes about its size: a package that keeps
+ * the code of each kernel it read held 64 KiB for each, whatever its size. */
+static void test_read_payload_size(void)
+{
+	char dir[] = "/tmp/gpucc-test_api-XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	char image[64];
+	snprintf(image, sizeof image, "%s/two.gpucc", dir);
+	write_two_entry_image(image);
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open(&img, image), 0);
+	size_t count = 0;
+	CHECK_INT(gpucc_image_count_payloads(&count, img), 0);
+	CHECK_INT(count, 2);
+	for (size_t i = 0; img && i < count; i++) {
+		void *data = NULL;
+		size_t size = 0;
+		CHECK_INT(gpucc_image_read_payload(&data, &size, img, gpucc_image_payload(img, i)), 0);
+		CHECK(size == strlen(ptx_text) || size == strlen(hsaco_text));
+		CHECK(data && malloc_usable_size(data) < 1024);
+		gpucc_free(data);
+	}
+	gpucc_image_free(img);
+	char command[128];
+	snprintf(command, sizeof command, "rm -rf '%s'", dir);
+	CHECK_INT(system(command), 0);
+}
+
 /* gpucc.h: separate handles may be used on separate threads at once.  In
  * a build with -Db_sanitize=thread this is also where a data race in the
  * library (a counter shared by every image writer) shows. */
@@ -406,6 +438,7 @@ static void test_unknown_conflict_policy(void)
 
 int main(void)
 {
+	RUN(test_read_payload_size);
 	RUN(test_compile_without_targets);
 	RUN(test_zero_length_buffers);
 	RUN(test_unknown_conflict_policy);
