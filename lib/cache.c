@@ -256,25 +256,36 @@ static void stats_parse(stats_record *r, const char *text)
 	}
 }
 
-/* Read a small file into buf (NUL-terminated); an absent file reads empty. */
+#define SMALL_FILE_NOT_REGULAR (-2)
+
+/* Read a small file into buf (NUL-terminated); an absent file reads empty.
+ * 0; -1 (errno set) when it cannot be read; SMALL_FILE_NOT_REGULAR for a
+ * FIFO, device or directory, never read: a FIFO would block every process
+ * that opens the cache. */
 static int read_small_file(const char *path, char *buf, size_t size)
 {
 	buf[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
+	struct stat st;
+	int rc = fstat(fd, &st) != 0 ? -1 : !S_ISREG(st.st_mode) ? SMALL_FILE_NOT_REGULAR : 0;
 	size_t used = 0;
-	while (used + 1 < size) {
+	while (rc == 0 && used + 1 < size) {
 		ssize_t n = read(fd, buf + used, size - 1 - used);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0)
+			rc = -1;
 		if (n <= 0)
 			break;
 		used += (size_t)n;
 	}
 	buf[used] = '\0';
+	int saved = errno;
 	close(fd);
-	return 0;
+	errno = saved;
+	return rc;
 }
 
 static void stats_read(const gpucc_cache *c, stats_record *r)
@@ -368,9 +379,10 @@ static uint64_t config_max_size(gpucc_cache *c)
 	char *path = path_join(c->dir, "config");
 	bool found = false;
 	uint64_t value = GPUCC_CACHE_DEFAULT_MAX_SIZE, v;
-	if (path && read_small_file(path, buf, sizeof buf) != 0)
+	int read = path ? read_small_file(path, buf, sizeof buf) : 0;
+	if (read != 0)
 		warn_when_handled(c, "cannot read '%s', its settings are ignored: %s", path,
-		                  strerror(errno));
+		                  read == SMALL_FILE_NOT_REGULAR ? "not a regular file" : strerror(errno));
 	else if (path) {
 		char *next = buf;
 		for (int number = 1; next && *next; number++) {
@@ -804,8 +816,9 @@ int gpucc_cache_foreach(gpucc_cache *c, gpucc_cache_entry_fn fn, void *ctx)
 /* ---- lookup -------------------------------------------------------------- */
 
 /* Remove a corrupt entry file, unless it is no longer the file we read
- * (another process replaced it meanwhile).  -1 (errno set) when it is
- * still there; 0 when it is gone, or is another file now. */
+ * (another process replaced it meanwhile); a symbolic link is removed, not
+ * what it names.  -1 (errno set) when it is still there; 0 when it is gone,
+ * or is another file now. */
 static int remove_if_same(gpucc_cache *c, const char *path, const struct stat *read_st)
 {
 	struct stat now;
@@ -813,18 +826,26 @@ static int remove_if_same(gpucc_cache *c, const char *path, const struct stat *r
 		errno = EROFS;
 		return -1;
 	}
-	if (stat(path, &now) != 0 || now.st_ino != read_st->st_ino || now.st_dev != read_st->st_dev)
+	if (lstat(path, &now) != 0 || now.st_ino != read_st->st_ino || now.st_dev != read_st->st_dev)
 		return 0;
 	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
+/* The entry file at path, checked as a lookup checks it; st gets its
+ * identity.  Only a regular file is an entry (gc and stats count nothing
+ * else): a link, FIFO, device or directory under an entry's name is
+ * corrupt, refused without being followed or read, lest a FIFO block the
+ * lookup, and with it a compile, for ever. */
 static int open_entry_file(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key,
                            const char *path, struct stat *st, bool verify)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return gpucc_error_set(GPUCC_ENOTFOUND, "no entry in cache '%s'", c->dir);
+		if (errno == ELOOP && lstat(path, st) == 0 && S_ISLNK(st->st_mode))
+			return gpucc_error_set(GPUCC_ECORRUPT, "'%s' is a symbolic link, not a cache entry",
+			                       path);
 		return gpucc_error_set_errno("cannot open cache entry '%s'", path);
 	}
 	if (fstat(fd, st) != 0) {
@@ -832,6 +853,15 @@ static int open_entry_file(gpucc_image **out, gpucc_cache *c, const gpucc_digest
 		close(fd);
 		return rc;
 	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s' is a %s, not a cache entry", path,
+		                       S_ISDIR(st->st_mode)    ? "directory"
+		                       : S_ISFIFO(st->st_mode) ? "FIFO"
+		                       : S_ISSOCK(st->st_mode) ? "socket"
+		                                               : "device");
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	gpucc_image *img = NULL;
 	int rc = gpucc_image_open_fd(&img, fd, path);
 	close(fd);

@@ -98,9 +98,19 @@ static char *cuda_file(const char *relative, bool executable)
 
 static void memo_load(gpucc_toolchain *tc)
 {
-	FILE *f = fopen(tc->memo_path, "r");
-	if (!f)
+	/* Only a regular file: a FIFO in the cache would block every compile. */
+	int fd = open(tc->memo_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
 		return;
+	}
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
 	char line[8192];
 	while (fgets(line, sizeof line, f)) {
 		line[strcspn(line, "\n")] = '\0';

@@ -390,4 +390,49 @@ for spelt in 'odd\ncache' 'odd\x1bcache' 'odd\tcache'; do
 	tr -d '\n' < err | LC_ALL=C grep -q '[[:cntrl:]]' && fail "a control character was printed: $(cat -A err)"
 	rm -r "$odd"
 done
+# ---- a FIFO, symbolic link or directory where the cache keeps a file is
+# refused without being read or followed: a FIFO under an entry's name (or
+# as stats, config or compile-toolchain) blocked a lookup, and so a compile,
+# for ever; a link was followed wherever it led, and counted by no gc
+make_image P.gpucc P 0 4
+expect_exit 0 "$GPUCC" cache import -q --cache fifo P.gpucc
+set -- $(keys_of P.gpucc)
+pfile() { echo "fifo/v1/$(printf %.2s "$1")/$1.gpucc"; }
+cp "$(pfile "$2")" linked.gpucc
+rm "$(pfile "$1")" "$(pfile "$2")" "$(pfile "$3")"
+mkfifo "$(pfile "$1")"
+ln -s "$TEST_DIR/linked.gpucc" "$(pfile "$2")"
+mkdir "$(pfile "$3")"
+expect_exit 3 timeout 20 "$GPUCC" cache verify --cache fifo
+assert_grep "^gpucc cache verify: '$(pfile "$1")' is a FIFO, not a cache entry$" err
+assert_grep "^gpucc cache verify: '$(pfile "$2")' is a symbolic link, not a cache entry$" err
+assert_grep "^gpucc cache verify: '$(pfile "$3")' is a directory, not a cache entry$" err
+assert_grep "^gpucc cache verify: cache 'fifo': 3 corrupt entries$" err
+expect_exit 2 timeout 20 "$GPUCC" cache lookup --cache fifo "$1" "$2" "$3" "$4"
+printf 'miss %s\nmiss %s\nmiss %s\nhit  %s\n' "$1" "$2" "$3" "$4" > want
+assert_same out want
+[ "$(grep -c "warning: cache entry '.*' is corrupt, treated as a miss: '.*' is a .*, not a cache entry$" err)" = 3 ] ||
+	fail "lookup did not report the three: $(cat err)"
+[ ! -e "$(pfile "$1")" ] && [ ! -L "$(pfile "$2")" ] || fail "lookup kept a FIFO or a link"
+assert_file linked.gpucc
+rmdir "$(pfile "$3")"
+expect_exit 0 timeout 20 "$GPUCC" cache import --cache fifo P.gpucc
+assert_grep "(3 new, 1 already there, 0 conflicts)" out
+expect_exit 0 timeout 20 "$GPUCC" cache stats --cache fifo
+assert_grep "^misses            3$" out
+assert_grep "^corrupt entries   3$" out
+mv fifo/stats stats.saved
+mkfifo fifo/stats fifo/config fifo/compile-toolchain
+expect_exit 0 timeout 20 "$GPUCC" cache lookup --cache fifo "$1"
+assert_grep "^gpucc cache lookup: warning: cannot read 'fifo/config', its settings are ignored: not a regular file$" err
+assert_grep "^gpucc cache lookup: warning: cannot save cache counters: 'fifo/stats' is not a regular file" err
+[ "$(wc -l < err)" = 2 ] || fail "expected two warnings: $(cat err)"
+expect_exit 0 timeout 20 "$GPUCC" cache stats --cache fifo
+assert_grep "^hits              0$" out
+if "$GPUCC" compile --no-cache --no-cubin -t sm_90 "$TESTDATA/kernels/nvptx/vector_add.ll" >/dev/null 2>&1; then
+	expect_exit 0 timeout 60 "$GPUCC" compile --cache fifo --no-cubin -t sm_90 "$TESTDATA/kernels/nvptx/vector_add.ll" -o fifo.out.gpucc
+else
+	echo "note: this gpucc cannot compile: the compile part of the FIFO case is skipped"
+fi
+rm fifo/stats fifo/config fifo/compile-toolchain
 echo ok
