@@ -257,11 +257,14 @@ static void stats_parse(stats_record *r, const char *text)
 }
 
 #define SMALL_FILE_NOT_REGULAR (-2)
+#define SMALL_FILE_TOO_LONG (-3)
 
 /* Read a small file into buf (NUL-terminated); an absent file reads empty.
  * 0; -1 (errno set) when it cannot be read; SMALL_FILE_NOT_REGULAR for a
  * FIFO, device or directory, never read: a FIFO would block every process
- * that opens the cache. */
+ * that opens the cache; SMALL_FILE_TOO_LONG when it does not fit in buf,
+ * so that no caller takes its start for the whole (a value cut short is
+ * another value). */
 static int read_small_file(const char *path, char *buf, size_t size)
 {
 	buf[0] = '\0';
@@ -271,13 +274,17 @@ static int read_small_file(const char *path, char *buf, size_t size)
 	struct stat st;
 	int rc = fstat(fd, &st) != 0 ? -1 : !S_ISREG(st.st_mode) ? SMALL_FILE_NOT_REGULAR : 0;
 	size_t used = 0;
-	while (rc == 0 && used + 1 < size) {
-		ssize_t n = read(fd, buf + used, size - 1 - used);
+	while (rc == 0) {
+		char past; /* a byte past the buffer: the file is too long */
+		bool full = used + 1 >= size;
+		ssize_t n = full ? read(fd, &past, 1) : read(fd, buf + used, size - 1 - used);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			rc = -1;
-		if (n <= 0)
+		else if (n > 0 && full)
+			rc = SMALL_FILE_TOO_LONG;
+		if (n <= 0 || full)
 			break;
 		used += (size_t)n;
 	}
@@ -369,21 +376,28 @@ static char *trim(char *text)
 #define ZERO_BOUND_REASON \
 	"a bound of 0 would keep no entry (0 is not \"no limit\"; give a large size instead)"
 
+/* The most of DIR/config that is read: room for comments aplenty.  A
+ * longer file is ignored whole, with a warning. */
+#define CONFIG_MAX_BYTES (64 * 1024)
+
 /* The bound: DIR/config's max-size, else $GPUCC_CACHE_MAX_SIZE, else the
  * default.  A line that is no setting, an unknown name and a value that is
  * no size or 0 are reported (warn_when_handled) and ignored: a cache problem
  * never breaks a build. */
 static uint64_t config_max_size(gpucc_cache *c)
 {
-	char buf[4096];
 	char *path = path_join(c->dir, "config");
+	char *buf = malloc(CONFIG_MAX_BYTES + 1);
 	bool found = false;
 	uint64_t value = GPUCC_CACHE_DEFAULT_MAX_SIZE, v;
-	int read = path ? read_small_file(path, buf, sizeof buf) : 0;
-	if (read != 0)
+	int read = path && buf ? read_small_file(path, buf, CONFIG_MAX_BYTES + 1) : 0;
+	if (read == SMALL_FILE_TOO_LONG)
+		warn_when_handled(c, "'%s' is longer than %d KiB, its settings are ignored", path,
+		                  CONFIG_MAX_BYTES / 1024);
+	else if (read != 0)
 		warn_when_handled(c, "cannot read '%s', its settings are ignored: %s", path,
 		                  read == SMALL_FILE_NOT_REGULAR ? "not a regular file" : strerror(errno));
-	else if (path) {
+	else if (path && buf) {
 		char *next = buf;
 		for (int number = 1; next && *next; number++) {
 			char *line = next;
@@ -415,6 +429,7 @@ static uint64_t config_max_size(gpucc_cache *c)
 			}
 		}
 	}
+	free(buf);
 	free(path);
 	const char *env = getenv("GPUCC_CACHE_MAX_SIZE");
 	if (!found && env && *env) {

@@ -130,6 +130,23 @@ rm big/config
 GPUCC_CACHE_MAX_SIZE=5X expect_exit 0 "$GPUCC" cache stats --cache big
 assert_one_line err
 assert_grep "GPUCC_CACHE_MAX_SIZE.*'5X' is not a size" err
+# a config longer than 4 KiB (comments) was read up to 4095 bytes: a setting
+# past that was ignored, one across it cut short ("20000000000000" became a
+# bound of 2 bytes, and every insert emptied the cache)
+for n in 62 80; do
+	{ for i in $(seq 1 $n); do echo "# line $i of a long comment about why this cache is big ......"; done
+	  echo "max-size = 20000000000000"; } > big/config
+	expect_exit 0 "$GPUCC" cache stats --cache big
+	assert_grep "^max size          18.2 TiB$" out
+	[ ! -s err ] || fail "a long config warned: $(cat err)"
+done
+# past 64 KiB, the file is ignored whole, and says so
+{ head -c 70000 /dev/zero | tr '\0' '#'; echo; echo "max-size = 20000000000000"; } > big/config
+expect_exit 0 "$GPUCC" cache stats --cache big
+assert_grep "^max size          5.0 GiB$" out
+assert_one_line err
+assert_grep "^gpucc cache stats: warning: 'big/config' is longer than 64 KiB, its settings are ignored$" err
+rm big/config
 
 # ---- a gc lock that cannot be used is reported by the insert that needs gc
 make_image E.gpucc E 0 8
