@@ -1397,15 +1397,71 @@ static int verify_one(void *ctx, const gpucc_digest *key, int shard_fd, const ch
 	return 0;
 }
 
+/* Whether path, when it exists, is not a directory: reported to fn. */
+static bool not_a_directory(verify_ctx *v, const char *path, const char *consequence)
+{
+	struct stat st;
+	if (!path || stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+		return false;
+	char message[1024];
+	snprintf(message, sizeof message, "'%s' is not a directory: %s", path, consequence);
+	if (v->fn) {
+		char shown[1024];
+		gpucc_escape_controls(shown, sizeof shown, message);
+		v->fn(v->fn_ctx, path, shown);
+	}
+	return true;
+}
+
+/* Files where the layout has directories (v1/, a shard, v1/tmp): every
+ * insert there fails and every lookup misses, while the walk, which skips
+ * them, would find nothing wrong.  How many, each reported to v->fn. */
+static uint64_t verify_layout(verify_ctx *v)
+{
+	if (!v->c->exists)
+		return 0;
+	char *layout = path_join(v->c->dir, LAYOUT_DIR);
+	if (!layout || not_a_directory(v, layout, "no entry can be stored")) {
+		free(layout);
+		return layout ? 1 : 0;
+	}
+	uint64_t found = 0;
+	for (int s = 0; s < 257; s++) {
+		char shard[8], consequence[64];
+		if (s == 256) {
+			snprintf(shard, sizeof shard, "tmp");
+			snprintf(consequence, sizeof consequence, "no compressed image can be imported");
+		} else {
+			snprintf(shard, sizeof shard, "%02x", s);
+			snprintf(consequence, sizeof consequence, "no entry whose key starts with %s can be stored",
+			         shard);
+		}
+		char *path = path_join(layout, shard);
+		found += not_a_directory(v, path, consequence);
+		free(path);
+	}
+	free(layout);
+	return found;
+}
+
 int gpucc_cache_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx,
                        gpucc_cache_verify_result *out)
 {
 	verify_ctx v = {c, fn, ctx, {0}};
+	uint64_t misplaced = verify_layout(&v);
 	int rc = walk_entries(c, verify_one, &v);
+	v.r.corrupt += misplaced;
 	if (out)
 		*out = v.r;
 	if (rc)
 		return rc;
+	if (misplaced)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "cache '%s': %" PRIu64 " corrupt %s, %" PRIu64 " %s where a "
+		                       "directory belongs",
+		                       c->dir, v.r.corrupt - misplaced,
+		                       v.r.corrupt - misplaced == 1 ? "entry" : "entries", misplaced,
+		                       misplaced == 1 ? "file" : "files");
 	if (v.r.corrupt)
 		return gpucc_error_set(GPUCC_ECORRUPT, "cache '%s': %" PRIu64 " corrupt %s", c->dir,
 		                       v.r.corrupt, v.r.corrupt == 1 ? "entry" : "entries");

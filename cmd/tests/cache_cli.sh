@@ -452,4 +452,20 @@ else
 	echo "note: this gpucc cannot compile: the compile part of the FIFO case is skipped"
 fi
 rm fifo/stats fifo/config fifo/compile-toolchain
+# ---- a file where the layout has a directory (v1/, a shard, v1/tmp) makes
+# every insert there fail and every lookup miss: verify said "ok"
+make_image L.gpucc L 0 3
+expect_exit 0 "$GPUCC" cache import -q --cache lay L.gpucc
+set -- $(keys_of L.gpucc)
+shard=$(printf %.2s "$1")
+rm -r "lay/v1/$shard" && echo x > "lay/v1/$shard"
+expect_exit 3 "$GPUCC" cache verify --cache lay
+assert_grep "^gpucc cache verify: 'lay/v1/$shard' is not a directory: no entry whose key starts with $shard can be stored$" err
+assert_grep "^gpucc cache verify: cache 'lay': 0 corrupt entries, 1 file where a directory belongs$" err
+[ "$(wc -l < err)" = 2 ] || fail "expected two lines: $(cat err)"
+expect_exit 3 "$GPUCC" cache verify --json --cache lay
+assert_grep '"ok": false, .*"corrupt": 1,' out
+mkdir lay2 && echo x > lay2/v1
+expect_exit 3 "$GPUCC" cache verify --cache lay2
+assert_grep "^gpucc cache verify: 'lay2/v1' is not a directory: no entry can be stored$" err
 echo ok
