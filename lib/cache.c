@@ -344,7 +344,8 @@ static int stats_write(const gpucc_cache *c, const stats_record *r)
 static int stats_update(gpucc_cache *c, void (*update)(stats_record *, void *), void *ctx)
 {
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cache '%s' is read-only", c->dir);
+		return gpucc_error_set(GPUCC_ERROR, "cannot update the counters of cache '%s': it is "
+		                       "read-only (%s)", c->dir, gpucc_cache_read_only_reason(c));
 	char *path = path_join(c->dir, "stats");
 	if (!path)
 		return gpucc_error_oom();
@@ -626,7 +627,8 @@ uint64_t gpucc_cache_max_size(const gpucc_cache *c)
 int gpucc_cache_set_max_size(gpucc_cache *c, uint64_t bytes)
 {
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cache '%s' is read-only", c->dir);
+		return gpucc_error_set(GPUCC_ERROR, "cannot save the bound of cache '%s': it is read-only (%s)",
+		                       c->dir, gpucc_cache_read_only_reason(c));
 	if (bytes > INT64_MAX)
 		return gpucc_error_set(GPUCC_EINVALID, "size %" PRIu64 " is too large (at most 8 EiB)",
 		                       bytes);
@@ -1228,8 +1230,8 @@ static int insert_arriving(gpucc_cache *c, const arriving_entry *a, const char *
 		return rc;
 	if (!c->writable) {
 		c->insert_failed = true;
-		return gpucc_error_set(GPUCC_ERROR, "cannot insert into cache '%s': it is read-only",
-		                       c->dir);
+		return gpucc_error_set(GPUCC_ERROR, "cannot insert into cache '%s': it is read-only (%s)",
+		                       c->dir, gpucc_cache_read_only_reason(c));
 	}
 	/* A described entry is the caller's: its defect is named with the
 	 * cache, not with the temporary file the writer would have named.
@@ -1296,7 +1298,8 @@ int gpucc_cache_staging_path(char **out, gpucc_cache *c, const char *suffix)
 	static atomic_uint counter;
 	*out = NULL;
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cache '%s' is read-only", c->dir);
+		return gpucc_error_set(GPUCC_ERROR, "cannot stage an image in cache '%s': it is read-only (%s)",
+		                       c->dir, gpucc_cache_read_only_reason(c));
 	char *dir = path_join(c->dir, STAGING_DIR);
 	if (!dir)
 		return gpucc_error_oom();
@@ -1651,7 +1654,8 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *out)
 {
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cannot gc cache '%s': it is read-only", c->dir);
+		return gpucc_error_set(GPUCC_ERROR, "cannot gc cache '%s': it is read-only (%s)", c->dir,
+		                       gpucc_cache_read_only_reason(c));
 	int lock = gc_lock(c, true);
 	if (lock < 0)
 		return lock;
@@ -1766,7 +1770,8 @@ int gpucc_cache_remove_judged(gpucc_cache *c, bool dry, gpucc_cache_judge_fn jud
 int gpucc_cache_clear(gpucc_cache *c)
 {
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cannot clear cache '%s': it is read-only", c->dir);
+		return gpucc_error_set(GPUCC_ERROR, "cannot clear cache '%s': it is read-only (%s)",
+		                       c->dir, gpucc_cache_read_only_reason(c));
 	int lock = gc_lock(c, true);
 	if (lock < 0)
 		return lock;

@@ -225,6 +225,15 @@ if [ -n "$unprivileged" ]; then
 		assert_grep "^gpucc cache stats: cannot reset the counters of cache '$TEST_DIR/ro': it is read-only$" err
 		[ ! -s out ] || fail "stats --reset $json of a read-only cache printed: $(cat out)"
 	done
+	# every refusal says what failed and why ("cache 'X' is read-only" did
+	# neither for gc --save; gc and clear did not say why)
+	for sub in "gc:cannot gc" "clear:cannot clear" "gc --max-size 1M --save:cannot save the bound of"; do
+		$unprivileged "$GPUCC" cache ${sub%%:*} --cache "$TEST_DIR/ro" >out 2>err
+		rc=$?
+		[ $rc = 1 ] || { cat err >&2; fail "cache ${sub%%:*} of a read-only cache exited $rc, not 1"; }
+		assert_one_line err
+		assert_grep "^gpucc cache ${sub%%[ :]*}: ${sub#*:} cache '$TEST_DIR/ro': it is read-only (Permission denied)$" err
+	done
 	chmod -R u+w ro
 	expect_exit 0 "$GPUCC" cache stats --cache ro
 	assert_grep "^misses            1$" out
