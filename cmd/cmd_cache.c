@@ -485,8 +485,9 @@ const cmd_spec cmd_cache_gc_spec = {
 	"follow do not each walk the cache again; with --max-size, down to SIZE\n"
 	"(0 evicts every entry).  SIZE is digits and an optional K, M, G or T\n"
 	"(binary: 1K = 1KiB = 1024); a bad one is a usage error (129).  --save\n"
-	"writes SIZE to DIR/config, shown by gpucc cache stats as 'max size'; a\n"
-	"bound of 0 is refused (ccache's 'no limit'; here it would keep nothing).\n"
+	"sets max-size to SIZE in DIR/config, keeping its other lines, comments\n"
+	"too; gpucc cache stats shows it as 'max size'.  A bound of 0 is\n"
+	"refused (ccache's 'no limit'; here it would keep nothing).\n"
 	"Safe while other processes use the cache: a process reading an entry\n"
 	"keeps it; a later lookup of it misses.",
 	gc_options, 0, 0, run_gc,

@@ -635,12 +635,39 @@ int gpucc_cache_set_max_size(gpucc_cache *c, uint64_t bytes)
 	if (bytes == 0)
 		return gpucc_error_set(GPUCC_EINVALID, "%s", ZERO_BOUND_REASON);
 	char *path = path_join(c->dir, "config");
-	if (!path)
+	char *old = malloc(CONFIG_MAX_BYTES + 1);
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = path && old ? open_memstream(&text, &size) : NULL;
+	if (!out) {
+		free(path);
+		free(old);
 		return gpucc_error_oom();
-	char line[128];
-	int n = snprintf(line, sizeof line, "# gpucc cache settings (formats/cache.md)\nmax-size = %" PRIu64 "\n",
-	                 bytes);
-	int rc = publish_small_file(path, line, (size_t)n);
+	}
+	/* The file as it is, but for its bound: comments and other lines
+	 * stay; the first max-size line takes the new value, later ones (the
+	 * last would win) go.  A file that cannot be read is written anew. */
+	if (read_small_file(path, old, CONFIG_MAX_BYTES + 1) != 0 || !*old)
+		snprintf(old, CONFIG_MAX_BYTES + 1, "# gpucc cache settings (formats/cache.md)\n");
+	bool set = false;
+	for (char *line = old, *next; line && *line; line = next) {
+		size_t len = strcspn(line, "\n");
+		next = line[len] ? line + len + 1 : NULL;
+		char name[64];
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(line, "=#\n"), line);
+		if (line[strcspn(line, "=#\n")] == '=' && strcmp(trim(name), "max-size") == 0) {
+			if (!set)
+				fprintf(out, "max-size = %" PRIu64 "\n", bytes);
+			set = true;
+		} else {
+			fprintf(out, "%.*s\n", (int)len, line);
+		}
+	}
+	if (!set)
+		fprintf(out, "max-size = %" PRIu64 "\n", bytes);
+	int rc = fclose(out) != 0 ? gpucc_error_oom() : publish_small_file(path, text, size);
+	free(text);
+	free(old);
 	free(path);
 	if (rc == 0)
 		c->max_size = bytes;

@@ -140,6 +140,19 @@ for n in 62 80; do
 	assert_grep "^max size          18.2 TiB$" out
 	[ ! -s err ] || fail "a long config warned: $(cat err)"
 done
+# gc --save sets the bound and keeps the rest of the file: it replaced the
+# whole config, comments and all
+printf '# team bound: see the wiki\nmax-size = 2G  # was 1G\n\n  max-size=3G\n# end\n' > big/config
+expect_exit 0 "$GPUCC" cache gc -q --cache big --max-size 4G --save
+printf '# team bound: see the wiki\nmax-size = 4294967296\n\n# end\n' > want
+assert_same big/config want
+printf '# no bound yet' > big/config
+expect_exit 0 "$GPUCC" cache gc -q --cache big --max-size 5M --save
+printf '# no bound yet\nmax-size = 5242880\n' > want
+assert_same big/config want
+expect_exit 0 "$GPUCC" cache stats --cache big
+assert_grep "^max size          5.0 MiB$" out
+[ ! -s err ] || fail "a config gc --save wrote warned: $(cat err)"
 # past 64 KiB, the file is ignored whole, and says so
 { head -c 70000 /dev/zero | tr '\0' '#'; echo; echo "max-size = 20000000000000"; } > big/config
 expect_exit 0 "$GPUCC" cache stats --cache big
