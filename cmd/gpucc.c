@@ -7,6 +7,7 @@
 #include <gpucc.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 
 static const char exit_codes_text[] =
@@ -188,6 +189,11 @@ int main(int argc, char **argv)
 	 * (make -j) would mix.  Line-buffered, each line is one write; the
 	 * progress line, which has none, flushes itself. */
 	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
+	/* A write past RLIMIT_FSIZE (ulimit -f) fails with EFBIG, reported
+	 * like a full disk, instead of killing the process: a compile whose
+	 * cache entry would pass the limit compiles without storing it
+	 * (DESIGN.md invariant 7), and no command dies mid-write. */
+	signal(SIGXFSZ, SIG_IGN);
 	const char *who;
 	int rc = run(argc, argv, &who);
 	/* Output lost to a full disk or a closed pipe is a failure (help and

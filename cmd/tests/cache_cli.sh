@@ -490,4 +490,25 @@ assert_grep '"ok": false, .*"corrupt": 1,' out
 mkdir lay2 && echo x > lay2/v1
 expect_exit 3 "$GPUCC" cache verify --cache lay2
 assert_grep "^gpucc cache verify: 'lay2/v1' is not a directory: no entry can be stored$" err
+# ---- RLIMIT_FSIZE (ulimit -f) with SIGXFSZ at its default: a write past
+# it killed gpucc (exit 153, a core, a temporary left), a compile too when
+# only its cache entry passed the limit; now it fails as a full disk does
+make_image X.gpucc X 0 2 v0 20000
+( trap - XFSZ; ulimit -f 8; exec "$GPUCC" cache import --cache fsz X.gpucc ) >out 2>err
+rc=$?
+[ $rc = 1 ] || { cat err >&2; fail "an import past ulimit -f exited $rc, not 1"; }
+assert_one_line err
+assert_grep "^gpucc cache import: cannot insert into cache 'fsz': cannot write 'fsz/v1/.*\.gpucc': File too large$" err
+expect_exit 0 "$GPUCC" cache verify --cache fsz
+assert_grep "^fsz: ok (0 entries, 0 bytes, 0 temporary files)$" out
+if "$GPUCC" compile --no-cache --no-cubin -t sm_90 "$TESTDATA/kernels/nvptx/vector_add.ll" >/dev/null 2>&1; then
+	( trap - XFSZ; ulimit -f 4; exec "$GPUCC" compile --cache fsz --no-cubin -t sm_90 \
+		"$TESTDATA/kernels/nvptx/vector_add.ll" ) >out 2>err
+	rc=$?
+	[ $rc = 0 ] || { cat err >&2; fail "a compile whose cache entry passed ulimit -f exited $rc, not 0"; }
+	assert_one_line err
+	assert_grep "warning: not cached: cannot insert into cache 'fsz': .*: File too large" err
+	expect_exit 0 "$GPUCC" cache stats --cache fsz
+	assert_grep "^misses            1$" out
+fi
 echo ok
