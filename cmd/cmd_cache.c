@@ -666,13 +666,21 @@ static const cmd_option lookup_options[] = {
 static int run_lookup(const cmd_args *args)
 {
 	/* A lookup counts its hit or miss in a cache that exists, but makes
-	 * none: in a default cache not created yet every key misses. */
-	char *dir = NULL;
+	 * none: in a default cache not created yet, or a directory that holds
+	 * no v1/ (a mistyped --cache ~/src), every key misses and nothing is
+	 * written. */
+	const char *given = cmd_value(args, "cache");
+	char *dir = NULL, *layout = NULL;
 	struct stat st;
 	unsigned flags = 0;
-	if (!cmd_value(args, "cache") && gpucc_cache_default_dir(&dir) == 0 && stat(dir, &st) != 0 &&
-	    errno == ENOENT)
-		flags = GPUCC_CACHE_READ_ONLY;
+	if (given ? (dir = strdup(given)) != NULL : gpucc_cache_default_dir(&dir) == 0)
+		layout = malloc(strlen(dir) + 4);
+	if (layout) {
+		sprintf(layout, "%s/v1", dir);
+		if (stat(layout, &st) != 0 && errno == ENOENT)
+			flags = GPUCC_CACHE_READ_ONLY;
+	}
+	free(layout);
 	free(dir);
 	gpucc_cache *c;
 	int rc = open_cache_to_report(args, &c, flags);
@@ -714,6 +722,7 @@ const cmd_spec cmd_cache_lookup_spec = {
 	"digits (a prefix is a usage error, 129).  A hit checks the entry\n"
 	"completely; a corrupt entry is a miss, reported and removed.  A\n"
 	"directory named by --cache that does not exist is an error (exit 2); the\n"
-	"default cache, not created yet, is not made: every key misses.",
+	"default cache, not created yet, is not made, and a directory that holds\n"
+	"no cache (no v1/) is not made one: every key misses, uncounted.",
 	lookup_options, 1, -1, run_lookup,
 };

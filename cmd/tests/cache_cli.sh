@@ -73,6 +73,20 @@ assert_no_file typo
 GPUCC_CACHE_DIR=$TEST_DIR/unused expect_exit 2 "$GPUCC" cache lookup "$key0"
 assert_grep "^miss $key0$" out
 assert_no_file unused
+# nor does it make one of a directory that holds none (a mistyped --cache
+# ~/src got v1/, stats and stats.lock written into it)
+mkdir notcache && echo notes > notcache/notes.txt
+for env in "" "GPUCC_CACHE_DIR=$TEST_DIR/notcache"; do
+	if [ -n "$env" ]; then
+		env "$env" "$GPUCC" cache lookup "$key0" >out 2>err; rc=$?
+	else
+		"$GPUCC" cache lookup --cache notcache "$key0" >out 2>err; rc=$?
+	fi
+	[ $rc = 2 ] || fail "a lookup in a directory that is no cache exited $rc, not 2"
+	assert_grep "^miss $key0$" out
+	[ ! -s err ] || fail "a lookup in a directory that is no cache warned: $(cat err)"
+	[ "$(ls -A notcache)" = notes.txt ] || fail "a lookup wrote into a directory that is no cache: $(ls -A notcache)"
+done
 
 # ---- a size that is not one names the option it came from
 for bad in 1.5G -1 '' '5 G' 99999999999T 99999999999999999999999 1iB; do
