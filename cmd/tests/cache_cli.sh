@@ -525,4 +525,23 @@ if "$GPUCC" compile --no-cache --no-cubin -t sm_90 "$TESTDATA/kernels/nvptx/vect
 	expect_exit 0 "$GPUCC" cache stats --cache fsz
 	assert_grep "^misses            1$" out
 fi
+# ---- what counts as use for gc (formats/cache.md): a lookup's hit and an
+# import of an entry already there; the oldest of the rest go first
+make_image U.gpucc U 0 8
+make_image U1.gpucc U 1 1
+expect_exit 0 "$GPUCC" cache import -q --cache use U.gpucc
+ufile() { echo "use/v1/$(printf %.2s "$1")/$1.gpucc"; }
+again=$(keys_of U1.gpucc)
+keys_of U.gpucc | grep -v "^$again$" > U.keys   # the other 7, made older in this order
+i=0
+for k in $again $(cat U.keys); do touch -d "@$((1000000000 + i))" "$(ufile "$k")"; i=$((i + 1)); done
+hit=$(sed -n 1p U.keys) newest=$(sed -n 7p U.keys) next=$(sed -n 6p U.keys)
+expect_exit 0 "$GPUCC" cache lookup -q --cache use "$hit"
+expect_exit 0 "$GPUCC" cache import --cache use U1.gpucc
+assert_grep "(0 new, 1 already there, 0 conflicts)" out
+bound=0
+for k in $hit $again $newest $next; do bound=$((bound + $(stat -c %s "$(ufile "$k")"))); done
+expect_exit 0 "$GPUCC" cache gc --cache use --max-size $bound
+assert_grep "^removed 4 entries" out
+for k in $hit $again $newest $next; do [ -f "$(ufile "$k")" ] || fail "gc evicted $k"; done
 echo ok
