@@ -5,6 +5,7 @@
  * snapshot of the new keys.
  */
 #include "algebra.h"
+#include "interrupt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,8 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "say where to write the delta: -o OUT");
 	gpucc_algebra_options opts;
 	int rc = cmd_algebra_options(args, &opts);
-	if (rc || (rc = cmd_output_creatable(args, output)) != EXIT_OK)
+	if (rc || (rc = cmd_output_creatable(args, output)) != EXIT_OK ||
+	    (rc = cmd_interrupt_watch(args, output)) != EXIT_OK)
 		return rc;
 
 	gpucc_source *source = NULL, *base_source = NULL;

@@ -7,6 +7,7 @@
  * is lost, while merges into other files run at once.
  */
 #include "algebra.h"
+#include "interrupt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,8 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "--zstd applies to -o OUT; cache entries are not compressed");
 	gpucc_algebra_options opts;
 	int rc = cmd_algebra_options(args, &opts);
-	if (rc || (output && (rc = cmd_output_creatable(args, output)) != EXIT_OK))
+	if (rc || (output && (rc = cmd_output_creatable(args, output)) != EXIT_OK) ||
+	    (output && (rc = cmd_interrupt_watch(args, output)) != EXIT_OK))
 		return rc;
 
 	size_t n = (size_t)args->positional_count;
@@ -50,6 +52,7 @@ static int run(const cmd_args *args)
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
+	cmd_interrupt_hold_lock(lock >= 0);
 	if (gpucc_sources_open(sources, (const char *const *)args->positional, n, cmd_print_warning,
 	                       (void *)args) != 0) {
 		rc = cmd_fail(args);
@@ -84,6 +87,7 @@ cleanup:
 		gpucc_source_free(sources[i]);
 	free(sources);
 	gpucc_cache_free(cache);
+	cmd_interrupt_hold_lock(false);
 	gpucc_merge_lock_release(output, lock);
 	return rc;
 }
@@ -100,7 +104,8 @@ const cmd_spec cmd_merge_spec = {
 	"With --into, an entry already in the cache comes first; under the default\n"
 	"policy a conflict with it fails before any entry is inserted.\n"
 	"Concurrent merges into one OUT take turns, holding a lock file .OUT.lock\n"
-	"beside it while they run; none is lost.  OUT is written beside its name and\n"
+	"beside it while they run; none is lost.  Ctrl-C, SIGTERM or SIGHUP leaves\n"
+	"OUT as it was and nothing beside it.  OUT is written beside its name and\n"
 	"renamed into place, so it may not be empty, - or a stream such as\n"
 	"/dev/stdout (exit 129).  -o, --into, --on-conflict and --zstd given twice\n"
 	"must agree.\n"

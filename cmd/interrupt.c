@@ -1,0 +1,114 @@
+/*
+ * cmd/interrupt.c -- remove what an interrupted write leaves beside its
+ * output (cmd/interrupt.h).
+ *
+ * The signals are blocked in every thread and taken by sigwait in a thread
+ * of their own, so the clean-up runs as ordinary code (no async-signal
+ * safety to keep) while the other threads go on until the process dies.
+ * The names come from lib/atomic_file.c and lib/merge.c: a writer's
+ * temporary file is ".NAME.tmp.PID.N" beside NAME, the merge lock
+ * ".NAME.lock"; only this process's own temporary files match, so no other
+ * writer's is touched.
+ */
+#include "interrupt.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const int watched_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static pthread_mutex_t state = PTHREAD_MUTEX_INITIALIZER;
+static sigset_t taken;
+static char *directory;        /* the output's directory */
+static char *temp_prefix;      /* ".NAME.tmp.PID." */
+static char *lock_name;        /* ".NAME.lock" */
+static bool lock_held;
+
+/* Remove this process's temporary files and, when held, the lock.  Called
+ * with state locked. */
+static void remove_leftovers(void)
+{
+	int dir_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0)
+		return;
+	if (lock_held)
+		unlinkat(dir_fd, lock_name, 0);
+	int fd = dup(dir_fd); /* fdopendir takes the descriptor */
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d && fd >= 0)
+		close(fd);
+	size_t prefix_len = strlen(temp_prefix);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+		if (strncmp(e->d_name, temp_prefix, prefix_len) == 0)
+			unlinkat(dir_fd, e->d_name, 0);
+	if (d)
+		closedir(d);
+	close(dir_fd);
+}
+
+static void *take_signals(void *unused)
+{
+	(void)unused;
+	int sig;
+	while (sigwait(&taken, &sig) != 0)
+		;
+	/* Held until the process is gone: the lock's owner must not let go of
+	 * it (and another process take its name) while it is being removed. */
+	pthread_mutex_lock(&state);
+	remove_leftovers();
+	/* Die of the signal, so that the parent (a shell, make, a CI runner)
+	 * sees what ended the process. */
+	signal(sig, SIG_DFL);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+int cmd_interrupt_watch(const cmd_args *args, const char *output)
+{
+	sigemptyset(&taken);
+	for (size_t i = 0; i < sizeof watched_signals / sizeof *watched_signals; i++) {
+		struct sigaction was;
+		/* One ignored on entry stays ignored (nohup, a background job). */
+		if (sigaction(watched_signals[i], NULL, &was) == 0 && was.sa_handler != SIG_IGN)
+			sigaddset(&taken, watched_signals[i]);
+	}
+	if (sigisemptyset(&taken))
+		return EXIT_OK;
+	const char *slash = strrchr(output, '/');
+	const char *base = slash ? slash + 1 : output;
+	size_t size = strlen(output) + 64;
+	directory = slash ? strndup(output, slash == output ? 1 : (size_t)(slash - output))
+	                  : strdup(".");
+	temp_prefix = malloc(size);
+	lock_name = malloc(size);
+	if (!directory || !temp_prefix || !lock_name)
+		return cmd_error(args, EXIT_FAIL, "out of memory");
+	snprintf(temp_prefix, size, ".%s.tmp.%ld.", base, (long)getpid());
+	snprintf(lock_name, size, ".%s.lock", base);
+	pthread_sigmask(SIG_BLOCK, &taken, NULL);
+	pthread_t thread;
+	int err = pthread_create(&thread, NULL, take_signals, NULL);
+	if (err) {
+		pthread_sigmask(SIG_UNBLOCK, &taken, NULL);
+		return cmd_error(args, EXIT_FAIL, "cannot start a thread: %s", strerror(err));
+	}
+	pthread_detach(thread);
+	return EXIT_OK;
+}
+
+void cmd_interrupt_hold_lock(bool held)
+{
+	pthread_mutex_lock(&state);
+	lock_held = held;
+	pthread_mutex_unlock(&state);
+}
