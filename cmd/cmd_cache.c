@@ -149,7 +149,7 @@ static int open_cache_to_report(const cmd_args *args, gpucc_cache **out, unsigne
 static const cmd_option verify_options[] = {
 	{"cache", 0, "DIR", false, "the cache directory (default: see formats/cache.md)"},
 	{"json", 0, NULL, false, "print the counts as JSON"},
-	{"quiet", 'q', NULL, false, "print nothing on success; only the exit code tells"},
+	{"quiet", 'q', NULL, false, "print nothing on success (--json still prints its object)"},
 	{0},
 };
 
@@ -526,7 +526,7 @@ static const cmd_option prune_options[] = {
 	 "also remove entries not used for AGE: a number and a unit, s m h d or w (e.g. 30d)"},
 	{"dry-run", 'n', NULL, false, "list what would be removed; remove nothing"},
 	{"json", 0, NULL, false, "print the entries removed and the counts as JSON"},
-	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{"quiet", 'q', NULL, false, "print nothing on success (--json still prints its object)"},
 	{0},
 };
 
