@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h> /* strncasecmp */
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -375,6 +376,14 @@ static int source_open(gpucc_image *img, struct archive **out, int format)
 	return 0;
 }
 
+/* Whether libarchive's message why says the data ended early ("Truncated
+ * zstd input", "Truncated tar archive"): a file cut short is a truncated
+ * image, not some other kind of file. */
+static bool says_truncated(const char *why)
+{
+	return why && strncasecmp(why, "truncated", strlen("truncated")) == 0;
+}
+
 /* Start a fresh libarchive reader at the beginning of the image. */
 static int cursor_open(gpucc_image *img)
 {
@@ -390,9 +399,15 @@ static int cursor_open(gpucc_image *img)
 		return rc;
 	int r = GPUCC_LA->read_open1(a);
 	if (r != ARCHIVE_OK) {
-		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (%s)", img->name,
-		                     GPUCC_LA->error_string(a) ? GPUCC_LA->error_string(a)
-		                                             : "unrecognised archive");
+		const char *why = GPUCC_LA->error_string(a);
+		/* A stream that gave no byte (/dev/null, an empty pipe) is empty,
+		 * as an empty file is, not of an unrecognised format. */
+		if (img->fd >= 0 && img->fd_position == 0)
+			rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (empty)", img->name);
+		else
+			rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': %s (%s)", img->name,
+			                     says_truncated(why) ? "truncated image" : "not a gpucc image",
+			                     why ? why : "unrecognised archive");
 		GPUCC_LA->read_free(a);
 		return rc;
 	}
@@ -663,7 +678,8 @@ static int read_format_member(gpucc_image *img)
 		                       img->name);
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
 		const char *why = GPUCC_LA->error_string(img->cursor);
-		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (%s)", img->name,
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': %s (%s)", img->name,
+		                       says_truncated(why) ? "truncated image" : "not a gpucc image",
 		                       why ? why : "not a tar archive");
 	}
 	const char *path = GPUCC_LA->entry_pathname(e);

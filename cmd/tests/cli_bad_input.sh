@@ -98,6 +98,20 @@ check absolute-member "member '/tmp/gpucc-escaped.ptx' has an unsafe path" 0 "$f
 check symlink-member  "member 'payloads/[0-9a-f]*\.$first' is a link, not a file" \
                                                                           0 "$first" 3 3
 
+# A compressed image cut short is truncated, as a plain one is, not "not a
+# gpucc image"; a stream that gives no byte is empty, as an empty file is,
+# not of an "unrecognized archive format".
+expect_exit 0 "$GPUCC" pack --zstd -o good.zst.gpucc "$TESTDATA/example/pack.json"
+head -c 40 good.zst.gpucc > cut.zst.gpucc
+for cmd in list verify; do
+	expect_exit 3 "$GPUCC" $cmd cut.zst.gpucc
+	assert_one_line err
+	assert_grep "^gpucc $cmd: 'cut.zst.gpucc': truncated image (" err
+	expect_exit 3 "$GPUCC" $cmd /dev/null
+	assert_one_line err
+	assert_grep "^gpucc $cmd: '/dev/null': not a gpucc image (empty)$" err
+done
+
 # A failed extract removes every directory it created, and only those.
 expect_exit 3 "$GPUCC" extract bad/digest-mismatch.gpucc -C deep/a/b/c
 assert_no_file deep
