@@ -1,8 +1,8 @@
 /*
  * cmd/cmd_delta.c -- `gpucc delta SOURCE --since BASE -o OUT`: exactly the
  * entries of SOURCE (a cache or an image) whose keys are not in BASE (a
- * snapshot or an image), as an image.  Of a snapshot SOURCE, the delta is a
- * snapshot of the new keys.
+ * snapshot, an image or a cache), as an image.  Of a snapshot SOURCE, the
+ * delta is a snapshot of the new keys.
  */
 #include "algebra.h"
 #include "interrupt.h"
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 static const cmd_option options[] = {
-	{"since", 0, "BASE", false, "the snapshot (or image) to leave out"},
+	{"since", 0, "BASE", false, "the snapshot, image or cache whose keys to leave out"},
 	{"output", 'o', "OUT", false, "write the delta image (a snapshot, for a snapshot SOURCE)"},
 	{"zstd", 0, "LEVEL", true, "compress the output with zstd (level 1-22, default 3)"},
 	{"no-sync", 0, NULL, false,
@@ -26,7 +26,7 @@ static const cmd_option options[] = {
 static int run(const cmd_args *args)
 {
 	const char *since, *output;
-	if (cmd_path_value(&since, args, "since", "a snapshot or an image") != EXIT_OK ||
+	if (cmd_path_value(&since, args, "since", "a snapshot, an image or a cache") != EXIT_OK ||
 	    cmd_output_value(&output, args, "output") != EXIT_OK)
 		return EXIT_USAGE;
 	if (!since)
@@ -96,14 +96,15 @@ cleanup:
 const cmd_spec cmd_delta_spec = {
 	"delta", "SOURCE --since BASE -o OUT [--zstd[=LEVEL]] [--on-conflict=POLICY] [--no-sync]",
 	"take exactly the entries a cache or an image gained since a snapshot",
-	"SOURCE is a cache directory or an image; BASE a snapshot or an image.  The\n"
-	"output holds the entries of SOURCE whose keys are not in BASE; an empty\n"
-	"delta is a valid empty image.  A key in both with different contents is a\n"
-	"conflict: reported, and by default a failure (exit 4).  -o may not name\n"
-	"SOURCE or BASE (the delta holds less than either; exit 129), nor be\n"
-	"empty, - or a stream such as /dev/stdout (the output is renamed into\n"
-	"place); --since may not be empty either.  An image cut short is refused\n"
-	"(exit 3), as SOURCE even when BASE holds all its entries, and as BASE\n"
-	"though none of its payloads is read.",
+	"SOURCE is a cache directory or an image; BASE a snapshot, an image or a\n"
+	"cache.  The output holds the entries of SOURCE whose keys are not in BASE;\n"
+	"an empty delta is a valid empty image.  Of a snapshot SOURCE the delta is\n"
+	"a snapshot of those keys (--zstd does not apply).  A key in both with\n"
+	"different contents is a conflict: reported, and by default a failure\n"
+	"(exit 4).  -o may not name SOURCE or BASE (the delta holds less than\n"
+	"either; exit 129), nor be empty, - or a stream such as /dev/stdout (the\n"
+	"output is renamed into place); --since may not be empty either.  An image\n"
+	"cut short is refused (exit 3), as SOURCE even when BASE holds all its\n"
+	"entries, and as BASE though none of its payloads is read.",
 	options, 1, 1, run,
 };

@@ -312,7 +312,7 @@ for cmd in "merge A.gpucc -o" "merge A.gpucc --into" "delta A.gpucc --since good
 	"delta A.gpucc -o out.gpucc --since" "cache import A.gpucc --cache"; do
 	expect_exit 129 $GPUCC $cmd ''
 	assert_one_line err
-	assert_grep "^gpucc [a-z ]*: -[-a-z]* needs a [a-z ]*, not ''$" err
+	assert_grep "^gpucc [a-z ]*: -[-a-z]* needs a [a-z ,]*, not ''$" err
 	no_output
 done
 expect_exit 129 "$GPUCC" merge A.gpucc

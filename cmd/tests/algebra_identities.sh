@@ -267,4 +267,21 @@ if command -v strace >/dev/null; then
 		fail "merge --no-sync under strace failed"
 	assert_no_grep "sync(" unsynced.trace
 fi
+
+# delta's BASE may be a cache, and its SOURCE a snapshot (formats/snapshot.md);
+# -h said BASE was "a snapshot or an image" and SOURCE never a snapshot.
+make_image base.gpucc D 0 2
+make_image more.gpucc D 0 3
+expect_exit 0 "$GPUCC" merge base.gpucc --into base-cache
+expect_exit 0 "$GPUCC" delta more.gpucc --since base-cache -o d.gpucc
+[ "$(keys_of d.gpucc | wc -l)" -eq 1 ] || fail "the delta since a cache should hold 1 entry"
+expect_exit 0 "$GPUCC" snapshot more.gpucc -o more.snap
+expect_exit 0 "$GPUCC" delta more.snap --since base-cache -o d.snap
+expect_exit 0 "$GPUCC" snapshot --show d.snap
+[ "$(wc -l < out)" -eq 1 ] || fail "the delta of a snapshot should be a snapshot of 1 key"
+expect_exit 0 "$GPUCC" delta -h
+tr '\n' ' ' < out | grep -q "BASE a snapshot, an image or a cache" ||
+	{ cat out >&2; fail "delta -h does not say BASE may be a cache"; }
+assert_grep "Of a snapshot SOURCE the delta is" out
+assert_grep "the snapshot, image or cache whose keys to leave out" out
 echo ok
