@@ -19,7 +19,8 @@ static const cmd_option options[] = {
 	{"on-conflict", 0, "POLICY", false,
 	 "a key in both with other contents: fail (default), first (keep BASE's: leave it out) "
 	 "or last (take SOURCE's)"},
-	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{"quiet", 'q', NULL, false,
+	 "no summary line on success (warnings, such as conflicts a policy resolved, still print)"},
 	{0},
 };
 

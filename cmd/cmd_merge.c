@@ -20,7 +20,8 @@ static const cmd_option options[] = {
 	{"zstd", 0, "LEVEL", true, "compress the output with zstd (level 1-22, default 3)"},
 	{"no-sync", 0, NULL, false,
 	 "do not fsync the output: faster, still atomic, but a power loss may lose it"},
-	{"quiet", 'q', NULL, false, "print nothing on success"},
+	{"quiet", 'q', NULL, false,
+	 "no summary line on success (warnings, such as conflicts a policy resolved, still print)"},
 	{0},
 };
 

@@ -31,6 +31,15 @@ assert_same AA.gpucc A.gpucc
 expect_exit 0 "$GPUCC" merge A.gpucc B.gpucc --on-conflict=first -o first.gpucc
 [ "$(grep -c 'warning: conflict' err)" -eq 2 ] || fail "two conflicts should be reported"
 expect_exit 0 "$GPUCC" merge A.gpucc B.gpucc --on-conflict=last -o last.gpucc
+# -q leaves out the summary, not the conflicts (-h said "print nothing")
+for cmd in "merge A.gpucc B.gpucc --on-conflict=first -o q.gpucc" \
+	"delta B.gpucc --since A.gpucc --on-conflict=last -o q.gpucc"; do
+	expect_exit 0 $GPUCC $cmd -q
+	[ "$(wc -l < err)" -eq 2 ] && [ "$(grep -c 'warning: conflict' err)" -eq 2 ] ||
+		{ cat err >&2; fail "$cmd -q should print its two conflicts and nothing else"; }
+	expect_exit 0 $GPUCC ${cmd%% *} -h
+	assert_grep "^  -q, --quiet .*no summary line on success (warnings, such as conflicts" out
+done
 make_image A01.gpucc K 0 2 v1
 make_image B2345.gpucc K 2 4 v2
 make_image A23.gpucc K 2 2 v1
