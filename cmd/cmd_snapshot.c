@@ -20,7 +20,7 @@
 static const cmd_option options[] = {
 	{"output", 'o', "SNAP", false, "write the snapshot to SNAP"},
 	{"keys", 0, "FILE", false, "read the items from a text list instead of a SOURCE (- is stdin)"},
-	{"show", 0, NULL, false, "print the snapshot (or SOURCE's) instead of writing one"},
+	{"show", 0, NULL, false, "print the snapshot (or SOURCE's) on stdout; with -o, write it too"},
 	{"json", 0, NULL, false, "with --show: print JSON"},
 	{"quiet", 'q', NULL, false, "do not report the keys written (--show prints all the same)"},
 	{0},

@@ -196,6 +196,12 @@ expect_exit 0 "$GPUCC" snapshot --show new.snap
 expect_exit 0 "$GPUCC" snapshot --show --json new.snap
 python3 -c 'import json,sys; d=json.load(open("out")); assert d["count"]==13 and len(d["items"])==13' ||
 	fail "--json output is wrong"
+# --show with -o prints and writes (-h said "instead of writing one")
+expect_exit 0 "$GPUCC" snapshot ABC.snap --show -o ABC3.snap
+assert_same out ABC.txt
+assert_same ABC3.snap ABC.snap
+expect_exit 0 "$GPUCC" snapshot -h
+assert_grep "^      --show .*on stdout; with -o, write it too" out
 
 # A big snapshot is shown, copied and used as a base in memory for one copy
 # of it (64 bytes a key), not three (the read, a copy, a sorting buffer).
