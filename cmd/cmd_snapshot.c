@@ -187,8 +187,15 @@ static int run(const cmd_args *args)
 			print_json(view);
 		} else {
 			fflush(stdout);
-			if (gpucc_snapshot_write_text(view, STDOUT_FILENO) != 0)
-				rc = cmd_fail(args);
+			if (gpucc_snapshot_write_text(view, STDOUT_FILENO) != 0) {
+				/* Said as for --json and every other command (cmd/gpucc.c):
+				 * the library's "cannot write snapshot text: REASON" does
+				 * not say where. */
+				const char *reason = strrchr(gpucc_error_last()->message, ':');
+				rc = reason ? cmd_error(args, EXIT_FAIL, "cannot write to standard output%s",
+				                        reason)
+				            : cmd_fail(args);
+			}
 		}
 	}
 cleanup:

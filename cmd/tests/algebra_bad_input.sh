@@ -304,6 +304,20 @@ for cmd in "merge trunc.snap" "delta trunc.snap --since good.snap" "snapshot tru
 	no_output
 done
 
+# standard output closed or full: one line that says so, as with --json
+# (the text form said "cannot write snapshot text", not where)
+expect_exit 0 "$GPUCC" snapshot A.gpucc -o showme.snap
+for json in "" --json; do
+	"$GPUCC" snapshot --show showme.snap $json >&- 2>err && fail "--show $json to a closed stdout succeeded"
+	assert_one_line err
+	assert_grep "^gpucc snapshot: cannot write to standard output: Bad file descriptor$" err
+	if [ -w /dev/full ]; then
+		"$GPUCC" snapshot --show showme.snap $json >/dev/full 2>err && fail "--show $json to a full disk succeeded"
+		assert_one_line err
+		assert_grep "^gpucc snapshot: cannot write to standard output: No space left on device$" err
+	fi
+done
+
 # usage errors
 # An empty value of a path option is a usage error, as --into '' was: -o ''
 # was taken for a file name (exit 3) and --since '' for a missing file
