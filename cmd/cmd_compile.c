@@ -13,6 +13,7 @@
  * every job succeeded.
  */
 #include "cmd.h"
+#include "interrupt.h"
 /* The speller of every message (cmd/meson.build compiles it in). */
 #include "../lib/escape.h"
 
@@ -308,6 +309,10 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "--zstd compresses the image: give -o");
 	if (output && (rc = check_output(args, output)) != EXIT_OK)
 		return rc;
+	/* Ctrl-C or a cancelled CI job leaves neither the image's temporary
+	 * file nor the backend's directories in $TMPDIR. */
+	if ((rc = cmd_interrupt_watch(args, output, !dry_run)) != EXIT_OK)
+		return rc;
 
 	struct timespec start, end;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -440,6 +445,8 @@ const cmd_spec cmd_compile_spec = {
 		"cached.  The image replaces any file of that name atomically (nothing is merged\n"
 		"into it: see `gpucc merge`); -o may not name a module, and its directory must\n"
 		"take a new file, both checked before anything is compiled.  --zstd needs -o.\n"
+		"Ctrl-C, SIGTERM or SIGHUP leaves no temporary file beside the image and\n"
+		"none of the directories in $TMPDIR where ptxas and ld.lld run.\n"
 		"\n"
 		"A MODULE must be a regular file: a directory or a FIFO is refused, never read,\n"
 		"and `-` is a file of that name, not standard input.  A file given twice, by\n"

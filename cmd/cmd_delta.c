@@ -37,7 +37,7 @@ static int run(const cmd_args *args)
 	gpucc_algebra_options opts;
 	int rc = cmd_algebra_options(args, &opts);
 	if (rc || (rc = cmd_output_creatable(args, output)) != EXIT_OK ||
-	    (rc = cmd_interrupt_watch(args, output)) != EXIT_OK)
+	    (rc = cmd_interrupt_watch(args, output, false)) != EXIT_OK)
 		return rc;
 
 	gpucc_source *source = NULL, *base_source = NULL;

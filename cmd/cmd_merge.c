@@ -38,7 +38,7 @@ static int run(const cmd_args *args)
 	gpucc_algebra_options opts;
 	int rc = cmd_algebra_options(args, &opts);
 	if (rc || (output && (rc = cmd_output_creatable(args, output)) != EXIT_OK) ||
-	    (output && (rc = cmd_interrupt_watch(args, output)) != EXIT_OK))
+	    (output && (rc = cmd_interrupt_watch(args, output, false)) != EXIT_OK))
 		return rc;
 
 	size_t n = (size_t)args->positional_count;

@@ -145,7 +145,7 @@ static int run(const cmd_args *args)
 	if (cmd_flag(args, "json") && !show)
 		return cmd_error(args, EXIT_USAGE, "--json goes with --show");
 	int rc = output ? cmd_output_creatable(args, output) : EXIT_OK;
-	if (rc || (output && (rc = cmd_interrupt_watch(args, output)) != EXIT_OK))
+	if (rc || (output && (rc = cmd_interrupt_watch(args, output, false)) != EXIT_OK))
 		return rc;
 
 	gpucc_snapshot *snap = NULL; /* owned, unless SOURCE is a snapshot */

@@ -5,10 +5,11 @@
  * The signals are blocked in every thread and taken by sigwait in a thread
  * of their own, so the clean-up runs as ordinary code (no async-signal
  * safety to keep) while the other threads go on until the process dies.
- * The names come from lib/atomic_file.c and lib/merge.c: a writer's
- * temporary file is ".NAME.tmp.PID.N" beside NAME, the merge lock
- * ".NAME.lock"; only this process's own temporary files match, so no other
- * writer's is touched.
+ * The names come from lib/atomic_file.c, lib/merge.c and
+ * lib/backend_llvm/tools.c: a writer's temporary file is ".NAME.tmp.PID.N"
+ * beside NAME, the merge lock ".NAME.lock", a backend thread's directory
+ * "$TMPDIR/gpucc-backend-PID-XXXXXX"; only this process's own temporary
+ * files and directories match, so no other process's is touched.
  */
 #include "interrupt.h"
 
@@ -25,31 +26,53 @@ static const int watched_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 static pthread_mutex_t state = PTHREAD_MUTEX_INITIALIZER;
 static sigset_t taken;
-static char *directory;        /* the output's directory */
+static char *directory;        /* the output's directory, NULL without one */
 static char *temp_prefix;      /* ".NAME.tmp.PID." */
 static char *lock_name;        /* ".NAME.lock" */
 static bool lock_held;
+static char *tempdir_parent;   /* $TMPDIR or /tmp, NULL when not watched */
+static char tempdir_prefix[64]; /* "gpucc-backend-PID-" */
 
-/* Remove this process's temporary files and, when held, the lock.  Called
- * with state locked. */
-static void remove_leftovers(void)
+/* Remove the entries of the directory open at dir_fd whose names start
+ * with prefix: files, or with directories, directories of files (the
+ * backend's).  Closes dir_fd. */
+static void remove_prefixed(int dir_fd, const char *prefix, bool directories)
 {
-	int dir_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0)
-		return;
-	if (lock_held)
-		unlinkat(dir_fd, lock_name, 0);
 	int fd = dup(dir_fd); /* fdopendir takes the descriptor */
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d && fd >= 0)
 		close(fd);
-	size_t prefix_len = strlen(temp_prefix);
-	for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-		if (strncmp(e->d_name, temp_prefix, prefix_len) == 0)
+	size_t prefix_len = strlen(prefix);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		if (strncmp(e->d_name, prefix, prefix_len) != 0)
+			continue;
+		if (!directories) {
 			unlinkat(dir_fd, e->d_name, 0);
+			continue;
+		}
+		int sub_fd = openat(dir_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub_fd >= 0)
+			remove_prefixed(sub_fd, "", false);
+		unlinkat(dir_fd, e->d_name, AT_REMOVEDIR);
+	}
 	if (d)
 		closedir(d);
 	close(dir_fd);
+}
+
+/* Remove this process's temporary files and directories and, when held,
+ * the lock.  Called with state locked. */
+static void remove_leftovers(void)
+{
+	int dir_fd = directory ? open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (dir_fd >= 0) {
+		if (lock_held)
+			unlinkat(dir_fd, lock_name, 0);
+		remove_prefixed(dir_fd, temp_prefix, false);
+	}
+	dir_fd = tempdir_parent ? open(tempdir_parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (dir_fd >= 0)
+		remove_prefixed(dir_fd, tempdir_prefix, true);
 }
 
 static void *take_signals(void *unused)
@@ -73,7 +96,7 @@ static void *take_signals(void *unused)
 	_exit(128 + sig);
 }
 
-int cmd_interrupt_watch(const cmd_args *args, const char *output)
+int cmd_interrupt_watch(const cmd_args *args, const char *output, bool backend_tempdirs)
 {
 	sigemptyset(&taken);
 	for (size_t i = 0; i < sizeof watched_signals / sizeof *watched_signals; i++) {
@@ -84,17 +107,27 @@ int cmd_interrupt_watch(const cmd_args *args, const char *output)
 	}
 	if (sigisemptyset(&taken))
 		return EXIT_OK;
-	const char *slash = strrchr(output, '/');
-	const char *base = slash ? slash + 1 : output;
-	size_t size = strlen(output) + 64;
-	directory = slash ? strndup(output, slash == output ? 1 : (size_t)(slash - output))
-	                  : strdup(".");
-	temp_prefix = malloc(size);
-	lock_name = malloc(size);
-	if (!directory || !temp_prefix || !lock_name)
-		return cmd_error(args, EXIT_FAIL, "out of memory");
-	snprintf(temp_prefix, size, ".%s.tmp.%ld.", base, (long)getpid());
-	snprintf(lock_name, size, ".%s.lock", base);
+	if (output) {
+		const char *slash = strrchr(output, '/');
+		const char *base = slash ? slash + 1 : output;
+		size_t size = strlen(output) + 64;
+		directory = slash ? strndup(output, slash == output ? 1 : (size_t)(slash - output))
+		                  : strdup(".");
+		temp_prefix = malloc(size);
+		lock_name = malloc(size);
+		if (!directory || !temp_prefix || !lock_name)
+			return cmd_error(args, EXIT_FAIL, "out of memory");
+		snprintf(temp_prefix, size, ".%s.tmp.%ld.", base, (long)getpid());
+		snprintf(lock_name, size, ".%s.lock", base);
+	}
+	if (backend_tempdirs) {
+		/* As lib/backend_llvm/tools.c chooses the parent. */
+		const char *tmp = getenv("TMPDIR");
+		tempdir_parent = strdup(tmp && *tmp ? tmp : "/tmp");
+		if (!tempdir_parent)
+			return cmd_error(args, EXIT_FAIL, "out of memory");
+		snprintf(tempdir_prefix, sizeof tempdir_prefix, "gpucc-backend-%ld-", (long)getpid());
+	}
 	pthread_sigmask(SIG_BLOCK, &taken, NULL);
 	pthread_t thread;
 	int err = pthread_create(&thread, NULL, take_signals, NULL);

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,8 +331,17 @@ static int version_output(const char *tool, char *text, size_t size)
 	posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
 	posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
 	char *argv[] = {(char *)tool, (char *)"--version", NULL};
+	/* No signal blocked in the tool, whatever this thread blocks (as for
+	 * the backend's tools). */
+	posix_spawnattr_t attr;
+	sigset_t none;
+	sigemptyset(&none);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
 	pid_t pid;
-	int rc = posix_spawn(&pid, tool, &actions, NULL, argv, environ);
+	int rc = posix_spawn(&pid, tool, &actions, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&actions);
 	close(fds[1]);
 	if (rc != 0) {

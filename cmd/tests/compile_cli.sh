@@ -140,6 +140,47 @@ assert_grep "^esc.ll: sm_90:ptx78:   %v = fadd float 1.0, %nope ; \\\\x1b\\[31mr
 assert_grep "^esc.ll: sm_90:ptx78:                        ^$" err
 LC_ALL=C grep -q "$(printf '\033')" err && fail "an escape sequence in a diagnostic reached the terminal"
 
+# ---- a compile ended by a signal (Ctrl-C, a cancelled CI job) dies of it and
+# leaves neither the backend's directories in $TMPDIR nor a temporary file
+# beside -o; its tools (ld.lld) start with no signal blocked
+mkdir tmp
+for sig in TERM HUP; do
+	TMPDIR=$PWD/tmp "$GPUCC" compile --no-cache -O3 -j2 "$TESTDATA/kernels/amdgpu/large.ll" \
+		-t gfx90a -t gfx942 -t gfx908 -t gfx1030 -t gfx1100 -o sig.gpucc >out 2>err &
+	pid=$!
+	for i in $(seq 1000); do
+		ls tmp | grep -q "^gpucc-backend-$pid-" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.01
+	done
+	ls tmp | grep -q "^gpucc-backend-$pid-" || { cat err >&2; fail "compile made no directory in \$TMPDIR"; }
+	kill -"$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	[ "$rc" = $((128 + $(kill -l $sig))) ] || { cat err >&2; fail "compile got SIG$sig and exited $rc"; }
+	[ -z "$(ls -A tmp)" ] || fail "compile got SIG$sig and left in \$TMPDIR: $(ls -A tmp)"
+	assert_no_file sig.gpucc
+	if ls -a | grep '^\.sig\.gpucc'; then fail "compile got SIG$sig and left the files above"; fi
+done
+if [ -r /proc/self/status ]; then
+	# A tool the backend runs has no signal blocked: a stand-in ld.lld-19
+	# prints the set its process blocks, and fails.  (In Python: a shell
+	# clears the set it inherits.)
+	mkdir lld
+	cat > lld/ld.lld-19 <<-'EOF'
+	#!/usr/bin/env python3
+	import sys
+	if sys.argv[1:2] == ["--version"]:
+	    print("LLD 19.1.7 (compatible with GNU linkers)")
+	    sys.exit(0)
+	print([l for l in open("/proc/self/status") if l.startswith("SigBlk:")][0].strip())
+	sys.exit(1)
+	EOF
+	chmod +x lld/ld.lld-19
+	PATH=$PWD/lld:$PATH expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/kernels/amdgpu/vector_add.ll" -t gfx90a
+	assert_grep "SigBlk:[[:space:]]*0*$" err
+fi
+
 # ---- numbers ---------------------------------------------------------------------------------
 for bad in "-j 0" "-j -1" "-j 99999" "-j abc" "-O4" "-O x" "--code-object 3"; do
 	# shellcheck disable=SC2086

@@ -36,8 +36,9 @@ void backend_text_release(backend_text *t);
 
 /* ---- files and tools (tools.c) --------------------------------------------- */
 
-/* Create a private temporary directory under $TMPDIR (or /tmp); path receives
- * it.  0 or -1 with errno set. */
+/* Create a private temporary directory under $TMPDIR (or /tmp),
+ * "gpucc-backend-PID-XXXXXX" (cmd/interrupt.c removes this process's on
+ * SIGINT, SIGTERM and SIGHUP); path receives it.  0 or -1 with errno set. */
 int backend_tempdir_create(char *path, size_t size);
 /* Remove a directory made by backend_tempdir_create and what is in it. */
 void backend_tempdir_remove(const char *path);

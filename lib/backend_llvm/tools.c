@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,7 +96,9 @@ int backend_tempdir_create(char *path, size_t size)
 	const char *base = getenv("TMPDIR");
 	if (!base || !*base)
 		base = "/tmp";
-	int n = snprintf(path, size, "%s/gpucc-backend-XXXXXX", base);
+	/* The pid lets the command find this run's directories when a signal
+	 * ends it (cmd/interrupt.c). */
+	int n = snprintf(path, size, "%s/gpucc-backend-%ld-XXXXXX", base, (long)getpid());
 	if (n < 0 || (size_t)n >= size) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -200,8 +203,21 @@ int backend_run_tool(char *const argv[], const char *output_path)
 	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&actions, 1, output_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	posix_spawn_file_actions_adddup2(&actions, 1, 2);
+	/* The tool starts with no signal blocked, whatever the calling thread
+	 * blocks (gpucc's command blocks SIGINT and SIGTERM in every thread to
+	 * take them on one): Ctrl-C must stop ptxas and ld.lld too. */
+	posix_spawnattr_t attr;
+	sigset_t none;
+	sigemptyset(&none);
+	if (posix_spawnattr_init(&attr) != 0) {
+		posix_spawn_file_actions_destroy(&actions);
+		return -1;
+	}
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
 	pid_t pid;
-	int rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
+	int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&actions);
 	if (rc != 0) {
 		errno = rc;
