@@ -309,10 +309,6 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "--zstd compresses the image: give -o");
 	if (output && (rc = check_output(args, output)) != EXIT_OK)
 		return rc;
-	/* Ctrl-C or a cancelled CI job leaves neither the image's temporary
-	 * file nor the backend's directories in $TMPDIR. */
-	if ((rc = cmd_interrupt_watch(args, output, !dry_run)) != EXIT_OK)
-		return rc;
 
 	struct timespec start, end;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -359,7 +355,21 @@ static int run(const cmd_args *args)
 			goto cleanup;
 		}
 	}
-	int status = dry_run ? gpucc_compile_plan(c) : gpucc_compile_run(c);
+	int status = gpucc_compile_plan(c);
+	if (status == 0 && !dry_run) {
+		/* Ctrl-C or a cancelled CI job leaves neither the image's
+		 * temporary file nor the backend's directories in $TMPDIR.  The
+		 * watching thread starts only when there is something to leave:
+		 * a run whose every key hits, without -o (the hit a build system
+		 * pays for again and again), does not pay for it.  No thread of
+		 * the plan's is left to take a signal. */
+		bool misses = false;
+		for (size_t i = 0; i < gpucc_compile_result_count(c) && !misses; i++)
+			misses = gpucc_compile_result_at(c, i)->status == GPUCC_COMPILE_PENDING;
+		if ((output || misses) && (rc = cmd_interrupt_watch(args, output, misses)) != EXIT_OK)
+			goto cleanup;
+		status = gpucc_compile_run(c);
+	}
 	if (progress.drawn)
 		fputc('\n', stderr);
 	clock_gettime(CLOCK_MONOTONIC, &end);
