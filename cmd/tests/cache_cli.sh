@@ -254,7 +254,8 @@ if [ -n "$unprivileged" ]; then
 	done
 	# every refusal says what failed and why ("cache 'X' is read-only" did
 	# neither for gc --save; gc and clear did not say why)
-	for sub in "gc:cannot gc" "clear:cannot clear" "gc --max-size 1M --save:cannot save the bound of"; do
+	for sub in "gc:cannot gc" "clear:cannot clear" "gc --max-size 1M --save:cannot save the bound of" \
+			"import N.gpucc:cannot write to"; do
 		$unprivileged "$GPUCC" cache ${sub%%:*} --cache "$TEST_DIR/ro" >out 2>err
 		rc=$?
 		[ $rc = 1 ] || { cat err >&2; fail "cache ${sub%%:*} of a read-only cache exited $rc, not 1"; }
