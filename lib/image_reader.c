@@ -76,6 +76,9 @@ struct gpucc_image {
 	size_t size;
 	bool compressed;
 	gpucc_image_limits limits;
+	/* The limits came from the caller (gpucc_image_open_limited), not
+	 * from GPUCC_IMAGE_LIMITS: messages do not send the user there. */
+	bool limits_given;
 	int limit_hit;          /* WITHIN_LIMITS, or the limit that stopped the cursor */
 
 	gpucc_manifest manifest;
@@ -220,20 +223,32 @@ static bool over_limits(gpucc_image *img, struct archive *a)
 	return img->limit_hit != WITHIN_LIMITS;
 }
 
+/* How the user may raise a limit, for its messages: setting
+ * (e.g. "ratio=N") in GPUCC_IMAGE_LIMITS, unless the caller set it. */
+static const char *limit_hint(char out[96], const gpucc_image *img, const char *setting)
+{
+	if (img->limits_given)
+		snprintf(out, 96, "a limit the caller set");
+	else
+		snprintf(out, 96, "raise the limit with %s=%s", LIMITS_ENV, setting);
+	return out;
+}
+
 /* The error for the limit that stopped the cursor. */
 static int limit_error(const gpucc_image *img)
 {
-	char size[32];
+	char size[32], hint[96];
 	if (img->limit_hit == OVER_EXPANDED_SIZE)
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': refused: it would expand to more than %s when decompressed "
-		                       "(raise the limit with %s=expanded=SIZE)",
-		                       img->name, size_text(size, img->limits.expanded_size), LIMITS_ENV);
+		                       "(%s)",
+		                       img->name, size_text(size, img->limits.expanded_size),
+		                       limit_hint(hint, img, "expanded=SIZE"));
 	return gpucc_error_set(GPUCC_ECORRUPT,
 	                       "'%s': refused: it would expand more than %" PRIu64 "-fold when "
-	                       "decompressed, like a compression bomb (raise the limit with "
-	                       "%s=ratio=N)",
-	                       img->name, img->limits.expansion_ratio, LIMITS_ENV);
+	                       "decompressed, like a compression bomb (%s)",
+	                       img->name, img->limits.expansion_ratio,
+	                       limit_hint(hint, img, "ratio=N"));
 }
 
 /* The manifest member's size against the limit. */
@@ -241,21 +256,22 @@ static int check_manifest_size(const gpucc_image *img, uint64_t size)
 {
 	if (size <= img->limits.manifest_size)
 		return 0;
-	char limit[32];
+	char limit[32], hint[96];
 	return gpucc_error_set(GPUCC_ECORRUPT,
 	                       "'%s': refused: member '%s' is %" PRIu64 " bytes, more than the limit "
-	                       "of %s (raise it with %s=manifest=SIZE)",
+	                       "of %s (%s)",
 	                       img->name, GPUCC_IMAGE_MANIFEST_MEMBER, size,
-	                       size_text(limit, img->limits.manifest_size), LIMITS_ENV);
+	                       size_text(limit, img->limits.manifest_size),
+	                       limit_hint(hint, img, "manifest=SIZE"));
 }
 
 /* Parse the manifest's size bytes at json into img->manifest, its parsed
  * form under the manifest limit too. */
 static int parse_manifest(gpucc_image *img, const char *json, size_t size)
 {
-	char limit[32], hint[128];
-	snprintf(hint, sizeof hint, "(the manifest limit, %s; raise it with %s=manifest=SIZE)",
-	         size_text(limit, img->limits.manifest_size), LIMITS_ENV);
+	char limit[32], how[96], hint[160];
+	snprintf(hint, sizeof hint, "(the manifest limit, %s; %s)",
+	         size_text(limit, img->limits.manifest_size), limit_hint(how, img, "manifest=SIZE"));
 	return gpucc_manifest_parse_limited(&img->manifest, json, size, img->name,
 	                                    img->limits.manifest_size, hint);
 }
@@ -963,6 +979,7 @@ static int open_on_fd(gpucc_image **out, int fd, const char *name,
 	img->fd = fd;
 	img->seekable = S_ISREG(st.st_mode);
 	img->size = S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
+	img->limits_given = given != NULL;
 	return finish_open(out, img);
 }
 

@@ -22,8 +22,8 @@ typedef struct gpucc_image gpucc_image;
 
 /* Bounds on what reading an untrusted image may cost (formats/image.md,
  * "Limits").  An image past one is refused as GPUCC_ECORRUPT, with a message
- * that names the limit and how to raise it.  In every field 0 means "the
- * default". */
+ * that names the limit and how to raise it (GPUCC_IMAGE_LIMITS, unless the
+ * caller gave the limits).  In every field 0 means "the default". */
 typedef struct gpucc_image_limits {
 	/* Compressed images: the most bytes the archive may expand to
 	 * (default 32 GiB). */
