@@ -60,10 +60,46 @@ static const char *const keywords[] = {
 	"while", "xor", "xor_eq",
 };
 
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t len = strlen(s), n = strlen(suffix);
+	return len >= n && strcmp(s + len - n, suffix) == 0;
+}
+
+/* Whether <stdint.h>, which the header includes, declares symbol or
+ * reserves it for later (C17 7.31.10, C23 7.33.20): typedef names
+ * int*_t and uint*_t, macros INT* and UINT* ending in _MAX, _MIN, _WIDTH
+ * or _C, and its other limits.  The header could not declare such a
+ * name beside it (uint64_t is a type, SIZE_MAX a number). */
+static bool stdint_name(const char *symbol)
+{
+	static const char *const limits[] = {
+		"PTRDIFF_MIN", "PTRDIFF_MAX", "PTRDIFF_WIDTH", "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX",
+		"SIG_ATOMIC_WIDTH", "SIZE_MAX", "SIZE_WIDTH", "WCHAR_MIN", "WCHAR_MAX",
+		"WCHAR_WIDTH", "WINT_MIN", "WINT_MAX", "WINT_WIDTH",
+	};
+	if ((has_prefix(symbol, "int") || has_prefix(symbol, "uint")) && has_suffix(symbol, "_t"))
+		return true;
+	if ((has_prefix(symbol, "INT") || has_prefix(symbol, "UINT")) &&
+	    (has_suffix(symbol, "_MAX") || has_suffix(symbol, "_MIN") ||
+	     has_suffix(symbol, "_WIDTH") || has_suffix(symbol, "_C")))
+		return true;
+	for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
+		if (strcmp(symbol, limits[i]) == 0)
+			return true;
+	return false;
+}
+
 /* A C identifier of at most SYMBOL_MAX characters that the header can
- * declare in C and C++: no keyword, and neither NAME nor NAME_size (nor the
- * include guard built from NAME) reserved: C reserves file-scope names
- * starting with '_', C++ every name holding "__" (so no trailing '_'). */
+ * declare in C and C++: no keyword, no name <stdint.h> declares or
+ * reserves, and neither NAME nor NAME_size (nor the include guard built
+ * from NAME) reserved: C reserves file-scope names starting with '_', C++
+ * every name holding "__" (so no trailing '_'). */
 static int check_symbol(const char *symbol)
 {
 	size_t len = symbol ? strlen(symbol) : 0;
@@ -82,6 +118,11 @@ static int check_symbol(const char *symbol)
 	for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
 		if (strcmp(symbol, keywords[i]) == 0)
 			return gpucc_error_set(GPUCC_EINVALID, "symbol '%s' is a C or C++ keyword", symbol);
+	if (stdint_name(symbol))
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "symbol '%s' is declared or reserved by <stdint.h>, which the "
+		                       "header includes",
+		                       symbol);
 	return 0;
 }
 

@@ -9,7 +9,8 @@
 # that cannot be created (in /proc, under a file, in a directory that is
 # not writable, a name too long) is refused before the image is read, in
 # one line that says truly why.  Symbols
-# the header could not declare in C or C++ (keywords, reserved names) exit
+# the header could not declare in C or C++ (keywords, reserved names, names
+# <stdint.h> declares or reserves) exit
 # 129; the header compiles as C and C++.  The object is deterministic, is
 # byte for byte the one llc-19 writes for the same two globals with the
 # image in place of their zeros (small and large images, x86_64 and
@@ -117,6 +118,23 @@ for symbol in int class static_assert _image __image image_ image__data; do
 	assert_one_line err
 	assert_grep "symbol '$symbol' is" err
 done
+# The header includes <stdint.h>: a name it declares (uint64_t, SIZE_MAX)
+# or reserves for later (int*_t, uint*_t; INT*/UINT* ending _MAX, _MIN,
+# _WIDTH, _C) could not be declared beside it.
+for symbol in uint64_t int8_t intptr_t uintmax_t int_fast16_t int24_t SIZE_MAX WCHAR_MIN \
+	PTRDIFF_MAX SIG_ATOMIC_MAX WINT_MIN SIZE_WIDTH INT64_C UINTMAX_C INT8_MAX UINT128_WIDTH; do
+	expect_exit 129 "$GPUCC" embed image.gpucc -o bad.o --symbol "$symbol" --header bad.h
+	assert_one_line err
+	assert_grep "^gpucc embed: symbol '$symbol' is declared or reserved by <stdint.h>" err
+done
+# Names that only look alike are fine.
+for symbol in int_kernels uint_data Integer_t INT8_image SIZE; do
+	expect_exit 0 "$GPUCC" embed image.gpucc -o alike.o --symbol "$symbol" --header alike.h
+	printf '#include "alike.h"\nunsigned long f(void) { return (unsigned long)%s_size; }\n' \
+		"$symbol" >alike.c
+	cc -std=c99 -Wall -Werror -c alike.c -o alike_c.o || fail "the header for '$symbol' does not compile"
+done
+rm -f alike.o alike.h alike.c alike_c.o
 expect_exit 129 "$GPUCC" embed image.gpucc -o bad.o --symbol "$(printf 'x%.0s' $(seq 4096))"
 assert_grep "is not a C identifier of at most 200 characters" err
 [ "$(wc -c <err)" -lt 300 ] || fail "the message for a 4 KB symbol repeats all of it"
