@@ -1171,7 +1171,10 @@ static int name_entry_in_error(gpucc_cache *c, const char *pending, const char *
 	char message[2048];
 	snprintf(message, sizeof message, "%.*s%s%s", (int)(hit - e->message), e->message, path,
 	         hit + strlen(pending));
-	return gpucc_error_set(e->code, "cannot insert into cache '%s': %s", c->dir, message);
+	int sys_errno = gpucc_error_last_errno(); /* ENOSPC or not: compile.c asks */
+	int rc = gpucc_error_set(e->code, "cannot insert into cache '%s': %s", c->dir, message);
+	gpucc_error_keep_errno(sys_errno);
+	return rc;
 }
 
 /* The common part of both inserts: w already holds the arriving entry, to

@@ -96,7 +96,7 @@ struct gpucc_compile {
 	char *ld_lld_error; /* why AMD jobs cannot be keyed (no LLD 19), or NULL */
 	unsigned threads_used;
 	bool backend_loaded;
-	bool cache_failed; /* an insert failed: the rest are not tried */
+	bool cache_failed; /* the cache is full or read-only: no more inserts are tried */
 	/* while running */
 	pthread_mutex_t lock;
 	size_t done, hits, failed;
@@ -681,6 +681,17 @@ static void append_diagnostic(job *j, const char *line)
 	j->r.diagnostics = grown;
 }
 
+/* Whether an insert that failed with sys_errno (gpucc_error_last_errno)
+ * would fail for every entry: the cache's file system is full, over
+ * quota, past ulimit -f, read-only or failing.  Anything else (a
+ * permission, a directory or a file where a name is needed) is one
+ * entry's or one shard's problem. */
+static bool cache_wide_failure(int sys_errno)
+{
+	return sys_errno == ENOSPC || sys_errno == EDQUOT || sys_errno == EFBIG ||
+	       sys_errno == EROFS || sys_errno == EIO;
+}
+
 static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 {
 	gpucc_compile *c = p->c;
@@ -731,14 +742,18 @@ static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 		if (gpucc_cache_insert(c->o.cache, &j->entry, j->sources, j->payload_count,
 		                       GPUCC_CONFLICT_LAST) != 0) {
 			/* A cache problem never breaks a build (invariant 7).  What
-			 * fails one insert (a full disk, an I/O error) fails the
-			 * next: say it once and stop trying. */
+			 * fails every insert (a full disk or quota, ulimit -f, a
+			 * file system gone read-only, an I/O error) is said once and
+			 * ends caching for the run; what fails one entry (a
+			 * directory or an unreadable file at its name, a shard it
+			 * may not write) leaves the others to be cached. */
+			bool whole_cache = cache_wide_failure(gpucc_error_last_errno());
 			char line[1200];
-			snprintf(line, sizeof line,
-			         "%s: %s: warning: not cached: %s; nothing more is cached in this run",
-			         m->shown, t->name, gpucc_error_last()->message);
+			snprintf(line, sizeof line, "%s: %s: warning: not cached: %s%s", m->shown, t->name,
+			         gpucc_error_last()->message,
+			         whole_cache ? "; nothing more is cached in this run" : "");
 			append_diagnostic(j, line);
-			c->cache_failed = true;
+			c->cache_failed |= whole_cache;
 			gpucc_error_clear();
 		}
 	}

@@ -18,6 +18,8 @@
 
 static _Thread_local char last_message[MESSAGE_SIZE] = "no error";
 static _Thread_local gpucc_error last = {0, NULL};
+/* The errno behind the last error, when gpucc_error_set_errno set it. */
+static _Thread_local int last_errno;
 
 const gpucc_error *gpucc_error_last(void)
 {
@@ -28,6 +30,7 @@ const gpucc_error *gpucc_error_last(void)
 void gpucc_error_clear(void)
 {
 	last.code = 0;
+	last_errno = 0;
 	snprintf(last_message, sizeof last_message, "no error");
 }
 
@@ -52,6 +55,7 @@ int gpucc_error_set(int code, const char *fmt, ...)
 	set_message(fmt, ap);
 	va_end(ap);
 	last.code = code;
+	last_errno = 0;
 	return code;
 }
 
@@ -64,7 +68,9 @@ int gpucc_error_set_errno(const char *fmt, ...)
 	vsnprintf(buffer, sizeof buffer, fmt, ap);
 	va_end(ap);
 	int code = saved == ENOENT ? GPUCC_ENOTFOUND : GPUCC_ERROR;
-	return gpucc_error_set(code, "%s: %s", buffer, strerror(saved));
+	gpucc_error_set(code, "%s: %s", buffer, strerror(saved));
+	last_errno = saved;
+	return code;
 }
 
 int gpucc_error_prefix(const char *fmt, ...)
@@ -76,7 +82,20 @@ int gpucc_error_prefix(const char *fmt, ...)
 	vsnprintf(prefix, sizeof prefix, fmt, ap);
 	va_end(ap);
 	memcpy(message, last_message, sizeof message);
-	return gpucc_error_set(last.code ? last.code : GPUCC_ERROR, "%s: %s", prefix, message);
+	int saved = last_errno;
+	int code = gpucc_error_set(last.code ? last.code : GPUCC_ERROR, "%s: %s", prefix, message);
+	last_errno = saved;
+	return code;
+}
+
+int gpucc_error_last_errno(void)
+{
+	return last_errno;
+}
+
+void gpucc_error_keep_errno(int sys_errno)
+{
+	last_errno = sys_errno;
 }
 
 int gpucc_error_oom(void)

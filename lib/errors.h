@@ -17,6 +17,13 @@ int gpucc_error_set(int code, const char *fmt, ...) __attribute__((format(printf
 int gpucc_error_set_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prefix the current message with "<prefix>: " keeping its code; returns it. */
 int gpucc_error_prefix(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The errno behind the last error: what gpucc_error_set_errno reported,
+ * kept by gpucc_error_prefix; 0 when the last error was set otherwise.
+ * What tells a full disk (ENOSPC) from one file's problem (EACCES). */
+int gpucc_error_last_errno(void);
+/* Give the last error that errno again: for a caller that rewords the
+ * message with gpucc_error_set, which forgets it. */
+void gpucc_error_keep_errno(int sys_errno);
 /* Out of memory; returns GPUCC_ERROR. */
 int gpucc_error_oom(void);
 

@@ -194,6 +194,7 @@ typedef struct plain_job {
 	pthread_mutex_t lock;
 	atomic_size_t failed_at;
 	int failure_code;
+	int failure_errno; /* gpucc_error_last_errno: a full disk or not, for the cache */
 	char failure[1024];
 } plain_job;
 
@@ -205,6 +206,7 @@ static void record_failure(plain_job *job, size_t position)
 	pthread_mutex_lock(&job->lock);
 	if (position < atomic_load(&job->failed_at)) {
 		job->failure_code = e->code ? e->code : GPUCC_ERROR;
+		job->failure_errno = gpucc_error_last_errno();
 		snprintf(job->failure, sizeof job->failure, "%s", e->message);
 		atomic_store(&job->failed_at, position);
 	}
@@ -531,7 +533,9 @@ static int write_image(plain_job *job, uint64_t end, uint64_t parallel_bytes)
 		gpucc_plain_images_written++;
 		return 0;
 	}
-	return gpucc_error_set(job->failure_code, "%s", job->failure);
+	int code = gpucc_error_set(job->failure_code, "%s", job->failure);
+	gpucc_error_keep_errno(job->failure_errno);
+	return code;
 }
 
 int gpucc_plain_image_write(const gpucc_plain_image *image)

@@ -183,6 +183,28 @@ if [ -r /proc/self/status ]; then
 	assert_grep "SigBlk:[[:space:]]*0*$" err
 fi
 
+# ---- one entry the cache cannot take is that entry's problem, not the cache's:
+# a file where its shard belongs (or a directory where it belongs) left the
+# other modules of the run uncached, as if the disk were full; a full disk
+# (here ulimit -f) still ends caching for the run, with one warning
+cp "$K/nvptx/math.ll" math.ll
+"$GPUCC" compile --no-cache --no-cubin --dry-run --json va.ll -t sm_90 > va.json
+va_key=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["key"])' va.json)
+mkdir -p shard/v1 && echo x > "shard/v1/$(printf %.2s "$va_key")"
+expect_exit 0 "$GPUCC" compile --cache shard --no-cubin -j1 va.ll math.ll multi.ll -t sm_90
+assert_grep "^va.ll: sm_90:ptx78: warning: not cached: .*Not a directory$" err
+assert_no_grep "nothing more is cached" err
+[ "$(find shard/v1 -name '*.gpucc' | wc -l)" = 2 ] || fail "one entry's failed insert kept the others out of the cache"
+mkdir -p "entrydir/v1/$(printf %.2s "$va_key")/$va_key.gpucc/x"
+expect_exit 0 "$GPUCC" compile --cache entrydir --no-cubin -j1 va.ll math.ll multi.ll -t sm_90
+assert_grep "^va.ll: sm_90:ptx78: warning: not cached: .*Is a directory$" err
+[ "$(find entrydir/v1 -name '*.gpucc' -type f | wc -l)" = 2 ] || fail "a directory at one entry's name kept the others out of the cache"
+( trap - XFSZ; ulimit -f 4; exec "$GPUCC" compile --cache full --no-cubin -j1 va.ll math.ll multi.ll -t sm_90 ) >out 2>err
+rc=$?
+[ $rc = 0 ] || { cat err >&2; fail "a compile whose cache entries passed ulimit -f exited $rc, not 0"; }
+assert_one_line err
+assert_grep "^va.ll: sm_90:ptx78: warning: not cached: .*File too large; nothing more is cached in this run$" err
+
 # ---- numbers ---------------------------------------------------------------------------------
 for bad in "-j 0" "-j -1" "-j 99999" "-j abc" "-O4" "-O x" "--code-object 3"; do
 	# shellcheck disable=SC2086
