@@ -453,6 +453,28 @@ static void test_stub_unknown_architecture(void)
 	gpucc_image_free(img);
 }
 
+/* Without a device, the first one the kernel fits is used: a HIP device
+ * the image has no code for (gfx1030) does not stop the CUDA one from
+ * loading it; when none fits, the error is the first known device's. */
+static void test_stub_first_device_that_fits(void)
+{
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_mapped(&img, IMAGE_PATH), 0);
+	setenv("STUB_HIP_ARCH", "gfx1030", 1);
+	gpucc_module *m = NULL;
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", NULL), 0);
+	if (m) {
+		CHECK_INT(gpucc_module_device(m)->runtime, GPUCC_RUNTIME_CUDA);
+		gpucc_module_free(m);
+	}
+	setenv("STUB_CUDA_CC", "7.5", 1);
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", NULL), GPUCC_ENOTFOUND);
+	CHECK_ERROR_HAS("runs on gfx1030");
+	unsetenv("STUB_CUDA_CC");
+	unsetenv("STUB_HIP_ARCH");
+	gpucc_image_free(img);
+}
+
 int main(int argc, char **argv)
 {
 	bool stub = argc > 1 && strcmp(argv[1], "stub") == 0;
@@ -465,6 +487,7 @@ int main(int argc, char **argv)
 		RUN(test_stub_hip_no_device);
 		RUN(test_stub_load_refused);
 		RUN(test_stub_unknown_architecture);
+		RUN(test_stub_first_device_that_fits);
 		unlink(IMAGE_PATH);
 		return CHECK_DONE();
 	}

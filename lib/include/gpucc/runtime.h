@@ -148,10 +148,13 @@ GPUCC_API int gpucc_devices_list(gpucc_device **out, size_t *count);
 typedef struct gpucc_module gpucc_module;
 
 /* Select the entry holding kernel for device (NULL: the first device of
- * gpucc_devices_list), read and verify its payload, and load it with
- * hipModuleLoadData or cuModuleLoadDataEx (in the device's primary
- * context).  GPUCC_EUNAVAILABLE when no runtime or device is present;
- * GPUCC_ENOTFOUND as for gpucc_select; GPUCC_ECORRUPT for a bad payload;
+ * gpucc_devices_list on which some entry holding kernel fits), read and
+ * verify its payload, and load it with hipModuleLoadData or
+ * cuModuleLoadDataEx (in the device's primary context).
+ * GPUCC_EUNAVAILABLE when no runtime or device is present, or (device
+ * NULL) gpucc knows none of the devices' architectures; GPUCC_ENOTFOUND as
+ * for gpucc_select (device NULL and nothing fits: for the first device
+ * whose architecture gpucc knows); GPUCC_ECORRUPT for a bad payload;
  * GPUCC_ERROR when the runtime refuses the code (its error named).
  *
  * These calls (and gpucc_module_function and gpucc_module_free) leave the
