@@ -32,6 +32,22 @@ cat >spec13.json <<EOF
 ]}
 EOF
 expect_exit 0 "$GPUCC" pack -o k13.gpucc spec13.json
+# Arch-specific code, a PTX ISA newer than a CUDA 12.4 driver JITs, a cubin
+# of CUDA 13's ptxas for another sm, and a code object for one exact
+# target ID (sramecc+, xnack-).
+cat >specx.json <<EOF
+{"entries": [
+  {"module": "k.ll", "module_sha256": "$digest", "target": "sm_90a:ptx80",
+   "kernels": ["k"], "ptx": "k.ptx", "cubin": "k.cubin"},
+  {"module": "k.ll", "module_sha256": "$digest", "target": "sm_86:ptx85",
+   "kernels": ["k"], "ptx": "k.ptx"},
+  {"module": "k.ll", "module_sha256": "$digest", "target": "sm_80:ptx78",
+   "options": {"ptxas": "13.0.88"}, "kernels": ["k"], "cubin": "k.cubin"},
+  {"module": "k.ll", "module_sha256": "$digest", "target": "gfx90a:sramecc+:xnack-",
+   "kernels": ["k"], "hsaco": "any.hsaco"}
+]}
+EOF
+expect_exit 0 "$GPUCC" pack -o kx.gpucc specx.json
 
 # key_of IMAGE TARGET: the key of IMAGE's entry for TARGET.
 key_of() {
@@ -66,6 +82,19 @@ k13.gpucc    sm_90                   -       norm    sm_90:ptx80    cubin  exact
 k13.gpucc    sm_90                   13.0    norm    sm_90:ptx80    cubin  exact
 k13.gpucc    sm_90                   12.4    norm    sm_90:ptx80    ptx    fallback
 k13.gpucc    sm_90                   11.8    norm    none           -      -
+kx.gpucc     sm_90                   -       k       sm_90a:ptx80   cubin  exact
+kx.gpucc     sm_90                   12.4    k       sm_90a:ptx80   cubin  exact
+kx.gpucc     sm_100                  -       k       sm_86:ptx85    ptx    fallback
+kx.gpucc     sm_100                  12.4    k       none           -      -
+kx.gpucc     sm_86                   12.5    k       sm_86:ptx85    ptx    fallback
+kx.gpucc     sm_86                   12.4    k       none           -      -
+kx.gpucc     sm_89                   12.4    k       none           -      -
+kx.gpucc     sm_89                   13.0    k       sm_86:ptx85    ptx    fallback
+kx.gpucc     sm_87                   13.0    k       sm_86:ptx85    ptx    fallback
+kx.gpucc     gfx90a:sramecc+:xnack-  -       k       gfx90a:sramecc+:xnack-  hsaco  exact
+kx.gpucc     gfx90a:xnack-           -       k       none           -      -
+kx.gpucc     gfx90a:sramecc-:xnack-  -       k       none           -      -
+kx.gpucc     gfx90a                  -       k       none           -      -
 '
 echo "$cases" | while read -r image target driver kernel entry part fit; do
 	case $image in '' | '#'*) continue ;; esac
@@ -80,8 +109,16 @@ echo "$cases" | while read -r image target driver kernel entry part fit; do
 	if [ "$entry" = none ]; then
 		assert_grep "^  $kernel  no fit: no entry of '$image' with kernel '$kernel' runs on ${target%%:*}" out
 		# The reason lists the code of the device's vendor only.
-		case $target in
-		gfx*)
+		case $image:$target in
+		kx.gpucc:gfx*)
+			assert_grep "^  $kernel  no fit: .*: the image has AMD code for gfx90a:sramecc+:xnack- (hsaco)$" out
+			assert_no_grep "no fit: .*sm_" out ;;
+		kx.gpucc:*)
+			for code in 'sm_90a:ptx80 (cubin)' 'sm_86:ptx85 (ptx)' 'sm_80:ptx78 (cubin for a CUDA 13 driver)'; do
+				assert_grep "^  $kernel  no fit: .*: the image has NVIDIA code for .*$code" out
+			done
+			assert_no_grep "no fit: .*gfx" out ;;
+		*:gfx*)
 			assert_grep "^  $kernel  no fit: .*: the image has AMD code for gfx90a (hsaco)" out
 			assert_no_grep "no fit: .*sm_" out ;;
 		*)

@@ -46,6 +46,17 @@ static const select_case cases[] = {
 	 "gfx90a (no code)"},
 	{"amd processor without features", "gfx1030", {"gfx1030/hsaco", "gfx1031/hsaco"}, NULL,
 	 "gfx1030/hsaco", NULL},
+	/* A device given with a feature left out ("any": it may run either
+	 * way) fits only entries that leave it out too. */
+	{"amd device any: a specific entry does not fit", "gfx90a:xnack-",
+	 {"gfx90a:sramecc+:xnack-/hsaco", "gfx90a:sramecc-:xnack-/hsaco"}, NULL, NULL,
+	 "runs on gfx90a:xnack-: the image has AMD code for gfx90a:sramecc+:xnack- (hsaco), "
+	 "gfx90a:sramecc-:xnack- (hsaco)"},
+	{"amd device any: the entry that says the same", "gfx90a:xnack-",
+	 {"gfx90a/hsaco", "gfx90a:xnack-/hsaco", "gfx90a:sramecc+:xnack-/hsaco"}, NULL,
+	 "gfx90a:xnack-/hsaco", NULL},
+	{"amd sramecc must match", "gfx90a:sramecc-:xnack-", {"gfx90a:sramecc+:xnack-/hsaco"}, NULL,
+	 NULL, "gfx90a:sramecc+:xnack- (hsaco)"},
 	/* NVIDIA */
 	{"nvidia cubin for the exact sm", "sm_90@12040", {"sm_80:ptx84/ptx", "sm_90:ptx78/cubin+ptx"},
 	 NULL, "sm_90:ptx78/cubin", NULL},
@@ -90,6 +101,12 @@ static const select_case cases[] = {
 	{"nvidia sm_90a PTX only on sm_90", "sm_100@13000", {"sm_90a:ptx80/ptx"}, NULL, NULL,
 	 "sm_90a:ptx80"},
 	{"nvidia sm_90a on sm_90", "sm_90@12040", {"sm_90a:ptx80/ptx"}, NULL, "sm_90a:ptx80/ptx", NULL},
+	{"nvidia sm_90a cubin is exact on sm_90", "sm_90@12040", {"sm_89:ptx84/ptx", "sm_90a:ptx80/cubin"},
+	 NULL, "sm_90a:ptx80/cubin", NULL},
+	{"nvidia exact cubins: sm_90a before sm_90", "sm_90@12040",
+	 {"sm_90:ptx80/cubin", "sm_90a:ptx80/cubin"}, NULL, "sm_90a:ptx80/cubin", NULL},
+	{"nvidia PTX ISA one past the driver's", "sm_90@12040", {"sm_90:ptx85/ptx", "sm_90:ptx84/ptx"},
+	 NULL, "sm_90:ptx84/ptx", NULL},
 	{"nvidia newer device JITs older PTX", "sm_100@13000", {"sm_90:ptx80/ptx"}, NULL,
 	 "sm_90:ptx80/ptx", NULL},
 	{"nvidia same ISA: highest sm", "sm_89@12040", {"sm_80:ptx78/ptx", "sm_86:ptx78/ptx"}, NULL,
