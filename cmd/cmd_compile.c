@@ -249,8 +249,17 @@ static void print_json(gpucc_compile *c, const char *output, double seconds, boo
 	printf("\n]}\n");
 }
 
+/* A warning of the cache's (a corrupt entry, a failed insert), on a line
+ * of its own: the progress line it would end is cleared first, and drawn
+ * again by the next progress report.  Called under the compile's lock, as
+ * on_progress is, or before any thread starts. */
 static void cache_warning(void *ctx, const char *message)
 {
+	progress_state *s = ctx;
+	if (s && s->drawn) {
+		fputs("\r\033[K", stderr);
+		s->drawn = false;
+	}
 	fprintf(stderr, "gpucc compile: warning: cache: %s\n", message);
 }
 
@@ -326,7 +335,7 @@ static int run(const cmd_args *args)
 			        gpucc_error_last()->message);
 			cache = NULL;
 		} else {
-			gpucc_cache_set_warning_handler(cache, cache_warning, NULL);
+			gpucc_cache_set_warning_handler(cache, cache_warning, &progress);
 		}
 	}
 	o.cache = cache;

@@ -205,6 +205,26 @@ rc=$?
 assert_one_line err
 assert_grep "^va.ll: sm_90:ptx78: warning: not cached: .*File too large; nothing more is cached in this run$" err
 
+# ---- the progress line on a terminal: a cache warning printed while it
+# was drawn was glued to its end ("..., ETA 0sgpucc compile: warning: ...");
+# it now clears the line first, and the run ends with a line break
+if command -v script >/dev/null; then
+	cp "$TESTDATA/example/kernels/saxpy.nvptx.ll" "$TESTDATA/example/kernels/sigmoid.nvptx.ll" .
+	"$GPUCC" compile --cache tty --no-cubin saxpy.nvptx.ll sigmoid.nvptx.ll -t sm_90 || fail "filling the cache failed"
+	for f in $(find tty/v1 -name '*.gpucc'); do truncate -s 100 "$f"; done
+	script -qec "'$GPUCC' compile --cache tty --no-cubin -j1 saxpy.nvptx.ll sigmoid.nvptx.ll va.ll -t sm_90 -t gfx90a" /dev/null > typescript
+	python3 - typescript <<-'PY' || fail "a warning shares the progress line: $(cat -A typescript)"
+	import sys
+	t = open(sys.argv[1], "rb").read()
+	warning = b"gpucc compile: warning: cache: "
+	assert t.count(warning) == 2, t
+	at = -1
+	while (at := t.find(warning, at + 1)) >= 0:
+	    assert at == 0 or t[:at].endswith((b"\x1b[K", b"\n")), t
+	assert b"\x1b[Kgpucc compile: 6/6 done, " in t and t.endswith(b"\r\n"), t
+	PY
+fi
+
 # ---- numbers ---------------------------------------------------------------------------------
 for bad in "-j 0" "-j -1" "-j 99999" "-j abc" "-O4" "-O x" "--code-object 3"; do
 	# shellcheck disable=SC2086
