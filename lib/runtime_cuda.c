@@ -14,9 +14,9 @@
  * CU_JIT_ERROR_LOG_BUFFER(_SIZE_BYTES) 5/6; cuDevicePrimaryCtxRelease is
  * exported as cuDevicePrimaryCtxRelease_v2 since CUDA 11, cuCtxPushCurrent
  * and cuCtxPopCurrent as ..._v2 since CUDA 4.0 (read off cuda.h; no test
- * compares them with it).  lib/tests/stub_cuda.c is a stand-in library
- * with these declarations, which lib/tests/test_runtime_stub.c loads to
- * check what this file calls.
+ * compares them with it).  lib/tests/stub_runtimes.c is a stand-in
+ * library with these declarations, which lib/tests/test_runtime_load.c
+ * (the runtime_stub test) loads to check what this file calls.
  */
 #include "errors.h"
 #include "runtime_driver.h"

@@ -7,10 +7,11 @@
  * pins: hipError_t is an int-sized enum, modules and functions are opaque
  * pointers, and hipDeviceProp_t (792 bytes in HIP 5.2) starts with
  * char name[256] and holds char gcnArchName[256] at byte 396 (read off the
- * HIP 5.2 header; no test compares them with it).  lib/tests/stub_hip.c is
- * a stand-in library with these declarations, which
- * lib/tests/test_runtime_stub.c loads to check what this file calls and in
- * what order.  Without a GPU, HIP 5.2 answers hipGetDeviceCount with
+ * HIP 5.2 header, and checked by hand with offsetof against Debian's
+ * libamdhip64-dev 5.2.3; no test compares them with it).
+ * lib/tests/stub_runtimes.c is a stand-in library with these declarations,
+ * which lib/tests/test_runtime_load.c (the runtime_stub test) loads to
+ * check what this file calls and in what order.  Without a GPU, HIP 5.2 answers hipGetDeviceCount with
  * hipErrorNoDevice (100) in well under a millisecond (TOOLCHAIN.md).
  *
  * The current device is per thread and belongs to the caller: each call
