@@ -81,8 +81,9 @@ const cmd_spec cmd_embed_spec = {
 		".rodata.gpucc) and NAME_size (a uint64_t).  Link it into a program or library\n"
 		"and open the image with gpucc_image_open_memory(&img, NAME, NAME_size,\n"
 		"\"NAME\"): no file is needed at run time.  The image is checked before it is\n"
-		"embedded: its manifest and the SHA-256 of every payload.  Objects are ELF, for\n"
-		"x86_64 or aarch64 Linux, and the same image and options give the same bytes.\n"
+		"embedded: its manifest and the SHA-256 of every payload.  Objects are 64-bit\n"
+		"ELF, for x86_64 or aarch64 Linux (not the x32 or ILP32 ABIs), and the same\n"
+		"image and options give the same bytes.\n"
 		"NAME must be a C identifier of at most 200 characters that C and C++ can\n"
 		"declare: no keyword, no leading or trailing '_', no '__', no name that\n"
 		"<stdint.h> declares or reserves (uint64_t, int*_t, SIZE_MAX, INT*_MAX).\n"
@@ -97,8 +98,8 @@ const cmd_spec cmd_embed_spec = {
 		"name too long to open: the error names the file and its defect), 6 the LLVM\n"
 		"backend is absent, 129 usage or a bad argument (--symbol not such an\n"
 		"identifier, --align not a power of two up to 4096, a --target-triple other\n"
-		"than x86_64 or aarch64 Linux, -o or --header naming the image, a directory,\n"
-		"a name in /proc or a name too long, --header naming the object).",
+		"than 64-bit x86_64 or aarch64 Linux, -o or --header naming the image, a\n"
+		"directory, a name in /proc or a name too long, --header naming the object).",
 	.options = embed_options,
 	.min_positional = 1,
 	.max_positional = 1,

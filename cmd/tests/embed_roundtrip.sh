@@ -69,6 +69,14 @@ for triple in x86_64-apple-darwin aarch64-apple-macos x86_64-pc-windows-msvc x86
 	assert_one_line err
 	assert_grep "host triple '$triple' is not supported: gpucc embed writes ELF objects for Linux" err
 done
+# The 32-bit ABIs of those CPUs (x32, ILP32) would give ELF32 objects,
+# which gpucc cannot grow in place: it would hold the image in memory
+# twice over.  Refused in one line, before the image is read.
+for triple in x86_64-pc-linux-gnux32 x86_64-linux-muslx32 aarch64-linux-gnu_ilp32; do
+	expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple $triple
+	assert_one_line err
+	assert_grep "host triple '$triple' is not supported: .* 32-bit" err
+done
 for align in 3 48 8192 0; do
 	expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --align $align
 	assert_grep "power of two" err

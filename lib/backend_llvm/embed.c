@@ -440,6 +440,21 @@ EXPORT int gpucc_backend_embed_object(const char *triple, const char *symbol, co
 		            triple);
 	}
 
+	/* The 32-bit ABIs of these CPUs (x32, ILP32) give ELF32 objects,
+	 * which grow_frame cannot grow: emitting the whole image instead would
+	 * hold it in memory twice over. */
+	LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+	unsigned pointer_size = LLVMPointerSize(layout);
+	LLVMDisposeTargetData(layout);
+	if (pointer_size != 8) {
+		LLVMDisposeTargetMachine(tm);
+		LLVMDisposeMessage(normal);
+		return fail(error, error_size, GPUCC_EINVALID,
+		            "host triple '%s' is not supported: it is a 32-bit ABI (%u-byte pointers), "
+		            "and gpucc embed writes 64-bit ELF objects",
+		            triple, pointer_size);
+	}
+
 	char size_symbol[512];
 	snprintf(size_symbol, sizeof size_symbol, "%s_size", symbol);
 	frame f;

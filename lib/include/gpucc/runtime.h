@@ -202,8 +202,9 @@ typedef struct gpucc_embed_options {
  * is ELF: GPUCC_EINVALID for a bad argument: a symbol that is not a C
  * identifier the header can declare in C and C++ (a keyword, a reserved
  * name, a name <stdint.h> declares or reserves), an alignment that is not
- * a power of two up to 4096, a triple that is not x86_64 or aarch64 Linux,
- * an output naming the image, or the header naming the object; GPUCC_EUNAVAILABLE without the backend. */
+ * a power of two up to 4096, a triple that is not x86_64 or aarch64 Linux
+ * with 64-bit pointers (not x32 nor ILP32), an output naming the image, or
+ * the header naming the object; GPUCC_EUNAVAILABLE without the backend. */
 GPUCC_API int gpucc_embed_image(const char *image_path, const char *obj_path,
                                 const gpucc_embed_options *opts);
 /* Write a C header declaring what gpucc_embed_image defines (atomically). */
