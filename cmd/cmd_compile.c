@@ -33,7 +33,7 @@ static const cmd_option options[] = {
 	{"cache", 0, "DIR", false, "the cache directory (default: $GPUCC_CACHE_DIR, else $XDG_CACHE_HOME/gpucc, else ~/.cache/gpucc)"},
 	{"no-cache", 0, NULL, false, "neither look up nor store entries in a cache"},
 	{"opt-level", 'O', "N", false, "optimisation level 0..3, as -O0..-O3 (default 2)"},
-	{"jobs", 'j', "N", false, "compile on N threads (default: the number of cores)"},
+	{"jobs", 'j', "N", false, "compile on N threads (default: the CPUs it may use, as nproc counts them)"},
 	{"fast-math", 0, NULL, false, "unsafe floating-point math (finite-only device libraries)"},
 	{"ftz", 0, NULL, false, "flush f32 denormals to zero (AMD: denormals-are-zero)"},
 	{"debug-info", 'g', NULL, false, "keep the modules' debug info (ptxas -lineinfo); full debug info needs PTX 7.5+"},

@@ -22,6 +22,7 @@
 #include "escape.h"
 #include "input_file.h"
 #include "key.h"
+#include "parallel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -788,9 +789,9 @@ static void *worker(void *arg)
 static unsigned thread_count(const gpucc_compile *c, size_t misses)
 {
 	unsigned n = c->o.jobs;
-	if (n == 0) {
-		long cores = sysconf(_SC_NPROCESSORS_ONLN);
-		n = cores > 0 ? (unsigned)cores : 1;
+	if (n == 0) { /* the CPUs this process may use (taskset, a CI runner's cpuset) */
+		size_t cpus = gpucc_cpu_count();
+		n = cpus < 256 ? (unsigned)cpus : 256;
 	}
 	if (n > misses)
 		n = (unsigned)misses;

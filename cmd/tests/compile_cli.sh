@@ -205,6 +205,15 @@ rc=$?
 assert_one_line err
 assert_grep "^va.ll: sm_90:ptx78: warning: not cached: .*File too large; nothing more is cached in this run$" err
 
+# ---- without -j, one thread per CPU the process may use (taskset, a CI
+# runner's cpuset), as nproc counts them, not per CPU of the machine
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+	taskset -c 0 "$GPUCC" compile --no-cache --no-cubin --json va.ll multi.ll math.ll -t sm_90 -t gfx90a >out 2>err ||
+		fail "compile under taskset failed: $(cat err)"
+	python3 -c "import json; d = json.load(open('out')); assert d['threads'] == 1 and d['compiled'] == 3, d" ||
+		fail "on one CPU, compile ran $(grep -o '"threads":[0-9]*' out) threads"
+fi
+
 # ---- the progress line on a terminal: a cache warning printed while it
 # was drawn was glued to its end ("..., ETA 0sgpucc compile: warning: ...");
 # it now clears the line first, and the run ends with a line break

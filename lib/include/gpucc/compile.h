@@ -106,7 +106,7 @@ typedef struct gpucc_compile_options {
 	int code_object_version;   /* AMD: 4 or 5; 0 means the default */
 	bool no_cubin;             /* NVIDIA: PTX only, no ptxas run; entries are
 	                              keyed as if ptxas were absent ("none") */
-	unsigned jobs;             /* compile threads; 0: the number of cores */
+	unsigned jobs;             /* compile threads; 0: the CPUs the process may use */
 	gpucc_cache *cache;        /* borrowed; NULL: no cache */
 	gpucc_image_writer *writer; /* borrowed; NULL: none.  Entries added by a run
 	                               may read from the session until the writer
