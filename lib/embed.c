@@ -96,8 +96,8 @@ static bool stdint_name(const char *symbol)
 }
 
 /* A C identifier of at most SYMBOL_MAX characters that the header can
- * declare in C and C++: no keyword, no name <stdint.h> declares or
- * reserves, and neither NAME nor NAME_size (nor the include guard built
+ * declare in C and C++, not ending in "_size": no keyword, no name
+ * <stdint.h> declares or reserves, and neither NAME nor NAME_size (nor the include guard built
  * from NAME) reserved: C reserves file-scope names starting with '_', C++
  * every name holding "__" (so no trailing '_'). */
 static int check_symbol(const char *symbol)
@@ -118,6 +118,13 @@ static int check_symbol(const char *symbol)
 	for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
 		if (strcmp(symbol, keywords[i]) == 0)
 			return gpucc_error_set(GPUCC_EINVALID, "symbol '%s' is a C or C++ keyword", symbol);
+	/* NAME_size belongs to image NAME: were NAME itself OTHER_size, the
+	 * objects of embeds NAME and OTHER would both define it. */
+	if (has_suffix(symbol, "_size"))
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "symbol '%s' ends in '_size', which names the size of another "
+		                       "image ('%.*s'): two embedded images could not then be linked together",
+		                       symbol, (int)(len - 5), symbol);
 	if (stdint_name(symbol))
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "symbol '%s' is declared or reserved by <stdint.h>, which the "

@@ -127,8 +127,15 @@ for symbol in uint64_t int8_t intptr_t uintmax_t int_fast16_t int24_t SIZE_MAX W
 	assert_one_line err
 	assert_grep "^gpucc embed: symbol '$symbol' is declared or reserved by <stdint.h>" err
 done
+# NAME_size is the size of image NAME: a NAME ending in _size could be
+# another embed's size symbol, and the two objects would not link together.
+for symbol in image_size x_size; do
+	expect_exit 129 "$GPUCC" embed image.gpucc -o bad.o --symbol "$symbol" --header bad.h
+	assert_one_line err
+	assert_grep "^gpucc embed: symbol '$symbol' ends in '_size'" err
+done
 # Names that only look alike are fine.
-for symbol in int_kernels uint_data Integer_t INT8_image SIZE; do
+for symbol in int_kernels uint_data Integer_t INT8_image SIZE image_sizes size; do
 	expect_exit 0 "$GPUCC" embed image.gpucc -o alike.o --symbol "$symbol" --header alike.h
 	printf '#include "alike.h"\nunsigned long f(void) { return (unsigned long)%s_size; }\n' \
 		"$symbol" >alike.c

@@ -201,7 +201,8 @@ typedef struct gpucc_embed_options {
  * into the object, never held whole: memory does not grow with it.  The object
  * is ELF: GPUCC_EINVALID for a bad argument: a symbol that is not a C
  * identifier the header can declare in C and C++ (a keyword, a reserved
- * name, a name <stdint.h> declares or reserves), an alignment that is not
+ * name, a name <stdint.h> declares or reserves, a name ending in "_size",
+ * which is another image's size), an alignment that is not
  * a power of two up to 4096, a triple that is not x86_64 or aarch64 Linux
  * with 64-bit pointers (not x32 nor ILP32), an output naming the image, or
  * the header naming the object; GPUCC_EUNAVAILABLE without the backend. */
