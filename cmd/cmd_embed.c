@@ -54,9 +54,11 @@ static int run_embed(const cmd_args *args)
 	                            .triple = triple,
 	                            .header = header};
 	if (align) {
+		/* Digits only: strtoul would also take a space, a sign and wrap a
+		 * negative number round to a positive one. */
 		char *end = NULL;
 		unsigned long v = strtoul(align, &end, 10);
-		if (!*align || *end || v == 0 || v > 4096 || (v & (v - 1)) != 0)
+		if (*align < '0' || *align > '9' || *end || v == 0 || v > 4096 || (v & (v - 1)) != 0)
 			return cmd_error(args, EXIT_USAGE, "--align '%s' is not a power of two from 1 to 4096",
 			                 align);
 		opts.alignment = (unsigned)v;

@@ -77,8 +77,11 @@ for triple in x86_64-pc-linux-gnux32 x86_64-linux-muslx32 aarch64-linux-gnu_ilp3
 	assert_one_line err
 	assert_grep "host triple '$triple' is not supported: .* 32-bit" err
 done
-for align in 3 48 8192 0; do
-	expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --align $align
+# A number as written, in decimal: not a sign (strtoul would wrap
+# -18446744073709551552 round to 64), a space or a base prefix.
+for align in 3 48 8192 0 -18446744073709551552 -64 +64 ' 64' 0x40 '64 '; do
+	expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --align "$align"
+	assert_one_line err
 	assert_grep "power of two" err
 done
 expect_exit 0 "$GPUCC" embed example.gpucc -o aligned.o --symbol x --align 4096
