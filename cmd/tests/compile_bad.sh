@@ -158,9 +158,12 @@ expect_exit 129 "$GPUCC" compile --cache c "$good"
 expect_exit 129 "$GPUCC" compile --cache c "$good" -t sm_90 -O7
 
 # A crash inside LLVM: the process dies, the cache stays valid and keeps
-# what was compiled before the crash.
+# what was compiled before the crash.  What a crash cannot remove (the
+# backend's directory in $TMPDIR) stays in the test's directory, not in
+# /tmp, where every run of the suite left one.
 cp "$K/amdgpu/multi.ll" crash_here.ll
-GPUCC_BACKEND_FAULT=abort:crash_here "$GPUCC" compile --cache crash -j1 "$K/amdgpu/vector_add.ll" crash_here.ll -t gfx90a >out 2>err
+mkdir crash_tmp
+TMPDIR=$PWD/crash_tmp GPUCC_BACKEND_FAULT=abort:crash_here "$GPUCC" compile --cache crash -j1 "$K/amdgpu/vector_add.ll" crash_here.ll -t gfx90a >out 2>err
 [ $? -ge 128 ] || fail "fault injection did not abort"
 for entry in $(find crash/v1 -name '*.gpucc'); do
 	"$GPUCC" verify "$entry" >/dev/null || fail "cache entry $entry does not verify after a crash"
