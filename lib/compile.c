@@ -95,6 +95,8 @@ struct gpucc_compile {
 	gpucc_option nvidia_options[OPTION_COUNT], amd_options[OPTION_COUNT];
 	size_t nvidia_option_count, amd_option_count;
 	char *ld_lld_error; /* why AMD jobs cannot be keyed (no LLD 19), or NULL */
+	char *ptxas_error;  /* why NVIDIA jobs cannot be keyed (a ptxas that gives no version) */
+	int ptxas_error_code;
 	unsigned threads_used;
 	bool backend_loaded;
 	bool cache_failed; /* the cache is full or read-only: no more inserts are tried */
@@ -180,6 +182,7 @@ void gpucc_compile_free(gpucc_compile *c)
 	free(c->modules);
 	free(c->targets);
 	free(c->ld_lld_error);
+	free(c->ptxas_error);
 	if (c->have_toolchain)
 		gpucc_toolchain_release(&c->toolchain);
 	pthread_mutex_destroy(&c->lock);
@@ -320,7 +323,8 @@ static const char *const level_names[] = {"0", "1", "2", "3"};
  * only those that can change that vendor's output, the versions of the
  * tools that make the payloads included (ptxas's for cubins, ld.lld's for
  * code objects).  Without LLD 19 the AMD jobs fail when planned, with the
- * reason kept in ld_lld_error; the NVIDIA ones go on. */
+ * reason kept in ld_lld_error, and the NVIDIA ones go on; so do the AMD
+ * jobs when the ptxas found gives no version (ptxas_error). */
 static int build_options(gpucc_compile *c)
 {
 	const char *ptxas = "none", *ld_lld = "none";
@@ -329,10 +333,11 @@ static int build_options(gpucc_compile *c)
 		nvidia |= c->targets[i].parsed.vendor == GPUCC_VENDOR_NVIDIA;
 		amd |= c->targets[i].parsed.vendor == GPUCC_VENDOR_AMD;
 	}
-	if (nvidia) {
-		int rc = gpucc_toolchain_ptxas_version(&c->toolchain, &ptxas);
-		if (rc != 0)
-			return rc;
+	if (nvidia && (c->ptxas_error_code = gpucc_toolchain_ptxas_version(&c->toolchain, &ptxas))) {
+		c->ptxas_error = strdup(gpucc_error_last()->message);
+		gpucc_error_clear();
+		if (!c->ptxas_error)
+			return gpucc_error_oom();
 	}
 	if (amd && gpucc_toolchain_ld_lld(&c->toolchain, &ld_lld) != 0) {
 		c->ld_lld_error = strdup(gpucc_error_last()->message);
@@ -520,6 +525,8 @@ static int plan_job(gpucc_compile *c, job *j)
 	}
 	if (t->parsed.vendor == GPUCC_VENDOR_AMD && c->ld_lld_error)
 		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", m->shown, t->name, c->ld_lld_error);
+	if (t->parsed.vendor == GPUCC_VENDOR_NVIDIA && c->ptxas_error)
+		return job_fail(j, c->ptxas_error_code, "%s: %s: %s", m->shown, t->name, c->ptxas_error);
 	int rc = choose_libs(c, j);
 	if (rc != 0 || j->r.status == GPUCC_COMPILE_FAILED)
 		return rc;

@@ -140,6 +140,21 @@ if command -v cc >/dev/null; then
 	assert_no_file stub.gpucc
 fi
 
+# A ptxas that gives no version fails the NVIDIA jobs, each named, as a
+# missing LLD 19 fails the AMD ones: the AMD jobs still compile and are
+# cached, and --json still reports every job (the whole run failed, with
+# one line naming neither module nor target, and no --json output).
+mkdir -p badcuda/bin
+printf '#!/bin/sh\necho broken\nexit 1\n' > badcuda/bin/ptxas
+chmod +x badcuda/bin/ptxas
+CUDA_PATH=$PWD/badcuda expect_exit 6 "$GPUCC" compile --cache bp "$good" "$amd" -t sm_90 -t gfx90a -o bp.gpucc --json
+assert_grep "^gpucc compile: error: $good: sm_90:ptx78: '$PWD/badcuda/bin/ptxas --version' printed no version$" err
+assert_one_line err
+assert_no_file bp.gpucc
+python3 -c "import json; d = json.load(open('out')); assert d['compiled'] == 1 and d['failed'] == 1 and d['skipped'] == 2, d" ||
+	fail "a broken ptxas: expected the AMD job compiled, the NVIDIA one failed"
+[ "$(find bp/v1 -name '*.gpucc' | wc -l)" -eq 1 ] || fail "a broken ptxas kept the AMD entry out of the cache"
+
 # A bad module among good ones: the good ones are cached, no image is written.
 expect_exit 5 "$GPUCC" compile --cache c "$K/nvptx/multi.ll" "$K/bad/no_kernels.ll" -t sm_90 -o mixed.gpucc --json
 assert_no_file mixed.gpucc
