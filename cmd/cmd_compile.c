@@ -120,6 +120,7 @@ static int check_output(const cmd_args *args, const char *output)
 typedef struct progress_state {
 	bool tty;
 	bool drawn;
+	size_t compiled; /* jobs the backend finished (their seconds > 0) */
 } progress_state;
 
 static void on_progress(void *ctx, const gpucc_compile_progress *p)
@@ -127,13 +128,16 @@ static void on_progress(void *ctx, const gpucc_compile_progress *p)
 	progress_state *s = ctx;
 	if (!s->tty)
 		return;
-	double eta = p->done && p->done < p->total
-	                 ? p->elapsed / (double)p->done * (double)(p->total - p->done)
-	                 : 0;
+	/* Hits, skips and jobs failed while planning are all reported before
+	 * the first compile ends, in no time: the jobs left are compiles, at
+	 * the pace of those done so far (none done: no estimate yet). */
+	if (p->last->seconds > 0)
+		s->compiled++;
 	fprintf(stderr, "\r\033[Kgpucc compile: %zu/%zu done, %zu hit%s, %zu failed, %.1fs",
 	        p->done, p->total, p->hits, p->hits == 1 ? "" : "s", p->failed, p->elapsed);
-	if (p->done < p->total)
-		fprintf(stderr, ", ETA %.0fs", eta);
+	if (p->done < p->total && s->compiled)
+		fprintf(stderr, ", ETA %.0fs",
+		        p->elapsed / (double)s->compiled * (double)(p->total - p->done));
 	fflush(stderr);
 	s->drawn = true;
 }
@@ -324,7 +328,7 @@ static int run(const cmd_args *args)
 	gpucc_cache *cache = NULL;
 	gpucc_image_writer *writer = NULL;
 	gpucc_compile *c = NULL;
-	progress_state progress = {isatty(STDERR_FILENO) && !json && !explain, false};
+	progress_state progress = {isatty(STDERR_FILENO) && !json && !explain, false, 0};
 	o.progress = on_progress;
 	o.progress_ctx = &progress;
 

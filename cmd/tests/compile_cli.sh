@@ -216,14 +216,15 @@ fi
 
 # ---- the progress line on a terminal: a cache warning printed while it
 # was drawn was glued to its end ("..., ETA 0sgpucc compile: warning: ...");
-# it now clears the line first, and the run ends with a line break
+# it now clears the line first, and the run ends with a line break.  The
+# ETA counts only the compiles' pace, not that of hits and skips
 if command -v script >/dev/null; then
 	cp "$TESTDATA/example/kernels/saxpy.nvptx.ll" "$TESTDATA/example/kernels/sigmoid.nvptx.ll" .
 	"$GPUCC" compile --cache tty --no-cubin saxpy.nvptx.ll sigmoid.nvptx.ll -t sm_90 || fail "filling the cache failed"
 	for f in $(find tty/v1 -name '*.gpucc'); do truncate -s 100 "$f"; done
 	script -qec "'$GPUCC' compile --cache tty --no-cubin -j1 saxpy.nvptx.ll sigmoid.nvptx.ll va.ll -t sm_90 -t gfx90a" /dev/null > typescript
-	python3 - typescript <<-'PY' || fail "a warning shares the progress line: $(cat -A typescript)"
-	import sys
+	python3 - typescript <<-'PY' || fail "the progress line is wrong: $(cat -A typescript)"
+	import re, sys
 	t = open(sys.argv[1], "rb").read()
 	warning = b"gpucc compile: warning: cache: "
 	assert t.count(warning) == 2, t
@@ -231,6 +232,9 @@ if command -v script >/dev/null; then
 	while (at := t.find(warning, at + 1)) >= 0:
 	    assert at == 0 or t[:at].endswith((b"\x1b[K", b"\n")), t
 	assert b"\x1b[Kgpucc compile: 6/6 done, " in t and t.endswith(b"\r\n"), t
+	# Skips are reported while planning, in no time: no estimate (it said
+	# "ETA 0s") until a compile has finished.
+	assert re.search(rb"1/6 done, 0 hits, 0 failed, [0-9.]+s\r", t), t
 	PY
 fi
 
