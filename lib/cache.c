@@ -1027,8 +1027,10 @@ static int judge_held(held_kind *out, gpucc_cache *c, const gpucc_digest *key, c
 		return 0;
 	}
 	if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
-		gpucc_cache_warn(c, "cache entry '%s' is corrupt, replaced by the arriving one: %s", path,
-		                 gpucc_error_last()->message);
+		/* Said before the replacing, which may fail (a directory there
+		 * cannot be unlinked): the failure then says so. */
+		gpucc_cache_warn(c, "cache entry '%s' is corrupt, to be replaced by the arriving one: %s",
+		                 path, gpucc_error_last()->message);
 		gpucc_error_clear();
 		*out = HELD_CORRUPT;
 		return 0;

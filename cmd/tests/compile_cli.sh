@@ -198,6 +198,8 @@ assert_no_grep "nothing more is cached" err
 mkdir -p "entrydir/v1/$(printf %.2s "$va_key")/$va_key.gpucc/x"
 expect_exit 0 "$GPUCC" compile --cache entrydir --no-cubin -j1 va.ll math.ll multi.ll -t sm_90
 assert_grep "^va.ll: sm_90:ptx78: warning: not cached: .*Is a directory$" err
+# ... and the warning before the failed replacement did not say it was replaced
+assert_grep "is corrupt, to be replaced by the arriving one: " err
 [ "$(find entrydir/v1 -name '*.gpucc' -type f | wc -l)" = 2 ] || fail "a directory at one entry's name kept the others out of the cache"
 ( trap - XFSZ; ulimit -f 4; exec "$GPUCC" compile --cache full --no-cubin -j1 va.ll math.ll multi.ll -t sm_90 ) >out 2>err
 rc=$?
