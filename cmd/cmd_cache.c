@@ -416,11 +416,11 @@ const cmd_spec cmd_cache_import_spec = {
 	"is uncompressed, before its own entries when it is compressed.  Importing\n"
 	"an image again adds nothing ('already there').  A file given twice, by\n"
 	"any path or a hard link, is read once, as compile reads a module given\n"
-	"twice.  Of 'imported N entries (A new, B already there, C conflicts)', N\n"
-	"counts the entries of each distinct IMAGE; B those the cache held with the\n"
-	"same contents, put there before or by an earlier IMAGE of this run (a\n"
-	"copy of a file counts again, as B).  A snapshot given as an IMAGE is\n"
-	"refused (exit 3): it holds no entries.",
+	"twice.  Of \"imported N entries into 'DIR' (A new, B already there, C\n"
+	"conflicts)\", N counts the entries of each distinct IMAGE; B those the\n"
+	"cache held with the same contents, put there before or by an earlier\n"
+	"IMAGE of this run (a copy of a file counts again, as B).  A snapshot\n"
+	"given as an IMAGE is refused (exit 3): it holds no entries.",
 	import_options, 1, -1, run_import,
 };
 
