@@ -98,6 +98,8 @@ static char *path_join(const char *a, const char *b)
  * set (while opening) is kept for gpucc_cache_set_warning_handler to
  * deliver. */
 static void warn_v(gpucc_cache *c, bool keep, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static void warn_v(gpucc_cache *c, bool keep, const char *fmt, va_list ap)
 {
 	char raw[1024], message[1024];
 	vsnprintf(raw, sizeof raw, fmt, ap);
