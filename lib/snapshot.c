@@ -489,8 +489,8 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 		 * pipe would not give again to the reader that follows. */
 		close(fd);
 		return gpucc_error_set(GPUCC_EINVALID,
-		                       "'%s' is not a regular file (snapshot, delta and merge read "
-		                       "images and snapshots from files, caches from directories)",
+		                       "'%s' is not a regular file (images and snapshots are read from "
+		                       "files, caches from directories)",
 		                       path);
 	} else {
 		unsigned char magic[GPUCC_SNAPSHOT_MAGIC_SIZE];
