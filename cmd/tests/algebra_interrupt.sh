@@ -46,7 +46,15 @@ signal_mid_write() {
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.01
 	done
-	ls -a | grep -q "^\.$out\.tmp\." || { cat err >&2; fail "'$*' wrote no temporary file"; }
+	if ! ls -a | grep -q "^\.$out\.tmp\."; then
+		# (say how it ended, should it have: CI once saw this fail with
+		# nothing on stderr, and it could not be made to happen again)
+		local how="still running after $i polls"
+		kill -0 "$pid" 2>/dev/null || { wait "$pid"; how="exited $? after $i polls"; }
+		cat err >&2
+		ls -a >&2
+		fail "'$*' wrote no temporary file ($how)"
+	fi
 	kill -"$sig" "$pid"
 	wait "$pid"
 	local rc=$? want
