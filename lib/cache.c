@@ -233,11 +233,13 @@ static void stats_parse(stats_record *r, const char *text)
 		char *end;
 		errno = 0;
 		unsigned long long v = strtoull(eq + 1, &end, 10);
-		if (eq[1] < '0' || eq[1] > '9' || errno == ERANGE || (*end && *end != ' ' && *end != '\n')) {
+		size_t len = (size_t)(eq - p);
+		bool reset = len == 5 && strncmp(p, "reset", 5) == 0;
+		if (eq[1] < '0' || eq[1] > '9' || errno == ERANGE || (*end && *end != ' ' && *end != '\n') ||
+		    (reset && v > INT64_MAX)) {
 			memset(r, 0, sizeof *r);
 			return;
 		}
-		size_t len = (size_t)(eq - p);
 		if (len == 4 && strncmp(p, "hits", 4) == 0)
 			r->hits = v;
 		else if (len == 6 && strncmp(p, "misses", 6) == 0)
@@ -246,12 +248,8 @@ static void stats_parse(stats_record *r, const char *text)
 			r->corrupt = v;
 		else if (len == 5 && strncmp(p, "bytes", 5) == 0)
 			r->bytes = v;
-		else if (len == 5 && strncmp(p, "reset", 5) == 0 && v <= INT64_MAX)
+		else if (reset)
 			r->reset = (int64_t)v;
-		else if (len == 5 && strncmp(p, "reset", 5) == 0) {
-			memset(r, 0, sizeof *r);
-			return;
-		}
 		p = end;
 		while (*p && *p != ' ')
 			p++;
@@ -346,8 +344,7 @@ static int stats_write(const gpucc_cache *c, const stats_record *r)
 static int stats_update(gpucc_cache *c, void (*update)(stats_record *, void *), void *ctx)
 {
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cannot update the counters of cache '%s': it is "
-		                       "read-only (%s)", c->dir, gpucc_cache_read_only_reason(c));
+		return gpucc_cache_refuse_read_only(c, "update the counters of");
 	char *path = path_join(c->dir, "stats");
 	if (!path)
 		return gpucc_error_oom();
@@ -608,6 +605,12 @@ const char *gpucc_cache_read_only_reason(const gpucc_cache *c)
 	return c->read_only_errno ? strerror(c->read_only_errno) : "opened read-only";
 }
 
+int gpucc_cache_refuse_read_only(const gpucc_cache *c, const char *doing)
+{
+	return gpucc_error_set(GPUCC_ERROR, "cannot %s cache '%s': it is read-only (%s)", doing,
+	                       c->dir, gpucc_cache_read_only_reason(c));
+}
+
 void gpucc_cache_set_warning_handler(gpucc_cache *c, gpucc_cache_warning_fn fn, void *ctx)
 {
 	c->warn = fn;
@@ -629,8 +632,7 @@ uint64_t gpucc_cache_max_size(const gpucc_cache *c)
 int gpucc_cache_set_max_size(gpucc_cache *c, uint64_t bytes)
 {
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cannot save the bound of cache '%s': it is read-only (%s)",
-		                       c->dir, gpucc_cache_read_only_reason(c));
+		return gpucc_cache_refuse_read_only(c, "save the bound of");
 	if (bytes > INT64_MAX)
 		return gpucc_error_set(GPUCC_EINVALID, "size %" PRIu64 " is too large (at most 8 EiB)",
 		                       bytes);
@@ -1264,8 +1266,7 @@ static int insert_arriving(gpucc_cache *c, const arriving_entry *a, const char *
 		return rc;
 	if (!c->writable) {
 		c->insert_failed = true;
-		return gpucc_error_set(GPUCC_ERROR, "cannot insert into cache '%s': it is read-only (%s)",
-		                       c->dir, gpucc_cache_read_only_reason(c));
+		return gpucc_cache_refuse_read_only(c, "insert into");
 	}
 	/* A described entry is the caller's: its defect is named with the
 	 * cache, not with the temporary file the writer would have named.
@@ -1332,8 +1333,7 @@ int gpucc_cache_staging_path(char **out, gpucc_cache *c, const char *suffix)
 	static atomic_uint counter;
 	*out = NULL;
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cannot stage an image in cache '%s': it is read-only (%s)",
-		                       c->dir, gpucc_cache_read_only_reason(c));
+		return gpucc_cache_refuse_read_only(c, "stage an image in");
 	char *dir = path_join(c->dir, STAGING_DIR);
 	if (!dir)
 		return gpucc_error_oom();
@@ -1688,8 +1688,7 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *out)
 {
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cannot gc cache '%s': it is read-only (%s)", c->dir,
-		                       gpucc_cache_read_only_reason(c));
+		return gpucc_cache_refuse_read_only(c, "gc");
 	int lock = gc_lock(c, true);
 	if (lock < 0)
 		return lock;
@@ -1785,8 +1784,7 @@ int gpucc_cache_remove_judged(gpucc_cache *c, bool dry, gpucc_cache_judge_fn jud
                               gpucc_cache_prune_result *out)
 {
 	if (!dry && !c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cannot prune cache '%s': it is read-only (%s)",
-		                       c->dir, gpucc_cache_read_only_reason(c));
+		return gpucc_cache_refuse_read_only(c, "prune");
 	int lock = -1;
 	if (!dry && (lock = gc_lock(c, true)) < 0)
 		return lock;
@@ -1804,8 +1802,7 @@ int gpucc_cache_remove_judged(gpucc_cache *c, bool dry, gpucc_cache_judge_fn jud
 int gpucc_cache_clear(gpucc_cache *c)
 {
 	if (!c->writable)
-		return gpucc_error_set(GPUCC_ERROR, "cannot clear cache '%s': it is read-only (%s)",
-		                       c->dir, gpucc_cache_read_only_reason(c));
+		return gpucc_cache_refuse_read_only(c, "clear");
 	int lock = gc_lock(c, true);
 	if (lock < 0)
 		return lock;

@@ -34,6 +34,10 @@ int gpucc_cache_sorted_keys(gpucc_digest **out, size_t *count, gpucc_cache *c);
 /* Why the cache is not writable ("Permission denied", "Read-only file
  * system", "opened read-only"); NULL when it is. */
 const char *gpucc_cache_read_only_reason(const gpucc_cache *c);
+/* The error for a write refused because the cache is read-only, GPUCC_ERROR:
+ * "cannot DOING cache 'DIR': it is read-only (REASON)", doing being e.g.
+ * "gc" or "insert into". */
+int gpucc_cache_refuse_read_only(const gpucc_cache *c, const char *doing);
 
 /* Whether the directory open as dir_fd has a cache's layout (DIR/v1/): what
  * tells a cache from any other directory given where a source is expected. */

@@ -534,8 +534,7 @@ int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources, siz
 	if (gpucc_conflict_policy_check(opts->on_conflict) != 0)
 		return GPUCC_EINVALID;
 	if (!gpucc_cache_writable(cache))
-		return gpucc_error_set(GPUCC_ERROR, "cannot write to cache '%s': it is read-only (%s)",
-		                       gpucc_cache_dir(cache), gpucc_cache_read_only_reason(cache));
+		return gpucc_cache_refuse_read_only(cache, "write to");
 	source_entries *all;
 	int rc = load_all(&all, sources, count);
 	if (rc)
