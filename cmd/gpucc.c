@@ -186,9 +186,11 @@ int main(int argc, char **argv)
 	/* stderr is unbuffered: every fputc and fputs of a message in pieces
 	 * (compile's diagnostics, a byte at a time through the speller) would
 	 * be a write of its own, and the lines of processes sharing stderr
-	 * (make -j) would mix.  Line-buffered, each line is one write; the
-	 * progress line, which has none, flushes itself. */
-	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
+	 * (make -j) would mix.  Line-buffered, each line is one write, up to
+	 * the buffer's size (a path of PATH_MAX control characters, spelt \xHH,
+	 * fits); the progress line, which has no newline, flushes itself. */
+	static char stderr_buffer[64 << 10];
+	setvbuf(stderr, stderr_buffer, _IOLBF, sizeof stderr_buffer);
 	/* A write past RLIMIT_FSIZE (ulimit -f) fails with EFBIG, reported
 	 * like a full disk, instead of killing the process: a compile whose
 	 * cache entry would pass the limit compiles without storing it

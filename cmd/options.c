@@ -83,23 +83,13 @@ void cmd_print_help(FILE *f, const cmd_spec *spec)
 
 /* "gpucc NAME: MESSAGE" and a newline on stderr, MESSAGE's control
  * characters spelt as cmd_shown spells them (an option or argument from
- * the command line can hold an escape sequence).  The line is made first
- * and written at once: stderr is unbuffered, and written a byte at a time
- * the messages of processes sharing it (make -j) mixed their letters. */
+ * the command line can hold an escape sequence).  One write, whole, as
+ * stderr is line-buffered (cmd/gpucc.c). */
 static void put_message(const char *name, const char *message)
 {
-	size_t size = strlen(name) + strlen(message) * GPUCC_ESCAPED_BYTE_MAX + 16;
-	char *line = malloc(size);
-	if (!line) {
-		fprintf(stderr, "gpucc %s: out of memory\n", name);
-		return;
-	}
-	char *p = line + snprintf(line, size, "gpucc %s: ", name);
-	for (const unsigned char *c = (const unsigned char *)message; *c; c++)
-		p += gpucc_escape_byte(p, *c);
-	*p++ = '\n';
-	fwrite(line, 1, (size_t)(p - line), stderr);
-	free(line);
+	fprintf(stderr, "gpucc %s: ", name);
+	cmd_put_shown(stderr, message);
+	fputc('\n', stderr);
 }
 
 static int usage_error(const cmd_spec *spec, const char *fmt, ...)
