@@ -16,6 +16,7 @@
 
 #include "json_reader.h"
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -485,8 +486,15 @@ typedef struct parse_ctx {
 	const char *limit_hint;
 } parse_ctx;
 
-static int bad(const parse_ctx *c, const char *what)
+/* "'NAME': corrupt manifest: entry N: WHAT", WHAT from fmt; GPUCC_ECORRUPT. */
+static int bad(const parse_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(const parse_ctx *c, const char *fmt, ...)
 {
+	char what[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
 	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': corrupt manifest: entry %zu: %s", c->name,
 	                       c->index, what);
 }
@@ -586,7 +594,7 @@ static const char *repeated_string(parse_ctx *c, const char *previous)
  * the schema defect. */
 static int field_error(parse_ctx *c, const char *what)
 {
-	return gpucc_json_failed(&c->json) ? syntax_error(c) : bad(c, what);
+	return gpucc_json_failed(&c->json) ? syntax_error(c) : bad(c, "%s", what);
 }
 
 static int parse_kernel(parse_ctx *c, gpucc_kernel *k)
@@ -616,11 +624,8 @@ static int parse_kernel(parse_ctx *c, gpucc_kernel *k)
 			gpucc_json_skip(&c->json);
 			continue;
 		}
-		if (*slot >= 0) {
-			char message[64];
-			snprintf(message, sizeof message, "a kernel's '%s' appears twice", field);
-			return bad(c, message);
-		}
+		if (*slot >= 0)
+			return bad(c, "a kernel's '%s' appears twice", field);
 		uint64_t v;
 		if (!gpucc_json_uint(&c->json, (uint64_t)GPUCC_KERNEL_RESOURCE_MAX, &v))
 			return field_error(c, "a kernel resource count is not an integer from 0 to 2^40");
@@ -673,11 +678,8 @@ static int parse_device_lib(parse_ctx *c, gpucc_device_lib *lib)
 		return field_error(c, "a device library is not an object");
 	while (gpucc_json_object_next(&c->json, &field)) {
 		if ((strcmp(field, "name") == 0 && lib->name) ||
-		    (strcmp(field, "sha256") == 0 && have_digest)) {
-			char message[64];
-			snprintf(message, sizeof message, "a device library's '%s' appears twice", field);
-			return bad(c, message);
-		}
+		    (strcmp(field, "sha256") == 0 && have_digest))
+			return bad(c, "a device library's '%s' appears twice", field);
 		if (strcmp(field, "name") == 0) {
 			if (!(lib->name = gpucc_json_string(&c->json)))
 				return field_error(c, "a device library's 'name' is not a string");
@@ -704,11 +706,8 @@ static int parse_toolchain(parse_ctx *c, gpucc_entry *e)
 	while (gpucc_json_object_next(&c->json, &field)) {
 		if ((strcmp(field, "gpucc") == 0 && e->gpucc_version) ||
 		    (strcmp(field, "llvm") == 0 && e->llvm_version) ||
-		    (strcmp(field, "device_libs") == 0 && have_libs)) {
-			char message[64];
-			snprintf(message, sizeof message, "'toolchain.%s' appears twice", field);
-			return bad(c, message);
-		}
+		    (strcmp(field, "device_libs") == 0 && have_libs))
+			return bad(c, "'toolchain.%s' appears twice", field);
 		if (strcmp(field, "gpucc") == 0) {
 			if (!(e->gpucc_version = repeated_string(c, c->previous.gpucc_version)))
 				return field_error(c, "'toolchain.gpucc' is not a string");
@@ -863,11 +862,8 @@ static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *e
 		uint64_t schema;
 		enum entry_field_id id = entry_field(field);
 		/* A field given twice: JSON parsers disagree on which counts. */
-		if (id != FIELD_OTHER && (have & (1u << (id - 1)))) {
-			char message[64];
-			snprintf(message, sizeof message, "'%s' appears twice", field);
-			return bad(c, message);
-		}
+		if (id != FIELD_OTHER && (have & (1u << (id - 1))))
+			return bad(c, "'%s' appears twice", field);
 		switch (id) {
 		case FIELD_KEY:
 			if (!read_digest(c, &e->key))
@@ -939,12 +935,9 @@ static int parse_entry_fields(parse_ctx *c, gpucc_entry *e, vec *kernels, vec *e
 		static const char *const names[] = {"key", "key_schema", "module", "module_sha256",
 		                                    "target", "triple", "toolchain", "options",
 		                                    "kernels", "externals", "payloads"};
-		char message[64];
 		for (int i = 0; i < 11; i++)
-			if (!(have & (1u << i))) {
-				snprintf(message, sizeof message, "'%s' is missing", names[i]);
-				return bad(c, message);
-			}
+			if (!(have & (1u << i)))
+				return bad(c, "'%s' is missing", names[i]);
 	}
 	return 0;
 }
@@ -968,11 +961,8 @@ static int parse_entry(parse_ctx *c, gpucc_entry *e)
 		 * writers, not on every open: reading trusts payloads only after
 		 * checking their digests, and a key is never used to vouch for
 		 * content. */
-		if (validate_entry(e, !target_known, false) != 0) {
-			char message[512];
-			snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
-			return bad(c, message);
-		}
+		if (validate_entry(e, !target_known, false) != 0)
+			return bad(c, "%s", gpucc_error_last()->message); /* copied before it is set anew */
 		c->valid_target = e->target;
 		c->valid_triple = e->triple;
 		c->previous = *e;
