@@ -152,6 +152,16 @@ if grep -q "no GPU present" out; then
 else
 	assert_grep "kernels ready in .* saxpy loaded on" out
 fi
+# The path the image avoids: compiling in process at start-up, for a named
+# target, or for the GPU present and loading the result there.
+expect_exit 0 ex/example-saxpy --compile-at-startup sm_90
+assert_grep "kernels ready in .* saxpy compiled at start-up for sm_90" out
+expect_exit 0 ex/example-saxpy --compile-at-startup device
+if grep -q "no GPU present" out; then
+	assert_grep "no GPU found" out
+else
+	assert_grep "kernels ready in .* saxpy compiled at start-up and loaded on" out
+fi
 # DESIGN.md invariant 8, as the dynamic loader reports it: choosing and
 # reading the kernel for a named target loads neither LLVM, nor a GPU
 # runtime, nor libarchive (the image is uncompressed); asking for the GPU

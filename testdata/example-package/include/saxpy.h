@@ -25,7 +25,9 @@ enum { SAXPY_READY = 0, SAXPY_NO_GPU = 1, SAXPY_ERROR = -1 };
  * present.  SAXPY_NO_GPU when none is present (message says why). */
 int saxpy_kernels_init(saxpy_kernels *k, const char *target);
 /* The path the image avoids: compile the kernels' LLVM IR now, in process,
- * for target, with no cache. */
+ * for target, with no cache.  Target "device": compile for the GPU present
+ * and load the result on it, the work saxpy_kernels_init(k, NULL) does from
+ * the image (SAXPY_NO_GPU when none is present). */
 int saxpy_kernels_compile_at_startup(saxpy_kernels *k, const char *target);
 void saxpy_kernels_release(saxpy_kernels *k);
 

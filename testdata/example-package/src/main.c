@@ -1,6 +1,8 @@
 /*
- * src/main.c -- example-saxpy [--target T] [--compile-at-startup T]: starts
- * the library and prints what it resolved and how long that took.  Exit 0
+ * src/main.c -- example-saxpy [--target T] [--compile-at-startup T|device]:
+ * starts the library and prints what it resolved and how long that took.
+ * With neither option the kernel is loaded on the GPU present; with
+ * `--compile-at-startup device` it is compiled for that GPU and loaded.  Exit 0
  * when the kernels are ready, or when no GPU is present (it says so); 1 on
  * an error.
  *
