@@ -276,6 +276,23 @@ int gpucc_module_load(gpucc_module **out, gpucc_image *img, const char *kernel,
 		rc = m->driver->module_load(&m->loaded, m->device.ordinal, code.data, code.size,
 		                            m->selection.part);
 	free(code.data);
+	/* The CUDA driver loads lazily by default (CUDA_MODULE_LOADING=LAZY,
+	 * since CUDA 12.2): it may take code at cuModuleLoadDataEx and refuse
+	 * it only at cuModuleGetFunction.  Resolving the kernel now keeps the
+	 * promise that a refused load fails here.  A kernel the manifest lists
+	 * and the code lacks makes the image corrupt. */
+	if (rc == 0) {
+		void *function;
+		rc = m->driver->module_function(&function, &m->loaded, kernel);
+		if (rc == GPUCC_ENOTFOUND) {
+			char key[GPUCC_DIGEST_HEX_SIZE];
+			gpucc_digest_to_hex(key, &m->selection.entry->key);
+			rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': entry %.12s lists kernel '%s', which its %s lacks",
+			                     gpucc_image_name(img), key, kernel, gpucc_part_name(m->selection.part));
+		}
+		if (rc)
+			m->driver->module_unload(&m->loaded);
+	}
 	if (rc) {
 		free(m);
 		return rc;

@@ -15,6 +15,10 @@
  * Faults, read from the environment at every call so that one test program
  * can set and clear them between cases:
  *   STUB_FAIL=NAME        the function NAME (e.g. cuModuleLoadDataEx) fails;
+ *                         cuModuleGetFunction fails as the real driver's lazy
+ *                         loading refuses a relocatable cubin there
+ *                         (CUDA_ERROR_INVALID_IMAGE), and with NAME
+ *                         hipModuleGetFunction HIP has no such kernel;
  *   STUB_HIP_DEVICES=0    HIP sees no GPU, answering as HIP 5.2 does then:
  *                         hipGetDeviceCount hipErrorNoDevice (100),
  *                         hipGetDevice and hipSetDevice hipErrorInvalidDevice;
@@ -41,6 +45,7 @@ static int stub_fails(const char *function)
 #define HIP_ERROR_INVALID_DEVICE 101
 #define HIP_ERROR_INVALID_IMAGE 200
 #define HIP_ERROR_INVALID_VALUE 1
+#define HIP_ERROR_NOT_FOUND 500
 
 static int hip_device_count(void)
 {
@@ -124,6 +129,8 @@ EXPORT int hipModuleGetFunction(void **function, void *module, const char *name)
 	stub_hip_module *m = module;
 	if (m->device != hip_current)
 		return HIP_ERROR_INVALID_DEVICE;
+	if (stub_fails("hipModuleGetFunction"))
+		return HIP_ERROR_NOT_FOUND;
 	*function = (void *)name;
 	return 0;
 }
@@ -156,6 +163,7 @@ EXPORT const char *hipGetErrorName(int error)
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_INVALID_CONTEXT 201
 #define CUDA_ERROR_INVALID_PTX 218
+#define CUDA_ERROR_INVALID_IMAGE 200
 #define CUDA_CONTEXTS_MAX 8
 
 /* One device, its primary context, and a per-thread context stack. */
@@ -313,6 +321,8 @@ EXPORT int cuModuleGetFunction(void **function, void *module, const char *name)
 	stub_cuda_module *m = module;
 	if (current_context() != m->context)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if (stub_fails("cuModuleGetFunction"))
+		return CUDA_ERROR_INVALID_IMAGE;
 	*function = (void *)name;
 	return 0;
 }

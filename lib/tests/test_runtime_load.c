@@ -396,6 +396,25 @@ static void test_stub_load_refused(void)
 	CHECK_INT(get_current(&context), 0);
 	CHECK(context == &callers_context);
 
+	/* Lazy loading: the driver takes the code and refuses it only when the
+	 * kernel is looked up (the H200's driver 13.0 did so for a relocatable
+	 * cubin).  The load still fails, and unloads what it loaded. */
+	setenv("STUB_FAIL", "cuModuleGetFunction", 1);
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &cuda_dev), GPUCC_ERROR);
+	CHECK(m == NULL);
+	CHECK_ERROR_HAS("CUDA driver: cuModuleGetFunction 'saxpy': ");
+	CHECK_ERROR_HAS(" (200)");
+	CHECK_INT(retained(), 0);
+	CHECK_INT(get_current(&context), 0);
+	CHECK(context == &callers_context);
+	/* Code without the kernel its entry lists: the image is corrupt. */
+	setenv("STUB_FAIL", "hipModuleGetFunction", 1);
+	CHECK_INT(gpucc_module_load(&m, img, "saxpy", &hip_dev), GPUCC_ECORRUPT);
+	CHECK(m == NULL);
+	CHECK_ERROR_HAS("lists kernel 'saxpy', which its hsaco lacks");
+	CHECK_INT(get_device(&current), 0);
+	CHECK_INT(current, 1);
+
 	/* The primary context cannot be made current: nothing is loaded, and
 	 * the message names the call that failed. */
 	setenv("STUB_FAIL", "cuCtxPushCurrent_v2", 1);

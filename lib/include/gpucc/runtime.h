@@ -154,8 +154,12 @@ typedef struct gpucc_module gpucc_module;
  * GPUCC_EUNAVAILABLE when no runtime or device is present, or (device
  * NULL) gpucc knows none of the devices' architectures; GPUCC_ENOTFOUND as
  * for gpucc_select (device NULL and nothing fits: for the first device
- * whose architecture gpucc knows); GPUCC_ECORRUPT for a bad payload;
- * GPUCC_ERROR when the runtime refuses the code (its error named).
+ * whose architecture gpucc knows); GPUCC_ECORRUPT for a bad payload, or
+ * one that lacks the kernel; GPUCC_ERROR when the runtime refuses the code
+ * (its error named).  The kernel is resolved before this returns, so a
+ * refusal that the CUDA driver's lazy loading (CUDA_MODULE_LOADING=LAZY,
+ * its default since CUDA 12.2) would report only at cuModuleGetFunction is
+ * reported here.
  *
  * These calls (and gpucc_module_function and gpucc_module_free) leave the
  * calling thread's current HIP device and CUDA context as they found them:
