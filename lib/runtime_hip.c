@@ -24,7 +24,9 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int hip_error;
 typedef void *hip_module;
@@ -83,6 +85,17 @@ static int resolve(void **out, const char *symbol)
 static int open_library_locked(void)
 {
 	static const char *const names[] = {"libamdhip64.so.5", NULL};
+	/* ROCm sees AMD GPUs only through the amdgpu driver's /dev/kfd.
+	 * Without it no GPU can be there, and loading HIP would only cost the
+	 * process its start-up: HIP pulls in ROCm's comgr and a whole LLVM
+	 * (30-45 ms on the H200 machine, whose Ubuntu has HIP installed beside
+	 * the CUDA driver).  A library named in GPUCC_HIP_LIBRARY is loaded
+	 * regardless. */
+	const char *named = getenv("GPUCC_HIP_LIBRARY");
+	if ((!named || !*named) && access("/dev/kfd", F_OK) != 0)
+		return gpucc_error_set(GPUCC_EUNAVAILABLE,
+		                       "HIP runtime: no device: /dev/kfd is absent (no amdgpu driver), "
+		                       "so HIP was not loaded");
 	int rc = gpucc_runtime_dlopen(&hip.library, "HIP runtime", "GPUCC_HIP_LIBRARY", names);
 	if (rc)
 		return rc;

@@ -26,9 +26,17 @@ fi
 [ "$took" -lt 5000 ] || fail "gpucc devices took $took ms without a GPU"
 assert_grep "^no GPUs$" out
 assert_grep "gpucc devices: no GPU found" err
-if [ -e /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 ]; then
+if [ ! -e /dev/kfd ]; then
+	# No amdgpu driver, so no AMD GPU: HIP is not loaded at all.
+	assert_grep "HIP runtime: no device: /dev/kfd is absent (no amdgpu driver), so HIP was not loaded" err
+	assert_no_grep "libamdhip64" err
+fi
+hip=/usr/lib/x86_64-linux-gnu/libamdhip64.so.5
+if [ -e "$hip" ]; then
+	# Named, HIP is loaded on demand and answers for itself.
+	GPUCC_HIP_LIBRARY=$hip LD_DEBUG=libs expect_exit 6 "$GPUCC" devices
 	assert_grep "hipErrorNoDevice (100)" err
-	assert_grep "libamdhip64" err # LD_DEBUG: loaded, on demand
+	assert_grep "libamdhip64" err
 fi
 
 expect_exit 6 "$GPUCC" devices --json --image example.gpucc

@@ -7,6 +7,10 @@
  *
  * On a machine with a GPU the no-device cases skip themselves.
  *
+ * Run as `test_runtime_load hip` with GPUCC_HIP_LIBRARY naming HIP 5.2's
+ * own library, HIP is loaded and asked even without /dev/kfd, and answers
+ * hipErrorNoDevice.
+ *
  * Run as `test_runtime_load stub`, with GPUCC_HIP_LIBRARY and
  * GPUCC_CUDA_LIBRARY naming lib/tests/stub_runtimes.c's library (meson's
  * runtime_stub test), it loads modules on stand-in devices instead and
@@ -30,6 +34,15 @@ static const char *image_path = "test_runtime_load.gpucc";
 #define IMAGE_PATH image_path
 static const char hsaco_bytes[] = "fake gfx90a code object: not loadable";
 static const char ptx_bytes[] = "// fake PTX\n.version 7.8\n.target sm_90\n";
+
+/* The "hip" run (meson's runtime_load_hip) names HIP 5.2's library in
+ * GPUCC_HIP_LIBRARY, so that it is loaded even without /dev/kfd. */
+#define REAL_HIP "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"
+static bool real_hip_named(void)
+{
+	const char *named = getenv("GPUCC_HIP_LIBRARY");
+	return named && strcmp(named, REAL_HIP) == 0 && access(REAL_HIP, F_OK) == 0;
+}
 
 static bool mapped(const char *library)
 {
@@ -130,9 +143,13 @@ static void test_no_device(void)
 	}
 	CHECK_INT(rc, GPUCC_EUNAVAILABLE);
 	CHECK_ERROR_HAS("no GPU found");
-	if (access("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5", F_OK) == 0 && !getenv("GPUCC_HIP_LIBRARY")) {
+	if (real_hip_named()) {
 		CHECK_ERROR_HAS("HIP runtime: no device: hipGetDeviceCount returned hipErrorNoDevice (100)");
 		CHECK(mapped("libamdhip64"));
+	} else if (!getenv("GPUCC_HIP_LIBRARY") && access("/dev/kfd", F_OK) != 0) {
+		/* No amdgpu driver: HIP is not even loaded. */
+		CHECK_ERROR_HAS("HIP runtime: no device: /dev/kfd is absent (no amdgpu driver), so HIP was not loaded");
+		CHECK(!mapped("libamdhip64"));
 	}
 	CHECK(took < 5.0);
 	fprintf(stderr, "  gpucc_devices_list without a GPU: %.1f ms\n", took * 1e3);
@@ -181,8 +198,7 @@ static void test_named_device_errors(void)
 	snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
 	gpucc_device *devices = NULL;
 	size_t count = 0;
-	if (access("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5", F_OK) == 0 &&
-	    !getenv("GPUCC_HIP_LIBRARY") && gpucc_devices_list(&devices, &count) != 0 &&
+	if (real_hip_named() && gpucc_devices_list(&devices, &count) != 0 &&
 	    strstr(gpucc_error_last()->message, "hipErrorNoDevice")) {
 		CHECK_INT(rc, GPUCC_EUNAVAILABLE);
 		CHECK(strstr(message, "HIP runtime: no device: hipGetDeviceCount returned "
@@ -499,6 +515,8 @@ int main(int argc, char **argv)
 	bool stub = argc > 1 && strcmp(argv[1], "stub") == 0;
 	if (stub)
 		image_path = "test_runtime_load_stub.gpucc";
+	else if (argc > 1 && strcmp(argv[1], "hip") == 0)
+		image_path = "test_runtime_load_hip.gpucc";
 	write_test_image();
 	if (stub) {
 		RUN(test_stub_hip_keeps_current_device);

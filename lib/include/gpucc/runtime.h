@@ -8,7 +8,9 @@
  * runtime (libamdhip64.so.5) and the CUDA driver (libcuda.so.1) are opened
  * with dlopen() then, never linked (DESIGN.md invariant 8).  Environment
  * overrides, for tests and unusual installs: GPUCC_HIP_LIBRARY and
- * GPUCC_CUDA_LIBRARY name the library to open ("none" disables that runtime).
+ * GPUCC_CUDA_LIBRARY name the library to open ("none" disables that runtime;
+ * a named HIP is opened even where /dev/kfd, without which gpucc does not
+ * load HIP, is absent).
  *
  * Selection (lib/tests/test_runtime_select.c checks each rule, a table row
  * per case):
@@ -139,7 +141,9 @@ typedef struct gpucc_device {
  * *out (release with gpucc_free) holds *count >= 1 devices.  With none:
  * GPUCC_EUNAVAILABLE and a message that says, per runtime, why (library not
  * found, or the runtime's error such as hipErrorNoDevice (100)).  Never
- * blocks on a missing device. */
+ * blocks on a missing device.  Without /dev/kfd (no amdgpu driver, so no
+ * AMD GPU) the HIP runtime is not loaded, unless GPUCC_HIP_LIBRARY names
+ * it. */
 GPUCC_API int gpucc_devices_list(gpucc_device **out, size_t *count);
 
 /* ---- loading ------------------------------------------------------------- */
