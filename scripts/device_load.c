@@ -5,6 +5,8 @@
  * CUDA driver on a real one.
  *
  *   device_load IMAGE KERNEL
+ *   device_load --each IMAGE        every kernel of IMAGE, loaded
+ *   device_load --math IMAGE        math.ll's kernels run and checked
  *   device_load --driver-start      (START_NS: see driver_start)
  *
  * For every device: the best fit, then (NVIDIA) the entry an sm_80 device
@@ -18,6 +20,7 @@
 
 #include <gpucc.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,14 +155,119 @@ static int driver_start(void)
 }
 #endif
 
+/* Every kernel of every entry loaded (and resolved) on the first device,
+ * through the usual selection. */
+static int load_each(const char *path)
+{
+	gpucc_image *img = NULL;
+	if (gpucc_image_open_mapped(&img, path) != 0) {
+		printf("open: %s\n", gpucc_error_last()->message);
+		return 1;
+	}
+	size_t loaded = 0, failed = 0;
+	for (size_t i = 0; i < gpucc_image_entry_count(img); i++) {
+		const gpucc_entry *e = gpucc_image_entry(img, i);
+		for (size_t k = 0; k < e->kernel_count; k++) {
+			gpucc_module *m = NULL;
+			void *fn = NULL;
+			if (gpucc_module_load(&m, img, e->kernels[k].name, NULL) == 0 &&
+			    gpucc_module_function(&fn, m, e->kernels[k].name) == 0) {
+				loaded++;
+			} else {
+				printf("  %s: %s FAILED: %s\n", e->target, e->kernels[k].name, gpucc_error_last()->message);
+				failed++;
+			}
+			gpucc_module_free(m);
+		}
+	}
+	printf("  %s: %zu kernels loaded, %zu failed\n", path, loaded, failed);
+	gpucc_image_free(img);
+	return failed ? 1 : 0;
+}
+
+#ifdef WITH_CUDA_H
+/* testdata/kernels/nvptx/math.ll's sin_exp and power, launched on 256
+ * threads and checked against the host's libm: libdevice, linked and
+ * internalised by compile, computes what it should. */
+static int run_math(const char *path)
+{
+	enum { N = 256 };
+	static float in[N], out[N];
+	for (int i = 0; i < N; i++)
+		in[i] = (float)i / 32.0f + 0.01f;
+	gpucc_image *img = NULL;
+	if (gpucc_image_open_mapped(&img, path) != 0) {
+		printf("open: %s\n", gpucc_error_last()->message);
+		return 1;
+	}
+	const char *kernels[] = {"sin_exp", "power"};
+	for (int k = 0; k < 2; k++) {
+		gpucc_module *m = NULL;
+		void *fn = NULL;
+		if (gpucc_module_load(&m, img, kernels[k], NULL) != 0 ||
+		    gpucc_module_function(&fn, m, kernels[k]) != 0) {
+			printf("  %s: load FAILED: %s\n", kernels[k], gpucc_error_last()->message);
+			failures++;
+			gpucc_module_free(m);
+			continue;
+		}
+		CUdevice dev;
+		CUcontext ctx;
+		CUdeviceptr din = 0, dout = 0;
+		float p = 2.5f;
+		CUresult r = cuDeviceGet(&dev, gpucc_module_device(m)->ordinal);
+		if (r == CUDA_SUCCESS)
+			r = cuDevicePrimaryCtxRetain(&ctx, dev);
+		if (r == CUDA_SUCCESS)
+			r = cuCtxPushCurrent(ctx);
+		if (r == CUDA_SUCCESS)
+			r = cuMemAlloc(&din, sizeof in);
+		if (r == CUDA_SUCCESS)
+			r = cuMemAlloc(&dout, sizeof out);
+		if (r == CUDA_SUCCESS)
+			r = cuMemcpyHtoD(din, in, sizeof in);
+		void *params[] = {&dout, &din, &p};
+		if (r == CUDA_SUCCESS)
+			r = cuLaunchKernel((CUfunction)fn, 1, 1, 1, N, 1, 1, 0, NULL, params, NULL);
+		if (r == CUDA_SUCCESS)
+			r = cuCtxSynchronize();
+		if (r == CUDA_SUCCESS)
+			r = cuMemcpyDtoH(out, dout, sizeof out);
+		double worst = 0;
+		for (int i = 0; i < N && r == CUDA_SUCCESS; i++) {
+			double want = k == 0 ? exp(sin((double)in[i])) : pow((double)in[i], (double)p);
+			double err = fabs(out[i] - want) / fabs(want);
+			worst = err > worst ? err : worst;
+		}
+		const char *name = "?";
+		cuGetErrorName(r, &name);
+		printf("  %s: %s, worst relative error %.2g against the host's double precision\n", kernels[k], name,
+		       worst);
+		/* libdevice's sinf, expf and powf are within a few ulp: 1e-6 is 8. */
+		check(r == CUDA_SUCCESS && worst < 1e-6, kernels[k]);
+		cuMemFree(din);
+		cuMemFree(dout);
+		cuCtxPopCurrent(NULL);
+		cuDevicePrimaryCtxRelease(dev);
+		gpucc_module_free(m);
+	}
+	gpucc_image_free(img);
+	return failures ? 1 : 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "--each") == 0)
+		return load_each(argv[2]);
 #ifdef WITH_CUDA_H
 	if (argc == 2 && strcmp(argv[1], "--driver-start") == 0)
 		return driver_start();
+	if (argc == 3 && strcmp(argv[1], "--math") == 0)
+		return run_math(argv[2]);
 #endif
 	if (argc != 3) {
-		fprintf(stderr, "usage: device_load IMAGE KERNEL | --driver-start\n");
+		fprintf(stderr, "usage: device_load IMAGE KERNEL | --each IMAGE | --math IMAGE | --driver-start\n");
 		return 2;
 	}
 	gpucc_image *img = NULL;
