@@ -329,12 +329,55 @@ static int add_external(pack_state *st, entry_builder *b, const char *symbol)
 	return EXIT_OK;
 }
 
+/* A cubin or hsaco that is an ELF must be one the GPU's runtime loads: an
+ * executable for EM_CUDA (190), or a shared object for EM_AMDGPU (224).
+ * The usual slips are refused here, in the package's build, rather than
+ * at its users' start-up: a relocatable cubin (`ptxas -c`, `nvcc -rdc`),
+ * which the CUDA driver refuses (CUDA_ERROR_INVALID_IMAGE on an H200), an
+ * AMDGPU object not yet linked by `ld.lld -shared`, or the two swapped.
+ * Bytes that are not an ELF (a fatbin, test data) are taken as given. */
+static int check_code_object(pack_state *st, gpucc_part part, const char *path, int fd)
+{
+	unsigned char h[20];
+	ssize_t n = pread(fd, h, sizeof h, 0);
+	if (n < 0)
+		return pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
+	if ((size_t)n < sizeof h || memcmp(h, "\x7f" "ELF", 4) != 0)
+		return EXIT_OK;
+	bool cubin = part == GPUCC_PART_CUBIN;
+	unsigned type = h[16] | (unsigned)h[17] << 8, machine = h[18] | (unsigned)h[19] << 8;
+	const char *what = cubin ? "a cubin" : "an AMDGPU code object";
+	if (h[4] != 2 || h[5] != 1)
+		return pack_error(st, EXIT_BAD_INPUT, "'%s' is not %s: a %s-bit %s-endian ELF", path, what,
+		                  h[4] == 1 ? "32" : "64", h[5] == 2 ? "big" : "little");
+	if (machine != (cubin ? 190u : 224u))
+		return pack_error(st, EXIT_BAD_INPUT, "'%s' is not %s: an ELF for machine %u%s", path, what,
+		                  machine, machine == 190 ? " (CUDA: a cubin)" : machine == 224 ? " (AMDGPU: an hsaco)" : "");
+	if (cubin && type != 2)
+		return pack_error(st, EXIT_BAD_INPUT,
+		                  "'%s' is a %s cubin, which the CUDA driver does not load: give the executable one "
+		                  "(ptxas without -c, or linked by nvlink)",
+		                  path, type == 1 ? "relocatable" : "non-executable");
+	if (!cubin && type != 3)
+		return pack_error(st, EXIT_BAD_INPUT,
+		                  "'%s' is %s AMDGPU ELF, which HIP does not load: give the code object "
+		                  "(linked by ld.lld -shared)",
+		                  path, type == 1 ? "a relocatable" : "a non-shared");
+	return EXIT_OK;
+}
+
 static int add_payload(pack_state *st, entry_builder *b, gpucc_part part, const char *path)
 {
 	for (size_t i = 0; i < b->source_count; i++)
 		if (b->sources[i].part == part)
 			return pack_error(st, EXIT_BAD_INPUT, "two %s payloads", gpucc_part_name(part));
-	int rc = check_input(st, path, NULL);
+	bool code = part == GPUCC_PART_CUBIN || part == GPUCC_PART_HSACO;
+	int fd = -1;
+	int rc = check_input(st, path, code ? &fd : NULL);
+	if (rc == EXIT_OK && code)
+		rc = check_code_object(st, part, path, fd);
+	if (fd >= 0)
+		close(fd);
 	if (rc != EXIT_OK)
 		return rc;
 	b->sources[b->source_count++] = (gpucc_payload_source){.part = part, .path = path};
@@ -981,6 +1024,10 @@ const cmd_spec cmd_pack_spec = {
 		"SOURCE_DATE_EPOCH (or 0), so the same inputs always give the same bytes.\n"
 		"Every input (spec, module, device library, payload) must be a regular file,\n"
 		"and -o may not name one of them.  A field given twice is an error.\n"
+		"A cubin or hsaco that is an ELF must be one its runtime loads: an executable\n"
+		"cubin (not ptxas -c's relocatable one), a linked AMDGPU code object (ld.lld\n"
+		"-shared), neither for the other vendor; bytes that are no ELF are taken as\n"
+		"given.\n"
 		"--zstd without a level uses 19: images are written once and read often.\n"
 		"Level 19 sets up about 90 MiB of tables, a quarter of a second even for a\n"
 		"small image; --zstd=3 takes milliseconds.",

@@ -189,6 +189,40 @@ cp example.gpucc before.gpucc
 expect_exit 3 "$GPUCC" pack -o example.gpucc "$TESTDATA/bad/pack-bad-target.json"
 assert_same before.gpucc example.gpucc
 
+# A cubin or hsaco that is an ELF must be one the GPU's runtime loads.
+python3 - <<'ELF'
+import struct
+def elf(name, bits, endian, etype, machine):
+    ident = b"\x7fELF" + bytes([bits, endian, 1]) + bytes(9)
+    with open(name, "wb") as f:
+        f.write(ident + struct.pack("<HH", etype, machine) + bytes(44))
+elf("exec.cubin", 2, 1, 2, 190)
+elf("rel.cubin", 2, 1, 1, 190)
+elf("rel.hsaco", 2, 1, 1, 224)
+elf("x86.so", 2, 1, 3, 62)
+elf("elf32.cubin", 1, 1, 2, 190)
+ELF
+pack_one() { # PART FILE TARGET
+	expect_exit "${4:-3}" "$GPUCC" pack -o one.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --target "$3" --kernel saxpy "--$1" "$2"
+}
+pack_one cubin exec.cubin sm_90 0
+pack_one cubin "$EXAMPLE/saxpy.sm_90.ptx" sm_90 0 # not an ELF (a fatbin, say): taken as given
+pack_one cubin rel.cubin sm_90
+assert_one_line err
+assert_grep "^gpucc pack: 'rel.cubin' is a relocatable cubin, which the CUDA driver does not load: give the executable one (ptxas without -c, or linked by nvlink)$" err
+assert_no_file one.gpucc.tmp
+pack_one cubin "$EXAMPLE/saxpy.gfx90a.hsaco" sm_90
+assert_grep "saxpy.gfx90a.hsaco' is not a cubin: an ELF for machine 224 (AMDGPU: an hsaco)$" err
+pack_one cubin elf32.cubin sm_90
+assert_grep "'elf32.cubin' is not a cubin: a 32-bit little-endian ELF$" err
+pack_one hsaco rel.hsaco gfx90a
+assert_grep "'rel.hsaco' is a relocatable AMDGPU ELF, which HIP does not load: give the code object (linked by ld.lld -shared)$" err
+pack_one hsaco exec.cubin gfx90a
+assert_grep "'exec.cubin' is not an AMDGPU code object: an ELF for machine 190 (CUDA: a cubin)$" err
+pack_one hsaco x86.so gfx90a
+assert_grep "'x86.so' is not an AMDGPU code object: an ELF for machine 62$" err
+rm exec.cubin rel.cubin rel.hsaco x86.so elf32.cubin
+
 # Bad specs: exit code, one line naming the spec (and the entry) and the defect.
 check_bad_spec() { # CODE SPEC PATTERN
 	expect_exit "$1" "$GPUCC" pack -o bad.gpucc "$TESTDATA/bad/$2"

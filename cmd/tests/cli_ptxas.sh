@@ -1,5 +1,6 @@
 # cmd/tests/cli_ptxas.sh -- PTX taken out of an image (by gpucc extract and by
-# tar -xf) is accepted as it is by NVIDIA's ptxas.  Skipped when the CUDA
+# tar -xf) is accepted as it is by NVIDIA's ptxas, and pack tells the cubins
+# ptxas makes with and without -c apart.  Skipped when the CUDA
 # toolkit is absent ($CUDA_PATH, /usr/local/cuda, then PATH).
 . "$SRCROOT/cmd/tests/lib.sh"
 
@@ -15,6 +16,14 @@ ptx=$(ls ex/*.ptx)
 [ -n "$ptx" ] || fail "no PTX extracted"
 "$ptxas" -arch=sm_90 "$ptx" -o ptxas.cubin > ptxas.log 2>&1 || { cat ptxas.log >&2; fail "ptxas rejected $ptx"; }
 [ -s ptxas.cubin ] || fail "ptxas wrote no cubin"
+# pack takes the executable cubin and refuses the relocatable one (-c),
+# which the CUDA driver does not load.
+pack_cubin() { "$GPUCC" pack -o cubin.gpucc --module "$TESTDATA/example/saxpy.nvptx.ll" \
+	--target sm_90:ptx78 --kernel saxpy --cubin "$1"; }
+expect_exit 0 pack_cubin ptxas.cubin
+"$ptxas" -arch=sm_90 -c "$ptx" -o relocatable.cubin > ptxas.log 2>&1 || { cat ptxas.log >&2; fail "ptxas -c failed"; }
+expect_exit 3 pack_cubin relocatable.cubin
+assert_grep "'relocatable.cubin' is a relocatable cubin, which the CUDA driver does not load" err
 
 mkdir untar && (cd untar && tar -xf ../ex.gpucc) || fail "tar -xf failed"
 for f in untar/payloads/*.ptx; do
