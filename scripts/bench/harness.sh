@@ -12,17 +12,25 @@
 #       Prints one Markdown table row; appends it to $BENCH_RESULTS.
 #
 # Environment: BENCH_RUNS (default 10), BUILD_DIR (default build-bench),
-# BENCH_RESULTS (default $WORK/results.md).
+# BENCH_RESULTS (default $WORK/results.md), BENCH_GPUCC (a gpucc to measure
+# as it is: no setup, no build; the list and algebra benchmarks only).
 set -eu
 BENCH_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
 bench_setup() {
-	"$BENCH_ROOT/scripts/setup"
-	BUILD=${BUILD_DIR:-$BENCH_ROOT/build-bench}
-	[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" "$BENCH_ROOT" -Dbuildtype=release >/dev/null
-	ninja -C "$BUILD" >/dev/null
-	BUILD=$(cd "$BUILD" && pwd) # benchmarks change directory
-	GPUCC="$BUILD/cmd/gpucc"
+	if [ -n "${BENCH_GPUCC:-}" ]; then
+		# A gpucc built elsewhere, e.g. scripts/device-check's install on
+		# a machine that cannot build: nothing is set up or built.
+		GPUCC=$BENCH_GPUCC
+		BUILD=$(dirname "$(dirname "$GPUCC")")
+	else
+		"$BENCH_ROOT/scripts/setup"
+		BUILD=${BUILD_DIR:-$BENCH_ROOT/build-bench}
+		[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" "$BENCH_ROOT" -Dbuildtype=release >/dev/null
+		ninja -C "$BUILD" >/dev/null
+		BUILD=$(cd "$BUILD" && pwd) # benchmarks change directory
+		GPUCC="$BUILD/cmd/gpucc"
+	fi
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpucc-bench.XXXXXX")
 	trap 'rm -rf "$WORK"' EXIT
 	BENCH_RESULTS=${BENCH_RESULTS:-$WORK/results.md}
