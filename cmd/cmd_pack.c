@@ -350,9 +350,10 @@ static int check_code_object(pack_state *st, gpucc_part part, const char *path, 
 	if (h[4] != 2 || h[5] != 1)
 		return pack_error(st, EXIT_BAD_INPUT, "'%s' is not %s: a %s-bit %s-endian ELF", path, what,
 		                  h[4] == 1 ? "32" : "64", h[5] == 2 ? "big" : "little");
+	const char *known = machine == 190 ? " (CUDA: a cubin)" : machine == 224 ? " (AMDGPU: an hsaco)" : "";
 	if (machine != (cubin ? 190u : 224u))
 		return pack_error(st, EXIT_BAD_INPUT, "'%s' is not %s: an ELF for machine %u%s", path, what,
-		                  machine, machine == 190 ? " (CUDA: a cubin)" : machine == 224 ? " (AMDGPU: an hsaco)" : "");
+		                  machine, known);
 	if (cubin && type != 2)
 		return pack_error(st, EXIT_BAD_INPUT,
 		                  "'%s' is a %s cubin, which the CUDA driver does not load: give the executable one "
