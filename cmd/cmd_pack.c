@@ -46,6 +46,7 @@
 
 #include <cJSON.h>
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -338,32 +339,32 @@ static int add_external(pack_state *st, entry_builder *b, const char *symbol)
  * Bytes that are not an ELF (a fatbin, test data) are taken as given. */
 static int check_code_object(pack_state *st, gpucc_part part, const char *path, int fd)
 {
-	unsigned char h[20];
+	unsigned char h[20]; /* e_ident, e_type and e_machine */
 	ssize_t n = pread(fd, h, sizeof h, 0);
 	if (n < 0)
 		return pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
-	if ((size_t)n < sizeof h || memcmp(h, "\x7f" "ELF", 4) != 0)
+	if ((size_t)n < sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0)
 		return EXIT_OK;
 	bool cubin = part == GPUCC_PART_CUBIN;
 	unsigned type = h[16] | (unsigned)h[17] << 8, machine = h[18] | (unsigned)h[19] << 8;
 	const char *what = cubin ? "a cubin" : "an AMDGPU code object";
-	if (h[4] != 2 || h[5] != 1)
+	if (h[EI_CLASS] != ELFCLASS64 || h[EI_DATA] != ELFDATA2LSB)
 		return pack_error(st, EXIT_BAD_INPUT, "'%s' is not %s: a %s-bit %s-endian ELF", path, what,
-		                  h[4] == 1 ? "32" : "64", h[5] == 2 ? "big" : "little");
-	const char *known = machine == 190 ? " (CUDA: a cubin)" : machine == 224 ? " (AMDGPU: an hsaco)" : "";
-	if (machine != (cubin ? 190u : 224u))
+		                  h[EI_CLASS] == ELFCLASS32 ? "32" : "64", h[EI_DATA] == ELFDATA2MSB ? "big" : "little");
+	const char *known = machine == EM_CUDA ? " (CUDA: a cubin)" : machine == EM_AMDGPU ? " (AMDGPU: an hsaco)" : "";
+	if (machine != (cubin ? EM_CUDA : EM_AMDGPU))
 		return pack_error(st, EXIT_BAD_INPUT, "'%s' is not %s: an ELF for machine %u%s", path, what,
 		                  machine, known);
-	if (cubin && type != 2)
+	if (cubin && type != ET_EXEC)
 		return pack_error(st, EXIT_BAD_INPUT,
 		                  "'%s' is a %s cubin, which the CUDA driver does not load: give the executable one "
 		                  "(ptxas without -c, or linked by nvlink)",
-		                  path, type == 1 ? "relocatable" : "non-executable");
-	if (!cubin && type != 3)
+		                  path, type == ET_REL ? "relocatable" : "non-executable");
+	if (!cubin && type != ET_DYN)
 		return pack_error(st, EXIT_BAD_INPUT,
 		                  "'%s' is %s AMDGPU ELF, which HIP does not load: give the code object "
 		                  "(linked by ld.lld -shared)",
-		                  path, type == 1 ? "a relocatable" : "a non-shared");
+		                  path, type == ET_REL ? "a relocatable" : "a non-shared");
 	return EXIT_OK;
 }
 
