@@ -21,6 +21,7 @@
 #include <gpucc.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,32 @@ static CUcontext current(void)
 	return cuCtxGetCurrent(&c) == CUDA_SUCCESS ? c : (CUcontext)-1;
 }
 
+/* Device ordinal's primary context, retained and made current; undone by
+ * leave_primary. */
+static CUresult enter_primary(int ordinal, CUdevice *dev)
+{
+	CUcontext ctx;
+	CUresult r = cuDeviceGet(dev, ordinal);
+	if (r == CUDA_SUCCESS)
+		r = cuDevicePrimaryCtxRetain(&ctx, *dev);
+	if (r == CUDA_SUCCESS && (r = cuCtxPushCurrent(ctx)) != CUDA_SUCCESS)
+		cuDevicePrimaryCtxRelease(*dev);
+	return r;
+}
+
+static void leave_primary(CUdevice dev)
+{
+	cuCtxPopCurrent(NULL);
+	cuDevicePrimaryCtxRelease(dev);
+}
+
+static const char *error_name(CUresult r)
+{
+	const char *name = "?";
+	cuGetErrorName(r, &name);
+	return name;
+}
+
 /* y = 2x + y on 1024 floats through the driver API, in the device's
  * primary context; saxpy(i32 n, float a, float *x, float *y), as in
  * testdata/example/saxpy.nvptx.ll. */
@@ -56,19 +83,14 @@ static void launch_saxpy(void *fn, int ordinal)
 		y[i] = 1.0f;
 	}
 	CUdevice dev;
-	CUcontext ctx;
 	CUdeviceptr dx = 0, dy = 0;
 	float a = 2.0f;
 	int n = N;
-	CUresult r = cuDeviceGet(&dev, ordinal);
-	if (r == CUDA_SUCCESS)
-		r = cuDevicePrimaryCtxRetain(&ctx, dev);
-	if (r != CUDA_SUCCESS) {
+	if (enter_primary(ordinal, &dev) != CUDA_SUCCESS) {
 		check(0, "primary context for the launch");
 		return;
 	}
-	cuCtxPushCurrent(ctx);
-	r = cuMemAlloc(&dx, sizeof x);
+	CUresult r = cuMemAlloc(&dx, sizeof x);
 	if (r == CUDA_SUCCESS)
 		r = cuMemAlloc(&dy, sizeof y);
 	if (r == CUDA_SUCCESS)
@@ -85,14 +107,11 @@ static void launch_saxpy(void *fn, int ordinal)
 	int wrong = 0;
 	for (int i = 0; i < N; i++)
 		wrong += y[i] != 2.0f * (float)i + 1.0f;
-	const char *name = "?";
-	cuGetErrorName(r, &name);
-	printf("  launch: %s, %d of %d values wrong\n", name, wrong, N);
+	printf("  launch: %s, %d of %d values wrong\n", error_name(r), wrong, N);
 	check(r == CUDA_SUCCESS && wrong == 0, "saxpy computes y = 2x + y");
 	cuMemFree(dx);
 	cuMemFree(dy);
-	cuCtxPopCurrent(NULL);
-	cuDevicePrimaryCtxRelease(dev);
+	leave_primary(dev);
 }
 #endif
 
@@ -138,9 +157,7 @@ static void load_on(gpucc_image *img, const char *kernel, const gpucc_device *de
 static int driver_start(void)
 {
 	CUdevice dev;
-	CUcontext ctx;
-	if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
-	    cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || cuCtxPushCurrent(ctx) != CUDA_SUCCESS) {
+	if (cuInit(0) != CUDA_SUCCESS || enter_primary(0, &dev) != CUDA_SUCCESS) {
 		printf("the CUDA driver did not start\n");
 		return 1;
 	}
@@ -149,8 +166,7 @@ static int driver_start(void)
 	const char *start = getenv("START_NS");
 	double ms = ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (start ? strtod(start, NULL) : 0)) / 1e6;
 	printf("driver ready in %.2f ms from process start\n", ms);
-	cuCtxPopCurrent(NULL);
-	cuDevicePrimaryCtxRelease(dev);
+	leave_primary(dev);
 	return 0;
 }
 #endif
@@ -212,14 +228,10 @@ static int run_math(const char *path)
 			continue;
 		}
 		CUdevice dev;
-		CUcontext ctx;
 		CUdeviceptr din = 0, dout = 0;
 		float p = 2.5f;
-		CUresult r = cuDeviceGet(&dev, gpucc_module_device(m)->ordinal);
-		if (r == CUDA_SUCCESS)
-			r = cuDevicePrimaryCtxRetain(&ctx, dev);
-		if (r == CUDA_SUCCESS)
-			r = cuCtxPushCurrent(ctx);
+		CUresult r = enter_primary(gpucc_module_device(m)->ordinal, &dev);
+		bool entered = r == CUDA_SUCCESS;
 		if (r == CUDA_SUCCESS)
 			r = cuMemAlloc(&din, sizeof in);
 		if (r == CUDA_SUCCESS)
@@ -239,16 +251,14 @@ static int run_math(const char *path)
 			double err = fabs(out[i] - want) / fabs(want);
 			worst = err > worst ? err : worst;
 		}
-		const char *name = "?";
-		cuGetErrorName(r, &name);
-		printf("  %s: %s, worst relative error %.2g against the host's double precision\n", kernels[k], name,
-		       worst);
+		printf("  %s: %s, worst relative error %.2g against the host's double precision\n", kernels[k],
+		       error_name(r), worst);
 		/* libdevice's sinf, expf and powf are within a few ulp: 1e-6 is 8. */
 		check(r == CUDA_SUCCESS && worst < 1e-6, kernels[k]);
 		cuMemFree(din);
 		cuMemFree(dout);
-		cuCtxPopCurrent(NULL);
-		cuDevicePrimaryCtxRelease(dev);
+		if (entered)
+			leave_primary(dev);
 		gpucc_module_free(m);
 	}
 	gpucc_image_free(img);
