@@ -4,6 +4,8 @@
 #
 #   bench_setup                     build gpucc (release) and make $WORK
 #   bench_pair NAME GOAL GPUCC_CMD PEER_CMD
+#   bench_pair_direct NAME GOAL GPUCC_CMD PEER_CMD
+#       The same without a shell, for commands of a few milliseconds.
 #   bench_in_process NAME GOAL GPUCC_MS PEER_CMD
 #       The same row for a library call timed inside its own process
 #       (GPUCC_MS, the mean of many calls) against a command.
@@ -42,9 +44,16 @@ bench_setup() {
 bench_pair() {
 	name=$1 goal=$2 ours=$3 peer=$4
 	json="$WORK/hyperfine.json"
-	hyperfine --style none --warmup 2 --runs "${BENCH_RUNS:-10}" \
+	hyperfine --style none --warmup 2 --runs "${BENCH_RUNS:-10}" ${BENCH_NO_SHELL:+-N} \
 		--export-json "$json" -n gpucc "$ours" -n peer "$peer" >/dev/null
 	bench_row "$json" "$name" "$goal" "$peer" ""
+}
+
+# bench_pair_direct: bench_pair with each command run without a shell
+# (hyperfine -N), for commands of a few milliseconds, below what hyperfine
+# can subtract a shell's start from; they may use no shell syntax.
+bench_pair_direct() {
+	BENCH_NO_SHELL=1 bench_pair "$@"
 }
 
 bench_in_process() {
