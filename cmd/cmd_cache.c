@@ -129,10 +129,11 @@ static void format_size(char *out, size_t size, uint64_t bytes)
 		snprintf(out, size, "%.1f %s", v, units[u]);
 }
 
-/* Open the cache for commands that report on it (verify, stats): a
- * directory that --cache names and that does not exist is an error, so that
- * a typo does not pass as an empty cache; the default cache, not made yet,
- * is an empty one. */
+/* Open the cache for commands that report on it or remove from it (verify,
+ * stats, prune, gc, clear): a directory that --cache names and that does
+ * not exist is an error, so that a typo neither passes as an empty cache
+ * nor creates a directory; the default cache, not made yet, is an empty
+ * one. */
 static int open_cache_to_report(const cmd_args *args, gpucc_cache **out, unsigned flags)
 {
 	const char *dir;
@@ -450,7 +451,8 @@ static int run_gc(const cmd_args *args)
 		                 "\"no limit\"; give a large size instead)",
 		                 v);
 	gpucc_cache *c;
-	int rc = cmd_open_cache(args, &c, 0);
+	/* --save configures a cache, which may be new: it alone creates one. */
+	int rc = cmd_flag(args, "save") ? cmd_open_cache(args, &c, 0) : open_cache_to_report(args, &c, 0);
 	if (rc)
 		return rc;
 	gpucc_cache_gc_result r;
@@ -488,6 +490,8 @@ const cmd_spec cmd_cache_gc_spec = {
 	"sets max-size to SIZE in DIR/config, keeping its other lines, comments\n"
 	"too; gpucc cache stats shows it as 'max size'.  A bound of 0 is\n"
 	"refused (ccache's 'no limit'; here it would keep nothing).\n"
+	"A directory named by --cache that does not exist is an error (exit 2),\n"
+	"but with --save, which creates it.\n"
 	"Safe while other processes use the cache: a process reading an entry\n"
 	"keeps it; a later lookup of it misses.",
 	gc_options, 0, 0, run_gc,
@@ -503,7 +507,7 @@ static const cmd_option clear_options[] = {
 static int run_clear(const cmd_args *args)
 {
 	gpucc_cache *c;
-	int rc = cmd_open_cache(args, &c, 0);
+	int rc = open_cache_to_report(args, &c, 0);
 	if (rc)
 		return rc;
 	if (gpucc_cache_clear(c) != 0)
@@ -515,7 +519,10 @@ static int run_clear(const cmd_args *args)
 const cmd_spec cmd_cache_clear_spec = {
 	"cache clear", "[--cache DIR]",
 	"remove every entry from the local cache and zero its counters",
-	NULL, clear_options, 0, 0, run_clear,
+	"Evicts every entry, as gc --max-size 0 does, and zeroes the counters;\n"
+	"DIR/config is kept.  A directory named by --cache that does not exist is\n"
+	"an error (exit 2), not created.",
+	clear_options, 0, 0, run_clear,
 };
 
 /* ---- cache prune ------------------------------------------------------------------- */

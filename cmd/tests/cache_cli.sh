@@ -27,16 +27,23 @@ touch plain
 GPUCC_CACHE_DIR=$TEST_DIR/plain expect_exit 3 "$GPUCC" cache stats
 assert_one_line err
 assert_grep "cache '$TEST_DIR/plain' is not a directory" err
-# verify and stats of a directory named by --cache that does not exist:
-# an error, not "ok"; the default cache not made yet is an empty one
-for sub in verify stats; do
+# verify, stats, gc, clear and prune of a directory named by --cache that
+# does not exist: an error, neither "ok" nor a new directory (gc and clear
+# made one); the default cache not made yet is an empty one
+for sub in verify stats gc clear prune; do
 	expect_exit 2 "$GPUCC" cache $sub --cache "$TEST_DIR/typo"
 	assert_one_line err
 	assert_grep "^gpucc cache $sub: cache '$TEST_DIR/typo' does not exist" err
 	assert_no_file typo
+done
+for sub in verify stats; do
 	GPUCC_CACHE_DIR=$TEST_DIR/unused expect_exit 0 "$GPUCC" cache $sub
 	assert_no_file unused
 done
+# gc --save configures a cache, which may be new: it creates the directory
+expect_exit 0 "$GPUCC" cache gc --cache "$TEST_DIR/new" --max-size 1G --save
+assert_grep "^max-size = 1073741824$" new/config
+rm -rf new
 
 # ---- an empty --cache is a usage error, never the default cache: a script
 # passing an unset variable must not clear the user's own cache
@@ -102,7 +109,7 @@ expect_exit 129 "$GPUCC" cache gc --max-size 0 --save --cache zero
 assert_one_line err
 assert_grep "^gpucc cache gc: --max-size '0' --save: a bound of 0 would keep no entry" err
 assert_no_file zero
-expect_exit 0 "$GPUCC" cache clear --cache zero
+mkdir zero
 echo 'max-size = 0' > zero/config
 expect_exit 0 "$GPUCC" cache stats --cache zero
 assert_grep "^max size          5.0 GiB$" out
@@ -127,7 +134,7 @@ for size in 1023:"1023 bytes" 1024:"1.0 KiB" 1048524:"1023.9 KiB" 1048525:"1.0 M
 done
 
 # ---- bounds past INT64_MAX are refused when parsed
-expect_exit 0 "$GPUCC" cache clear --cache big
+mkdir big
 expect_exit 129 "$GPUCC" cache gc --max-size 8388608T --save --cache big
 assert_one_line err
 assert_grep "'8388608T' is too large" err
@@ -204,7 +211,7 @@ if [ "$(id -u)" = 0 ] && as_nobody true 2>/dev/null && as_nobody test -x "$GPUCC
 		fail "gc did not run for a user who may only read gc.lock: $(cat stats.json)"
 
 	mkdir -m 555 locked
-	as_nobody "$GPUCC" cache clear --cache "$TEST_DIR/locked/sub/cache" >out 2>err
+	as_nobody "$GPUCC" cache gc --max-size 1G --save --cache "$TEST_DIR/locked/sub/cache" >out 2>err
 	[ $? = 1 ] || fail "creating a cache without permission did not exit 1"
 	assert_one_line err
 	assert_grep "cannot create cache '$TEST_DIR/locked/sub/cache': Permission denied" err
@@ -413,7 +420,7 @@ python3 -c 'import json,sys; s=json.load(open("out")); assert s["directory"].end
 # space, and both let an escape sequence reach the terminal raw).
 for spelt in 'odd\ncache' 'odd\x1bcache' 'odd\tcache'; do
 	odd=$(printf "$spelt")
-	expect_exit 0 "$GPUCC" cache clear --cache "$odd"
+	mkdir "$odd"
 	echo 'max-size = 0' > "$odd/config"
 	expect_exit 0 "$GPUCC" cache stats --cache "$odd"
 	assert_one_line err
