@@ -42,7 +42,7 @@ static const cmd_option options[] = {
 	{"no-cubin", 0, NULL, false,
 	 "NVIDIA: PTX only, do not run ptxas (keyed as on a machine without it)"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
-	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing (not with -o)"},
+	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing, change no cache (not with -o)"},
 	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
 	{0},
 };
@@ -333,7 +333,9 @@ static int run(const cmd_args *args)
 	o.progress_ctx = &progress;
 
 	if (!cmd_flag(args, "no-cache")) {
-		if (gpucc_cache_open(&cache, cache_dir, 0) != 0) {
+		/* A dry run leaves the cache as it was: no counters, no LRU
+		 * times, no directory created. */
+		if (gpucc_cache_open(&cache, cache_dir, dry_run ? GPUCC_CACHE_READ_ONLY : 0) != 0) {
 			/* A cache problem never breaks a build (DESIGN.md invariant 7). */
 			fprintf(stderr, "gpucc compile: warning: compiling without a cache: %s\n",
 			        gpucc_error_last()->message);
@@ -496,7 +498,7 @@ const cmd_spec cmd_compile_spec = {
 		"module that is not a regular file or whose name is too long to open, 129\n"
 		"usage (-o naming a module or a directory, in /proc, or too long, among\n"
 		"others).  With --dry-run, a job that fails while planning gives the code the\n"
-		"real run would.",
+		"real run would, and no cache is changed.",
 	.options = options,
 	.min_positional = 1,
 	.max_positional = -1,

@@ -605,6 +605,11 @@ const char *gpucc_cache_read_only_reason(const gpucc_cache *c)
 	return c->read_only_errno ? strerror(c->read_only_errno) : "opened read-only";
 }
 
+bool gpucc_cache_read_only_requested(const gpucc_cache *c)
+{
+	return !c->writable && c->read_only_errno == 0;
+}
+
 int gpucc_cache_refuse_read_only(const gpucc_cache *c, const char *doing)
 {
 	return gpucc_error_set(GPUCC_ERROR, "cannot %s cache '%s': it is read-only (%s)", doing,

@@ -34,6 +34,9 @@ int gpucc_cache_sorted_keys(gpucc_digest **out, size_t *count, gpucc_cache *c);
 /* Why the cache is not writable ("Permission denied", "Read-only file
  * system", "opened read-only"); NULL when it is. */
 const char *gpucc_cache_read_only_reason(const gpucc_cache *c);
+/* Whether the caller asked for a read-only cache (GPUCC_CACHE_READ_ONLY),
+ * as against one that could not be written. */
+bool gpucc_cache_read_only_requested(const gpucc_cache *c);
 /* The error for a write refused because the cache is read-only, GPUCC_ERROR:
  * "cannot DOING cache 'DIR': it is read-only (REASON)", doing being e.g.
  * "gc" or "insert into". */

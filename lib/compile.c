@@ -589,8 +589,11 @@ int gpucc_compile_plan(gpucc_compile *c)
 	if (c->target_count == 0)
 		return gpucc_error_set(GPUCC_EINVALID, "no targets to compile for");
 	clock_gettime(CLOCK_MONOTONIC, &c->start);
-	if (c->o.cache && !gpucc_cache_writable(c->o.cache))
-		/* Once per run, not per entry: hits still count, nothing is stored. */
+	if (c->o.cache && !gpucc_cache_writable(c->o.cache) &&
+	    !gpucc_cache_read_only_requested(c->o.cache))
+		/* Once per run, not per entry: hits still count, nothing is
+		 * stored.  A caller that asked for a read-only cache (a dry run)
+		 * knows. */
 		gpucc_cache_warn(c->o.cache, "'%s' is read-only (%s): compiled entries are not stored",
 		                 gpucc_cache_dir(c->o.cache), gpucc_cache_read_only_reason(c->o.cache));
 	const char *memo_dir = c->o.cache ? gpucc_cache_dir(c->o.cache) : NULL;

@@ -124,7 +124,7 @@ real_key=$(head -1 out)
 real_lld=$(command -v ld.lld-19)
 printf '#!/bin/sh\n[ "$1" = --version ] && { echo "LLD 19.99.0 (compatible with GNU linkers)"; exit 0; }\nexec %s "$@"\n' "$real_lld" > lld19/ld.lld-19
 chmod +x lld19/ld.lld-19
-PATH=$PWD/lld19:$PATH expect_exit 0 "$GPUCC" compile --cache lldc -n "$amd" -t gfx90a --explain
+PATH=$PWD/lld19:$PATH expect_exit 0 "$GPUCC" compile --cache lldc "$amd" -t gfx90a --explain
 assert_grep "^ *ld.lld=19\.99\.0$" out
 [ "$(head -1 out)" != "$real_key" ] || fail "the ld.lld version does not change the key"
 assert_grep "^ld.lld-version	.*	19\.99\.0	$PWD/lld19/ld.lld-19$" lldc/compile-toolchain

@@ -183,6 +183,24 @@ if [ -r /proc/self/status ]; then
 	assert_grep "SigBlk:[[:space:]]*0*$" err
 fi
 
+# ---- a dry run changes no cache: it creates none, counts no hit or miss,
+# refreshes no entry's use time and saves no toolchain memo (it counted a
+# miss that never happened, and made the directory)
+expect_exit 0 "$GPUCC" compile --cache dry --no-cubin --dry-run va.ll -t sm_90
+assert_no_file dry
+expect_exit 0 "$GPUCC" compile --cache dry --no-cubin va.ll -t sm_90
+entry=$(find dry/v1 -name '*.gpucc')
+touch -d '2001-01-01 00:00:00' "$entry"
+rm -f dry/compile-toolchain
+find dry -type f ! -name '*.gpucc' -exec sha256sum {} + | sort > dry.before
+expect_exit 0 "$GPUCC" compile --cache dry --no-cubin --dry-run va.ll -t sm_90 --json
+python3 -c 'import json,sys; d=json.load(open("out")); sys.exit(d["hits"] != 1)' || fail "a dry run missed a cached entry"
+[ "$(stat -c %Y "$entry")" = "$(date -d '2001-01-01 00:00:00' +%s)" ] || fail "a dry run refreshed an entry's use time"
+find dry -type f ! -name '*.gpucc' -exec sha256sum {} + | sort > dry.after
+cmp -s dry.before dry.after || fail "a dry run wrote into the cache: $(diff dry.before dry.after)"
+assert_no_file dry/compile-toolchain
+assert_no_grep "read-only" err
+
 # ---- one entry the cache cannot take is that entry's problem, not the cache's:
 # a file where its shard belongs (or a directory where it belongs) left the
 # other modules of the run uncached, as if the disk were full; a full disk
