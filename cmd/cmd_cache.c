@@ -130,19 +130,16 @@ static void format_size(char *out, size_t size, uint64_t bytes)
 }
 
 /* Open the cache for commands that report on it or remove from it (verify,
- * stats, prune, gc, clear): a directory that --cache names and that does
- * not exist is an error, so that a typo neither passes as an empty cache
- * nor creates a directory; the default cache, not made yet, is an empty
- * one. */
+ * stats, prune, gc, clear, lookup): a directory that --cache names must be
+ * a cache already (GPUCC_CACHE_EXISTING), so that a typo neither passes as
+ * an empty cache nor creates a directory or writes into one; the default
+ * cache, not made yet, is an empty one. */
 static int open_cache_to_report(const cmd_args *args, gpucc_cache **out, unsigned flags)
 {
 	const char *dir;
-	struct stat st;
 	if (cmd_directory_value(&dir, args, "cache") != EXIT_OK)
 		return EXIT_USAGE;
-	if (dir && stat(dir, &st) != 0 && errno == ENOENT)
-		return cmd_error(args, EXIT_NOT_FOUND, "cache '%s' does not exist", dir);
-	return cmd_open_cache(args, out, flags);
+	return cmd_open_cache(args, out, dir ? flags | GPUCC_CACHE_EXISTING : flags);
 }
 
 /* ---- cache verify ------------------------------------------------------------------ */
@@ -218,7 +215,8 @@ const cmd_spec cmd_cache_verify_spec = {
 	"--json prints one object:\n"
 	"{\"directory\", \"ok\", \"entries\", \"bytes\", \"corrupt\", \"unreadable\",\n"
 	"\"temporaries\"}.  A directory named by --cache that does not exist is\n"
-	"an error (exit 2); the default cache, not created yet, verifies as empty.",
+	"an error (exit 2), as is one holding other things but no v1/ (exit 3);\n"
+	"the default cache, not created yet, verifies as empty.",
 	verify_options, 0, 0, run_verify,
 };
 
@@ -306,8 +304,9 @@ const cmd_spec cmd_cache_stats_spec = {
 	"writes nothing.  --reset zeroes hits, misses and corrupt once the numbers\n"
 	"are written; on a cache this user may not write it prints nothing and\n"
 	"exits 1, as it does when standard output cannot be written.  A directory\n"
-	"named by --cache that does not exist is an error (exit 2); the default\n"
-	"cache, not created yet, shows as empty and is not made.",
+	"named by --cache that does not exist is an error (exit 2), as is one\n"
+	"holding other things but no v1/ (exit 3); the default cache, not created\n"
+	"yet, shows as empty and is not made.",
 	stats_options, 0, 0, run_stats,
 };
 
@@ -491,7 +490,8 @@ const cmd_spec cmd_cache_gc_spec = {
 	"too; gpucc cache stats shows it as 'max size'.  A bound of 0 is\n"
 	"refused (ccache's 'no limit'; here it would keep nothing).\n"
 	"A directory named by --cache that does not exist is an error (exit 2),\n"
-	"but with --save, which creates it.\n"
+	"as is one holding other things but no v1/ (exit 3), but with --save,\n"
+	"which makes either a cache, as compile would.\n"
 	"Safe while other processes use the cache: a process reading an entry\n"
 	"keeps it; a later lookup of it misses.",
 	gc_options, 0, 0, run_gc,
@@ -521,7 +521,8 @@ const cmd_spec cmd_cache_clear_spec = {
 	"remove every entry from the local cache and zero its counters",
 	"Evicts every entry, as gc --max-size 0 does, and zeroes the counters;\n"
 	"DIR/config is kept.  A directory named by --cache that does not exist is\n"
-	"an error (exit 2), not created.",
+	"an error (exit 2), not created; one holding other things but no v1/ is\n"
+	"no cache (exit 3), left as it is.",
 	clear_options, 0, 0, run_clear,
 };
 
@@ -657,8 +658,9 @@ const cmd_spec cmd_cache_prune_spec = {
 	"-n lists each entry that would go, with why; --json lists them whether or\n"
 	"not -n is given.  Safe while other processes use the cache: an entry used\n"
 	"meanwhile stays.  Exits 0, 1 when the cache cannot be written (without -n),\n"
-	"2 when a directory named by --cache does not exist, 6 from a gpucc built\n"
-	"without LLVM (it compiles nothing, so it cannot judge), 129 on a bad AGE.",
+	"2 when a directory named by --cache does not exist, 3 when it holds other\n"
+	"things but no v1/, 6 from a gpucc built without LLVM (it compiles nothing,\n"
+	"so it cannot judge), 129 on a bad AGE.",
 	prune_options, 0, 0, run_prune,
 };
 
@@ -673,9 +675,8 @@ static const cmd_option lookup_options[] = {
 static int run_lookup(const cmd_args *args)
 {
 	/* A lookup counts its hit or miss in a cache that exists, but makes
-	 * none: in a default cache not created yet, or a directory that holds
-	 * no v1/ (a mistyped --cache ~/src), every key misses and nothing is
-	 * written. */
+	 * none: in a default cache not created yet, or an empty directory,
+	 * every key misses and nothing is written. */
 	const char *given = cmd_value(args, "cache");
 	char *dir = NULL, *layout = NULL;
 	struct stat st;
@@ -728,8 +729,9 @@ const cmd_spec cmd_cache_lookup_spec = {
 	"otherwise, and 1 when the cache cannot be read.  A KEY is all 64 hex\n"
 	"digits (a prefix is a usage error, 129).  A hit checks the entry\n"
 	"completely; a corrupt entry is a miss, reported and removed.  A\n"
-	"directory named by --cache that does not exist is an error (exit 2); the\n"
-	"default cache, not created yet, is not made, and a directory that holds\n"
-	"no cache (no v1/) is not made one: every key misses, uncounted.",
+	"directory named by --cache that does not exist is an error (exit 2), as\n"
+	"is one holding other things but no v1/ (exit 3); in the default cache not\n"
+	"created yet, or an empty directory, every key misses, uncounted, and no\n"
+	"cache is made.",
 	lookup_options, 1, -1, run_lookup,
 };

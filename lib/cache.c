@@ -135,6 +135,46 @@ bool gpucc_cache_layout_at(int dir_fd)
 	return fstatat(dir_fd, LAYOUT_DIR, &st, 0) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool gpucc_cache_directory_at(int dir_fd)
+{
+	if (gpucc_cache_layout_at(dir_fd))
+		return true;
+	int copy = dup(dir_fd); /* fdopendir takes the descriptor */
+	DIR *d = copy < 0 ? NULL : fdopendir(copy);
+	if (!d) {
+		if (copy >= 0)
+			close(copy);
+		return false;
+	}
+	bool empty = true;
+	for (struct dirent *e; empty && (e = readdir(d)) != NULL;)
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+/* The check GPUCC_CACHE_EXISTING asks for, before anything is created. */
+static int check_existing(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return gpucc_error_set(GPUCC_ENOTFOUND, "cache '%s' does not exist", dir);
+		if (errno == ENOTDIR)
+			return gpucc_error_set(GPUCC_EINVALID, "cache '%s' is not a directory", dir);
+		return 0; /* one it may not read: the checks that follow say so */
+	}
+	/* A v1 that is no directory makes a broken cache, which the checks
+	 * that follow name, rather than no cache. */
+	bool is_cache = faccessat(fd, LAYOUT_DIR, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+	                gpucc_cache_directory_at(fd);
+	close(fd);
+	if (!is_cache)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s' is a directory but not a gpucc cache (no v1/ in it)", dir);
+	return 0;
+}
+
 /* DIR/v1/<xx>/<key>.gpucc, or the shard directory when shard_only. */
 static char *entry_path(const gpucc_cache *c, const gpucc_digest *key, bool shard_only)
 {
@@ -517,6 +557,10 @@ int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 	for (size_t n = strlen(c->dir); n > 1 && c->dir[n - 1] == '/'; n--)
 		c->dir[n - 1] = '\0';
 
+	if ((flags & GPUCC_CACHE_EXISTING) && (rc = check_existing(c->dir)) != 0) {
+		gpucc_cache_free(c);
+		return rc;
+	}
 	char *layout = path_join(c->dir, LAYOUT_DIR);
 	if (!layout) {
 		gpucc_cache_free(c);

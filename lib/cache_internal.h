@@ -42,9 +42,13 @@ bool gpucc_cache_read_only_requested(const gpucc_cache *c);
  * "gc" or "insert into". */
 int gpucc_cache_refuse_read_only(const gpucc_cache *c, const char *doing);
 
-/* Whether the directory open as dir_fd has a cache's layout (DIR/v1/): what
- * tells a cache from any other directory given where a source is expected. */
+/* Whether the directory open as dir_fd has a cache's layout (DIR/v1/). */
 bool gpucc_cache_layout_at(int dir_fd);
+/* Whether the directory open as dir_fd is taken for a cache where one is
+ * expected: it has the layout, or holds nothing at all (an empty cache: a CI
+ * job's directory after mkdir -p).  Anything else is refused, lest a
+ * mistyped path pass for an empty cache. */
+bool gpucc_cache_directory_at(int dir_fd);
 
 /* For tests: when set, called by an insert after it has decided what to do
  * and before it publishes the entry, so that a test can plant a rival entry

@@ -435,22 +435,6 @@ static int source_new(gpucc_source **out, gpucc_source_kind kind, const char *na
 
 /* Whether the directory open on fd (which stays open) holds no name but
  * "." and "..". */
-static bool directory_is_empty(int fd)
-{
-	int copy = dup(fd);
-	DIR *d = copy < 0 ? NULL : fdopendir(copy);
-	if (!d) {
-		if (copy >= 0)
-			close(copy);
-		return false;
-	}
-	bool empty = true;
-	for (struct dirent *e; empty && (e = readdir(d)) != NULL;)
-		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
-	closedir(d);
-	return empty;
-}
-
 int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
                       void *warn_ctx)
 {
@@ -469,11 +453,7 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 	gpucc_source *s = NULL;
 	int rc;
 	if (S_ISDIR(st.st_mode)) {
-		/* An empty directory is an empty cache (a CI job's first run, after
-		 * mkdir -p), as the commands that write a cache take it; one that
-		 * holds other things is refused, lest a mistyped path pass for a
-		 * cache. */
-		bool is_cache = gpucc_cache_layout_at(fd) || directory_is_empty(fd);
+		bool is_cache = gpucc_cache_directory_at(fd);
 		close(fd);
 		if (!is_cache)
 			return gpucc_error_set(GPUCC_EINVALID,

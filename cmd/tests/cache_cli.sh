@@ -40,6 +40,21 @@ for sub in verify stats; do
 	GPUCC_CACHE_DIR=$TEST_DIR/unused expect_exit 0 "$GPUCC" cache $sub
 	assert_no_file unused
 done
+# a directory that holds other things but no v1/ is no cache: refused (3)
+# and left as it was (gc and clear wrote a cache into it, stats and verify
+# reported an empty cache); an empty one is an empty cache
+mkdir notcache && echo precious > notcache/file
+for sub in verify stats gc clear prune lookup; do
+	arg= miss=0; [ $sub = lookup ] && arg=$(printf '%064d' 0) miss=2
+	expect_exit 3 "$GPUCC" cache $sub --cache notcache $arg
+	assert_one_line err
+	assert_grep "^gpucc cache $sub: 'notcache' is a directory but not a gpucc cache (no v1/ in it)$" err
+	[ "$(ls -A notcache)" = file ] || fail "cache $sub wrote into a directory that is no cache: $(ls -A notcache)"
+	mkdir -p empty
+	expect_exit $miss "$GPUCC" cache $sub --cache empty $arg
+	rm -rf empty
+done
+rm -rf notcache
 # gc --save configures a cache, which may be new: it creates the directory
 expect_exit 0 "$GPUCC" cache gc --cache "$TEST_DIR/new" --max-size 1G --save
 assert_grep "^max-size = 1073741824$" new/config
@@ -81,19 +96,14 @@ GPUCC_CACHE_DIR=$TEST_DIR/unused expect_exit 2 "$GPUCC" cache lookup "$key0"
 assert_grep "^miss $key0$" out
 assert_no_file unused
 # nor does it make one of a directory that holds none (a mistyped --cache
-# ~/src got v1/, stats and stats.lock written into it)
+# ~/src got v1/, stats and stats.lock written into it): named by --cache,
+# such a directory is refused (below); as the default cache, every key misses
 mkdir notcache && echo notes > notcache/notes.txt
-for env in "" "GPUCC_CACHE_DIR=$TEST_DIR/notcache"; do
-	if [ -n "$env" ]; then
-		env "$env" "$GPUCC" cache lookup "$key0" >out 2>err; rc=$?
-	else
-		"$GPUCC" cache lookup --cache notcache "$key0" >out 2>err; rc=$?
-	fi
-	[ $rc = 2 ] || fail "a lookup in a directory that is no cache exited $rc, not 2"
-	assert_grep "^miss $key0$" out
-	[ ! -s err ] || fail "a lookup in a directory that is no cache warned: $(cat err)"
-	[ "$(ls -A notcache)" = notes.txt ] || fail "a lookup wrote into a directory that is no cache: $(ls -A notcache)"
-done
+GPUCC_CACHE_DIR=$TEST_DIR/notcache expect_exit 2 "$GPUCC" cache lookup "$key0"
+assert_grep "^miss $key0$" out
+[ ! -s err ] || fail "a lookup in a directory that is no cache warned: $(cat err)"
+[ "$(ls -A notcache)" = notes.txt ] || fail "a lookup wrote into a directory that is no cache: $(ls -A notcache)"
+rm -rf notcache
 
 # ---- a size that is not one names the option it came from
 for bad in 1.5G -1 '' '5 G' 99999999999T 99999999999999999999999 1iB; do
@@ -109,7 +119,7 @@ expect_exit 129 "$GPUCC" cache gc --max-size 0 --save --cache zero
 assert_one_line err
 assert_grep "^gpucc cache gc: --max-size '0' --save: a bound of 0 would keep no entry" err
 assert_no_file zero
-mkdir zero
+mkdir -p zero/v1
 echo 'max-size = 0' > zero/config
 expect_exit 0 "$GPUCC" cache stats --cache zero
 assert_grep "^max size          5.0 GiB$" out
@@ -134,7 +144,7 @@ for size in 1023:"1023 bytes" 1024:"1.0 KiB" 1048524:"1023.9 KiB" 1048525:"1.0 M
 done
 
 # ---- bounds past INT64_MAX are refused when parsed
-mkdir big
+mkdir -p big/v1
 expect_exit 129 "$GPUCC" cache gc --max-size 8388608T --save --cache big
 assert_one_line err
 assert_grep "'8388608T' is too large" err
@@ -420,7 +430,7 @@ python3 -c 'import json,sys; s=json.load(open("out")); assert s["directory"].end
 # space, and both let an escape sequence reach the terminal raw).
 for spelt in 'odd\ncache' 'odd\x1bcache' 'odd\tcache'; do
 	odd=$(printf "$spelt")
-	mkdir "$odd"
+	mkdir -p "$odd/v1"
 	echo 'max-size = 0' > "$odd/config"
 	expect_exit 0 "$GPUCC" cache stats --cache "$odd"
 	assert_one_line err

@@ -680,6 +680,48 @@ static void test_cache_is_a_file(void)
 	unsetenv("GPUCC_CACHE_DIR");
 }
 
+/* GPUCC_CACHE_EXISTING: a directory that does not exist, or holds other
+ * things but no v1/, is no cache, and is left as it was; an empty one, or
+ * a cache with other things beside v1/, opens; read-only or not. */
+static void test_existing_only(void)
+{
+	for (unsigned ro = 0; ro <= GPUCC_CACHE_READ_ONLY; ro++) {
+		unsigned flags = GPUCC_CACHE_EXISTING | ro;
+		char dir[256], notes[300], layout[300];
+		snprintf(dir, sizeof dir, "%s", path_in_dir(ro ? "existing-ro" : "existing"));
+		snprintf(notes, sizeof notes, "%s/notes", dir);
+		snprintf(layout, sizeof layout, "%s/v1", dir);
+		gpucc_cache *c = (gpucc_cache *)1;
+		CHECK_INT(gpucc_cache_open(&c, dir, flags), GPUCC_ENOTFOUND);
+		CHECK(c == NULL);
+		CHECK_ERROR_HAS("does not exist");
+		CHECK(access(dir, F_OK) != 0); /* not created */
+
+		CHECK_INT(mkdir(dir, 0755), 0);
+		int fd = open(notes, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CHECK(fd >= 0);
+		close(fd);
+		CHECK_INT(gpucc_cache_open(&c, dir, flags), GPUCC_EINVALID);
+		CHECK_ERROR_HAS("not a gpucc cache");
+		CHECK(access(layout, F_OK) != 0); /* nothing written into it */
+
+		CHECK_INT(unlink(notes), 0);
+		CHECK_INT(gpucc_cache_open(&c, dir, flags), 0); /* empty: an empty cache */
+		CHECK(gpucc_cache_writable(c) == !ro);
+		gpucc_cache_free(c);
+
+		if (ro)
+			CHECK_INT(mkdir(layout, 0755), 0);
+		else
+			CHECK_INT(access(layout, F_OK), 0); /* the writable open made it */
+		fd = open(notes, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CHECK(fd >= 0);
+		close(fd);
+		CHECK_INT(gpucc_cache_open(&c, dir, flags), 0); /* v1/ and notes: a cache */
+		gpucc_cache_free(c);
+	}
+}
+
 static void random_items(gpucc_snapshot_item *items, size_t n, unsigned seed)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -847,6 +889,7 @@ int main(void)
 	RUN(test_duplicate_over_corrupt);
 	RUN(test_staging_names);
 	RUN(test_cache_is_a_file);
+	RUN(test_existing_only);
 	RUN(test_snapshots);
 	RUN(test_merge_and_delta);
 	if (check_dir_remove() != 0)

@@ -57,7 +57,12 @@ GPUCC_API int gpucc_cache_default_dir(char **out);
 enum {
 	/* Never write: no directories created, no mtimes touched, no counters
 	 * saved.  A directory that does not exist opens as an empty cache. */
-	GPUCC_CACHE_READ_ONLY = 1
+	GPUCC_CACHE_READ_ONLY = 1,
+	/* The directory must be a cache already: GPUCC_ENOTFOUND when it does
+	 * not exist, GPUCC_EINVALID when it holds neither v1/ nor nothing at
+	 * all (an empty directory is an empty cache), so that a mistyped path
+	 * is neither reported on as an empty cache nor written into. */
+	GPUCC_CACHE_EXISTING = 2
 };
 
 /* Open the cache in dir (NULL: gpucc_cache_default_dir; "" is refused,
