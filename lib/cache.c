@@ -221,6 +221,7 @@ static int make_directories(const char *path)
 
 int gpucc_size_parse(uint64_t *out, const char *text)
 {
+	GPUCC_REQUIRE(out);
 	const char *p = text;
 	if (!p || *p < '0' || *p > '9')
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a size (e.g. 5G, 512M, 4096)",
@@ -488,6 +489,7 @@ static uint64_t config_max_size(gpucc_cache *c)
 
 int gpucc_cache_default_dir(char **out)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL; /* as every **out of the API on failure */
 	const char *env = getenv("GPUCC_CACHE_DIR");
 	char *dir = NULL;
@@ -533,6 +535,7 @@ static int search_access_error(const char *dir, const char *layout)
 
 int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
 	/* "" is no directory, and not the default either: a caller's unset
 	 * variable must not open (and let it clear) the user's own cache. */
@@ -634,11 +637,13 @@ void gpucc_cache_free(gpucc_cache *c)
 
 const char *gpucc_cache_dir(const gpucc_cache *c)
 {
+	GPUCC_REQUIRE_OR(c, NULL);
 	return c->dir;
 }
 
 bool gpucc_cache_writable(const gpucc_cache *c)
 {
+	GPUCC_REQUIRE_OR(c, false);
 	return c->writable;
 }
 
@@ -662,6 +667,7 @@ int gpucc_cache_refuse_read_only(const gpucc_cache *c, const char *doing)
 
 void gpucc_cache_set_warning_handler(gpucc_cache *c, gpucc_cache_warning_fn fn, void *ctx)
 {
+	GPUCC_REQUIRE_VOID(c);
 	c->warn = fn;
 	c->warn_ctx = ctx;
 	if (!fn)
@@ -675,11 +681,13 @@ void gpucc_cache_set_warning_handler(gpucc_cache *c, gpucc_cache_warning_fn fn, 
 
 uint64_t gpucc_cache_max_size(const gpucc_cache *c)
 {
+	GPUCC_REQUIRE_OR(c, 0);
 	return c->max_size;
 }
 
 int gpucc_cache_set_max_size(gpucc_cache *c, uint64_t bytes)
 {
+	GPUCC_REQUIRE(c);
 	if (!c->writable)
 		return gpucc_cache_refuse_read_only(c, "save the bound of");
 	if (bytes > INT64_MAX)
@@ -743,6 +751,7 @@ static void add_counts(stats_record *r, void *ctx)
 
 int gpucc_cache_flush(gpucc_cache *c)
 {
+	GPUCC_REQUIRE(c);
 	if (!c->hits && !c->misses && !c->corrupt && !c->bytes_added)
 		return 0;
 	int rc = stats_update(c, add_counts, c);
@@ -763,6 +772,7 @@ static void zero_counts(stats_record *r, void *ctx)
 
 int gpucc_cache_stats_reset(gpucc_cache *c)
 {
+	GPUCC_REQUIRE(c);
 	c->hits = c->misses = c->corrupt = 0;
 	return stats_update(c, zero_counts, NULL);
 }
@@ -906,6 +916,8 @@ int gpucc_cache_sorted_keys(gpucc_digest **out, size_t *count, gpucc_cache *c)
 
 int gpucc_cache_foreach(gpucc_cache *c, gpucc_cache_entry_fn fn, void *ctx)
 {
+	GPUCC_REQUIRE(c);
+	GPUCC_REQUIRE(fn);
 	foreach_ctx f = {fn, ctx};
 	return walk_entries(c, foreach_one, &f);
 }
@@ -983,7 +995,10 @@ static int open_entry_file(gpucc_image **out, gpucc_cache *c, const gpucc_digest
 
 int gpucc_cache_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(c);
+	GPUCC_REQUIRE(key);
 	if (!c->exists)
 		return gpucc_error_set(GPUCC_ENOTFOUND, "no entry in cache '%s'", c->dir);
 	char *path = entry_path(c, key, false);
@@ -997,7 +1012,10 @@ int gpucc_cache_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_digest
 
 int gpucc_cache_lookup(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(c);
+	GPUCC_REQUIRE(key);
 	if (!c->exists) {
 		c->misses++;
 		return gpucc_error_set(GPUCC_ENOTFOUND, "no entry in cache '%s'", c->dir);
@@ -1355,6 +1373,10 @@ static int insert_arriving(gpucc_cache *c, const arriving_entry *a, const char *
 int gpucc_cache_insert(gpucc_cache *c, const gpucc_entry *e, const gpucc_payload_source *sources,
                        size_t source_count, gpucc_conflict_policy policy)
 {
+	GPUCC_REQUIRE(c);
+	GPUCC_REQUIRE(e);
+	if (source_count != 0)
+		GPUCC_REQUIRE(sources);
 	arriving_entry a = {e, sources, source_count, NULL};
 	cache_insert_outcome outcome;
 	return insert_arriving(c, &a, "new entry", policy, NULL, NULL, &outcome);
@@ -1372,6 +1394,9 @@ int gpucc_cache_insert_entry_from(gpucc_cache *c, gpucc_image *src, const gpucc_
 int gpucc_cache_insert_from(gpucc_cache *c, gpucc_image *src, const gpucc_entry *e,
                             gpucc_conflict_policy policy)
 {
+	GPUCC_REQUIRE(c);
+	GPUCC_REQUIRE(src);
+	GPUCC_REQUIRE(e);
 	cache_insert_outcome outcome;
 	return gpucc_cache_insert_entry_from(c, src, e, gpucc_image_name(src), policy, NULL, NULL,
 	                                     &outcome);
@@ -1425,6 +1450,8 @@ static int count_one(void *ctx, const gpucc_digest *key, int shard_fd, const cha
 
 int gpucc_cache_stats_get(gpucc_cache_stats *out, gpucc_cache *c)
 {
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(c);
 	memset(out, 0, sizeof *out);
 	count_ctx cc = {0, 0};
 	int rc = walk_entries(c, count_one, &cc);
@@ -1533,6 +1560,7 @@ static uint64_t verify_layout(verify_ctx *v)
 int gpucc_cache_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx,
                        gpucc_cache_verify_result *out)
 {
+	GPUCC_REQUIRE(c);
 	verify_ctx v = {c, fn, ctx, {0}};
 	uint64_t misplaced = verify_layout(&v);
 	int rc = walk_entries(c, verify_one, &v);
@@ -1736,6 +1764,7 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 
 int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *out)
 {
+	GPUCC_REQUIRE(c);
 	if (!c->writable)
 		return gpucc_cache_refuse_read_only(c, "gc");
 	int lock = gc_lock(c, true);
@@ -1850,6 +1879,7 @@ int gpucc_cache_remove_judged(gpucc_cache *c, bool dry, gpucc_cache_judge_fn jud
 
 int gpucc_cache_clear(gpucc_cache *c)
 {
+	GPUCC_REQUIRE(c);
 	if (!c->writable)
 		return gpucc_cache_refuse_read_only(c, "clear");
 	int lock = gc_lock(c, true);

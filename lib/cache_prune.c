@@ -152,6 +152,7 @@ static int missing(char **why, const char *message)
 int gpucc_cache_prune(gpucc_cache *c, int64_t unused_seconds, unsigned flags,
                       gpucc_cache_prune_fn fn, void *ctx, gpucc_cache_prune_result *out)
 {
+	GPUCC_REQUIRE(c);
 	if (strcmp(gpucc_llvm_version(), "none") == 0) /* every entry would go */
 		return gpucc_error_set(GPUCC_EUNAVAILABLE,
 		                       "this gpucc was built without LLVM: it compiles nothing, so it "

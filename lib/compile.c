@@ -115,6 +115,7 @@ static double seconds_since(const struct timespec *start)
 
 void gpucc_compile_options_init(gpucc_compile_options *opts)
 {
+	GPUCC_REQUIRE_VOID(opts);
 	memset(opts, 0, sizeof *opts);
 	opts->version = GPUCC_COMPILE_OPTIONS_VERSION;
 	opts->opt_level = 2;
@@ -122,6 +123,7 @@ void gpucc_compile_options_init(gpucc_compile_options *opts)
 
 int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
 	gpucc_compile_options o;
 	if (opts)
@@ -191,6 +193,7 @@ void gpucc_compile_free(gpucc_compile *c)
 
 int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 {
+	GPUCC_REQUIRE(c);
 	if (c->planned)
 		return gpucc_error_set(GPUCC_EINVALID, "targets must be added before planning");
 	target t;
@@ -214,6 +217,9 @@ int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 
 int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *data, size_t size)
 {
+	GPUCC_REQUIRE(c);
+	if (size != 0)
+		GPUCC_REQUIRE(data);
 	if (c->planned)
 		return gpucc_error_set(GPUCC_EINVALID, "modules must be added before planning");
 	module m;
@@ -245,6 +251,8 @@ int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *dat
 
 int gpucc_compile_add_file(gpucc_compile *c, const char *path)
 {
+	GPUCC_REQUIRE(c);
+	GPUCC_REQUIRE(path);
 	if (c->planned)
 		return gpucc_error_set(GPUCC_EINVALID, "modules must be added before planning");
 	int fd;
@@ -297,21 +305,25 @@ int gpucc_compile_add_file(gpucc_compile *c, const char *path)
 
 size_t gpucc_compile_result_count(const gpucc_compile *c)
 {
+	GPUCC_REQUIRE_OR(c, 0);
 	return c->job_count;
 }
 
 const gpucc_compile_result *gpucc_compile_result_at(const gpucc_compile *c, size_t index)
 {
+	GPUCC_REQUIRE_OR(c, NULL);
 	return index < c->job_count ? &c->jobs[index].r : NULL;
 }
 
 unsigned gpucc_compile_threads_used(const gpucc_compile *c)
 {
+	GPUCC_REQUIRE_OR(c, 0);
 	return c->threads_used;
 }
 
 bool gpucc_compile_backend_loaded(const gpucc_compile *c)
 {
+	GPUCC_REQUIRE_OR(c, false);
 	return c->backend_loaded;
 }
 
@@ -582,6 +594,7 @@ static int plan_job(gpucc_compile *c, job *j)
 
 int gpucc_compile_plan(gpucc_compile *c)
 {
+	GPUCC_REQUIRE(c);
 	if (c->planned)
 		return 0;
 	if (c->module_count == 0)
@@ -906,6 +919,7 @@ static int add_to_writer(gpucc_compile *c)
 
 int gpucc_compile_run(gpucc_compile *c)
 {
+	GPUCC_REQUIRE(c);
 	if (c->ran)
 		return gpucc_error_set(GPUCC_EINVALID, "this compile session has already run");
 	int rc = gpucc_compile_plan(c);

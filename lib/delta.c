@@ -129,6 +129,9 @@ int gpucc_delta_write(const char *out_path, gpucc_source *source, const gpucc_sn
                       gpucc_algebra_counts *counts)
 {
 	static const gpucc_algebra_options defaults;
+	GPUCC_REQUIRE(out_path);
+	GPUCC_REQUIRE(source);
+	GPUCC_REQUIRE(base);
 	if (!opts)
 		opts = &defaults;
 	if (gpucc_conflict_policy_check(opts->on_conflict) != 0)

@@ -19,6 +19,9 @@
 
 void gpucc_digest_buffer(gpucc_digest *out, const void *data, size_t size)
 {
+	GPUCC_REQUIRE_VOID(out);
+	if (size != 0)
+		GPUCC_REQUIRE_VOID(data);
 	gpucc_sha256_buffer(data, size, out->bytes);
 }
 
@@ -129,12 +132,17 @@ int gpucc_digest_file_to(gpucc_digest *out, uint64_t *out_size, const char *path
 
 int gpucc_digest_file(gpucc_digest *out, uint64_t *out_size, const char *path)
 {
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(path);
 	return gpucc_digest_file_to(out, out_size, path, NULL, NULL);
 }
 
 void gpucc_digest_to_hex(char out[GPUCC_DIGEST_HEX_SIZE], const gpucc_digest *d)
 {
 	static const char digits[] = "0123456789abcdef";
+	GPUCC_REQUIRE_VOID(out);
+	out[0] = '\0'; /* not a digest: nothing for a caller to print */
+	GPUCC_REQUIRE_VOID(d);
 	for (size_t i = 0; i < GPUCC_DIGEST_SIZE; i++) {
 		out[2 * i] = digits[d->bytes[i] >> 4];
 		out[2 * i + 1] = digits[d->bytes[i] & 15];
@@ -157,6 +165,7 @@ static bool is_hex(unsigned char c)
 
 int gpucc_digest_from_hex(gpucc_digest *out, const char *hex)
 {
+	GPUCC_REQUIRE(out);
 	const unsigned char *h = (const unsigned char *)hex;
 	size_t n = 0;
 	if (h)
@@ -172,5 +181,10 @@ int gpucc_digest_from_hex(gpucc_digest *out, const char *hex)
 
 int gpucc_digest_compare(const gpucc_digest *a, const gpucc_digest *b)
 {
+	/* An order, not a status: NULL comes before every digest. */
+	if (!a || !b) {
+		gpucc_error_null_argument(__func__, !a ? "a" : "b");
+		return (a != NULL) - (b != NULL);
+	}
 	return memcmp(a->bytes, b->bytes, GPUCC_DIGEST_SIZE);
 }

@@ -308,8 +308,9 @@ static int write_outputs(const char *obj_path, const char *header_path, const ch
 int gpucc_embed_image(const char *image_path, const char *obj_path,
                       const gpucc_embed_options *opts)
 {
-	if (!image_path || !obj_path || !opts)
-		return gpucc_error_set(GPUCC_EINVALID, "gpucc_embed_image: missing argument");
+	GPUCC_REQUIRE(image_path);
+	GPUCC_REQUIRE(obj_path);
+	GPUCC_REQUIRE(opts);
 	int rc = check_symbol(opts->symbol);
 	if (rc)
 		return rc;
@@ -366,6 +367,8 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 
 int gpucc_embed_write_header(const char *header_path, const char *symbol)
 {
+	GPUCC_REQUIRE(header_path);
+	GPUCC_REQUIRE(symbol);
 	int rc = check_symbol(symbol);
 	if (rc)
 		return rc;

@@ -13,6 +13,7 @@
 
 const gpucc_payload *gpucc_entry_payload(const gpucc_entry *e, gpucc_part part)
 {
+	GPUCC_REQUIRE_OR(e, NULL);
 	for (size_t i = 0; i < e->payload_count; i++)
 		if (e->payloads[i].part == part)
 			return &e->payloads[i];
@@ -21,6 +22,8 @@ const gpucc_payload *gpucc_entry_payload(const gpucc_entry *e, gpucc_part part)
 
 const char *gpucc_entry_option(const gpucc_entry *e, const char *name)
 {
+	GPUCC_REQUIRE_OR(e, NULL);
+	GPUCC_REQUIRE_OR(name, NULL);
 	for (size_t i = 0; i < e->option_count; i++)
 		if (strcmp(e->options[i].name, name) == 0)
 			return e->options[i].value;
@@ -33,6 +36,8 @@ int gpucc_entry_compute_key(gpucc_digest *out, const gpucc_entry *e)
 	 * a target the way every compile does. */
 	gpucc_target t;
 	char canonical[GPUCC_TARGET_NAME_SIZE];
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(e);
 	if (!e->target)
 		return gpucc_error_set(GPUCC_EINVALID, "an entry needs a target");
 	if (gpucc_target_parse(&t, e->target) != 0)
@@ -47,6 +52,8 @@ int gpucc_entry_compute_key(gpucc_digest *out, const gpucc_entry *e)
 
 int gpucc_entry_content_digest(gpucc_digest *out, const gpucc_entry *e)
 {
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(e);
 	char *record;
 	int rc = gpucc_manifest_entry_record(&record, e);
 	if (rc)

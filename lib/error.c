@@ -103,6 +103,16 @@ int gpucc_error_oom(void)
 	return gpucc_error_set(GPUCC_ERROR, "out of memory");
 }
 
+int gpucc_error_null_argument(const char *function, const char *argument)
+{
+	return gpucc_error_set(GPUCC_EINVALID, "%s: '%s' is NULL", function, argument);
+}
+
+int gpucc_error_null_element(const char *function, const char *array, size_t index)
+{
+	return gpucc_error_set(GPUCC_EINVALID, "%s: '%s[%zu]' is NULL", function, array, index);
+}
+
 const char *gpucc_error_name(int code)
 {
 	switch (code) {

@@ -27,4 +27,46 @@ void gpucc_error_keep_errno(int sys_errno);
 /* Out of memory; returns GPUCC_ERROR. */
 int gpucc_error_oom(void);
 
+/*
+ * NULL for a pointer that a public function's contract requires
+ * (gpucc/common.h): GPUCC_EINVALID, and the message names the function and
+ * the argument, always in these words: "gpucc_image_open: 'path' is NULL".
+ * A function checks its arguments first, one line each, before it does
+ * anything else (opens a file, loads LLVM or a GPU runtime); a `**out` is
+ * checked first and set to NULL before the others, so that it is NULL
+ * whichever argument is refused:
+ *
+ *   GPUCC_REQUIRE(path);                 int functions: return GPUCC_EINVALID
+ *   GPUCC_REQUIRE_OR(img, NULL);         accessors: return NULL, 0 or false
+ *   GPUCC_REQUIRE_VOID(out);             void functions: return
+ *   if (size != 0) GPUCC_REQUIRE(data);  a buffer: (NULL, 0) is an empty one
+ *   GPUCC_REQUIRE_EACH(sources, count);  an array of count pointers, each
+ *                                        required ("'sources[1]' is NULL")
+ *
+ * The argument is named as it is spelt in the call, which is the name the
+ * public header gives it.  Arguments the header calls optional are not
+ * checked.
+ */
+int gpucc_error_null_argument(const char *function, const char *argument);
+/* The same for element index of the array argument array. */
+int gpucc_error_null_element(const char *function, const char *array, size_t index);
+
+#define GPUCC_REQUIRE_OR(argument, value)                                   \
+	do {                                                                    \
+		if ((argument) == NULL) {                                           \
+			gpucc_error_null_argument(__func__, #argument);                 \
+			return value;                                                   \
+		}                                                                   \
+	} while (0)
+#define GPUCC_REQUIRE(argument) GPUCC_REQUIRE_OR(argument, GPUCC_EINVALID)
+#define GPUCC_REQUIRE_VOID(argument) GPUCC_REQUIRE_OR(argument, /* nothing */)
+#define GPUCC_REQUIRE_EACH(array, count)                                    \
+	do {                                                                    \
+		if ((count) != 0)                                                   \
+			GPUCC_REQUIRE(array);                                           \
+		for (size_t require_i_ = 0; require_i_ < (count); require_i_++)     \
+			if ((array)[require_i_] == NULL)                                \
+				return gpucc_error_null_element(__func__, #array, require_i_); \
+	} while (0)
+
 #endif

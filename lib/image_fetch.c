@@ -216,14 +216,25 @@ static int fetch(void **out, size_t *out_size, const void *data, uint64_t size, 
 int gpucc_image_fetch_payload_memory(void **out, size_t *out_size, const void *data, size_t size,
                                      const char *name, const gpucc_digest *sha256, gpucc_part part)
 {
+	GPUCC_REQUIRE(out);
+	*out = NULL;
+	GPUCC_REQUIRE(out_size);
+	*out_size = 0;
+	if (size != 0)
+		GPUCC_REQUIRE(data);
+	GPUCC_REQUIRE(sha256);
 	return fetch(out, out_size, data, size, -1, name ? name : "image in memory", sha256, part);
 }
 
 int gpucc_image_fetch_payload(void **out, size_t *out_size, const char *path,
                               const gpucc_digest *sha256, gpucc_part part)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(out_size);
 	*out_size = 0;
+	GPUCC_REQUIRE(path);
+	GPUCC_REQUIRE(sha256);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_open(NULL, path); /* as gpucc_image_open words it */

@@ -175,6 +175,7 @@ static void complete_limits(gpucc_image_limits *limits)
 
 int gpucc_image_default_limits(gpucc_image_limits *out)
 {
+	GPUCC_REQUIRE(out);
 	gpucc_image_limits limits = {0};
 	const char *env = getenv(LIMITS_ENV);
 	for (const char *p = env; p && *p;) {
@@ -985,12 +986,17 @@ static int open_on_fd(gpucc_image **out, int fd, const char *name,
 
 int gpucc_image_open(gpucc_image **out, const char *path)
 {
+	GPUCC_REQUIRE(out);
+	*out = NULL;
+	GPUCC_REQUIRE(path);
 	return gpucc_image_open_limited(out, path, NULL);
 }
 
 int gpucc_image_open_limited(gpucc_image **out, const char *path, const gpucc_image_limits *limits)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_open(NULL, path);
@@ -999,6 +1005,7 @@ int gpucc_image_open_limited(gpucc_image **out, const char *path, const gpucc_im
 
 int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
 	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (copy < 0)
@@ -1008,7 +1015,10 @@ int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name)
 
 int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size, const char *name)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	if (size != 0)
+		GPUCC_REQUIRE(data);
 	if (!data || size == 0)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (empty)",
 		                       name ? name : "(memory)");
@@ -1057,11 +1067,13 @@ void gpucc_image_on_free(gpucc_image *img, void (*fn)(void *ctx), void *ctx)
 
 const char *gpucc_image_name(const gpucc_image *img)
 {
+	GPUCC_REQUIRE_OR(img, NULL);
 	return img->name;
 }
 
 bool gpucc_image_is_compressed(const gpucc_image *img)
 {
+	GPUCC_REQUIRE_OR(img, false);
 	return img->compressed;
 }
 
@@ -1073,17 +1085,21 @@ bool gpucc_image_has_random_access(const gpucc_image *img)
 
 size_t gpucc_image_entry_count(const gpucc_image *img)
 {
+	GPUCC_REQUIRE_OR(img, 0);
 	return img->manifest.entry_count;
 }
 
 const gpucc_entry *gpucc_image_entry(const gpucc_image *img, size_t index)
 {
+	GPUCC_REQUIRE_OR(img, NULL);
 	return index < img->manifest.entry_count ? &img->manifest.entries[index] : NULL;
 }
 
 /* The payload accessors are logically const: they may build the list. */
 int gpucc_image_count_payloads(size_t *out, const gpucc_image *img)
 {
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(img);
 	int rc = ensure_payloads((gpucc_image *)img);
 	if (rc == 0)
 		*out = img->payload_count;
@@ -1092,6 +1108,7 @@ int gpucc_image_count_payloads(size_t *out, const gpucc_image *img)
 
 const gpucc_payload *gpucc_image_payload(const gpucc_image *img, size_t index)
 {
+	GPUCC_REQUIRE_OR(img, NULL);
 	if (ensure_payloads((gpucc_image *)img) != 0)
 		return NULL;
 	return index < img->payload_count ? &img->payloads[index] : NULL;
@@ -1099,6 +1116,8 @@ const gpucc_payload *gpucc_image_payload(const gpucc_image *img, size_t index)
 
 const gpucc_entry *gpucc_image_find(const gpucc_image *img, const gpucc_digest *key)
 {
+	GPUCC_REQUIRE_OR(img, NULL);
+	GPUCC_REQUIRE_OR(key, NULL);
 	size_t lo = 0, hi = img->manifest.entry_count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -1115,7 +1134,9 @@ const gpucc_entry *gpucc_image_find(const gpucc_image *img, const gpucc_digest *
 
 int gpucc_image_lookup(const gpucc_entry **out, const gpucc_image *img, const char *prefix)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(img);
 	size_t len = prefix ? strlen(prefix) : 0;
 	if (len == 0 || len > 2 * GPUCC_DIGEST_SIZE || strspn(prefix, "0123456789abcdefABCDEF") != len)
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a key or key prefix (1 to 64 hex digits)",
@@ -1654,8 +1675,12 @@ static int to_memory(void *ctx, const void *data, size_t size)
 int gpucc_image_read_payload(void **out, size_t *out_size, gpucc_image *img,
                              const gpucc_payload *payload)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(out_size);
 	*out_size = 0;
+	GPUCC_REQUIRE(img);
+	GPUCC_REQUIRE(payload);
 	if (payload->size > SIZE_MAX - 1)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': payload too large for memory", img->name);
 	memory_sink m = {malloc(1), 0, 0, (size_t)payload->size};
@@ -1689,6 +1714,8 @@ static int to_fd(void *ctx, const void *data, size_t size)
 
 int gpucc_image_copy_payload(gpucc_image *img, const gpucc_payload *payload, int fd)
 {
+	GPUCC_REQUIRE(img);
+	GPUCC_REQUIRE(payload);
 	return gpucc_image_stream_payload(img, payload, to_fd, &fd);
 }
 
@@ -2076,6 +2103,7 @@ static int verify_unparked(gpucc_image *img);
 
 int gpucc_image_verify(gpucc_image *img)
 {
+	GPUCC_REQUIRE(img);
 	int rc = unpark(img);
 	return rc ? rc : repark(img, verify_unparked(img));
 }

@@ -125,7 +125,9 @@ static int parse_epoch(const char *text, int64_t *out)
 int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
                            const gpucc_write_options *opts)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(path);
 	if (!*path) /* refused now, not at commit after all the adding */
 		return gpucc_error_set(GPUCC_EINVALID, "an empty string is not a file name");
 	gpucc_image_writer *w = calloc(1, sizeof *w);
@@ -168,17 +170,22 @@ void gpucc_image_writer_free(gpucc_image_writer *w)
 
 size_t gpucc_image_writer_entry_count(const gpucc_image_writer *w)
 {
+	GPUCC_REQUIRE_OR(w, 0);
 	return w->live;
 }
 
 const gpucc_entry *gpucc_image_writer_find(const gpucc_image_writer *w, const gpucc_digest *key)
 {
+	GPUCC_REQUIRE_OR(w, NULL);
+	GPUCC_REQUIRE_OR(key, NULL);
 	ptrdiff_t i = index_find(w, key);
 	return i >= 0 && !w->entries[i].removed ? w->entries[i].entry : NULL;
 }
 
 int gpucc_image_writer_remove(gpucc_image_writer *w, const gpucc_digest *key)
 {
+	GPUCC_REQUIRE(w);
+	GPUCC_REQUIRE(key);
 	ptrdiff_t i = index_find(w, key);
 	if (i < 0 || w->entries[i].removed)
 		return gpucc_error_set(GPUCC_ENOTFOUND, "no such entry in the image being written");
@@ -285,6 +292,10 @@ static int add_entry(gpucc_image_writer *w, const gpucc_entry *e, gpucc_image *i
 int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e,
                            const gpucc_payload_source *sources, size_t source_count)
 {
+	GPUCC_REQUIRE(w);
+	GPUCC_REQUIRE(e);
+	if (source_count != 0)
+		GPUCC_REQUIRE(sources);
 	if (source_count > GPUCC_PART_COUNT)
 		return gpucc_error_set(GPUCC_EINVALID, "more payloads than payload kinds");
 	gpucc_payload payloads[GPUCC_PART_COUNT];
@@ -334,6 +345,9 @@ int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e,
 
 int gpucc_image_writer_add_from(gpucc_image_writer *w, gpucc_image *src, const gpucc_entry *e)
 {
+	GPUCC_REQUIRE(w);
+	GPUCC_REQUIRE(src);
+	GPUCC_REQUIRE(e);
 	if (e->payload_count > GPUCC_PART_COUNT)
 		return gpucc_error_set(GPUCC_EINVALID, "more payloads than payload kinds");
 	return add_entry(w, e, src, NULL);
@@ -697,6 +711,7 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	output_payload *payloads = NULL;
 	size_t payload_count = 0;
 	uint64_t manifest_size = 0, image_bytes = 0;
+	GPUCC_REQUIRE(w);
 	int rc = plan(w, &entries, &payloads, &payload_count, &image_bytes);
 	if (rc)
 		return rc;

@@ -261,6 +261,8 @@ int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t
                       const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
 {
 	static const gpucc_algebra_options defaults;
+	GPUCC_REQUIRE(out_path);
+	GPUCC_REQUIRE_EACH(sources, count);
 	if (!opts)
 		opts = &defaults;
 	if (gpucc_conflict_policy_check(opts->on_conflict) != 0)
@@ -529,6 +531,8 @@ int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources, siz
                            const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
 {
 	static const gpucc_algebra_options defaults;
+	GPUCC_REQUIRE(cache);
+	GPUCC_REQUIRE_EACH(sources, count);
 	if (!opts)
 		opts = &defaults;
 	if (gpucc_conflict_policy_check(opts->on_conflict) != 0)
@@ -607,6 +611,7 @@ static int lock_held(int fd, const char *path, const char *out_path)
 
 int gpucc_merge_lock_acquire(const char *out_path)
 {
+	GPUCC_REQUIRE(out_path);
 	const char *base = strrchr(out_path, '/');
 	if (!*out_path)
 		return gpucc_error_set(GPUCC_EINVALID, "an empty string is not a file name");
@@ -641,11 +646,18 @@ void gpucc_merge_lock_release(const char *out_path, int lock)
 {
 	if (lock < 0)
 		return;
-	/* Still held, so the name is still this file: no other process can
-	 * have replaced it. */
-	char *path = lock_path_of(out_path);
-	if (path)
-		unlink(path);
-	free(path);
+	if (out_path) {
+		/* Still held, so the name is still this file: no other process
+		 * can have replaced it. */
+		char *path = lock_path_of(out_path);
+		if (path)
+			unlink(path);
+		free(path);
+	} else {
+		/* Released all the same, its file left for the next writer to
+		 * take over: a lock held until the process ends would make
+		 * every other writer of the output wait. */
+		gpucc_error_null_argument(__func__, "out_path");
+	}
 	close(lock);
 }

@@ -28,6 +28,7 @@ const char *gpucc_part_extension(gpucc_part part)
 
 int gpucc_part_from_name(gpucc_part *out, const char *name)
 {
+	GPUCC_REQUIRE(out);
 	/* NULL is malformed text, as for every parser of the API (targets,
 	 * digests, sizes, key prefixes). */
 	for (int i = 0; name && i < GPUCC_PART_COUNT; i++) {

@@ -37,7 +37,9 @@ static void mapping_release(void *ctx)
 
 int gpucc_image_open_mapped(gpucc_image **out, const char *path)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_open(NULL, path); /* as gpucc_image_open words it */
@@ -125,7 +127,9 @@ static const runtime_driver *driver_of(gpucc_runtime_kind kind)
 
 int gpucc_devices_list(gpucc_device **out, size_t *count)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(count);
 	*count = 0;
 	gpucc_device *devices = NULL;
 	size_t total = 0;
@@ -249,9 +253,10 @@ static int choose_device(gpucc_device *out, gpucc_selection *sel, const gpucc_im
 int gpucc_module_load(gpucc_module **out, gpucc_image *img, const char *kernel,
                       const gpucc_device *device)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
-	if (!img)
-		return gpucc_error_set(GPUCC_EINVALID, "gpucc_module_load: no image");
+	GPUCC_REQUIRE(img);
+	GPUCC_REQUIRE(kernel);
 	gpucc_module *m = calloc(1, sizeof *m);
 	if (!m)
 		return gpucc_error_oom();
@@ -303,24 +308,28 @@ int gpucc_module_load(gpucc_module **out, gpucc_image *img, const char *kernel,
 
 int gpucc_module_function(void **out, gpucc_module *m, const char *kernel)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
-	if (!m || !kernel)
-		return gpucc_error_set(GPUCC_EINVALID, "gpucc_module_function: missing argument");
+	GPUCC_REQUIRE(m);
+	GPUCC_REQUIRE(kernel);
 	return m->driver->module_function(out, &m->loaded, kernel);
 }
 
 void *gpucc_module_handle(const gpucc_module *m)
 {
+	GPUCC_REQUIRE_OR(m, NULL);
 	return m->loaded.module;
 }
 
 const gpucc_selection *gpucc_module_selection(const gpucc_module *m)
 {
+	GPUCC_REQUIRE_OR(m, NULL);
 	return &m->selection;
 }
 
 const gpucc_device *gpucc_module_device(const gpucc_module *m)
 {
+	GPUCC_REQUIRE_OR(m, NULL);
 	return &m->device;
 }
 

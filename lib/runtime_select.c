@@ -41,6 +41,7 @@ unsigned gpucc_cuda_max_ptx_isa(int driver_version)
 
 int gpucc_target_from_hip_arch(gpucc_target *out, const char *gcn_arch_name)
 {
+	GPUCC_REQUIRE(out);
 	if (!gcn_arch_name || !*gcn_arch_name)
 		return gpucc_error_set(GPUCC_EINVALID, "the HIP runtime reported no architecture name");
 	int rc = gpucc_target_parse(out, gcn_arch_name);
@@ -54,6 +55,7 @@ int gpucc_target_from_hip_arch(gpucc_target *out, const char *gcn_arch_name)
 
 int gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor, int driver_version)
 {
+	GPUCC_REQUIRE(out);
 	memset(out, 0, sizeof *out);
 	/* sm is major * 10 + minor: a minor above 9 would read as another
 	 * major, and a negative or huge value would wrap into an sm on which
@@ -135,6 +137,8 @@ static bool driver_loads_cubin(const gpucc_entry *e, const gpucc_target *device)
 
 bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e, const gpucc_target *device)
 {
+	GPUCC_REQUIRE_OR(e, false);
+	GPUCC_REQUIRE_OR(device, false);
 	gpucc_target t;
 	/* A target this gpucc cannot parse does not fit (and leaves the last
 	 * error set, which only a failing call's caller reads). */
@@ -280,8 +284,9 @@ static void describe_device(char *out, size_t size, const gpucc_target *d)
 int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t count,
                  const char *kernel, const gpucc_target *device, const char *name)
 {
-	if (!out || !device || (count && !entries))
-		return gpucc_error_set(GPUCC_EINVALID, "gpucc_select: missing argument");
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE_EACH(entries, count);
+	GPUCC_REQUIRE(device);
 	memset(out, 0, sizeof *out);
 	if (!name)
 		name = "image";
@@ -352,8 +357,9 @@ int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t
 int gpucc_image_select(gpucc_selection *out, const gpucc_image *img, const char *kernel,
                        const gpucc_target *device)
 {
-	if (!img)
-		return gpucc_error_set(GPUCC_EINVALID, "gpucc_image_select: no image");
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(img);
+	GPUCC_REQUIRE(device);
 	size_t count = gpucc_image_entry_count(img);
 	const gpucc_entry **entries = malloc((count ? count : 1) * sizeof *entries);
 	if (!entries)

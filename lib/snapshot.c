@@ -136,7 +136,10 @@ static int snapshot_adopt(gpucc_snapshot **out, gpucc_snapshot_item *items, size
 
 int gpucc_snapshot_new(gpucc_snapshot **out, const gpucc_snapshot_item *items, size_t count)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	if (count != 0)
+		GPUCC_REQUIRE(items);
 	gpucc_snapshot_item *copy = malloc((count ? count : 1) * sizeof *copy);
 	if (!copy)
 		return gpucc_error_oom();
@@ -160,16 +163,20 @@ void gpucc_snapshot_free(gpucc_snapshot *s)
 
 size_t gpucc_snapshot_count(const gpucc_snapshot *s)
 {
+	GPUCC_REQUIRE_OR(s, 0);
 	return s->count;
 }
 
 const gpucc_snapshot_item *gpucc_snapshot_items(const gpucc_snapshot *s)
 {
+	GPUCC_REQUIRE_OR(s, NULL);
 	return s->items;
 }
 
 const gpucc_snapshot_item *gpucc_snapshot_find(const gpucc_snapshot *s, const gpucc_digest *key)
 {
+	GPUCC_REQUIRE_OR(s, NULL);
+	GPUCC_REQUIRE_OR(key, NULL);
 	size_t lo = 0, hi = s->count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -219,7 +226,9 @@ static int read_error(int rc, const char *path, off_t size)
 
 int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(path);
 	/* O_NONBLOCK: a FIFO is refused below, not waited on. */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -296,6 +305,8 @@ int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
 int gpucc_snapshot_write(const gpucc_snapshot *s, const char *path)
 {
 	unsigned char header[GPUCC_SNAPSHOT_HEADER_SIZE], trailer[GPUCC_SNAPSHOT_TRAILER_SIZE];
+	GPUCC_REQUIRE(s);
+	GPUCC_REQUIRE(path);
 	const unsigned char *items = (const unsigned char *)s->items;
 	gpucc_snapshot_format_header(header, s->count);
 	gpucc_snapshot_format_trailer(trailer, header, items, s->count);
@@ -341,7 +352,12 @@ static bool parse_hex32(gpucc_digest *out, const char *p)
 int gpucc_snapshot_parse_text(gpucc_snapshot **out, const char *text, size_t size,
                               const char *name)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	if (size != 0)
+		GPUCC_REQUIRE(text);
+	if (!name)
+		name = "snapshot text";
 	if (size == 0)
 		text = ""; /* an empty buffer may come as NULL: memchr must not see it */
 	size_t lines = 0;
@@ -388,6 +404,7 @@ int gpucc_snapshot_write_text(const gpucc_snapshot *s, int fd)
 {
 	static const char digits[] = "0123456789abcdef";
 	enum { LINE = 130, BATCH = 4096 };
+	GPUCC_REQUIRE(s);
 	char *buf = malloc((size_t)LINE * BATCH);
 	if (!buf)
 		return gpucc_error_oom();
@@ -438,7 +455,9 @@ static int source_new(gpucc_source **out, gpucc_source_kind kind, const char *na
 int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
                       void *warn_ctx)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(path);
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
 	 * below); it changes nothing for files and directories. */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -533,8 +552,11 @@ static void open_one(void *ctx, size_t i)
 int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
                        gpucc_cache_warning_fn warn, void *warn_ctx)
 {
+	if (n != 0)
+		GPUCC_REQUIRE(out);
 	for (size_t i = 0; i < n; i++)
 		out[i] = NULL;
+	GPUCC_REQUIRE_EACH(paths, n);
 	/* Images past half the limit on open files are parked as soon as they
 	 * are open (algebra.h), so that any number of inputs can be merged;
 	 * the threads, each holding a descriptor or two while it opens one,
@@ -571,6 +593,9 @@ int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
 
 int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c)
 {
+	GPUCC_REQUIRE(out);
+	*out = NULL;
+	GPUCC_REQUIRE(c);
 	int rc = source_new(out, GPUCC_SOURCE_CACHE, gpucc_cache_dir(c));
 	if (rc == 0)
 		(*out)->cache = c;
@@ -579,6 +604,9 @@ int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c)
 
 int gpucc_source_from_image(gpucc_source **out, gpucc_image *img)
 {
+	GPUCC_REQUIRE(out);
+	*out = NULL;
+	GPUCC_REQUIRE(img);
 	int rc = source_new(out, GPUCC_SOURCE_IMAGE, gpucc_image_name(img));
 	if (rc == 0)
 		(*out)->image = img;
@@ -600,11 +628,13 @@ void gpucc_source_free(gpucc_source *s)
 
 gpucc_source_kind gpucc_source_kind_of(const gpucc_source *s)
 {
+	GPUCC_REQUIRE_OR(s, (gpucc_source_kind)0);
 	return s->kind;
 }
 
 const char *gpucc_source_name(const gpucc_source *s)
 {
+	GPUCC_REQUIRE_OR(s, NULL);
 	return s->name;
 }
 
@@ -620,16 +650,20 @@ gpucc_cache *gpucc_source_cache(const gpucc_source *s)
 
 const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s)
 {
+	GPUCC_REQUIRE_OR(s, NULL);
 	return s->snapshot;
 }
 
 int gpucc_source_check_whole(gpucc_source *s)
 {
+	GPUCC_REQUIRE(s);
 	return s->image ? gpucc_image_check_whole(s->image) : 0;
 }
 
 bool gpucc_source_is_file(const gpucc_source *s, const char *path)
 {
+	GPUCC_REQUIRE_OR(s, false);
+	GPUCC_REQUIRE_OR(path, false);
 	struct stat st;
 	return s->has_identity && stat(path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
 }
@@ -679,7 +713,9 @@ static int collect_key(void *ctx, const gpucc_digest *key)
 
 int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(s);
 	if (s->kind == GPUCC_SOURCE_SNAPSHOT) {
 		/* Read and checked: sorted and unique already, so a plain copy. */
 		size_t n = s->snapshot->count;
@@ -736,7 +772,14 @@ int gpucc_snapshot_delta(gpucc_snapshot **out, const gpucc_snapshot *source,
                          const char *base_name, const gpucc_algebra_options *opts,
                          gpucc_algebra_counts *counts)
 {
+	GPUCC_REQUIRE(out);
 	*out = NULL;
+	GPUCC_REQUIRE(source);
+	GPUCC_REQUIRE(base);
+	if (!source_name)
+		source_name = "source";
+	if (!base_name)
+		base_name = "base";
 	gpucc_algebra_counts local = {0};
 	gpucc_conflict_policy policy = opts ? opts->on_conflict : GPUCC_CONFLICT_FAIL;
 	if (gpucc_conflict_policy_check(policy) != 0)

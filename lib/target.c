@@ -182,6 +182,7 @@ static int parse_amdgpu(gpucc_target *t, const char *spelling)
 
 int gpucc_target_parse(gpucc_target *out, const char *spelling)
 {
+	GPUCC_REQUIRE(out);
 	gpucc_target t;
 	memset(&t, 0, sizeof t);
 	int rc;
@@ -203,6 +204,9 @@ int gpucc_target_parse(gpucc_target *out, const char *spelling)
 
 void gpucc_target_format(char out[GPUCC_TARGET_NAME_SIZE], const gpucc_target *t)
 {
+	GPUCC_REQUIRE_VOID(out);
+	out[0] = '\0'; /* no target: nothing for a caller to print */
+	GPUCC_REQUIRE_VOID(t);
 	if (t->vendor == GPUCC_VENDOR_NVIDIA) {
 		snprintf(out, GPUCC_TARGET_NAME_SIZE, "sm_%u%s:ptx%u", t->sm, t->sm_accelerated ? "a" : "",
 		         t->ptx_isa);
@@ -216,6 +220,7 @@ void gpucc_target_format(char out[GPUCC_TARGET_NAME_SIZE], const gpucc_target *t
 
 const char *gpucc_target_triple(const gpucc_target *t)
 {
+	GPUCC_REQUIRE_OR(t, NULL);
 	return t->vendor == GPUCC_VENDOR_NVIDIA ? "nvptx64-nvidia-cuda" : "amdgcn-amd-amdhsa";
 }
 
@@ -226,6 +231,7 @@ const char *gpucc_target_cpu(const gpucc_target *t)
 		"sm_52", "sm_53", "sm_60", "sm_61", "sm_62", "sm_70", "sm_72",
 		"sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a",
 	};
+	GPUCC_REQUIRE_OR(t, NULL);
 	if (t->vendor == GPUCC_VENDOR_AMD) {
 		for (size_t i = 0; i < COUNT(amdgpu_processors); i++)
 			if (strcmp(amdgpu_processors[i].name, t->processor) == 0)
@@ -240,6 +246,9 @@ const char *gpucc_target_cpu(const gpucc_target *t)
 
 void gpucc_target_llvm_features(char out[64], const gpucc_target *t)
 {
+	GPUCC_REQUIRE_VOID(out);
+	out[0] = '\0'; /* no target: nothing for a caller to print */
+	GPUCC_REQUIRE_VOID(t);
 	if (t->vendor == GPUCC_VENDOR_NVIDIA) {
 		snprintf(out, 64, "+ptx%u", t->ptx_isa);
 		return;

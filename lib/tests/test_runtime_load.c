@@ -297,6 +297,11 @@ static void test_stub_hip_keeps_current_device(void)
 	CHECK(function != NULL);
 	CHECK_INT(get_device(&current), 0);
 	CHECK_INT(current, 1);
+	/* A NULL kernel is refused before the runtime is asked
+	 * (lib/tests/test_null_args.c has no module to ask with). */
+	CHECK_INT(gpucc_module_function(&function, m, NULL), GPUCC_EINVALID);
+	CHECK(function == NULL);
+	CHECK_STR(gpucc_error_last()->message, "gpucc_module_function: 'kernel' is NULL");
 	gpucc_module_free(m);
 	CHECK_INT(get_device(&current), 0);
 	CHECK_INT(current, 1);

@@ -45,6 +45,15 @@ enum {
 	GPUCC_EUNAVAILABLE = -10 /* a tool, library, driver or device is absent */
 };
 
+/* A NULL for a pointer the contract requires is GPUCC_EINVALID, with a
+ * message naming the function and the argument ("gpucc_image_open: 'path'
+ * is NULL"), and a `**out` given is NULL; accessors return NULL, 0 or
+ * false (digest comparison puts NULL first), and void functions return,
+ * both setting that last error; _free functions accept NULL.  Pointers the
+ * contract calls optional ("NULL: the default", "may be NULL") take NULL,
+ * and so does a buffer or array of size 0.  The parsers of text take NULL
+ * as malformed text, GPUCC_EINVALID as for "". */
+
 typedef struct gpucc_error {
 	int code;            /* one of the codes above */
 	const char *message; /* one line, no trailing newline: control characters,

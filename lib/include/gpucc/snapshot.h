@@ -38,7 +38,8 @@ GPUCC_API int gpucc_snapshot_new(gpucc_snapshot **out, const gpucc_snapshot_item
  * file and the defect (bad magic, size, checksum, order). */
 GPUCC_API int gpucc_snapshot_read(gpucc_snapshot **out, const char *path);
 /* Parse the text form that gpucc_snapshot_write_text writes ("KEY CONTENT"
- * per line, 64 hex digits each, any order).  name is used in messages. */
+ * per line, 64 hex digits each, any order).  name is used in messages
+ * (NULL: "snapshot text"). */
 GPUCC_API int gpucc_snapshot_parse_text(gpucc_snapshot **out, const char *text, size_t size,
                                         const char *name);
 /* Write s to path atomically, in snapshot format v1. */
@@ -144,7 +145,8 @@ GPUCC_API int gpucc_delta_write(const char *out_path, gpucc_source *source,
                                 const gpucc_snapshot *base, const char *base_name,
                                 const gpucc_algebra_options *opts,
                                 gpucc_algebra_counts *counts);
-/* The same on keys alone: the items of source not in base, as a snapshot. */
+/* The same on keys alone: the items of source not in base, as a snapshot.
+ * source_name and base_name name them in messages (NULL: "source", "base"). */
 GPUCC_API int gpucc_snapshot_delta(gpucc_snapshot **out, const gpucc_snapshot *source,
                                    const char *source_name, const gpucc_snapshot *base,
                                    const char *base_name, const gpucc_algebra_options *opts,
@@ -169,7 +171,9 @@ GPUCC_API int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *so
  * other files in the directory do not wait.  Blocks.  Returns a lock handle
  * (>= 0) for gpucc_merge_lock_release, or an error code. */
 GPUCC_API int gpucc_merge_lock_acquire(const char *out_path);
-/* Release the lock; out_path is the one it was acquired for. */
+/* Release the lock; out_path is the one it was acquired for.  Given NULL
+ * for out_path, it still releases the lock, leaving its file to the next
+ * writer, and sets GPUCC_EINVALID as the last error. */
 GPUCC_API void gpucc_merge_lock_release(const char *out_path, int lock);
 
 #ifdef __cplusplus
