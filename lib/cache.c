@@ -135,10 +135,10 @@ bool gpucc_cache_layout_at(int dir_fd)
 	return fstatat(dir_fd, LAYOUT_DIR, &st, 0) == 0 && S_ISDIR(st.st_mode);
 }
 
-bool gpucc_cache_directory_at(int dir_fd)
+/* Whether the directory open as dir_fd (which stays open) holds no name
+ * but "." and "..". */
+static bool directory_is_empty(int dir_fd)
 {
-	if (gpucc_cache_layout_at(dir_fd))
-		return true;
 	int copy = dup(dir_fd); /* fdopendir takes the descriptor */
 	DIR *d = copy < 0 ? NULL : fdopendir(copy);
 	if (!d) {
@@ -151,6 +151,17 @@ bool gpucc_cache_directory_at(int dir_fd)
 		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
 	closedir(d);
 	return empty;
+}
+
+bool gpucc_cache_directory_at(int dir_fd)
+{
+	return gpucc_cache_layout_at(dir_fd) || directory_is_empty(dir_fd);
+}
+
+int gpucc_cache_not_a_cache(const char *path)
+{
+	return gpucc_error_set(GPUCC_EINVALID,
+	                       "'%s' is a directory but not a gpucc cache (no v1/ in it)", path);
 }
 
 /* The check GPUCC_CACHE_EXISTING asks for, before anything is created. */
@@ -167,12 +178,9 @@ static int check_existing(const char *dir)
 	/* A v1 that is no directory makes a broken cache, which the checks
 	 * that follow name, rather than no cache. */
 	bool is_cache = faccessat(fd, LAYOUT_DIR, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
-	                gpucc_cache_directory_at(fd);
+	                directory_is_empty(fd);
 	close(fd);
-	if (!is_cache)
-		return gpucc_error_set(GPUCC_EINVALID,
-		                       "'%s' is a directory but not a gpucc cache (no v1/ in it)", dir);
-	return 0;
+	return is_cache ? 0 : gpucc_cache_not_a_cache(dir);
 }
 
 /* DIR/v1/<xx>/<key>.gpucc, or the shard directory when shard_only. */

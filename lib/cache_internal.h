@@ -49,6 +49,8 @@ bool gpucc_cache_layout_at(int dir_fd);
  * job's directory after mkdir -p).  Anything else is refused, lest a
  * mistyped path pass for an empty cache. */
 bool gpucc_cache_directory_at(int dir_fd);
+/* The error for a directory refused so, GPUCC_EINVALID naming path. */
+int gpucc_cache_not_a_cache(const char *path);
 
 /* For tests: when set, called by an insert after it has decided what to do
  * and before it publishes the entry, so that a test can plant a rival entry

@@ -18,7 +18,6 @@
 #include "parallel.h"
 #include "snapshot_format.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -450,8 +449,6 @@ static int source_new(gpucc_source **out, gpucc_source_kind kind, const char *na
 	return 0;
 }
 
-/* Whether the directory open on fd (which stays open) holds no name but
- * "." and "..". */
 int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
                       void *warn_ctx)
 {
@@ -475,9 +472,7 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 		bool is_cache = gpucc_cache_directory_at(fd);
 		close(fd);
 		if (!is_cache)
-			return gpucc_error_set(GPUCC_EINVALID,
-			                       "'%s' is a directory but not a gpucc cache (no v1/ in it)",
-			                       path);
+			return gpucc_cache_not_a_cache(path);
 		if ((rc = source_new(&s, GPUCC_SOURCE_CACHE, path)) != 0)
 			return rc;
 		rc = gpucc_cache_open(&s->cache, path, GPUCC_CACHE_READ_ONLY);
