@@ -39,11 +39,14 @@ static const cmd_option options[] = {
 	{"debug-info", 'g', NULL, false, "keep the modules' debug info (ptxas -lineinfo); full debug info needs PTX 7.5+"},
 	{"code-object", 0, "N", false,
 	 "AMDGPU code object version 4 or 5 (default 4: what HIP 5.2 loads)"},
+	{"link", 0, NULL, false,
+	 "link every MODULE into one before compiling (relocatable device code, clang -fgpu-rdc)"},
 	{"no-cubin", 0, NULL, false,
 	 "NVIDIA: PTX only, do not run ptxas (keyed as on a machine without it)"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing, change no cache (not with -o)"},
 	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
+	{"verbose", 'v', NULL, false, "with a failure, also print LLVM's and the tools' own messages"},
 	{0},
 };
 
@@ -82,6 +85,17 @@ static void put_diagnostics(FILE *f, const char *text)
 			fputc(*p, f);
 		else
 			fwrite(spelt, 1, gpucc_escape_byte(spelt, *p), f);
+	}
+}
+
+/* Each warning line, prefixed as every message is.  libgpucc spells their
+ * control characters already. */
+static void put_warnings(FILE *f, const char *text)
+{
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+		fprintf(f, "gpucc compile: warning: %.*s\n", (int)len, p);
+		p += len + (p[len] == '\n');
 	}
 }
 
@@ -194,6 +208,10 @@ static void json_result(FILE *f, const gpucc_compile_result *r)
 		fprintf(f, ",\"diagnostics\":");
 		cmd_json_string(f, r->diagnostics);
 	}
+	if (r->warnings) {
+		fprintf(f, ",\"warnings\":");
+		cmd_json_string(f, r->warnings);
+	}
 	if (r->entry) {
 		const gpucc_entry *e = r->entry;
 		fprintf(f, ",\"kernels\":[");
@@ -290,6 +308,7 @@ static int run(const cmd_args *args)
 		o.code_object_version = n;
 	}
 	o.no_cubin = cmd_flag(args, "no-cubin");
+	o.link_modules = cmd_flag(args, "link");
 	int zstd = 0;
 	if (cmd_flag(args, "zstd")) {
 		value = cmd_value(args, "zstd");
@@ -394,17 +413,22 @@ static int run(const cmd_args *args)
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
-	/* Every failure and every warning, each line naming module and target. */
+	/* Every failure and every warning, one line each naming module and
+	 * target.  LLVM's and the tools' own lines are a success's warnings
+	 * (ptxas's), and a failure's detail, shown when asked. */
 	const gpucc_compile_result *first_failed = NULL;
+	bool verbose = cmd_flag(args, "verbose");
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
+		if (r->diagnostics && (verbose || r->status != GPUCC_COMPILE_FAILED))
+			put_diagnostics(stderr, r->diagnostics);
+		if (r->warnings)
+			put_warnings(stderr, r->warnings);
 		if (r->status == GPUCC_COMPILE_FAILED) {
 			fprintf(stderr, "gpucc compile: error: %s\n", r->error);
 			if (!first_failed)
 				first_failed = r;
 		}
-		if (r->diagnostics)
-			put_diagnostics(stderr, r->diagnostics);
 	}
 	/* Planning reports failed jobs in their results only: a dry run exits
 	 * as the real run would, with the first failed job's code. */

@@ -25,7 +25,7 @@
 
 #include "gpucc/common.h"
 
-#define GPUCC_BACKEND_ABI 1
+#define GPUCC_BACKEND_ABI 2
 #define GPUCC_BACKEND_ENTRY "gpucc_backend_get"
 
 /* Fault injection for crash tests: when this environment variable is
@@ -39,6 +39,12 @@ typedef struct gpucc_backend_job {
 	const char *module_name;   /* for messages */
 	const void *module_data;   /* .ll text or .bc bitcode, as read */
 	size_t module_size;
+	/* Modules linked into it before anything else (relocatable device
+	 * code), in order; their names for messages. */
+	size_t link_count;
+	const void *const *link_data;
+	const size_t *link_sizes;
+	const char *const *link_names;
 	const char *target_name;   /* canonical spelling, for messages */
 	gpucc_vendor vendor;
 	const char *triple;        /* "nvptx64-nvidia-cuda" / "amdgcn-amd-amdhsa" */
@@ -54,7 +60,10 @@ typedef struct gpucc_backend_job {
 	/* Device libraries to link, already chosen and ordered by libgpucc;
 	 * every function the module did not define is internalised after. */
 	size_t device_lib_count;
-	const char *const *device_lib_paths;
+	const char *const *device_lib_paths; /* a file's path, or a generated library's name */
+	const void *const *device_lib_data;  /* per library: its bytes when generated (IR text),
+	                                        else NULL: read the path */
+	const size_t *device_lib_sizes;
 	const char *ptxas;         /* NVIDIA: path, or NULL for no cubin */
 	const char *ld_lld;        /* AMD: path of ld.lld; required */
 } gpucc_backend_job;
@@ -78,6 +87,9 @@ typedef struct gpucc_backend_result {
 	gpucc_backend_kernel *kernels;   /* in the module's order */
 	size_t external_count;
 	char **externals;                /* sorted by name, unique */
+	char *ptxas_refused;  /* NVIDIA: ptxas's words when it does not compile for the
+	                         target's processor or PTX ISA (an older or newer CUDA):
+	                         the entry is PTX only; else NULL */
 } gpucc_backend_result;
 
 typedef struct gpucc_backend gpucc_backend;

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,11 @@ typedef struct module {
 	bool from_file;     /* dev and ino name the file it was read from */
 	dev_t dev;
 	ino_t ino;
+	/* The module of link_modules: the others linked in order (data NULL). */
+	size_t member_count;
+	const void **member_data;
+	size_t *member_sizes;
+	const char **member_names;
 } module;
 
 typedef struct target {
@@ -57,6 +63,7 @@ typedef struct target {
 	char name[GPUCC_TARGET_NAME_SIZE];
 	char cpu[32];
 	char features[64];
+	bool ptx_explicit; /* NVIDIA: the spelling named a PTX ISA (":ptxNN") */
 } target;
 
 typedef struct job {
@@ -64,8 +71,18 @@ typedef struct job {
 	size_t module, target;
 	char *error;        /* owned message for r.error */
 	char *diagnostics;  /* owned text for r.diagnostics */
+	char *warnings;     /* owned text for r.warnings */
+	/* The target as this module makes it (compile_target.c): the PTX ISA or
+	 * code object version the module asks for where the run left it open. */
+	char target_name[GPUCC_TARGET_NAME_SIZE];
+	char features[64];
+	int code_object_version; /* AMD: 4 or 5 */
+	gpucc_option options[OPTION_COUNT];
+	gpucc_generated_lib isa_lib; /* AMD: oclc_isa_version, made for the processor */
 	gpucc_entry entry;
 	char *lib_paths[MAX_DEVICE_LIBS];   /* in link order */
+	const void *lib_data[MAX_DEVICE_LIBS]; /* in memory (generated), else NULL: read the path */
+	size_t lib_sizes[MAX_DEVICE_LIBS];
 	gpucc_device_lib libs[MAX_DEVICE_LIBS]; /* sorted by name */
 	size_t lib_count;
 	gpucc_key_component components[GPUCC_KEY_COMPONENTS];
@@ -85,6 +102,7 @@ struct gpucc_compile {
 	gpucc_compile_options o;
 	module *modules;
 	size_t module_count;
+	size_t first_job_module; /* jobs are for modules[first_job_module..]: link_modules adds one */
 	target *targets;
 	size_t target_count;
 	job *jobs;
@@ -97,6 +115,7 @@ struct gpucc_compile {
 	char *ld_lld_error; /* why AMD jobs cannot be keyed (no LLD 19), or NULL */
 	char *ptxas_error;  /* why NVIDIA jobs cannot be keyed (a ptxas that gives no version) */
 	int ptxas_error_code;
+	const char *ptxas_version; /* "13.0.88", "none"; owned by the toolchain */
 	unsigned threads_used;
 	bool backend_loaded;
 	bool cache_failed; /* the cache is full or read-only: no more inserts are tried */
@@ -126,19 +145,19 @@ int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
 	GPUCC_REQUIRE(out);
 	*out = NULL;
 	gpucc_compile_options o;
-	if (opts)
+	gpucc_compile_options_init(&o);
+	if (opts && opts->version == 1) /* a caller built before link_modules */
+		memcpy(&o, opts, offsetof(gpucc_compile_options, link_modules));
+	else if (opts)
 		o = *opts;
-	else
-		gpucc_compile_options_init(&o);
-	if (o.version != GPUCC_COMPILE_OPTIONS_VERSION)
-		return gpucc_error_set(GPUCC_EINVALID, "compile options of version %u, expected %d",
+	if (o.version != 1 && o.version != GPUCC_COMPILE_OPTIONS_VERSION)
+		return gpucc_error_set(GPUCC_EINVALID, "compile options of version %u, expected 1 to %d",
 		                       o.version, GPUCC_COMPILE_OPTIONS_VERSION);
 	if (o.opt_level < 0 || o.opt_level > 3)
 		return gpucc_error_set(GPUCC_EINVALID, "optimisation level %d: expected 0 to 3",
 		                       o.opt_level);
-	if (o.code_object_version == 0)
-		o.code_object_version = GPUCC_DEFAULT_CODE_OBJECT_VERSION;
-	if (o.code_object_version != 4 && o.code_object_version != 5)
+	/* 0: each module's own, else GPUCC_DEFAULT_CODE_OBJECT_VERSION. */
+	if (o.code_object_version != 0 && o.code_object_version != 4 && o.code_object_version != 5)
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "AMDGPU code object version %d: expected 4 or 5",
 		                       o.code_object_version);
@@ -155,6 +174,7 @@ static void job_release(gpucc_compile *c, job *j, const gpucc_backend *b)
 {
 	free(j->error);
 	free(j->diagnostics);
+	free(j->warnings);
 	for (size_t i = 0; i < j->lib_count; i++)
 		free(j->lib_paths[i]);
 	if (j->have_components)
@@ -180,6 +200,9 @@ void gpucc_compile_free(gpucc_compile *c)
 		free(c->modules[i].name);
 		free(c->modules[i].shown);
 		free(c->modules[i].data);
+		free(c->modules[i].member_data);
+		free(c->modules[i].member_sizes);
+		free(c->modules[i].member_names);
 	}
 	free(c->modules);
 	free(c->targets);
@@ -204,6 +227,7 @@ int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 	gpucc_target_format(t.name, &t.parsed);
 	snprintf(t.cpu, sizeof t.cpu, "%s", gpucc_target_cpu(&t.parsed));
 	gpucc_target_llvm_features(t.features, &t.parsed);
+	t.ptx_explicit = t.parsed.vendor == GPUCC_VENDOR_NVIDIA && strstr(spelling, ":ptx") != NULL;
 	for (size_t i = 0; i < c->target_count; i++)
 		if (strcmp(c->targets[i].name, t.name) == 0)
 			return 0;
@@ -364,9 +388,10 @@ static int build_options(gpucc_compile *c)
 	n[2] = (gpucc_option){"ftz", on_off[c->o.ftz]};
 	n[3] = (gpucc_option){"opt-level", level_names[c->o.opt_level]};
 	n[4] = (gpucc_option){"ptxas", ptxas};
+	c->ptxas_version = ptxas;
 	c->nvidia_option_count = 5;
 	gpucc_option *a = c->amd_options;
-	a[0] = (gpucc_option){"code-object", c->o.code_object_version == 5 ? "5" : "4"};
+	a[0] = (gpucc_option){"code-object", "4"}; /* each job's own (plan_job) */
 	a[1] = (gpucc_option){"debug-info", on_off[c->o.debug_info]};
 	a[2] = (gpucc_option){"fast-math", on_off[c->o.fast_math]};
 	a[3] = (gpucc_option){"ftz", on_off[c->o.ftz]};
@@ -412,20 +437,103 @@ static int add_lib(job *j, const char *dir, const char *file)
 	return 0;
 }
 
+/* A library held in memory: its name stands for a path (the backend keeps
+ * parsed libraries by it). */
+static int add_generated_lib(job *j, const gpucc_generated_lib *lib)
+{
+	if (j->lib_count == MAX_DEVICE_LIBS)
+		return GPUCC_ERROR;
+	char *name = strdup(lib->name);
+	if (!name)
+		return gpucc_error_oom();
+	j->lib_data[j->lib_count] = lib->text;
+	j->lib_sizes[j->lib_count] = lib->size;
+	j->lib_paths[j->lib_count++] = name;
+	return 0;
+}
+
 static int compare_libs(const void *a, const void *b)
 {
 	return strcmp(((const gpucc_device_lib *)a)->name, ((const gpucc_device_lib *)b)->name);
 }
 
-/* The ROCm control library of the processor's ISA version: "gfx90a" ->
- * oclc_isa_version_90a.bc; gfx941 and gfx942 use 940's (no file of their
- * own ships with the Debian device libraries). */
-static void isa_file(char *out, size_t size, const char *processor)
+/* libclc for OpenCL C modules that call its builtins, either vendor. */
+static int choose_libclc(gpucc_compile *c, job *j)
 {
-	const char *isa = processor + 3;
-	if (strcmp(processor, "gfx941") == 0 || strcmp(processor, "gfx942") == 0)
-		isa = "940";
-	snprintf(out, size, "oclc_isa_version_%s.bc", isa);
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	if (!m->facts.opencl || !m->facts.calls_mangled)
+		return 0;
+	if (!c->toolchain.libclc_dir)
+		return job_fail(j, GPUCC_EUNAVAILABLE,
+		                "%s: %s: the OpenCL module calls builtins (_Z* functions) that libclc "
+		                "defines, but libclc was not found: install libclc-19 or set "
+		                "GPUCC_LIBCLC_DIR",
+		                m->shown, t->name);
+	return add_lib(j, c->toolchain.libclc_dir,
+	               t->parsed.vendor == GPUCC_VENDOR_NVIDIA ? "nvptx64--nvidiacl.bc"
+	                                                       : "amdgcn--amdhsa.bc");
+}
+
+/* The ROCm device libraries, as clang's HIP toolchain links them: hip.bc
+ * for the HIP headers' fences, ocml and ockl, and the oclc control
+ * libraries that answer their questions (code object ABI, rounding,
+ * denormals, wave size: the module's own on gfx10 and later, where
+ * "+wavefrontsize64" picks wave64; ISA version: written for the processor). */
+static int choose_rocm(gpucc_compile *c, job *j)
+{
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	const char *dir = c->toolchain.rocm_dir;
+	if (!m->facts.calls_rocm && !m->facts.calls_hip)
+		return 0;
+	if (!dir)
+		return job_fail(j, GPUCC_EUNAVAILABLE,
+		                "%s: %s: the module calls the ROCm device libraries (__ocml_*, "
+		                "__ockl_*, __atomic_work_item_fence) but they were not found: install "
+		                "rocm-device-libs or set GPUCC_ROCM_DEVICE_LIBS",
+		                m->shown, t->name);
+	int rc = 0;
+	if (m->facts.calls_hip)
+		rc = add_lib(j, dir, "hip.bc");
+	if (!m->facts.calls_rocm || rc != 0)
+		return rc;
+	const char *p = t->parsed.processor;
+	/* gfx6..gfx9 run wave64 only; gfx10 and later wave32 unless asked. */
+	bool wave64 = strlen(p) == 6 || m->facts.wavefront64;
+	if ((rc = gpucc_isa_version_lib(&j->isa_lib, p)) != 0)
+		return job_fail(j, rc, "%s: %s: %s", m->shown, t->name, gpucc_error_last()->message);
+	const char *files[] = {
+		"ocml.bc",
+		"ockl.bc",
+		j->code_object_version == 5 ? "oclc_abi_version_500.bc" : "oclc_abi_version_400.bc",
+		c->o.fast_math ? "oclc_correctly_rounded_sqrt_off.bc" : "oclc_correctly_rounded_sqrt_on.bc",
+		c->o.ftz ? "oclc_daz_opt_on.bc" : "oclc_daz_opt_off.bc",
+		c->o.fast_math ? "oclc_finite_only_on.bc" : "oclc_finite_only_off.bc",
+		c->o.fast_math ? "oclc_unsafe_math_on.bc" : "oclc_unsafe_math_off.bc",
+		wave64 ? "oclc_wavefrontsize64_on.bc" : "oclc_wavefrontsize64_off.bc",
+	};
+	for (size_t i = 0; i < sizeof files / sizeof files[0] && rc == 0; i++)
+		rc = add_lib(j, dir, files[i]);
+	return rc ? rc : add_generated_lib(j, &j->isa_lib);
+}
+
+static int choose_libdevice(gpucc_compile *c, job *j)
+{
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	const char *libdevice = c->toolchain.libdevice;
+	if (!m->facts.calls_libdevice)
+		return 0;
+	if (!libdevice)
+		return job_fail(j, GPUCC_EUNAVAILABLE,
+		                "%s: %s: the module calls libdevice (__nv_*) but no CUDA toolkit "
+		                "was found: set CUDA_PATH",
+		                m->shown, t->name);
+	const char *slash = strrchr(libdevice, '/');
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%.*s", (int)(slash - libdevice), libdevice);
+	return add_lib(j, dir, slash + 1);
 }
 
 /* Choose the device libraries job j links, in link order, and their
@@ -434,57 +542,24 @@ static int choose_libs(gpucc_compile *c, job *j)
 {
 	const module *m = &c->modules[j->module];
 	const target *t = &c->targets[j->target];
-	gpucc_toolchain *tc = &c->toolchain;
-	int rc = 0;
-	if (t->parsed.vendor == GPUCC_VENDOR_NVIDIA) {
-		if (!m->facts.calls_libdevice)
-			return 0;
-		if (!tc->libdevice)
-			return job_fail(j, GPUCC_EUNAVAILABLE,
-			                "%s: %s: the module calls libdevice (__nv_*) but no CUDA toolkit "
-			                "was found: set CUDA_PATH",
-			                m->shown, t->name);
-		const char *slash = strrchr(tc->libdevice, '/');
-		char dir[4096];
-		snprintf(dir, sizeof dir, "%.*s", (int)(slash - tc->libdevice), tc->libdevice);
-		rc = add_lib(j, dir, slash + 1);
-	} else {
-		if (!m->facts.calls_rocm)
-			return 0;
-		if (!tc->rocm_dir)
-			return job_fail(j, GPUCC_EUNAVAILABLE,
-			                "%s: %s: the module calls the ROCm device libraries (__ocml_*, "
-			                "__ockl_*) but they were not found: install rocm-device-libs or set "
-			                "GPUCC_ROCM_DEVICE_LIBS",
-			                m->shown, t->name);
-		const char *p = t->parsed.processor;
-		bool wave64 = strlen(p) == 6; /* gfx6..gfx9 run wave64; gfx10+ default to wave32 */
-		char isa[64];
-		isa_file(isa, sizeof isa, p);
-		const char *files[] = {
-			"ocml.bc",
-			"ockl.bc",
-			c->o.code_object_version == 5 ? "oclc_abi_version_500.bc" : "oclc_abi_version_400.bc",
-			c->o.fast_math ? "oclc_correctly_rounded_sqrt_off.bc" : "oclc_correctly_rounded_sqrt_on.bc",
-			c->o.ftz ? "oclc_daz_opt_on.bc" : "oclc_daz_opt_off.bc",
-			c->o.fast_math ? "oclc_finite_only_on.bc" : "oclc_finite_only_off.bc",
-			isa,
-			c->o.fast_math ? "oclc_unsafe_math_on.bc" : "oclc_unsafe_math_off.bc",
-			wave64 ? "oclc_wavefrontsize64_on.bc" : "oclc_wavefrontsize64_off.bc",
-		};
-		for (size_t i = 0; i < sizeof files / sizeof files[0] && rc == 0; i++)
-			rc = add_lib(j, tc->rocm_dir, files[i]);
-	}
-	if (rc != 0)
+	int rc = t->parsed.vendor == GPUCC_VENDOR_NVIDIA ? choose_libdevice(c, j) : choose_rocm(c, j);
+	if (rc == 0 && j->r.status != GPUCC_COMPILE_FAILED)
+		rc = choose_libclc(c, j);
+	if (rc != 0 || j->r.status == GPUCC_COMPILE_FAILED)
 		return rc;
 	for (size_t i = 0; i < j->lib_count; i++) {
+		const char *name = strrchr(j->lib_paths[i], '/');
+		j->libs[i].name = name ? name + 1 : j->lib_paths[i];
+		if (j->lib_data[i]) {
+			j->libs[i].sha256 = j->isa_lib.sha256;
+			continue;
+		}
 		struct stat st;
 		if (stat(j->lib_paths[i], &st) != 0)
 			return job_fail(j, GPUCC_EUNAVAILABLE,
 			                "%s: %s: device library '%s' is missing (no such file for this target)",
 			                m->shown, t->name, j->lib_paths[i]);
-		j->libs[i].name = strrchr(j->lib_paths[i], '/') + 1;
-		rc = gpucc_toolchain_digest(tc, j->lib_paths[i], &j->libs[i].sha256);
+		rc = gpucc_toolchain_digest(&c->toolchain, j->lib_paths[i], &j->libs[i].sha256);
 		if (rc != 0)
 			return job_fail(j, rc, "%s: %s: %s", m->shown, t->name, gpucc_error_last()->message);
 	}
@@ -515,6 +590,92 @@ static void report_progress(gpucc_compile *c, job *j)
 	c->o.progress(c->o.progress_ctx, &p);
 }
 
+static void add_warning(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Append one warning line ("MODULE: TARGET: warning: ...") to the job's. */
+static void add_warning(job *j, const char *fmt, ...)
+{
+	char raw[1024], line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	va_end(ap);
+	gpucc_escape_controls(line, sizeof line, raw);
+	size_t old = j->warnings ? strlen(j->warnings) : 0;
+	char *grown = realloc(j->warnings, old + strlen(line) + 2);
+	if (!grown)
+		return;
+	memcpy(grown + old, line, strlen(line));
+	memcpy(grown + old + strlen(line), "\n", 2);
+	j->warnings = grown;
+	j->r.warnings = grown;
+}
+
+/* Skip job j when the module is for another target of the run: its triple
+ * names the other vendor, or its functions' "target-cpu" another processor
+ * of this vendor (clang's IR is always for one).  Fails it when no target
+ * of the run fits the module.  Returns true when j is done with. */
+static bool skip_unfit(gpucc_compile *c, job *j)
+{
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	const gpucc_module_facts *f = &m->facts;
+	if (f->triple_known && f->triple[0] && !triple_fits(f->triple, t->parsed.vendor)) {
+		bool fits_another = false;
+		for (size_t i = 0; i < c->target_count; i++)
+			fits_another |= triple_fits(f->triple, c->targets[i].parsed.vendor);
+		if (!fits_another) {
+			job_fail(j, GPUCC_ECOMPILE, "%s: %s: module triple '%s' does not fit target %s (%s)",
+			         m->shown, t->name, f->triple, t->name, gpucc_target_triple(&t->parsed));
+			return true;
+		}
+		job_fail(j, 0, "%s: %s: skipped: the module's triple '%s' is for the run's other targets",
+		         m->shown, t->name, f->triple);
+		j->r.status = GPUCC_COMPILE_SKIPPED;
+		return true;
+	}
+	if (gpucc_module_fits_cpu(f, t->cpu))
+		return false;
+	bool fits_another = false;
+	for (size_t i = 0; i < c->target_count; i++)
+		fits_another |= c->targets[i].parsed.vendor == t->parsed.vendor &&
+		                gpucc_module_fits_cpu(f, c->targets[i].cpu);
+	if (!fits_another) {
+		job_fail(j, GPUCC_ECOMPILE,
+		         "%s: %s: the module's functions are for \"target-cpu\" %s%s, which no target "
+		         "of the run is: add --target %s",
+		         m->shown, t->name, f->cpus[0], f->cpu_count > 1 ? " and others" : "",
+		         f->cpus[0]);
+		return true;
+	}
+	job_fail(j, 0, "%s: %s: skipped: the module's functions are for \"target-cpu\" %s, another "
+	         "target of the run", m->shown, t->name, f->cpus[0]);
+	j->r.status = GPUCC_COMPILE_SKIPPED;
+	return true;
+}
+
+/* The target as this module makes it, and the options its key names. */
+static int fit_target(gpucc_compile *c, job *j)
+{
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	gpucc_job_target fitted;
+	int rc = gpucc_target_for_module(&fitted, &t->parsed, t->ptx_explicit,
+	                                 c->o.code_object_version, &m->facts);
+	if (rc != 0)
+		return job_fail(j, rc, "%s: %s: %s", m->shown, t->name, gpucc_error_last()->message);
+	memcpy(j->target_name, fitted.name, sizeof j->target_name);
+	memcpy(j->features, fitted.features, sizeof j->features);
+	j->code_object_version = fitted.code_object_version;
+	j->r.target = j->target_name;
+	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
+	size_t count = nvidia ? c->nvidia_option_count : c->amd_option_count;
+	memcpy(j->options, nvidia ? c->nvidia_options : c->amd_options, count * sizeof j->options[0]);
+	if (!nvidia) /* options are sorted by name: "code-object" is first */
+		j->options[0].value = fitted.code_object_version == 5 ? "5" : "4";
+	return 0;
+}
+
 static int plan_job(gpucc_compile *c, job *j)
 {
 	const module *m = &c->modules[j->module];
@@ -522,26 +683,21 @@ static int plan_job(gpucc_compile *c, job *j)
 	j->r.module = m->name;
 	j->r.target = t->name;
 	j->r.status = GPUCC_COMPILE_PENDING;
-	if (m->facts.triple_known && m->facts.triple[0] && !triple_fits(m->facts.triple, t->parsed.vendor)) {
-		bool fits_another = false;
-		for (size_t i = 0; i < c->target_count; i++)
-			fits_another |= triple_fits(m->facts.triple, c->targets[i].parsed.vendor);
-		if (!fits_another)
-			return job_fail(j, GPUCC_ECOMPILE, "%s: %s: module triple '%s' does not fit target %s (%s)",
-			                m->shown, t->name, m->facts.triple, t->name,
-			                gpucc_target_triple(&t->parsed));
-		job_fail(j, 0, "%s: %s: skipped: the module's triple '%s' is for the run's other targets",
-		         m->shown, t->name, m->facts.triple);
-		j->r.status = GPUCC_COMPILE_SKIPPED;
+	if (skip_unfit(c, j))
 		return 0;
-	}
 	if (t->parsed.vendor == GPUCC_VENDOR_AMD && c->ld_lld_error)
 		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", m->shown, t->name, c->ld_lld_error);
 	if (t->parsed.vendor == GPUCC_VENDOR_NVIDIA && c->ptxas_error)
 		return job_fail(j, c->ptxas_error_code, "%s: %s: %s", m->shown, t->name, c->ptxas_error);
-	int rc = choose_libs(c, j);
+	int rc = fit_target(c, j);
+	if (rc == 0 && j->r.status != GPUCC_COMPILE_FAILED)
+		rc = choose_libs(c, j);
 	if (rc != 0 || j->r.status == GPUCC_COMPILE_FAILED)
 		return rc;
+	if (m->facts.optnone && c->o.opt_level > 0)
+		add_warning(j, "%s: %s: the module's functions are optnone (clang -O0 output): "
+		            "-O%d leaves them unoptimised; give clang -O1 or higher, or -Xclang "
+		            "-disable-O0-optnone", m->shown, j->target_name, c->o.opt_level);
 
 	gpucc_entry *e = &j->entry;
 	e->key_schema = GPUCC_KEY_SCHEMA;
@@ -549,7 +705,7 @@ static int plan_job(gpucc_compile *c, job *j)
 	const char *slash = strrchr(m->name, '/');
 	e->module = slash && slash[1] ? slash + 1 : m->name;
 	e->module_sha256 = m->sha256;
-	e->target = t->name;
+	e->target = j->target_name;
 	e->triple = gpucc_target_triple(&t->parsed);
 	e->gpucc_version = gpucc_version();
 	e->llvm_version = gpucc_llvm_version();
@@ -557,9 +713,9 @@ static int plan_job(gpucc_compile *c, job *j)
 	e->device_libs = j->libs;
 	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
 	e->option_count = nvidia ? c->nvidia_option_count : c->amd_option_count;
-	e->options = nvidia ? c->nvidia_options : c->amd_options;
+	e->options = j->options;
 	if ((rc = gpucc_key_compute(&e->key, e)) != 0)
-		return job_fail(j, rc, "%s: %s: %s", m->shown, t->name, gpucc_error_last()->message);
+		return job_fail(j, rc, "%s: %s: %s", m->shown, j->target_name, gpucc_error_last()->message);
 	j->r.key = e->key;
 	j->r.key_known = true;
 	if (gpucc_key_components(j->components, e) == 0) {
@@ -592,6 +748,100 @@ static int plan_job(gpucc_compile *c, job *j)
 	return 0;
 }
 
+/* Facts of modules linked into one: what any of them says (the highest PTX
+ * ISA, every processor, any library call), the first one's triple and
+ * module flags. */
+static void merge_facts(gpucc_module_facts *into, const gpucc_module_facts *f)
+{
+	if (!into->triple[0] && f->triple[0]) {
+		memcpy(into->triple, f->triple, sizeof into->triple);
+		into->triple_known = f->triple_known;
+	}
+	into->calls_libdevice |= f->calls_libdevice;
+	into->calls_rocm |= f->calls_rocm;
+	into->calls_hip |= f->calls_hip;
+	into->opencl |= f->opencl;
+	into->calls_mangled |= f->calls_mangled;
+	into->attributes_known &= f->attributes_known;
+	for (size_t i = 0; i < f->cpu_count; i++) {
+		bool seen = false;
+		for (size_t k = 0; k < into->cpu_count; k++)
+			seen |= strcmp(into->cpus[k], f->cpus[i]) == 0;
+		if (!seen && into->cpu_count < GPUCC_MODULE_MAX_CPUS)
+			memcpy(into->cpus[into->cpu_count++], f->cpus[i], sizeof into->cpus[0]);
+	}
+	if (f->ptx_isa > into->ptx_isa)
+		into->ptx_isa = f->ptx_isa;
+	into->wavefront64 |= f->wavefront64;
+	if (into->xnack == GPUCC_FEATURE_ANY)
+		into->xnack = f->xnack;
+	if (into->sramecc == GPUCC_FEATURE_ANY)
+		into->sramecc = f->sramecc;
+	into->optnone |= f->optnone;
+	if (!into->code_object_version)
+		into->code_object_version = f->code_object_version;
+}
+
+/* link_modules: one more module, the others linked in the order given,
+ * and the only one jobs are made for.  Its name joins theirs with '+'; its
+ * digest (the key's module component) is the SHA-256 of "gpucc-link\n" and
+ * their digests, in order (formats/key.md). */
+static int link_modules(gpucc_compile *c)
+{
+	size_t n = c->module_count, name_size = 1;
+	for (size_t i = 0; i < n; i++) {
+		const char *slash = strrchr(c->modules[i].name, '/');
+		name_size += strlen(slash && slash[1] ? slash + 1 : c->modules[i].name) + 1;
+	}
+	module linked;
+	memset(&linked, 0, sizeof linked);
+	linked.name = malloc(name_size);
+	linked.shown = malloc(4 * name_size);
+	linked.data = malloc(1);
+	linked.member_data = calloc(n, sizeof *linked.member_data);
+	linked.member_sizes = calloc(n, sizeof *linked.member_sizes);
+	linked.member_names = calloc(n, sizeof *linked.member_names);
+	unsigned char *digests = malloc(11 + n * sizeof(gpucc_digest));
+	module *grown = realloc(c->modules, sizeof *grown * (n + 1));
+	if (grown)
+		c->modules = grown;
+	if (!linked.name || !linked.shown || !linked.data || !linked.member_data ||
+	    !linked.member_sizes || !linked.member_names || !digests || !grown) {
+		free(linked.name);
+		free(linked.shown);
+		free(linked.data);
+		free(linked.member_data);
+		free(linked.member_sizes);
+		free(linked.member_names);
+		free(digests);
+		return gpucc_error_oom();
+	}
+	linked.name[0] = '\0';
+	memcpy(digests, "gpucc-link\n", 11);
+	linked.facts = c->modules[0].facts;
+	for (size_t i = 0; i < n; i++) {
+		const module *m = &c->modules[i];
+		const char *slash = strrchr(m->name, '/');
+		if (i)
+			strcat(linked.name, "+");
+		strcat(linked.name, slash && slash[1] ? slash + 1 : m->name);
+		memcpy(digests + 11 + i * sizeof(gpucc_digest), &m->sha256, sizeof(gpucc_digest));
+		linked.member_data[i] = m->data;
+		linked.member_sizes[i] = m->size;
+		linked.member_names[i] = m->shown;
+		if (i)
+			merge_facts(&linked.facts, &m->facts);
+	}
+	gpucc_escape_controls(linked.shown, 4 * name_size, linked.name);
+	gpucc_digest_buffer(&linked.sha256, digests, 11 + n * sizeof(gpucc_digest));
+	free(digests);
+	linked.member_count = n;
+	c->modules[n] = linked;
+	c->module_count = n + 1;
+	c->first_job_module = n;
+	return 0;
+}
+
 int gpucc_compile_plan(gpucc_compile *c)
 {
 	GPUCC_REQUIRE(c);
@@ -621,13 +871,15 @@ int gpucc_compile_plan(gpucc_compile *c)
 	}
 	if ((rc = build_options(c)) != 0)
 		return rc;
-	c->job_count = c->module_count * c->target_count;
+	if (c->o.link_modules && c->module_count > 1 && (rc = link_modules(c)) != 0)
+		return rc;
+	c->job_count = (c->module_count - c->first_job_module) * c->target_count;
 	c->jobs = calloc(c->job_count ? c->job_count : 1, sizeof *c->jobs);
 	if (!c->jobs)
 		return gpucc_error_oom();
-	for (size_t m = 0; m < c->module_count; m++) {
+	for (size_t m = c->first_job_module; m < c->module_count; m++) {
 		for (size_t t = 0; t < c->target_count; t++) {
-			job *j = &c->jobs[m * c->target_count + t];
+			job *j = &c->jobs[(m - c->first_job_module) * c->target_count + t];
 			j->module = m;
 			j->target = t;
 			plan_job(c, j);
@@ -691,20 +943,6 @@ static int build_entry(gpucc_compile *c, job *j)
 	return 0;
 }
 
-static void append_diagnostic(job *j, const char *line)
-{
-	size_t old = j->diagnostics ? strlen(j->diagnostics) : 0;
-	char *grown = realloc(j->diagnostics, old + strlen(line) + 2);
-	if (!grown)
-		return;
-	if (!old)
-		grown[0] = '\0';
-	strcat(grown, line);
-	strcat(grown, "\n");
-	j->diagnostics = grown;
-	j->r.diagnostics = grown;
-}
-
 /* Whether an insert that failed with sys_errno (gpucc_error_last_errno)
  * would fail for every entry: the cache's file system is full, over
  * quota, past ulimit -f, read-only or failing.  Anything else (a
@@ -724,22 +962,28 @@ static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
 	gpucc_backend_job bj = {
 		.module_name = m->shown,
-		.module_data = m->data,
-		.module_size = m->size,
-		.target_name = t->name,
+		.module_data = m->member_count ? m->member_data[0] : m->data,
+		.module_size = m->member_count ? m->member_sizes[0] : m->size,
+		.link_count = m->member_count ? m->member_count - 1 : 0,
+		.link_data = m->member_count ? m->member_data + 1 : NULL,
+		.link_sizes = m->member_count ? m->member_sizes + 1 : NULL,
+		.link_names = m->member_count ? m->member_names + 1 : NULL,
+		.target_name = j->target_name,
 		.vendor = t->parsed.vendor,
 		.triple = gpucc_target_triple(&t->parsed),
 		.cpu = t->cpu,
-		.features = t->features,
+		.features = j->features,
 		.sm = t->parsed.sm,
 		.sm_accelerated = t->parsed.sm_accelerated,
 		.opt_level = c->o.opt_level,
 		.fast_math = c->o.fast_math,
 		.ftz = c->o.ftz,
 		.debug_info = c->o.debug_info,
-		.code_object_version = c->o.code_object_version,
+		.code_object_version = j->code_object_version,
 		.device_lib_count = j->lib_count,
 		.device_lib_paths = (const char *const *)j->lib_paths,
+		.device_lib_data = j->lib_data,
+		.device_lib_sizes = j->lib_sizes,
 		.ptxas = nvidia ? c->toolchain.ptxas : NULL,
 		.ld_lld = nvidia ? NULL : c->toolchain.ld_lld,
 	};
@@ -752,6 +996,10 @@ static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 		j->diagnostics = strdup(j->out.diagnostics);
 		j->r.diagnostics = j->diagnostics;
 	}
+	if (rc == 0 && j->out.ptxas_refused)
+		add_warning(j, "%s: %s: ptxas %s does not compile for this target (%s): PTX "
+		            "only, which the driver compiles when it loads it",
+		            m->shown, j->target_name, c->ptxas_version, j->out.ptxas_refused);
 	if (rc != 0) {
 		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
 	} else if (build_entry(c, j) != 0) {
@@ -772,11 +1020,9 @@ static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 			 * directory or an unreadable file at its name, a shard it
 			 * may not write) leaves the others to be cached. */
 			bool whole_cache = cache_wide_failure(gpucc_error_last_errno());
-			char line[1200];
-			snprintf(line, sizeof line, "%s: %s: warning: not cached: %s%s", m->shown, t->name,
-			         gpucc_error_last()->message,
-			         whole_cache ? "; nothing more is cached in this run" : "");
-			append_diagnostic(j, line);
+			add_warning(j, "%s: %s: not cached: %s%s", m->shown, j->target_name,
+			            gpucc_error_last()->message,
+			            whole_cache ? "; nothing more is cached in this run" : "");
 			c->cache_failed |= whole_cache;
 			gpucc_error_clear();
 		}

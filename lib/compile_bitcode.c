@@ -1,228 +1,1018 @@
 /*
- * lib/compile_bitcode.c -- the target triple of an LLVM bitcode module, read
- * without LLVM (so that planning a compile never loads it).
+ * lib/compile_bitcode.c -- the facts of an LLVM bitcode module
+ * (gpucc_module_facts), read without LLVM: planning a compile, hits
+ * included, must not load it.
  *
- * The LLVM bitstream format (llvm.org/docs/BitCodeFormat.html): an optional
- * wrapper header, the magic "BC" 0xC0DE, then abbreviation-coded records in
- * nested blocks.  The triple is record TRIPLE (2) of the MODULE_BLOCK (8).
- * This reader walks the top level and the module block, skipping every
- * sub-block by its recorded length, and decodes plain and abbreviated
- * records (abbreviations defined in the module block itself; BLOCKINFO
- * abbreviations are not used by LLVM for the module block).  Anything it
- * does not understand ends the walk with the triple unknown: the backend
- * then checks the triple after parsing.
+ * The bitstream (llvm.org/docs/BitCodeFormat.html), as LLVM 19 writes it:
+ * an optional wrapper header, the magic "BC" 0xC0DE, then top-level blocks
+ * (IDENTIFICATION, MODULE, STRTAB, SYMTAB).  A block holds records, nested
+ * blocks and abbreviation definitions; a record is unabbreviated (VBR6
+ * fields) or follows an abbreviation (literals, fixed and VBR fields,
+ * char6, one trailing array or blob), defined in the block itself or, for
+ * every block of an id, in the BLOCKINFO block (id 0: SETBID, then
+ * DEFINE_ABBREVs; LLVM writes it inside the module block and uses it for
+ * CONSTANTS, VALUE_SYMTAB and FUNCTION blocks).
+ *
+ * What is read (ids and codes from LLVM 19's LLVMBitCodes.h):
+ *
+ *   STRTAB (23), top level      the blob of names; read first
+ *   MODULE (8)                  VERSION (1), TRIPLE (2); one value id per
+ *                               GLOBALVAR (7), FUNCTION (8), ALIAS_OLD (9),
+ *                               ALIAS (14), IFUNC (18); FUNCTION is
+ *                               [strtab offset, size, type, cc, isproto, ...]
+ *   PARAMATTR_GROUP (10)        ENTRY (3) [grpid, index, attributes...]:
+ *                               the function's (index 0xFFFFFFFF) give
+ *                               optnone (enum 37), target-cpu/-features
+ *   METADATA (15), module's     STRINGS (35) [count, offset, blob], NAME (4)
+ *                               + NAMED_NODE (10) [md ids], NODE (3) /
+ *                               DISTINCT_NODE (5) [md id + 1...], VALUE (2)
+ *                               [type, value id]
+ *   CONSTANTS (11), module's    the values after the globals; INTEGER (4)
+ *                               is a sign-rotated VBR
+ *
+ * The code object version takes a few passes: the module's walk finds the
+ * string "amdhsa_code_object_version" and the nodes of !llvm.module.flags,
+ * then the metadata blocks are walked again for the flag's node, again for
+ * its VALUE record, and the constants for its integer.  Each pass is linear
+ * and blocks nobody asks about (function bodies, types, symbol tables) are
+ * skipped by their length, so memory is fixed and time linear in the input.
+ *
+ * Bitcode is untrusted input: every read is checked against the end of its
+ * block, counts against the bits left, tables against their capacity.
+ * What the reader cannot follow makes the facts it feeds unknown (the
+ * *_known fields), and a stream it cannot walk makes them all unknown;
+ * the library calls are then what a scan of the bytes for their names
+ * finds (a module that links a library for nothing still compiles).
  */
-#include "compile_internal.h"
+#include "compile_module_facts.h"
 
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-enum { OP_LITERAL, OP_FIXED, OP_VBR, OP_ARRAY, OP_CHAR6, OP_BLOB };
+/* ---- the bitstream ------------------------------------------------------------ */
 
-typedef struct abbrev_op {
-	int kind;
-	uint64_t value; /* literal value or bit width */
-} abbrev_op;
-
-#define MAX_ABBREVS 64
-#define MAX_OPS 16
-
-typedef struct bits {
+typedef struct bit_cursor {
 	const unsigned char *data;
-	size_t size_bits, pos;
+	size_t limit; /* in bits: the end of the block being read */
+	size_t pos;
 	bool bad;
-} bits;
+} bit_cursor;
 
-static uint64_t read_fixed(bits *b, unsigned width)
+static size_t bits_left(const bit_cursor *c)
 {
-	if (width > 64 || b->pos + width > b->size_bits) {
-		b->bad = true;
+	return c->pos <= c->limit ? c->limit - c->pos : 0;
+}
+
+/* width (0..64) bits, least significant first. */
+static uint64_t read_fixed(bit_cursor *c, unsigned width)
+{
+	if (c->bad || width > 64 || bits_left(c) < width) {
+		c->bad = true;
 		return 0;
 	}
+	if (width == 0)
+		return 0;
+	size_t byte = c->pos >> 3;
+	unsigned shift = (unsigned)(c->pos & 7), touched = (shift + width + 7) / 8;
 	uint64_t v = 0;
-	for (unsigned i = 0; i < width; i++, b->pos++)
-		v |= (uint64_t)((b->data[b->pos >> 3] >> (b->pos & 7)) & 1) << i;
+	for (unsigned i = 0; i < touched && i < 8; i++)
+		v |= (uint64_t)c->data[byte + i] << (8 * i);
+	v >>= shift;
+	if (touched == 9)
+		v |= (uint64_t)c->data[byte + 8] << (64 - shift);
+	if (width < 64)
+		v &= ((uint64_t)1 << width) - 1;
+	c->pos += width;
 	return v;
 }
 
-static uint64_t read_vbr(bits *b, unsigned width)
+/* A VBR field of chunks of width (2..32) bits; more than 64 bits of value
+ * is malformed. */
+static uint64_t read_vbr(bit_cursor *c, unsigned width)
 {
 	if (width < 2 || width > 32) {
-		b->bad = true;
+		c->bad = true;
 		return 0;
 	}
-	uint64_t v = 0, hi = (uint64_t)1 << (width - 1);
-	for (unsigned shift = 0; !b->bad && shift < 64; shift += width - 1) {
-		uint64_t piece = read_fixed(b, width);
-		v |= (piece & (hi - 1)) << shift;
-		if (!(piece & hi))
+	uint64_t v = 0, high = (uint64_t)1 << (width - 1);
+	for (unsigned shift = 0; !c->bad; shift += width - 1) {
+		uint64_t chunk = read_fixed(c, width);
+		uint64_t bits = chunk & (high - 1);
+		if (shift >= 64 || (shift > 0 && bits >> (64 - shift)))
+			break;
+		v |= bits << shift;
+		if (!(chunk & high))
 			return v;
 	}
-	b->bad = true;
+	c->bad = true;
 	return 0;
 }
 
-static void align32(bits *b)
+static void align32(bit_cursor *c)
 {
-	b->pos = (b->pos + 31) & ~(size_t)31;
-	if (b->pos > b->size_bits)
-		b->bad = true;
+	size_t to = (c->pos + 31) & ~(size_t)31;
+	if (to > c->limit)
+		c->bad = true;
+	else
+		c->pos = to;
 }
 
-static uint64_t read_scalar(bits *b, const abbrev_op *op)
+/* ---- abbreviations, blocks and records ------------------------------------------ */
+
+enum { OP_LITERAL, OP_FIXED, OP_VBR, OP_ARRAY, OP_CHAR6, OP_BLOB };
+
+#define MAX_ABBREV_OPS 16      /* LLVM's own use at most 8 */
+#define MAX_BLOCK_ABBREVS 64   /* per block, inherited ones included */
+#define MAX_BLOCKINFO_ABBREVS 128
+#define MAX_RECORD_OPS 16384   /* longer records are read, their tail dropped */
+#define MAX_LEVELS 2           /* the module block and one inside it */
+#define MAX_SAVED_BLOCKS 4
+#define MAX_FLAGS 64
+
+typedef struct abbrev_op {
+	uint64_t value; /* a literal's value, a field's width */
+	unsigned char kind;
+} abbrev_op;
+
+typedef struct abbrev {
+	abbrev_op ops[MAX_ABBREV_OPS];
+	unsigned count;
+} abbrev;
+
+typedef struct block {
+	uint64_t id;
+	unsigned width; /* of abbreviation ids */
+	size_t end;     /* bit position just after the block */
+	abbrev abbrevs[MAX_BLOCK_ABBREVS];
+	unsigned abbrev_count;
+} block;
+
+/* Where a block's body lies, to walk it again. */
+typedef struct saved_block {
+	uint64_t id;
+	unsigned width;
+	size_t start, end;
+	uint64_t first; /* metadata: its first id; constants: the globals before it */
+} saved_block;
+
+enum entry_kind { ENTRY_BAD, ENTRY_END, ENTRY_BLOCK, ENTRY_DEFINE, ENTRY_RECORD };
+
+typedef struct reader {
+	bit_cursor c;
+	gpucc_module_facts *out;
+	block levels[MAX_LEVELS];
+	abbrev blockinfo[MAX_BLOCKINFO_ABBREVS];
+	uint64_t blockinfo_owner[MAX_BLOCKINFO_ABBREVS];
+	unsigned blockinfo_count;
+	uint64_t blockinfo_target; /* the block id SETBID named */
+	bool blockinfo_has_target;
+	abbrev defined; /* the DEFINE_ABBREV just read */
+	/* The sub-block just entered. */
+	uint64_t entry_id;
+	unsigned entry_width;
+	size_t entry_end;
+	/* The record just read. */
+	uint64_t code;
+	uint64_t ops[MAX_RECORD_OPS];
+	size_t op_count;
+	bool truncated; /* more operands than ops holds */
+	const unsigned char *blob;
+	size_t blob_size;
+	bool stop;      /* a pass has what it came for */
+	char chars[MAX_RECORD_OPS + 1];
+
+	/* The module. */
+	const unsigned char *strtab;
+	size_t strtab_size;
+	bool have_strtab, module_seen;
+	uint64_t version, global_count;
+	bool names_bad, triple_bad, attributes_bad, flags_bad;
+	saved_block metadata[MAX_SAVED_BLOCKS], constants[MAX_SAVED_BLOCKS];
+	size_t metadata_count, constants_count;
+	uint64_t next_md;
+	bool have_key;
+	uint64_t key_md; /* the string "amdhsa_code_object_version" */
+	char name[32];   /* the last METADATA_NAME, "" when long */
+	uint64_t flags[MAX_FLAGS];
+	size_t flag_count;
+	/* Passes after the walk. */
+	uint64_t flag_value_md[MAX_FLAGS]; /* + 1; 0: not the key's flag */
+	uint64_t wanted;                   /* metadata or value id looked for */
+	uint64_t value_id, value_index;
+	int64_t integer;
+	bool found;
+} reader;
+
+/* A DEFINE_ABBREV's body into r->defined.  Fixed(0) and VBR(0) read as
+ * literal 0, as LLVM does; an array must be last but one, followed by its
+ * element (fixed, VBR, char6); a blob last; neither first. */
+static bool read_abbrev_definition(reader *r)
+{
+	abbrev *a = &r->defined;
+	uint64_t count = read_vbr(&r->c, 5);
+	if (r->c.bad || count == 0 || count > MAX_ABBREV_OPS)
+		return false;
+	a->count = (unsigned)count;
+	for (unsigned i = 0; i < a->count; i++) {
+		abbrev_op *op = &a->ops[i];
+		if (read_fixed(&r->c, 1)) {
+			op->kind = OP_LITERAL;
+			op->value = read_vbr(&r->c, 8);
+			continue;
+		}
+		uint64_t encoding = read_fixed(&r->c, 3);
+		op->value = encoding == 1 || encoding == 2 ? read_vbr(&r->c, 5) : 0;
+		if (encoding < 1 || encoding > 5 || (encoding == 1 && op->value > 64) ||
+		    (encoding == 2 && (op->value == 1 || op->value > 32)))
+			return false;
+		op->kind = encoding == 1 ? OP_FIXED : encoding == 2 ? OP_VBR
+		           : encoding == 3 ? OP_ARRAY : encoding == 4 ? OP_CHAR6 : OP_BLOB;
+		if ((op->kind == OP_FIXED || op->kind == OP_VBR) && op->value == 0)
+			op->kind = OP_LITERAL;
+	}
+	for (unsigned i = 0; i < a->count; i++) {
+		unsigned char kind = a->ops[i].kind;
+		if ((kind == OP_ARRAY || kind == OP_BLOB) && i == 0)
+			return false;
+		if (kind == OP_BLOB && i != a->count - 1)
+			return false;
+		if (kind == OP_ARRAY) {
+			unsigned char element = i + 2 == a->count ? a->ops[i + 1].kind : OP_LITERAL;
+			if (element != OP_FIXED && element != OP_VBR && element != OP_CHAR6)
+				return false;
+		}
+	}
+	return !r->c.bad;
+}
+
+static void push_op(reader *r, uint64_t v)
+{
+	if (r->op_count < MAX_RECORD_OPS)
+		r->ops[r->op_count++] = v;
+	else
+		r->truncated = true;
+}
+
+static uint64_t read_scalar(bit_cursor *c, const abbrev_op *op)
 {
 	static const char char6[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._";
 	switch (op->kind) {
 	case OP_LITERAL: return op->value;
-	case OP_FIXED: return read_fixed(b, (unsigned)op->value);
-	case OP_VBR: return read_vbr(b, (unsigned)op->value);
-	case OP_CHAR6: return (unsigned char)char6[read_fixed(b, 6) & 63];
-	default: b->bad = true; return 0;
+	case OP_FIXED: return read_fixed(c, (unsigned)op->value);
+	case OP_VBR: return read_vbr(c, (unsigned)op->value);
+	case OP_CHAR6: return (unsigned char)char6[read_fixed(c, 6) & 63];
+	default: c->bad = true; return 0;
 	}
 }
 
-/* Decode one record's operands into a string (the triple is a record of
- * characters): code and chars; non-character values end it early. */
-static void read_record(bits *b, unsigned abbrev_id, abbrev_op abbrevs[][MAX_OPS],
-                        const unsigned *op_counts, size_t abbrev_count, uint64_t *code,
-                        char *text, size_t text_size)
+static void start_record(reader *r)
 {
-	size_t used = 0;
-	text[0] = '\0';
-#define PUT(ch) do { if (used + 1 < text_size) { text[used++] = (char)(ch); text[used] = '\0'; } } while (0)
-	if (abbrev_id == 3) {
-		*code = read_vbr(b, 6);
-		uint64_t n = read_vbr(b, 6);
-		for (uint64_t i = 0; i < n && !b->bad; i++)
-			PUT(read_vbr(b, 6));
-		return;
-	}
-	if (abbrev_id - 4 >= abbrev_count) {
-		b->bad = true;
-		return;
-	}
-	const abbrev_op *ops = abbrevs[abbrev_id - 4];
-	unsigned count = op_counts[abbrev_id - 4];
-	for (unsigned i = 0; i < count && !b->bad; i++) {
-		uint64_t v;
-		if (ops[i].kind == OP_ARRAY) {
-			if (i + 1 >= count) {
-				b->bad = true;
-				return;
-			}
-			uint64_t n = read_vbr(b, 6);
-			for (uint64_t k = 0; k < n && !b->bad; k++) {
-				v = read_scalar(b, &ops[i + 1]);
-				if (i == 0 && k == 0)
-					*code = v;
-				else
-					PUT(v);
-			}
-			return;
-		}
-		if (ops[i].kind == OP_BLOB) {
-			uint64_t n = read_vbr(b, 6);
-			align32(b);
-			if (b->pos + n * 8 > b->size_bits) {
-				b->bad = true;
-				return;
-			}
-			b->pos += (size_t)n * 8;
-			align32(b);
-			return;
-		}
-		v = read_scalar(b, &ops[i]);
-		if (i == 0)
-			*code = v;
-		else
-			PUT(v);
-	}
-#undef PUT
+	r->op_count = 0;
+	r->truncated = false;
+	r->blob = NULL;
+	r->blob_size = 0;
 }
 
-void gpucc_bitcode_triple(gpucc_module_facts *out, const unsigned char *data, size_t size)
+/* UNABBREV_RECORD: code, count and operands, all VBR6. */
+static bool read_unabbreviated(reader *r)
 {
-	out->triple_known = false;
-	out->triple[0] = '\0';
-	if (size >= 20 && memcmp(data, "\xde\xc0\x17\x0b", 4) == 0) {
-		uint32_t offset = (uint32_t)data[8] | (uint32_t)data[9] << 8 | (uint32_t)data[10] << 16 |
-		                  (uint32_t)data[11] << 24;
-		uint32_t length = (uint32_t)data[12] | (uint32_t)data[13] << 8 |
-		                  (uint32_t)data[14] << 16 | (uint32_t)data[15] << 24;
-		if (offset > size || length > size - offset)
-			return;
-		data += offset;
-		size = length;
+	start_record(r);
+	r->code = read_vbr(&r->c, 6);
+	uint64_t count = read_vbr(&r->c, 6);
+	if (r->c.bad || count > bits_left(&r->c) / 6)
+		return false;
+	for (uint64_t i = 0; i < count && !r->c.bad; i++)
+		push_op(r, read_vbr(&r->c, 6));
+	return !r->c.bad;
+}
+
+static bool read_array(reader *r, const abbrev_op *element)
+{
+	uint64_t count = read_vbr(&r->c, 6);
+	uint64_t least = element->kind == OP_CHAR6 ? 6 : element->value; /* bits per element */
+	if (r->c.bad || least == 0 || count > bits_left(&r->c) / least)
+		return false;
+	for (uint64_t k = 0; k < count && !r->c.bad; k++)
+		push_op(r, read_scalar(&r->c, element));
+	return !r->c.bad;
+}
+
+static bool read_blob(reader *r)
+{
+	uint64_t size = read_vbr(&r->c, 6);
+	align32(&r->c);
+	if (r->c.bad || size > bits_left(&r->c) / 8)
+		return false;
+	r->blob = r->c.data + r->c.pos / 8;
+	r->blob_size = (size_t)size;
+	r->c.pos += (size_t)size * 8;
+	align32(&r->c);
+	return !r->c.bad;
+}
+
+/* A record that follows abbreviation a: the first operand is the code. */
+static bool read_abbreviated(reader *r, const abbrev *a)
+{
+	start_record(r);
+	r->code = read_scalar(&r->c, &a->ops[0]);
+	for (unsigned i = 1; i < a->count && !r->c.bad; i++) {
+		const abbrev_op *op = &a->ops[i];
+		if (op->kind == OP_ARRAY)
+			return read_array(r, &a->ops[i + 1]); /* validated: last but one */
+		if (op->kind == OP_BLOB)
+			return read_blob(r);
+		push_op(r, read_scalar(&r->c, op));
 	}
-	if (size < 8 || memcmp(data, "BC\xc0\xde", 4) != 0)
+	return !r->c.bad;
+}
+
+/* ENTER_SUBBLOCK's header: id, abbreviation width, 32-bit alignment and
+ * the length in words, which must lie inside the current block. */
+static bool read_subblock_header(reader *r)
+{
+	r->entry_id = read_vbr(&r->c, 8);
+	uint64_t width = read_vbr(&r->c, 4);
+	align32(&r->c);
+	uint64_t words = read_fixed(&r->c, 32);
+	if (r->c.bad || width < 1 || width > 32 || words > bits_left(&r->c) / 32)
+		return false;
+	r->entry_width = (unsigned)width;
+	r->entry_end = r->c.pos + (size_t)words * 32;
+	return true;
+}
+
+/* The next entry of block b; ENTRY_BAD when the stream is malformed. */
+static enum entry_kind read_entry(reader *r, const block *b)
+{
+	uint64_t id = read_fixed(&r->c, b->width);
+	if (r->c.bad)
+		return ENTRY_BAD;
+	switch (id) {
+	case 0: /* END_BLOCK */
+		align32(&r->c);
+		return !r->c.bad && r->c.pos == b->end ? ENTRY_END : ENTRY_BAD;
+	case 1: return read_subblock_header(r) ? ENTRY_BLOCK : ENTRY_BAD;
+	case 2: return read_abbrev_definition(r) ? ENTRY_DEFINE : ENTRY_BAD;
+	case 3: return read_unabbreviated(r) ? ENTRY_RECORD : ENTRY_BAD;
+	default:
+		if (id - 4 >= b->abbrev_count)
+			return ENTRY_BAD;
+		return read_abbreviated(r, &b->abbrevs[id - 4]) ? ENTRY_RECORD : ENTRY_BAD;
+	}
+}
+
+/* r->defined joins block b's abbreviations or, in BLOCKINFO, those of the
+ * block id SETBID named. */
+static bool add_abbrev(reader *r, block *b)
+{
+	if (b->id != 0) {
+		if (b->abbrev_count == MAX_BLOCK_ABBREVS)
+			return false;
+		b->abbrevs[b->abbrev_count++] = r->defined;
+		return true;
+	}
+	if (!r->blockinfo_has_target || r->blockinfo_count == MAX_BLOCKINFO_ABBREVS)
+		return false;
+	r->blockinfo_owner[r->blockinfo_count] = r->blockinfo_target;
+	r->blockinfo[r->blockinfo_count++] = r->defined;
+	return true;
+}
+
+typedef bool (*record_handler)(reader *r, const block *b);
+typedef bool (*block_handler)(reader *r, unsigned level);
+
+/* Walk block b to its END_BLOCK: records to on_record, sub-blocks to
+ * on_block (which enters or skips each; NULL skips them all).  Stops early,
+ * successfully, when a handler sets r->stop.  false when malformed. */
+static bool walk(reader *r, block *b, unsigned level, record_handler on_record,
+                 block_handler on_block)
+{
+	while (!r->stop) {
+		switch (read_entry(r, b)) {
+		case ENTRY_END: return true;
+		case ENTRY_BLOCK:
+			if (on_block && !on_block(r, level + 1))
+				return false;
+			if (!on_block)
+				r->c.pos = r->entry_end;
+			break;
+		case ENTRY_DEFINE:
+			if (!add_abbrev(r, b))
+				return false;
+			break;
+		case ENTRY_RECORD:
+			if (!on_record(r, b))
+				return false;
+			break;
+		default: return false;
+		}
+	}
+	return true;
+}
+
+/* Walk the body of a block at [start, end) as block id at level: its
+ * abbreviations start with BLOCKINFO's for id.  The cursor is left at the
+ * block's end, the parent's limit restored. */
+static bool walk_body(reader *r, unsigned level, uint64_t id, unsigned width, size_t start,
+                      size_t end, record_handler on_record, block_handler on_block)
+{
+	if (level >= MAX_LEVELS)
+		return false;
+	block *b = &r->levels[level];
+	b->id = id;
+	b->width = width;
+	b->end = end;
+	b->abbrev_count = 0;
+	for (unsigned i = 0; i < r->blockinfo_count && id != 0; i++) {
+		if (r->blockinfo_owner[i] != id)
+			continue;
+		if (b->abbrev_count == MAX_BLOCK_ABBREVS)
+			return false;
+		b->abbrevs[b->abbrev_count++] = r->blockinfo[i];
+	}
+	size_t parent_limit = r->c.limit;
+	r->c.pos = start;
+	r->c.limit = end;
+	bool ok = walk(r, b, level, on_record, on_block);
+	r->c.limit = parent_limit;
+	r->c.pos = end;
+	return ok && !r->c.bad;
+}
+
+/* Walk the sub-block whose header was just read. */
+static bool enter(reader *r, unsigned level, record_handler on_record, block_handler on_block)
+{
+	return walk_body(r, level, r->entry_id, r->entry_width, r->c.pos, r->entry_end, on_record,
+	                 on_block);
+}
+
+static bool walk_saved(reader *r, const saved_block *s, record_handler on_record)
+{
+	return walk_body(r, 0, s->id, s->width, s->start, s->end, on_record, NULL);
+}
+
+static bool save_block(reader *r, saved_block *table, size_t *count, uint64_t first)
+{
+	if (*count == MAX_SAVED_BLOCKS)
+		return false;
+	saved_block *s = &table[(*count)++];
+	s->id = r->entry_id;
+	s->width = r->entry_width;
+	s->start = r->c.pos;
+	s->end = r->entry_end;
+	s->first = first;
+	return true;
+}
+
+/* The top level, after the magic: only blocks, each handed to on_block.
+ * As LLVM's reader does, it ends when less than 8 bytes are left (padding
+ * or a tool's trailing bytes). */
+static bool walk_top(reader *r, size_t size_bits, bool (*on_block)(reader *r))
+{
+	r->c.pos = 32;
+	r->c.limit = size_bits;
+	while (r->c.pos / 8 + 8 < size_bits / 8) {
+		if (read_fixed(&r->c, 2) != 1 || !read_subblock_header(r) || !on_block(r))
+			return false;
+		r->c.pos = r->entry_end;
+		r->c.limit = size_bits;
+	}
+	return !r->c.bad;
+}
+
+/* ---- record contents ----------------------------------------------------------- */
+
+/* Operands [from, to) as characters into r->chars (NUL-terminated);
+ * false when one is no byte or NUL. */
+static bool ops_chars(reader *r, size_t from, size_t to)
+{
+	size_t n = 0;
+	for (size_t i = from; i < to; i++) {
+		if (r->ops[i] == 0 || r->ops[i] > 255)
+			return false;
+		r->chars[n++] = (char)r->ops[i];
+	}
+	r->chars[n] = '\0';
+	return true;
+}
+
+static bool ops_equal(const reader *r, size_t from, const char *literal)
+{
+	size_t n = strlen(literal);
+	if (r->op_count - from != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (r->ops[from + i] != (unsigned char)literal[i])
+			return false;
+	return true;
+}
+
+static int64_t sign_rotated(uint64_t v)
+{
+	return v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+}
+
+/* ---- the string table (pass 0) -------------------------------------------------- */
+
+static bool strtab_record(reader *r, const block *b)
+{
+	(void)b;
+	if (r->code == 1 && r->blob && !r->have_strtab) { /* STRTAB_BLOB */
+		r->strtab = r->blob;
+		r->strtab_size = r->blob_size;
+		r->have_strtab = true;
+	}
+	return true;
+}
+
+static bool top_block_strtab(reader *r)
+{
+	return r->entry_id != 23 || walk_body(r, 0, 23, r->entry_width, r->c.pos, r->entry_end,
+	                                      strtab_record, NULL);
+}
+
+/* ---- the module (pass 1) ----------------------------------------------------------- */
+
+static bool blockinfo_record(reader *r, const block *b)
+{
+	(void)b;
+	if (r->code != 1) /* SETBID; BLOCKNAME and SETRECORDNAME are names only */
+		return true;
+	if (r->op_count < 1)
+		return false;
+	r->blockinfo_target = r->ops[0];
+	r->blockinfo_has_target = true;
+	return true;
+}
+
+/* An attribute that is a NUL-terminated string at ops[*i]: its characters
+ * go to r->chars + at; *size is their count.  false when malformed. */
+static bool attribute_string(reader *r, size_t *i, size_t at, size_t *size)
+{
+	size_t n = 0;
+	for (; *i < r->op_count && r->ops[*i] != 0; (*i)++, n++) {
+		if (r->ops[*i] > 255 || at + n >= sizeof r->chars)
+			return false;
+		r->chars[at + n] = (char)r->ops[*i];
+	}
+	if (*i == r->op_count)
+		return false;
+	(*i)++; /* the NUL */
+	*size = n;
+	return true;
+}
+
+/* Skip a ConstantRange at ops[*i]: for a bit width over 64, a word of
+ * active word counts (lower | upper << 32) and the words; else two
+ * sign-rotated values. */
+static bool skip_range(reader *r, size_t *i, uint64_t bit_width)
+{
+	size_t left = r->op_count - *i;
+	if (bit_width <= 64) {
+		if (left < 2)
+			return false;
+		*i += 2;
+		return true;
+	}
+	if (left < 1)
+		return false;
+	uint64_t lower = r->ops[*i] & 0xffffffff, upper = r->ops[*i] >> 32;
+	if (lower + upper > left - 1)
+		return false;
+	*i += 1 + (size_t)(lower + upper);
+	return true;
+}
+
+/* One attribute at ops[*i] of a group for a function (or not): kinds 0
+ * enum, 1 int, 3 string key, 4 string key and value, 5 type attribute
+ * without a type, 6 with one, 7 ConstantRange, 8 ConstantRange list. */
+static bool read_attribute(reader *r, size_t *i, bool function)
+{
+	uint64_t kind = r->ops[(*i)++];
+	size_t left = r->op_count - *i, key_size, value_size;
+	switch (kind) {
+	case 0:
+		if (left < 1)
+			return false;
+		r->out->optnone |= function && r->ops[*i] == 37; /* ATTR_KIND_OPTIMIZE_NONE */
+		*i += 1;
+		return true;
+	case 1: case 6:
+		if (left < 2)
+			return false;
+		*i += 2;
+		return true;
+	case 5:
+		if (left < 1)
+			return false;
+		*i += 1;
+		return true;
+	case 3: return attribute_string(r, i, 0, &key_size);
+	case 4:
+		if (!attribute_string(r, i, 0, &key_size) ||
+		    !attribute_string(r, i, key_size, &value_size))
+			return false;
+		if (function)
+			gpucc_module_facts_note_attribute(r->out, r->chars, key_size, r->chars + key_size,
+			                                  value_size);
+		return true;
+	case 7:
+		if (left < 2)
+			return false;
+		*i += 2; /* kind, bit width */
+		return skip_range(r, i, r->ops[*i - 1]);
+	case 8: {
+		if (left < 3)
+			return false;
+		uint64_t count = r->ops[*i + 1], bit_width = r->ops[*i + 2];
+		*i += 3;
+		for (uint64_t k = 0; k < count; k++)
+			if (!skip_range(r, i, bit_width))
+				return false;
+		return true;
+	}
+	default: return false;
+	}
+}
+
+static bool attribute_group_record(reader *r, const block *b)
+{
+	(void)b;
+	if (r->code != 3) /* PARAMATTR_GRP_CODE_ENTRY */
+		return true;
+	if (r->truncated || r->op_count < 2) {
+		r->attributes_bad = true;
+		return true;
+	}
+	bool function = r->ops[1] == 0xffffffff;
+	for (size_t i = 2; i < r->op_count;) {
+		if (!read_attribute(r, &i, function)) {
+			r->attributes_bad = true;
+			return true;
+		}
+	}
+	return true;
+}
+
+/* How many metadata ids a record of the module's METADATA block takes
+ * (as LLVM 19's MetadataLoader counts them); -1 for a code it does not
+ * know, after which ids cannot be told. */
+static int64_t metadata_ids(const reader *r)
+{
+	switch (r->code) {
+	case 35: return r->op_count >= 1 ? (int64_t)(r->ops[0] & INT64_MAX) : -1; /* STRINGS */
+	case 4: case 6: case 10: case 11: case 36: case 38: case 39:
+		return 0; /* NAME, KIND, NAMED_NODE, ATTACHMENT, GLOBAL_DECL_ATTACHMENT, INDEX */
+	case 1: case 2: case 3: case 5: case 7: case 8: case 9:
+		return 1;
+	default:
+		return (r->code >= 12 && r->code <= 41 && r->code != 35) ||
+		       (r->code >= 44 && r->code <= 47) ? 1 : -1;
+	}
+}
+
+/* STRINGS [count, offset] + blob: count VBR6 lengths from the blob's
+ * start, the characters from offset.  Finds the id of the flag's key. */
+static bool strings_record(reader *r)
+{
+	if (r->op_count < 2 || !r->blob || r->ops[1] > r->blob_size)
+		return false;
+	uint64_t count = r->ops[0];
+	size_t offset = (size_t)r->ops[1], at = offset;
+	bit_cursor lengths = {r->blob, offset * 8, 0, false};
+	if (count > offset * 8 / 6)
+		return false;
+	for (uint64_t k = 0; k < count; k++) {
+		uint64_t size = read_vbr(&lengths, 6);
+		if (lengths.bad || size > r->blob_size - at)
+			return false;
+		static const char key[] = "amdhsa_code_object_version";
+		if (!r->have_key && size == sizeof key - 1 && memcmp(r->blob + at, key, size) == 0) {
+			r->have_key = true;
+			r->key_md = r->next_md + k;
+		}
+		at += (size_t)size;
+	}
+	return true;
+}
+
+static void named_node_record(reader *r)
+{
+	if (strcmp(r->name, "opencl.ocl.version") == 0)
+		r->out->opencl = true;
+	if (strcmp(r->name, "llvm.module.flags") == 0) {
+		/* Named nodes list metadata ids as they are (no + 1). */
+		if (r->truncated || r->op_count > MAX_FLAGS - r->flag_count)
+			r->flags_bad = true;
+		for (size_t i = 0; i < r->op_count && !r->flags_bad; i++)
+			r->flags[r->flag_count++] = r->ops[i];
+	}
+	r->name[0] = '\0';
+}
+
+static bool metadata_record(reader *r, const block *b)
+{
+	(void)b;
+	int64_t ids = metadata_ids(r);
+	if (ids < 0 || (r->code == 35 && !strings_record(r))) {
+		r->flags_bad = true;
+		r->stop = true; /* later ids cannot be told */
+		return true;
+	}
+	if (r->code == 1 && ops_equal(r, 0, "amdhsa_code_object_version") && !r->have_key) {
+		r->have_key = true;
+		r->key_md = r->next_md;
+	}
+	if (r->code == 4) /* NAME */
+		if (r->truncated || r->op_count >= sizeof r->name || !ops_chars(r, 0, r->op_count))
+			r->chars[0] = '\0';
+	if (r->code == 4)
+		memcpy(r->name, r->chars, strlen(r->chars) + 1);
+	if (r->code == 10)
+		named_node_record(r);
+	r->next_md += (uint64_t)ids;
+	return true;
+}
+
+static void triple_record(reader *r)
+{
+	gpucc_module_facts *out = r->out;
+	if (r->truncated || r->op_count >= sizeof out->triple || !ops_chars(r, 0, r->op_count)) {
+		r->triple_bad = true;
 		return;
-	bits b = {data, size * 8, 32, false};
-	unsigned width = 2;
-	bool in_module = false;
-	abbrev_op abbrevs[MAX_ABBREVS][MAX_OPS];
-	unsigned op_counts[MAX_ABBREVS];
-	size_t abbrev_count = 0;
-	while (!b.bad && b.pos < b.size_bits) {
-		unsigned id = (unsigned)read_fixed(&b, width);
-		if (b.bad)
-			return;
-		if (id == 0) { /* END_BLOCK: the module block had no triple */
-			out->triple_known = in_module;
-			return;
-		}
-		if (id == 1) { /* ENTER_SUBBLOCK */
-			uint64_t block = read_vbr(&b, 8);
-			unsigned new_width = (unsigned)read_vbr(&b, 4);
-			align32(&b);
-			uint64_t words = read_fixed(&b, 32);
-			if (b.bad)
-				return;
-			if (!in_module && block == 8) {
-				in_module = true;
-				width = new_width;
-				continue;
-			}
-			if (b.pos + words * 32 > b.size_bits)
-				return;
-			b.pos += (size_t)words * 32;
-			continue;
-		}
-		if (id == 2) { /* DEFINE_ABBREV */
-			unsigned n = (unsigned)read_vbr(&b, 5);
-			if (n > MAX_OPS || abbrev_count == MAX_ABBREVS)
-				return;
-			for (unsigned i = 0; i < n && !b.bad; i++) {
-				abbrev_op *op = &abbrevs[abbrev_count][i];
-				if (read_fixed(&b, 1)) {
-					op->kind = OP_LITERAL;
-					op->value = read_vbr(&b, 8);
-					continue;
-				}
-				uint64_t encoding = read_fixed(&b, 3);
-				op->value = 0;
-				switch (encoding) {
-				case 1: op->kind = OP_FIXED; op->value = read_vbr(&b, 5); break;
-				case 2: op->kind = OP_VBR; op->value = read_vbr(&b, 5); break;
-				case 3: op->kind = OP_ARRAY; break;
-				case 4: op->kind = OP_CHAR6; break;
-				case 5: op->kind = OP_BLOB; break;
-				default: return;
-				}
-			}
-			op_counts[abbrev_count++] = n;
-			continue;
-		}
-		if (!in_module)
-			return;
-		uint64_t code = 0;
-		char text[sizeof out->triple];
-		read_record(&b, id, abbrevs, op_counts, abbrev_count, &code, text, sizeof text);
-		if (b.bad)
-			return;
-		if (code == 2) { /* MODULE_CODE_TRIPLE */
-			snprintf(out->triple, sizeof out->triple, "%s", text);
-			out->triple_known = true;
-			return;
+	}
+	memcpy(out->triple, r->chars, r->op_count + 1);
+	r->triple_bad = false; /* the last TRIPLE is the module's */
+}
+
+/* FUNCTION [strtab offset, size, type, cc, isproto, ...] (version 2; older
+ * modules keep names in a symbol table this reader does not follow). */
+static void function_record(reader *r)
+{
+	if (r->version < 2 || !r->have_strtab || r->op_count < 5 || r->ops[0] > r->strtab_size ||
+	    r->ops[1] > r->strtab_size - r->ops[0]) {
+		r->names_bad = true;
+		return;
+	}
+	const char *name = (const char *)r->strtab + r->ops[0];
+	size_t size = (size_t)r->ops[1];
+	gpucc_module_facts_note_reference(r->out, name, size);
+	if (r->ops[4])
+		gpucc_module_facts_note_declaration(r->out, name, size);
+}
+
+static bool module_record(reader *r, const block *b)
+{
+	(void)b;
+	switch (r->code) {
+	case 1: r->version = r->op_count ? r->ops[0] : 0; break;
+	case 2: triple_record(r); break;
+	case 8:
+		function_record(r);
+		r->global_count++;
+		break;
+	case 7: case 9: case 14: case 18: r->global_count++; break;
+	default: break;
+	}
+	return true;
+}
+
+/* Blocks inside the module: BLOCKINFO, attribute groups and metadata are
+ * walked, constants remembered for later, the rest skipped. */
+static bool module_block(reader *r, unsigned level)
+{
+	switch (r->entry_id) {
+	case 0:
+		r->blockinfo_count = 0; /* a new BLOCKINFO replaces the last */
+		r->blockinfo_has_target = false;
+		return enter(r, level, blockinfo_record, NULL);
+	case 10: return enter(r, level, attribute_group_record, NULL);
+	case 11:
+		if (!save_block(r, r->constants, &r->constants_count, r->global_count))
+			r->flags_bad = true;
+		break;
+	case 15: {
+		if (!save_block(r, r->metadata, &r->metadata_count, r->next_md))
+			r->flags_bad = true;
+		bool ok = enter(r, level, metadata_record, NULL);
+		r->stop = false;
+		return ok;
+	}
+	default: break;
+	}
+	r->c.pos = r->entry_end;
+	return true;
+}
+
+static bool top_block_module(reader *r)
+{
+	if (r->entry_id != 8)
+		return true;
+	if (r->module_seen) /* LLVM reads one module per file */
+		return false;
+	r->module_seen = true;
+	return enter(r, 0, module_record, module_block);
+}
+
+/* ---- the code object version flag (passes 2-4) ------------------------------------- */
+
+/* The flag nodes (one operand the key): which value each names. */
+static bool flag_node_record(reader *r, const block *b)
+{
+	(void)b;
+	int64_t ids = metadata_ids(r);
+	if (ids < 0)
+		return false;
+	if ((r->code == 3 || r->code == 5) && r->op_count == 3 && r->ops[1] == r->key_md + 1)
+		for (size_t i = 0; i < r->flag_count; i++)
+			if (r->flags[i] == r->next_md)
+				r->flag_value_md[i] = r->ops[2];
+	r->next_md += (uint64_t)ids;
+	return true;
+}
+
+/* The VALUE record of metadata id r->wanted: its value id. */
+static bool flag_value_record(reader *r, const block *b)
+{
+	(void)b;
+	int64_t ids = metadata_ids(r);
+	if (ids < 0)
+		return false;
+	if (r->next_md == r->wanted && ids == 1) {
+		r->found = r->code == 2 && r->op_count >= 2; /* METADATA_VALUE [type, value] */
+		r->value_id = r->found ? r->ops[1] : 0;
+		r->stop = true;
+	}
+	r->next_md += (uint64_t)ids;
+	return true;
+}
+
+/* The constant with value id r->wanted: an INTEGER's value. */
+static bool flag_constant_record(reader *r, const block *b)
+{
+	(void)b;
+	if (r->code == 1) /* SETTYPE takes no id */
+		return true;
+	if (r->value_index++ == r->wanted) {
+		r->found = r->code == 4 && r->op_count >= 1;
+		r->integer = r->found ? sign_rotated(r->ops[0]) : 0;
+		r->stop = true;
+	}
+	return true;
+}
+
+/* Walk every saved metadata block, ids counted from its first. */
+static bool walk_metadata(reader *r, record_handler on_record)
+{
+	for (size_t i = 0; i < r->metadata_count && !r->stop; i++) {
+		r->next_md = r->metadata[i].first;
+		if (!walk_saved(r, &r->metadata[i], on_record))
+			return false;
+	}
+	r->stop = false;
+	return true;
+}
+
+static bool walk_constants(reader *r)
+{
+	uint64_t constants_before = 0;
+	for (size_t i = 0; i < r->constants_count && !r->stop; i++) {
+		r->value_index = r->constants[i].first + constants_before;
+		uint64_t start = r->value_index;
+		if (!walk_saved(r, &r->constants[i], flag_constant_record))
+			return false;
+		constants_before += r->value_index - start;
+	}
+	r->stop = false;
+	return true;
+}
+
+/* The code object version: the first flag, in !llvm.module.flags's order,
+ * whose key is "amdhsa_code_object_version", its VALUE, its INTEGER.
+ * false when that chain cannot be followed. */
+static bool settle_flags(reader *r)
+{
+	if (!r->have_key || r->flag_count == 0)
+		return true; /* no such flag */
+	memset(r->flag_value_md, 0, sizeof r->flag_value_md);
+	if (!walk_metadata(r, flag_node_record))
+		return false;
+	size_t i = 0;
+	while (i < r->flag_count && r->flag_value_md[i] == 0)
+		i++;
+	if (i == r->flag_count)
+		return true;
+	r->wanted = r->flag_value_md[i] - 1;
+	r->found = false;
+	if (!walk_metadata(r, flag_value_record) || !r->found || r->value_id < r->global_count)
+		return false;
+	r->wanted = r->value_id;
+	r->found = false;
+	if (!walk_constants(r) || !r->found)
+		return false;
+	r->out->code_object_version = gpucc_module_facts_code_object_version(r->integer);
+	return true;
+}
+
+/* ---- facts ------------------------------------------------------------------- */
+
+static bool contains(const unsigned char *data, size_t size, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (size_t i = 0; i + n <= size; i++) {
+		const unsigned char *hit = memchr(data + i, needle[0], size - i - n + 1);
+		if (!hit)
+			return false;
+		i = (size_t)(hit - data);
+		if (memcmp(hit, needle, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Library calls when function names cannot be read: any mention of the
+ * names' bytes, so that no library a module needs is left out. */
+static void calls_from_bytes(gpucc_module_facts *out, const unsigned char *data, size_t size)
+{
+	out->calls_libdevice = contains(data, size, "__nv_");
+	out->calls_rocm = contains(data, size, "__ocml_") || contains(data, size, "__ockl_");
+	out->calls_hip = contains(data, size, "__atomic_work_item_fence");
+	out->calls_mangled = contains(data, size, "_Z");
+}
+
+static void clear_attributes(gpucc_module_facts *out)
+{
+	memset(out->cpus, 0, sizeof out->cpus);
+	out->cpu_count = 0;
+	out->ptx_isa = 0;
+	out->wavefront64 = false;
+	out->xnack = out->sramecc = GPUCC_FEATURE_ANY;
+	out->optnone = false;
+}
+
+/* The bitcode inside a wrapper header (magic 0x0B17C0DE, version, offset,
+ * size, CPU type: five little-endian words), or data itself. */
+static bool unwrap(const unsigned char **data, size_t *size)
+{
+	if (*size < 4 || memcmp(*data, "\xde\xc0\x17\x0b", 4) != 0)
+		return true;
+	if (*size < 20)
+		return false;
+	const unsigned char *d = *data;
+	uint32_t offset = (uint32_t)d[8] | (uint32_t)d[9] << 8 | (uint32_t)d[10] << 16 |
+	                  (uint32_t)d[11] << 24;
+	uint32_t length = (uint32_t)d[12] | (uint32_t)d[13] << 8 | (uint32_t)d[14] << 16 |
+	                  (uint32_t)d[15] << 24;
+	if (offset > *size || length > *size - offset)
+		return false;
+	*data += offset;
+	*size = length;
+	return true;
+}
+
+/* Walk the stream into r: false when it cannot be walked. */
+static bool read_stream(reader *r, const unsigned char *data, size_t size)
+{
+	r->c.data = data;
+	if (size > SIZE_MAX / 8)
+		return false;
+	if (!walk_top(r, size * 8, top_block_strtab))
+		return false;
+	r->c.bad = false;
+	return walk_top(r, size * 8, top_block_module) && r->module_seen;
+}
+
+void gpucc_bitcode_facts(gpucc_module_facts *out, const unsigned char *data, size_t size)
+{
+	bool bitcode = out->bitcode;
+	const unsigned char *whole = data;
+	size_t whole_size = size;
+	memset(out, 0, sizeof *out);
+	out->bitcode = bitcode;
+	reader *r = NULL;
+	if (unwrap(&data, &size) && size >= 8 && memcmp(data, "BC\xc0\xde", 4) == 0)
+		r = calloc(1, sizeof *r);
+	if (r) {
+		r->out = out;
+		if (read_stream(r, data, size)) {
+			out->triple_known = !r->triple_bad;
+			out->attributes_known = !r->attributes_bad;
+			out->flags_known = !r->flags_bad && settle_flags(r);
+			if (r->names_bad)
+				calls_from_bytes(out, whole, whole_size);
+		} else {
+			memset(out, 0, sizeof *out);
+			out->bitcode = bitcode;
+			r = (free(r), NULL);
 		}
 	}
+	if (!r)
+		calls_from_bytes(out, whole, whole_size);
+	if (!out->triple_known)
+		memset(out->triple, 0, sizeof out->triple);
+	if (!out->attributes_known)
+		clear_attributes(out);
+	if (!out->flags_known)
+		out->code_object_version = 0;
+	free(r);
 }

@@ -28,6 +28,8 @@ typedef struct gpucc_file_memo {
 typedef struct gpucc_toolchain {
 	char *libdevice;     /* libdevice.10.bc, or NULL when no CUDA toolkit */
 	char *rocm_dir;      /* directory of ocml.bc and friends, or NULL */
+	char *libclc_dir;    /* directory of libclc's nvptx64--nvidiacl.bc and
+	                        amdgcn--amdhsa.bc, or NULL */
 	char *ptxas;         /* or NULL: no cubins */
 	char *ld_lld;        /* set by gpucc_toolchain_ld_lld; NULL until then */
 	char *memo_path;     /* where memos are kept (NULL: not kept) */
@@ -38,7 +40,8 @@ typedef struct gpucc_toolchain {
 
 /* Find the tools: libdevice in $CUDA_PATH/nvvm/libdevice, then
  * /usr/local/cuda/...; the ROCm device libraries in $GPUCC_ROCM_DEVICE_LIBS,
- * then the Debian and /opt/rocm directories; ptxas in $CUDA_PATH/bin, then
+ * then the Debian and /opt/rocm directories; libclc in $GPUCC_LIBCLC_DIR,
+ * then /usr/lib/clc; ptxas in $CUDA_PATH/bin, then
  * /usr/local/cuda/bin, then $PATH.  ld.lld is looked for only when asked
  * (gpucc_toolchain_ld_lld).  Memos are loaded from memo_dir/compile-toolchain
  * when memo_dir is given, and kept in memory either way. */
@@ -58,18 +61,79 @@ int gpucc_toolchain_ptxas_version(gpucc_toolchain *tc, const char **out);
  * found, when there is no LLD 19. */
 int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version);
 
-/* What can be told about a module from its bytes alone. */
+/* What can be told about a module from its bytes alone, without LLVM: a
+ * compile's keys depend on it (the PTX ISA and code object version a target
+ * takes by default, the device libraries linked), and a compile whose every
+ * key hits must not load LLVM. */
+#define GPUCC_MODULE_MAX_CPUS 8
 typedef struct gpucc_module_facts {
 	bool bitcode;          /* .bc (possibly wrapped) rather than .ll text */
 	char triple[128];      /* "" when unknown or absent */
 	bool triple_known;     /* false when the reader could not tell */
-	bool calls_libdevice;  /* refers to @__nv_* (.ll outside comments; .bc: mentions) */
+	bool calls_libdevice;  /* refers to @__nv_* (.ll outside comments; .bc: a function's name) */
 	bool calls_rocm;       /* refers to @__ocml_* or @__ockl_* likewise */
+	bool calls_hip;        /* refers to @__atomic_work_item_fence (defined only by hip.bc) */
+	bool opencl;           /* has the named metadata !opencl.ocl.version (OpenCL C's front end) */
+	bool calls_mangled;    /* refers to a function whose name starts "_Z" that it does not
+	                          define (an OpenCL builtin when opencl: libclc's) */
+	/* Function attributes, over every attribute group of the module (.ll:
+	 * `attributes #N = { ... }`, also attributes written on a define line;
+	 * .bc: the PARAMATTR_GROUP block), whichever functions use them. */
+	bool attributes_known; /* false when the reader could not tell (then the fields below are 0) */
+	char cpus[GPUCC_MODULE_MAX_CPUS][32]; /* distinct "target-cpu" values, first seen first */
+	size_t cpu_count;      /* at most GPUCC_MODULE_MAX_CPUS; further values are dropped */
+	unsigned ptx_isa;      /* highest "+ptxNN" of any "target-features"; 0: none */
+	bool wavefront64;      /* some "target-features" has "+wavefrontsize64" */
+	gpucc_feature xnack;   /* "+xnack" ON, "-xnack" OFF, else ANY (first one seen) */
+	gpucc_feature sramecc; /* likewise for "+sramecc" / "-sramecc" */
+	bool optnone;          /* some attribute group has optnone */
+	/* Module flags (!llvm.module.flags). */
+	bool flags_known;      /* false when the reader could not tell */
+	unsigned code_object_version; /* "amdhsa_code_object_version" / 100 (4, 5, 6); 0: absent */
 } gpucc_module_facts;
 
 void gpucc_module_facts_read(gpucc_module_facts *out, const unsigned char *data, size_t size);
-/* The triple of a bitcode module (lib/compile_bitcode.c): sets triple and
- * triple_known; leaves triple_known false when the stream is not understood. */
-void gpucc_bitcode_triple(gpucc_module_facts *out, const unsigned char *data, size_t size);
+/* The facts of a bitcode module (lib/compile_bitcode.c): sets every field
+ * but bitcode; leaves triple_known, attributes_known and flags_known false
+ * for what the stream does not let it tell. */
+void gpucc_bitcode_facts(gpucc_module_facts *out, const unsigned char *data, size_t size);
+
+/* ---- the target a job compiles for (lib/compile_target.c) ---------------- */
+
+/* A target as one module makes it. */
+typedef struct gpucc_job_target {
+	char name[GPUCC_TARGET_NAME_SIZE]; /* canonical: "sm_90:ptx85", "gfx90a" */
+	char features[64];                 /* for LLVM: "+ptx85", "+sramecc,-xnack" */
+	int code_object_version;           /* AMD: 4 or 5; NVIDIA: 0 */
+} gpucc_job_target;
+
+/* Fit target t to the module f describes: an NVIDIA target whose spelling
+ * named no PTX ISA (!ptx_explicit) takes the highest the module's functions
+ * ask for (up to LLVM 19's, 8.5) when that is above the target's own; an
+ * AMD target takes code_object_asked (4 or 5), else the module's
+ * amdhsa_code_object_version, else GPUCC_DEFAULT_CODE_OBJECT_VERSION.
+ * GPUCC_ECOMPILE, with a message naming the spelling or option that would
+ * compile the module, when the target or code_object_asked contradicts the
+ * module (a PTX ISA below the module's, another code object version, an
+ * xnack or sramecc setting the module fixes otherwise). */
+int gpucc_target_for_module(gpucc_job_target *out, const gpucc_target *t, bool ptx_explicit,
+                            int code_object_asked, const gpucc_module_facts *f);
+/* Whether every "target-cpu" of the module is cpu (true when it names none). */
+bool gpucc_module_fits_cpu(const gpucc_module_facts *f, const char *cpu);
+
+/* A device library gpucc writes itself, as IR text. */
+typedef struct gpucc_generated_lib {
+	char name[40];   /* as the key names it: "oclc_isa_version_1100.ll" */
+	char text[320];
+	size_t size;
+	gpucc_digest sha256;
+} gpucc_generated_lib;
+
+/* __oclc_ISA_version of an AMDGPU processor: "gfx90a" -> 9010, "gfx1201" ->
+ * 12001; 0 for a name not of that shape. */
+unsigned gpucc_amdgpu_isa_version(const char *processor);
+/* The ROCm control library that defines __oclc_ISA_version for processor.
+ * GPUCC_EINVALID for a name gpucc_amdgpu_isa_version does not take. */
+int gpucc_isa_version_lib(gpucc_generated_lib *out, const char *processor);
 
 #endif

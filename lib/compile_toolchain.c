@@ -1,8 +1,8 @@
 /*
  * lib/compile_toolchain.c -- finding the device toolchain (libdevice, the
  * ROCm device libraries, ptxas, ld.lld) and remembering what is expensive to
- * learn about it, and reading a module's triple and library needs from its
- * bytes.  None of this loads LLVM: it runs for every compile, hits included.
+ * learn about it.  None of this loads LLVM: it runs for every compile, hits
+ * included.
  *
  * Memos: DIR/compile-toolchain (DIR being the cache directory) holds lines
  *   KIND \t SIZE \t MTIME_NS \t CTIME_NS \t INODE \t DEVICE \t VALUE \t PATH
@@ -194,6 +194,16 @@ int gpucc_toolchain_init(gpucc_toolchain *tc, const char *memo_dir)
 			tc->rocm_dir = strdup(rocm_dirs[i]);
 		}
 	}
+	/* Debian's libclc-19 (nvptx64--nvidiacl.bc, amdgcn--amdhsa.bc). */
+	const char *clc_dirs[] = {getenv("GPUCC_LIBCLC_DIR"), "/usr/lib/clc",
+	                          "/usr/lib/llvm-19/lib/clc"};
+	for (size_t i = 0; i < sizeof clc_dirs / sizeof clc_dirs[0] && !tc->libclc_dir; i++) {
+		char *amd = join_if(clc_dirs[i], "amdgcn--amdhsa.bc", false);
+		if (amd) {
+			free(amd);
+			tc->libclc_dir = strdup(clc_dirs[i]);
+		}
+	}
 	tc->ptxas = cuda_file("bin/ptxas", true);
 	if (!tc->ptxas)
 		tc->ptxas = search_path("ptxas");
@@ -225,6 +235,7 @@ void gpucc_toolchain_release(gpucc_toolchain *tc)
 	free(tc->memos);
 	free(tc->libdevice);
 	free(tc->rocm_dir);
+	free(tc->libclc_dir);
 	free(tc->ptxas);
 	free(tc->ld_lld);
 	free(tc->memo_path);
@@ -450,102 +461,4 @@ int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version)
 	                       "no LLD 19 on PATH, which AMDGPU code objects are linked with: found %s "
 	                       "(install lld-19)",
 	                       refused);
-}
-
-/* ---- module facts ------------------------------------------------------------ */
-
-static bool contains(const unsigned char *data, size_t size, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (size_t i = 0; i + n <= size; i++) {
-		const unsigned char *hit = memchr(data + i, needle[0], size - i - n + 1);
-		if (!hit)
-			return false;
-		i = (size_t)(hit - data);
-		if (memcmp(hit, needle, n) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* `target triple = "..."` at the start of a line of .ll text. */
-static void text_triple(gpucc_module_facts *out, const unsigned char *data, size_t size)
-{
-	static const char prefix[] = "target triple";
-	out->triple_known = true;
-	size_t i = 0;
-	while (i < size) {
-		size_t end = i;
-		while (end < size && data[end] != '\n')
-			end++;
-		size_t p = i;
-		while (p < end && (data[p] == ' ' || data[p] == '\t'))
-			p++;
-		if (end - p > sizeof prefix && memcmp(data + p, prefix, sizeof prefix - 1) == 0) {
-			const unsigned char *q = memchr(data + p, '"', end - p);
-			const unsigned char *r = q ? memchr(q + 1, '"', (size_t)(data + end - q - 1)) : NULL;
-			if (q && r && (size_t)(r - q - 1) < sizeof out->triple) {
-				snprintf(out->triple, sizeof out->triple, "%.*s", (int)(r - q - 1),
-				         (const char *)q + 1);
-				return;
-			}
-		}
-		i = end + 1;
-	}
-}
-
-/* Whether a symbol name starting at p begins with prefix. */
-static bool name_starts(const unsigned char *p, const unsigned char *end, const char *prefix)
-{
-	size_t n = strlen(prefix);
-	return (size_t)(end - p) >= n && memcmp(p, prefix, n) == 0;
-}
-
-/* Library references in .ll text: an @name or @"name" outside comments.  A
- * ';' starts a comment to the end of the line unless it is inside a string
- * (a quoted name, c"...", !"..."); LLVM writes a quote inside a string as
- * \22, so every quote opens or closes one, and no string spans lines.  One
- * pass over the bytes: this runs for every compile, hits included. */
-static void text_library_refs(gpucc_module_facts *out, const unsigned char *data, size_t size)
-{
-	const unsigned char *end = data + size;
-	bool in_string = false;
-	for (const unsigned char *p = data; p < end; p++) {
-		if (*p == '\n') {
-			in_string = false;
-		} else if (*p == '"') {
-			in_string = !in_string;
-		} else if (in_string) {
-			continue;
-		} else if (*p == ';') {
-			const unsigned char *newline = memchr(p, '\n', (size_t)(end - p));
-			if (!newline)
-				break;
-			p = newline - 1; /* the newline itself is seen next */
-		} else if (*p == '@') {
-			const unsigned char *name = p + 1 < end && p[1] == '"' ? p + 2 : p + 1;
-			out->calls_libdevice |= name_starts(name, end, "__nv_");
-			out->calls_rocm |= name_starts(name, end, "__ocml_") || name_starts(name, end, "__ockl_");
-		}
-	}
-}
-
-void gpucc_module_facts_read(gpucc_module_facts *out, const unsigned char *data, size_t size)
-{
-	memset(out, 0, sizeof *out);
-	out->bitcode = (size >= 4 && memcmp(data, "BC\xc0\xde", 4) == 0) ||
-	               (size >= 4 && memcmp(data, "\xde\xc0\x17\x0b", 4) == 0);
-	if (out->bitcode) {
-		/* Function names are plain bytes in bitcode's string table, so a
-		 * scan finds every library call.  Telling a call from the same
-		 * bytes in a string constant would mean parsing the bitcode with
-		 * LLVM, which a hit must not load: such a module links a library
-		 * for nothing (and names it in its key). */
-		out->calls_libdevice = contains(data, size, "__nv_");
-		out->calls_rocm = contains(data, size, "__ocml_") || contains(data, size, "__ockl_");
-		gpucc_bitcode_triple(out, data, size);
-	} else {
-		text_library_refs(out, data, size);
-		text_triple(out, data, size);
-	}
 }

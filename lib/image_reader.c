@@ -18,7 +18,23 @@
  * verify walks the ustar headers itself, of a compressed image over its
  * decompressed bytes, so that it reads an image once, what follows the
  * end-of-archive marker included (walk_source).
- * An image handle is not thread-safe.
+ *
+ * A regular file is only ever read with pread, never mapped: a file cut
+ * short in place while it is read (cp rewrites its target so) then gives
+ * short reads, which are reported as a truncated image, where a mapping
+ * would give the process SIGBUS.
+ *
+ * Threads (gpucc/image.h): once open, a handle is read from any number of
+ * threads at once.  What the manifest gave is never written again.  The
+ * payload list is built once, under lock, and published through the
+ * atomic payloads_ready.  Random access needs no shared state beyond the
+ * read-ahead window, which a read borrows when no other thread holds it
+ * (window_busy) and otherwise does without: one thread reading in archive
+ * order keeps its read-ahead, several threads each pread what they need.
+ * The sequential cursor -- libarchive's reader and its source position,
+ * the decompressor of a compressed image -- is one per handle and used
+ * under lock, so compressed images are read one payload at a time.
+ * Parked images (gpucc_image_park) are read on one thread.
  */
 #include "image_internal.h"
 
@@ -36,13 +52,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "sha256.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h> /* strncasecmp */
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -79,7 +96,8 @@ struct gpucc_image {
 	/* The limits came from the caller (gpucc_image_open_limited), not
 	 * from GPUCC_IMAGE_LIMITS: messages do not send the user there. */
 	bool limits_given;
-	int limit_hit;          /* WITHIN_LIMITS, or the limit that stopped the cursor */
+	int limit_hit;          /* WITHIN_LIMITS, or the limit that stopped the cursor
+	                         * (cursor state: under lock) */
 
 	gpucc_manifest manifest;
 	/* The data sizes of the format member and the manifest, for the
@@ -89,8 +107,10 @@ struct gpucc_image {
 	size_t payload_count;
 
 	/* The payload list is built on first use (list and show never need
-	 * it); payloads_rc remembers a failure to build it. */
-	bool payloads_ready;
+	 * it), under lock; payloads_rc remembers a failure to build it.  Once
+	 * payloads_ready is true, none of the fields below up to the window
+	 * changes again. */
+	atomic_bool payloads_ready;
 	int payloads_rc;
 	char *payloads_error; /* its message */
 
@@ -101,8 +121,14 @@ struct gpucc_image {
 	uint64_t *header_offsets;
 
 	/* Read-ahead for payloads streamed in archive order from a file
-	 * (stream_at_offset). */
+	 * (stream_at_offset), used by one read at a time: the one that set
+	 * window_busy. */
 	gpucc_read_window window;
+	atomic_flag window_busy;
+
+	/* Held while the payload list is built and while the cursor and the
+	 * fields that follow it up to park_path are used (cursor_lock). */
+	pthread_mutex_t lock;
 
 	/* The sequential cursor. */
 	struct archive *cursor;
@@ -513,27 +539,29 @@ static bool ustar_header_is(gpucc_image *img, uint64_t offset, const char *name,
 	return read_at(img, offset, block, BLOCK) == BLOCK && gpucc_ustar_is_member(block, name, size);
 }
 
-/* The bytes of the manifest whose (already checked) header is at offset, in
- * place: for an image in memory, a pointer into it; in a regular file, a
- * read-only mapping (*map, *map_size to unmap).  NULL when they cannot be
- * had; the caller then reads through libarchive. */
-static const char *manifest_in_place(gpucc_image *img, uint64_t offset, uint64_t size, void **map,
-                                     size_t *map_size)
+/* The bytes of the manifest whose (already checked) header is at offset:
+ * for an image in memory, a pointer into it; from a regular file, read
+ * into a new buffer (*owned, for the caller to free).  NULL when they
+ * cannot all be had -- out of memory, or the file is shorter than its
+ * header says, as when it is cut short while it is read; the caller then
+ * reads through libarchive, which names the defect. */
+static const char *manifest_bytes(gpucc_image *img, uint64_t offset, uint64_t size, char **owned)
 {
-	*map = NULL;
+	*owned = NULL;
 	uint64_t data = offset + BLOCK;
+	if (data > img->size || size > img->size - data)
+		return NULL;
 	if (img->fd < 0)
-		return data + size <= img->size ? (const char *)img->data + data : NULL;
-	if (data + size > img->size)
+		return (const char *)img->data + data;
+	char *buf = malloc((size_t)size);
+	if (!buf)
 		return NULL;
-	long page = sysconf(_SC_PAGESIZE);
-	uint64_t start = data - data % (uint64_t)page;
-	*map_size = (size_t)(data + size - start);
-	void *m = mmap(NULL, *map_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, img->fd, (off_t)start);
-	if (m == MAP_FAILED)
+	if (gpucc_pread_full(img->fd, buf, (size_t)size, data) != (ssize_t)size) {
+		free(buf);
 		return NULL;
-	*map = m;
-	return (const char *)m + (data - start);
+	}
+	*owned = buf;
+	return buf;
 }
 
 /* ---- member checks -------------------------------------------------------- */
@@ -825,16 +853,14 @@ static int open_head_directly(gpucc_image *img)
 		return 1;
 	if ((rc = check_manifest_size(img, h.size)))
 		return rc;
-	void *map;
-	size_t map_size = 0;
-	const char *json = manifest_in_place(img, at, h.size, &map, &map_size);
+	char *owned;
+	const char *json = manifest_bytes(img, at, h.size, &owned);
 	if (!json)
 		return 1;
 	img->payload_base = at + BLOCK + gpucc_ustar_padded(h.size);
 	img->manifest_size = h.size;
 	rc = parse_manifest(img, json, (size_t)h.size);
-	if (map)
-		munmap(map, map_size);
+	free(owned);
 	return rc;
 }
 
@@ -879,22 +905,32 @@ static int open_common(gpucc_image *img)
 /* Build the payload list and, for uncompressed images whose manifest
  * header was a single ustar block, the offsets of all payload headers
  * (the first follows the manifest's data; a wrong guess is caught by the
- * header check before any byte is used). */
+ * header check before any byte is used).  Once, for all threads: the
+ * first caller builds them under lock, any other waits for it. */
 static int ensure_payloads(gpucc_image *img)
 {
-	if (img->payloads_ready) {
-		/* The failure again, with its message: the first may have been
-		 * on another thread (gpucc_image_prepare_payloads). */
-		if (img->payloads_rc && img->payloads_error)
-			return gpucc_error_set(img->payloads_rc, "%s", img->payloads_error);
-		return img->payloads_rc;
+	if (!atomic_load_explicit(&img->payloads_ready, memory_order_acquire)) {
+		pthread_mutex_lock(&img->lock);
+		int rc = 0;
+		bool built = false;
+		if (!atomic_load_explicit(&img->payloads_ready, memory_order_relaxed)) {
+			rc = collect_payloads(img);
+			if (rc == 0 && img->payload_base && img->payload_count > 0)
+				rc = compute_offsets(img, img->payload_base);
+			if (rc)
+				img->payloads_error = strdup(gpucc_error_last()->message);
+			img->payloads_rc = rc;
+			atomic_store_explicit(&img->payloads_ready, true, memory_order_release);
+			built = true;
+		}
+		pthread_mutex_unlock(&img->lock);
+		if (built)
+			return rc; /* its error is set on this thread */
 	}
-	img->payloads_ready = true;
-	img->payloads_rc = collect_payloads(img);
-	if (img->payloads_rc == 0 && img->payload_base && img->payload_count > 0)
-		img->payloads_rc = compute_offsets(img, img->payload_base);
-	if (img->payloads_rc)
-		img->payloads_error = strdup(gpucc_error_last()->message);
+	/* The failure again, with its message: the first may have been on
+	 * another thread. */
+	if (img->payloads_rc && img->payloads_error)
+		return gpucc_error_set(img->payloads_rc, "%s", img->payloads_error);
 	return img->payloads_rc;
 }
 
@@ -911,9 +947,16 @@ static gpucc_image *image_new(const char *name, const gpucc_image_limits *limits
 		return NULL;
 	img->fd = -1;
 	gpucc_read_window_init(&img->window, WINDOW_SIZE);
+	atomic_flag_clear(&img->window_busy);
+	atomic_init(&img->payloads_ready, false);
+	if (pthread_mutex_init(&img->lock, NULL) != 0) {
+		free(img);
+		return NULL;
+	}
 	img->limits = *limits;
 	img->name = strdup(name ? name : "(image)");
 	if (!img->name) {
+		pthread_mutex_destroy(&img->lock);
 		free(img);
 		return NULL;
 	}
@@ -1050,6 +1093,7 @@ void gpucc_image_free(gpucc_image *img)
 	free(img->payloads_error);
 	free(img->park_path);
 	free(img->name);
+	pthread_mutex_destroy(&img->lock);
 	void (*on_free)(void *) = img->on_free;
 	void *on_free_ctx = img->on_free_ctx;
 	free(img);
@@ -1265,6 +1309,18 @@ static int hand_out(payload_hash *h, const unsigned char *data, size_t size,
 	return 0;
 }
 
+/* Whether this read may use img's read-ahead window: true when no other
+ * thread holds it, which it then holds until window_give_back. */
+static bool window_take(gpucc_image *img)
+{
+	return !atomic_flag_test_and_set_explicit(&img->window_busy, memory_order_acquire);
+}
+
+static void window_give_back(gpucc_image *img)
+{
+	atomic_flag_clear_explicit(&img->window_busy, memory_order_release);
+}
+
 /* The random-access path: 1 when the header at the computed offset is not
  * what it must be (the caller then uses the cursor; nothing was hashed or
  * handed to sink), else 0 or an error. */
@@ -1294,17 +1350,23 @@ static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink s
 		}
 		return 0;
 	}
-	if (BLOCK + size <= WINDOW_SIZE) {
+	/* Through the read-ahead window, when it is free: no other thread is
+	 * reading through it. */
+	if (BLOCK + size <= WINDOW_SIZE && window_take(img)) {
 		const unsigned char *member_bytes = NULL;
-		ssize_t rc = gpucc_read_window_get(&img->window, img->fd, offset, BLOCK + (size_t)size,
-		                                   &member_bytes);
-		if (rc < 0)
-			return gpucc_error_set_errno("cannot read '%s'", img->name);
-		if (rc < BLOCK || !gpucc_ustar_is_member(member_bytes, member, size))
-			return 1;
-		if ((size_t)rc != BLOCK + size)
-			return digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);
-		return hand_out(h, member_bytes + BLOCK, (size_t)size, sink, ctx);
+		ssize_t n = gpucc_read_window_get(&img->window, img->fd, offset, BLOCK + (size_t)size,
+		                                  &member_bytes);
+		int rc;
+		if (n < 0)
+			rc = gpucc_error_set_errno("cannot read '%s'", img->name);
+		else if (n < BLOCK || !gpucc_ustar_is_member(member_bytes, member, size))
+			rc = 1;
+		else if ((size_t)n != BLOCK + size)
+			rc = digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);
+		else
+			rc = hand_out(h, member_bytes + BLOCK, (size_t)size, sink, ctx);
+		window_give_back(img);
+		return rc;
 	}
 	/* A member that fits in the room is read with its header in one go. */
 	size_t room_size;
@@ -1595,13 +1657,19 @@ static int stream_unparked(gpucc_image *img, const gpucc_payload *p, gpucc_paylo
 	int rc = 1;
 	if (img->offsets_known)
 		rc = stream_at_offset(img, index, sink, ctx, &h);
-	if (rc == 1)
+	if (rc == 1) {
+		pthread_mutex_lock(&img->lock);
 		rc = stream_with_cursor(img, index, sink, ctx, &h);
+		pthread_mutex_unlock(&img->lock);
+	}
 	/* Nothing follows the last payload to read ahead: its window goes, so
 	 * that a merge holding thousands of open cache entries (one payload
-	 * each) holds no window for any of them once it is read. */
-	if (index + 1 == img->payload_count)
+	 * each) holds no window for any of them once it is read.  (A window
+	 * another thread is using stays: that thread may still need it.) */
+	if (index + 1 == img->payload_count && window_take(img)) {
 		gpucc_read_window_release(&img->window);
+		window_give_back(img);
+	}
 	if (rc == 0 && checker) {
 		gpucc_payload_checker_end(checker);
 	} else if (rc == 0) {
@@ -2108,6 +2176,9 @@ int gpucc_image_verify(gpucc_image *img)
 	return rc ? rc : repark(img, verify_unparked(img));
 }
 
+/* An uncompressed image in memory or a file is walked without the
+ * cursor, by any number of threads at once; the cursor's walks (a
+ * compressed image's decompressor, libarchive's reader) hold the lock. */
 static int verify_unparked(gpucc_image *img)
 {
 	int rc;
@@ -2115,10 +2186,17 @@ static int verify_unparked(gpucc_image *img)
 		return rc;
 	gpucc_sha256 hash;
 	rc = 1;
-	if ((img->fd < 0 || img->seekable) && !force_libarchive)
+	bool direct = (img->fd < 0 || img->seekable) && !force_libarchive;
+	if (direct && !img->compressed)
+		rc = verify_directly(img, &hash);
+	if (rc != 1)
+		return rc;
+	pthread_mutex_lock(&img->lock);
+	if (direct && img->compressed)
 		rc = verify_directly(img, &hash);
 	if (rc == 1)
 		rc = verify_with_libarchive(img);
+	pthread_mutex_unlock(&img->lock);
 	return rc;
 }
 
@@ -2182,7 +2260,10 @@ int gpucc_image_check_whole(gpucc_image *img)
 	}
 	if ((rc = unpark(img)))
 		return rc;
-	return repark(img, check_whole_compressed(img));
+	pthread_mutex_lock(&img->lock);
+	rc = check_whole_compressed(img);
+	pthread_mutex_unlock(&img->lock);
+	return repark(img, rc);
 }
 
 void gpucc_image_force_libarchive(bool force)

@@ -4,9 +4,9 @@
 # file, not IR, IR the verifier refuses) gives a clear error naming module and target and exit 5, and
 # leaves the cache and an existing image untouched; an unknown target is
 # refused (exit 3) before anything compiles; a missing module is exit 2.
-# Functions marked for another processor ("target-cpu", NVPTX +sm_/+ptx
-# features) and AMD code objects whose target ID is not the target's are
-# errors.  Only LLD 19 links code objects, and its version is in the key.
+# A failure is one line; LLVM's detail comes with --verbose.  Functions
+# marked for another processor ("target-cpu", NVPTX +sm_/+ptx features) and
+# AMD code objects whose target ID is not the target's are errors.  Only LLD 19 links code objects, and its version is in the key.
 # A backend whose LLVM is not the one gpucc was built with is refused.
 # A dry run exits as the real run would.  Full debug info (-g) for PTX
 # before 7.5 is refused, with or without ptxas.
@@ -27,6 +27,7 @@ ls -R c/v1 > cache.before
 check_bad() { # MODULE PATTERN
 	for t in sm_90 gfx90a; do
 		expect_exit 5 "$GPUCC" compile --cache c "$K/bad/$1" -t $t -o image.gpucc
+		assert_one_line err
 		assert_grep "^gpucc compile: error: .*bad/$1: $t[^ ]*: $2" err
 		assert_same image.gpucc image.before
 		ls -R c/v1 > cache.after
@@ -40,8 +41,10 @@ check_bad unresolved_call.ll "unresolvable external call to 'not_defined_anywher
 check_bad empty.ll "empty file"
 check_bad not_ir.ll "not valid LLVM IR"
 # The verifier's first line is the error, the whole of it diagnostics (as
-# for parse errors), a line each: no escaped newlines in the error.
+# for parse errors), a line each, shown with --verbose: no escaped newlines
+# in the error.
 check_bad invalid_module.ll "invalid module: Instruction does not dominate all uses!$"
+expect_exit 5 "$GPUCC" compile --verbose --no-cache "$K/bad/invalid_module.ll" -t gfx90a
 assert_grep "^gpucc compile: error: .*invalid_module.ll: gfx90a: invalid module: " err
 assert_grep "^[^ ]*invalid_module.ll: gfx90a:   %b = add i32 %a, 1$" err
 # Each line of the error and the diagnostics reaches stderr in one write, so
@@ -49,7 +52,7 @@ assert_grep "^[^ ]*invalid_module.ll: gfx90a:   %b = add i32 %a, 1$" err
 # went a byte at a time through the speller.
 if command -v strace >/dev/null; then
 	no_leak_check strace -f -s 4096 -o write.trace -e trace=write \
-		"$GPUCC" compile --no-cache "$K/bad/invalid_module.ll" -t gfx90a 2>/dev/null
+		"$GPUCC" compile --verbose --no-cache "$K/bad/invalid_module.ll" -t gfx90a 2>/dev/null
 	grep 'write(2, ' write.trace > stderr.writes
 	[ "$(wc -l < stderr.writes)" -ge 3 ] || fail "compile wrote $(wc -l < stderr.writes) messages under strace"
 	if grep -v '\\n", [0-9]*) *= [0-9]*$' stderr.writes; then

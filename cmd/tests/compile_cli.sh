@@ -95,7 +95,7 @@ grep -q "vector_add" out && fail "-o merged into the existing image instead of r
 # ---- odd module names ---------------------------------------------------------------------
 name=$(printf 'new\nline\377.ll')
 cp "$K/bad/syntax_error.ll" "$name"
-expect_exit 5 "$GPUCC" compile --no-cache --no-cubin "$name" -t sm_90
+expect_exit 5 "$GPUCC" compile --verbose --no-cache --no-cubin "$name" -t sm_90
 grep -v -e '^gpucc compile: ' -e '^new\\nline' err && fail "a newline in a module's name broke a message's line"
 assert_grep '^gpucc compile: error: new.*line.*sm_90:ptx78' err
 # LLVM's own message quotes the name too: escaped there as well, its line
@@ -135,7 +135,7 @@ assert_grep "^gpucc compile: error: triple.ll: sm_90:ptx78: module triple 'amdgc
 # And in diagnostics, which quote the module's source: an escape sequence in
 # the line LLVM shows is spelt; the lines and the caret's layout stay.
 printf 'define ptx_kernel void @k(ptr addrspace(1) %%p) {\n  %%v = fadd float 1.0, %%nope ; \033[31mred\n  ret void\n}\n' > esc.ll
-expect_exit 5 "$GPUCC" compile --no-cache --no-cubin esc.ll -t sm_90
+expect_exit 5 "$GPUCC" compile --verbose --no-cache --no-cubin esc.ll -t sm_90
 assert_grep "^esc.ll: sm_90:ptx78:   %v = fadd float 1.0, %nope ; \\\\x1b\\[31mred$" err
 assert_grep "^esc.ll: sm_90:ptx78:                        ^$" err
 LC_ALL=C grep -q "$(printf '\033')" err && fail "an escape sequence in a diagnostic reached the terminal"
@@ -179,7 +179,7 @@ if [ -r /proc/self/status ]; then
 	sys.exit(1)
 	EOF
 	chmod +x lld/ld.lld-19
-	PATH=$PWD/lld:$PATH expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/kernels/amdgpu/vector_add.ll" -t gfx90a
+	PATH=$PWD/lld:$PATH expect_exit 5 "$GPUCC" compile --verbose --no-cache "$TESTDATA/kernels/amdgpu/vector_add.ll" -t gfx90a
 	assert_grep "SigBlk:[[:space:]]*0*$" err
 fi
 
@@ -210,12 +210,12 @@ cp "$K/nvptx/math.ll" math.ll
 va_key=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["key"])' va.json)
 mkdir -p shard/v1 && echo x > "shard/v1/$(printf %.2s "$va_key")"
 expect_exit 0 "$GPUCC" compile --cache shard --no-cubin -j1 va.ll math.ll multi.ll -t sm_90
-assert_grep "^va.ll: sm_90:ptx78: warning: not cached: .*Not a directory$" err
+assert_grep "^gpucc compile: warning: va.ll: sm_90:ptx78: not cached: .*Not a directory$" err
 assert_no_grep "nothing more is cached" err
 [ "$(find shard/v1 -name '*.gpucc' | wc -l)" = 2 ] || fail "one entry's failed insert kept the others out of the cache"
 mkdir -p "entrydir/v1/$(printf %.2s "$va_key")/$va_key.gpucc/x"
 expect_exit 0 "$GPUCC" compile --cache entrydir --no-cubin -j1 va.ll math.ll multi.ll -t sm_90
-assert_grep "^va.ll: sm_90:ptx78: warning: not cached: .*Is a directory$" err
+assert_grep "^gpucc compile: warning: va.ll: sm_90:ptx78: not cached: .*Is a directory$" err
 # ... and the warning before the failed replacement did not say it was replaced
 assert_grep "is corrupt, to be replaced by the arriving one: " err
 [ "$(find entrydir/v1 -name '*.gpucc' -type f | wc -l)" = 2 ] || fail "a directory at one entry's name kept the others out of the cache"
@@ -223,7 +223,7 @@ assert_grep "is corrupt, to be replaced by the arriving one: " err
 rc=$?
 [ $rc = 0 ] || { cat err >&2; fail "a compile whose cache entries passed ulimit -f exited $rc, not 0"; }
 assert_one_line err
-assert_grep "^va.ll: sm_90:ptx78: warning: not cached: .*File too large; nothing more is cached in this run$" err
+assert_grep "^gpucc compile: warning: va.ll: sm_90:ptx78: not cached: .*File too large; nothing more is cached in this run$" err
 
 # ---- without -j, one thread per CPU the process may use (taskset, a CI
 # runner's cpuset), as nproc counts them, not per CPU of the machine

@@ -2,7 +2,8 @@
  * cmd/tests/faultshim.c -- an LD_PRELOAD library that makes file system calls
  * fail, for the fault tests (cmd/tests/fault_io.sh): a full disk (ENOSPC) or
  * a failing device (EIO) at a chosen moment of a gpucc run, so that each
- * output path's error handling can be checked at every step.
+ * output path's error handling can be checked at every step; and that cuts
+ * an input short at a chosen read (cmd/tests/image_shrink.sh, below).
  *
  * Controlled by environment variables, read once:
  *
@@ -30,6 +31,24 @@
  * O_TMPFILE of a directory whose path with a '/' appended does; "link" is
  * link/linkat, counted as the new name (as a rename is, when that side
  * matches).  Thread-safe: the call counter is atomic.
+ *
+ * It also cuts a file short while a process reads it, as cp rewriting an
+ * image in place does (cmd/tests/image_shrink.sh), at a chosen read:
+ *
+ *   GPUCC_SHRINK_PATH  an fnmatch(3) pattern for the absolute path of the
+ *                      file (unset: nothing is cut, nothing counted)
+ *   GPUCC_SHRINK_AT    cut it at this matching call, counted from 0 over
+ *                      read, pread, pread64, mmap and mmap64 of it (unset
+ *                      or negative: never, only count)
+ *   GPUCC_SHRINK_TO    to this many bytes (default 0)
+ *   GPUCC_SHRINK_LOG   append "CALL N PATH CUT" for every matching call
+ *                      (CUT 1 for the one that cut the file)
+ *
+ * A read is counted, and the file cut, before the call runs, so that the
+ * call sees the shorter file; a mapping after it is made, so that its
+ * pages past the new end are gone, as they are when another process
+ * truncates a mapped file.  These counters are separate from the fault
+ * ones above and these calls never fail.
  */
 /* Wrap both open and open64 (and friends) under their own names: with 64-bit
  * offsets requested, the headers would turn a definition of open into open64. */
@@ -49,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -244,6 +264,99 @@ static bool inject_two_paths(int op, int from_dir, const char *from, int to_dir,
 	if (absolute(to_dir, to, full, sizeof full) && fnmatch(config.pattern, full, 0) == 0)
 		return inject(op, full);
 	return inject_path(op, from_dir, from);
+}
+
+/* ---- cutting a file short while it is read --------------------------------- */
+
+static struct {
+	atomic_int state; /* 0 unread, 1 reading, 2 ready */
+	char pattern[PATH_MAX]; /* "": off */
+	long at;
+	off_t to;
+	char log[PATH_MAX];
+} shrink;
+static atomic_long shrink_calls; /* matching calls so far */
+
+static void shrink_load_config(void)
+{
+	int expected = 0;
+	if (atomic_load(&shrink.state) == 2)
+		return;
+	if (!atomic_compare_exchange_strong(&shrink.state, &expected, 1)) {
+		while (atomic_load(&shrink.state) != 2)
+			; /* another thread is reading it */
+		return;
+	}
+	const char *v;
+	snprintf(shrink.pattern, sizeof shrink.pattern, "%s",
+	         (v = getenv("GPUCC_SHRINK_PATH")) ? v : "");
+	shrink.at = (v = getenv("GPUCC_SHRINK_AT")) && *v ? atol(v) : -1;
+	shrink.to = (v = getenv("GPUCC_SHRINK_TO")) && *v ? (off_t)atoll(v) : 0;
+	snprintf(shrink.log, sizeof shrink.log, "%s", (v = getenv("GPUCC_SHRINK_LOG")) ? v : "");
+	atomic_store(&shrink.state, 2);
+}
+
+/* Count a read or mapping of fd when its file matches, and cut the file
+ * short at the chosen call.  Leaves errno as it was. */
+static void shrink_count(const char *call, int fd)
+{
+	shrink_load_config();
+	char path[PATH_MAX];
+	if (!shrink.pattern[0] || !fd_path(fd, path, sizeof path) ||
+	    fnmatch(shrink.pattern, path, 0) != 0)
+		return;
+	int saved = errno;
+	long n = atomic_fetch_add(&shrink_calls, 1);
+	bool cut = n == shrink.at;
+	if (cut && truncate(path, shrink.to) != 0)
+		abort(); /* the test would prove nothing */
+	if (shrink.log[0]) {
+		int log = REAL(open)(shrink.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (log >= 0) {
+			char line[PATH_MAX + 64];
+			int len = snprintf(line, sizeof line, "%s %ld %s %d\n", call, n, path, cut);
+			if (len > (int)sizeof line - 1)
+				len = (int)sizeof line - 1;
+			ssize_t written = REAL(write)(log, line, (size_t)len);
+			(void)written;
+			REAL(close)(log);
+		}
+	}
+	errno = saved;
+}
+
+ssize_t read(int fd, void *buf, size_t n)
+{
+	shrink_count("read", fd);
+	return REAL(read)(fd, buf, n);
+}
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	shrink_count("pread", fd);
+	return REAL(pread)(fd, buf, n, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	shrink_count("pread", fd);
+	return REAL(pread64)(fd, buf, n, off);
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *m = REAL(mmap)(addr, len, prot, flags, fd, off);
+	if (m != MAP_FAILED && fd >= 0 && !(flags & MAP_ANONYMOUS))
+		shrink_count("mmap", fd);
+	return m;
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	void *m = REAL(mmap64)(addr, len, prot, flags, fd, off);
+	if (m != MAP_FAILED && fd >= 0 && !(flags & MAP_ANONYMOUS))
+		shrink_count("mmap", fd);
+	return m;
 }
 
 /* ---- the wrapped calls ------------------------------------------------------ */

@@ -78,6 +78,7 @@ struct gpucc_backend_thread {
 	const gpucc_backend_job *job;
 	backend_text diagnostics;
 	bool saw_error;
+	char first_error[320]; /* the first line of the first error since saw_error was cleared */
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -140,6 +141,9 @@ static void diagnostic_handler(LLVMDiagnosticInfoRef info, void *opaque)
 	char *text = LLVMGetDiagInfoDescription(info);
 	const char *what = severity == LLVMDSError ? "error" : severity == LLVMDSWarning ? "warning"
 	                                                                                  : "note";
+	if (severity == LLVMDSError && !t->saw_error)
+		snprintf(t->first_error, sizeof t->first_error, "%.*s",
+		         text ? (int)strcspn(text, "\n") : 0, text ? text : "");
 	if (severity == LLVMDSError)
 		t->saw_error = true;
 	size_t len = text ? strlen(text) : 0;
@@ -573,27 +577,53 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* The thread's pristine copy of a device library, parsed on first use. */
-static LLVMModuleRef device_lib(compile *c, const char *path)
+/* Parse a library written by libgpucc (IR text), or NULL. */
+static LLVMModuleRef parse_generated_lib(compile *c, const char *name, const void *data,
+                                         size_t size)
 {
-	gpucc_backend_thread *t = c->thread;
-	for (size_t i = 0; i < t->lib_count; i++)
-		if (strcmp(t->libs[i].path, path) == 0)
-			return t->libs[i].module;
-	LLVMMemoryBufferRef buffer = NULL;
+	LLVMMemoryBufferRef buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(data, size, name);
+	LLVMModuleRef module = NULL;
 	char *message = NULL;
-	if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buffer, &message)) {
-		fail(c, GPUCC_EUNAVAILABLE, "cannot read device library '%s': %s", path,
-		     message ? message : "unknown error");
+	/* LLVMParseIRInContext takes the buffer. */
+	if (LLVMParseIRInContext(c->thread->context, buffer, &module, &message)) {
+		fail(c, GPUCC_ERROR, "cannot parse the generated library '%s': %s", name,
+		     message ? message : "parse error");
 		LLVMDisposeMessage(message);
 		return NULL;
 	}
+	return module;
+}
+
+/* The thread's pristine copy of device library index, parsed on first use
+ * (a generated one is kept by its name, which names its contents). */
+static LLVMModuleRef device_lib(compile *c, size_t index)
+{
+	gpucc_backend_thread *t = c->thread;
+	const char *path = c->job->device_lib_paths[index];
+	for (size_t i = 0; i < t->lib_count; i++)
+		if (strcmp(t->libs[i].path, path) == 0)
+			return t->libs[i].module;
 	LLVMModuleRef module = NULL;
-	bool bad = LLVMParseBitcodeInContext2(t->context, buffer, &module);
-	LLVMDisposeMemoryBuffer(buffer);
-	if (bad) {
-		fail(c, GPUCC_EUNAVAILABLE, "cannot parse device library '%s'", path);
-		return NULL;
+	if (c->job->device_lib_data && c->job->device_lib_data[index]) {
+		module = parse_generated_lib(c, path, c->job->device_lib_data[index],
+		                             c->job->device_lib_sizes[index]);
+		if (!module)
+			return NULL;
+	} else {
+		LLVMMemoryBufferRef buffer = NULL;
+		char *message = NULL;
+		if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buffer, &message)) {
+			fail(c, GPUCC_EUNAVAILABLE, "cannot read device library '%s': %s", path,
+			     message ? message : "unknown error");
+			LLVMDisposeMessage(message);
+			return NULL;
+		}
+		bool bad = LLVMParseBitcodeInContext2(t->context, buffer, &module);
+		LLVMDisposeMemoryBuffer(buffer);
+		if (bad) {
+			fail(c, GPUCC_EUNAVAILABLE, "cannot parse device library '%s'", path);
+			return NULL;
+		}
 	}
 	parsed_lib *grown = realloc(t->libs, sizeof *grown * (t->lib_count + 1));
 	char *copy = strdup(path);
@@ -612,14 +642,46 @@ static LLVMModuleRef device_lib(compile *c, const char *path)
 	return module;
 }
 
-static int link_each(compile *c, const char *triple, const char *layout)
+/* The "target-features" the module's own functions are compiled with: the
+ * first defined function's that has them, else the target's. */
+static char *module_features(compile *c)
+{
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		unsigned len;
+		const char *features = LLVMIsDeclaration(f) ? NULL
+		                                            : function_attribute(f, "target-features", &len);
+		if (features && len)
+			return strndup(features, len);
+	}
+	return strdup(c->job->features);
+}
+
+/* A library's functions are compiled as the module's are, as clang's
+ * -mlink-builtin-bitcode links them: for the target's processor, with the
+ * module's target features (wave size among them).  Without that, the
+ * library's code keeps the backend's defaults: wave32 code behind a wave64
+ * kernel on gfx10+, and calls the optimiser may not inline (a callee with
+ * other features than its caller). */
+static void give_target_attributes(compile *c, LLVMModuleRef lib, const char *features)
+{
+	for (LLVMValueRef f = LLVMGetFirstFunction(lib); f; f = LLVMGetNextFunction(f)) {
+		if (LLVMIsDeclaration(f))
+			continue;
+		add_string_attribute(c, f, "target-cpu", c->job->cpu);
+		if (*features)
+			add_string_attribute(c, f, "target-features", features);
+	}
+}
+
+static int link_each(compile *c, const char *triple, const char *layout, const char *features)
 {
 	for (size_t i = 0; i < c->job->device_lib_count; i++) {
 		const char *path = c->job->device_lib_paths[i];
-		LLVMModuleRef pristine = device_lib(c, path);
+		LLVMModuleRef pristine = device_lib(c, i);
 		if (!pristine)
 			return c->out->code;
 		LLVMModuleRef copy = LLVMCloneModule(pristine);
+		give_target_attributes(c, copy, features);
 		/* The libraries carry their own triples ("nvptx64-nvidia-gpulibs")
 		 * and older layouts; linking would warn about each. */
 		LLVMSetTarget(copy, triple);
@@ -633,8 +695,9 @@ static int link_each(compile *c, const char *triple, const char *layout)
 				LLVMSetLinkage(f, LLVMLinkOnceAnyLinkage);
 		c->thread->saw_error = false;
 		if (LLVMLinkModules2(c->module, copy) || c->thread->saw_error)
-			return fail(c, GPUCC_ECOMPILE, "cannot link device library '%s'%s", base_name(path),
-			            c->thread->diagnostics.size ? " (see diagnostics)" : "");
+			return fail(c, GPUCC_ECOMPILE, "cannot link device library '%s'%s%s",
+			            base_name(path), c->thread->saw_error ? ": " : "",
+			            c->thread->saw_error ? c->thread->first_error : "");
 	}
 	return 0;
 }
@@ -646,9 +709,11 @@ static int link_device_libs(compile *c)
 	/* Copies: linking may replace the module's strings under our feet. */
 	char *triple = strdup(LLVMGetTarget(c->module));
 	char *layout = strdup(LLVMGetDataLayoutStr(c->module));
-	int rc = triple && layout ? link_each(c, triple, layout) : oom(c);
+	char *features = module_features(c);
+	int rc = triple && layout && features ? link_each(c, triple, layout, features) : oom(c);
 	free(triple);
 	free(layout);
+	free(features);
 	if (rc != 0)
 		return rc;
 	/* What the libraries brought in becomes internal, so that the optimiser
@@ -1126,8 +1191,9 @@ static int emit(compile *c, LLVMCodeGenFileType type, LLVMMemoryBufferRef *out)
 	c->thread->saw_error = false;
 	if (LLVMTargetMachineEmitToMemoryBuffer(c->machine, c->module, type, &message, out) ||
 	    c->thread->saw_error) {
-		int rc = fail(c, GPUCC_ECOMPILE, "code generation failed: %s",
-		              message && *message ? message : "see diagnostics");
+		int rc = fail(c, GPUCC_ECOMPILE, "code generation failed: %.*s",
+		              (int)strcspn(message && *message ? message : c->thread->first_error, "\n"),
+		              message && *message ? message : c->thread->first_error);
 		LLVMDisposeMessage(message);
 		if (*out)
 			LLVMDisposeMemoryBuffer(*out);
@@ -1153,6 +1219,16 @@ static void first_error_line(const char *output, char *line, size_t size)
 		p += len + (p[len] ? 1 : 0);
 	}
 	snprintf(line, size, "%.*s", (int)strcspn(pick, "\n"), pick);
+}
+
+/* Whether ptxas's first error says it does not know the processor (CUDA 13
+ * has no sm_50..sm_72: "Value 'sm_70' is not defined for option
+ * 'gpu-name'") or the PTX ISA ("Unsupported .version 8.5; current version
+ * is '8.4'"): what another CUDA's ptxas compiles, not a defect of the PTX. */
+static bool ptxas_lacks_target(const char *line)
+{
+	return (strstr(line, "is not defined for option 'gpu-name'") != NULL) ||
+	       (strstr(line, "Unsupported .version") != NULL);
 }
 
 /* ptxas: record what it says (less the -v "info" lines) as diagnostics,
@@ -1203,6 +1279,15 @@ static int run_ptxas(compile *c, const char *ptx, size_t ptx_size)
 		char line[400];
 		first_error_line(text, line, sizeof line);
 		free(output);
+		if (ptxas_lacks_target(line)) {
+			/* Another CUDA's ptxas: the PTX is what the target needs, and
+			 * the driver compiles it at load.  Said once, as a warning. */
+			c->out->ptxas_refused = strdup(line);
+			if (!c->out->ptxas_refused)
+				return oom(c);
+			backend_text_release(&c->thread->diagnostics);
+			return 0;
+		}
 		return fail(c, GPUCC_ECOMPILE, "ptxas failed (exit %d): %s", status, line);
 	}
 	backend_ptxas_resources(text, c->out->kernels, c->out->kernel_count);
@@ -1333,6 +1418,44 @@ static int fail_first_line(compile *c, const char *what, const char *text)
 	return fail(c, GPUCC_ECOMPILE, "%s: %.*s", what, (int)strcspn(text, "\n"), text);
 }
 
+/* Parse the job's other modules and link each into the first, in order
+ * (relocatable device code). */
+static int link_members(compile *c)
+{
+	const gpucc_backend_job *job = c->job;
+	for (size_t i = 0; i < job->link_count; i++) {
+		LLVMMemoryBufferRef buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+			job->link_data[i], job->link_sizes[i], job->link_names[i]);
+		LLVMModuleRef member = NULL;
+		char *message = NULL;
+		c->thread->saw_error = false;
+		if (LLVMParseIRInContext(c->thread->context, buffer, &member, &message)) {
+			int rc = fail(c, GPUCC_ECOMPILE, "%s: not valid LLVM IR: %.*s", job->link_names[i],
+			              (int)strcspn(message ? message : "", "\n"), message ? message : "");
+			LLVMDisposeMessage(message);
+			return rc;
+		}
+		/* The first module's triple and layout, as clang's -fgpu-rdc link
+		 * gives every unit the same. */
+		LLVMSetTarget(member, LLVMGetTarget(c->module));
+		LLVMSetDataLayout(member, LLVMGetDataLayoutStr(c->module));
+		if (LLVMLinkModules2(c->module, member) || c->thread->saw_error)
+			return fail(c, GPUCC_ECOMPILE, "cannot link '%s' into the module%s%s",
+			            job->link_names[i], c->thread->saw_error ? ": " : "",
+			            c->thread->saw_error ? c->thread->first_error : "");
+	}
+	if (job->link_count == 0)
+		return 0;
+	char *message = NULL;
+	if (LLVMVerifyModule(c->module, LLVMReturnStatusAction, &message)) {
+		int rc = fail_first_line(c, "invalid module after linking", message ? message : "");
+		LLVMDisposeMessage(message);
+		return rc;
+	}
+	LLVMDisposeMessage(message);
+	return 0;
+}
+
 static int run_pipeline(compile *c)
 {
 	const gpucc_backend_job *job = c->job;
@@ -1360,13 +1483,15 @@ static int run_pipeline(compile *c)
 		return rc;
 	}
 	LLVMDisposeMessage(message);
+	int rc;
+	if ((rc = link_members(c)) != 0)
+		return rc;
 
 	const char *triple = LLVMGetTarget(c->module);
 	if (!triple_fits(triple, job->vendor))
 		return fail(c, GPUCC_ECOMPILE, "module triple '%s' does not fit target %s (%s)", triple,
 		            job->target_name, job->triple);
 	LLVMSetTarget(c->module, job->triple);
-	int rc;
 	if ((rc = create_machine(c)) != 0)
 		return rc;
 	c->module_layout = strdup(LLVMGetDataLayoutStr(c->module));
@@ -1418,6 +1543,7 @@ static void result_release(gpucc_backend_result *r)
 	for (size_t i = 0; i < r->external_count; i++)
 		free(r->externals[i]);
 	free(r->externals);
+	free(r->ptxas_refused);
 	memset(r, 0, sizeof *r);
 }
 

@@ -41,10 +41,11 @@
 extern "C" {
 #endif
 
-/* The AMDGPU code object version used when none is asked for.  HIP 5.2
- * (ROCm 5.2, the runtime gpucc links) loads code object v4: its own
- * compiler emits v4 by default.  LLVM 19 defaults to v5, which newer ROCm
- * runtimes (6.x) load; ask for it with code_object_version = 5. */
+/* The AMDGPU code object version used when neither the options nor the
+ * module name one.  HIP 5.2 (ROCm 5.2, the runtime gpucc links) loads code
+ * object v4: its own compiler emits v4 by default.  clang-19 writes v5 into
+ * its modules (amdhsa_code_object_version 500), which newer ROCm runtimes
+ * (6.x) load. */
 #define GPUCC_DEFAULT_CODE_OBJECT_VERSION 4
 
 typedef struct gpucc_compile gpucc_compile;
@@ -75,13 +76,17 @@ typedef struct gpucc_compile_result {
 	int error_code;              /* FAILED: a GPUCC_E* code */
 	const char *error;           /* FAILED, SKIPPED: one line naming module and target,
 	                                control characters spelt as in gpucc_error's message */
-	const char *diagnostics;     /* LLVM and tool messages, lines "MODULE: TARGET: ...";
+	const char *diagnostics;     /* LLVM's and the tools' own messages, lines
+	                                "MODULE: TARGET: ...", for a failure's detail;
 	                                NULL when there were none.  In both, MODULE has its
 	                                control characters escaped (\n, \t, \xHH) */
 	double seconds;              /* time spent compiling (0 for hits); never in the entry */
 	const gpucc_entry *entry;    /* HIT, COMPILED: the entry, else NULL */
 	size_t key_part_count;
 	const gpucc_compile_key_part *key_parts;
+	const char *warnings;        /* lines "MODULE: TARGET: ..." (an entry that
+	                                could not be cached, PTX without a cubin, an
+	                                unoptimised module); NULL when there were none */
 } gpucc_compile_result;
 
 typedef struct gpucc_compile_progress {
@@ -103,7 +108,9 @@ typedef struct gpucc_compile_options {
 	bool fast_math;            /* unsafe FP math; finite-only device libraries */
 	bool ftz;                  /* flush f32 denormals to zero (AMD: DAZ) */
 	bool debug_info;           /* keep the module's debug info (ptxas -lineinfo) */
-	int code_object_version;   /* AMD: 4 or 5; 0 means the default */
+	int code_object_version;   /* AMD: 4 or 5; 0: each module's own
+	                              (amdhsa_code_object_version), else
+	                              GPUCC_DEFAULT_CODE_OBJECT_VERSION */
 	bool no_cubin;             /* NVIDIA: PTX only, no ptxas run; entries are
 	                              keyed as if ptxas were absent ("none") */
 	unsigned jobs;             /* compile threads; 0: the CPUs the process may use */
@@ -113,9 +120,15 @@ typedef struct gpucc_compile_options {
 	                               commits: commit before gpucc_compile_free. */
 	gpucc_compile_progress_fn progress;
 	void *progress_ctx;
+	/* Version 2: */
+	bool link_modules;         /* link every module into one before compiling
+	                              (relocatable device code: a kernel in one module
+	                              calling a function another defines); jobs are
+	                              that one module x each target */
 } gpucc_compile_options;
 
-#define GPUCC_COMPILE_OPTIONS_VERSION 1
+/* Version 1 ends at progress_ctx; gpucc_compile_new takes both. */
+#define GPUCC_COMPILE_OPTIONS_VERSION 2
 
 /* Defaults: -O2, no fast-math, no FTZ, no debug info, the default code
  * object version, one thread per core, no cache, no writer. */

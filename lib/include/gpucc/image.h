@@ -8,6 +8,24 @@
  * streaming: a writer keeps entries' metadata in memory and copies payload
  * bytes from their sources when it commits, so its memory does not grow with
  * payload size.
+ *
+ * Threads.  Once open, an image handle may be used from any number of threads
+ * at once: every function that takes one, const or not -- the queries, the
+ * payload reads, verify, and the functions of runtime.h, cache.h and
+ * snapshot.h that read an image -- is safe to call concurrently on the same
+ * handle, and each thread gets its own results and its own last error.  The
+ * exceptions, said again at each function: gpucc_image_free ends the handle
+ * (no call on it may be running or follow); the reads of a compressed image,
+ * or of one read through its archive headers (a pipe, an image not laid out
+ * as formats/image.md says), take turns, one call at a time, while those of
+ * an uncompressed image in a file or in memory run in parallel; and an image
+ * writer is used by one thread at a time (its source images may be read by
+ * others meanwhile).  Different handles, even of one file, are independent.
+ *
+ * A file that is cut short in place while an image of it is open (cp
+ * rewrites its target so) is read with pread, never mapped: reads then fail
+ * with GPUCC_ECORRUPT ("truncated image") instead of the process getting
+ * SIGBUS.  gpucc_image_open_mapped (runtime.h) is the exception.
  */
 #ifndef GPUCC_IMAGE_H
 #define GPUCC_IMAGE_H
@@ -57,11 +75,12 @@ GPUCC_API int gpucc_image_open_limited(gpucc_image **out, const char *path,
  * uses a duplicate; the caller keeps fd.  name is used in messages. */
 GPUCC_API int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name);
 /* Open an image held in memory, without copying: data must outlive the
- * image.  name is used in messages. */
+ * image, unchanged.  name is used in messages. */
 GPUCC_API int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size,
                                       const char *name);
 /* Release the image; accepts NULL.  Entries and payload descriptions
- * borrowed from it go with it. */
+ * borrowed from it go with it.  Not concurrently with any other call on
+ * img: every thread must be done with it. */
 GPUCC_API void gpucc_image_free(gpucc_image *img);
 
 /* The name given at open (the path for gpucc_image_open). */
@@ -101,19 +120,28 @@ GPUCC_API int gpucc_image_count_payloads(size_t *out, const gpucc_image *img);
 GPUCC_API const gpucc_payload *gpucc_image_payload(const gpucc_image *img, size_t index);
 
 /* Read one payload into a new buffer (release with gpucc_free), after
- * checking its size and SHA-256: GPUCC_ECORRUPT when they do not match. */
+ * checking its size and SHA-256: GPUCC_ECORRUPT when they do not match.
+ * Threads: calls on one handle run in parallel for an uncompressed image
+ * in a file or in memory (each reads its member at its own offset); for a
+ * compressed image they take turns (one decompressor per handle, which
+ * reads payloads asked for in archive order in one pass: several threads
+ * asking out of order make it start again). */
 GPUCC_API int gpucc_image_read_payload(void **out, size_t *out_size, gpucc_image *img,
                                        const gpucc_payload *payload);
 /* Stream one payload to fd in bounded memory.  The digest is checked at the
  * end, so on GPUCC_ECORRUPT fd has received unverified bytes: write to a
- * temporary file and publish it only on success. */
+ * temporary file and publish it only on success.  Threads as for
+ * gpucc_image_read_payload (a compressed image's turn lasts until the
+ * payload is written to fd). */
 GPUCC_API int gpucc_image_copy_payload(gpucc_image *img, const gpucc_payload *payload, int fd);
 
 /* Check everything: format version, manifest, that every listed member is
  * present once, regular, safely named, of the listed size and digest, that
  * no other member exists, and that only zero bytes follow the end-of-archive
  * marker (formats/image.md, "Reading"; not checked for an image read from a
- * pipe).  0, or the first defect in the last error. */
+ * pipe).  0, or the first defect in the last error.  Threads: an
+ * uncompressed image in a file or in memory is verified alongside other
+ * calls; a compressed one takes its turn with the payload reads. */
 GPUCC_API int gpucc_image_verify(gpucc_image *img);
 
 /* ---- writing ------------------------------------------------------------ */
@@ -141,7 +169,9 @@ typedef struct gpucc_payload_source {
 
 /* Start an image that will replace path when committed.  Writes go to a
  * temporary file beside path; nothing at path changes before commit.
- * GPUCC_EINVALID for an empty path or a zstd level out of range. */
+ * GPUCC_EINVALID for an empty path or a zstd level out of range.
+ * A writer is not thread-safe: one thread at a time uses it, from
+ * gpucc_image_writer_new to gpucc_image_writer_free. */
 GPUCC_API int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
                                      const gpucc_write_options *opts);
 /* Add an entry described by e, with payloads from sources (e->payloads is
@@ -153,7 +183,8 @@ GPUCC_API int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e
                                      const gpucc_payload_source *sources, size_t source_count);
 /* Add an entry of an open image with its payloads, which are streamed from
  * src (and verified) at commit: src must stay open until then.  Duplicates
- * and conflicts as for gpucc_image_writer_add. */
+ * and conflicts as for gpucc_image_writer_add.  Other threads may go on
+ * reading src (or adding it to their own writers) meanwhile. */
 GPUCC_API int gpucc_image_writer_add_from(gpucc_image_writer *w, gpucc_image *src,
                                           const gpucc_entry *e);
 /* Find an entry already added, by key: NULL when absent. */

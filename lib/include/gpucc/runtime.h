@@ -52,7 +52,10 @@ extern "C" {
  * one descriptor opened.  Errors as gpucc_image_open.  As with any mapping,
  * the file must not be cut short in place while the image is open (the
  * process would get SIGBUS); gpucc replaces its outputs by renaming a new
- * file over them, which leaves an open image reading the old one. */
+ * file over them, which leaves an open image reading the old one.  (Every
+ * other way of opening an image reads files with pread, and reports a file
+ * cut short as a truncated image.)  The image is read from many threads at
+ * once as an image in memory is (gpucc/image.h). */
 GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
 
 /* ---- one payload by its digest ------------------------------------------- */
@@ -65,8 +68,10 @@ GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
  * (lib/image_fetch.c); other images go through gpucc_image_open.  The bytes
  * are returned only when they hash to sha256.  *out (release with
  * gpucc_free) holds *out_size bytes.  GPUCC_ENOTFOUND when the image has no
- * such payload, GPUCC_ECORRUPT when its bytes do not match, other errors as
- * gpucc_image_open's; errors name the file and the member. */
+ * such payload, GPUCC_ECORRUPT when its bytes do not match or the file is
+ * cut short while it is read (it is read with pread, never mapped), other
+ * errors as gpucc_image_open's; errors name the file and the member.  Each
+ * call is independent: any number may run at once, on any threads. */
 GPUCC_API int gpucc_image_fetch_payload(void **out, size_t *out_size, const char *path,
                                         const gpucc_digest *sha256, gpucc_part part);
 /* The same for an image in memory (an embedded one); name is used in
@@ -101,7 +106,8 @@ GPUCC_API bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e,
  * name is used in messages (an image name). */
 GPUCC_API int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t count,
                            const char *kernel, const gpucc_target *device, const char *name);
-/* The same over the entries of an image. */
+/* The same over the entries of an image (safe alongside any other call
+ * on img, as every read of an image is: gpucc/image.h). */
 GPUCC_API int gpucc_image_select(gpucc_selection *out, const gpucc_image *img, const char *kernel,
                                  const gpucc_target *device);
 
@@ -170,7 +176,9 @@ typedef struct gpucc_module gpucc_module;
  * HIP's device is set to the module's for each call and set back after,
  * CUDA's primary context is pushed and popped.  To launch a kernel, make
  * the module's device current (hipSetDevice(gpucc_module_device(m)->ordinal),
- * or its primary context), as for any module loaded on another device. */
+ * or its primary context), as for any module loaded on another device.
+ * img is read as gpucc_image_read_payload reads it: other threads may use
+ * it meanwhile (gpucc/image.h). */
 GPUCC_API int gpucc_module_load(gpucc_module **out, gpucc_image *img, const char *kernel,
                                 const gpucc_device *device);
 /* The kernel's function handle (hipFunction_t or CUfunction), borrowed from
