@@ -99,6 +99,14 @@ static int parse_nvptx(gpucc_target *t, const char *spelling)
 	for (i = 0; i < COUNT(nvptx_processors); i++)
 		if (nvptx_processors[i].sm == sm && nvptx_processors[i].accelerated == accelerated)
 			break;
+	if (i == COUNT(nvptx_processors) && sm >= 100 && sm < 130)
+		/* Blackwell: LLVM 20 writes sm_100 and sm_120 code; their driver
+		 * compiles sm_90 PTX (as any newer GPU's does). */
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "unknown target '%s': sm_%u needs LLVM 20 or later, and LLVM 19 "
+		                       "knows sm_20 to sm_90a; a Blackwell GPU runs sm_90 PTX (--target "
+		                       "sm_90, which its driver compiles at load)",
+		                       spelling, sm);
 	if (i == COUNT(nvptx_processors))
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "unknown target '%s': LLVM 19 knows sm_20 to sm_90a", spelling);
@@ -143,6 +151,10 @@ static int parse_amdgpu(gpucc_target *t, const char *spelling)
 		if (strlen(amdgpu_processors[i].name) == len &&
 		    strncmp(amdgpu_processors[i].name, spelling, len) == 0)
 			break;
+	if (i == COUNT(amdgpu_processors) && len == 6 && strncmp(spelling, "gfx950", 6) == 0)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "unknown target 'gfx950': it needs LLVM 20 or later; LLVM 19 knows "
+		                       "gfx942 at most of the MI300 family");
 	if (i == COUNT(amdgpu_processors))
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "unknown target '%.*s': not an AMDGPU processor LLVM 19 knows",

@@ -75,6 +75,14 @@ static void test_unknown_targets_are_errors(void)
 	CHECK_ERROR_HAS("ptx78");
 	gpucc_target_parse(&t, "gfx943");
 	CHECK_ERROR_HAS("gfx943");
+	/* Newer than LLVM 19: the refusal says what would know them. */
+	CHECK_INT(gpucc_target_parse(&t, "sm_100"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("sm_100 needs LLVM 20 or later");
+	CHECK_ERROR_HAS("runs sm_90 PTX");
+	CHECK_INT(gpucc_target_parse(&t, "sm_120a"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("sm_120 needs LLVM 20");
+	CHECK_INT(gpucc_target_parse(&t, "gfx950"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("'gfx950': it needs LLVM 20");
 }
 
 int main(void)

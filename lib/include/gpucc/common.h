@@ -19,7 +19,7 @@ extern "C" {
 #define GPUCC_API
 #endif
 
-#define GPUCC_VERSION "0.3.0"
+#define GPUCC_VERSION "0.4.0"
 
 /* Versions of the parts, for --version and toolchain identity: libgpucc's
  * own, the LLVM the backend was built against (known without loading it) and
