@@ -39,6 +39,10 @@ static const cmd_option options[] = {
 	{"debug-info", 'g', NULL, false, "keep the modules' debug info (ptxas -lineinfo); full debug info needs PTX 7.5+"},
 	{"code-object", 0, "N", false,
 	 "AMDGPU code object version 4 or 5 (default: the module's, else 4, what HIP 5.2 loads)"},
+	{"job-timeout", 0, "SECONDS", false,
+	 "fail a job LLVM has compiled for this long (default 900; 0: no limit)"},
+	{"job-memory", 0, "MIB", false,
+	 "fail a job whose compile needs more than MIB MiB of address space (default: no limit)"},
 	{"link", 0, NULL, false,
 	 "link every MODULE into one before compiling (relocatable device code, clang -fgpu-rdc)"},
 	{"no-cubin", 0, NULL, false,
@@ -307,6 +311,22 @@ static int run(const cmd_args *args)
 			                 value);
 		o.code_object_version = n;
 	}
+	if (cmd_single_value(&value, args, "job-timeout") != EXIT_OK)
+		return EXIT_USAGE;
+	if (value) {
+		if (parse_number(value, 0, 86400 * 7, &n) != 0)
+			return cmd_error(args, EXIT_USAGE, "bad job timeout '%s': expected 0 to 604800 seconds",
+			                 value);
+		o.job_timeout_seconds = (unsigned)n;
+	}
+	if (cmd_single_value(&value, args, "job-memory") != EXIT_OK)
+		return EXIT_USAGE;
+	if (value) {
+		if (parse_number(value, 64, 1 << 24, &n) != 0)
+			return cmd_error(args, EXIT_USAGE, "bad job memory '%s': expected 64 to 16777216 MiB",
+			                 value);
+		o.job_memory_bytes = (uint64_t)n << 20;
+	}
 	o.no_cubin = cmd_flag(args, "no-cubin");
 	o.link_modules = cmd_flag(args, "link");
 	int zstd = 0;
@@ -489,7 +509,9 @@ const cmd_spec cmd_compile_spec = {
 		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
 		"never loads it.  Entries go into the cache (see `gpucc cache`) as they are\n"
 		"compiled, and with -o into an image, written only when every job succeeded.\n"
-		"A failed job stops no other: every failure is reported, and what compiled is\n"
+		"A failed job stops no other: each compiles in a worker process, so that LLVM\n"
+		"crashing, aborting or passing --job-timeout fails that job alone (\"LLVM\n"
+		"crashed (SIGSEGV)\"); every failure is reported, and what compiled is\n"
 		"cached.  The image replaces any file of that name atomically; -o may not name\n"
 		"a module, and its directory must take a new file, both checked first.\n"
 		"Ctrl-C, SIGTERM or SIGHUP leaves no temporary file beside the image and none\n"

@@ -8,7 +8,8 @@
  * The names come from lib/atomic_file.c, lib/merge.c and
  * lib/backend_llvm/tools.c: a writer's temporary file is ".NAME.tmp.PID.N"
  * beside NAME, the merge lock ".NAME.lock", a backend thread's directory
- * "$TMPDIR/gpucc-backend-PID-XXXXXX"; only this process's own temporary
+ * "$TMPDIR/gpucc-backend-PID-XXXXXX" (lib/compile_worker.c: a worker's,
+ * which holds the backend's); only this process's own temporary
  * files and directories match, so no other process's is touched.
  */
 #include "interrupt.h"
@@ -34,8 +35,8 @@ static char *tempdir_parent;   /* $TMPDIR or /tmp, NULL when not watched */
 static char tempdir_prefix[64]; /* "gpucc-backend-PID-" */
 
 /* Remove the entries of the directory open at dir_fd whose names start
- * with prefix: files, or with directories, directories of files (the
- * backend's).  Closes dir_fd. */
+ * with prefix: files, or with directories, whole trees (a compile worker's
+ * directory holds the backend's).  Closes dir_fd. */
 static void remove_prefixed(int dir_fd, const char *prefix, bool directories)
 {
 	int fd = dup(dir_fd); /* fdopendir takes the descriptor */
@@ -44,15 +45,14 @@ static void remove_prefixed(int dir_fd, const char *prefix, bool directories)
 		close(fd);
 	size_t prefix_len = strlen(prefix);
 	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
-		if (strncmp(e->d_name, prefix, prefix_len) != 0)
+		if (strncmp(e->d_name, prefix, prefix_len) != 0 || strcmp(e->d_name, ".") == 0 ||
+		    strcmp(e->d_name, "..") == 0)
 			continue;
-		if (!directories) {
-			unlinkat(dir_fd, e->d_name, 0);
+		if (unlinkat(dir_fd, e->d_name, 0) == 0 || !directories)
 			continue;
-		}
 		int sub_fd = openat(dir_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub_fd >= 0)
-			remove_prefixed(sub_fd, "", false);
+			remove_prefixed(sub_fd, "", true);
 		unlinkat(dir_fd, e->d_name, AT_REMOVEDIR);
 	}
 	if (d)

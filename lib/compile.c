@@ -18,6 +18,7 @@
 #include "backend.h"
 #include "cache_internal.h"
 #include "compile_internal.h"
+#include "compile_worker.h"
 #include "errors.h"
 #include "escape.h"
 #include "input_file.h"
@@ -138,6 +139,7 @@ void gpucc_compile_options_init(gpucc_compile_options *opts)
 	memset(opts, 0, sizeof *opts);
 	opts->version = GPUCC_COMPILE_OPTIONS_VERSION;
 	opts->opt_level = 2;
+	opts->job_timeout_seconds = GPUCC_DEFAULT_JOB_TIMEOUT;
 }
 
 int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
@@ -170,7 +172,7 @@ int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
 	return 0;
 }
 
-static void job_release(gpucc_compile *c, job *j, const gpucc_backend *b)
+static void job_release(gpucc_compile *c, job *j)
 {
 	free(j->error);
 	free(j->diagnostics);
@@ -180,8 +182,8 @@ static void job_release(gpucc_compile *c, job *j, const gpucc_backend *b)
 	if (j->have_components)
 		gpucc_key_components_free(j->components);
 	gpucc_image_free(j->hit);
-	if (j->have_out && b)
-		b->result_release(&j->out);
+	if (j->have_out)
+		gpucc_worker_result_release(&j->out);
 	free(j->kernels);
 	(void)c;
 }
@@ -190,11 +192,8 @@ void gpucc_compile_free(gpucc_compile *c)
 {
 	if (!c)
 		return;
-	const gpucc_backend *b = NULL;
-	if (c->backend_loaded)
-		gpucc_backend_load(&b);
 	for (size_t i = 0; i < c->job_count; i++)
-		job_release(c, &c->jobs[i], b);
+		job_release(c, &c->jobs[i]);
 	free(c->jobs);
 	for (size_t i = 0; i < c->module_count; i++) {
 		free(c->modules[i].name);
@@ -954,7 +953,7 @@ static bool cache_wide_failure(int sys_errno)
 	       sys_errno == EROFS || sys_errno == EIO;
 }
 
-static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
+static void compile_one(pool *p, gpucc_worker *worker, job *j)
 {
 	gpucc_compile *c = p->c;
 	const module *m = &c->modules[j->module];
@@ -989,7 +988,7 @@ static void compile_one(pool *p, gpucc_backend_thread *thread, job *j)
 	};
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	int rc = p->backend->compile(thread, &bj, &j->out);
+	int rc = gpucc_worker_compile(worker, &bj, &j->out);
 	j->have_out = true;
 	j->r.seconds = seconds_since(&start);
 	if (j->out.diagnostics) {
@@ -1035,11 +1034,11 @@ static void *worker(void *arg)
 {
 	pool *p = arg;
 	gpucc_compile *c = p->c;
-	char error[512];
-	gpucc_backend_thread *thread = p->backend->thread_new(error, sizeof error);
-	if (!thread) {
+	gpucc_worker_limits limits = {c->o.job_timeout_seconds, c->o.job_memory_bytes};
+	gpucc_worker *w = gpucc_worker_new(p->backend, &limits);
+	if (!w) {
 		pthread_mutex_lock(&c->lock);
-		snprintf(p->thread_error, sizeof p->thread_error, "%s", error);
+		snprintf(p->thread_error, sizeof p->thread_error, "out of memory");
 		pthread_mutex_unlock(&c->lock);
 		return NULL;
 	}
@@ -1049,9 +1048,9 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&c->lock);
 		if (index == (size_t)-1)
 			break;
-		compile_one(p, thread, &c->jobs[index]);
+		compile_one(p, w, &c->jobs[index]);
 	}
-	p->backend->thread_free(thread);
+	gpucc_worker_free(w);
 	return NULL;
 }
 
@@ -1114,6 +1113,10 @@ static int compile_misses(gpucc_compile *c)
 		free(p.misses);
 		return 0;
 	}
+	/* Initialise LLVM's targets here, once, so that every worker forked
+	 * from this process starts with them (lib/compile_worker.c). */
+	char error[512];
+	p.backend->thread_free(p.backend->thread_new(error, sizeof error));
 	unsigned n = thread_count(c, p.miss_count);
 	pthread_t *threads = calloc(n, sizeof *threads);
 	if (!threads) {

@@ -22,12 +22,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -330,8 +332,12 @@ int gpucc_toolchain_digest(gpucc_toolchain *tc, const char *path, gpucc_digest *
 	return 0;
 }
 
+/* How long `tool --version` may take: a hung tool must not hang a build. */
+#define VERSION_TIMEOUT_MS 10000
+
 /* Run `tool --version` with stderr to /dev/null: the start of its standard
- * output, NUL-terminated, in text. */
+ * output, NUL-terminated, in text.  The tool runs in a process group of its
+ * own, killed whole when it does not answer within VERSION_TIMEOUT_MS. */
 static int version_output(const char *tool, char *text, size_t size)
 {
 	int fds[2];
@@ -349,7 +355,8 @@ static int version_output(const char *tool, char *text, size_t size)
 	sigemptyset(&none);
 	posix_spawnattr_init(&attr);
 	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
 	pid_t pid;
 	int rc = posix_spawn(&pid, tool, &actions, &attr, argv, environ);
 	posix_spawnattr_destroy(&attr);
@@ -361,7 +368,22 @@ static int version_output(const char *tool, char *text, size_t size)
 		return gpucc_error_set_errno("cannot run '%s'", tool);
 	}
 	size_t used = 0;
+	bool timed_out = false;
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long long left = VERSION_TIMEOUT_MS - ((long long)(now.tv_sec - start.tv_sec) * 1000 +
+		                                       (now.tv_nsec - start.tv_nsec) / 1000000);
+		struct pollfd p = {fds[0], POLLIN, 0};
+		int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready == 0) {
+			timed_out = true;
+			break;
+		}
 		ssize_t n = read(fds[0], text + used, size - 1 - used);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -373,9 +395,14 @@ static int version_output(const char *tool, char *text, size_t size)
 	}
 	text[used] = '\0';
 	close(fds[0]);
+	if (timed_out)
+		kill(-pid, SIGKILL);
 	int status;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (timed_out)
+		return gpucc_error_set(GPUCC_EUNAVAILABLE, "'%s --version' did not answer in %d s",
+		                       tool, VERSION_TIMEOUT_MS / 1000);
 	return 0;
 }
 

@@ -10,8 +10,8 @@
 # A backend whose LLVM is not the one gpucc was built with is refused.
 # A dry run exits as the real run would.  Full debug info (-g) for PTX
 # before 7.5 is refused, with or without ptxas.
-# A crash inside the backend (fault injection) leaves a cache that verifies,
-# with what was compiled before the crash.  Names PTX cannot spell, NVPTX
+# A crash inside the backend (fault injection) fails its job alone and
+# leaves a cache that verifies, with every other job's entry.  Names PTX cannot spell, NVPTX
 # global constructors and allocas outside AMDGPU's stack, on which LLVM
 # aborts, are refused.
 . "$SRCROOT/cmd/tests/lib.sh"
@@ -79,22 +79,26 @@ expect_exit 5 "$GPUCC" compile --cache c "$K/driver_calls.ll" -t gfx90a -o image
 assert_grep "^gpucc compile: error: .*driver_calls.ll: gfx90a: unresolvable external calls to 'vprintf', 'malloc', 'free', '__assertfail'$" err
 assert_same image.gpucc image.before
 
-# A function marked for another processor: LLVM would compile it for that
-# one under the target's label.
+# A module whose functions are for another processor than every target of
+# the run: LLVM would compile them for that one under the target's label.
+# Refused before compiling, naming the target that fits.
 expect_exit 5 "$GPUCC" compile --cache c "$K/bad/other_cpu.amdgpu.ll" -t gfx90a -o image.gpucc
-assert_grep "^gpucc compile: error: .*other_cpu.amdgpu.ll: gfx90a: function 'saxpy' has \"target-cpu\"=\"gfx1030\", but the target is gfx90a$" err
+assert_grep "^gpucc compile: error: .*other_cpu.amdgpu.ll: gfx90a: the module's functions are for \"target-cpu\" gfx1030, which no target of the run is: add --target gfx1030$" err
 expect_exit 5 "$GPUCC" compile --cache c "$K/bad/other_cpu.nvptx.ll" -t sm_90 -o image.gpucc
-assert_grep "other_cpu.nvptx.ll: sm_90:ptx78: function 'saxpy' has \"target-cpu\"=\"sm_80\", but the target is sm_90:ptx78$" err
+assert_grep "other_cpu.nvptx.ll: sm_90:ptx78: the module's functions are for \"target-cpu\" sm_80, which no target of the run is: add --target sm_80$" err
 expect_exit 0 "$GPUCC" compile --no-cache "$K/bad/other_cpu.nvptx.ll" -t sm_80
-expect_exit 5 "$GPUCC" compile --cache c "$K/bad/newer_ptx.nvptx.ll" -t sm_90 -o image.gpucc
-assert_grep "newer_ptx.nvptx.ll: sm_90:ptx78: function 'saxpy' has \"target-features\" '+ptx85', which the target sm_90:ptx78 does not give$" err
-expect_exit 0 "$GPUCC" compile --no-cache "$K/bad/newer_ptx.nvptx.ll" -t sm_90:ptx85
-# +xnack: LLVM refuses it under xnack-; under gfx90a (xnack open) the code
-# object would say gfx90a:xnack+, which its target ID check refuses.
-expect_exit 5 "$GPUCC" compile --cache c "$K/bad/xnack_on.amdgpu.ll" -t gfx90a -o image.gpucc
-assert_grep "xnack_on.amdgpu.ll: gfx90a: the code object's target ID is 'gfx90a:xnack+', not gfx90a" err
-expect_exit 5 "$GPUCC" compile --cache c "$K/bad/xnack_on.amdgpu.ll" -t gfx90a:xnack- -o image.gpucc
-assert_grep "xnack setting of 'saxpy' function does not match module xnack setting" err
+# A newer PTX ISA than a target that fixes one; sm_90 takes the module's.
+expect_exit 5 "$GPUCC" compile --cache c "$K/bad/newer_ptx.nvptx.ll" -t sm_90:ptx78 -o image.gpucc
+assert_grep "newer_ptx.nvptx.ll: sm_90:ptx78: the module's functions ask for PTX ISA 8.5 (+ptx85), above the target's: --target sm_90:ptx85 (or sm_90, which takes the module's) compiles it$" err
+expect_exit 0 "$GPUCC" compile --no-cache --json "$K/bad/newer_ptx.nvptx.ll" -t sm_90
+assert_grep '"target":"sm_90:ptx85"' out
+# +xnack: under gfx90a (xnack open) the code object would say
+# gfx90a:xnack+, under gfx90a:xnack- LLVM refuses it: both refused up front.
+for t in gfx90a gfx90a:xnack-; do
+	expect_exit 5 "$GPUCC" compile --cache c "$K/bad/xnack_on.amdgpu.ll" -t $t -o image.gpucc
+	assert_one_line err
+	assert_grep "xnack_on.amdgpu.ll: $t: the module's functions ask for xnack+, which the target $t does not fix so: --target gfx90a:xnack+ compiles it$" err
+done
 expect_exit 0 "$GPUCC" compile --no-cache "$K/bad/xnack_on.amdgpu.ll" -t gfx90a:xnack+
 assert_same image.gpucc image.before
 ls -R c/v1 > cache.after
@@ -175,18 +179,21 @@ assert_grep "does-not-exist.ll" err
 expect_exit 129 "$GPUCC" compile --cache c "$good"
 expect_exit 129 "$GPUCC" compile --cache c "$good" -t sm_90 -O7
 
-# A crash inside LLVM: the process dies, the cache stays valid and keeps
-# what was compiled before the crash.  What a crash cannot remove (the
-# backend's directory in $TMPDIR) stays in the test's directory, not in
-# /tmp, where every run of the suite left one.
+# A crash inside LLVM (an abort injected in the backend) fails that job
+# alone: one line naming module and target and the signal, exit 5; every
+# other job compiles and is cached, the cache verifies, and no directory
+# is left in $TMPDIR, the worker's included.
 cp "$K/amdgpu/multi.ll" crash_here.ll
 mkdir crash_tmp
-TMPDIR=$PWD/crash_tmp GPUCC_BACKEND_FAULT=abort:crash_here "$GPUCC" compile --cache crash -j1 "$K/amdgpu/vector_add.ll" crash_here.ll -t gfx90a >out 2>err
-[ $? -ge 128 ] || fail "fault injection did not abort"
+TMPDIR=$PWD/crash_tmp GPUCC_BACKEND_FAULT=abort:crash_here expect_exit 5 "$GPUCC" compile --cache crash \
+	-j1 crash_here.ll "$K/amdgpu/vector_add.ll" -t gfx90a -o crash.gpucc
+assert_one_line err
+assert_grep "^gpucc compile: error: crash_here.ll: gfx90a: LLVM crashed (SIGABRT)" err
+[ -z "$(ls crash_tmp)" ] || fail "a crashed worker left $(ls crash_tmp) in TMPDIR"
 for entry in $(find crash/v1 -name '*.gpucc'); do
 	"$GPUCC" verify "$entry" >/dev/null || fail "cache entry $entry does not verify after a crash"
 done
-[ "$(find crash/v1 -name '*.gpucc' | wc -l)" -eq 1 ] || fail "the entry compiled before the crash is not cached"
+[ "$(find crash/v1 -name '*.gpucc' | wc -l)" -eq 1 ] || fail "the job after the crash was not compiled and cached"
 expect_exit 0 "$GPUCC" compile --cache crash -j1 "$K/amdgpu/vector_add.ll" crash_here.ll -t gfx90a --json
 python3 -c "import json; d = json.load(open('out')); assert d['hits'] == 1 and d['compiled'] == 1, d" ||
 	fail "after the crash: expected one hit and one compile"

@@ -125,7 +125,14 @@ typedef struct gpucc_compile_options {
 	                              (relocatable device code: a kernel in one module
 	                              calling a function another defines); jobs are
 	                              that one module x each target */
+	unsigned job_timeout_seconds; /* a job still compiling after this long fails;
+	                              0: no limit; default GPUCC_DEFAULT_JOB_TIMEOUT */
+	uint64_t job_memory_bytes; /* a compile worker's address space; 0: no limit */
 } gpucc_compile_options;
+
+/* Each job compiles in a worker process: LLVM's crash, abort or hang fails
+ * that job (GPUCC_ECOMPILE, "LLVM crashed (SIGABRT): ..."), not the caller. */
+#define GPUCC_DEFAULT_JOB_TIMEOUT 900
 
 /* Version 1 ends at progress_ctx; gpucc_compile_new takes both. */
 #define GPUCC_COMPILE_OPTIONS_VERSION 2
