@@ -27,6 +27,8 @@ static const cmd_option devices_options[] = {
 	{"image", 'i', "IMAGE", false, "for each device, the entry of IMAGE each kernel loads from"},
 	{"target", 't', "TARGET", false, "answer for a device of TARGET, not the GPUs here (repeatable)"},
 	{"cuda-driver", 0, "VERSION", false, "the driver of NVIDIA --targets, e.g. 12.4 (default: newest)"},
+	{"hip-version", 0, "VERSION", false,
+	 "the HIP runtime of AMD --targets, e.g. 5.2, which bounds the code objects it loads (default: newest)"},
 	{0},
 };
 
@@ -71,7 +73,7 @@ static int parse_cuda_driver(const char *s)
  * ISA is said in one place only.  AMD: a target ID; a feature left out
  * stays "any", which only entries that leave it out fit (an answer that
  * holds for the device in either mode). */
-static bool parse_device_target(gpucc_device *out, const char *spelling, int driver,
+static bool parse_device_target(gpucc_device *out, const char *spelling, int driver, int hip,
                                 char why[WHY_SIZE])
 {
 	memset(out, 0, sizeof *out);
@@ -106,6 +108,9 @@ static bool parse_device_target(gpucc_device *out, const char *spelling, int dri
 		}
 	} else if (gpucc_target_parse(&out->target, spelling) != 0) {
 		goto library_error;
+	} else if (hip) {
+		out->driver_version = hip;
+		out->target.code_object_max = gpucc_hip_max_code_object(hip);
 	}
 	out->target_known = true;
 	snprintf(out->arch, sizeof out->arch, "%s", spelling);
@@ -328,7 +333,10 @@ static void print_json(const gpucc_device *devices, size_t count, image_report *
 /* ---- the command ----------------------------------------------------------------- */
 
 /* The --targets as devices: *out (release with free) holds one per
- * --target.  EXIT_OK, or EXIT_USAGE after saying which argument is bad. */
+ * --target.  EXIT_OK; else, after saying which argument is bad,
+ * EXIT_USAGE for a version not of its form, EXIT_BAD_INPUT for a target
+ * that names no device gpucc knows (as an unknown target is in every
+ * command). */
 static int devices_from_targets(gpucc_device **out, size_t *count, const cmd_args *args)
 {
 	int driver = 0;
@@ -339,6 +347,16 @@ static int devices_from_targets(gpucc_device **out, size_t *count, const cmd_arg
 		return cmd_error(args, EXIT_USAGE,
 		                 "bad --cuda-driver '%s': expected the driver's CUDA version, e.g. 12.4",
 		                 driver_arg);
+	int hip = 0;
+	const char *hip_arg;
+	if (cmd_single_value(&hip_arg, args, "hip-version") != EXIT_OK)
+		return EXIT_USAGE;
+	if (hip_arg && (hip = parse_cuda_driver(hip_arg)) < 0)
+		return cmd_error(args, EXIT_USAGE,
+		                 "bad --hip-version '%s': expected the HIP runtime's version, e.g. 5.2",
+		                 hip_arg);
+	/* 5.2 as hipDriverGetVersion reports it: 50200000. */
+	hip = hip / 1000 * 10000000 + hip % 1000 / 10 * 100000;
 	size_t n = (size_t)cmd_value_count(args, "target");
 	gpucc_device *devices = calloc(n, sizeof *devices);
 	if (!devices)
@@ -346,9 +364,9 @@ static int devices_from_targets(gpucc_device **out, size_t *count, const cmd_arg
 	for (size_t i = 0; i < n; i++) {
 		const char *spelling = cmd_value_at(args, "target", (int)i);
 		char why[WHY_SIZE];
-		if (!parse_device_target(&devices[i], spelling, driver, why)) {
+		if (!parse_device_target(&devices[i], spelling, driver, hip, why)) {
 			free(devices);
-			return cmd_error(args, EXIT_USAGE, "bad --target: %s", why);
+			return cmd_error(args, EXIT_BAD_INPUT, "bad --target: %s", why);
 		}
 	}
 	*out = devices;
@@ -367,6 +385,9 @@ static int run_devices(const cmd_args *args)
 	if (cmd_value(args, "cuda-driver") && !targets)
 		return cmd_error(args, EXIT_USAGE,
 		                 "--cuda-driver describes --target devices: the GPUs here report their own");
+	if (cmd_value(args, "hip-version") && !targets)
+		return cmd_error(args, EXIT_USAGE,
+		                 "--hip-version describes --target devices: the GPUs here report their own");
 
 	gpucc_device *devices = NULL; /* from the runtimes (gpucc_free), or targets (free) */
 	size_t count = 0;
@@ -375,7 +396,10 @@ static int run_devices(const cmd_args *args)
 	int rc = targets ? devices_from_targets(&devices, &count, args) : EXIT_OK;
 	if (rc != EXIT_OK)
 		return rc;
-	if (image_path && gpucc_image_open_mapped(&img, image_path) != 0) {
+	/* Read, not mapped (gpucc_image_open_mapped): an image cut short in
+	 * place meanwhile is then reported, where a mapping would die of
+	 * SIGBUS. */
+	if (image_path && gpucc_image_open(&img, image_path) != 0) {
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
@@ -414,7 +438,8 @@ cleanup:
 
 const cmd_spec cmd_devices_spec = {
 	.name = "devices",
-	.synopsis = "[--json] [--image IMAGE [--target TARGET]... [--cuda-driver VERSION]]",
+	.synopsis = "[--json] [--image IMAGE [--target TARGET]... [--cuda-driver VERSION] "
+	            "[--hip-version VERSION]]",
 	.summary = "list the GPUs (or given targets) and the entry each kernel would load",
 	.description =
 		"One line per GPU: RUNTIME:ORDINAL, the target selection uses (AMD target ID;\n"
@@ -427,26 +452,31 @@ const cmd_spec cmd_devices_spec = {
 		"revision of the device's major; a code object built for sramecc/xnack\n"
 		"\"any\"), or \"no fit\" and why, listing the image's targets of the device's\n"
 		"vendor (NVIDIA sm_ or AMD gfx), or saying it has none.  A cubin made by a\n"
-		"ptxas of a newer CUDA major than the driver's never loads (its PTX may).\n"
+		"ptxas of a newer CUDA major than the driver's never loads (its PTX may), nor\n"
+		"does a code object of a version the HIP runtime does not load (v5 before HIP\n"
+		"6: HIP 5.2 loads v4).\n"
 		"When some kernel has no fit on some device, the whole table is printed and\n"
 		"the command exits 2.\n"
 		"\n"
 		"With --target, no runtime is loaded and no GPU is needed: the rows are for\n"
 		"a device of each TARGET.  AMD: a target ID such as gfx90a:xnack-; a feature\n"
 		"left out means the device may run either way, so only entries that leave\n"
-		"it out too fit.  NVIDIA: sm_XY, the compute capability X.Y (also one LLVM\n"
-		"cannot compile for, such as sm_100); the driver is the newest unless\n"
-		"--cuda-driver gives its CUDA version (12.4, as nvidia-smi shows it), which\n"
-		"bounds the PTX ISA it JITs and the cubins it loads.  A PTX ISA belongs to\n"
-		"code, not to devices: sm_90:ptx78 and sm_90a are refused.\n"
+		"it out too fit; --hip-version gives the HIP runtime (5.2), which bounds the\n"
+		"code object versions it loads (default: any).  NVIDIA: sm_XY, the compute\n"
+		"capability X.Y (also one LLVM cannot compile for: a Blackwell GPU, sm_100 or\n"
+		"sm_120, runs the sm_90 PTX that LLVM 19 writes); the driver is the newest\n"
+		"unless --cuda-driver gives its CUDA version (12.4, as nvidia-smi shows it),\n"
+		"which bounds the PTX ISA it JITs and the cubins it loads.  A PTX ISA belongs\n"
+		"to code, not to devices: sm_90:ptx78 and sm_90a are refused.\n"
 		"\n"
 		"The runtimes (libamdhip64.so.5, libcuda.so.1) are loaded only by this command\n"
 		"without --target and by programs that load kernels.  Without a GPU (and\n"
 		"without --target), says why per runtime and exits 6.\n"
 		"\n"
 		"exit codes: 0 success, 2 some kernel has no fit on some device, or IMAGE does\n"
-		"not exist, 3 IMAGE is not a valid gpucc image, 6 no GPU (without --target),\n"
-		"129 usage (a bad --target or --cuda-driver, --target without --image).",
+		"not exist, 3 IMAGE is not a valid gpucc image, or a --target names no device\n"
+		"gpucc knows, 6 no GPU (without --target), 129 usage (a --cuda-driver or\n"
+		"--hip-version that is no version, --target without --image).",
 	.options = devices_options,
 	.min_positional = 0,
 	.max_positional = 0,

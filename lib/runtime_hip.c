@@ -180,6 +180,7 @@ static int hip_device_describe(int ordinal, gpucc_device *out)
 	if (hip.driver_get_version(&version) == HIP_SUCCESS)
 		out->driver_version = version;
 	out->target_known = gpucc_target_from_hip_arch(&out->target, out->arch) == 0;
+	out->target.code_object_max = gpucc_hip_max_code_object(out->driver_version);
 	return 0;
 }
 

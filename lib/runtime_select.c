@@ -72,7 +72,31 @@ int gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor, int dr
 	return 0;
 }
 
+unsigned gpucc_hip_max_code_object(int hip_version)
+{
+	if (hip_version <= 0)
+		return 0;
+	return hip_version / 10000000 >= 6 ? 5 : 4;
+}
+
 /* ---- one entry against one device ---------------------------------------- */
+
+/* The AMDGPU code object version an entry was compiled for (its
+ * "code-object" option), 0 when it records none. */
+static unsigned entry_code_object(const gpucc_entry *e)
+{
+	for (size_t i = 0; i < e->option_count; i++)
+		if (strcmp(e->options[i].name, "code-object") == 0)
+			return (unsigned)strtoul(e->options[i].value, NULL, 10);
+	return 0;
+}
+
+/* Whether the device's HIP runtime loads the entry's code object version. */
+static bool runtime_loads_code_object(const gpucc_entry *e, const gpucc_target *device)
+{
+	unsigned version = entry_code_object(e);
+	return device->code_object_max == 0 || version == 0 || version <= device->code_object_max;
+}
 
 /* sramecc or xnack of an entry against the device's mode. */
 static bool feature_fits(gpucc_feature entry, gpucc_feature device)
@@ -147,7 +171,8 @@ bool gpucc_entry_fits(gpucc_selection *out, const gpucc_entry *e, const gpucc_ta
 	gpucc_selection s = {.entry = e};
 	if (t.vendor == GPUCC_VENDOR_AMD) {
 		if (strcmp(t.processor, device->processor) != 0 ||
-		    !feature_fits(t.sramecc, device->sramecc) || !feature_fits(t.xnack, device->xnack))
+		    !feature_fits(t.sramecc, device->sramecc) || !feature_fits(t.xnack, device->xnack) ||
+		    !runtime_loads_code_object(e, device))
 			return false;
 		s.part = GPUCC_PART_HSACO;
 		s.exact = t.sramecc == device->sramecc && t.xnack == device->xnack;
@@ -275,7 +300,10 @@ static void describe_device(char *out, size_t size, const gpucc_target *d)
 	} else {
 		char name[GPUCC_TARGET_NAME_SIZE];
 		gpucc_target_format(name, d);
-		snprintf(out, size, "%s", name);
+		if (d->code_object_max)
+			snprintf(out, size, "%s (HIP loads code objects up to v%u)", name, d->code_object_max);
+		else
+			snprintf(out, size, "%s", name);
 	}
 }
 
@@ -320,6 +348,10 @@ int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entries, size_t
 			snprintf(target, sizeof target, "%s (cubin for a CUDA %u driver%s)", e->target,
 			         cubin_cuda_major(e),
 			         gpucc_entry_payload(e, GPUCC_PART_PTX) ? ", ptx" : "");
+		else if (code && code->part == GPUCC_PART_HSACO && !runtime_loads_code_object(e, device))
+			snprintf(target, sizeof target, "%s (code object v%u, which a HIP runtime loads from "
+			         "HIP %u on)", e->target, entry_code_object(e),
+			         entry_code_object(e) >= 5 ? 6u : 5u);
 		else
 			snprintf(target, sizeof target, "%s (%s)", e->target,
 			         code ? gpucc_part_name(code->part) : "no code");

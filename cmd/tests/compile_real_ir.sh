@@ -96,6 +96,11 @@ grep -q '"code-object": *"5"' show.json || grep -q '"code-object":"5"' show.json
 	fail "the entry does not record code object v5, the module's"
 hsaco sync.gpucc gfx1201
 llvm-readelf-19 --notes gfx1201.hsaco | grep -q 'amdhsa.version' || fail "gfx1201: no code object metadata"
+# Entries of code object v5 (clang's): a HIP 5 runtime does not load them,
+# and devices says so; HIP 6 does.
+expect_exit 2 "$GPUCC" devices --image sync.gpucc --target gfx90a --hip-version 5.2
+assert_grep "code object v5, which a HIP runtime loads from HIP 6 on" out
+expect_exit 0 "$GPUCC" devices --image sync.gpucc --target gfx90a --hip-version 6.2
 # The ISA version library is written for the processor (none ships for gfx942/gfx1100).
 expect_exit 0 "$GPUCC" compile --explain --dry-run sync.gfx942.bc -t gfx942
 assert_grep 'oclc_isa_version_942.ll' out

@@ -13,14 +13,15 @@
 #include <limits.h>
 #include <stdio.h>
 
-/* "TARGET/parts[/kernels][!PTXAS]": parts joined by '+' (ptx, cubin, hsaco,
- * bitcode), kernels by ','; default kernel "k"; PTXAS the version of the
- * ptxas that made the cubin (the entry's "ptxas" option), none by default. */
+/* "TARGET/parts[/kernels][!PTXAS|%CODE-OBJECT]": parts joined by '+' (ptx,
+ * cubin, hsaco, bitcode), kernels by ','; default kernel "k"; PTXAS the
+ * version of the ptxas that made the cubin (the entry's "ptxas" option),
+ * CODE-OBJECT an AMD entry's "code-object" option; none by default. */
 #define MAX_ENTRIES 6
 
 typedef struct select_case {
 	const char *name;
-	const char *device;  /* AMD target ID, or "sm_XY@DRIVER" */
+	const char *device;  /* AMD target ID ["#HIP-VERSION"], or "sm_XY@DRIVER" */
 	const char *entries[MAX_ENTRIES];
 	const char *kernel;  /* NULL: "k" */
 	const char *want;    /* "TARGET/part", or NULL for GPUCC_ENOTFOUND */
@@ -57,6 +58,17 @@ static const select_case cases[] = {
 	 "gfx90a:xnack-/hsaco", NULL},
 	{"amd sramecc must match", "gfx90a:sramecc-:xnack-", {"gfx90a:sramecc+:xnack-/hsaco"}, NULL,
 	 NULL, "gfx90a:sramecc+:xnack- (hsaco)"},
+	/* A HIP 5 runtime loads code objects up to v4; HIP 6 v5 too. */
+	{"amd code object v5 on HIP 5.2", "gfx90a#50221151", {"gfx90a/hsaco%5"}, NULL, NULL,
+	 "runs on gfx90a (HIP loads code objects up to v4): the image has AMD code for gfx90a "
+	 "(code object v5, which a HIP runtime loads from HIP 6 on)"},
+	{"amd code object v4 on HIP 5.2", "gfx90a#50221151", {"gfx90a/hsaco%5", "gfx90a/hsaco%4"},
+	 NULL, "gfx90a/hsaco", NULL},
+	{"amd code object v5 on HIP 6.2", "gfx90a#60241000", {"gfx90a/hsaco%5"}, NULL, "gfx90a/hsaco",
+	 NULL},
+	{"amd code object v5, HIP unknown", "gfx90a", {"gfx90a/hsaco%5"}, NULL, "gfx90a/hsaco", NULL},
+	{"amd no code object recorded on HIP 5.2", "gfx90a#50221151", {"gfx90a/hsaco"}, NULL,
+	 "gfx90a/hsaco", NULL},
 	/* NVIDIA */
 	{"nvidia cubin for the exact sm", "sm_90@12040", {"sm_80:ptx84/ptx", "sm_90:ptx78/cubin+ptx"},
 	 NULL, "sm_90:ptx78/cubin", NULL},
@@ -162,10 +174,15 @@ static void build_entry(built *b, const char *spec)
 	memset(e, 0, sizeof *e);
 	snprintf(b->text[i], sizeof b->text[i], "%s", spec);
 	char *target = b->text[i];
-	char *ptxas = strchr(target, '!');
+	char *ptxas = strchr(target, '!'), *code_object = strchr(target, '%');
 	if (ptxas) {
 		*ptxas++ = '\0';
 		b->options[i] = (gpucc_option){"ptxas", ptxas};
+	} else if (code_object) {
+		*code_object++ = '\0';
+		b->options[i] = (gpucc_option){"code-object", code_object};
+	}
+	if (ptxas || code_object) {
 		e->options = &b->options[i];
 		e->option_count = 1;
 	}
@@ -203,7 +220,11 @@ static void parse_device(gpucc_target *d, const char *spelling)
 		unsigned sm = (unsigned)atoi(spelling + 3);
 		CHECK_INT(gpucc_target_from_cuda(d, (int)(sm / 10), (int)(sm % 10), atoi(at + 1)), 0);
 	} else {
-		CHECK_INT(gpucc_target_from_hip_arch(d, spelling), 0);
+		char arch[64];
+		snprintf(arch, sizeof arch, "%.*s", (int)strcspn(spelling, "#"), spelling);
+		CHECK_INT(gpucc_target_from_hip_arch(d, arch), 0);
+		const char *hip = strchr(spelling, '#');
+		d->code_object_max = hip ? gpucc_hip_max_code_object(atoi(hip + 1)) : 0;
 	}
 }
 
@@ -321,6 +342,11 @@ static void test_hip_arch_names(void)
 	CHECK_ERROR_HAS("gfx9999");
 	CHECK_INT(gpucc_target_from_hip_arch(&t, ""), GPUCC_EINVALID);
 	CHECK_INT(gpucc_target_from_hip_arch(&t, "sm_90"), GPUCC_EINVALID);
+	/* hipDriverGetVersion's numbers: HIP 5.2.3 (Debian's), 6.2. */
+	CHECK_INT(gpucc_hip_max_code_object(50221151), 4);
+	CHECK_INT(gpucc_hip_max_code_object(60241134), 5);
+	CHECK_INT(gpucc_hip_max_code_object(0), 0);
+	CHECK_INT(gpucc_hip_max_code_object(-1), 0);
 }
 
 int main(void)

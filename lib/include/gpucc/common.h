@@ -142,6 +142,10 @@ typedef struct gpucc_target {
 	 * cubins made by a newer ptxas do not load on it.  0 when unknown, as
 	 * after parsing a spelling. */
 	unsigned cuda_major;
+	/* An AMD device's newest AMDGPU code object version its HIP runtime
+	 * loads (gpucc_hip_max_code_object: 4 for HIP 5, 5 for HIP 6).  0
+	 * when unknown, as after parsing a spelling. */
+	unsigned code_object_max;
 } gpucc_target;
 
 #define GPUCC_TARGET_NAME_SIZE 48
@@ -225,6 +229,14 @@ GPUCC_API const char *gpucc_entry_option(const gpucc_entry *e, const char *name)
  * target, options and module_sha256.  Arrays must be sorted by name and
  * the target canonical; GPUCC_EINVALID otherwise. */
 GPUCC_API int gpucc_entry_compute_key(gpucc_digest *out, const gpucc_entry *e);
+/* The module name an entry records for the module file at path: the part
+ * after its last '/' (path itself when that is empty), with each control
+ * character spelt \n, \t or \xHH and each byte that is not part of valid
+ * UTF-8 spelt \xHH (formats/manifest.md, "Names"), so that any file name
+ * gives a name an image can hold.  The name is informational (in neither
+ * key nor content digest), so nothing is lost.  *out is a new string
+ * (release with gpucc_free); NULL on failure (out of memory). */
+GPUCC_API int gpucc_module_name_from_path(char **out, const char *path);
 /* Digest of the entry's canonical manifest record (formats/manifest.md):
  * two entries with one key are identical exactly when these are equal.
  * Snapshots record it as the entry's content digest. */

@@ -111,6 +111,12 @@ GPUCC_API int gpucc_select(gpucc_selection *out, const gpucc_entry *const *entri
 GPUCC_API int gpucc_image_select(gpucc_selection *out, const gpucc_image *img, const char *kernel,
                                  const gpucc_target *device);
 
+/* Newest AMDGPU code object version the HIP runtime of this version
+ * (hipDriverGetVersion: 50221151 for 5.2, major x 10^7 + minor x 10^5 +
+ * patch) loads: 4 for HIP 4 and 5 (whose runtimes gpucc takes to load v4
+ * only: HIP 5.2 refuses v5), 5 from HIP 6 on; 0 for an unknown version. */
+GPUCC_API unsigned gpucc_hip_max_code_object(int hip_version);
+
 /* Newest PTX ISA (e.g. 85 for 8.5) that a CUDA driver of this version
  * (cuDriverGetVersion: 12040 for 12.4) can JIT: 50 for CUDA 8.0, the
  * oldest release gpucc knows, and 0 for drivers older than that.  Capped at
@@ -204,6 +210,15 @@ typedef struct gpucc_embed_options {
 	const char *header;       /* also write this C header; NULL: none */
 } gpucc_embed_options;
 
+/* Whether symbol may be the NAME of gpucc_embed_image and
+ * gpucc_embed_write_header: a C identifier of at most 200 characters that
+ * the header can declare in C and C++ beside any standard header, and that
+ * the object can define: no keyword, no name beginning or ending in '_' or
+ * holding "__" (reserved), none <stdint.h> declares or reserves (uint64_t,
+ * SIZE_MAX, INT8_C), none ending in "_size" (another image's size), no
+ * name of the C standard library (NULL, errno, size_t, FILE, malloc,
+ * printf...) and not main.  0, or GPUCC_EINVALID naming the defect. */
+GPUCC_API int gpucc_embed_check_symbol(const char *symbol);
 /* Write to obj_path a relocatable host object defining NAME, the bytes of
  * the image file image_path, and NAME_size, a uint64_t, through the LLVM
  * backend module (loaded on demand), and with opts->header the header
@@ -215,10 +230,8 @@ typedef struct gpucc_embed_options {
  * that is not a valid image (a directory, a FIFO, an empty file, a
  * snapshot).  It is read through bounded buffers, checked and then copied
  * into the object, never held whole: memory does not grow with it.  The object
- * is ELF: GPUCC_EINVALID for a bad argument: a symbol that is not a C
- * identifier the header can declare in C and C++ (a keyword, a reserved
- * name, a name <stdint.h> declares or reserves, a name ending in "_size",
- * which is another image's size), an alignment that is not
+ * is ELF: GPUCC_EINVALID for a bad argument: a symbol that
+ * gpucc_embed_check_symbol refuses, an alignment that is not
  * a power of two up to 4096, a triple that is not x86_64 or aarch64 Linux
  * with 64-bit pointers (not x32 nor ILP32), an output naming the image, or
  * the header naming the object; GPUCC_EUNAVAILABLE without the backend. */
