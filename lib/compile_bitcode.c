@@ -20,6 +20,8 @@
  *                               GLOBALVAR (7), FUNCTION (8), ALIAS_OLD (9),
  *                               ALIAS (14), IFUNC (18); FUNCTION is
  *                               [strtab offset, size, type, cc, isproto, ...]
+ *                               (version 1: [type, cc, isproto, ...], the
+ *                               names in the module's VALUE_SYMTAB (14))
  *   PARAMATTR_GROUP (10)        ENTRY (3) [grpid, index, attributes...]:
  *                               the function's (index 0xFFFFFFFF) give
  *                               optnone (enum 37), target-cpu/-features
@@ -46,6 +48,7 @@
  */
 #include "compile_module_facts.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +111,7 @@ static uint64_t read_vbr(bit_cursor *c, unsigned width)
 	return 0;
 }
 
+/* To the next multiple of 32 bits, which must lie inside the block. */
 static void align32(bit_cursor *c)
 {
 	size_t to = (c->pos + 31) & ~(size_t)31;
@@ -123,11 +127,14 @@ enum { OP_LITERAL, OP_FIXED, OP_VBR, OP_ARRAY, OP_CHAR6, OP_BLOB };
 
 #define MAX_ABBREV_OPS 16      /* LLVM's own use at most 8 */
 #define MAX_BLOCK_ABBREVS 64   /* per block, inherited ones included */
-#define MAX_BLOCKINFO_ABBREVS 128
+#define MAX_BLOCKINFO_ABBREVS 128 /* indexed by unsigned char */
 #define MAX_RECORD_OPS 16384   /* longer records are read, their tail dropped */
 #define MAX_LEVELS 2           /* the module block and one inside it */
 #define MAX_SAVED_BLOCKS 4
 #define MAX_FLAGS 64
+#define MAX_VERSION1_GLOBALS ((size_t)1 << 22)
+
+enum { GLOBAL_OTHER, GLOBAL_FUNCTION, GLOBAL_DECLARATION };
 
 typedef struct abbrev_op {
 	uint64_t value; /* a literal's value, a field's width */
@@ -143,6 +150,11 @@ typedef struct block {
 	uint64_t id;
 	unsigned width; /* of abbreviation ids */
 	size_t end;     /* bit position just after the block */
+	/* Abbreviation ids 4, 5, ...: BLOCKINFO's for this block id (indexes
+	 * into the reader's table, as they were when the block was entered),
+	 * then the block's own. */
+	unsigned char inherited[MAX_BLOCK_ABBREVS];
+	unsigned inherited_count;
 	abbrev abbrevs[MAX_BLOCK_ABBREVS];
 	unsigned abbrev_count;
 } block;
@@ -160,10 +172,7 @@ enum entry_kind { ENTRY_BAD, ENTRY_END, ENTRY_BLOCK, ENTRY_DEFINE, ENTRY_RECORD 
 typedef struct reader {
 	bit_cursor c;
 	gpucc_module_facts *out;
-	block levels[MAX_LEVELS];
-	abbrev blockinfo[MAX_BLOCKINFO_ABBREVS];
-	uint64_t blockinfo_owner[MAX_BLOCKINFO_ABBREVS];
-	unsigned blockinfo_count;
+	unsigned blockinfo_count, blockinfo_generation;
 	uint64_t blockinfo_target; /* the block id SETBID named */
 	bool blockinfo_has_target;
 	abbrev defined; /* the DEFINE_ABBREV just read */
@@ -171,15 +180,13 @@ typedef struct reader {
 	uint64_t entry_id;
 	unsigned entry_width;
 	size_t entry_end;
-	/* The record just read. */
+	/* The record just read: operands in ops. */
 	uint64_t code;
-	uint64_t ops[MAX_RECORD_OPS];
 	size_t op_count;
 	bool truncated; /* more operands than ops holds */
 	const unsigned char *blob;
 	size_t blob_size;
 	bool stop;      /* a pass has what it came for */
-	char chars[MAX_RECORD_OPS + 1];
 
 	/* The module. */
 	const unsigned char *strtab;
@@ -187,8 +194,12 @@ typedef struct reader {
 	bool have_strtab, module_seen;
 	uint64_t version, global_count;
 	bool names_bad, triple_bad, attributes_bad, flags_bad;
-	saved_block metadata[MAX_SAVED_BLOCKS], constants[MAX_SAVED_BLOCKS];
-	size_t metadata_count, constants_count;
+	saved_block metadata[MAX_SAVED_BLOCKS], constants[MAX_SAVED_BLOCKS], symtabs[MAX_SAVED_BLOCKS];
+	size_t metadata_count, constants_count, symtab_count;
+	/* Version 1 modules name globals in a VALUE_SYMTAB by value id: what
+	 * each global value is (GLOBAL_*), to tell functions there. */
+	unsigned char *globals;
+	size_t globals_known, globals_capacity;
 	uint64_t next_md;
 	bool have_key;
 	uint64_t key_md; /* the string "amdhsa_code_object_version" */
@@ -201,6 +212,15 @@ typedef struct reader {
 	uint64_t value_id, value_index;
 	int64_t integer;
 	bool found;
+
+	/* Tables, from here on not cleared: each is read only below a count
+	 * that says how much of it was written. */
+	block levels[MAX_LEVELS];
+	abbrev blockinfo[MAX_BLOCKINFO_ABBREVS];
+	uint64_t blockinfo_owner[MAX_BLOCKINFO_ABBREVS];     /* the block id it is for */
+	unsigned blockinfo_of[MAX_BLOCKINFO_ABBREVS];        /* the BLOCKINFO that defined it */
+	uint64_t ops[MAX_RECORD_OPS];
+	char chars[MAX_RECORD_OPS + 1];
 } reader;
 
 /* A DEFINE_ABBREV's body into r->defined.  Fixed(0) and VBR(0) read as
@@ -245,6 +265,8 @@ static bool read_abbrev_definition(reader *r)
 	return !r->c.bad;
 }
 
+/* One more operand of the record; past MAX_RECORD_OPS it is dropped and
+ * the record marked truncated. */
 static void push_op(reader *r, uint64_t v)
 {
 	if (r->op_count < MAX_RECORD_OPS)
@@ -253,6 +275,8 @@ static void push_op(reader *r, uint64_t v)
 		r->truncated = true;
 }
 
+/* One operand of a literal, fixed, VBR or char6 kind (char6 as its
+ * character). */
 static uint64_t read_scalar(bit_cursor *c, const abbrev_op *op)
 {
 	static const char char6[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._";
@@ -265,6 +289,7 @@ static uint64_t read_scalar(bit_cursor *c, const abbrev_op *op)
 	}
 }
 
+/* Forget the last record's operands and blob. */
 static void start_record(reader *r)
 {
 	r->op_count = 0;
@@ -286,6 +311,8 @@ static bool read_unabbreviated(reader *r)
 	return !r->c.bad;
 }
 
+/* An array operand: a VBR6 count, then that many elements; a count the
+ * bits left cannot hold is malformed. */
 static bool read_array(reader *r, const abbrev_op *element)
 {
 	uint64_t count = read_vbr(&r->c, 6);
@@ -297,6 +324,8 @@ static bool read_array(reader *r, const abbrev_op *element)
 	return !r->c.bad;
 }
 
+/* A blob operand: a VBR6 size, 32-bit alignment, the bytes (r->blob
+ * points into the input), alignment again. */
 static bool read_blob(reader *r)
 {
 	uint64_t size = read_vbr(&r->c, 6);
@@ -355,9 +384,13 @@ static enum entry_kind read_entry(reader *r, const block *b)
 	case 2: return read_abbrev_definition(r) ? ENTRY_DEFINE : ENTRY_BAD;
 	case 3: return read_unabbreviated(r) ? ENTRY_RECORD : ENTRY_BAD;
 	default:
-		if (id - 4 >= b->abbrev_count)
+		if (id - 4 < b->inherited_count)
+			return read_abbreviated(r, &r->blockinfo[b->inherited[id - 4]]) ? ENTRY_RECORD
+			                                                                  : ENTRY_BAD;
+		if (id - 4 - b->inherited_count >= b->abbrev_count)
 			return ENTRY_BAD;
-		return read_abbreviated(r, &b->abbrevs[id - 4]) ? ENTRY_RECORD : ENTRY_BAD;
+		return read_abbreviated(r, &b->abbrevs[id - 4 - b->inherited_count]) ? ENTRY_RECORD
+		                                                                       : ENTRY_BAD;
 	}
 }
 
@@ -366,7 +399,7 @@ static enum entry_kind read_entry(reader *r, const block *b)
 static bool add_abbrev(reader *r, block *b)
 {
 	if (b->id != 0) {
-		if (b->abbrev_count == MAX_BLOCK_ABBREVS)
+		if (b->inherited_count + b->abbrev_count == MAX_BLOCK_ABBREVS)
 			return false;
 		b->abbrevs[b->abbrev_count++] = r->defined;
 		return true;
@@ -374,6 +407,7 @@ static bool add_abbrev(reader *r, block *b)
 	if (!r->blockinfo_has_target || r->blockinfo_count == MAX_BLOCKINFO_ABBREVS)
 		return false;
 	r->blockinfo_owner[r->blockinfo_count] = r->blockinfo_target;
+	r->blockinfo_of[r->blockinfo_count] = r->blockinfo_generation;
 	r->blockinfo[r->blockinfo_count++] = r->defined;
 	return true;
 }
@@ -423,12 +457,13 @@ static bool walk_body(reader *r, unsigned level, uint64_t id, unsigned width, si
 	b->width = width;
 	b->end = end;
 	b->abbrev_count = 0;
+	b->inherited_count = 0;
 	for (unsigned i = 0; i < r->blockinfo_count && id != 0; i++) {
-		if (r->blockinfo_owner[i] != id)
+		if (r->blockinfo_owner[i] != id || r->blockinfo_of[i] != r->blockinfo_generation)
 			continue;
-		if (b->abbrev_count == MAX_BLOCK_ABBREVS)
+		if (b->inherited_count == MAX_BLOCK_ABBREVS)
 			return false;
-		b->abbrevs[b->abbrev_count++] = r->blockinfo[i];
+		b->inherited[b->inherited_count++] = (unsigned char)i;
 	}
 	size_t parent_limit = r->c.limit;
 	r->c.pos = start;
@@ -446,11 +481,14 @@ static bool enter(reader *r, unsigned level, record_handler on_record, block_han
 	                 on_block);
 }
 
+/* Walk a block remembered by save_block again, its sub-blocks skipped. */
 static bool walk_saved(reader *r, const saved_block *s, record_handler on_record)
 {
 	return walk_body(r, 0, s->id, s->width, s->start, s->end, on_record, NULL);
 }
 
+/* Remember the sub-block whose header was just read, to walk it again;
+ * false when table (MAX_SAVED_BLOCKS) is full. */
 static bool save_block(reader *r, saved_block *table, size_t *count, uint64_t first)
 {
 	if (*count == MAX_SAVED_BLOCKS)
@@ -472,9 +510,12 @@ static bool walk_top(reader *r, size_t size_bits, bool (*on_block)(reader *r))
 	r->c.pos = 32;
 	r->c.limit = size_bits;
 	while (r->c.pos / 8 + 8 < size_bits / 8) {
-		if (read_fixed(&r->c, 2) != 1 || !read_subblock_header(r) || !on_block(r))
+		if (read_fixed(&r->c, 2) != 1 || !read_subblock_header(r))
 			return false;
-		r->c.pos = r->entry_end;
+		size_t end = r->entry_end; /* on_block reads headers of its own */
+		if (!on_block(r))
+			return false;
+		r->c.pos = end;
 		r->c.limit = size_bits;
 	}
 	return !r->c.bad;
@@ -496,6 +537,7 @@ static bool ops_chars(reader *r, size_t from, size_t to)
 	return true;
 }
 
+/* Whether operands from on are the characters of literal. */
 static bool ops_equal(const reader *r, size_t from, const char *literal)
 {
 	size_t n = strlen(literal);
@@ -507,6 +549,7 @@ static bool ops_equal(const reader *r, size_t from, const char *literal)
 	return true;
 }
 
+/* LLVM's signed VBR values: the magnitude shifted left, the sign in bit 0. */
 static int64_t sign_rotated(uint64_t v)
 {
 	return v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
@@ -514,6 +557,7 @@ static int64_t sign_rotated(uint64_t v)
 
 /* ---- the string table (pass 0) -------------------------------------------------- */
 
+/* STRTAB_BLOB (1): the first one is the module's string table. */
 static bool strtab_record(reader *r, const block *b)
 {
 	(void)b;
@@ -525,6 +569,7 @@ static bool strtab_record(reader *r, const block *b)
 	return true;
 }
 
+/* Pass 0 at the top level: the STRTAB block read, the others skipped. */
 static bool top_block_strtab(reader *r)
 {
 	return r->entry_id != 23 || walk_body(r, 0, 23, r->entry_width, r->c.pos, r->entry_end,
@@ -533,6 +578,8 @@ static bool top_block_strtab(reader *r)
 
 /* ---- the module (pass 1) ----------------------------------------------------------- */
 
+/* BLOCKINFO's records: SETBID names the block id that the abbreviations
+ * defined next are for. */
 static bool blockinfo_record(reader *r, const block *b)
 {
 	(void)b;
@@ -635,6 +682,8 @@ static bool read_attribute(reader *r, size_t *i, bool function)
 	}
 }
 
+/* A PARAMATTR_GROUP record: the facts of a function's group (index
+ * 0xFFFFFFFF); one not understood makes the attributes unknown. */
 static bool attribute_group_record(reader *r, const block *b)
 {
 	(void)b;
@@ -696,6 +745,8 @@ static bool strings_record(reader *r)
 	return true;
 }
 
+/* NAMED_NODE, named by the NAME before it: OpenCL's version, or the
+ * module flags' node ids (at most MAX_FLAGS, else flags unknown). */
 static void named_node_record(reader *r)
 {
 	if (strcmp(r->name, "opencl.ocl.version") == 0)
@@ -710,6 +761,9 @@ static void named_node_record(reader *r)
 	r->name[0] = '\0';
 }
 
+/* Pass 1 over the module's METADATA: counts ids, finds the flag's key
+ * string and the named nodes.  An unknown code stops the walk with the
+ * flags unknown. */
 static bool metadata_record(reader *r, const block *b)
 {
 	(void)b;
@@ -723,17 +777,17 @@ static bool metadata_record(reader *r, const block *b)
 		r->have_key = true;
 		r->key_md = r->next_md;
 	}
-	if (r->code == 4) /* NAME */
-		if (r->truncated || r->op_count >= sizeof r->name || !ops_chars(r, 0, r->op_count))
-			r->chars[0] = '\0';
-	if (r->code == 4)
-		memcpy(r->name, r->chars, strlen(r->chars) + 1);
+	if (r->code == 4) { /* NAME: a long one is no name asked about */
+		bool fits = !r->truncated && r->op_count < sizeof r->name && ops_chars(r, 0, r->op_count);
+		memcpy(r->name, fits ? r->chars : "", fits ? r->op_count + 1 : 1);
+	}
 	if (r->code == 10)
 		named_node_record(r);
 	r->next_md += (uint64_t)ids;
 	return true;
 }
 
+/* TRIPLE: characters; one that does not fit the facts is unknown. */
 static void triple_record(reader *r)
 {
 	gpucc_module_facts *out = r->out;
@@ -745,11 +799,36 @@ static void triple_record(reader *r)
 	r->triple_bad = false; /* the last TRIPLE is the module's */
 }
 
-/* FUNCTION [strtab offset, size, type, cc, isproto, ...] (version 2; older
- * modules keep names in a symbol table this reader does not follow). */
+/* What global value r->global_count is, for a version 1 module's symbol
+ * table; false when out of room, or when earlier globals went unremembered
+ * (a VERSION record that changed its mind). */
+static bool remember_global(reader *r, unsigned char kind)
+{
+	if (r->globals_known != r->global_count)
+		return false;
+	if (r->globals_known == r->globals_capacity) {
+		size_t capacity = r->globals_capacity ? 2 * r->globals_capacity : 256;
+		unsigned char *grown = capacity <= MAX_VERSION1_GLOBALS ? realloc(r->globals, capacity) : NULL;
+		if (!grown)
+			return false;
+		r->globals = grown;
+		r->globals_capacity = capacity;
+	}
+	r->globals[r->globals_known++] = kind;
+	return true;
+}
+
+/* FUNCTION [strtab offset, size, type, cc, isproto, ...] in version 2;
+ * version 1 has no strtab fields, the name is in the symbol table. */
 static void function_record(reader *r)
 {
-	if (r->version < 2 || !r->have_strtab || r->op_count < 5 || r->ops[0] > r->strtab_size ||
+	if (r->version < 2) {
+		if (r->op_count < 3 ||
+		    !remember_global(r, r->ops[2] ? GLOBAL_DECLARATION : GLOBAL_FUNCTION))
+			r->names_bad = true;
+		return;
+	}
+	if (!r->have_strtab || r->op_count < 5 || r->ops[0] > r->strtab_size ||
 	    r->ops[1] > r->strtab_size - r->ops[0]) {
 		r->names_bad = true;
 		return;
@@ -761,6 +840,8 @@ static void function_record(reader *r)
 		gpucc_module_facts_note_declaration(r->out, name, size);
 }
 
+/* MODULE_BLOCK's records: the version, the triple, and one value id per
+ * global value, functions' names noted. */
 static bool module_record(reader *r, const block *b)
 {
 	(void)b;
@@ -771,10 +852,45 @@ static bool module_record(reader *r, const block *b)
 		function_record(r);
 		r->global_count++;
 		break;
-	case 7: case 9: case 14: case 18: r->global_count++; break;
+	case 7: case 9: case 14: case 18:
+		if (r->version < 2 && !remember_global(r, GLOBAL_OTHER))
+			r->names_bad = true;
+		r->global_count++;
+		break;
 	default: break;
 	}
 	return true;
+}
+
+/* A version 1 symbol table's ENTRY (1) [value id, name...] or FNENTRY (3)
+ * [value id, offset, name...]: a function's name. */
+static bool symtab_record(reader *r, const block *b)
+{
+	(void)b;
+	size_t from = r->code == 1 ? 1 : r->code == 3 ? 2 : 0;
+	if (from == 0 || r->op_count < from)
+		return true;
+	uint64_t id = r->ops[0];
+	if (id >= r->globals_known || r->globals[id] == GLOBAL_OTHER)
+		return true;
+	if (!ops_chars(r, from, r->op_count)) {
+		r->names_bad = true;
+		return true;
+	}
+	gpucc_module_facts_note_reference(r->out, r->chars, r->op_count - from);
+	if (r->globals[id] == GLOBAL_DECLARATION)
+		gpucc_module_facts_note_declaration(r->out, r->chars, r->op_count - from);
+	return true;
+}
+
+/* Names in a version 1 module's symbol tables, once every global is known. */
+static void read_symtabs(reader *r)
+{
+	if (r->version >= 2 || r->names_bad)
+		return;
+	for (size_t i = 0; i < r->symtab_count; i++)
+		if (!walk_saved(r, &r->symtabs[i], symtab_record))
+			r->names_bad = true;
 }
 
 /* Blocks inside the module: BLOCKINFO, attribute groups and metadata are
@@ -783,10 +899,16 @@ static bool module_block(reader *r, unsigned level)
 {
 	switch (r->entry_id) {
 	case 0:
-		r->blockinfo_count = 0; /* a new BLOCKINFO replaces the last */
+		/* A new BLOCKINFO replaces the last for blocks entered after it;
+		 * those entered before keep theirs, as in LLVM. */
+		r->blockinfo_generation++;
 		r->blockinfo_has_target = false;
 		return enter(r, level, blockinfo_record, NULL);
 	case 10: return enter(r, level, attribute_group_record, NULL);
+	case 14:
+		if (!save_block(r, r->symtabs, &r->symtab_count, 0))
+			r->names_bad = true;
+		break;
 	case 11:
 		if (!save_block(r, r->constants, &r->constants_count, r->global_count))
 			r->flags_bad = true;
@@ -804,6 +926,7 @@ static bool module_block(reader *r, unsigned level)
 	return true;
 }
 
+/* Pass 1 at the top level: the (only) MODULE block walked. */
 static bool top_block_module(reader *r)
 {
 	if (r->entry_id != 8)
@@ -873,6 +996,8 @@ static bool walk_metadata(reader *r, record_handler on_record)
 	return true;
 }
 
+/* Walk every saved CONSTANTS block for the value id r->wanted, value ids
+ * counted from the globals before each and the constants of the others. */
 static bool walk_constants(reader *r)
 {
 	uint64_t constants_before = 0;
@@ -940,6 +1065,7 @@ static void calls_from_bytes(gpucc_module_facts *out, const unsigned char *data,
 	out->calls_mangled = contains(data, size, "_Z");
 }
 
+/* The attribute facts as "could not tell" leaves them. */
 static void clear_attributes(gpucc_module_facts *out)
 {
 	memset(out->cpus, 0, sizeof out->cpus);
@@ -985,34 +1111,36 @@ static bool read_stream(reader *r, const unsigned char *data, size_t size)
 void gpucc_bitcode_facts(gpucc_module_facts *out, const unsigned char *data, size_t size)
 {
 	bool bitcode = out->bitcode;
-	const unsigned char *whole = data;
-	size_t whole_size = size;
 	memset(out, 0, sizeof *out);
 	out->bitcode = bitcode;
+	const unsigned char *stream = data;
+	size_t stream_size = size;
 	reader *r = NULL;
-	if (unwrap(&data, &size) && size >= 8 && memcmp(data, "BC\xc0\xde", 4) == 0)
-		r = calloc(1, sizeof *r);
+	if (unwrap(&stream, &stream_size) && stream_size >= 8 && memcmp(stream, "BC\xc0\xde", 4) == 0)
+		r = malloc(sizeof *r);
 	if (r) {
+		memset(r, 0, offsetof(reader, levels));
 		r->out = out;
-		if (read_stream(r, data, size)) {
-			out->triple_known = !r->triple_bad;
-			out->attributes_known = !r->attributes_bad;
-			out->flags_known = !r->flags_bad && settle_flags(r);
-			if (r->names_bad)
-				calls_from_bytes(out, whole, whole_size);
-		} else {
-			memset(out, 0, sizeof *out);
-			out->bitcode = bitcode;
-			r = (free(r), NULL);
-		}
 	}
-	if (!r)
-		calls_from_bytes(out, whole, whole_size);
+	bool walked = r && read_stream(r, stream, stream_size);
+	if (walked) {
+		out->triple_known = !r->triple_bad;
+		out->attributes_known = !r->attributes_bad;
+		out->flags_known = !r->flags_bad && settle_flags(r);
+		read_symtabs(r);
+	} else {
+		memset(out, 0, sizeof *out);
+		out->bitcode = bitcode;
+	}
+	if (!walked || r->names_bad)
+		calls_from_bytes(out, data, size);
 	if (!out->triple_known)
 		memset(out->triple, 0, sizeof out->triple);
 	if (!out->attributes_known)
 		clear_attributes(out);
 	if (!out->flags_known)
 		out->code_object_version = 0;
+	if (r)
+		free(r->globals);
 	free(r);
 }

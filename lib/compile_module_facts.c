@@ -57,6 +57,8 @@ void gpucc_module_facts_note_declaration(gpucc_module_facts *out, const char *na
 	out->calls_mangled |= bytes_start(name, size, "_Z");
 }
 
+/* value joins cpus unless there already or the table is full; cut to the
+ * buffer. */
 static void note_cpu(gpucc_module_facts *out, const char *value, size_t size)
 {
 	char cpu[sizeof out->cpus[0]];
@@ -96,6 +98,7 @@ static void note_switch(gpucc_feature *state, const char *feature, size_t size, 
 		*state = GPUCC_FEATURE_OFF;
 }
 
+/* One item of a "target-features" list. */
 static void note_feature(gpucc_module_facts *out, const char *feature, size_t size)
 {
 	unsigned ptx = ptx_feature(feature, size);
@@ -109,6 +112,8 @@ static void note_feature(gpucc_module_facts *out, const char *feature, size_t si
 void gpucc_module_facts_note_attribute(gpucc_module_facts *out, const char *key, size_t key_size,
                                        const char *value, size_t value_size)
 {
+	if (value_size == 0) /* LLVM's "key"="" is the key alone */
+		return;
 	if (bytes_equal(key, key_size, "target-cpu")) {
 		note_cpu(out, value, value_size);
 	} else if (bytes_equal(key, key_size, "target-features")) {
@@ -153,11 +158,12 @@ typedef struct token {
 
 typedef struct lexer {
 	const unsigned char *p, *end;
-	token pushed; /* a token handed back (lexer_push_back), seen next */
+	token pushed; /* a token handed back (push_back), seen next */
 	bool has_pushed;
 	gpucc_module_facts *out;
 } lexer;
 
+/* The characters of LLVM's unquoted names and keywords: [-a-zA-Z$._0-9]. */
 static bool is_name_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -224,6 +230,7 @@ static bool is_punct(const token *t, unsigned char c)
 	return t->kind == TOKEN_PUNCT && t->punct == c;
 }
 
+/* Past spaces, tabs, line breaks and ';' comments (to the line's end). */
 static void skip_space_and_comments(lexer *lx)
 {
 	while (lx->p < lx->end) {
@@ -334,6 +341,7 @@ static void lex(lexer *lx, token *t)
 	}
 }
 
+/* The next token: the one handed back, else a new one. */
 static void next(lexer *lx, token *t)
 {
 	if (lx->has_pushed) {
@@ -344,6 +352,7 @@ static void next(lexer *lx, token *t)
 	lex(lx, t);
 }
 
+/* Hand t back: next returns it again (one token at most). */
 static void push_back(lexer *lx, const token *t)
 {
 	lx->pushed = *t;
@@ -402,6 +411,8 @@ typedef struct text_reader {
 	const unsigned char *flags_list; /* NULL: no !llvm.module.flags */
 } text_reader;
 
+/* The words that start a statement no other statement holds: where a
+ * statement that does not end as it should is given up. */
 static bool is_statement_keyword(const token *t)
 {
 	return is_word(t, "define") || is_word(t, "declare") || is_word(t, "attributes");
@@ -637,6 +648,8 @@ static void settle_flags(text_reader *r)
 	}
 }
 
+/* The facts of .ll text, in one pass over its tokens (and a second over
+ * the module flags' list when a flag's node was seen). */
 static void read_text(gpucc_module_facts *out, const unsigned char *data, size_t size)
 {
 	text_reader r;

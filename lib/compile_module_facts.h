@@ -25,7 +25,8 @@ void gpucc_module_facts_note_declaration(gpucc_module_facts *out, const char *na
 /* A function attribute key=value: "target-cpu" joins cpus (distinct
  * values, first seen first, at most GPUCC_MODULE_MAX_CPUS, each cut to
  * fit its buffer); "target-features" is a comma-separated list that sets
- * ptx_isa, wavefront64, xnack and sramecc.  Other keys are ignored. */
+ * ptx_isa, wavefront64, xnack and sramecc.  Other keys, and empty values
+ * (which LLVM writes as the key alone), are ignored. */
 void gpucc_module_facts_note_attribute(gpucc_module_facts *out, const char *key, size_t key_size,
                                        const char *value, size_t value_size);
 
