@@ -790,6 +790,86 @@ static void check_bitcode_and_text(const char *label, const char *bc_path, const
 	free(ll);
 }
 
+/* A variant of .ll text that LLVM's lexer reads as the same module: the
+ * spaces between tokens (outside strings and comments) become, in turn, a
+ * tab, several spaces, a line break and a comment that names a library
+ * function and holds a quote and a ';', per kind.  Returns a malloc()ed
+ * NUL-terminated text. */
+static char *lexer_variant(const char *text, int kind)
+{
+	static const char *const gaps[] = {"\t", "   ", "\n  ", " ; @__nv_sinf \"@__ocml_x ;\n "};
+	const char *gap = gaps[kind];
+	size_t n = strlen(text), grown = n * strlen(gap) + 1;
+	char *out = malloc(grown), *o = out;
+	if (!out)
+		return NULL;
+	bool in_string = false, in_comment = false;
+	for (const char *p = text; *p; p++) {
+		if (in_comment) {
+			in_comment = *p != '\n';
+		} else if (*p == '"') {
+			in_string = !in_string;
+		} else if (!in_string && *p == ';') {
+			in_comment = true;
+		} else if (!in_string && *p == ' ') {
+			memcpy(o, gap, strlen(gap));
+			o += strlen(gap);
+			continue;
+		}
+		*o++ = *p;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The text reader against LLVM's own parse of generated variants of a
+ * module's text: each variant must assemble (llvm-as-19), and the facts of
+ * its text must equal those of the bitcode LLVM made of it, and those of
+ * the original. */
+static void check_lexer_variants(const char *label, const char *ll_path,
+                                 const gpucc_module_facts *want)
+{
+	size_t size = 0;
+	unsigned char *ll = check_read_file(ll_path, &size);
+	CHECK(ll != NULL);
+	if (!ll)
+		return;
+	ll[size] = '\0';
+	for (int kind = 0; kind < 4; kind++) {
+		char *variant = lexer_variant((const char *)ll, kind);
+		CHECK(variant != NULL);
+		if (!variant)
+			break;
+		char text_path[160], bc_path[160], command[512];
+		snprintf(text_path, sizeof text_path, "%s/%s.v%d.ll", check_dir, label, kind);
+		snprintf(bc_path, sizeof bc_path, "%s/%s.v%d.bc", check_dir, label, kind);
+		write_text(text_path, variant);
+		snprintf(command, sizeof command, "llvm-as-19 %s -o %s", text_path, bc_path);
+		if (system(command) != 0) {
+			fprintf(stderr, "  %s: variant %d is not valid IR for llvm-as-19\n", label, kind);
+			CHECK(false);
+			free(variant);
+			continue;
+		}
+		size_t bc_size = 0;
+		unsigned char *bc = check_read_file(bc_path, &bc_size);
+		gpucc_module_facts from_text, from_llvm;
+		gpucc_module_facts_read(&from_text, (const unsigned char *)variant, strlen(variant));
+		gpucc_module_facts_read(&from_llvm, bc, bc ? bc_size : 0);
+		/* The comments name libraries the module does not call. */
+		if (!same_facts(&from_text, &from_llvm) || !same_facts(&from_text, want)) {
+			fprintf(stderr, "  %s: variant %d read otherwise than LLVM reads it\n", label, kind);
+			print_facts("variant text", &from_text);
+			print_facts("llvm-as-19 of it", &from_llvm);
+			print_facts("original", want);
+			CHECK(false);
+		}
+		free(bc);
+		free(variant);
+	}
+	free(ll);
+}
+
 static bool have_tools(void)
 {
 	return system("command -v clang-19 >/dev/null 2>&1 && command -v llvm-dis-19 >/dev/null 2>&1 "
@@ -840,6 +920,7 @@ static void test_clang_modules(void)
 		gpucc_module_facts f;
 		check_bitcode_and_text(c->name, bc, ll, &f);
 		check_case_expectations(c, &f);
+		check_lexer_variants(c->name, ll, &f);
 	}
 }
 
