@@ -63,16 +63,18 @@ enum { CC_PTX_KERNEL = 71, CC_AMDGPU_KERNEL = 91 };
  * the static LDS.  No loader resolves it, so it is no external. */
 enum { ADDRSPACE_SHARED = 3 };
 
-typedef struct parsed_lib {
+/* A device library's bytes, read once per thread; every job parses its own
+ * module of them lazily (lib_module). */
+typedef struct cached_lib {
 	char *path;
-	LLVMModuleRef module; /* pristine: cloned for every job */
-} parsed_lib;
+	LLVMMemoryBufferRef bytes;
+} cached_lib;
 
 struct gpucc_backend_thread {
 	LLVMContextRef context;
 	char tempdir[PATH_MAX];
 	unsigned long serial;
-	parsed_lib *libs;
+	cached_lib *libs;
 	size_t lib_count;
 	/* The job being compiled, for the diagnostic handler. */
 	const gpucc_backend_job *job;
@@ -179,7 +181,7 @@ static void thread_free(gpucc_backend_thread *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->lib_count; i++) {
-		LLVMDisposeModule(t->libs[i].module);
+		LLVMDisposeMemoryBuffer(t->libs[i].bytes);
 		free(t->libs[i].path);
 	}
 	free(t->libs);
@@ -594,51 +596,60 @@ static LLVMModuleRef parse_generated_lib(compile *c, const char *name, const voi
 	return module;
 }
 
-/* The thread's pristine copy of device library index, parsed on first use
- * (a generated one is kept by its name, which names its contents). */
-static LLVMModuleRef device_lib(compile *c, size_t index)
+/* The bytes of device library path, read on the thread's first use. */
+static LLVMMemoryBufferRef lib_bytes(compile *c, const char *path)
 {
 	gpucc_backend_thread *t = c->thread;
-	const char *path = c->job->device_lib_paths[index];
 	for (size_t i = 0; i < t->lib_count; i++)
 		if (strcmp(t->libs[i].path, path) == 0)
-			return t->libs[i].module;
-	LLVMModuleRef module = NULL;
-	if (c->job->device_lib_data && c->job->device_lib_data[index]) {
-		module = parse_generated_lib(c, path, c->job->device_lib_data[index],
-		                             c->job->device_lib_sizes[index]);
-		if (!module)
-			return NULL;
-	} else {
-		LLVMMemoryBufferRef buffer = NULL;
-		char *message = NULL;
-		if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buffer, &message)) {
-			fail(c, GPUCC_EUNAVAILABLE, "cannot read device library '%s': %s", path,
-			     message ? message : "unknown error");
-			LLVMDisposeMessage(message);
-			return NULL;
-		}
-		bool bad = LLVMParseBitcodeInContext2(t->context, buffer, &module);
-		LLVMDisposeMemoryBuffer(buffer);
-		if (bad) {
-			fail(c, GPUCC_EUNAVAILABLE, "cannot parse device library '%s'", path);
-			return NULL;
-		}
+			return t->libs[i].bytes;
+	LLVMMemoryBufferRef bytes = NULL;
+	char *message = NULL;
+	if (LLVMCreateMemoryBufferWithContentsOfFile(path, &bytes, &message)) {
+		fail(c, GPUCC_EUNAVAILABLE, "cannot read device library '%s': %s", path,
+		     message ? message : "unknown error");
+		LLVMDisposeMessage(message);
+		return NULL;
 	}
-	parsed_lib *grown = realloc(t->libs, sizeof *grown * (t->lib_count + 1));
+	cached_lib *grown = realloc(t->libs, sizeof *grown * (t->lib_count + 1));
 	char *copy = strdup(path);
 	if (!grown || !copy) {
 		free(copy);
 		if (grown)
 			t->libs = grown;
-		LLVMDisposeModule(module);
+		LLVMDisposeMemoryBuffer(bytes);
 		oom(c);
 		return NULL;
 	}
 	t->libs = grown;
 	t->libs[t->lib_count].path = copy;
-	t->libs[t->lib_count].module = module;
+	t->libs[t->lib_count].bytes = bytes;
 	t->lib_count++;
+	return bytes;
+}
+
+/* A module of device library index for this job, or NULL.  A library file
+ * is loaded lazily: its functions' bodies are read only when linking needs
+ * them, so that linking libclc (11,000 functions, of which a kernel needs a
+ * few) costs what those few cost, not a parse and a copy of the whole.  A
+ * generated library (IR text, a few lines) is parsed whole. */
+static LLVMModuleRef lib_module(compile *c, size_t index)
+{
+	const char *path = c->job->device_lib_paths[index];
+	if (c->job->device_lib_data && c->job->device_lib_data[index])
+		return parse_generated_lib(c, path, c->job->device_lib_data[index],
+		                           c->job->device_lib_sizes[index]);
+	LLVMMemoryBufferRef bytes = lib_bytes(c, path);
+	if (!bytes)
+		return NULL;
+	/* A view of the thread's bytes, which the module takes (not the bytes). */
+	LLVMMemoryBufferRef view = LLVMCreateMemoryBufferWithMemoryRange(
+		LLVMGetBufferStart(bytes), LLVMGetBufferSize(bytes), path, 0);
+	LLVMModuleRef module = NULL;
+	if (LLVMGetBitcodeModuleInContext2(c->thread->context, view, &module)) {
+		fail(c, GPUCC_EUNAVAILABLE, "cannot parse device library '%s'", path);
+		return NULL;
+	}
 	return module;
 }
 
@@ -656,16 +667,16 @@ static char *module_features(compile *c)
 	return strdup(c->job->features);
 }
 
-/* A library's functions are compiled as the module's are, as clang's
- * -mlink-builtin-bitcode links them: for the target's processor, with the
- * module's target features (wave size among them).  Without that, the
- * library's code keeps the backend's defaults: wave32 code behind a wave64
- * kernel on gfx10+, and calls the optimiser may not inline (a callee with
- * other features than its caller). */
-static void give_target_attributes(compile *c, LLVMModuleRef lib, const char *features)
+/* The library functions linked in are compiled as the module's are, as
+ * clang's -mlink-builtin-bitcode links them: for the target's processor,
+ * with the module's target features (wave size among them).  Without that,
+ * the library's code keeps the backend's defaults: wave32 code behind a
+ * wave64 kernel on gfx10+, and calls the optimiser may not inline (a callee
+ * with other features than its caller). */
+static void give_target_attributes(compile *c, const char *features)
 {
-	for (LLVMValueRef f = LLVMGetFirstFunction(lib); f; f = LLVMGetNextFunction(f)) {
-		if (LLVMIsDeclaration(f))
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		if (LLVMIsDeclaration(f) || is_defined_by_module(c, value_name(f)))
 			continue;
 		add_string_attribute(c, f, "target-cpu", c->job->cpu);
 		if (*features)
@@ -673,15 +684,13 @@ static void give_target_attributes(compile *c, LLVMModuleRef lib, const char *fe
 	}
 }
 
-static int link_each(compile *c, const char *triple, const char *layout, const char *features)
+static int link_each(compile *c, const char *triple, const char *layout)
 {
 	for (size_t i = 0; i < c->job->device_lib_count; i++) {
 		const char *path = c->job->device_lib_paths[i];
-		LLVMModuleRef pristine = device_lib(c, i);
-		if (!pristine)
+		LLVMModuleRef copy = lib_module(c, i);
+		if (!copy)
 			return c->out->code;
-		LLVMModuleRef copy = LLVMCloneModule(pristine);
-		give_target_attributes(c, copy, features);
 		/* The libraries carry their own triples ("nvptx64-nvidia-gpulibs")
 		 * and older layouts; linking would warn about each. */
 		LLVMSetTarget(copy, triple);
@@ -710,7 +719,9 @@ static int link_device_libs(compile *c)
 	char *triple = strdup(LLVMGetTarget(c->module));
 	char *layout = strdup(LLVMGetDataLayoutStr(c->module));
 	char *features = module_features(c);
-	int rc = triple && layout && features ? link_each(c, triple, layout, features) : oom(c);
+	int rc = triple && layout && features ? link_each(c, triple, layout) : oom(c);
+	if (rc == 0)
+		give_target_attributes(c, features);
 	free(triple);
 	free(layout);
 	free(features);

@@ -1,0 +1,73 @@
+# cmd/tests/conformance_hip.sh -- real HIP device code through gpucc, held
+# against clang-19's own build: hand-written kernels, rocPRIM's block and
+# warp templates and rocRAND's generators (testdata/conformance/hip/), for
+# gfx90a, gfx942, gfx1030, gfx1100, gfx1101, gfx1200 and gfx1201.
+#
+# Per (unit, processor), clang-19 -x hip --cuda-device-only makes
+#   ir/UNIT.PROC.ir.bc  -O2 -Xclang -disable-llvm-passes -nogpulib: the front
+#                       end's IR, before any optimisation or device library,
+#                       the input equal to clang's build (conformance_lib.sh);
+#   ir/UNIT.PROC.o2.bc  clang's plain -O2 -emit-llvm output, the ROCm device
+#                       libraries linked in, as users most often have it;
+#   ref/UNIT.PROC.hsaco clang's end-to-end build (-c --no-gpu-bundle-output,
+#                       linked by its lld), the reference.
+# clang's reference is built with -mcode-object-version=5: the version its
+# IR asks for (module flag amdhsa_code_object_version = 500), with which its
+# driver links oclc_abi_version_500, as gpucc does.  Left to itself,
+# clang-19's driver picks the libraries for code object v4
+# (oclc_abi_version_400) while its code generator writes v5, a mismatch
+# gpucc does not copy (for this suite's sources both give the same kernel
+# descriptors).  Debian has no oclc_isa_version file for gfx942, gfx11 or
+# gfx12, so clang gets a library directory with those written in, as
+# gpucc writes them.
+#
+# Then ONE `gpucc compile` of every module for all seven targets, default
+# options (the code object version is the modules'), and every entry is
+# held against clang's code object: target, code object version, kernel
+# names, and each kernel descriptor (llvm-readelf-19 --notes).  rocPRIM's
+# wave reductions use DPP row broadcasts on gfx11 and gfx12, which clang-19
+# refuses ("broadcasts are not supported on GFX10+"): those pairs are listed
+# as skipped, with clang's reason.
+. "$SRCROOT/cmd/tests/lib.sh"
+. "$SRCROOT/cmd/tests/conformance_lib.sh"
+
+conf_init hip
+conf_rocm_library_dir
+[ -f /usr/include/hip/hip_runtime.h ] || skip "no HIP headers in /usr/include/hip (libamdhip64-dev; scripts/setup installs it)"
+[ -f /usr/include/rocprim/rocprim.hpp ] || skip "no rocPRIM headers (librocprim-dev; scripts/setup installs it)"
+[ -f /usr/include/rocrand/rocrand_kernel.h ] || skip "no rocRAND headers (librocrand-dev; scripts/setup installs it)"
+
+TARGETS="gfx90a gfx942 gfx1030 gfx1100 gfx1101 gfx1200 gfx1201"
+
+# hip_pair NAME SOURCE PROC: the three builds of one pair (run by xargs).
+hip_pair() {
+	local name=$1 src=$2 proc=$3 base=$1.$3
+	local hip=("$CLANG" -fno-crash-diagnostics -x hip -std=c++17 -D__HIP_PLATFORM_AMD__ --offload-arch="$proc"
+	           --cuda-device-only -O2 -Wno-unused-command-line-argument)
+	"${hip[@]}" -Xclang -disable-llvm-passes -nogpulib -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
+		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
+	local e2e=(--rocm-device-lib-path="$CONF_ROCM" -mcode-object-version=5 -c --no-gpu-bundle-output)
+	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" 2> "log/$base.ref" ||
+		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
+	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" -### 2> "log/$base.driver" || return 1
+	# shellcheck disable=SC2046
+	"$CLANG" -fno-crash-diagnostics -x ir --target=amdgcn-amd-amdhsa -mcpu="$proc" -nogpulib -O2 \
+		-mllvm -amdgpu-internalize-symbols $(conf_libraries_of "log/$base.driver") \
+		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
+		{ cat "log/$base.o2" >&2; echo "clang-19 -x ir failed on ir/$base.ir.bc" >&2; return 1; }
+}
+
+for proc in $TARGETS; do
+	for unit in kernels rocprim_block rocrand_generators; do
+		conf_add "$unit" "$CONF/hip/$unit.hip" "$proc"
+	done
+done
+conf_clang_all hip_pair
+
+dpp="broadcasts are not supported on GFX10\+"
+conf_report_skips "rocprim_block gfx1100 $dpp" "rocprim_block gfx1101 $dpp" \
+	"rocprim_block gfx1200 $dpp" "rocprim_block gfx1201 $dpp"
+
+# shellcheck disable=SC2086
+conf_gpucc $TARGETS
+conf_check
