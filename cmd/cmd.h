@@ -18,11 +18,13 @@ enum {
 	EXIT_FAIL = 1,        /* generic failure: I/O, memory, a failed check */
 	EXIT_NOT_FOUND = 2,   /* no such key, kernel, entry or file; ambiguous key prefix;
 	                       * a kernel without a fit (devices --image) */
-	EXIT_BAD_INPUT = 3,   /* an input is corrupt, truncated, malformed or of another version */
+	EXIT_BAD_INPUT = 3,   /* an input is corrupt, truncated, malformed or of another version;
+	                       * a well-formed argument names what cannot serve (a directory
+	                       * where a file goes, a target gpucc does not know) */
 	EXIT_CONFLICT = 4,    /* one key with different contents */
 	EXIT_COMPILE = 5,     /* a module failed to compile */
 	EXIT_UNAVAILABLE = 6, /* a tool, driver or device is not present */
-	EXIT_USAGE = 129      /* bad command line */
+	EXIT_USAGE = 129      /* the command line itself is malformed (gpucc help lists how) */
 };
 
 /* One option of a command.  arg names the value (NULL for a flag);
@@ -58,8 +60,8 @@ typedef struct cmd_spec {
 } cmd_spec;
 
 /* Parse argv (argv[0] is the command's name).  Returns EXIT_OK, EXIT_USAGE
- * after printing the error and usage, or -1 after printing -h help (the
- * caller then exits 0). */
+ * after printing the error (one line, as cmd_error prints a usage error),
+ * or -1 after printing -h help (the caller then exits 0). */
 int cmd_parse(cmd_args *out, const cmd_spec *spec, int argc, char **argv);
 void cmd_args_release(cmd_args *args);
 /* Print the full -h text of a command to f. */
@@ -96,9 +98,11 @@ int cmd_output_value(const char **out, const cmd_args *args, const char *long_na
 const char *cmd_plural(uint64_t n, const char *one, const char *many);
 /* Whether a new file can be created beside path, as the writer of an output
  * will (tried by creating one and removing it): checked before work that
- * would end in writing it.  EXIT_OK; else, after saying why naming path:
+ * would end in writing it, after the command line's own checks.  EXIT_OK;
+ * else, after saying why naming path: EXIT_BAD_INPUT when path names a
+ * directory (one that exists, or a name ending in '/', "." or ".."),
  * EXIT_NOT_FOUND when its directory does not exist or is not one,
- * EXIT_USAGE when the name is too long, EXIT_FAIL when the directory is not
+ * EXIT_BAD_INPUT when the name is too long, EXIT_FAIL when the directory is not
  * writable, read-only or takes no new files.  Messages quote path on one
  * line (control characters escaped, an absurd length cut). */
 int cmd_output_creatable(const cmd_args *args, const char *path);
@@ -132,7 +136,8 @@ int cmd_open_failed(const cmd_args *args, const char *path, int err);
 int cmd_fail(const cmd_args *args);
 /* Print "gpucc CMD: <formatted message>" on stderr, on one line: its
  * control characters spelt as cmd_shown spells them, as libgpucc's
- * messages are (what a caller spelt already reads the same); return code. */
+ * messages are (what a caller spelt already reads the same), and for
+ * EXIT_USAGE " (see 'gpucc CMD -h')" after it; return code. */
 int cmd_error(const cmd_args *args, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Map a libgpucc return code to an exit code. */

@@ -493,7 +493,10 @@ const cmd_spec cmd_cache_gc_spec = {
 	"as is one holding other things but no v1/ (exit 3), but with --save,\n"
 	"which makes either a cache, as compile would.\n"
 	"Safe while other processes use the cache: a process reading an entry\n"
-	"keeps it; a later lookup of it misses.",
+	"keeps it; a later lookup of it misses.  An entry that cannot be removed\n"
+	"(its shard directory belongs to another user, a read-only file system) is\n"
+	"passed over; when such entries keep the cache above the size asked for,\n"
+	"gc exits 1, saying how many and naming the first and why.",
 	gc_options, 0, 0, run_gc,
 };
 
@@ -520,9 +523,11 @@ const cmd_spec cmd_cache_clear_spec = {
 	"cache clear", "[--cache DIR]",
 	"remove every entry from the local cache and zero its counters",
 	"Evicts every entry, as gc --max-size 0 does, and zeroes the counters;\n"
-	"DIR/config is kept.  A directory named by --cache that does not exist is\n"
-	"an error (exit 2), not created; one holding other things but no v1/ is\n"
-	"no cache (exit 3), left as it is.",
+	"DIR/config is kept.  Entries that cannot be removed (a shard directory of\n"
+	"another user, a read-only file system) make it exit 1, saying how many and\n"
+	"naming the first and why, once the others are removed.  A directory named\n"
+	"by --cache that does not exist is an error (exit 2), not created; one\n"
+	"holding other things but no v1/ is no cache (exit 3), left as it is.",
 	clear_options, 0, 0, run_clear,
 };
 

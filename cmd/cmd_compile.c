@@ -43,6 +43,8 @@ static const cmd_option options[] = {
 	 "fail a job LLVM has compiled for this long (default 900; 0: no limit)"},
 	{"job-memory", 0, "MIB", false,
 	 "fail a job whose compile needs more than MIB MiB of address space (default: no limit)"},
+	{"keep-going", 'k', NULL, false,
+	 "with -o, write the image of every job that succeeded even when some failed (exit 5 all the same)"},
 	{"link", 0, NULL, false,
 	 "link every MODULE into one before compiling (relocatable device code, clang -fgpu-rdc)"},
 	{"no-cubin", 0, NULL, false,
@@ -110,12 +112,6 @@ static int check_output(const cmd_args *args, const char *output)
 {
 	struct stat out_st, module_st;
 	if (stat(output, &out_st) == 0) {
-		if (S_ISDIR(out_st.st_mode)) {
-			fputs("gpucc compile: output '", stderr);
-			cmd_put_shown(stderr, output);
-			fputs("' is a directory\n", stderr);
-			return EXIT_USAGE;
-		}
 		for (int i = 0; i < args->positional_count; i++) {
 			const char *module = args->positional[i];
 			if (stat(module, &module_st) == 0 && module_st.st_dev == out_st.st_dev &&
@@ -329,6 +325,7 @@ static int run(const cmd_args *args)
 	}
 	o.no_cubin = cmd_flag(args, "no-cubin");
 	o.link_modules = cmd_flag(args, "link");
+	o.keep_going = cmd_flag(args, "keep-going");
 	int zstd = 0;
 	if (cmd_flag(args, "zstd")) {
 		value = cmd_value(args, "zstd");
@@ -456,8 +453,13 @@ static int run(const cmd_args *args)
 		status = first_failed->error_code;
 	if (explain)
 		print_explain(c);
-	if (status == 0 && writer && gpucc_image_writer_commit(writer) != 0)
+	/* With --keep-going the image holds what succeeded; the exit code
+	 * still says that something failed. */
+	bool commit = status == 0 || (o.keep_going && first_failed && count);
+	if (commit && writer && gpucc_image_writer_commit(writer) != 0) {
 		status = gpucc_error_last()->code ? gpucc_error_last()->code : GPUCC_ERROR;
+		first_failed = NULL;
+	}
 	if (json)
 		print_json(c, status == 0 ? output : NULL, seconds, dry_run);
 	if (status != 0 && first_failed) {
@@ -511,8 +513,8 @@ const cmd_spec cmd_compile_spec = {
 		"compiled, and with -o into an image, written only when every job succeeded.\n"
 		"A failed job stops no other: each compiles in a worker process, so that LLVM\n"
 		"crashing, aborting or passing --job-timeout fails that job alone (\"LLVM\n"
-		"crashed (SIGSEGV)\"); every failure is reported, and what compiled is\n"
-		"cached.  The image replaces any file of that name atomically; -o may not name\n"
+		"crashed (SIGSEGV)\"); every failure is reported, what compiled is cached,\n"
+		"and with --keep-going written to -o (exit 5 all the same).  The image replaces any file of that name atomically; -o may not name\n"
 		"a module, and its directory must take a new file, both checked first.\n"
 		"Ctrl-C, SIGTERM or SIGHUP leaves no temporary file beside the image and none\n"
 		"in $TMPDIR.\n"
@@ -530,10 +532,10 @@ const cmd_spec cmd_compile_spec = {
 		"writable, say), 5 a module failed to compile (errors name module and target),\n"
 		"6 a tool or library is absent (LLVM backend, libdevice, LLD 19) or the\n"
 		"backend's LLVM is not the one gpucc was built with, 2 a module file or -o's\n"
-		"directory does not exist (or is not a directory), 3 an unknown target or a\n"
-		"module that is not a regular file or whose name is too long to open, 129\n"
-		"usage (-o naming a module or a directory, in /proc, or too long, among\n"
-		"others).  With --dry-run, a job that fails while planning gives the code the\n"
+		"directory does not exist (or is not a directory), 3 an unknown target, a\n"
+		"module that is not a regular file or whose name is too long to open, or an\n"
+		"-o that names a directory or is too long, 129 usage (-o naming a module or in\n"
+		"/proc, a malformed option value, among others).  With --dry-run, a job that fails while planning gives the code the\n"
 		"real run would, and no cache is changed.",
 	.options = options,
 	.min_positional = 1,

@@ -104,7 +104,8 @@ const cmd_spec cmd_delta_spec = {
 	"different contents is a conflict: reported, and by default a failure\n"
 	"(exit 4).  -o may not name SOURCE or BASE (the delta holds less than\n"
 	"either; exit 129), nor be empty, - or a stream such as /dev/stdout (the\n"
-	"output is renamed into place); --since may not be empty either.  An image\n"
+	"output is renamed into place; 129 too), nor a directory (3, a name ending\n"
+	"in '/' too); --since may not be empty either.  An image\n"
 	"cut short is refused (exit 3), as SOURCE even when BASE holds all its\n"
 	"entries, and as BASE though none of its payloads is read.",
 	options, 1, 1, run,

@@ -30,7 +30,8 @@
  * (".gpucc-extract.<pid>.<n>": no copy), then the new one renamed over it;
  * a file without a name is linked to such a temporary name first, since
  * linkat cannot replace.  When any step fails (or, without --force, a name
- * appears meanwhile), the run is undone: replaced files are renamed back
+ * appears meanwhile; or the list of files cannot be written to standard
+ * output, which is flushed before the backups go), the run is undone: replaced files are renamed back
  * from their backups, names that were free are removed, and so are the
  * directories that -C created; a failed extraction leaves DIR as it was.
  * Only when every file is in place are the backups removed.  A backup that
@@ -604,10 +605,34 @@ static void roll_back(extraction *x)
 	sync_directory(x->dir);
 }
 
+/* --json: the directory and, per file written, its name and payload. */
+static void print_json(const extraction *x)
+{
+	fputs("{\"image\": ", stdout);
+	cmd_json_string(stdout, x->args->positional[0]);
+	fputs(", \"directory\": ", stdout);
+	cmd_json_string(stdout, x->dir);
+	fputs(", \"files\": [", stdout);
+	for (size_t i = 0; i < x->file_count; i++) {
+		const gpucc_payload *p = gpucc_image_payload(x->img, x->files[i].payload_index);
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &p->sha256);
+		fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
+		cmd_json_string(stdout, x->files[i].name);
+		printf(", \"part\": \"%s\", \"size\": %" PRIu64 ", \"sha256\": \"%s\"}",
+		       gpucc_part_name(p->part), p->size, hex);
+	}
+	fputs("]}\n", stdout);
+}
+
 /* Give every file its name; without --force never replace a file that
  * appeared since check_existing, with it keep a backup of each file
- * replaced until all are in place.  Names are printed only then. */
-static int publish(extraction *x, bool quiet, bool dir_given)
+ * replaced until all are in place.  Names (or, json, the JSON object) are
+ * printed only then, unless quiet, and flushed before the backups go: a
+ * report that cannot be written (standard output closed or full) undoes
+ * the extraction, as any other failure does, rather than leave files that
+ * no one was told of. */
+static int publish(extraction *x, bool quiet, bool json, bool dir_given)
 {
 	bool force = cmd_flag(x->args, "force");
 	for (size_t i = 0; i < x->file_count; i++) {
@@ -639,42 +664,33 @@ static int publish(extraction *x, bool quiet, bool dir_given)
 		free(path);
 	}
 	sync_directory(x->dir);
-	for (size_t i = 0; i < x->file_count; i++) {
-		if (x->files[i].backup)
-			unlink(x->files[i].backup);
-		free(x->files[i].backup);
-		x->files[i].backup = NULL;
-	}
 	/* DIR is spelt (a control character in it would reach the terminal
 	 * or split the row); names are sanitised already. */
-	for (size_t i = 0; i < x->file_count && !quiet; i++) {
+	errno = 0;
+	for (size_t i = 0; i < x->file_count && !quiet && !json; i++) {
 		if (dir_given) {
 			cmd_put_shown(stdout, x->dir);
 			fputs(separator_after(x->dir), stdout);
 		}
 		printf("%s\n", x->files[i].name);
 	}
-	return EXIT_OK;
-}
-
-/* --json: the directory and, per file written, its name and payload. */
-static void print_json(const extraction *x)
-{
-	fputs("{\"image\": ", stdout);
-	cmd_json_string(stdout, x->args->positional[0]);
-	fputs(", \"directory\": ", stdout);
-	cmd_json_string(stdout, x->dir);
-	fputs(", \"files\": [", stdout);
-	for (size_t i = 0; i < x->file_count; i++) {
-		const gpucc_payload *p = gpucc_image_payload(x->img, x->files[i].payload_index);
-		char hex[GPUCC_DIGEST_HEX_SIZE];
-		gpucc_digest_to_hex(hex, &p->sha256);
-		fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
-		cmd_json_string(stdout, x->files[i].name);
-		printf(", \"part\": \"%s\", \"size\": %" PRIu64 ", \"sha256\": \"%s\"}",
-		       gpucc_part_name(p->part), p->size, hex);
+	if (json)
+		print_json(x);
+	int flushed = fflush(stdout), err = errno;
+	if (flushed != 0 || ferror(stdout)) {
+		roll_back(x);
+		return cmd_error(x->args, EXIT_FAIL,
+		                 "cannot write the list of files to standard output (nothing was "
+		                 "extracted)%s%s",
+		                 err ? ": " : "", err ? strerror(err) : "");
 	}
-	fputs("]}\n", stdout);
+	for (size_t i = 0; i < x->file_count; i++) {
+		if (x->files[i].backup)
+			unlink(x->files[i].backup);
+		free(x->files[i].backup);
+		x->files[i].backup = NULL;
+	}
+	return EXIT_OK;
 }
 
 static int run_extract(const cmd_args *args)
@@ -708,9 +724,7 @@ static int run_extract(const cmd_args *args)
 	}
 	if ((rc = check_existing(&x)) != EXIT_OK || (rc = write_new_files(&x)) != EXIT_OK)
 		goto cleanup;
-	rc = publish(&x, json || cmd_flag(args, "quiet"), dir_option != NULL);
-	if (rc == EXIT_OK && json)
-		print_json(&x);
+	rc = publish(&x, cmd_flag(args, "quiet"), json, dir_option != NULL);
 cleanup:
 	for (size_t i = 0; i < x.file_count; i++) {
 		output_file *f = &x.files[i];
@@ -740,7 +754,8 @@ const cmd_spec cmd_extract_spec = {
 		"and sanitised, so nothing is written outside DIR.  Every payload is\n"
 		"verified and flushed before any file appears, and a run that fails leaves\n"
 		"DIR as it was: files --force replaced are put back, and directories made\n"
-		"for -C removed.\n"
+		"for -C removed.  A list of files that cannot be written (standard output\n"
+		"closed or full) fails the run so too.\n"
 		"Existing files are refused unless --force (a directory or other non-file,\n"
 		"or IMAGE itself, even then; a link is replaced, not followed).  Prints the\n"
 		"files written; --json prints {\"image\", \"directory\", \"files\": [{\"name\",\n"

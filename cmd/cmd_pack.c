@@ -124,14 +124,23 @@ static int pack_error(pack_state *st, int code, const char *fmt, ...)
 
 static int pack_error(pack_state *st, int code, const char *fmt, ...)
 {
+	/* One line, whatever the names in it hold (cmd_put_shown). */
+	char *message = NULL;
 	va_list ap;
-	fprintf(stderr, "gpucc pack: ");
-	if (st->where)
-		fprintf(stderr, "%s: ", st->where);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	int len = vasprintf(&message, fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "gpucc pack: ");
+	if (st->where) {
+		cmd_put_shown(stderr, st->where);
+		fputs(": ", stderr);
+	}
+	cmd_put_shown(stderr, len < 0 ? "out of memory" : message);
+	if (code == EXIT_USAGE) /* as cmd_error ends every usage error */
+		fputs(" (see 'gpucc pack -h')", stderr);
 	fputc('\n', stderr);
+	if (len >= 0)
+		free(message);
 	return code;
 }
 
@@ -225,8 +234,19 @@ static int set_module_file(pack_state *st, entry_builder *b, const char *path)
 		return rc;
 	if (gpucc_digest_file(&b->e.module_sha256, NULL, path) != 0)
 		return pack_fail(st);
-	if (!b->e.module)
-		b->e.module = base_name(path);
+	/* A name taken from a file name is spelt as manifests record one (a
+	 * control character or a byte that is not UTF-8 as \xHH); one given
+	 * (--module-name, "module") is the user's, and refused if no manifest
+	 * can carry it. */
+	char *name = NULL;
+	if (!b->e.module) {
+		if (gpucc_module_name_from_path(&name, path) != 0)
+			return out_of_memory(st);
+		b->e.module = keep(st, strdup(name)); /* kept strings are free()d */
+		gpucc_free(name);
+		if (!b->e.module)
+			return out_of_memory(st);
+	}
 	b->has_module = true;
 	return EXIT_OK;
 }
@@ -768,7 +788,7 @@ static int read_entry(spec_reader *r, const cJSON *object)
 		rc = pack_error(r->st, EXIT_BAD_INPUT, "missing 'target'");
 		goto cleanup;
 	}
-	b.e.module = module ? module : module_file ? base_name(module_file) : NULL;
+	b.e.module = module; /* else set_module_file names it after the file */
 	if (module_file) {
 		const char *path = spec_path(r, module_file);
 		rc = path ? set_module_file(r->st, &b, path) : out_of_memory(r->st);
@@ -1018,7 +1038,10 @@ const cmd_spec cmd_pack_spec = {
 		"  \"device_libs\": [{\"name\", \"sha256\"} or {\"file\"}], payload files \"ptx\",\n"
 		"  \"cubin\", \"hsaco\", \"bitcode\", and optionally \"gpucc_version\",\n"
 		"  \"llvm_version\" and \"comment\".  Paths are relative to the spec file.\n"
-		"Without SPEC.json the flags below describe one entry.\n"
+		"Without SPEC.json the flags below describe one entry.  A module name taken\n"
+		"from a file's name has its control characters and bytes that are not UTF-8\n"
+		"spelt \\xHH (\\n, \\t); a name given that no manifest can carry is\n"
+		"refused (exit 3), as is such a kernel, external or option (formats/manifest.md).\n"
 		"\n"
 		"Targets are stored in canonical spelling, options, device libraries and\n"
 		"externals sorted by name, and the key computed by libgpucc.  The image is\n"

@@ -7,8 +7,10 @@
 #include <gpucc.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char exit_codes_text[] =
 	"exit codes:\n"
@@ -17,11 +19,17 @@ static const char exit_codes_text[] =
 	"    2    not found: no such key, kernel, entry or file; an ambiguous key prefix;\n"
 	"         a kernel no entry of the image serves on a device (devices --image)\n"
 	"    3    bad input: corrupt, truncated or malformed input, another format version,\n"
-	"         an input's name too long to open\n"
+	"         a name too long to open or create; or an argument, well formed, that\n"
+	"         names what cannot serve: a directory where a file goes (-o DIR, -o new/),\n"
+	"         a target (or embed's host triple) gpucc does not know\n"
 	"    4    conflict: one key with different contents\n"
 	"    5    compile error: a module failed to compile\n"
 	"    6    unavailable: a tool, driver or device is not present\n"
-	"  129    usage: bad command line\n";
+	"  129    usage: the command line itself is wrong, whatever the files: an unknown\n"
+	"         option or command, a missing or extra argument or value, options that\n"
+	"         exclude or need each other, an output that names an input, a value not\n"
+	"         of its option's form (a number, size, age, level, key, part, policy or\n"
+	"         symbol name), in one line ending \"(see 'gpucc CMD -h')\"\n";
 
 static void print_help(FILE *f)
 {
@@ -125,8 +133,15 @@ static int run_help(int argc, char **argv)
 		/* "help cache nope" names both words: cache is a command. */
 		bool group = argc > 3 && is_command_group(argv[2]);
 		char shown[256];
-		fprintf(stderr, "gpucc help: unknown command '%s%s%s'\n", group ? argv[2] : "",
-		        group ? " " : "", cmd_shown(shown, sizeof shown, argv[group ? 3 : 2]));
+		fprintf(stderr, "gpucc help: unknown command '%s%s%s' (see 'gpucc help')\n",
+		        group ? argv[2] : "", group ? " " : "",
+		        cmd_shown(shown, sizeof shown, argv[group ? 3 : 2]));
+		return EXIT_USAGE;
+	}
+	if (argc > 2 + used) {
+		char shown[256];
+		fprintf(stderr, "gpucc help: unexpected argument '%s' (see 'gpucc help')\n",
+		        cmd_shown(shown, sizeof shown, argv[2 + used]));
 		return EXIT_USAGE;
 	}
 	cmd_print_help(stdout, spec);
@@ -138,11 +153,19 @@ static int run_help(int argc, char **argv)
 static int run(int argc, char **argv, const char **who)
 {
 	*who = "";
+	/* Usage errors are one line, as every error is, saying where the
+	 * command line is explained. */
 	if (argc < 2) {
-		print_help(stderr);
+		fputs("usage: gpucc <command> [<args>] (see 'gpucc help')\n", stderr);
 		return EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		if (argc > 2) {
+			char shown[256];
+			fprintf(stderr, "gpucc: %s takes no arguments, not '%s' (see 'gpucc help')\n",
+			        argv[1], cmd_shown(shown, sizeof shown, argv[2]));
+			return EXIT_USAGE;
+		}
 		print_version();
 		return EXIT_OK;
 	}
@@ -158,8 +181,8 @@ static int run(int argc, char **argv, const char **who)
 			fprintf(stderr, "gpucc: unknown command '%s' (see 'gpucc help')\n",
 			        cmd_shown(shown, sizeof shown, argv[1]));
 		} else if (argc < 3) {
-			fprintf(stderr, "gpucc %s: missing subcommand\n", argv[1]);
-			print_group_help(stderr, argv[1]);
+			fprintf(stderr, "gpucc %s: missing subcommand (see 'gpucc %s -h')\n", argv[1],
+			        argv[1]);
 		} else if (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0) {
 			print_group_help(stdout, argv[1]);
 			return EXIT_OK;
@@ -181,8 +204,27 @@ static int run(int argc, char **argv, const char **who)
 	return rc;
 }
 
+/* A standard stream the caller closed (>&-) is held by /dev/null opened
+ * the other way round, so that using it fails as a closed one does (EBADF:
+ * output lost is reported) while no file the command opens takes its
+ * number, where the rows meant for standard output would be written into
+ * an image or an extracted file. */
+static void hold_closed_streams(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int held = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+		if (held >= 0 && held != fd) {
+			dup2(held, fd);
+			close(held);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
+	hold_closed_streams();
 	/* stderr is unbuffered: every fputc and fputs of a message in pieces
 	 * (compile's diagnostics, a byte at a time through the speller) would
 	 * be a write of its own, and the lines of processes sharing stderr

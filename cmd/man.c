@@ -177,6 +177,7 @@ int cmd_man_main(int argc, char **argv, const cmd_spec *const *commands, size_t 
 		}
 	}
 	char shown[256];
-	fprintf(stderr, "gpucc help: unknown command '%s'\n", cmd_shown(shown, sizeof shown, wanted));
+	fprintf(stderr, "gpucc help: unknown command '%s' (see 'gpucc help')\n",
+	        cmd_shown(shown, sizeof shown, wanted));
 	return EXIT_USAGE;
 }

@@ -83,18 +83,23 @@ void cmd_print_help(FILE *f, const cmd_spec *spec)
 
 /* "gpucc NAME: MESSAGE" and a newline on stderr, MESSAGE's control
  * characters spelt as cmd_shown spells them (an option or argument from
- * the command line can hold an escape sequence).  One write, whole, as
- * stderr is line-buffered (cmd/gpucc.c). */
-static void put_message(const char *name, const char *message)
+ * the command line can hold an escape sequence); with usage, followed on
+ * the same line by where the command line is explained, " (see 'gpucc
+ * NAME -h')", unless MESSAGE says so already.  One write, whole, as stderr
+ * is line-buffered (cmd/gpucc.c). */
+static void put_message(const char *name, const char *message, bool usage)
 {
 	fprintf(stderr, "gpucc %s: ", name);
 	cmd_put_shown(stderr, message);
+	if (usage && !strstr(message, "(see 'gpucc "))
+		fprintf(stderr, " (see 'gpucc %s -h')", name);
 	fputc('\n', stderr);
 }
 
 static int usage_error(const cmd_spec *spec, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A usage error found while parsing: one line, as every error is. */
 static int usage_error(const cmd_spec *spec, const char *fmt, ...)
 {
 	char *message = NULL;
@@ -102,11 +107,9 @@ static int usage_error(const cmd_spec *spec, const char *fmt, ...)
 	va_start(ap, fmt);
 	int len = vasprintf(&message, fmt, ap);
 	va_end(ap);
-	put_message(spec->name, len < 0 ? "out of memory" : message);
+	put_message(spec->name, len < 0 ? "out of memory" : message, true);
 	if (len >= 0)
 		free(message);
-	usage_line(stderr, spec);
-	fprintf(stderr, "(see 'gpucc %s -h')\n", spec->name);
 	return EXIT_USAGE;
 }
 
@@ -418,6 +421,19 @@ int cmd_output_creatable(const cmd_args *args, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
+	/* A directory where a file is needed: the argument names the wrong
+	 * thing, whether the directory exists or only the name says so
+	 * ("new/", "out/.", ".."), which the probe below would take for a
+	 * missing directory. */
+	struct stat st;
+	char p[256], d[256];
+	cmd_shown(p, sizeof p, path);
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return cmd_error(args, EXIT_BAD_INPUT,
+		                 "'%s' names a directory, not a file: give the output's file name", p);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return cmd_error(args, EXIT_BAD_INPUT,
+		                 "'%s' is a directory, not a file name: give the output's file name", p);
 	int dir_len = slash ? (int)(slash - path) + 1 : 0;
 	size_t size = strlen(path) + 48;
 	char *probe = malloc(size);
@@ -435,15 +451,13 @@ int cmd_output_creatable(const cmd_args *args, const char *path)
 	int rc = EXIT_OK;
 	int fd = mkostemp(probe, O_CLOEXEC);
 	int err = errno;
-	struct stat st;
-	char p[256], d[256];
-	cmd_shown(p, sizeof p, path);
 	cmd_shown(d, sizeof d, dir);
 	if (fd >= 0) {
 		close(fd);
 		unlink(probe);
 	} else if (err == ENAMETOOLONG) {
-		rc = cmd_error(args, EXIT_USAGE,
+		/* Bad input, as an input's name too long to open is. */
+		rc = cmd_error(args, EXIT_BAD_INPUT,
 		               "cannot create '%s': %s (the name has %zu bytes, and the temporary file "
 		               "written beside it %zu)",
 		               p, strerror(err), strlen(path), strlen(probe + dir_len));
@@ -520,7 +534,7 @@ int cmd_error(const cmd_args *args, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	int len = vasprintf(&message, fmt, ap);
 	va_end(ap);
-	put_message(args->spec->name, len < 0 ? "out of memory" : message);
+	put_message(args->spec->name, len < 0 ? "out of memory" : message, code == EXIT_USAGE);
 	if (len >= 0)
 		free(message);
 	return code;

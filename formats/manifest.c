@@ -321,39 +321,116 @@ void gpucc_payload_member_name(char out[GPUCC_PAYLOAD_MEMBER_SIZE], const gpucc_
 	snprintf(out, GPUCC_PAYLOAD_MEMBER_SIZE, "payloads/%s%s", hex, gpucc_part_extension(p->part));
 }
 
+/* ---- names ---------------------------------------------------------------- */
+
+/* The spelling of the sequence at p (avail bytes there) in a name: a
+ * control character as \n, \t or \xHH, a byte that starts no valid UTF-8
+ * sequence as \xHH, anything else (ASCII, a whole UTF-8 sequence) as it is.
+ * Writes it to spelt (at most 4 bytes), sets *used to the bytes of p it
+ * spells, and returns the spelling's length. */
+static size_t spell_sequence(char spelt[4], const unsigned char *p, size_t avail, size_t *used)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t n = p[0] < 0x20 || p[0] == 0x7f ? 0 : gpucc_json_utf8_sequence(p, avail);
+	if (n > 0) {
+		memcpy(spelt, p, n);
+		*used = n;
+		return n;
+	}
+	*used = 1;
+	spelt[0] = '\\';
+	if (p[0] == '\n' || p[0] == '\t') {
+		spelt[1] = p[0] == '\n' ? 'n' : 't';
+		return 2;
+	}
+	spelt[1] = 'x';
+	spelt[2] = digits[p[0] >> 4];
+	spelt[3] = digits[p[0] & 0xf];
+	return 4;
+}
+
+/* name spelt (spell_sequence) into out, size bytes with the NUL; when it
+ * does not fit, cut after a whole sequence's spelling and ended with
+ * "...".  size is at least 4. */
+static void spell_for_message(char *out, size_t size, const char *name)
+{
+	const unsigned char *p = (const unsigned char *)name;
+	size_t len = strlen(name), at = 0, used = 0;
+	while (at < len) {
+		char spelt[4];
+		size_t step, n = spell_sequence(spelt, p + at, len - at, &step);
+		if (used + n + (at + step < len ? 3 : 0) + 1 > size) {
+			memcpy(out + used, "...", 3);
+			used += 3;
+			break;
+		}
+		memcpy(out + used, spelt, n);
+		used += n;
+		at += step;
+	}
+	out[used] = '\0';
+}
+
+char *gpucc_manifest_spell_name(const char *name)
+{
+	const unsigned char *p = (const unsigned char *)name;
+	size_t len = strlen(name), total = 0, step;
+	char spelt[4];
+	for (size_t at = 0; at < len; at += step)
+		total += spell_sequence(spelt, p + at, len - at, &step);
+	char *out = malloc(total + 1);
+	if (!out)
+		return NULL;
+	size_t used = 0;
+	for (size_t at = 0; at < len; at += step)
+		used += spell_sequence(out + used, p + at, len - at, &step);
+	out[used] = '\0';
+	return out;
+}
+
 /* ---- validation ---------------------------------------------------------- */
 
 /* A string of the manifest must be UTF-8 (JSON is), without control
  * characters (names are printed on terminals and one per line), and at most
- * GPUCC_MANIFEST_STRING_MAX bytes.  NULL passes (an absent module name). */
+ * GPUCC_MANIFEST_STRING_MAX bytes.  NULL passes (an absent module name).
+ * The message names the string (what, and s spelt and cut to fit). */
 static int check_text(const char *what, const char *s)
 {
 	if (!s)
 		return 0;
 	const unsigned char *p = (const unsigned char *)s;
 	size_t len = strlen(s);
-	if (len > GPUCC_MANIFEST_STRING_MAX)
+	char shown[96];
+	if (len > GPUCC_MANIFEST_STRING_MAX) {
+		spell_for_message(shown, sizeof shown, s);
 		return gpucc_error_set(GPUCC_EINVALID,
-		                       "%s is a string of %zu bytes, longer than the %d a manifest allows",
-		                       what, len, GPUCC_MANIFEST_STRING_MAX);
+		                       "%s '%s' is a string of %zu bytes, longer than the %d a manifest "
+		                       "allows",
+		                       what, shown, len, GPUCC_MANIFEST_STRING_MAX);
+	}
 	for (size_t i = 0; i < len;) {
-		if (p[i] < 0x20 || p[i] == 0x7f)
-			return gpucc_error_set(GPUCC_EINVALID, "%s holds a control character", what);
-		size_t n = gpucc_json_utf8_sequence(p + i, len - i);
-		if (n == 0)
-			return gpucc_error_set(GPUCC_EINVALID, "%s is not UTF-8", what);
+		size_t n = p[i] < 0x20 || p[i] == 0x7f ? 0 : gpucc_json_utf8_sequence(p + i, len - i);
+		if (n == 0) {
+			spell_for_message(shown, sizeof shown, s);
+			return gpucc_error_set(GPUCC_EINVALID,
+			                       "%s '%s' %s, which a manifest cannot carry (formats/manifest.md, "
+			                       "Names)",
+			                       what, shown,
+			                       p[i] < 0x20 || p[i] == 0x7f ? "holds a control character"
+			                                                   : "is not UTF-8");
+		}
 		i += n;
 	}
 	return 0;
 }
 
-/* check_text on every string of e. */
-static int check_entry_text(const gpucc_entry *e)
+int gpucc_entry_names_check(const gpucc_entry *e)
 {
 	int rc;
-	if ((rc = check_text("'module'", e->module)) || (rc = check_text("'triple'", e->triple)) ||
-	    (rc = check_text("'toolchain.gpucc'", e->gpucc_version)) ||
-	    (rc = check_text("'toolchain.llvm'", e->llvm_version)))
+	if ((rc = check_text("the module name", e->module)) ||
+	    (rc = check_text("the triple", e->triple)) ||
+	    (rc = check_text("the gpucc version", e->gpucc_version)) ||
+	    (rc = check_text("the LLVM version", e->llvm_version)))
 		return rc;
 	for (size_t i = 0; i < e->option_count; i++)
 		if ((rc = check_text("an option's name", e->options[i].name)) ||
@@ -366,7 +443,7 @@ static int check_entry_text(const gpucc_entry *e)
 		if ((rc = check_text("a kernel's name", e->kernels[i].name)))
 			return rc;
 	for (size_t i = 0; i < e->external_count; i++)
-		if ((rc = check_text("an external", e->externals[i])))
+		if ((rc = check_text("an external's name", e->externals[i])))
 			return rc;
 	return 0;
 }
@@ -377,7 +454,7 @@ static int validate_entry(const gpucc_entry *e, bool check_target, bool check_ke
 {
 	if (!e->target || !e->triple)
 		return gpucc_error_set(GPUCC_EINVALID, "an entry needs a target and a triple");
-	int text = check_entry_text(e);
+	int text = gpucc_entry_names_check(e);
 	if (text)
 		return text;
 	if (check_target) {

@@ -61,9 +61,27 @@ int gpucc_manifest_write_to(gpucc_manifest_sink sink, void *ctx, const gpucc_ent
  * record whose SHA-256 is the entry's content digest). */
 int gpucc_manifest_entry_record(char **out, const gpucc_entry *e);
 
+/* Whether every string of e -- the module name, the triple, the versions,
+ * option names and values, device library, kernel and external names --
+ * is one a manifest can carry (manifest.md, "Names"): UTF-8, no control
+ * character, at most GPUCC_MANIFEST_STRING_MAX bytes.  0, or GPUCC_EINVALID
+ * naming the first that is not (spelt as gpucc_manifest_spell_name spells
+ * it, cut to fit a message) and why.  Needs nothing else of e (no key,
+ * target or payloads): for a compile to refuse a module whose names no
+ * image could hold before it does work whose result could not be written;
+ * gpucc_entry_validate and so every writer check the same, with the same
+ * message. */
+int gpucc_entry_names_check(const gpucc_entry *e);
+/* name as a manifest records a name gpucc takes from a file name (the
+ * module's, manifest.md "Names"): each control character spelt \n, \t or
+ * \xHH, each byte that begins no valid UTF-8 sequence \xHH, the rest as it
+ * is.  A new string (free()), or NULL when out of memory. */
+char *gpucc_manifest_spell_name(const char *name);
+
 /* Check an entry's fields for validity: hex digests, a canonical target,
- * sorted unique options/device libs/externals/payload parts, no empty names.
- * GPUCC_EINVALID naming the field otherwise. */
+ * sorted unique options/device libs/externals/payload parts, no empty names,
+ * strings as gpucc_entry_names_check wants them.  GPUCC_EINVALID naming the
+ * field otherwise. */
 int gpucc_entry_validate(const gpucc_entry *e);
 
 /* The member name of a payload: "payloads/<sha256 hex><extension>". */

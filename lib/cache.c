@@ -505,11 +505,15 @@ int gpucc_cache_default_dir(char **out)
 		dir = strdup(env);
 	} else if ((env = getenv("XDG_CACHE_HOME")) && env[0] == '/') {
 		dir = path_join(env, "gpucc");
-	} else if ((env = getenv("HOME")) && *env) {
+	} else if ((env = getenv("HOME")) && env[0] == '/') {
+		/* A relative HOME is ignored as a relative XDG_CACHE_HOME is: the
+		 * cache would move with the working directory. */
 		dir = path_join(env, ".cache/gpucc");
 	} else {
 		return gpucc_error_set(GPUCC_ENOTFOUND,
-		                       "no cache directory: set GPUCC_CACHE_DIR, XDG_CACHE_HOME or HOME");
+		                       "no cache directory: set GPUCC_CACHE_DIR, or an absolute "
+		                       "XDG_CACHE_HOME or HOME%s",
+		                       env && *env ? " (HOME is not an absolute path)" : "");
 	}
 	if (!dir)
 		return gpucc_error_oom();
@@ -1086,16 +1090,20 @@ static int64_t file_size_or_zero(const char *path)
 typedef enum held_kind {
 	HELD_NOTHING,
 	HELD_SAME,   /* the arriving entry's contents: a duplicate */
+	HELD_RENAME, /* a duplicate under a larger module name: replaced, so
+	              * that a cache, as an image, keeps the smallest name of
+	              * identical copies whatever their order of arrival */
 	HELD_OTHER,  /* other contents: a conflict */
 	HELD_CORRUPT /* a file that fails its checks: as good as absent */
 } held_kind;
 
 /* What the cache holds at path (key's entry file) now, against the
- * arriving entry's content digest.  Checked completely, as a lookup does,
- * so that a duplicate never keeps a file whose payloads are bad.  A corrupt
- * file is reported; st gets its identity and size. */
+ * arriving entry's content digest and module name (module, "" for none).
+ * Checked completely, as a lookup does, so that a duplicate never keeps a
+ * file whose payloads are bad.  A corrupt file is reported; st gets its
+ * identity and size. */
 static int judge_held(held_kind *out, gpucc_cache *c, const gpucc_digest *key, const char *path,
-                      const gpucc_digest *arriving, struct stat *st)
+                      const gpucc_digest *arriving, const char *module, struct stat *st)
 {
 	gpucc_image *old = NULL;
 	memset(st, 0, sizeof *st);
@@ -1117,11 +1125,16 @@ static int judge_held(held_kind *out, gpucc_cache *c, const gpucc_digest *key, c
 	if (rc)
 		return rc;
 	gpucc_digest held;
-	rc = gpucc_entry_content_digest(&held, gpucc_image_entry(old, 0));
+	const gpucc_entry *e = gpucc_image_entry(old, 0);
+	rc = gpucc_entry_content_digest(&held, e);
+	/* Byte order, as the image writer compares module names. */
+	bool larger_name = rc == 0 && strcmp(e->module ? e->module : "", module) > 0;
 	gpucc_image_free(old);
 	if (rc)
 		return rc;
-	*out = gpucc_digest_compare(&held, arriving) == 0 ? HELD_SAME : HELD_OTHER;
+	*out = gpucc_digest_compare(&held, arriving) != 0 ? HELD_OTHER
+	       : larger_name                               ? HELD_RENAME
+	                                                   : HELD_SAME;
 	return 0;
 }
 
@@ -1143,7 +1156,8 @@ int gpucc_cache_report_conflict(gpucc_cache *c, const gpucc_digest *key, const c
 
 /* What held decides with nothing to publish: a duplicate (touched, for
  * LRU), or a conflict that the policy fails or keeps.  1 with *outcome when
- * it decides; 0 when the arriving entry is to be published; or an error. */
+ * it decides; 0 when the arriving entry is to be published (a duplicate
+ * under a smaller module name too); or an error. */
 static int settled_by_held(held_kind held, gpucc_cache *c, const gpucc_digest *key,
                            const char *path, const char *src_name, gpucc_conflict_policy policy,
                            gpucc_conflict_fn fn, void *fn_ctx, cache_insert_outcome *outcome)
@@ -1197,20 +1211,22 @@ typedef struct publish_result {
 
 /* Publish the entry written at pending as path.  held is what the check
  * before writing found there (st its file).  Replaces only a conflicting
- * entry that policy last lets go, or a corrupt file (removed first);
- * otherwise publishes only while the name is free, so that an entry another
- * process published meanwhile is judged again, as a duplicate or a
- * conflict (invariant 3), never overwritten. */
+ * entry that policy last lets go, an identical one under a larger module
+ * name, or a corrupt file (removed first); otherwise publishes only while
+ * the name is free, so that an entry another process published meanwhile
+ * is judged again, as a duplicate or a conflict (invariant 3), never
+ * overwritten.  (A replacing rename replaces what is there by then: an
+ * entry another process put there since it was judged goes too.) */
 static int publish(publish_result *r, gpucc_cache *c, const gpucc_digest *key, const char *path,
-                   const char *pending, const gpucc_digest *arriving, held_kind held,
-                   struct stat *st, const char *src_name, gpucc_conflict_policy policy,
-                   gpucc_conflict_fn fn, void *fn_ctx)
+                   const char *pending, const gpucc_digest *arriving, const char *module,
+                   held_kind held, struct stat *st, const char *src_name,
+                   gpucc_conflict_policy policy, gpucc_conflict_fn fn, void *fn_ctx)
 {
 	for (int attempt = 0; attempt < 16; attempt++) {
 		int published;
-		if (held == HELD_OTHER) { /* the policy is last */
+		if (held == HELD_OTHER || held == HELD_RENAME) { /* other: the policy is last */
 			if ((published = rename(pending, path)) == 0) {
-				r->outcome = CACHE_INSERT_REPLACED;
+				r->outcome = held == HELD_OTHER ? CACHE_INSERT_REPLACED : CACHE_INSERT_DUPLICATE;
 				r->gone_bytes += (uint64_t)st->st_size;
 			}
 		} else {
@@ -1231,7 +1247,7 @@ static int publish(publish_result *r, gpucc_cache *c, const gpucc_digest *key, c
 			                               c->dir, path);
 			return rc == GPUCC_ENOTFOUND ? GPUCC_ERROR : rc;
 		}
-		int rc = judge_held(&held, c, key, path, arriving, st);
+		int rc = judge_held(&held, c, key, path, arriving, module, st);
 		if (rc == 0)
 			rc = settled_by_held(held, c, key, path, src_name, policy, fn, fn_ctx, &r->outcome);
 		if (rc)
@@ -1271,12 +1287,13 @@ static int insert_with_writer(gpucc_cache *c, gpucc_image_writer *w, const gpucc
 	                  : gpucc_error_set(GPUCC_ERROR, "image writer lost the entry being inserted");
 	if (rc)
 		return rc;
+	const char *module = arriving->module ? arriving->module : "";
 
 	/* Decided before writing, so that a duplicate or a kept entry costs
 	 * no write; publish decides again if another process was quicker. */
 	held_kind held;
 	struct stat st;
-	if ((rc = judge_held(&held, c, key, path, &new_digest, &st)) == 0)
+	if ((rc = judge_held(&held, c, key, path, &new_digest, module, &st)) == 0)
 		rc = settled_by_held(held, c, key, path, src_name, policy, fn, fn_ctx, outcome);
 	if (rc)
 		return rc < 0 ? rc : 0;
@@ -1288,7 +1305,8 @@ static int insert_with_writer(gpucc_cache *c, gpucc_image_writer *w, const gpucc
 	if (gpucc_cache_test_before_publish)
 		gpucc_cache_test_before_publish(c, key);
 	publish_result r = {CACHE_INSERT_ADDED, false, 0};
-	rc = publish(&r, c, key, path, pending, &new_digest, held, &st, src_name, policy, fn, fn_ctx);
+	rc = publish(&r, c, key, path, pending, &new_digest, module, held, &st, src_name, policy, fn,
+	             fn_ctx);
 	if (!r.published)
 		unlink(pending);
 	c->bytes_added += (r.published ? size : 0) - (int64_t)r.gone_bytes;
@@ -1726,7 +1744,31 @@ static uint64_t low_water(uint64_t bound)
 	return bound - bound / 10;
 }
 
-/* Evict down to max_bytes; with all, every entry goes, used recently or not. */
+/* The entries gc meant to evict and could not (unlink refused: a shard
+ * directory of another user, a read-only file system, an immutable file):
+ * how many, and the first one's path and errno, for the error. */
+typedef struct gc_kept {
+	uint64_t count;
+	char *first_path;
+	int first_errno;
+} gc_kept;
+
+/* Count the entry at path that unlink could not remove (errno err). */
+static void gc_note_kept(gc_kept *k, char *path, int err)
+{
+	if (k->count++ == 0) {
+		k->first_path = path; /* kept for the message; freed by the caller */
+		k->first_errno = err;
+	} else {
+		free(path);
+	}
+}
+
+/* Evict down to max_bytes; with all, every entry goes, used recently or not.
+ * Entries that cannot be removed are passed over (the others still go);
+ * when the cache stays above max_bytes because of them, the result is
+ * GPUCC_ERROR naming how many and the first one, after *out (may be NULL)
+ * has the counts and the bytes left are recorded, as on success. */
 static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_gc_result *out)
 {
 	gc_ctx g = {0};
@@ -1738,6 +1780,7 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 		return rc;
 	}
 	gpucc_cache_gc_result result = {0, 0, g.count, g.bytes, 0};
+	gc_kept kept = {0, NULL, 0};
 	if (g.bytes > max_bytes) {
 		qsort(g.items, g.count, sizeof *g.items, gc_item_compare);
 		for (size_t i = 0; i < g.count && result.bytes > max_bytes; i++) {
@@ -1747,27 +1790,46 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 				break;
 			}
 			struct stat st;
-			/* Skip an entry used or replaced since the walk: it is recent now. */
-			if (stat(path, &st) == 0 &&
-			    (all || (st.st_mtim.tv_sec == g.items[i].mtime_sec &&
-			             st.st_mtim.tv_nsec == g.items[i].mtime_nsec)) &&
-			    unlink(path) == 0) {
-				result.removed_entries++;
-				result.removed_bytes += (uint64_t)st.st_size;
-				result.entries--;
-				result.bytes -= g.items[i].size <= result.bytes ? g.items[i].size : result.bytes;
+			/* Skip an entry used or replaced since the walk: it is recent
+			 * now.  One gone meanwhile (another gc) is gone. */
+			if (stat(path, &st) != 0 ||
+			    !(all || (st.st_mtim.tv_sec == g.items[i].mtime_sec &&
+			              st.st_mtim.tv_nsec == g.items[i].mtime_nsec))) {
+				free(path);
+				continue;
 			}
+			if (unlink(path) != 0) {
+				if (errno != ENOENT)
+					gc_note_kept(&kept, path, errno);
+				else
+					free(path);
+				continue;
+			}
+			result.removed_entries++;
+			result.removed_bytes += (uint64_t)st.st_size;
+			result.entries--;
+			result.bytes -= g.items[i].size <= result.bytes ? g.items[i].size : result.bytes;
 			free(path);
 		}
 	}
 	free(g.items);
-	if (rc)
+	if (rc) {
+		free(kept.first_path);
 		return rc;
+	}
 	result.removed_temporaries = g.removed_temporaries;
 	record_bytes(c, result.bytes);
 	if (out)
 		*out = result;
-	return 0;
+	if (kept.count && result.bytes > max_bytes)
+		rc = gpucc_error_set(GPUCC_ERROR,
+		                     "cache '%s': %" PRIu64 " %s could not be removed; the first, '%s': %s",
+		                     c->dir, kept.count, kept.count == 1 ? "entry" : "entries",
+		                     kept.first_path, strerror(kept.first_errno));
+	if (rc)
+		gpucc_error_keep_errno(kept.first_errno);
+	free(kept.first_path);
+	return rc;
 }
 
 int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *out)
@@ -1897,6 +1959,12 @@ int gpucc_cache_clear(gpucc_cache *c)
 	int rc = gc_locked(c, 0, true, &result);
 	close(lock);
 	if (rc == 0)
-		rc = gpucc_cache_stats_reset(c);
-	return rc;
+		return gpucc_cache_stats_reset(c);
+	/* Entries that could not be removed fail the clear, named by the
+	 * error; the counters are zeroed all the same, as far as they can be
+	 * (a failure to do so is the lesser news, and not reported). */
+	char message[2048];
+	snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
+	gpucc_cache_stats_reset(c);
+	return gpucc_error_set(rc, "%s", message);
 }

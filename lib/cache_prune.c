@@ -34,7 +34,7 @@ typedef struct pruner {
 	char *no_ptxas, *no_ld_lld; /* why there is none */
 	bool by_age;
 	time_t now, cutoff;  /* with by_age: entries last used before cutoff go */
-	bool warned_ptxas, warned_ld_lld, warned_libdevice, warned_rocm;
+	bool warned_ptxas, warned_ld_lld, warned_libdevice, warned_rocm, warned_libclc;
 	char reason[512];
 } pruner;
 
@@ -75,12 +75,51 @@ static const char *library_changed(pruner *p, const gpucc_device_lib *lib, const
 	return NULL;
 }
 
+/* Why a library gpucc writes itself (oclc_isa_version_NNN.ll) is not what
+ * this gpucc writes under its name, or NULL when it is. */
+static const char *generated_library_changed(pruner *p, const gpucc_device_lib *lib)
+{
+	static const char prefix[] = "oclc_isa_version_";
+	size_t len = strlen(lib->name);
+	char processor[32];
+	gpucc_generated_lib now;
+	snprintf(processor, sizeof processor, "gfx%.*s", (int)(len - (sizeof prefix - 1) - 3),
+	         lib->name + sizeof prefix - 1);
+	if (gpucc_isa_version_lib(&now, processor) != 0 || strcmp(now.name, lib->name) != 0) {
+		gpucc_error_clear();
+		return because(p, "device library '%s' is not in this toolchain", lib->name);
+	}
+	if (gpucc_digest_compare(&now.sha256, &lib->sha256) != 0)
+		return because(p, "device library '%s' has changed (gpucc writes it)", lib->name);
+	return NULL;
+}
+
+static bool is_generated(const char *name)
+{
+	size_t len = strlen(name);
+	return strncmp(name, "oclc_isa_version_", 17) == 0 && len > 20 &&
+	       strcmp(name + len - 3, ".ll") == 0;
+}
+
+static bool is_libclc(const char *name)
+{
+	return strcmp(name, "nvptx64--nvidiacl.bc") == 0 || strcmp(name, "amdgcn--amdhsa.bc") == 0;
+}
+
 static const char *judge_libraries(pruner *p, const gpucc_entry *e, bool nvidia)
 {
 	for (size_t i = 0; i < e->device_lib_count; i++) {
 		const gpucc_device_lib *lib = &e->device_libs[i];
 		const char *why = NULL;
-		if (nvidia && !p->tc.libdevice) {
+		if (is_generated(lib->name)) {
+			why = generated_library_changed(p, lib);
+		} else if (is_libclc(lib->name) && !p->tc.libclc_dir) {
+			not_judged(p, &p->warned_libclc, "no libclc found (set GPUCC_LIBCLC_DIR)");
+		} else if (is_libclc(lib->name)) {
+			char path[4096];
+			snprintf(path, sizeof path, "%s/%s", p->tc.libclc_dir, lib->name);
+			why = library_changed(p, lib, path);
+		} else if (nvidia && !p->tc.libdevice) {
 			not_judged(p, &p->warned_libdevice, "no libdevice found (set CUDA_PATH)");
 		} else if (nvidia) {
 			const char *base = strrchr(p->tc.libdevice, '/');

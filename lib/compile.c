@@ -23,6 +23,7 @@
 #include "escape.h"
 #include "input_file.h"
 #include "key.h"
+#include "manifest.h"
 #include "parallel.h"
 
 #include <errno.h>
@@ -45,6 +46,8 @@
 typedef struct module {
 	char *name;
 	char *shown; /* name as messages quote it: control characters escaped */
+	char *entry_name; /* its entries' module name: the base name, spelt as a manifest
+	                     carries names (formats/manifest.md, Names) */
 	unsigned char *data;
 	size_t size;
 	gpucc_digest sha256;
@@ -198,6 +201,7 @@ void gpucc_compile_free(gpucc_compile *c)
 	for (size_t i = 0; i < c->module_count; i++) {
 		free(c->modules[i].name);
 		free(c->modules[i].shown);
+		free(c->modules[i].entry_name);
 		free(c->modules[i].data);
 		free(c->modules[i].member_data);
 		free(c->modules[i].member_sizes);
@@ -238,6 +242,15 @@ int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 	return 0;
 }
 
+/* The module name of a module's entries: its base name (an image's bytes
+ * must not depend on where it was built), spelt so that a manifest can
+ * carry it.  NULL when out of memory. */
+static char *entry_name_of(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	return gpucc_manifest_spell_name(slash && slash[1] ? slash + 1 : name);
+}
+
 int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *data, size_t size)
 {
 	GPUCC_REQUIRE(c);
@@ -254,12 +267,14 @@ int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *dat
 	if (m.shown)
 		gpucc_escape_controls(m.shown, shown_size, m.name);
 	m.data = malloc(size ? size : 1);
+	m.entry_name = m.name ? entry_name_of(m.name) : NULL;
 	module *grown = realloc(c->modules, sizeof *grown * (c->module_count + 1));
 	if (grown)
 		c->modules = grown;
-	if (!m.name || !m.shown || !m.data || !grown) {
+	if (!m.name || !m.shown || !m.data || !m.entry_name || !grown) {
 		free(m.name);
 		free(m.shown);
+		free(m.entry_name);
 		free(m.data);
 		return gpucc_error_oom();
 	}
@@ -700,9 +715,7 @@ static int plan_job(gpucc_compile *c, job *j)
 
 	gpucc_entry *e = &j->entry;
 	e->key_schema = GPUCC_KEY_SCHEMA;
-	/* The base name: an image's bytes must not depend on where it was built. */
-	const char *slash = strrchr(m->name, '/');
-	e->module = slash && slash[1] ? slash + 1 : m->name;
+	e->module = m->entry_name;
 	e->module_sha256 = m->sha256;
 	e->target = j->target_name;
 	e->triple = gpucc_target_triple(&t->parsed);
@@ -832,6 +845,17 @@ static int link_modules(gpucc_compile *c)
 			merge_facts(&linked.facts, &m->facts);
 	}
 	gpucc_escape_controls(linked.shown, 4 * name_size, linked.name);
+	linked.entry_name = gpucc_manifest_spell_name(linked.name);
+	if (!linked.entry_name) {
+		free(linked.name);
+		free(linked.shown);
+		free(linked.data);
+		free(linked.member_data);
+		free(linked.member_sizes);
+		free(linked.member_names);
+		free(digests);
+		return gpucc_error_oom();
+	}
 	gpucc_digest_buffer(&linked.sha256, digests, 11 + n * sizeof(gpucc_digest));
 	free(digests);
 	linked.member_count = n;
@@ -1003,6 +1027,12 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
 	} else if (build_entry(c, j) != 0) {
 		job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->shown, t->name);
+	} else if (gpucc_entry_names_check(&j->entry) != 0) {
+		/* A kernel or external no manifest can carry: this job's failure,
+		 * before anything is cached or written. */
+		job_fail(j, GPUCC_ECOMPILE, "%s: %s: %s: rename it", m->shown, j->target_name,
+		         gpucc_error_last()->message);
+		gpucc_error_clear();
 	} else {
 		j->r.status = GPUCC_COMPILE_COMPILED;
 		j->r.entry = &j->entry;
@@ -1180,8 +1210,9 @@ int gpucc_compile_run(gpucc_compile *c)
 	bool failed = false;
 	for (size_t i = 0; i < c->job_count; i++)
 		failed |= c->jobs[i].r.status == GPUCC_COMPILE_FAILED;
-	/* A failed run adds nothing: the caller will not commit a partial image. */
-	if (c->o.writer && !failed && (rc = add_to_writer(c)) != 0)
+	/* A failed run adds nothing (the caller will not commit a partial
+	 * image), unless the caller keeps going. */
+	if (c->o.writer && (!failed || c->o.keep_going) && (rc = add_to_writer(c)) != 0)
 		return rc;
 	for (size_t i = 0; i < c->job_count; i++) {
 		const gpucc_compile_result *r = &c->jobs[i].r;

@@ -18,7 +18,6 @@
 #include "input_file.h"
 #include "read_window.h"
 
-#include <ctype.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,7 +28,6 @@
 
 #define DEFAULT_ALIGNMENT 64
 #define DEFAULT_SECTION ".rodata.gpucc"
-#define SYMBOL_MAX 200
 
 const char *gpucc_embed_default_triple(void)
 {
@@ -40,97 +38,6 @@ const char *gpucc_embed_default_triple(void)
 #else
 	return "unknown";
 #endif
-}
-
-/* Keywords of C (C23) and C++ (C++20), which the header could not
- * declare.  Keywords spelt with a leading underscore are refused as
- * reserved. */
-static const char *const keywords[] = {
-	"alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-	"case", "catch", "char", "char16_t", "char32_t", "char8_t", "class", "co_await",
-	"co_return", "co_yield", "compl", "concept", "const", "const_cast", "consteval",
-	"constexpr", "constinit", "continue", "decltype", "default", "delete", "do", "double",
-	"dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-	"friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
-	"not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
-	"register", "reinterpret_cast", "requires", "restrict", "return", "short", "signed",
-	"sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
-	"thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "typeof",
-	"typeof_unqual", "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t",
-	"while", "xor", "xor_eq",
-};
-
-static bool has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t len = strlen(s), n = strlen(suffix);
-	return len >= n && strcmp(s + len - n, suffix) == 0;
-}
-
-/* Whether <stdint.h>, which the header includes, declares symbol or
- * reserves it for later (C17 7.31.10, C23 7.33.20): typedef names
- * int*_t and uint*_t, macros INT* and UINT* ending in _MAX, _MIN, _WIDTH
- * or _C, and its other limits.  The header could not declare such a
- * name beside it (uint64_t is a type, SIZE_MAX a number). */
-static bool stdint_name(const char *symbol)
-{
-	static const char *const limits[] = {
-		"PTRDIFF_MIN", "PTRDIFF_MAX", "PTRDIFF_WIDTH", "SIG_ATOMIC_MIN", "SIG_ATOMIC_MAX",
-		"SIG_ATOMIC_WIDTH", "SIZE_MAX", "SIZE_WIDTH", "WCHAR_MIN", "WCHAR_MAX",
-		"WCHAR_WIDTH", "WINT_MIN", "WINT_MAX", "WINT_WIDTH",
-	};
-	if ((has_prefix(symbol, "int") || has_prefix(symbol, "uint")) && has_suffix(symbol, "_t"))
-		return true;
-	if ((has_prefix(symbol, "INT") || has_prefix(symbol, "UINT")) &&
-	    (has_suffix(symbol, "_MAX") || has_suffix(symbol, "_MIN") ||
-	     has_suffix(symbol, "_WIDTH") || has_suffix(symbol, "_C")))
-		return true;
-	for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
-		if (strcmp(symbol, limits[i]) == 0)
-			return true;
-	return false;
-}
-
-/* A C identifier of at most SYMBOL_MAX characters that the header can
- * declare in C and C++, not ending in "_size": no keyword, no name
- * <stdint.h> declares or reserves, and neither NAME nor NAME_size (nor the include guard built
- * from NAME) reserved: C reserves file-scope names starting with '_', C++
- * every name holding "__" (so no trailing '_'). */
-static int check_symbol(const char *symbol)
-{
-	size_t len = symbol ? strlen(symbol) : 0;
-	bool ok = len > 0 && len <= SYMBOL_MAX && !isdigit((unsigned char)symbol[0]);
-	for (size_t i = 0; ok && i < len; i++)
-		ok = isalnum((unsigned char)symbol[i]) || symbol[i] == '_';
-	if (!ok)
-		return gpucc_error_set(GPUCC_EINVALID,
-		                       "symbol '%.64s%s' is not a C identifier of at most %d characters",
-		                       symbol ? symbol : "", len > 64 ? "..." : "", SYMBOL_MAX);
-	if (symbol[0] == '_' || symbol[len - 1] == '_' || strstr(symbol, "__"))
-		return gpucc_error_set(GPUCC_EINVALID,
-		                       "symbol '%s' is reserved in C or C++: it must not begin or end "
-		                       "with '_' nor hold '__'",
-		                       symbol);
-	for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-		if (strcmp(symbol, keywords[i]) == 0)
-			return gpucc_error_set(GPUCC_EINVALID, "symbol '%s' is a C or C++ keyword", symbol);
-	/* NAME_size belongs to image NAME: were NAME itself OTHER_size, the
-	 * objects of embeds NAME and OTHER would both define it. */
-	if (has_suffix(symbol, "_size"))
-		return gpucc_error_set(GPUCC_EINVALID,
-		                       "symbol '%s' ends in '_size', which names the size of another "
-		                       "image ('%.*s'): two embedded images could not then be linked together",
-		                       symbol, (int)(len - 5), symbol);
-	if (stdint_name(symbol))
-		return gpucc_error_set(GPUCC_EINVALID,
-		                       "symbol '%s' is declared or reserved by <stdint.h>, which the "
-		                       "header includes",
-		                       symbol);
-	return 0;
 }
 
 /* The backend module's embed entry point, found in the module that
@@ -249,7 +156,8 @@ static int write_part(gpucc_atomic_file *f, const void *data, size_t size)
 }
 
 /* Copy the first size bytes of the image at fd (named image_path) to the
- * atomic file f, a chunk at a time. */
+ * atomic file f, a chunk at a time.  A file cut short meanwhile is a
+ * truncated input, GPUCC_ECORRUPT, as every reader of images reports one. */
 static int copy_image(gpucc_atomic_file *f, int fd, const char *image_path, size_t size)
 {
 	enum { CHUNK = 1 << 20 };
@@ -263,7 +171,7 @@ static int copy_image(gpucc_atomic_file *f, int fd, const char *image_path, size
 		if (got < 0)
 			rc = gpucc_error_set_errno("cannot read '%s'", image_path);
 		else if ((size_t)got < want)
-			rc = gpucc_error_set(GPUCC_ERROR, "'%s' was cut short while it was embedded",
+			rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' was cut short while it was embedded",
 			                     image_path);
 		else
 			rc = write_part(f, buffer, want);
@@ -311,7 +219,7 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 	GPUCC_REQUIRE(image_path);
 	GPUCC_REQUIRE(obj_path);
 	GPUCC_REQUIRE(opts);
-	int rc = check_symbol(opts->symbol);
+	int rc = gpucc_embed_check_symbol(opts->symbol);
 	if (rc)
 		return rc;
 	unsigned alignment = opts->alignment ? opts->alignment : DEFAULT_ALIGNMENT;
@@ -369,7 +277,7 @@ int gpucc_embed_write_header(const char *header_path, const char *symbol)
 {
 	GPUCC_REQUIRE(header_path);
 	GPUCC_REQUIRE(symbol);
-	int rc = check_symbol(symbol);
+	int rc = gpucc_embed_check_symbol(symbol);
 	if (rc)
 		return rc;
 	char text[2048];

@@ -1,6 +1,6 @@
 /*
- * lib/entry.c -- queries on entries, their key and content digest, and deep
- * copies.
+ * lib/entry.c -- queries on entries, their key and content digest, the
+ * module name recorded for a file, and deep copies.
  */
 #include "entry.h"
 
@@ -60,6 +60,19 @@ int gpucc_entry_content_digest(gpucc_digest *out, const gpucc_entry *e)
 		return rc;
 	gpucc_digest_buffer(out, record, strlen(record));
 	free(record);
+	return 0;
+}
+
+int gpucc_module_name_from_path(char **out, const char *path)
+{
+	GPUCC_REQUIRE(out);
+	*out = NULL;
+	GPUCC_REQUIRE(path);
+	const char *slash = strrchr(path, '/');
+	char *name = gpucc_manifest_spell_name(slash && slash[1] ? slash + 1 : path);
+	if (!name)
+		return gpucc_error_oom();
+	*out = name;
 	return 0;
 }
 

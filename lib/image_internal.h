@@ -47,8 +47,8 @@ typedef struct gpucc_payload_location {
 } gpucc_payload_location;
 
 /* 0 with *out; 1 when img is not read at computed offsets (compressed, or
- * not laid out as formats/image.md says); or an error.  Not thread-safe:
- * call it before handing *out to other threads, which may read through it
+ * not laid out as formats/image.md says, or parked); or an error.  Safe
+ * alongside any other read of img; other threads may read through *out
  * while img stays open. */
 int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
                                  gpucc_payload_location *out);
@@ -60,7 +60,8 @@ int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
  * For holding more images open than there may be open files (a merge of
  * 1,000 inputs, or from a cache of 100,000 entries).  A compressed image
  * keeps its decompressor between reads, so that reading its payloads in
- * archive order stays one pass.  A parked image is read on one thread:
+ * archive order stays one pass.  A parked image is read on one thread
+ * (unlike any other: gpucc/image.h, "Threads"), and
  * gpucc_image_payload_location answers 1 for it.  Images of other kinds
  * (memory, pipes) are left as they are.  0 or an error. */
 int gpucc_image_park(gpucc_image *img, const char *path);

@@ -19,10 +19,13 @@
  * decompressed bytes, so that it reads an image once, what follows the
  * end-of-archive marker included (walk_source).
  *
- * A regular file is only ever read with pread, never mapped: a file cut
- * short in place while it is read (cp rewrites its target so) then gives
- * short reads, which are reported as a truncated image, where a mapping
- * would give the process SIGBUS.
+ * A file may be cut short in place while it is read (cp rewrites its
+ * target so).  Its headers and payloads are read with pread, which then
+ * comes up short; its manifest is parsed in place from a mapping (a copy
+ * of a large manifest would cost more than the whole parse), under a
+ * SIGBUS guard (lib/sigbus_guard.h) that turns the pages the cut took away
+ * into zeros and says so.  Either way the image is reported truncated,
+ * where an unguarded mapping would have ended the process.
  *
  * Threads (gpucc/image.h): once open, a handle is read from any number of
  * threads at once.  What the manifest gave is never written again.  The
@@ -46,6 +49,7 @@
 #include "libarchive_loader.h"
 #include "manifest.h"
 #include "read_window.h"
+#include "sigbus_guard.h"
 #include "snapshot_format.h" /* to tell a snapshot given as an image */
 #include "ustar.h"
 
@@ -60,6 +64,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h> /* strncasecmp */
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,8 +113,8 @@ struct gpucc_image {
 
 	/* The payload list is built on first use (list and show never need
 	 * it), under lock; payloads_rc remembers a failure to build it.  Once
-	 * payloads_ready is true, none of the fields below up to the window
-	 * changes again. */
+	 * payloads_ready is true, the list and the fields from here to the
+	 * window never change again. */
 	atomic_bool payloads_ready;
 	int payloads_rc;
 	char *payloads_error; /* its message */
@@ -126,8 +131,8 @@ struct gpucc_image {
 	gpucc_read_window window;
 	atomic_flag window_busy;
 
-	/* Held while the payload list is built and while the cursor and the
-	 * fields that follow it up to park_path are used (cursor_lock). */
+	/* Held while the payload list is built, and while the cursor is used:
+	 * the fields from here to park_path, and limit_hit. */
 	pthread_mutex_t lock;
 
 	/* The sequential cursor. */
@@ -539,29 +544,66 @@ static bool ustar_header_is(gpucc_image *img, uint64_t offset, const char *name,
 	return read_at(img, offset, block, BLOCK) == BLOCK && gpucc_ustar_is_member(block, name, size);
 }
 
-/* The bytes of the manifest whose (already checked) header is at offset:
- * for an image in memory, a pointer into it; from a regular file, read
- * into a new buffer (*owned, for the caller to free).  NULL when they
- * cannot all be had -- out of memory, or the file is shorter than its
- * header says, as when it is cut short while it is read; the caller then
- * reads through libarchive, which names the defect. */
-static const char *manifest_bytes(gpucc_image *img, uint64_t offset, uint64_t size, char **owned)
+/* Where the bytes of the manifest are while it is parsed (manifest_open):
+ * in an image in memory, in place; from a regular file, in a read-only
+ * mapping of it under a SIGBUS guard (lib/sigbus_guard.h: the file may be
+ * cut short meanwhile), or, where no guard can be had, read into memory. */
+typedef struct manifest_view {
+	const char *json;
+	void *map;  /* the mapping (map_size bytes), guarded, or NULL */
+	size_t map_size;
+	gpucc_sigbus_guard guard;
+	char *copy; /* the bytes read, or NULL */
+} manifest_view;
+
+/* The manifest's size bytes, whose (already checked) header is at offset,
+ * in *v: 0, or 1 when they cannot all be had (out of memory, or a file
+ * shorter than its header says); the caller then reads through
+ * libarchive, which names the defect. */
+static int manifest_open(gpucc_image *img, uint64_t offset, uint64_t size, manifest_view *v)
 {
-	*owned = NULL;
+	memset(v, 0, sizeof *v);
 	uint64_t data = offset + BLOCK;
 	if (data > img->size || size > img->size - data)
-		return NULL;
-	if (img->fd < 0)
-		return (const char *)img->data + data;
-	char *buf = malloc((size_t)size);
-	if (!buf)
-		return NULL;
-	if (gpucc_pread_full(img->fd, buf, (size_t)size, data) != (ssize_t)size) {
-		free(buf);
-		return NULL;
+		return 1;
+	if (img->fd < 0) {
+		v->json = (const char *)img->data + data;
+		return 0;
 	}
-	*owned = buf;
-	return buf;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t start = data - data % (uint64_t)(page > 0 ? page : 4096);
+	size_t map_size = (size_t)(data + size - start);
+	void *m = mmap(NULL, map_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, img->fd, (off_t)start);
+	if (m != MAP_FAILED && gpucc_sigbus_guard_begin(&v->guard, m, map_size) == 0) {
+		v->map = m;
+		v->map_size = map_size;
+		v->json = (const char *)m + (data - start);
+		return 0;
+	}
+	if (m != MAP_FAILED)
+		munmap(m, map_size);
+	v->copy = malloc((size_t)size);
+	if (!v->copy || gpucc_pread_full(img->fd, v->copy, (size_t)size, data) != (ssize_t)size) {
+		free(v->copy);
+		v->copy = NULL;
+		return 1;
+	}
+	v->json = v->copy;
+	return 0;
+}
+
+/* Let go of the manifest's bytes: true when the file was cut short while
+ * they were read from its mapping (what was parsed is not the file). */
+static bool manifest_close(manifest_view *v)
+{
+	bool cut = false;
+	if (v->map) {
+		cut = gpucc_sigbus_guard_end(&v->guard);
+		munmap(v->map, v->map_size);
+	}
+	free(v->copy);
+	memset(v, 0, sizeof *v);
+	return cut;
 }
 
 /* ---- member checks -------------------------------------------------------- */
@@ -853,14 +895,19 @@ static int open_head_directly(gpucc_image *img)
 		return 1;
 	if ((rc = check_manifest_size(img, h.size)))
 		return rc;
-	char *owned;
-	const char *json = manifest_bytes(img, at, h.size, &owned);
-	if (!json)
+	manifest_view view;
+	if (manifest_open(img, at, h.size, &view) != 0)
 		return 1;
+	rc = parse_manifest(img, view.json, (size_t)h.size);
+	if (manifest_close(&view)) {
+		/* Cut short while it was parsed: whatever the parse made of
+		 * the zeros it read goes, and libarchive reads what is left. */
+		gpucc_manifest_release(&img->manifest);
+		gpucc_error_clear();
+		return 1;
+	}
 	img->payload_base = at + BLOCK + gpucc_ustar_padded(h.size);
 	img->manifest_size = h.size;
-	rc = parse_manifest(img, json, (size_t)h.size);
-	free(owned);
 	return rc;
 }
 
@@ -1982,7 +2029,9 @@ static int walk_tail(walk_source *s, uint64_t offset)
 			return data_after_end(s->img, offset + at);
 		offset += (uint64_t)n;
 	}
-	if (s->img->limit_hit)
+	/* (Limits stop decompressors only: an uncompressed walk, which may
+	 * run beside a cursor's, does not look at them.) */
+	if (s->raw && s->img->limit_hit)
 		return limit_error(s->img);
 	if (s->failed)
 		return gpucc_error_set(GPUCC_ECORRUPT,

@@ -290,7 +290,17 @@ for cmd in "merge trunc.snap" "delta trunc.snap --since good.snap" "snapshot tru
 	assert_grep "^gpucc $name: cannot create 'nodir/out': its directory does not exist$" err
 	expect_exit 2 $GPUCC $cmd -o A.gpucc/x/out
 	assert_grep "^gpucc $name: cannot create 'A.gpucc/x/out': a component of 'A.gpucc/x' is not a directory$" err
-	expect_exit 129 $GPUCC $cmd -o "$long"
+	# A directory where the output goes is bad input (3) in every command
+	# (compile and embed said 129), whether it exists or only its name
+	# says so (merge -o newdir/ blamed a missing directory).
+	expect_exit 3 $GPUCC $cmd -o newdir/
+	assert_one_line err
+	assert_grep "^gpucc $name: 'newdir/' names a directory, not a file: give the output's file name$" err
+	assert_no_file newdir
+	expect_exit 3 $GPUCC $cmd -o ro
+	assert_one_line err
+	assert_grep "^gpucc $name: 'ro' is a directory, not a file name: give the output's file name$" err
+	expect_exit 3 $GPUCC $cmd -o "$long"
 	assert_one_line err
 	assert_grep "^gpucc $name: cannot create '0*': File name too long (the name has 250 bytes" err
 	expect_exit 129 $GPUCC $cmd -o /proc/x.out
@@ -328,7 +338,7 @@ for cmd in "merge A.gpucc -o" "merge A.gpucc --into" "delta A.gpucc --since good
 	"delta A.gpucc -o out.gpucc --since" "cache import A.gpucc --cache"; do
 	expect_exit 129 $GPUCC $cmd ''
 	assert_one_line err
-	assert_grep "^gpucc [a-z ]*: -[-a-z]* needs a [a-z ,]*, not ''$" err
+	assert_grep "^gpucc [a-z ]*: -[-a-z]* needs a [a-z ,]*, not '' (see 'gpucc [a-z ]* -h')$" err
 	no_output
 done
 expect_exit 129 "$GPUCC" merge A.gpucc
@@ -381,6 +391,6 @@ assert_no_file c
 before=$(ls -A | grep -vx 'out\|err')
 expect_exit 129 "$GPUCC" extract A.gpucc -C ''
 assert_one_line err
-assert_grep "^gpucc extract: -C needs a directory, not ''$" err
+assert_grep "^gpucc extract: -C needs a directory, not '' (see 'gpucc extract -h')$" err
 [ "$(ls -A | grep -vx 'out\|err')" = "$before" ] || fail "extract -C '' wrote files"
 echo ok

@@ -124,6 +124,24 @@ assert_same Ncba.gpucc Na.gpucc
 expect_exit 0 "$GPUCC" merge Nc.gpucc Nb.gpucc Na.gpucc --into Ncache
 expect_exit 0 "$GPUCC" merge Ncache -o Nfromcache.gpucc
 assert_same Nfromcache.gpucc Na.gpucc
+# Two caches, each holding the entry under its own name: merged into each
+# other either way, and merged from in either order, they give the smallest
+# name (a cache kept the name it held first, so the bytes followed the order)
+for n in b a; do
+	expect_exit 0 "$GPUCC" cache import -q --cache Ncache$n N$n.gpucc
+	cp -r Ncache$n Ninto$n
+done
+expect_exit 0 "$GPUCC" merge Ncacheb Ncachea -o Nba.gpucc
+expect_exit 0 "$GPUCC" merge Ncachea Ncacheb -o Nab.gpucc
+assert_same Nab.gpucc Nba.gpucc
+expect_exit 0 "$GPUCC" merge Ncachea --into Nintob
+assert_grep "^gpucc merge: 1 entry from 1 input: 0 new in the cache, 1 duplicate, 0 conflicts$" err
+expect_exit 0 "$GPUCC" merge -q Ncacheb --into Nintoa
+for n in a b; do
+	expect_exit 0 "$GPUCC" merge Ninto$n -o Ninto$n.gpucc
+	assert_same Ninto$n.gpucc Na.gpucc
+	expect_exit 0 "$GPUCC" cache verify -q --cache Ninto$n
+done
 
 # -o naming an input: the update is in place and atomic
 cp A.gpucc acc.gpucc

@@ -17,8 +17,8 @@ cp out help.out
 expect_exit 0 "$GPUCC" help cache
 assert_same out help.out
 expect_exit 129 "$GPUCC" cache
-assert_grep "^gpucc cache: missing subcommand$" err
-assert_grep "gpucc cache verify " err
+assert_one_line err
+assert_grep "^gpucc cache: missing subcommand (see 'gpucc cache -h')$" err
 expect_exit 129 "$GPUCC" cache frobnicate
 assert_grep "^gpucc cache: unknown subcommand 'frobnicate'" err
 
@@ -68,15 +68,15 @@ for sub in clear gc stats verify prune import lookup; do
 	arg=; case $sub in import) arg=plain ;; lookup) arg=$(printf '%064d' 0) ;; esac
 	HOME=$TEST_DIR/home expect_exit 129 "$GPUCC" cache $sub --cache '' $arg
 	assert_one_line err
-	assert_grep "^gpucc cache $sub: --cache needs a directory, not ''$" err
+	assert_grep "^gpucc cache $sub: --cache needs a directory, not '' (see 'gpucc cache $sub -h')$" err
 done
 # so are compile's --cache (it used to compile into the default cache) and
 # merge's --into (it merged into it)
 echo 'target triple = "nvptx64-nvidia-cuda"' >empty.ll
 HOME=$TEST_DIR/home expect_exit 129 "$GPUCC" compile --cache '' -t sm_90 empty.ll
-assert_grep "^gpucc compile: --cache needs a directory, not ''$" err
+assert_grep "^gpucc compile: --cache needs a directory, not '' (see 'gpucc compile -h')$" err
 HOME=$TEST_DIR/home expect_exit 129 "$GPUCC" merge --into '' plain
-assert_grep "^gpucc merge: --into needs a directory, not ''$" err
+assert_grep "^gpucc merge: --into needs a directory, not '' (see 'gpucc merge -h')$" err
 assert_file home/.cache/gpucc/v1/ab/keep
 [ "$(find home -type f | wc -l)" = 1 ] || fail "an empty --cache or --into wrote into the default cache: $(find home -type f)"
 rm -f empty.ll
@@ -84,6 +84,17 @@ rm -f empty.ll
 # is not absolute (the XDG base directory rules)
 GPUCC_CACHE_DIR= XDG_CACHE_HOME=rel HOME=$TEST_DIR/home expect_exit 0 "$GPUCC" cache stats
 assert_grep "^cache directory   $TEST_DIR/home/.cache/gpucc$" out
+# ... and a HOME that is not absolute is ignored the same way: it made a
+# cache under the working directory, wherever the command ran
+mkdir -p relhome
+HOME=relhome XDG_CACHE_HOME= GPUCC_CACHE_DIR= expect_exit 2 "$GPUCC" cache gc --max-size 1G --save
+assert_one_line err
+HOME=relhome XDG_CACHE_HOME=rel GPUCC_CACHE_DIR= expect_exit 2 "$GPUCC" cache stats
+assert_one_line err
+assert_grep "^gpucc cache stats: no cache directory: set GPUCC_CACHE_DIR, or an absolute XDG_CACHE_HOME or HOME (HOME is not an absolute path)$" err
+[ -z "$(ls -A relhome)" ] || fail "a relative HOME was used for the cache: $(find relhome)"
+HOME=$TEST_DIR/relhome XDG_CACHE_HOME=rel expect_exit 0 "$GPUCC" cache stats
+assert_grep "^cache directory   $TEST_DIR/relhome/.cache/gpucc$" out
 
 # ---- lookup makes no cache: a --cache that does not exist is an error, the
 # default cache not made yet a miss
@@ -282,6 +293,29 @@ if [ -n "$unprivileged" ]; then
 	chmod -R u+w ro
 	expect_exit 0 "$GPUCC" cache stats --cache ro
 	assert_grep "^misses            1$" out
+
+	# clear and gc --max-size 0 of a cache one of whose shards this user
+	# may not write (another user's): the other entries go, and the
+	# entries left make it exit 1 with one line saying how many and naming
+	# the first and why (both exited 0 and left them, unsaid)
+	make_image S.gpucc S 0 12
+	for sub in clear "gc --max-size 0"; do
+		rm -rf stuck
+		expect_exit 0 "$GPUCC" cache import -q --cache stuck S.gpucc
+		chmod -R a+rwX stuck
+		shard=$(ls -d stuck/v1/??/ | head -1)
+		held=$(ls "$shard" | wc -l)
+		chmod 755 "$shard"
+		[ "$(id -u)" = 0 ] || chmod 555 "$shard"
+		$unprivileged "$GPUCC" cache $sub --cache "$TEST_DIR/stuck" >out 2>err
+		rc=$?
+		chmod 755 "$shard"
+		[ $rc = 1 ] || { cat err >&2; fail "cache $sub leaving entries it could not remove exited $rc, not 1"; }
+		assert_one_line err
+		assert_grep "^gpucc cache ${sub%% *}: cache '$TEST_DIR/stuck': $held entr[a-z]* could not be removed; the first, '$TEST_DIR/$shard[0-9a-f]*\.gpucc': Permission denied$" err
+		[ "$(find stuck/v1 -name '*.gpucc' | wc -l)" = "$held" ] ||
+			fail "cache $sub left other entries than those it could not remove: $(find stuck/v1 -name '*.gpucc')"
+	done
 else
 	echo "note: cannot run gpucc as an unprivileged user here: the unreadable-cache part is skipped"
 fi

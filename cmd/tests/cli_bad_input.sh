@@ -216,9 +216,9 @@ assert_grep '^gpucc: unknown command .lis\\nt. (see .gpucc help.)$' err
 expect_exit 129 "$GPUCC" cache "$(printf 'st\x1bats')"
 assert_grep '^gpucc cache: unknown subcommand .st\\x1bats. ' err
 expect_exit 129 "$GPUCC" help "$(printf 'li\tst')"
-assert_grep '^gpucc help: unknown command .li\\tst.$' err
+assert_grep '^gpucc help: unknown command .li\\tst. (see .gpucc help.)$' err
 expect_exit 129 "$GPUCC" help cache "$(printf 'st\x1bats')"
-assert_grep '^gpucc help: unknown command .cache st\\x1bats.$' err
+assert_grep '^gpucc help: unknown command .cache st\\x1bats. (see .gpucc help.)$' err
 # And for the options and arguments the parser refuses (it printed them
 # raw: an escape sequence reached the terminal, a newline split the line).
 while IFS=' ' read -r spelt cmd; do

@@ -17,13 +17,25 @@ for code in 0 1 2 3 4 5 6 129; do assert_grep "^ *$code  " out; done
 
 expect_exit 0 "$GPUCC" --help
 expect_exit 129 "$GPUCC"
-assert_grep '^usage: gpucc' err
+assert_one_line err
+assert_grep "^usage: gpucc <command> \[<args>\] (see 'gpucc help')$" err
 [ ! -s out ] || fail "gpucc without arguments wrote to stdout"
 
 expect_exit 0 "$GPUCC" --version
 assert_grep '^gpucc [0-9]' out
 assert_grep '^LLVM ' out
 assert_grep '^libarchive [0-9]' out
+# --version takes nothing: an argument after it is a usage error, not
+# ignored
+for v in --version version; do
+	expect_exit 129 "$GPUCC" $v x
+	assert_one_line err
+	assert_grep "^gpucc: $v takes no arguments, not 'x' (see 'gpucc help')$" err
+	[ ! -s out ] || fail "gpucc $v x printed the version"
+done
+expect_exit 129 "$GPUCC" help list extra
+assert_one_line err
+assert_grep "^gpucc help: unexpected argument 'extra' (see 'gpucc help')$" err
 
 for c in $COMMANDS; do
 	expect_exit 0 "$GPUCC" "$c" -h
@@ -58,9 +70,19 @@ rm -f commands.txt want.txt got.txt complete.diff
 expect_exit 129 "$GPUCC" frobnicate
 assert_grep "unknown command 'frobnicate'" err
 expect_exit 129 "$GPUCC" help frobnicate
+# Every usage error is one line that says where the command line is
+# explained (the parser's printed three: the error, the usage line, and
+# the pointer to -h)
 expect_exit 129 "$GPUCC" list
-assert_grep '^gpucc list: missing argument' err
-assert_grep '^usage: gpucc list' err
+assert_one_line err
+assert_grep "^gpucc list: missing argument (see 'gpucc list -h')$" err
+for args in "list a b" "list --frobnicate a" "list --json=yes a" "show a" "cat a 00" \
+	"extract -C" "merge a" "cache gc --max-size x" "embed a -o b.o" "devices --cuda-driver x"; do
+	# shellcheck disable=SC2086
+	expect_exit 129 "$GPUCC" $args
+	assert_one_line err
+	assert_grep " (see 'gpucc [a-z ]* -h')$" err
+done
 expect_exit 129 "$GPUCC" list a.gpucc b.gpucc
 assert_grep "unexpected argument 'b.gpucc'" err
 expect_exit 129 "$GPUCC" list --frobnicate a.gpucc
@@ -86,7 +108,7 @@ expect_exit 129 "$GPUCC" pack -o x.gpucc "--zstd= 3" "$EXAMPLE/pack.json"
 for cmd in "pack -o x.gpucc $EXAMPLE/pack.json" "compile $EXAMPLE/saxpy.nvptx.ll -t sm_90 -o x.gpucc" \
 	"merge none.gpucc -o x.gpucc" "delta none.gpucc --since none.snap -o x.gpucc"; do
 	expect_exit 129 $GPUCC $cmd --zstd=
-	assert_grep "^gpucc [a-z]*: option '--zstd=' needs a LEVEL after '=' (or '--zstd' alone for its default)$" err
+	assert_grep "^gpucc [a-z]*: option '--zstd=' needs a LEVEL after '=' (or '--zstd' alone for its default) (see 'gpucc [a-z]* -h')$" err
 	assert_no_file x.gpucc
 done
 expect_exit 0 "$GPUCC" pack -o x.gpucc --zstd "$EXAMPLE/pack.json"
@@ -303,7 +325,7 @@ check_names_input() { # OUTPUT INPUT CMD...
 	local output=$1 input=$2; shift 2
 	expect_exit 129 "$GPUCC" pack -o "$output" "$@"
 	assert_one_line err
-	assert_grep "^gpucc pack: .*-o '$output' names the input '[^']*$input': write the image elsewhere$" err
+	assert_grep "^gpucc pack: .*-o '$output' names the input '[^']*$input': write the image elsewhere (see 'gpucc pack -h')$" err
 }
 check_names_input in.json in.json in.json
 assert_same in.json in.json.orig
@@ -416,7 +438,7 @@ fi
 while read -r spelt cmd; do
 	expect_exit 129 $GPUCC $cmd
 	assert_one_line err
-	assert_grep "^gpucc [a-z ]*: $(printf %s "$spelt" | tr _ ' ') disagree: give one$" err
+	assert_grep "^gpucc [a-z ]*: $(printf %s "$spelt" | tr _ ' ') disagree: give one (see 'gpucc [a-z ]* -h')$" err
 	[ ! -s out ] || fail "'$cmd' printed on stdout"
 done <<-'LINES'
 	--output=a.gpucc_and_--output=b.gpucc merge none.gpucc -o a.gpucc -o b.gpucc

@@ -113,7 +113,7 @@ for key in not-hex "" "${full_key}0" $'12\n34'; do
 	done
 done
 expect_exit 129 "$GPUCC" show $img not-hex
-assert_grep "^gpucc show: 'not-hex' is not a key or key prefix (1 to 64 hex digits)$" err
+assert_grep "^gpucc show: 'not-hex' is not a key or key prefix (1 to 64 hex digits) (see 'gpucc show -h')$" err
 expect_exit 129 "$GPUCC" cat $img $'12\n34' -p ptx
 assert_grep "^gpucc cat: '12\\\\n34' is not a key or key prefix" err
 
@@ -161,7 +161,7 @@ expect_exit 0 "$GPUCC" cat $img "$amd_key" -p hsaco --part=hsaco
 assert_same out "$EXAMPLE/saxpy.gfx90a.hsaco"
 expect_exit 129 "$GPUCC" cat $img "$amd_key" -p hsaco -p ptx
 assert_one_line err
-assert_grep "^gpucc cat: --part=hsaco and --part=ptx disagree: give one$" err
+assert_grep "^gpucc cat: --part=hsaco and --part=ptx disagree: give one (see 'gpucc cat -h')$" err
 [ ! -s out ] || fail "cat with two parts wrote to stdout"
 
 # ---- the image is a plain tar -------------------------------------------------------
@@ -249,6 +249,30 @@ expect_exit 0 "$GPUCC" extract $img -C outdir/sub --force -q
 [ ! -s out ] || fail "extract -q printed something"
 assert_same "outdir/sub/$amd_file" cat.hsaco
 [ "$(ls -A outdir/sub | wc -l)" -eq 2 ] || fail "extract --force left other files"
+# A list of files that cannot be written (standard output closed, or full)
+# fails the run, which then leaves nothing: no file, no directory -C made,
+# and files --force would replace as they were (it exited 1 and left them).
+echo "mine" > "outdir/sub/$amd_file"
+for how in closed full closed-json full-json; do
+	json=; case $how in *-json) json=--json ;; esac
+	case $how in
+	closed*) "$GPUCC" extract $img -C gone/sub $json >&- 2>err; rc=$? ;;
+	full*) [ -w /dev/full ] || continue
+		"$GPUCC" extract $img -C gone/sub $json >/dev/full 2>err; rc=$? ;;
+	esac
+	[ $rc = 1 ] || { cat err >&2; fail "extract $json to a $how standard output exited $rc, not 1"; }
+	assert_one_line err
+	assert_grep "^gpucc extract: cannot write the list of files to standard output (nothing was extracted): \(Bad file descriptor\|No space left on device\)$" err
+	assert_no_file gone
+	"$GPUCC" extract $img -C outdir/sub --force $json >&- 2>err && fail "extract --force $json to a closed standard output succeeded"
+	[ "$(cat "outdir/sub/$amd_file")" = mine ] || fail "extract --force to a $how standard output kept the new file"
+	[ "$(ls -A outdir/sub | wc -l)" -eq 2 ] || fail "extract --force to a $how standard output left: $(ls -A outdir/sub)"
+done
+expect_exit 0 "$GPUCC" extract $img -C outdir/sub --force -q
+# with nothing to print (-q), a closed standard output is no failure
+"$GPUCC" extract $img -C quiet -q >&- 2>err || { cat err >&2; fail "extract -q to a closed standard output failed"; }
+assert_file "quiet/$nv_file"
+rm -r quiet
 # Without -C: the current directory, names only.
 mkdir here && (cd here && "$GPUCC" extract ../$img > ../here.out) || fail "extract into ."
 assert_grep "^$nv_file$" here.out
@@ -357,7 +381,7 @@ for cmd in "verify -q --json $img" "extract --json -q $img -C both"; do
 	# shellcheck disable=SC2086
 	expect_exit 129 "$GPUCC" $cmd
 	assert_one_line err
-	assert_grep "^gpucc [a-z]*: -q and --json exclude each other$" err
+	assert_grep "^gpucc [a-z]*: -q and --json exclude each other (see 'gpucc [a-z]* -h')$" err
 	[ ! -s out ] || fail "'$cmd' printed on stdout"
 done
 assert_no_file both

@@ -58,7 +58,7 @@ assert_same multi.ll "$K/nvptx/multi.ll"
 expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o link.ll
 [ -L link.ll ] || fail "-o naming a link to a module replaced the link"
 assert_same va.ll before.ll
-expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o dir.ll
+expect_exit 3 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o dir.ll
 # A missing directory is found before anything compiles: nothing is cached.
 mkdir cache
 expect_exit 2 "$GPUCC" compile --cache cache --no-cubin va.ll multi.ll -t sm_90 -o missing/x.gpucc
@@ -71,9 +71,9 @@ assert_grep "^gpucc compile: cannot create 'va.ll/x.gpucc': 'va.ll' is not a dir
 expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o /proc/x.gpucc
 assert_grep "^gpucc compile: -o '/proc/x.gpucc' is in /proc, where only the kernel makes files" err
 mkdir "$(printf 'odd\ndir')"
-expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o "$(printf 'odd\ndir')"
+expect_exit 3 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o "$(printf 'odd\ndir')"
 assert_one_line err
-assert_grep "^gpucc compile: output 'odd\\\\ndir' is a directory$" err
+assert_grep "^gpucc compile: 'odd\\\\ndir' is a directory, not a file name: give the output's file name" err
 expect_exit 2 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 -o "$(printf 'odd\ndir')/no/x"
 assert_one_line err
 assert_grep "^gpucc compile: cannot create 'odd\\\\ndir/no/x': its directory does not exist$" err
@@ -263,4 +263,28 @@ for bad in "-j 0" "-j -1" "-j 99999" "-j abc" "-O4" "-O x" "--code-object 3"; do
 	# shellcheck disable=SC2086
 	expect_exit 129 "$GPUCC" compile --no-cache --no-cubin va.ll -t sm_90 $bad
 done
+# ---- names no manifest can carry as they are ------------------------------------------
+# A module's file name with a control character or a byte that is not UTF-8
+# compiles, its entries named as the manifest spells it; a kernel named so
+# fails its own job (loaders look kernels up by their bytes), the others
+# are written with --keep-going.
+cp multi.ll "$(printf 'x\ny.ll')"
+cp va.ll "$(printf 'caf\351.ll')"
+expect_exit 0 "$GPUCC" compile --no-cache --no-cubin "$(printf 'x\ny.ll')" "$(printf 'caf\351.ll')" -t sm_90 -o names.gpucc
+"$GPUCC" list --json names.gpucc >names.json || fail "list of names.gpucc"
+python3 - names.json <<'PY' || fail "module names were not spelt as the manifest carries them"
+import json, sys
+names = sorted(e["module"] for e in json.load(open(sys.argv[1])))
+assert names == ["caf\\xE9.ll", "x\\ny.ll"] or names == ["caf\\xe9.ll", "x\\ny.ll"], names
+PY
+printf 'target triple = "amdgcn-amd-amdhsa"\ndefine amdgpu_kernel void @"bad\\01name"() {\n  ret void\n}\n' >badname.ll
+amd=$TESTDATA/kernels/amdgpu/vector_add.ll
+expect_exit 5 "$GPUCC" compile --no-cache badname.ll "$amd" -t gfx90a -o bad.gpucc
+assert_one_line err
+assert_grep "^gpucc compile: error: badname.ll: gfx90a: .*holds a control character.*rename it$" err
+assert_no_file bad.gpucc
+expect_exit 5 "$GPUCC" compile --no-cache --keep-going badname.ll "$amd" -t gfx90a -o bad.gpucc
+"$GPUCC" list bad.gpucc | grep -q vector_add || fail "--keep-going did not write the job that compiled"
+[ "$("$GPUCC" list --json bad.gpucc | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 1 ] ||
+	fail "--keep-going wrote more than the job that compiled"
 exit 0

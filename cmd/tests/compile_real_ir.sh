@@ -121,6 +121,28 @@ for t in gfx90a gfx90a:xnack-; do
 done
 expect_exit 0 "$GPUCC" compile --no-cache sync.xnack.bc -t gfx90a:xnack+
 
+# ---- OpenCL C with libclc, for both vendors; the cache keeps what it links -----------
+if [ -f /usr/lib/clc/amdgcn--amdhsa.bc ]; then
+	cat >ocl.cl <<'EOF'
+kernel void wave(global float *p) { size_t i = get_global_id(0); p[i] = sin(p[i]) * exp(p[i]); }
+EOF
+	clang-19 -x cl -cl-std=CL1.2 --target=amdgcn-amd-amdhsa -mcpu=gfx90a -nogpulib -O2 \
+		-Xclang -disable-llvm-passes -emit-llvm -c ocl.cl -o ocl.gfx90a.bc || fail "clang-19 -x cl"
+	clang-19 -x cl -cl-std=CL1.2 --target=nvptx64-nvidia-cuda -march=sm_80 -nogpulib -O2 \
+		-Xclang -disable-llvm-passes -emit-llvm -c ocl.cl -o ocl.sm_80.bc || fail "clang-19 -x cl"
+	expect_exit 0 "$GPUCC" compile --no-cubin ocl.gfx90a.bc ocl.sm_80.bc -t gfx90a -t sm_80 -o ocl.gpucc
+	"$GPUCC" list ocl.gpucc | grep -c wave | grep -qx 2 || fail "OpenCL: not one entry per vendor"
+	expect_exit 0 "$GPUCC" compile --explain --dry-run --no-cubin ocl.gfx90a.bc ocl.sm_80.bc -t gfx90a -t sm_80
+	assert_grep "amdgcn--amdhsa.bc" out
+	assert_grep "nvptx64--nvidiacl.bc" out
+	# prune judges libclc and the written ISA library as this toolchain's: nothing goes.
+	expect_exit 0 "$GPUCC" cache prune --json
+	python3 -c "import json,sys; d=json.load(open('out')); assert d['removed_entries'] == 0 and d['entries'] >= 2, d" ||
+		fail "cache prune removed entries this toolchain makes: $(cat out)"
+else
+	echo "SKIP (part): libclc-19 is not installed; OpenCL is untested here"
+fi
+
 # ---- relocatable device code: --link ------------------------------------------------
 cat >kernel.hip <<'EOF'
 #include <hip/hip_runtime.h>

@@ -85,14 +85,21 @@ assert_grep "^usage: gpucc embed IMAGE -o OBJ --symbol NAME .*\\[--align BYTES\\
 expect_exit 129 "$GPUCC" embed image.gpucc -o /proc/x.o --symbol x
 assert_one_line err
 assert_grep "^gpucc embed: -o '/proc/x.o' is in /proc, where only the kernel makes files" err
-expect_exit 129 "$GPUCC" embed image.gpucc -o dir --symbol x
-assert_grep "^gpucc embed: 'dir' is a directory, not a file name$" err
+# A directory where the object goes is bad input (3), as for every output,
+# whether it exists or only its name says so (it blamed a missing directory)
+for out in dir dir/ newdir/ newdir/. ..; do
+	expect_exit 3 "$GPUCC" embed image.gpucc -o "$out" --symbol x
+	assert_one_line err
+	assert_grep "^gpucc embed: '$out' \(is a directory, not a file name\|names a directory, not a file\): give the output's file name$" err
+	expect_exit 3 "$GPUCC" embed image.gpucc -o x.o --header "$out" --symbol x
+done
+assert_no_file newdir
 expect_exit 2 "$GPUCC" embed image.gpucc -o image.gpucc/x.o --symbol x
 assert_one_line err
 assert_grep "^gpucc embed: cannot create 'image.gpucc/x.o': 'image.gpucc' is not a directory$" err
 expect_exit 2 "$GPUCC" embed image.gpucc -o new.o --symbol x --header empty/x/new.h
 assert_grep "^gpucc embed: cannot create 'empty/x/new.h': a component of 'empty/x' is not a directory$" err
-expect_exit 129 "$GPUCC" embed image.gpucc -o "$(printf '%0250d' 0).o" --symbol x
+expect_exit 3 "$GPUCC" embed image.gpucc -o "$(printf '%0250d' 0).o" --symbol x
 assert_one_line err
 assert_grep "^gpucc embed: cannot create '0*\\.o': File name too long (the name has 252 bytes, and the temporary file written beside it 281)$" err
 expect_exit 2 "$GPUCC" embed image.gpucc -o "$(printf 'new\nline')/x.o" --symbol x
@@ -134,10 +141,21 @@ for symbol in image_size x_size; do
 	assert_one_line err
 	assert_grep "^gpucc embed: symbol '$symbol' ends in '_size'" err
 done
-# Names that only look alike are fine.
-for symbol in int_kernels uint_data Integer_t INT8_image SIZE image_sizes size; do
+# Names of the C standard library, and main: beside the program's own
+# <stdio.h> or <errno.h> the header would not compile (NULL, errno, EOF are
+# macros; size_t, FILE types), or the object would replace the library's
+# definition (malloc) or the program's entry point.  They were accepted.
+for symbol in main NULL errno size_t FILE EOF stdout malloc printf memcpy sin sinf \
+	offsetof va_list jmp_buf thrd_create atomic_int CHAR_BIT EXIT_SUCCESS I; do
+	expect_exit 129 "$GPUCC" embed image.gpucc -o bad.o --symbol "$symbol" --header bad.h
+	assert_one_line err
+	assert_grep "^gpucc embed: symbol '$symbol' is \(a name the C standard library declares\|the program's entry point\)" err
+done
+# Names that only look alike are fine, beside the standard headers too.
+for symbol in int_kernels uint_data Integer_t INT8_image SIZE image_sizes size mains null \
+	Errno file_t; do
 	expect_exit 0 "$GPUCC" embed image.gpucc -o alike.o --symbol "$symbol" --header alike.h
-	printf '#include "alike.h"\nunsigned long f(void) { return (unsigned long)%s_size; }\n' \
+	printf '#include <errno.h>\n#include <math.h>\n#include <stddef.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include "alike.h"\nunsigned long f(void) { return (unsigned long)%s_size; }\n' \
 		"$symbol" >alike.c
 	cc -std=c99 -Wall -Werror -c alike.c -o alike_c.o || fail "the header for '$symbol' does not compile"
 done

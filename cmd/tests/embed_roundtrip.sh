@@ -54,18 +54,20 @@ expect_exit 2 "$GPUCC" embed missing.gpucc -o bad.o --symbol x
 assert_grep "missing.gpucc" err
 expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol "1-not-c"
 assert_grep "not a C identifier" err
-expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple riscv64-linux-gnu
+# A host triple gpucc cannot target is bad input (3), as an unknown GPU
+# target is in every command.
+expect_exit 3 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple riscv64-linux-gnu
 assert_grep "riscv64" err
 # The triple is judged before the image is read through (a typo must not
-# wait for a large image's verification): a usage error even on a bad image.
+# wait for a large image's verification): named even on a bad image.
 head -c 3000 example.gpucc >truncated.gpucc
-expect_exit 129 "$GPUCC" embed truncated.gpucc -o bad.o --symbol x --target-triple riscv64-linux-gnu
+expect_exit 3 "$GPUCC" embed truncated.gpucc -o bad.o --symbol x --target-triple riscv64-linux-gnu
 assert_grep "riscv64" err
 expect_exit 3 "$GPUCC" embed truncated.gpucc -o bad.o --symbol x
 rm -f truncated.gpucc
 # Mach-O and COFF: refused in one line (LLVM would abort on the section name).
 for triple in x86_64-apple-darwin aarch64-apple-macos x86_64-pc-windows-msvc x86_64-unknown-linux-coff; do
-	expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple $triple
+	expect_exit 3 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple $triple
 	assert_one_line err
 	assert_grep "host triple '$triple' is not supported: gpucc embed writes ELF objects for Linux" err
 done
@@ -73,7 +75,7 @@ done
 # which gpucc cannot grow in place: it would hold the image in memory
 # twice over.  Refused in one line, before the image is read.
 for triple in x86_64-pc-linux-gnux32 x86_64-linux-muslx32 aarch64-linux-gnu_ilp32; do
-	expect_exit 129 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple $triple
+	expect_exit 3 "$GPUCC" embed example.gpucc -o bad.o --symbol x --target-triple $triple
 	assert_one_line err
 	assert_grep "host triple '$triple' is not supported: .* 32-bit" err
 done

@@ -346,3 +346,26 @@ EOF2
 		assert_same "merged-$f" good-merged.gpucc
 	done
 fi
+
+# Names (manifest.md, "Names"): a module name taken from a file's name is
+# spelt, so that any file packs (and compiles); a kernel, an external or a
+# module name given outright that no manifest can carry is refused, exit 3,
+# in one line naming it spelt and why, and no image is written.
+printf '.version 7.8\n' > names.ptx
+cp names.ptx "$(printf 'caf\351\n.ll')"
+expect_exit 0 "$GPUCC" pack -o names.gpucc -m "$(printf 'caf\351\n.ll')" -t sm_90 -k k --ptx names.ptx
+expect_exit 0 "$GPUCC" show names.gpucc "$(cut -c1-12 <<<"$("$GPUCC" list names.gpucc | tail -1)")" --json
+assert_grep '"module": "caf\\\\xe9\\\\n.ll"' out
+expect_exit 0 "$GPUCC" verify names.gpucc
+for bad in "-k sin$(printf '\001')exp:a kernel's name 'sin\\\\x01exp' holds a control character" \
+		"-k sin$(printf '\351')xp:a kernel's name 'sin\\\\xe9xp' is not UTF-8" \
+		"-k k --external ext$(printf '\177'):an external's name 'ext\\\\x7f' holds a control character" \
+		"-k k --module-name a$(printf '\033')b.ll:the module name 'a\\\\x1bb.ll' holds a control character"; do
+	rm -f named.gpucc
+	# shellcheck disable=SC2086
+	expect_exit 3 "$GPUCC" pack -o named.gpucc -m names.ptx -t sm_90 ${bad%%:*} --ptx names.ptx
+	assert_one_line err
+	assert_grep "^gpucc pack: .*${bad#*:}, which a manifest cannot carry (formats/manifest.md, Names)$" err
+	assert_no_file named.gpucc
+done
+echo ok

@@ -188,8 +188,10 @@ static void test_refusals(void)
 		{"\"opt-level\":\"2\"", "\"\":\"1\",\"opt-level\":\"2\"", "an option has an empty name"},
 		{"\"device_libs\":[]", "\"device_libs\":[{\"name\":\"\",\"sha256\":\"" HEX64 "\"}]",
 		 "a device library has an empty name"},
-		{"\"name\":\"saxpy\"", "\"name\":\"sa\\u0007xpy\"", "a kernel's name holds a control character"},
-		{"\"name\":\"saxpy\"", "\"name\":\"sa\x7fxpy\"", "a kernel's name holds a control character"},
+		{"\"name\":\"saxpy\"", "\"name\":\"sa\\u0007xpy\"",
+		 "a kernel's name 'sa\\x07xpy' holds a control character"},
+		{"\"name\":\"saxpy\"", "\"name\":\"sa\x7fxpy\"",
+		 "a kernel's name 'sa\\x7fxpy' holds a control character"},
 		{"\"device_libs\":[]",
 		 "\"device_libs\":[{\"name\":\"b.bc\",\"sha256\":\"" HEX64 "\"},"
 		 "{\"name\":\"a.bc\",\"sha256\":\"" HEX64 "\"}]",
@@ -238,7 +240,7 @@ static void test_refusals(void)
 	with_bell.kernels = bell;
 	CHECK_INT(gpucc_key_compute(&with_bell.key, &with_bell), 0);
 	CHECK_INT(gpucc_entry_validate(&with_bell), GPUCC_EINVALID);
-	CHECK_ERROR_HAS("a kernel's name holds a control character");
+	CHECK_ERROR_HAS("a kernel's name 'sa\\x07xpy' holds a control character");
 
 	/* A key that its components do not give parses, and fails the key
 	 * check that verify and writers make. */
@@ -385,6 +387,102 @@ static void test_payload_member_name(void)
 	CHECK_STR(name, "payloads/ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad.hsaco");
 }
 
+/* Names a manifest cannot carry: gpucc_entry_names_check refuses them
+ * before any key or payload exists (as a compile plans), naming the string
+ * spelt and the defect, and gpucc_entry_validate, which every writer
+ * calls, refuses them with the same message; a module's file name is
+ * spelt into one that a manifest carries (manifest.md, "Names"). */
+static void test_names(void)
+{
+	static const struct {
+		const char *kernel, *message;
+	} refused[] = {
+		{"sin\001exp", "a kernel's name 'sin\\x01exp' holds a control character, which a "
+		               "manifest cannot carry (formats/manifest.md, Names)"},
+		{"sin\nexp", "a kernel's name 'sin\\nexp' holds a control character"},
+		{"sin\xe9xp", "a kernel's name 'sin\\xe9xp' is not UTF-8"},
+		{"\xc0\xaf", "a kernel's name '\\xc0\\xaf' is not UTF-8"}, /* overlong '/' */
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		gpucc_kernel k[1] = {{refused[i].kernel, -1, -1, -1}};
+		gpucc_entry e = {0}; /* nothing else: what a plan has */
+		e.kernel_count = 1;
+		e.kernels = k;
+		CHECK_INT(gpucc_entry_names_check(&e), GPUCC_EINVALID);
+		CHECK_ERROR_HAS(refused[i].message);
+		char first[512];
+		snprintf(first, sizeof first, "%s", gpucc_error_last()->message);
+		gpucc_entry full = sample("names");
+		full.kernel_count = 1;
+		full.kernels = k;
+		CHECK_INT(gpucc_key_compute(&full.key, &full), 0);
+		CHECK_INT(gpucc_entry_validate(&full), GPUCC_EINVALID);
+		CHECK_STR(gpucc_error_last()->message, first);
+	}
+	/* The module name, an external, an option value: each named as what it is. */
+	gpucc_entry e = sample("names");
+	e.module = "a\nb.ll";
+	CHECK_INT(gpucc_entry_names_check(&e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("the module name 'a\\nb.ll' holds a control character");
+	e = sample("names");
+	const char *bad_external[1] = {"caf\xe9"};
+	e.externals = bad_external;
+	CHECK_INT(gpucc_entry_names_check(&e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("an external's name 'caf\\xe9' is not UTF-8");
+	e = sample("names");
+	CHECK_INT(gpucc_entry_names_check(&e), 0);
+	gpucc_entry empty = {0};
+	CHECK_INT(gpucc_entry_names_check(&empty), 0);
+	/* A long name is cut in the message, which stays short. */
+	char *long_name = malloc(GPUCC_MANIFEST_STRING_MAX + 2);
+	memset(long_name, 'k', GPUCC_MANIFEST_STRING_MAX + 1);
+	long_name[GPUCC_MANIFEST_STRING_MAX + 1] = '\0';
+	gpucc_kernel lk[1] = {{long_name, -1, -1, -1}};
+	e.kernel_count = 1;
+	e.kernels = lk;
+	CHECK_INT(gpucc_entry_names_check(&e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("kkk...' is a string of 65537 bytes");
+	CHECK(strlen(gpucc_error_last()->message) < 256);
+	free(long_name);
+
+	/* Spelling: control characters as the messages spell them, bytes that
+	 * are not UTF-8 as \xHH, valid UTF-8 and backslashes as they are; what
+	 * comes out passes the check. */
+	static const struct {
+		const char *name, *spelt;
+	} spellings[] = {
+		{"saxpy.ll", "saxpy.ll"},
+		{"x\ny\t.ll", "x\\ny\\t.ll"},
+		{"\x01\x7f", "\\x01\\x7f"},
+		{"caf\xe9.ll", "caf\\xe9.ll"},
+		{"caf\xc3\xa9.ll", "caf\xc3\xa9.ll"},       /* UTF-8 */
+		{"\xe2\x82", "\\xe2\\x82"},               /* a sequence cut short */
+		{"\xed\xa0\x80", "\\xed\\xa0\\x80"},   /* a surrogate */
+		{"a\\x41", "a\\x41"},
+		{"", ""},
+	};
+	for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
+		char *spelt = gpucc_manifest_spell_name(spellings[i].name);
+		CHECK_STR(spelt, spellings[i].spelt);
+		gpucc_entry m = {0};
+		m.module = spelt;
+		CHECK_INT(gpucc_entry_names_check(&m), 0);
+		free(spelt);
+	}
+	/* The public form takes the base name of a path. */
+	static const struct {
+		const char *path, *name;
+	} paths[] = {
+		{"dir/sub/k.ll", "k.ll"}, {"k.ll", "k.ll"}, {"dir/\xff.ll", "\\xff.ll"}, {"dir/", "dir/"},
+	};
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		char *name = NULL;
+		CHECK_INT(gpucc_module_name_from_path(&name, paths[i].path), 0);
+		CHECK_STR(name, paths[i].name);
+		gpucc_free(name);
+	}
+}
+
 int main(void)
 {
 	RUN(test_round_trip);
@@ -392,5 +490,6 @@ int main(void)
 	RUN(test_long_member_names);
 	RUN(test_kernel_resource_bound);
 	RUN(test_payload_member_name);
+	RUN(test_names);
 	return CHECK_DONE();
 }

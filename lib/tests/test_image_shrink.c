@@ -13,14 +13,25 @@
  * cut at every such call in turn, and at several lengths, from a fresh copy
  * of the image each time: gpucc_image_fetch_payload, and opening,
  * reading every payload and verifying, of uncompressed and zstd images.
+ * Beside them, the SIGBUS guard that the manifest's mapping is read under
+ * (lib/sigbus_guard.h) leaves every other SIGBUS to the process's own
+ * handler.  The counting is per thread: with the argument "threads" (the 'threads'
+ * suite, which scripts/test also runs under ThreadSanitizer), 8 threads
+ * open, read and cut their own images at once, so that the SIGBUS guards
+ * of their manifests (lib/sigbus_guard.h) come and go, and fault,
+ * together.
  */
 #include "check.h"
 
 #include <gpucc.h>
 
 #include "image_internal.h"
+#include "sigbus_guard.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,19 +44,21 @@
 
 /* ---- cutting the file short ----------------------------------------------- */
 
-/* The file to cut (its device and inode), the call at which to cut it, and
- * to how many bytes; the calls on it so far. */
+/* The file to cut (its device and inode), the call at which to cut it (or
+ * its first mapping), and to how many bytes; the calls on it so far.  Each
+ * thread cuts its own file, on its own reads. */
 typedef struct shrink_state {
 	bool armed;
 	dev_t dev;
 	ino_t ino;
 	const char *path;
 	long at;
+	bool at_mapping;
 	off_t to;
 	long calls;
 	bool cut;
 } shrink_state;
-static shrink_state shrink;
+static _Thread_local shrink_state shrink;
 
 ssize_t __real_pread64(int fd, void *buf, size_t n, off_t off);
 ssize_t __wrap_pread64(int fd, void *buf, size_t n, off_t off);
@@ -53,13 +66,15 @@ void *__real_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
 /* Count a read or mapping of fd; cut the file at the chosen one. */
-static void count_call(int fd)
+static void count_call(int fd, bool mapping)
 {
 	struct stat st;
 	if (!shrink.armed || fd < 0 || fstat(fd, &st) != 0 || st.st_dev != shrink.dev ||
 	    st.st_ino != shrink.ino)
 		return;
-	if (shrink.calls++ == shrink.at) {
+	bool now = shrink.at_mapping ? mapping && !shrink.cut : shrink.calls == shrink.at;
+	shrink.calls++;
+	if (now) {
 		if (truncate(shrink.path, shrink.to) != 0)
 			abort(); /* the case would prove nothing */
 		shrink.cut = true;
@@ -68,7 +83,7 @@ static void count_call(int fd)
 
 ssize_t __wrap_pread64(int fd, void *buf, size_t n, off_t off)
 {
-	count_call(fd);
+	count_call(fd, false);
 	return __real_pread64(fd, buf, n, off);
 }
 
@@ -76,11 +91,12 @@ void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 {
 	void *m = __real_mmap64(addr, len, prot, flags, fd, off);
 	if (m != MAP_FAILED && !(flags & MAP_ANONYMOUS))
-		count_call(fd);
+		count_call(fd, true);
 	return m;
 }
 
-/* Write bytes to path afresh, and cut it to `to` bytes at call `at`. */
+/* Write bytes to path afresh, and cut it to `to` bytes at call `at` (-1:
+ * at its first mapping). */
 static void arm(const char *path, const void *bytes, size_t size, long at, off_t to)
 {
 	shrink.armed = false;
@@ -90,7 +106,7 @@ static void arm(const char *path, const void *bytes, size_t size, long at, off_t
 	if (fd >= 0)
 		close(fd);
 	shrink = (shrink_state){.armed = true, .dev = st.st_dev, .ino = st.st_ino, .path = path,
-	                        .at = at, .to = to};
+	                        .at = at, .at_mapping = at < 0, .to = to};
 }
 
 /* Stop counting: whether the file was cut (else the case made fewer calls
@@ -172,16 +188,19 @@ typedef struct image_bytes {
 
 static image_bytes plain, zstd;
 
-/* Lengths to cut an image of size bytes to: nothing left, inside the first
- * members, inside the manifest or the first payloads, half, and all but
- * the last bytes. */
+/* Lengths to cut an image of size bytes to: nothing left, inside the
+ * manifest (two places), half, and all but the last page.  All whole
+ * pages: a mapping's bytes past the end of a file in its last page read as
+ * zeros, which a parser refuses before it touches the pages after them,
+ * those that fault. */
 static size_t cut_lengths(off_t out[5], size_t size)
 {
+	const size_t page = 4096;
 	out[0] = 0;
-	out[1] = 700;
-	out[2] = (off_t)(size / 10);
-	out[3] = (off_t)(size / 2);
-	out[4] = (off_t)(size - 100);
+	out[1] = (off_t)page;
+	out[2] = (off_t)(2 * page);
+	out[3] = (off_t)(size / 2 / page * page);
+	out[4] = (off_t)((size - 1) / page * page);
 	return 5;
 }
 
@@ -297,8 +316,158 @@ static void test_read_zstd(void)
 	read_cut(&zstd, path_in_dir("read.gpucc"), "zstd image");
 }
 
-int main(void)
+/* ---- the guard and the process's own SIGBUS handler --------------------------- */
+
+static volatile sig_atomic_t host_calls;
+static sigjmp_buf host_escape;
+static volatile sig_atomic_t host_escapes;
+
+/* A host's handler: counts, and leaves a faulting access by longjmp. */
+static void host_handler(int sig, siginfo_t *info, void *context)
 {
+	(void)sig;
+	(void)context;
+	host_calls++;
+	if (info->si_code > 0 && host_escapes)
+		siglongjmp(host_escape, 1);
+}
+
+/* A mapping of the first two pages of a file of two pages, cut to one. */
+static unsigned char *cut_mapping(const char *path)
+{
+	static unsigned char page[2 * 4096];
+	memset(page, 'x', sizeof page);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	CHECK(fd >= 0 && write(fd, page, sizeof page) == (ssize_t)sizeof page);
+	void *m = fd >= 0 ? mmap(NULL, sizeof page, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+	CHECK(m != MAP_FAILED && ftruncate(fd, 4096) == 0);
+	if (fd >= 0)
+		close(fd);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* A guard turns only its own mapping's faults into zeros: a SIGBUS sent
+ * to the process, or a fault elsewhere, goes to the handler the process
+ * had, which is back in place once the last guard ends. */
+static void test_guard_passes_on(void)
+{
+	struct sigaction host, now;
+	memset(&host, 0, sizeof host);
+	host.sa_sigaction = host_handler;
+	host.sa_flags = SA_SIGINFO;
+	sigemptyset(&host.sa_mask);
+	CHECK_INT(sigaction(SIGBUS, &host, NULL), 0);
+	unsigned char *guarded = cut_mapping(path_in_dir("guarded"));
+	unsigned char *unguarded = cut_mapping(path_in_dir("unguarded"));
+	if (!guarded || !unguarded)
+		return;
+	gpucc_sigbus_guard g;
+	CHECK_INT(gpucc_sigbus_guard_begin(&g, guarded, 2 * 4096), 0);
+	raise(SIGBUS);
+	CHECK_INT(host_calls, 1);
+	host_escapes = 1;
+	if (sigsetjmp(host_escape, 1) == 0) {
+		volatile unsigned char byte = unguarded[4096]; /* faults */
+		(void)byte;
+		CHECK(false);
+	}
+	host_escapes = 0;
+	CHECK_INT(host_calls, 2);
+	CHECK_INT(guarded[0], 'x');
+	CHECK_INT(guarded[4096], 0); /* the page the cut took: zeros */
+	CHECK_INT(host_calls, 2);
+	CHECK(gpucc_sigbus_guard_end(&g));
+	CHECK_INT(sigaction(SIGBUS, NULL, &now), 0);
+	CHECK((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == host_handler);
+	/* A guard whose mapping never faulted says so. */
+	CHECK_INT(gpucc_sigbus_guard_begin(&g, guarded, 4096), 0);
+	CHECK_INT(guarded[1], 'x');
+	CHECK(!gpucc_sigbus_guard_end(&g));
+	munmap(guarded, 2 * 4096);
+	munmap(unguarded, 2 * 4096);
+	signal(SIGBUS, SIG_DFL);
+}
+
+/* ---- on several threads at once ------------------------------------------------ */
+
+#define THREADS 8
+#define ROUNDS 12
+
+typedef struct cutter {
+	unsigned id;
+	int failures;
+	char first[512];
+} cutter;
+
+/* Round r of thread c: open its image, cut into the manifest at its
+ * mapping (refused), or not cut (opened and read); fetch a payload cut at
+ * a read.  Failures are counted here: check.h's counter is not for
+ * threads. */
+static void *cut_rounds(void *arg)
+{
+	cutter *c = arg;
+	char path[256]; /* (not path_in_dir, whose names are not per thread) */
+	snprintf(path, sizeof path, "%s/thread-%u.gpucc", check_dir, c->id);
+	for (int r = 0; r < ROUNDS; r++) {
+		const image_bytes *img = r % 3 == 2 ? &zstd : &plain;
+		bool cut = r % 2 == 0;
+		arm(path, img->bytes, img->size, cut ? -1 : 1000000, 8192);
+		gpucc_image *opened = NULL;
+		int rc = gpucc_image_open(&opened, path);
+		bool was_cut = disarm();
+		/* A zstd image is not mapped: nothing cuts it. */
+		bool ok = was_cut ? rc == GPUCC_ECORRUPT && strstr(gpucc_error_last()->message, path)
+		                  : rc == 0 && (!cut || img == &zstd);
+		if (rc == 0) {
+			void *data = NULL;
+			size_t size = 0;
+			const gpucc_payload *p = gpucc_image_payload(opened, (size_t)r % ENTRIES);
+			ok = ok && p && gpucc_image_read_payload(&data, &size, opened, p) == 0 &&
+			     size == p->size;
+			gpucc_free(data);
+		}
+		gpucc_image_free(opened);
+		arm(path, plain.bytes, plain.size, r, (off_t)(plain.size / 2 / 4096 * 4096));
+		void *data = NULL;
+		size_t size = 0;
+		size_t i = (size_t)(r * 5 + (int)c->id) % ENTRIES;
+		rc = gpucc_image_fetch_payload(&data, &size, path, &written_digest[i], GPUCC_PART_CUBIN);
+		disarm();
+		ok = ok && (rc == 0 ? size == written_size[i] && memcmp(data, written[i], size) == 0
+		                    : rc == GPUCC_ECORRUPT && strstr(gpucc_error_last()->message, path));
+		gpucc_free(data);
+		if (!ok && c->failures++ == 0)
+			snprintf(c->first, sizeof c->first, "thread %u, round %d: %d %s", c->id, r, rc,
+			         gpucc_error_last()->message);
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	cutter cutters[THREADS];
+	pthread_t threads[THREADS];
+	size_t started = 0;
+	for (unsigned i = 0; i < THREADS; i++) {
+		cutters[i] = (cutter){.id = i};
+		if (pthread_create(&threads[i], NULL, cut_rounds, &cutters[i]) != 0)
+			break;
+		started++;
+	}
+	CHECK_INT(started, THREADS);
+	for (size_t i = 0; i < started; i++) {
+		pthread_join(threads[i], NULL);
+		if (cutters[i].failures)
+			fprintf(stderr, "%d failure(s), the first: %s\n", cutters[i].failures,
+			        cutters[i].first);
+		CHECK_INT(cutters[i].failures, 0);
+	}
+}
+
+/* With the argument "threads", test_threads alone. */
+int main(int argc, char **argv)
+{
+	bool threads_only = argc > 1 && strcmp(argv[1], "threads") == 0;
 	if (check_dir_create("image-shrink") != 0)
 		return 1;
 	make_payloads();
@@ -309,9 +478,13 @@ int main(void)
 	zstd.bytes = check_read_file(path, &zstd.size);
 	if (!plain.bytes || !zstd.bytes)
 		return 1;
-	RUN(test_fetch);
-	RUN(test_read_plain);
-	RUN(test_read_zstd);
+	if (!threads_only) {
+		RUN(test_guard_passes_on);
+		RUN(test_fetch);
+		RUN(test_read_plain);
+		RUN(test_read_zstd);
+	}
+	RUN(test_threads);
 	for (size_t i = 0; i < ENTRIES; i++)
 		free(written[i]);
 	free(plain.bytes);

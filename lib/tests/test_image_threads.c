@@ -33,7 +33,7 @@
  * one read through the cursor (whose out-of-order reads decompress, or
  * walk, from the start each time). */
 #define CALLS_RANDOM_ACCESS 400
-#define CALLS_CURSOR 40
+#define CALLS_CURSOR 24
 
 /* What was written: payload i's bytes and digest. */
 static unsigned char *written[ENTRIES];

@@ -234,6 +234,9 @@ static void fixture_close(fixture *f)
 	X(gpucc_entry_compute_key, e, 0, NULL, gpucc_entry_compute_key(&f->digest_out, NONE))       \
 	X(gpucc_entry_content_digest, out, 0, NULL, gpucc_entry_content_digest(NONE, f->entry))     \
 	X(gpucc_entry_content_digest, e, 0, NULL, gpucc_entry_content_digest(&f->digest_out, NONE)) \
+	X(gpucc_module_name_from_path, out, 0, NULL, gpucc_module_name_from_path(NONE, "a.ll"))     \
+	X(gpucc_module_name_from_path, path, 1, NULL,                                               \
+	  gpucc_module_name_from_path(&f->string_out, NONE))                                        \
 	/* image.h */                                                                                \
 	X(gpucc_image_default_limits, out, 0, NULL, gpucc_image_default_limits(NONE))               \
 	X(gpucc_image_open, out, 0, NULL, gpucc_image_open(NONE, f->image_path))                    \
@@ -422,6 +425,8 @@ static void fixture_close(fixture *f)
 	X(gpucc_embed_image, opts, 0, NULL,                                                         \
 	  gpucc_embed_image(f->image_path, f->object_path, NONE))                                   \
 	X(gpucc_embed_write_header, header_path, 0, NULL, gpucc_embed_write_header(NONE, "kernels")) \
+	X(gpucc_embed_check_symbol, symbol, 0, "symbol '' is not a C identifier",                  \
+	  gpucc_embed_check_symbol(NONE))                                                           \
 	X(gpucc_embed_write_header, symbol, 0, NULL, gpucc_embed_write_header(f->header_path, NONE))
 
 

@@ -51,7 +51,9 @@ typedef void (*gpucc_conflict_fn)(void *ctx, const gpucc_digest *key, const char
 typedef void (*gpucc_cache_warning_fn)(void *ctx, const char *message);
 
 /* The default cache directory, in a new string (gpucc_free): $GPUCC_CACHE_DIR,
- * else $XDG_CACHE_HOME/gpucc, else $HOME/.cache/gpucc. */
+ * else $XDG_CACHE_HOME/gpucc, else $HOME/.cache/gpucc; an empty
+ * GPUCC_CACHE_DIR counts as unset, and so do an XDG_CACHE_HOME and a HOME
+ * that are not absolute paths.  GPUCC_ENOTFOUND when none is left. */
 GPUCC_API int gpucc_cache_default_dir(char **out);
 
 enum {
@@ -149,7 +151,11 @@ typedef struct gpucc_cache_gc_result {
  * whose writer no longer holds their lock, and pending entries over an
  * hour old; formats/cache.md).  Safe while other processes read and write: readers keep the
  * entry they opened, and an entry evicted while being looked up is a miss.
- * out may be NULL. */
+ * An entry that cannot be removed (a shard directory this user may not
+ * write, a read-only file system) is passed over and the others still go;
+ * when the cache stays above max_bytes because of such entries the result
+ * is GPUCC_ERROR, whose message says how many and names the first and why,
+ * with *out filled all the same.  out may be NULL. */
 GPUCC_API int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *out);
 typedef struct gpucc_cache_verify_result {
 	uint64_t entries, bytes; /* entries found whole, and their size */
@@ -172,7 +178,9 @@ typedef void (*gpucc_cache_defect_fn)(void *ctx, const char *path, const char *m
 GPUCC_API int gpucc_cache_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx,
                                  gpucc_cache_verify_result *out);
 
-/* Remove every entry (gc down to nothing) and zero the counters. */
+/* Remove every entry (gc down to nothing) and zero the counters.  Entries
+ * that cannot be removed make it GPUCC_ERROR, as for gpucc_cache_gc, after
+ * the others are removed and the counters zeroed. */
 GPUCC_API int gpucc_cache_clear(gpucc_cache *c);
 
 typedef struct gpucc_cache_prune_result {

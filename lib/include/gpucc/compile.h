@@ -128,6 +128,8 @@ typedef struct gpucc_compile_options {
 	unsigned job_timeout_seconds; /* a job still compiling after this long fails;
 	                              0: no limit; default GPUCC_DEFAULT_JOB_TIMEOUT */
 	uint64_t job_memory_bytes; /* a compile worker's address space; 0: no limit */
+	bool keep_going;           /* a failed run still adds every hit and compiled
+	                              entry to the writer (make -k); default: none */
 } gpucc_compile_options;
 
 /* Each job compiles in a worker process: LLVM's crash, abort or hang fails

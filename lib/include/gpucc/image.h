@@ -22,10 +22,13 @@
  * writer is used by one thread at a time (its source images may be read by
  * others meanwhile).  Different handles, even of one file, are independent.
  *
- * A file that is cut short in place while an image of it is open (cp
- * rewrites its target so) is read with pread, never mapped: reads then fail
- * with GPUCC_ECORRUPT ("truncated image") instead of the process getting
- * SIGBUS.  gpucc_image_open_mapped (runtime.h) is the exception.
+ * A file that is cut short in place while an image of it is opened or read
+ * (cp rewrites its target so) makes those calls fail with GPUCC_ECORRUPT
+ * ("truncated image"), never the process die of SIGBUS: payloads are read
+ * with pread, and the manifest, parsed in place from a mapping, is guarded
+ * by a SIGBUS handler installed only while it is parsed (and handing any
+ * other SIGBUS to the handler that was there before).
+ * gpucc_image_open_mapped (runtime.h) is the exception.
  */
 #ifndef GPUCC_IMAGE_H
 #define GPUCC_IMAGE_H

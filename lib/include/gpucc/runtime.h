@@ -53,9 +53,9 @@ extern "C" {
  * the file must not be cut short in place while the image is open (the
  * process would get SIGBUS); gpucc replaces its outputs by renaming a new
  * file over them, which leaves an open image reading the old one.  (Every
- * other way of opening an image reads files with pread, and reports a file
- * cut short as a truncated image.)  The image is read from many threads at
- * once as an image in memory is (gpucc/image.h). */
+ * other way of opening an image reports a file cut short as a truncated
+ * image: gpucc/image.h.)  The image is read from many threads at once as
+ * an image in memory is. */
 GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
 
 /* ---- one payload by its digest ------------------------------------------- */
