@@ -483,7 +483,7 @@ static int choose_libclc(gpucc_compile *c, job *j)
 		                "%s: %s: the OpenCL module calls builtins (_Z* functions) that libclc "
 		                "defines, but libclc was not found: install libclc-19 or set "
 		                "GPUCC_LIBCLC_DIR",
-		                m->shown, t->name);
+		                m->shown, j->target_name);
 	return add_lib(j, c->toolchain.libclc_dir,
 	               t->parsed.vendor == GPUCC_VENDOR_NVIDIA ? "nvptx64--nvidiacl.bc"
 	                                                       : "amdgcn--amdhsa.bc");
@@ -506,7 +506,7 @@ static int choose_rocm(gpucc_compile *c, job *j)
 		                "%s: %s: the module calls the ROCm device libraries (__ocml_*, "
 		                "__ockl_*, __atomic_work_item_fence) but they were not found: install "
 		                "rocm-device-libs or set GPUCC_ROCM_DEVICE_LIBS",
-		                m->shown, t->name);
+		                m->shown, j->target_name);
 	int rc = 0;
 	if (m->facts.calls_hip)
 		rc = add_lib(j, dir, "hip.bc");
@@ -516,7 +516,7 @@ static int choose_rocm(gpucc_compile *c, job *j)
 	/* gfx6..gfx9 run wave64 only; gfx10 and later wave32 unless asked. */
 	bool wave64 = strlen(p) == 6 || m->facts.wavefront64;
 	if ((rc = gpucc_isa_version_lib(&j->isa_lib, p)) != 0)
-		return job_fail(j, rc, "%s: %s: %s", m->shown, t->name, gpucc_error_last()->message);
+		return job_fail(j, rc, "%s: %s: %s", m->shown, j->target_name, gpucc_error_last()->message);
 	const char *files[] = {
 		"ocml.bc",
 		"ockl.bc",
@@ -535,7 +535,6 @@ static int choose_rocm(gpucc_compile *c, job *j)
 static int choose_libdevice(gpucc_compile *c, job *j)
 {
 	const module *m = &c->modules[j->module];
-	const target *t = &c->targets[j->target];
 	const char *libdevice = c->toolchain.libdevice;
 	if (!m->facts.calls_libdevice)
 		return 0;
@@ -543,7 +542,7 @@ static int choose_libdevice(gpucc_compile *c, job *j)
 		return job_fail(j, GPUCC_EUNAVAILABLE,
 		                "%s: %s: the module calls libdevice (__nv_*) but no CUDA toolkit "
 		                "was found: set CUDA_PATH",
-		                m->shown, t->name);
+		                m->shown, j->target_name);
 	const char *slash = strrchr(libdevice, '/');
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%.*s", (int)(slash - libdevice), libdevice);
@@ -572,10 +571,10 @@ static int choose_libs(gpucc_compile *c, job *j)
 		if (stat(j->lib_paths[i], &st) != 0)
 			return job_fail(j, GPUCC_EUNAVAILABLE,
 			                "%s: %s: device library '%s' is missing (no such file for this target)",
-			                m->shown, t->name, j->lib_paths[i]);
+			                m->shown, j->target_name, j->lib_paths[i]);
 		rc = gpucc_toolchain_digest(&c->toolchain, j->lib_paths[i], &j->libs[i].sha256);
 		if (rc != 0)
-			return job_fail(j, rc, "%s: %s: %s", m->shown, t->name, gpucc_error_last()->message);
+			return job_fail(j, rc, "%s: %s: %s", m->shown, j->target_name, gpucc_error_last()->message);
 	}
 	if (j->lib_count > 1)
 		qsort(j->libs, j->lib_count, sizeof j->libs[0], compare_libs);
@@ -1026,7 +1025,7 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 	if (rc != 0) {
 		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
 	} else if (build_entry(c, j) != 0) {
-		job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->shown, t->name);
+		job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->shown, j->target_name);
 	} else if (gpucc_entry_names_check(&j->entry) != 0) {
 		/* A kernel or external no manifest can carry: this job's failure,
 		 * before anything is cached or written. */
