@@ -954,7 +954,19 @@ static int open_common(gpucc_image *img)
  * (the first follows the manifest's data; a wrong guess is caught by the
  * header check before any byte is used).  Once, for all threads: the
  * first caller builds them under lock, any other waits for it. */
+static int build_payloads(gpucc_image *img);
+
 static int ensure_payloads(gpucc_image *img)
+{
+	/* Every payload read and accessor comes here: the built list costs
+	 * one load. */
+	if (atomic_load_explicit(&img->payloads_ready, memory_order_acquire) && img->payloads_rc == 0)
+		return 0;
+	return build_payloads(img);
+}
+
+/* ensure_payloads, the first time (or after a failure). */
+static int build_payloads(gpucc_image *img)
 {
 	if (!atomic_load_explicit(&img->payloads_ready, memory_order_acquire)) {
 		pthread_mutex_lock(&img->lock);
