@@ -191,6 +191,17 @@ static void job_release(gpucc_compile *c, job *j)
 	(void)c;
 }
 
+static void module_release(module *m)
+{
+	free(m->name);
+	free(m->shown);
+	free(m->entry_name);
+	free(m->data);
+	free(m->member_data);
+	free(m->member_sizes);
+	free(m->member_names);
+}
+
 void gpucc_compile_free(gpucc_compile *c)
 {
 	if (!c)
@@ -198,15 +209,8 @@ void gpucc_compile_free(gpucc_compile *c)
 	for (size_t i = 0; i < c->job_count; i++)
 		job_release(c, &c->jobs[i]);
 	free(c->jobs);
-	for (size_t i = 0; i < c->module_count; i++) {
-		free(c->modules[i].name);
-		free(c->modules[i].shown);
-		free(c->modules[i].entry_name);
-		free(c->modules[i].data);
-		free(c->modules[i].member_data);
-		free(c->modules[i].member_sizes);
-		free(c->modules[i].member_names);
-	}
+	for (size_t i = 0; i < c->module_count; i++)
+		module_release(&c->modules[i]);
 	free(c->modules);
 	free(c->targets);
 	free(c->ld_lld_error);
@@ -272,10 +276,7 @@ int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *dat
 	if (grown)
 		c->modules = grown;
 	if (!m.name || !m.shown || !m.data || !m.entry_name || !grown) {
-		free(m.name);
-		free(m.shown);
-		free(m.entry_name);
-		free(m.data);
+		module_release(&m);
 		return gpucc_error_oom();
 	}
 	if (size)
@@ -818,12 +819,7 @@ static int link_modules(gpucc_compile *c)
 		c->modules = grown;
 	if (!linked.name || !linked.shown || !linked.data || !linked.member_data ||
 	    !linked.member_sizes || !linked.member_names || !digests || !grown) {
-		free(linked.name);
-		free(linked.shown);
-		free(linked.data);
-		free(linked.member_data);
-		free(linked.member_sizes);
-		free(linked.member_names);
+		module_release(&linked);
 		free(digests);
 		return gpucc_error_oom();
 	}
@@ -845,18 +841,12 @@ static int link_modules(gpucc_compile *c)
 	}
 	gpucc_escape_controls(linked.shown, 4 * name_size, linked.name);
 	linked.entry_name = gpucc_manifest_spell_name(linked.name);
-	if (!linked.entry_name) {
-		free(linked.name);
-		free(linked.shown);
-		free(linked.data);
-		free(linked.member_data);
-		free(linked.member_sizes);
-		free(linked.member_names);
-		free(digests);
-		return gpucc_error_oom();
-	}
 	gpucc_digest_buffer(&linked.sha256, digests, 11 + n * sizeof(gpucc_digest));
 	free(digests);
+	if (!linked.entry_name) {
+		module_release(&linked);
+		return gpucc_error_oom();
+	}
 	linked.member_count = n;
 	c->modules[n] = linked;
 	c->module_count = n + 1;

@@ -182,6 +182,20 @@ static void memo_save(gpucc_toolchain *tc)
 	gpucc_error_clear();
 }
 
+/* A copy of the first of dirs (NULL entries skipped) that holds file, or
+ * NULL. */
+static char *first_dir_with(const char *const *dirs, size_t count, const char *file)
+{
+	for (size_t i = 0; i < count; i++) {
+		char *path = join_if(dirs[i], file, false);
+		if (path) {
+			free(path);
+			return strdup(dirs[i]);
+		}
+	}
+	return NULL;
+}
+
 int gpucc_toolchain_init(gpucc_toolchain *tc, const char *memo_dir)
 {
 	memset(tc, 0, sizeof *tc);
@@ -189,23 +203,12 @@ int gpucc_toolchain_init(gpucc_toolchain *tc, const char *memo_dir)
 	const char *rocm_dirs[] = {getenv("GPUCC_ROCM_DEVICE_LIBS"),
 	                           "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode",
 	                           "/opt/rocm/amdgcn/bitcode"};
-	for (size_t i = 0; i < sizeof rocm_dirs / sizeof rocm_dirs[0] && !tc->rocm_dir; i++) {
-		char *ocml = join_if(rocm_dirs[i], "ocml.bc", false);
-		if (ocml) {
-			free(ocml);
-			tc->rocm_dir = strdup(rocm_dirs[i]);
-		}
-	}
+	tc->rocm_dir = first_dir_with(rocm_dirs, sizeof rocm_dirs / sizeof rocm_dirs[0], "ocml.bc");
 	/* Debian's libclc-19 (nvptx64--nvidiacl.bc, amdgcn--amdhsa.bc). */
 	const char *clc_dirs[] = {getenv("GPUCC_LIBCLC_DIR"), "/usr/lib/clc",
 	                          "/usr/lib/llvm-19/lib/clc"};
-	for (size_t i = 0; i < sizeof clc_dirs / sizeof clc_dirs[0] && !tc->libclc_dir; i++) {
-		char *amd = join_if(clc_dirs[i], "amdgcn--amdhsa.bc", false);
-		if (amd) {
-			free(amd);
-			tc->libclc_dir = strdup(clc_dirs[i]);
-		}
-	}
+	tc->libclc_dir =
+		first_dir_with(clc_dirs, sizeof clc_dirs / sizeof clc_dirs[0], "amdgcn--amdhsa.bc");
 	tc->ptxas = cuda_file("bin/ptxas", true);
 	if (!tc->ptxas)
 		tc->ptxas = search_path("ptxas");
