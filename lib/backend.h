@@ -117,5 +117,9 @@ typedef const gpucc_backend *(*gpucc_backend_entry_fn)(unsigned abi_version);
  * libgpucc, the executable's directory, then GPUCC_LIBDIR/gpucc/.
  * GPUCC_EUNAVAILABLE, naming what was tried, when none loads. */
 int gpucc_backend_load(const gpucc_backend **out);
+/* The compile worker program (lib/backend_llvm/worker_main.c) beside the
+ * loaded backend module; only after gpucc_backend_load succeeded. */
+#define GPUCC_WORKER_NAME "gpucc-compile-worker"
+const char *gpucc_backend_worker_program(void);
 
 #endif

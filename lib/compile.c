@@ -19,6 +19,7 @@
 #include "cache_internal.h"
 #include "compile_internal.h"
 #include "compile_worker.h"
+#include "compile_worker_protocol.h"
 #include "errors.h"
 #include "escape.h"
 #include "input_file.h"
@@ -186,7 +187,7 @@ static void job_release(gpucc_compile *c, job *j)
 		gpucc_key_components_free(j->components);
 	gpucc_image_free(j->hit);
 	if (j->have_out)
-		gpucc_worker_result_release(&j->out);
+		gpucc_wire_result_release(&j->out);
 	free(j->kernels);
 	(void)c;
 }
@@ -911,6 +912,7 @@ int gpucc_compile_plan(gpucc_compile *c)
 typedef struct pool {
 	gpucc_compile *c;
 	const gpucc_backend *backend;
+	const char *worker_program; /* gpucc-compile-worker, beside the backend */
 	size_t *misses;
 	size_t miss_count;
 	size_t next;       /* under c->lock */
@@ -1054,7 +1056,7 @@ static void *worker(void *arg)
 	pool *p = arg;
 	gpucc_compile *c = p->c;
 	gpucc_worker_limits limits = {c->o.job_timeout_seconds, c->o.job_memory_bytes};
-	gpucc_worker *w = gpucc_worker_new(p->backend, &limits);
+	gpucc_worker *w = gpucc_worker_new(p->worker_program, &limits);
 	if (!w) {
 		pthread_mutex_lock(&c->lock);
 		snprintf(p->thread_error, sizeof p->thread_error, "out of memory");
@@ -1132,10 +1134,17 @@ static int compile_misses(gpucc_compile *c)
 		free(p.misses);
 		return 0;
 	}
-	/* Initialise LLVM's targets here, once, so that every worker forked
-	 * from this process starts with them (lib/compile_worker.c). */
-	char error[512];
-	p.backend->thread_free(p.backend->thread_new(error, sizeof error));
+	p.worker_program = gpucc_backend_worker_program();
+	if (access(p.worker_program, X_OK) != 0) {
+		for (size_t i = 0; i < p.miss_count; i++) {
+			job *j = &c->jobs[p.misses[i]];
+			job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: the compile worker '%s' is not beside the "
+			         "LLVM backend: reinstall gpucc", j->r.module, j->r.target, p.worker_program);
+			report_progress(c, j);
+		}
+		free(p.misses);
+		return 0;
+	}
 	unsigned n = thread_count(c, p.miss_count);
 	pthread_t *threads = calloc(n, sizeof *threads);
 	if (!threads) {

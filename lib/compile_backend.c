@@ -25,6 +25,7 @@
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const gpucc_backend *loaded;
+static char worker_program[PATH_MAX]; /* beside the loaded module */
 static int load_code;
 static char load_message[1024];
 
@@ -64,6 +65,9 @@ static bool try_path(const char *path)
 		return true;
 	}
 	loaded = b; /* never unloaded: LLVM does not like being unloaded */
+	const char *slash = strrchr(path, '/');
+	snprintf(worker_program, sizeof worker_program, "%.*s%s", slash ? (int)(slash - path + 1) : 0,
+	         path, GPUCC_WORKER_NAME);
 	load_code = 0;
 	return true;
 }
@@ -116,6 +120,11 @@ static void load(void)
 	         "the LLVM backend (%s) was not found beside libgpucc, beside the program or in "
 	         "'%s/gpucc'; set GPUCC_BACKEND to its path",
 	         GPUCC_BACKEND_NAME, GPUCC_LIBDIR);
+}
+
+const char *gpucc_backend_worker_program(void)
+{
+	return worker_program;
 }
 
 int gpucc_backend_load(const gpucc_backend **out)

@@ -14,9 +14,10 @@ typedef struct gpucc_worker_limits {
 
 typedef struct gpucc_worker gpucc_worker;
 
-/* A worker slot for one compile thread; its process starts with the first
- * job.  NULL when out of memory. */
-gpucc_worker *gpucc_worker_new(const gpucc_backend *b, const gpucc_worker_limits *limits);
+/* A worker slot for one compile thread; its process (program: the path of
+ * gpucc-compile-worker) starts with the first job.  NULL when out of
+ * memory. */
+gpucc_worker *gpucc_worker_new(const char *program, const gpucc_worker_limits *limits);
 /* Stop the worker (it finishes nothing: call between jobs), remove its
  * temporary directory and free the slot; accepts NULL. */
 void gpucc_worker_free(gpucc_worker *w);
@@ -25,7 +26,7 @@ void gpucc_worker_free(gpucc_worker *w);
  * time limit fails the job with one line ("MODULE: TARGET: LLVM crashed
  * (SIGABRT): <LLVM's first words>") and is replaced for the next job. */
 int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_backend_result *out);
-/* Release what gpucc_worker_compile put in *r; accepts NULL. */
-void gpucc_worker_result_release(gpucc_backend_result *r);
+/* What gpucc_worker_compile put in *out is released with
+ * gpucc_wire_result_release (lib/compile_worker_protocol.h). */
 
 #endif

@@ -1,0 +1,54 @@
+/*
+ * lib/backend_llvm/worker_main.c -- gpucc-compile-worker: the process in
+ * which libgpucc compiles a job (lib/compile_worker.c starts it), so that
+ * LLVM's crash, abort or hang ends this process, not the caller.
+ *
+ * usage (by libgpucc only): gpucc-compile-worker CALLER-PID [MEMORY-BYTES]
+ *   fd 3  the socket to the caller (lib/compile_worker_protocol.h)
+ *   fd 2  where LLVM's last words go (a file the caller reads after a crash)
+ *
+ * It runs in a process group of its own (the caller kills the group to stop
+ * a job, tools included), dies with its caller (PR_SET_PDEATHSIG, then the
+ * whole group), and, given MEMORY-BYTES, bounds its address space.
+ */
+#include "backend.h"
+#include "compile_worker_protocol.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* The backend's table, linked into this program. */
+const gpucc_backend *gpucc_backend_get(unsigned abi_version);
+
+static void kill_group(int sig)
+{
+	(void)sig;
+	kill(0, SIGKILL); /* this worker and its tools */
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || argc > 3)
+		return 2;
+	pid_t caller = (pid_t)strtol(argv[1], NULL, 10);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = kill_group;
+	sigaction(SIGTERM, &sa, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != caller) /* the caller died before the line above */
+		return 1;
+	if (argc == 3) {
+		rlim_t bytes = (rlim_t)strtoull(argv[2], NULL, 10);
+		struct rlimit rl = {bytes, bytes};
+		setrlimit(RLIMIT_AS, &rl);
+	}
+	const gpucc_backend *b = gpucc_backend_get(GPUCC_BACKEND_ABI);
+	if (!b)
+		return 3;
+	return gpucc_wire_serve(b, 3);
+}
