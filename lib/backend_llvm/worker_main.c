@@ -24,6 +24,16 @@
 /* The backend's table, linked into this program. */
 const gpucc_backend *gpucc_backend_get(unsigned abi_version);
 
+/* Built with AddressSanitizer (the test suite's second build), the worker
+ * would catch LLVM's faults itself and exit 1; they must end it by their
+ * signal, as in any other build, so that its caller reports "LLVM crashed
+ * (SIGSEGV)".  AddressSanitizer calls this, when it is there, at start-up. */
+__attribute__((visibility("default"), used)) const char *__asan_default_options(void);
+__attribute__((visibility("default"), used)) const char *__asan_default_options(void)
+{
+	return "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:handle_abort=0";
+}
+
 static void kill_group(int sig)
 {
 	(void)sig;
