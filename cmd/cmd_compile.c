@@ -372,7 +372,7 @@ static int run(const cmd_args *args)
 		/* A dry run leaves the cache as it was: no counters, no LRU
 		 * times, no directory created. */
 		if (gpucc_cache_open(&cache, cache_dir, dry_run ? GPUCC_CACHE_READ_ONLY : 0) != 0) {
-			/* A cache problem never breaks a build (DESIGN.md invariant 7). */
+			/* A cache problem never breaks a build (a cache problem is a warning). */
 			fprintf(stderr, "gpucc compile: warning: compiling without a cache: %s\n",
 			        gpucc_error_last()->message);
 			cache = NULL;

@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 	/* A write past RLIMIT_FSIZE (ulimit -f) fails with EFBIG, reported
 	 * like a full disk, instead of killing the process: a compile whose
 	 * cache entry would pass the limit compiles without storing it
-	 * (DESIGN.md invariant 7), and no command dies mid-write. */
+	 * (a cache problem never breaks a build), and no command dies mid-write. */
 	signal(SIGXFSZ, SIG_IGN);
 	const char *who;
 	int rc = run(argc, argv, &who);

@@ -423,14 +423,22 @@ static int job_fail(job *j, int code, const char *fmt, ...) __attribute__((forma
  * the message on one line, its control characters spelt as in libgpucc's
  * error messages (lib/escape.h), whatever it quotes (a module's triple,
  * the backend's words). */
+/* A message of job_fail's or add_warning's: formatted, its control
+ * characters spelt as in libgpucc's error messages (lib/escape.h). */
+static void spell_message(char out[1024], const char *fmt, va_list ap)
+{
+	char raw[1024];
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	gpucc_escape_controls(out, 1024, raw);
+}
+
 static int job_fail(job *j, int code, const char *fmt, ...)
 {
-	char raw[1024], message[1024];
+	char message[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(raw, sizeof raw, fmt, ap);
+	spell_message(message, fmt, ap);
 	va_end(ap);
-	gpucc_escape_controls(message, sizeof message, raw);
 	free(j->error);
 	j->error = strdup(message);
 	j->r.error = j->error ? j->error : "out of memory";
@@ -610,12 +618,11 @@ static void add_warning(job *j, const char *fmt, ...) __attribute__((format(prin
 /* Append one warning line ("MODULE: TARGET: warning: ...") to the job's. */
 static void add_warning(job *j, const char *fmt, ...)
 {
-	char raw[1024], line[1024];
+	char line[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(raw, sizeof raw, fmt, ap);
+	spell_message(line, fmt, ap);
 	va_end(ap);
-	gpucc_escape_controls(line, sizeof line, raw);
 	size_t old = j->warnings ? strlen(j->warnings) : 0;
 	char *grown = realloc(j->warnings, old + strlen(line) + 2);
 	if (!grown)
@@ -755,7 +762,7 @@ static int plan_job(gpucc_compile *c, job *j)
 			j->r.status = GPUCC_COMPILE_HIT;
 		} else {
 			gpucc_image_free(img);
-			gpucc_error_clear(); /* a miss, or a cache problem: compile (invariant 7) */
+			gpucc_error_clear(); /* a miss, or a cache problem: compile (it never breaks a build) */
 		}
 	}
 	return 0;
@@ -1033,7 +1040,7 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 	    !c->cache_failed) {
 		if (gpucc_cache_insert(c->o.cache, &j->entry, j->sources, j->payload_count,
 		                       GPUCC_CONFLICT_LAST) != 0) {
-			/* A cache problem never breaks a build (invariant 7).  What
+			/* A cache problem never breaks a build.  What
 			 * fails every insert (a full disk or quota, ulimit -f, a
 			 * file system gone read-only, an I/O error) is said once and
 			 * ends caching for the run; what fails one entry (a
@@ -1093,8 +1100,8 @@ static unsigned thread_count(const gpucc_compile *c, size_t misses)
  * without loading LLVM; the backend reports the LLVM it runs with.  When
  * they differ (libLLVM upgraded under an installed gpucc), what would be
  * compiled is not what its key says: refuse.  Keying on the loaded LLVM
- * instead would load it for every compile, hits included (DESIGN.md
- * invariant 8). */
+ * instead would load it for every compile, hits included, which a compile
+ * whose keys all hit must not do. */
 static int check_backend_llvm(const gpucc_backend *b)
 {
 	const char *built = gpucc_llvm_version();

@@ -1,5 +1,5 @@
 # cmd/tests/algebra_concurrency.sh -- many gpucc processes on one cache and
-# one image at once (DESIGN.md invariant 6): 8 imports into one cache, 8
+# one image at once (concurrency is normal): 8 imports into one cache, 8
 # merges into one image (-o naming an input, so each must see the others'
 # results), and lookups counting hits, all concurrently.  Afterwards every
 # entry is present, everything verifies, and no count is lost.  Run for

@@ -1,4 +1,4 @@
-# cmd/tests/algebra_faults.sh -- faults (DESIGN.md invariants 4 and 7):
+# cmd/tests/algebra_faults.sh -- faults (outputs old or new, never torn; a cache problem never breaks a build):
 #  - SIGKILL in the middle of merge, import and gc leaves the old output
 #    intact (or the new one, complete) and the cache valid;
 #  - a full disk (RLIMIT_FSIZE; a small tmpfs when we may mount one) gives a
