@@ -426,6 +426,9 @@ static int job_fail(job *j, int code, const char *fmt, ...) __attribute__((forma
 /* A message of job_fail's or add_warning's: formatted, its control
  * characters spelt as in libgpucc's error messages (lib/escape.h). */
 static void spell_message(char out[1024], const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+static void spell_message(char out[1024], const char *fmt, va_list ap)
 {
 	char raw[1024];
 	vsnprintf(raw, sizeof raw, fmt, ap);
