@@ -1,5 +1,5 @@
 /*
- * lib/atomic_file.h -- publishing files atomically (DESIGN.md invariant 4),
+ * lib/atomic_file.h -- publishing files atomically (docs/design.md invariant 4),
  * and advisory locks.
  *
  * An atomic file is written under a temporary name in the target's own

@@ -2,7 +2,7 @@
  * lib/backend.h -- the internal interface between libgpucc and its LLVM
  * backend module, libgpucc-llvm.so (lib/backend_llvm/).
  *
- * libgpucc never links libLLVM (DESIGN.md invariant 8): it computes keys and
+ * libgpucc never links libLLVM (docs/design.md invariant 8): it computes keys and
  * looks them up without LLVM, and dlopen()s the backend module only when a job
  * misses.  The module exports one symbol, GPUCC_BACKEND_ENTRY, which returns a
  * table of function pointers.  The table is versioned: libgpucc asks for the

@@ -1,6 +1,6 @@
 /*
  * lib/cache_prune.c -- gpucc_cache_prune: which cache entries no key this
- * gpucc computes can reach any more (DESIGN.md, invariant 1: a toolchain
+ * gpucc computes can reach any more (docs/design.md, invariant 1: a toolchain
  * upgrade changes keys, and gpucc can prune what no current key reaches).
  *
  * A compile's key holds the key schema, gpucc's and LLVM's versions, the

@@ -1,7 +1,7 @@
 /*
  * lib/compile_backend.c -- finding and loading the LLVM backend module
  * (libgpucc-llvm.so) with dlopen, once per process, only when a compile
- * misses (DESIGN.md invariant 8).
+ * misses (docs/design.md invariant 8).
  *
  * Search order: $GPUCC_BACKEND (a path to the module); beside the running
  * libgpucc (found with dladdr), also in its gpucc/ subdirectory (the

@@ -8,7 +8,7 @@
  * publishes both atomically.  The image is read twice through bounded
  * buffers, checked and then copied, so that memory does not grow with it:
  * embedding an image of 200 MB peaks at about what a small one does.
- * libgpucc itself never links LLVM (DESIGN.md invariant 8).
+ * libgpucc itself never links LLVM (docs/design.md invariant 8).
  */
 #include "atomic_file.h"
 #include "backend.h"

@@ -7,7 +7,7 @@
  * (formats/image.md).  The writer knows every member's size before it writes
  * a byte, so it knows where every member goes, and threads can fill disjoint
  * ranges of the file at once.  A merge of a gigabyte is mostly reading,
- * hashing (every payload copied is verified, DESIGN.md invariant 5) and
+ * hashing (every payload copied is verified, docs/design.md invariant 5) and
  * writing payloads; here that work is spread over the cores.
  *
  * The payloads are cut into chunks of consecutive members.  Workers, and

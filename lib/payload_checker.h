@@ -3,7 +3,7 @@
  *
  * The image writer, when it writes through libarchive (compressed images),
  * copies every payload it takes from a source image and checks the copy's
- * SHA-256 against the manifest (DESIGN.md invariant 5).
+ * SHA-256 against the manifest (docs/design.md invariant 5).
  * Hashing is about a third of that work; a checker moves it off the copying
  * thread.  The copying thread reads payload bytes into a checker buffer,
  * writes them out from there and moves on; the checker's thread hashes them

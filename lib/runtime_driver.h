@@ -5,7 +5,7 @@
  * runtime it talks to.
  *
  * A driver opens its library with dlopen() on first use and never before
- * (DESIGN.md invariant 8), declares the few types and functions it calls
+ * (docs/design.md invariant 8), declares the few types and functions it calls
  * itself (no vendor header is needed to build), and turns every runtime
  * error into a libgpucc error naming the runtime, the call and the error
  * ("HIP runtime: hipGetDeviceCount: hipErrorNoDevice (100)").  Drivers are

@@ -12,7 +12,7 @@
  * lib/tests/stub_runtimes.c is a stand-in library with these declarations,
  * which lib/tests/test_runtime_load.c (the runtime_stub test) loads to
  * check what this file calls and in what order.  Without a GPU, HIP 5.2 answers hipGetDeviceCount with
- * hipErrorNoDevice (100) in well under a millisecond (TOOLCHAIN.md).
+ * hipErrorNoDevice (100) in well under a millisecond.
  *
  * The current device is per thread and belongs to the caller: each call
  * that needs the module's device sets it and sets the caller's back (HIP

@@ -2,7 +2,7 @@
  * lib/target.c -- target parsing and the one canonical spelling.
  *
  * LLVM only warns about a processor it does not know (and AMDGPU aborts on a
- * target ID used as a CPU name; TOOLCHAIN.md), so gpucc validates targets
+ * target ID used as a CPU name), so gpucc validates targets
  * itself against the tables below, which list what LLVM 19 knows
  * (`llc-19 -march=nvptx64 -mcpu=help`, `llc-19 -march=amdgcn -mcpu=help`,
  * LLVM's NVPTX.td and AMDGPUUsage for the feature support).

@@ -1,6 +1,6 @@
 # cmd/tests/cache_prune.sh -- `gpucc cache prune` removes exactly the entries
 # no compile of this gpucc can hit again (another gpucc, LLVM, ptxas, LLD or
-# device library; DESIGN.md invariant 1), and with --older-than the unused
+# device library; docs/design.md invariant 1), and with --older-than the unused
 # ones; -n and --json say which and why; what compile can still reach stays
 # and hits; a tool that is not found judges nothing; bad ages are usage
 # errors.

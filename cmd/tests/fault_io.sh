@@ -1,4 +1,4 @@
-# cmd/tests/fault_io.sh -- write failures (DESIGN.md invariants 4 and 7):
+# cmd/tests/fault_io.sh -- write failures (docs/design.md invariants 4 and 7):
 # every command that writes (merge, delta, snapshot, extract, embed, cache
 # import, compile into a cache and into an image) run with ENOSPC and EIO
 # injected at several points of its writes (cmd/tests/faultshim.c, an

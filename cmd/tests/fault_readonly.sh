@@ -1,4 +1,4 @@
-# cmd/tests/fault_readonly.sh -- a cache that cannot be written (DESIGN.md
+# cmd/tests/fault_readonly.sh -- a cache that cannot be written (docs/design.md
 # invariant 7): `chmod -R a-w` run by an unprivileged user (root ignores
 # permissions, so the commands run as nobody through setpriv), and a
 # read-only bind mount run by root.  Either way `gpucc compile` succeeds with

@@ -162,7 +162,7 @@ if grep -q "no GPU present" out; then
 else
 	assert_grep "kernels ready in .* saxpy compiled at start-up and loaded on" out
 fi
-# DESIGN.md invariant 8, as the dynamic loader reports it: choosing and
+# docs/design.md invariant 8, as the dynamic loader reports it: choosing and
 # reading the kernel for a named target loads neither LLVM, nor a GPU
 # runtime, nor libarchive (the image is uncompressed); asking for the GPU
 # loads its runtime and still no LLVM.

@@ -2,7 +2,7 @@
  * lib/backend_llvm/backend.c -- the LLVM backend module (libgpucc-llvm.so):
  * compiles one LLVM IR module for one GPU target in process through LLVM-C.
  *
- * Pipeline (TOOLCHAIN.md records the traps each step avoids):
+ * Pipeline:
  *   parse (.ll or .bc) -> verify -> check and set triple, data layout from the
  *   target machine -> refuse functions that name another processor ->
  *   strip debug info unless asked -> find the kernels (a linkonce one

@@ -45,7 +45,8 @@
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-/* Host backends: all four parts each, or emission fails (TOOLCHAIN.md). */
+/* Host backends: all four parts each (target info, target, MC, asm printer), or
+ * emission fails. */
 static void init_host_targets(void)
 {
 	LLVMInitializeX86TargetInfo();

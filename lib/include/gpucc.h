@@ -2,7 +2,7 @@
  * gpucc.h -- the whole public API of libgpucc.
  *
  * libgpucc builds, reads, merges and caches precompile images of GPU kernels
- * (see DESIGN.md).  This umbrella header includes the parts; the gpucc command
+ * (docs/design.md in gpucc's sources).  This umbrella header includes the parts; the gpucc command
  * uses nothing else.
  *
  * Conventions (after libgit2):

@@ -1,6 +1,6 @@
 /*
  * lib/tests/fuzz_text.c -- the text form of saved fuzz inputs
- * (testdata/fuzz/README.md): binary inputs kept as text, as STYLE.md asks,
+ * (testdata/fuzz/README.md): binary inputs kept as text, as libarchive keeps its fixtures,
  * readable where the input is text (manifests, target strings, command
  * lines) and compact where it is a tar (runs of NUL bytes).
  *

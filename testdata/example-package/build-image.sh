@@ -1,6 +1,6 @@
 #!/bin/sh
 # build-image.sh GPUCC OUTDIR TARGETS MODULE... -- the example package's
-# kernels, as DESIGN.md's workflow: record what the cache holds (snapshot),
+# kernels, as the workflow of docs/design.md: record what the cache holds (snapshot),
 # compile the package's kernels through it, take exactly what that added
 # (delta), and embed the result as a host object with a header.  Prints one
 # line per step; gpucc's own errors go to stderr, as they are.

@@ -3,7 +3,7 @@
 
 usage: make_hostile_images.py GOOD.gpucc OUTDIR [CASE...]
 
-An image is untrusted input (DESIGN.md, invariant 5).  Each function below
+An image is untrusted input (docs/design.md, invariant 5).  Each function below
 marked @case builds one hostile image from a good, uncompressed one (the
 example package, packed by the test): its docstring says what is hostile
 about it.  Nothing binary is kept in git; tar headers and zstd frames are

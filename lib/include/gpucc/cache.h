@@ -1,6 +1,6 @@
 /*
  * gpucc/cache.h -- the local cache: a mutable store of entries that many
- * processes use at once (DESIGN.md, "Cache"; invariants 4, 6 and 7).
+ * processes use at once (docs/design.md, "Cache"; invariants 4, 6 and 7).
  *
  * Layout (formats/cache.md): every entry is a single-entry image at a path
  * derived from its key, DIR/v1/<first two hex digits>/<key hex>.gpucc,
@@ -30,7 +30,7 @@ typedef struct gpucc_cache gpucc_cache;
 #define GPUCC_CACHE_DEFAULT_MAX_SIZE ((uint64_t)5 << 30)
 
 /* What to do when an entry arrives whose key is already present with other
- * content (a conflict, DESIGN.md invariant 3).  Identical duplicates always
+ * content (a conflict, docs/design.md invariant 3).  Identical duplicates always
  * collapse silently.  Any other value is GPUCC_EINVALID wherever a policy
  * is taken, before anything is done. */
 typedef enum gpucc_conflict_policy {
@@ -197,7 +197,7 @@ typedef void (*gpucc_cache_prune_fn)(void *ctx, const gpucc_entry *e, uint64_t b
 enum { GPUCC_PRUNE_DRY_RUN = 1u }; /* judge and report, remove nothing */
 
 /* Remove the entries that no key this gpucc computes can reach again
- * (DESIGN.md, invariant 1): those of another key schema, gpucc or LLVM
+ * (docs/design.md, invariant 1): those of another key schema, gpucc or LLVM
  * version, and those made with a ptxas, an LLD or a device library other
  * than the ones a compile would use here (found as gpucc_compile finds
  * them: CUDA_PATH, PATH, GPUCC_ROCM_DEVICE_LIBS).  A tool or library

@@ -6,7 +6,7 @@
  * Nothing here compiles, and nothing loads a GPU runtime until a function
  * that needs one is called (gpucc_devices_list, gpucc_module_load): the HIP
  * runtime (libamdhip64.so.5) and the CUDA driver (libcuda.so.1) are opened
- * with dlopen() then, never linked (DESIGN.md invariant 8).  Environment
+ * with dlopen() then, never linked (docs/design.md invariant 8).  Environment
  * overrides, for tests and unusual installs: GPUCC_HIP_LIBRARY and
  * GPUCC_CUDA_LIBRARY name the library to open ("none" disables that runtime;
  * a named HIP is opened even where /dev/kfd, without which gpucc does not

@@ -1,6 +1,6 @@
 /*
  * gpucc/snapshot.h -- the cache algebra: snapshots, deltas and merges
- * (DESIGN.md, "Snapshot", "Delta", "Merge"; invariants 2-4).
+ * (docs/design.md, "Snapshot", "Delta", "Merge"; invariants 2-4).
  *
  * A snapshot is the set of (key, content digest) pairs a cache or an image
  * holds, sorted by key (formats/snapshot.md).  A delta is the entries of a
