@@ -12,7 +12,7 @@
  * All or nothing: payloads are streamed in archive order (the image is read
  * once, front to back) into new files in DIR, each verified against its
  * digest and flushed; only when every payload is good are the files given
- * their names, and the directory flushed (README, "Atomic outputs").  A
+ * their names, and the directory flushed (docs/reliability.md, "Atomic outputs").  A
  * payload shared by several entries is read once and copied for the others.
  *
  * Until then the new files have no name: they are made with O_TMPFILE and

@@ -321,7 +321,7 @@ ls dot | grep -q '^_ll\.sm_90_ptx78\.[0-9a-f]\{12\}\.ptx$' || fail "unexpected n
 # Files get 0666 less the umask.
 (umask 027 && "$GPUCC" extract -q $img -C masked) || fail "extract under umask 027"
 [ "$(stat -c %a "masked/$nv_file")" = 640 ] || fail "extract ignored the umask: $(stat -c %a "masked/$nv_file")"
-# Outputs are flushed before and after the rename (README, "Atomic
+# Outputs are flushed before and after the rename (docs/reliability.md, "Atomic
 # outputs"): each file, then the directory.
 if command -v strace >/dev/null; then
 	no_leak_check strace -f -e trace=fsync,fdatasync -o extract.trace \

@@ -114,11 +114,7 @@ GPUCC_API const gpucc_entry *gpucc_image_find(const gpucc_image *img, const gpuc
  * for an image without payloads) and returns 0, or returns the error and
  * leaves *out alone.  Once it has returned 0, gpucc_image_payload returns
  * the payload for every index below the count (NULL past it, or when the
- * list cannot be built).
- *
- * Changed after 0.2.0: gpucc_image_count_payloads replaces
- * gpucc_image_payload_count, which returned 0 both for an image without
- * payloads and on failure. */
+ * list cannot be built). */
 GPUCC_API int gpucc_image_count_payloads(size_t *out, const gpucc_image *img);
 GPUCC_API const gpucc_payload *gpucc_image_payload(const gpucc_image *img, size_t index);
 
