@@ -139,7 +139,7 @@ assert_grep "^ld.lld-version	.*	19\.99\.0	$PWD/lld19/ld.lld-19$" lldc/compile-to
 # A backend that runs another LLVM than gpucc was built with: keys would
 # name the wrong one, so nothing is compiled with it.
 if command -v cc >/dev/null; then
-	cc -std=c11 -D_GNU_SOURCE -shared -fPIC -I"$SRCROOT/lib" -I"$SRCROOT/lib/include" \
+	cc -std=c11 -D_GNU_SOURCE -shared -fPIC -I"$SRCROOT/lib" -I"$SRCROOT/lib/include" -I"$BUILDDIR/lib/include" \
 		-o stub_backend.so "$SRCROOT/cmd/tests/compile_stub_backend.c" || fail "cannot build the stub backend"
 	GPUCC_BACKEND=$PWD/stub_backend.so expect_exit 6 "$GPUCC" compile --cache c "$K/nvptx/multi.ll" -t sm_90 -o stub.gpucc
 	assert_grep "multi.ll: sm_90:ptx78: the LLVM backend runs LLVM 19.0.0-stub, but gpucc was built with LLVM" err

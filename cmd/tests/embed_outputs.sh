@@ -264,11 +264,11 @@ fi
 command -v readelf >/dev/null || { echo ok; exit 0; }
 expect_exit 0 "$GPUCC" embed image.gpucc -o embedded.o --symbol embedded_image --header embedded.h
 cc -shared -fPIC -o libembedded.so embedded.o || fail "the object does not link into a shared library"
-cc -std=c11 -fPIE -pie $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -o from_shared \
+cc -std=c11 -fPIE -pie $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -I"$BUILDDIR/lib/include" -o from_shared \
 	"$SRCROOT/cmd/tests/embed_roundtrip.c" -L. -lembedded -Wl,-rpath,"$TEST_DIR" \
 	-L"$BUILDDIR/lib" -lgpucc -Wl,-rpath,"$BUILDDIR/lib" 2>cc.err ||
 	{ cat cc.err >&2; fail "a program using the shared library does not link"; }
-cc -std=c11 -fPIE -pie $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -o from_pie \
+cc -std=c11 -fPIE -pie $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -I"$BUILDDIR/lib/include" -o from_pie \
 	"$SRCROOT/cmd/tests/embed_roundtrip.c" embedded.o \
 	-L"$BUILDDIR/lib" -lgpucc -Wl,-rpath,"$BUILDDIR/lib" 2>cc.err ||
 	{ cat cc.err >&2; fail "the object does not link into a PIE"; }

@@ -15,7 +15,7 @@ assert_file embedded.o
 assert_grep "extern const unsigned char embedded_image\[\];" embedded.h
 assert_grep "extern const uint64_t embedded_image_size;" embedded.h
 
-cc -std=c11 -Wall -Werror $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -o roundtrip \
+cc -std=c11 -Wall -Werror $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -I"$BUILDDIR/lib/include" -o roundtrip \
 	"$SRCROOT/cmd/tests/embed_roundtrip.c" embedded.o \
 	-L"$BUILDDIR/lib" -lgpucc -Wl,-rpath,"$BUILDDIR/lib" 2>cc.err ||
 	{ cat cc.err >&2; fail "the round-trip program does not compile and link"; }

@@ -67,7 +67,7 @@ fi
 
 # Each public header compiles alone, as C99 and as C++, pedantically.
 inc=$(dirname "$(find "$dest" -path '*/include/gpucc.h' | head -1)")
-for h in gpucc.h gpucc/common.h gpucc/image.h gpucc/cache.h gpucc/snapshot.h gpucc/compile.h gpucc/runtime.h; do
+for h in gpucc.h gpucc/version.h gpucc/common.h gpucc/image.h gpucc/cache.h gpucc/snapshot.h gpucc/compile.h gpucc/runtime.h; do
 	printf '#include <%s>\nint main(void) { return 0; }\n' "$h" >header.c
 	cc -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -I"$inc" header.c 2>header.err ||
 		{ cat header.err >&2; fail "$h does not compile alone as C99"; }
@@ -76,8 +76,8 @@ for h in gpucc.h gpucc/common.h gpucc/image.h gpucc/cache.h gpucc/snapshot.h gpu
 			{ cat header.err >&2; fail "$h does not compile alone as C++11"; }
 	fi
 done
-grep -q '^#define GPUCC_VERSION "'"$("$GPUCC" --version | sed -n '1s/^gpucc //p')"'"' "$inc/gpucc/common.h" ||
-	fail "GPUCC_VERSION in gpucc/common.h is not the version gpucc reports"
+grep -q '^#define GPUCC_VERSION "'"$("$GPUCC" --version | sed -n '1s/^gpucc //p')"'"' "$inc/gpucc/version.h" ||
+	fail "GPUCC_VERSION in gpucc/version.h is not the version gpucc reports"
 
 # Completion, as bash calls it: `gpucc cache pr<TAB>`, `gpucc cache prune --ol<TAB>`.
 complete_words() {

@@ -19,7 +19,8 @@ extern "C" {
 #define GPUCC_API
 #endif
 
-#define GPUCC_VERSION "0.4.0"
+/* GPUCC_VERSION and its numeric macros, generated from the build's version. */
+#include <gpucc/version.h>
 
 /* Versions of the parts, for --version and toolchain identity: libgpucc's
  * own, the LLVM the backend was built against (known without loading it) and
