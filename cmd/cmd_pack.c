@@ -34,9 +34,11 @@
  * not waited on or read forever), and -o may not name one of them: the
  * rename at commit would replace it, and inputs are never modified.
  *
- * Either way the target is parsed and stored in its canonical spelling with
- * its triple, options, device libraries and externals are sorted by name, the
- * key (schema 1) is computed by libgpucc, and the image is published
+ * Either way libgpucc puts the entry in canonical form and keys it
+ * (gpucc_entry_prepare: the target's canonical spelling and triple, options,
+ * device libraries and externals sorted by name, this gpucc's key schema)
+ * and checks each cubin and code object (gpucc_code_object_check); the
+ * image is published
  * atomically by the image writer.  Member times come from SOURCE_DATE_EPOCH
  * (or 0), so one set of inputs always gives the same bytes.
  */
@@ -46,7 +48,6 @@
 
 #include <cJSON.h>
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -108,7 +109,6 @@ typedef struct entry_builder {
 	gpucc_entry e;
 	bool has_module;
 	char target[GPUCC_TARGET_NAME_SIZE];
-	gpucc_vendor vendor;
 	gpucc_option *options;
 	gpucc_kernel *kernels;
 	gpucc_device_lib *libs;
@@ -268,7 +268,6 @@ static int set_target(pack_state *st, entry_builder *b, const char *spelling)
 	gpucc_target_format(b->target, &t);
 	b->e.target = b->target;
 	b->e.triple = gpucc_target_triple(&t);
-	b->vendor = t.vendor;
 	return EXIT_OK;
 }
 
@@ -350,44 +349,6 @@ static int add_external(pack_state *st, entry_builder *b, const char *symbol)
 	return EXIT_OK;
 }
 
-/* A cubin or hsaco that is an ELF must be one the GPU's runtime loads: an
- * executable for EM_CUDA (190), or a shared object for EM_AMDGPU (224).
- * The usual slips are refused here, in the package's build, rather than
- * at its users' start-up: a relocatable cubin (`ptxas -c`, `nvcc -rdc`),
- * which the CUDA driver refuses (CUDA_ERROR_INVALID_IMAGE on an H200), an
- * AMDGPU object not yet linked by `ld.lld -shared`, or the two swapped.
- * Bytes that are not an ELF (a fatbin, test data) are taken as given. */
-static int check_code_object(pack_state *st, gpucc_part part, const char *path, int fd)
-{
-	unsigned char h[20]; /* e_ident, e_type and e_machine */
-	ssize_t n = pread(fd, h, sizeof h, 0);
-	if (n < 0)
-		return pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
-	if ((size_t)n < sizeof h || memcmp(h, ELFMAG, SELFMAG) != 0)
-		return EXIT_OK;
-	bool cubin = part == GPUCC_PART_CUBIN;
-	unsigned type = h[16] | (unsigned)h[17] << 8, machine = h[18] | (unsigned)h[19] << 8;
-	const char *what = cubin ? "a cubin" : "an AMDGPU code object";
-	if (h[EI_CLASS] != ELFCLASS64 || h[EI_DATA] != ELFDATA2LSB)
-		return pack_error(st, EXIT_BAD_INPUT, "'%s' is not %s: a %s-bit %s-endian ELF", path, what,
-		                  h[EI_CLASS] == ELFCLASS32 ? "32" : "64", h[EI_DATA] == ELFDATA2MSB ? "big" : "little");
-	const char *known = machine == EM_CUDA ? " (CUDA: a cubin)" : machine == EM_AMDGPU ? " (AMDGPU: an hsaco)" : "";
-	if (machine != (cubin ? EM_CUDA : EM_AMDGPU))
-		return pack_error(st, EXIT_BAD_INPUT, "'%s' is not %s: an ELF for machine %u%s", path, what,
-		                  machine, known);
-	if (cubin && type != ET_EXEC)
-		return pack_error(st, EXIT_BAD_INPUT,
-		                  "'%s' is a %s cubin, which the CUDA driver does not load: give the executable one "
-		                  "(ptxas without -c, or linked by nvlink)",
-		                  path, type == ET_REL ? "relocatable" : "non-executable");
-	if (!cubin && type != ET_DYN)
-		return pack_error(st, EXIT_BAD_INPUT,
-		                  "'%s' is %s AMDGPU ELF, which HIP does not load: give the code object "
-		                  "(linked by ld.lld -shared)",
-		                  path, type == ET_REL ? "a relocatable" : "a non-shared");
-	return EXIT_OK;
-}
-
 static int add_payload(pack_state *st, entry_builder *b, gpucc_part part, const char *path)
 {
 	for (size_t i = 0; i < b->source_count; i++)
@@ -396,8 +357,8 @@ static int add_payload(pack_state *st, entry_builder *b, gpucc_part part, const 
 	bool code = part == GPUCC_PART_CUBIN || part == GPUCC_PART_HSACO;
 	int fd = -1;
 	int rc = check_input(st, path, code ? &fd : NULL);
-	if (rc == EXIT_OK && code)
-		rc = check_code_object(st, part, path, fd);
+	if (rc == EXIT_OK && code && gpucc_code_object_check(part, fd, path) != 0)
+		rc = pack_fail(st);
 	if (fd >= 0)
 		close(fd);
 	if (rc != EXIT_OK)
@@ -406,37 +367,6 @@ static int add_payload(pack_state *st, entry_builder *b, gpucc_part part, const 
 	return EXIT_OK;
 }
 
-static int compare_options(const void *a, const void *b)
-{
-	return strcmp(((const gpucc_option *)a)->name, ((const gpucc_option *)b)->name);
-}
-
-static int compare_libs(const void *a, const void *b)
-{
-	return strcmp(((const gpucc_device_lib *)a)->name, ((const gpucc_device_lib *)b)->name);
-}
-
-static int compare_strings(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int compare_sources(const void *a, const void *b)
-{
-	return (int)((const gpucc_payload_source *)a)->part -
-	       (int)((const gpucc_payload_source *)b)->part;
-}
-
-/* qsort that accepts the NULL array of an empty list (qsort itself may not
- * be given NULL, even with a count of 0). */
-static void sort(void *base, size_t count, size_t size, int (*compare)(const void *, const void *))
-{
-	if (count > 1)
-		qsort(base, count, size, compare);
-}
-
-/* Check what the entry needs, put its arrays in canonical order, compute its
- * key and hand it to the writer. */
 /* Two entries of a spec with one key and other contents: name both (the
  * writer's own message names only the image being written). */
 static int spec_conflict(pack_state *st, const gpucc_digest *key)
@@ -450,52 +380,14 @@ static int spec_conflict(pack_state *st, const gpucc_digest *key)
 	                  "conflict: key %s is also entries[%zu]'s, with other contents", hex, first);
 }
 
+/* Check the entry, put it in canonical form and key it
+ * (gpucc_entry_prepare), and hand it to the writer. */
 static int finish_entry(pack_state *st, entry_builder *b)
 {
 	gpucc_entry *e = &b->e;
 	if (!b->has_module)
 		return pack_error(st, EXIT_BAD_INPUT, "no module: give a module file or its SHA-256");
-	if (!e->module || !*e->module)
-		return pack_error(st, EXIT_BAD_INPUT, "no module name");
-	if (!e->target)
-		return pack_error(st, EXIT_BAD_INPUT, "no target");
-	if (b->source_count == 0)
-		return pack_error(st, EXIT_BAD_INPUT, "no payload: give ptx, cubin, hsaco or bitcode");
-	for (size_t i = 0; i < b->source_count; i++) {
-		gpucc_part part = b->sources[i].part;
-		bool nvidia_part = part == GPUCC_PART_PTX || part == GPUCC_PART_CUBIN;
-		if ((nvidia_part && b->vendor != GPUCC_VENDOR_NVIDIA) ||
-		    (part == GPUCC_PART_HSACO && b->vendor != GPUCC_VENDOR_AMD))
-			return pack_error(st, EXIT_BAD_INPUT, "a %s payload does not fit target '%s'",
-			                  gpucc_part_name(part), e->target);
-	}
-
-	sort(b->options, e->option_count, sizeof *b->options, compare_options);
-	for (size_t i = 1; i < e->option_count; i++)
-		if (strcmp(b->options[i - 1].name, b->options[i].name) == 0)
-			return pack_error(st, EXIT_BAD_INPUT, "option '%s' given twice", b->options[i].name);
-	sort(b->libs, e->device_lib_count, sizeof *b->libs, compare_libs);
-	for (size_t i = 1; i < e->device_lib_count; i++)
-		if (strcmp(b->libs[i - 1].name, b->libs[i].name) == 0)
-			return pack_error(st, EXIT_BAD_INPUT, "device library '%s' given twice",
-			                  b->libs[i].name);
-	sort(b->externals, e->external_count, sizeof *b->externals, compare_strings);
-	for (size_t i = 1; i < e->external_count; i++)
-		if (strcmp(b->externals[i - 1], b->externals[i]) == 0)
-			return pack_error(st, EXIT_BAD_INPUT, "external '%s' given twice", b->externals[i]);
-	for (size_t i = 0; i < e->kernel_count; i++)
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(b->kernels[i].name, b->kernels[j].name) == 0)
-				return pack_error(st, EXIT_BAD_INPUT, "kernel '%s' given twice",
-				                  b->kernels[i].name);
-	sort(b->sources, b->source_count, sizeof *b->sources, compare_sources);
-
-	e->key_schema = 1;
-	if (!e->gpucc_version)
-		e->gpucc_version = gpucc_version();
-	if (!e->llvm_version)
-		e->llvm_version = gpucc_llvm_version();
-	if (gpucc_entry_compute_key(&e->key, e) != 0)
+	if (gpucc_entry_prepare(e, b->sources, b->source_count) != 0)
 		return pack_fail(st);
 	if (gpucc_image_writer_add(st->writer, e, b->sources, b->source_count) != 0) {
 		if (gpucc_error_last()->code == GPUCC_ECONFLICT && st->keys)

@@ -1,6 +1,7 @@
 /*
  * lib/entry.c -- queries on entries, their key and content digest, the
- * module name recorded for a file, and deep copies.
+ * module name recorded for a file, deep copies, and the canonical form of an
+ * entry described by hand.
  */
 #include "entry.h"
 
@@ -8,6 +9,9 @@
 #include "key.h"
 #include "manifest.h"
 
+#include "gpucc/image.h"
+
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,4 +126,107 @@ int gpucc_entry_copy(gpucc_arena *a, gpucc_entry *dst, const gpucc_entry *src)
 	dst->externals = ext;
 	dst->payloads = payloads;
 	return 0;
+}
+
+/* ---- preparing an entry described by hand ------------------------------- */
+
+static int compare_options(const void *a, const void *b)
+{
+	return strcmp(((const gpucc_option *)a)->name, ((const gpucc_option *)b)->name);
+}
+
+static int compare_libs(const void *a, const void *b)
+{
+	return strcmp(((const gpucc_device_lib *)a)->name, ((const gpucc_device_lib *)b)->name);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int compare_sources(const void *a, const void *b)
+{
+	return (int)((const gpucc_payload_source *)a)->part - (int)((const gpucc_payload_source *)b)->part;
+}
+
+/* qsort that takes the NULL array of an empty list (qsort itself may not be
+ * given NULL, even with a count of 0). */
+static void sort(void *base, size_t count, size_t size, int (*compare)(const void *, const void *))
+{
+	if (count > 1)
+		qsort(base, count, size, compare);
+}
+
+_Static_assert(offsetof(gpucc_option, name) == 0 && offsetof(gpucc_device_lib, name) == 0,
+               "repeated_name reads a name at the start of each element");
+
+/* The name at index i of a sorted array of count names (at stride bytes
+ * from each other) that equals the one before it, or NULL. */
+static const char *repeated_name(const void *names, size_t count, size_t stride)
+{
+	const char *base = names;
+	for (size_t i = 1; i < count; i++) {
+		const char *before = *(const char *const *)(base + (i - 1) * stride);
+		const char *name = *(const char *const *)(base + i * stride);
+		if (strcmp(before, name) == 0)
+			return name;
+	}
+	return NULL;
+}
+
+int gpucc_entry_prepare(gpucc_entry *e, gpucc_payload_source *sources, size_t source_count)
+{
+	GPUCC_REQUIRE(e);
+	if (source_count != 0)
+		GPUCC_REQUIRE(sources);
+	if (!e->module || !*e->module)
+		return gpucc_error_set(GPUCC_EINVALID, "no module name");
+	if (!e->target)
+		return gpucc_error_set(GPUCC_EINVALID, "no target");
+	gpucc_target t;
+	if (gpucc_target_parse(&t, e->target) != 0)
+		return gpucc_error_prefix("entry target");
+	if (source_count == 0)
+		return gpucc_error_set(GPUCC_EINVALID, "no payload: give ptx, cubin, hsaco or bitcode");
+	for (size_t i = 0; i < source_count; i++) {
+		gpucc_part part = sources[i].part;
+		bool nvidia_part = part == GPUCC_PART_PTX || part == GPUCC_PART_CUBIN;
+		if ((nvidia_part && t.vendor != GPUCC_VENDOR_NVIDIA) ||
+		    (part == GPUCC_PART_HSACO && t.vendor != GPUCC_VENDOR_AMD))
+			return gpucc_error_set(GPUCC_EINVALID, "a %s payload does not fit target '%s'",
+			                       gpucc_part_name(part), e->target);
+		for (size_t j = 0; j < i; j++)
+			if (sources[j].part == part)
+				return gpucc_error_set(GPUCC_EINVALID, "two %s payloads", gpucc_part_name(part));
+	}
+	for (size_t i = 0; i < e->kernel_count; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(e->kernels[i].name, e->kernels[j].name) == 0)
+				return gpucc_error_set(GPUCC_EINVALID, "kernel '%s' given twice", e->kernels[i].name);
+
+	/* The arrays are the caller's own (the contract says so), const only in
+	 * the entry's read-only view. */
+	gpucc_option *options = (gpucc_option *)e->options;
+	gpucc_device_lib *libs = (gpucc_device_lib *)e->device_libs;
+	const char **externals = (const char **)e->externals;
+	sort(options, e->option_count, sizeof *options, compare_options);
+	sort(libs, e->device_lib_count, sizeof *libs, compare_libs);
+	sort(externals, e->external_count, sizeof *externals, compare_strings);
+	const char *twice;
+	if ((twice = repeated_name(options, e->option_count, sizeof *options)))
+		return gpucc_error_set(GPUCC_EINVALID, "option '%s' given twice", twice);
+	if ((twice = repeated_name(libs, e->device_lib_count, sizeof *libs)))
+		return gpucc_error_set(GPUCC_EINVALID, "device library '%s' given twice", twice);
+	if ((twice = repeated_name(externals, e->external_count, sizeof *externals)))
+		return gpucc_error_set(GPUCC_EINVALID, "external '%s' given twice", twice);
+	sort(sources, source_count, sizeof *sources, compare_sources);
+
+	if (e->key_schema == 0)
+		e->key_schema = GPUCC_KEY_SCHEMA;
+	if (!e->gpucc_version)
+		e->gpucc_version = gpucc_version();
+	if (!e->llvm_version)
+		e->llvm_version = gpucc_llvm_version();
+	return gpucc_entry_compute_key(&e->key, e);
 }

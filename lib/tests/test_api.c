@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A path of 5,000 bytes, too long to open (ENAMETOOLONG), with a newline
  * in it that messages must spell. */
@@ -436,8 +437,99 @@ static void test_unknown_conflict_policy(void)
 	CHECK_INT(system(command), 0);
 }
 
+/* gpucc_entry_prepare: an entry described in any order comes out sorted
+ * and keyed as gpucc_entry_compute_key keys its canonical form; each
+ * defect no image holds is GPUCC_EINVALID naming it. */
+static void test_entry_prepare(void)
+{
+	gpucc_option options[] = {{"opt-level", "2"}, {"fast-math", "off"}};
+	gpucc_device_lib libs[] = {{.name = "ocml.bc"}, {.name = "oclc_abi_version_500.bc"}};
+	const char *externals[] = {"z_var", "a_var"};
+	gpucc_kernel kernels[] = {{.name = "k2"}, {.name = "k1"}};
+	gpucc_payload_source sources[] = {{.part = GPUCC_PART_BITCODE, .data = "b", .size = 1},
+	                                  {.part = GPUCC_PART_HSACO, .data = "h", .size = 1}};
+	gpucc_entry e = {.module = "m.ll", .target = "gfx90a", .triple = "amdgcn-amd-amdhsa",
+	                 .option_count = 2, .options = options, .device_lib_count = 2,
+	                 .device_libs = libs, .external_count = 2, .externals = externals,
+	                 .kernel_count = 2, .kernels = kernels};
+	CHECK_INT(gpucc_entry_prepare(&e, sources, 2), 0);
+	CHECK_STR(options[0].name, "fast-math");
+	CHECK_STR(libs[0].name, "oclc_abi_version_500.bc");
+	CHECK_STR(externals[0], "a_var");
+	CHECK_STR(kernels[0].name, "k2"); /* kernels keep the module's order */
+	CHECK_INT(sources[0].part, GPUCC_PART_HSACO < GPUCC_PART_BITCODE ? GPUCC_PART_HSACO : GPUCC_PART_BITCODE);
+	CHECK(e.key_schema != 0 && e.gpucc_version && e.llvm_version);
+	CHECK_STR(e.gpucc_version, gpucc_version());
+	gpucc_digest key;
+	CHECK_INT(gpucc_entry_compute_key(&key, &e), 0);
+	CHECK(gpucc_digest_compare(&key, &e.key) == 0);
+
+	options[1].name = "fast-math";
+	CHECK_INT(gpucc_entry_prepare(&e, sources, 2), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("option 'fast-math' given twice");
+	options[1].name = "opt-level";
+	kernels[1].name = "k2";
+	CHECK_INT(gpucc_entry_prepare(&e, sources, 2), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("kernel 'k2' given twice");
+	kernels[1].name = "k1";
+	sources[0].part = GPUCC_PART_PTX;
+	CHECK_INT(gpucc_entry_prepare(&e, sources, 2), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("a ptx payload does not fit target 'gfx90a'");
+	sources[0].part = GPUCC_PART_HSACO;
+	sources[1].part = GPUCC_PART_HSACO;
+	CHECK_INT(gpucc_entry_prepare(&e, sources, 2), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("two hsaco payloads");
+	CHECK_INT(gpucc_entry_prepare(&e, sources, 0), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("no payload");
+	e.target = "gfx9999";
+	CHECK_INT(gpucc_entry_prepare(&e, sources, 1), GPUCC_EINVALID);
+	e.target = "gfx90a";
+	e.module = "";
+	CHECK_INT(gpucc_entry_prepare(&e, sources, 1), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("no module name");
+}
+
+/* gpucc_code_object_check: ELF headers of each slip, written to a file. */
+static void test_code_object_check(void)
+{
+	FILE *f = tmpfile();
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	int fd = fileno(f);
+	unsigned char h[64] = {0x7f, 'E', 'L', 'F', 2 /* 64-bit */, 1 /* little-endian */, 1};
+	struct {
+		gpucc_part part;
+		unsigned type, machine;
+		int rc;
+		const char *message;
+	} cases[] = {
+		{GPUCC_PART_CUBIN, 2 /* ET_EXEC */, 190 /* EM_CUDA */, 0, NULL},
+		{GPUCC_PART_CUBIN, 1 /* ET_REL */, 190, GPUCC_ECORRUPT, "is a relocatable cubin"},
+		{GPUCC_PART_HSACO, 3 /* ET_DYN */, 224 /* EM_AMDGPU */, 0, NULL},
+		{GPUCC_PART_HSACO, 1, 224, GPUCC_ECORRUPT, "is a relocatable AMDGPU ELF"},
+		{GPUCC_PART_HSACO, 2, 190, GPUCC_ECORRUPT, "an ELF for machine 190 (CUDA: a cubin)"},
+		{GPUCC_PART_PTX, 1, 190, 0, NULL}, /* not a code object: not checked */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		h[16] = (unsigned char)cases[i].type;
+		h[17] = 0;
+		h[18] = (unsigned char)(cases[i].machine & 0xff);
+		h[19] = (unsigned char)(cases[i].machine >> 8);
+		CHECK(pwrite(fd, h, sizeof h, 0) == (ssize_t)sizeof h);
+		CHECK_INT(gpucc_code_object_check(cases[i].part, fd, "k.bin"), cases[i].rc);
+		if (cases[i].message)
+			CHECK_ERROR_HAS(cases[i].message);
+	}
+	CHECK(pwrite(fd, "//\n.version 8.5\n.target sm_90\n", 30, 0) == 30);
+	CHECK_INT(gpucc_code_object_check(GPUCC_PART_CUBIN, fd, "k.bin"), 0); /* not an ELF */
+	fclose(f);
+}
+
 int main(void)
 {
+	RUN(test_entry_prepare);
+	RUN(test_code_object_check);
 	RUN(test_read_payload_size);
 	RUN(test_compile_without_targets);
 	RUN(test_zero_length_buffers);

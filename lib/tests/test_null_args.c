@@ -63,6 +63,7 @@ typedef struct fixture {
 	gpucc_image_limits limits_out;
 	gpucc_cache_stats stats_out;
 	gpucc_selection selection_out;
+	gpucc_entry entry_draft;
 	size_t size_out;
 	uint64_t u64_out;
 	char text_out[GPUCC_DIGEST_HEX_SIZE + GPUCC_TARGET_NAME_SIZE + 64];
@@ -270,6 +271,10 @@ static void fixture_close(fixture *f)
 	X(gpucc_image_writer_add, e, 0, NULL,                                                       \
 	  gpucc_image_writer_add(f->writer, NONE, &f->payload_source, 1))                           \
 	X(gpucc_image_writer_add, sources, 0, NULL, gpucc_image_writer_add(f->writer, f->entry, NONE, 1)) \
+	X(gpucc_entry_prepare, e, 0, NULL, gpucc_entry_prepare(NONE, &f->payload_source, 1))        \
+	X(gpucc_entry_prepare, sources, 0, NULL, gpucc_entry_prepare(&f->entry_draft, NONE, 1))       \
+	X(gpucc_code_object_check, name, 0, NULL,                                                   \
+	  gpucc_code_object_check(GPUCC_PART_CUBIN, f->null_fd, NONE))                               \
 	X(gpucc_image_writer_add_from, w, 0, NULL, gpucc_image_writer_add_from(NONE, f->img, f->entry)) \
 	X(gpucc_image_writer_add_from, src, 0, NULL,                                                \
 	  gpucc_image_writer_add_from(f->writer, NONE, f->entry))                                   \

@@ -180,6 +180,27 @@ GPUCC_API int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
  * GPUCC_ECONFLICT and the writer is unchanged. */
 GPUCC_API int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e,
                                      const gpucc_payload_source *sources, size_t source_count);
+/* Put an entry described by hand (from files another tool wrote, as `gpucc
+ * pack` does) in the canonical form writers and keys need, and key it.  The
+ * arrays e points to (options, device_libs, externals) and sources must be
+ * the caller's own writable arrays: they are sorted in place (options,
+ * device libraries and externals by name, sources by part).  key_schema,
+ * gpucc_version and llvm_version are filled where 0 or NULL (this
+ * libgpucc's key schema and versions), then key is computed.
+ * GPUCC_EINVALID, naming the defect, for a description no image holds: no
+ * module name, no target or one gpucc does not know, no payload, two
+ * payloads of one part, a payload of the other vendor's, or an option,
+ * device library, external or kernel named twice. */
+GPUCC_API int gpucc_entry_prepare(gpucc_entry *e, gpucc_payload_source *sources, size_t source_count);
+/* Check that the cubin or AMD code object (part) open at fd, named name in
+ * messages, is one a GPU runtime loads, when it is an ELF at all: a 64-bit
+ * little-endian executable for EM_CUDA, or a shared object for EM_AMDGPU.
+ * GPUCC_ECORRUPT, naming the file and the slip (a relocatable cubin, an
+ * unlinked AMDGPU object, the two swapped), otherwise; GPUCC_ERROR when fd
+ * cannot be read.  Bytes that are not an ELF (a fatbin, test data), and
+ * other parts, are accepted as given.  Reads with pread: fd's offset is
+ * left alone. */
+GPUCC_API int gpucc_code_object_check(gpucc_part part, int fd, const char *name);
 /* Add an entry of an open image with its payloads, which are streamed from
  * src (and verified) at commit: src must stay open until then.  Duplicates
  * and conflicts as for gpucc_image_writer_add.  Other threads may go on
