@@ -84,7 +84,15 @@ holder=$!
 for i in $(seq 1000); do ls -a | grep -q '^\.out\.gpucc\.tmp\.' && break; sleep 0.01; done
 $dflt "$GPUCC" merge out.gpucc small.gpucc -o out.gpucc >out 2>err &
 waiter=$!
-sleep 0.2
+# Interrupted once it waits: it has opened the lock file (and then blocks in
+# flock, since the holder holds it).
+for i in $(seq 1000); do
+	ls -l "/proc/$waiter/fd" 2>/dev/null | grep -q '\.out\.gpucc\.lock$' && break
+	kill -0 "$waiter" 2>/dev/null || break
+	sleep 0.01
+done
+ls -l "/proc/$waiter/fd" 2>/dev/null | grep -q '\.out\.gpucc\.lock$' ||
+	{ cat err >&2; fail "the second merge never opened the lock file"; }
 kill -TERM "$waiter"
 wait "$waiter"
 [ -e .out.gpucc.lock ] || fail "an interrupted waiter removed the lock its holder holds"

@@ -3,10 +3,11 @@
 # intrinsics of a newer generation, exotic types, missing triples) fails its
 # own job with one line ("LLVM crashed (SIGABRT): LLVM ERROR: ..."), exit 5,
 # while every other job of the run compiles and is cached, and no
-# directory is left in $TMPDIR.  A job past --job-timeout or --job-memory
-# fails the same way, a tool dies with compile's SIGTERM, and a tool whose
-# --version hangs is given up on, killed.  Then modules from llvm-stress-19, made kernels for both vendors:
-# every run ends with 0 or 5, never by a signal.
+# directory is left in $TMPDIR.  A job past --job-timeout fails the same way
+# (--job-memory: compile_memory.sh), a tool dies with compile's SIGTERM, and
+# a tool whose --version hangs is given up on, killed.  Then modules from
+# llvm-stress-19, made kernels for both vendors: every run ends with 0 or 5,
+# never by a signal.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 C=$TESTDATA/kernels/crash
@@ -84,26 +85,7 @@ assert_grep "vector_add.ll: gfx90a: LLVM ran past the job time limit (2 s): stop
 pgrep -f "sleep 3600" >/dev/null && fail "the stalled tool outlived its job"
 [ -z "$(ls tmp)" ] || fail "a stopped job left $(ls tmp) in TMPDIR"
 
-# A job past --job-memory: the worker's address space is bounded, LLVM runs
-# out of it (a kernel of 60,000 instructions in 128 MiB) and dies; the job
-# fails with one line.
-if [ "${SANITIZE:-none}" = none ]; then
-	python3 -c "
-n = 60000
-print('target triple = \"amdgcn-amd-amdhsa\"')
-print('define amdgpu_kernel void @big(ptr addrspace(1) %p) {')
-print('  %v0 = load i32, ptr addrspace(1) %p')
-for i in range(1, n): print(f'  %v{i} = mul i32 %v{i-1}, {i * 7 + 3}')
-print(f'  store i32 %v{n-1}, ptr addrspace(1) %p')
-print('  ret void')
-print('}')" >big.ll
-	expect_exit 5 "$GPUCC" compile --no-cache big.ll -t gfx90a --job-memory 128
-	assert_one_line err
-	assert_grep "^gpucc compile: error: big.ll: gfx90a: LLVM crashed (SIG[A-Z]*)" err
-	[ -z "$(ls tmp)" ] || fail "a job past its memory bound left $(ls tmp) in TMPDIR"
-else
-	echo "SKIP (part): under $SANITIZE the worker's shadow memory needs more address space than a bound allows"
-fi
+# A job past --job-memory: compile_memory.sh.
 
 # SIGTERM to compile while a tool runs: the tool dies with it (the worker's
 # process group is killed when its caller dies), and nothing stays in TMPDIR.
