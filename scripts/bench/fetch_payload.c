@@ -7,7 +7,7 @@
  *
  *   fetch_payload IMAGE MEMBER          one fetch
  *   fetch_payload IMAGE MEMBER REPEAT   REPEAT fetches, each a whole call
- *                                       (open, map, find, hash, unmap);
+ *                                       (open, find with pread, hash, close);
  *                                       prints the mean in ms on stderr
  */
 #define _POSIX_C_SOURCE 200809L
