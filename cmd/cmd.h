@@ -111,7 +111,7 @@ int cmd_output_creatable(const cmd_args *args, const char *path);
  * and messages spell them: control characters as \\n, \\t or \\xHH, other
  * bytes as they are, so that a name holding a newline keeps its message
  * or row on one line.  libgpucc's messages spell them so too, by the same
- * code (lib/escape.h, compiled into both).  cmd_shown writes into out
+ * code (formats/escape.h, compiled into both).  cmd_shown writes into out
  * (size bytes, 256 is plenty for a message), cut with "..." when it does
  * not fit, and returns out; cmd_put_shown writes all of text to f. */
 const char *cmd_shown(char *out, size_t size, const char *text);

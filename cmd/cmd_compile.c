@@ -15,7 +15,7 @@
 #include "cmd.h"
 #include "interrupt.h"
 /* The speller of every message (cmd/meson.build compiles it in). */
-#include "../lib/escape.h"
+#include "../formats/escape.h"
 
 #include <gpucc.h>
 

@@ -12,7 +12,7 @@
 #include "cmd.h"
 /* The speller libgpucc's messages use too, compiled into the command
  * (cmd/meson.build): libgpucc exports only its public header. */
-#include "../lib/escape.h"
+#include "../formats/escape.h"
 
 #include <gpucc.h>
 

@@ -2,7 +2,7 @@
  * lib/input_file.h -- opening the input files libgpucc reads by the names
  * users give (a module to compile, an image to embed, a payload to pack),
  * and quoting those names in messages on one line (internal; implemented
- * in lib/digest.c, beside the file readers that use it).
+ * in lib/input_file.c).
  */
 #ifndef GPUCC_LIB_INPUT_FILE_H
 #define GPUCC_LIB_INPUT_FILE_H
@@ -31,7 +31,7 @@ int gpucc_open_input_file(int *out_fd, struct stat *out_st, const char *path, co
  * GPUCC_EINVALID, its path quoted through gpucc_escape_controls (cut) with
  * its length, as gpucc_open_input_file words it; others are
  * gpucc_error_set_errno's, the path whole (its control characters spelt,
- * as in every message: lib/error.c).  Used by every open of an
+ * as in every message: formats/error.c).  Used by every open of an
  * image, snapshot or source by name (list, cat, merge, cache import...). */
 int gpucc_error_set_open(const char *noun, const char *path);
 

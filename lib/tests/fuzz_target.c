@@ -1,5 +1,5 @@
 /*
- * lib/tests/fuzz_target.c -- fuzz target: target strings (lib/target.c), as
+ * lib/tests/fuzz_target.c -- fuzz target: target strings (formats/target.c), as
  * given to `gpucc compile --target` and read from manifests.  The input, up
  * to its first NUL byte, is the spelling.  A refusal is GPUCC_EINVALID with
  * a message; an accepted target has one canonical spelling that fits its

@@ -1,7 +1,7 @@
 /*
  * lib/tests/test_digest.c -- SHA-256 against known vectors, hex round trips,
  * payload kind names, and the error contract (one line, control characters
- * spelt as lib/escape.h says).
+ * spelt as formats/escape.h says).
  */
 #include "check.h"
 

@@ -1,5 +1,5 @@
 /*
- * lib/target.c -- target parsing and the one canonical spelling.
+ * formats/target.c -- target parsing and the one canonical spelling.
  *
  * LLVM only warns about a processor it does not know (and AMDGPU aborts on a
  * target ID used as a CPU name), so gpucc validates targets

@@ -1,10 +1,9 @@
 /*
- * lib/error.c -- the thread-local last error (one line, its control
- * characters spelt as lib/escape.h says), and the version queries.
+ * formats/error.c -- the thread-local last error (one line, its control
+ * characters spelt as formats/escape.h says).
  */
 #include "errors.h"
 #include "escape.h"
-#include "libarchive_loader.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpucc_build_config.h"
 
 #define MESSAGE_SIZE 1024
 
@@ -128,25 +126,4 @@ const char *gpucc_error_name(int code)
 	case GPUCC_EUNAVAILABLE: return "GPUCC_EUNAVAILABLE";
 	default: return "GPUCC_E?";
 	}
-}
-
-void gpucc_free(void *ptr)
-{
-	free(ptr);
-}
-
-const char *gpucc_version(void)
-{
-	return GPUCC_VERSION;
-}
-
-const char *gpucc_llvm_version(void)
-{
-	return GPUCC_BUILD_LLVM_VERSION;
-}
-
-const char *gpucc_libarchive_version(void)
-{
-	const gpucc_libarchive *la = gpucc_libarchive_load();
-	return la ? la->version_string() : "libarchive (not loadable)";
 }

@@ -1,6 +1,6 @@
 /*
- * lib/escape.c -- the spelling of control characters in messages and text
- * output (contract in lib/escape.h).  Compiled into libgpucc and into the
+ * formats/escape.c -- the spelling of control characters in messages and text
+ * output (contract in formats/escape.h).  Compiled into libgpucc and into the
  * gpucc command alike; it uses nothing but the C library.
  */
 #include "escape.h"

@@ -1,13 +1,13 @@
 /*
- * lib/escape.h -- how gpucc spells text that may hold control characters
+ * formats/escape.h -- how gpucc spells text that may hold control characters
  * (a name from a command line, a file system or an image) in messages and
  * text output: a control character (below 0x20, and 0x7f) as \n, \t or
  * \xHH, every other byte as it is, so that a name holding a newline keeps
  * its message on one line and no escape sequence reaches a terminal.  A
  * backslash is no control character: spelt text spelt again is unchanged.
  *
- * The one speller of both libgpucc (every message, lib/error.c; warnings,
- * lib/cache.c) and the gpucc command (cmd/options.c): lib/escape.c is
+ * The one speller of both libgpucc (every message, formats/error.c; warnings,
+ * lib/cache.c) and the gpucc command (cmd/options.c): formats/escape.c is
  * compiled into each, hidden in libgpucc, which exports only its public
  * header.  So this header includes nothing of libgpucc's.
  */

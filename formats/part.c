@@ -1,5 +1,5 @@
 /*
- * lib/part.c -- payload kinds: names (as in manifests and on the command line)
+ * formats/part.c -- payload kinds: names (as in manifests and on the command line)
  * and file extensions (as in member names and extracted files).
  */
 #include "errors.h"

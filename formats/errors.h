@@ -1,5 +1,5 @@
 /*
- * lib/errors.h -- setting the thread-local last error (internal).
+ * formats/errors.h -- setting the thread-local last error (internal).
  *
  * Every failing path in libgpucc sets exactly one message, saying what failed
  * first and quoting its subject ("'x.gpucc': truncated image ..."), and
