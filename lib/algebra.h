@@ -1,7 +1,8 @@
 /*
- * lib/algebra.h -- what snapshot.c shares with delta.c and merge.c: the
- * parts of a source (exactly one is set, by its kind), and how merge and
- * delta open the entries of a cache.
+ * lib/algebra.h -- what lib/source.c gives delta.c and merge.c: the parts of
+ * a source (exactly one is set, by its kind), how they open the entries of
+ * a cache within the budget of open files, and the check that image inputs
+ * are whole.
  */
 #ifndef GPUCC_LIB_ALGEBRA_H
 #define GPUCC_LIB_ALGEBRA_H

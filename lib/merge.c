@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,44 +52,6 @@ typedef struct source_entries {
 	gpucc_image **owned;  /* cache entry images to free */
 	size_t owned_count;
 } source_entries;
-
-size_t gpucc_entry_budget_limit(void)
-{
-	struct rlimit rl;
-	return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-	               ? (size_t)rl.rlim_cur / 2
-	               : SIZE_MAX;
-}
-
-void gpucc_entry_budget_init(gpucc_entry_budget *b)
-{
-	b->open = 0;
-	b->limit = gpucc_entry_budget_limit();
-}
-
-int gpucc_algebra_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key,
-                             gpucc_entry_budget *budget)
-{
-	int rc = gpucc_cache_open_entry(out, c, key);
-	if (rc == GPUCC_ENOTFOUND)
-		return 1;
-	if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
-		gpucc_cache_warn(c, "skipping corrupt cache entry: %s", gpucc_error_last()->message);
-		return 1;
-	}
-	if (rc) /* anything else (I/O, too many open files) is a failure, not a loss */
-		return rc;
-	if (budget->open < budget->limit) {
-		budget->open++;
-		return 0;
-	}
-	/* A cache entry image is named by its path. */
-	if ((rc = gpucc_image_park(*out, gpucc_image_name(*out))) != 0) {
-		gpucc_image_free(*out);
-		*out = NULL;
-	}
-	return rc;
-}
 
 static void source_entries_release(source_entries *se)
 {
@@ -167,25 +128,6 @@ static void load_all_release(source_entries *all, size_t count)
 	for (size_t i = 0; i < count; i++)
 		source_entries_release(&all[i]);
 	free(all);
-}
-
-int gpucc_algebra_check_whole(gpucc_source *const *sources, size_t count, bool compressed)
-{
-	for (size_t i = 0; i < count; i++) {
-		gpucc_image *img = gpucc_source_image(sources[i]);
-		if (!img || gpucc_image_is_compressed(img) != compressed)
-			continue;
-		int rc = gpucc_image_check_whole(img);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-int gpucc_algebra_check_compressed(void *inputs)
-{
-	const gpucc_algebra_inputs *in = inputs;
-	return gpucc_algebra_check_whole(in->sources, in->count, true);
 }
 
 /* The entries of every source, and the uncompressed image inputs checked

@@ -2,15 +2,14 @@
  * lib/runtime.c -- the runtime API of gpucc/runtime.h: images opened by
  * mapping, the devices the GPU runtimes see, and modules loaded on them.
  * Selection is in runtime_select.c; each runtime is a driver table
- * (runtime_driver.h) in runtime_hip.c and runtime_cuda.c, whose library is
- * opened here, with dlopen(), only when a device is asked for.
+ * (runtime_driver.h) in runtime_hip.c and runtime_cuda.c, whose library
+ * runtime_dlopen.c opens, with dlopen(), only when a device is asked for.
  */
 #include "errors.h"
 #include "image_internal.h"
 #include "input_file.h"
 #include "runtime_driver.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -76,37 +75,6 @@ int gpucc_image_open_mapped(gpucc_image **out, const char *path)
 	}
 	gpucc_image_on_free(*out, mapping_release, m);
 	return 0;
-}
-
-/* ---- opening a runtime's library -------------------------------------------- */
-
-int gpucc_runtime_dlopen(void **out, const char *runtime_name, const char *env_name,
-                         const char *const *names)
-{
-	*out = NULL;
-	const char *forced = getenv(env_name);
-	if (forced && *forced) {
-		if (strcmp(forced, "none") == 0)
-			return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: disabled by %s=none", runtime_name,
-			                       env_name);
-		*out = dlopen(forced, RTLD_NOW | RTLD_LOCAL);
-		if (!*out)
-			return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: cannot load '%s' (%s): %s",
-			                       runtime_name, forced, env_name, dlerror());
-		return 0;
-	}
-	char tried[256] = "";
-	size_t used = 0;
-	for (size_t i = 0; names[i]; i++) {
-		*out = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (*out)
-			return 0;
-		int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", names[i]);
-		if (n > 0 && (size_t)n < sizeof tried - used)
-			used += (size_t)n;
-	}
-	return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: not installed (cannot load %s)", runtime_name,
-	                       tried);
 }
 
 /* ---- devices ---------------------------------------------------------------- */

@@ -1,0 +1,17 @@
+/*
+ * lib/snapshot_internal.h -- making a snapshot from items gathered
+ * elsewhere (lib/source.c: the snapshot of an image or a cache).
+ */
+#ifndef GPUCC_LIB_SNAPSHOT_INTERNAL_H
+#define GPUCC_LIB_SNAPSHOT_INTERNAL_H
+
+#include "gpucc/snapshot.h"
+
+/* Take items (malloc'd, count of them, in any order) as a new snapshot:
+ * sorted, identical duplicates collapsed; a key with two contents is
+ * GPUCC_ECONFLICT, named by what ("'x.gpucc'", "cache 'dir'").  items is
+ * the snapshot's or freed, whatever the outcome. */
+int gpucc_snapshot_from_items(gpucc_snapshot **out, gpucc_snapshot_item *items, size_t count,
+                              const char *what);
+
+#endif
