@@ -104,8 +104,8 @@ static int parse_nvptx(gpucc_target *t, const char *spelling)
 		 * compiles sm_90 PTX (as any newer GPU's does). */
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "unknown target '%s': sm_%u needs LLVM 20 or later, and LLVM 19 "
-		                       "knows sm_20 to sm_90a; a Blackwell GPU runs sm_90 PTX (--target "
-		                       "sm_90, which its driver compiles at load)",
+		                       "knows sm_20 to sm_90a; a Blackwell GPU runs sm_90 PTX (the "
+		                       "target sm_90, which its driver compiles at load)",
 		                       spelling, sm);
 	if (i == COUNT(nvptx_processors))
 		return gpucc_error_set(GPUCC_EINVALID,

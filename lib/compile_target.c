@@ -101,8 +101,8 @@ static int fit_nvidia(gpucc_job_target *out, const gpucc_target *t, bool ptx_exp
 		snprintf(plain, sizeof plain, "%.*s", (int)strcspn(want, ":"), want);
 		return gpucc_error_set(GPUCC_ECOMPILE,
 		                       "the module's functions ask for PTX ISA %u.%u (+ptx%u), above "
-		                       "the target's: --target %s (or %s, which takes the module's) "
-		                       "compiles it",
+		                       "the target's: the target %s (or %s, which takes the "
+		                       "module's) compiles it",
 		                       f->ptx_isa / 10, f->ptx_isa % 10, f->ptx_isa, want, plain);
 	}
 	if (!ptx_explicit && asked > t->ptx_isa)
@@ -131,7 +131,7 @@ static int fit_amd(gpucc_job_target *out, const gpucc_target *t, int code_object
 		const gpucc_feature v = xnack ? f->xnack : f->sramecc;
 		return gpucc_error_set(GPUCC_ECOMPILE,
 		                       "the module's functions ask for %s%s, which the target %s does "
-		                       "not fix so: --target %s compiles it",
+		                       "not fix so: the target %s compiles it",
 		                       xnack ? "xnack" : "sramecc", v == GPUCC_FEATURE_ON ? "+" : "-",
 		                       out->name, want);
 	}
@@ -144,8 +144,8 @@ static int fit_amd(gpucc_job_target *out, const gpucc_target *t, int code_object
 	if (code_object_asked && module_version && (unsigned)code_object_asked != module_version)
 		return gpucc_error_set(GPUCC_ECOMPILE,
 		                       "the module sets amdhsa_code_object_version %u00, but code object "
-		                       "v%d was asked for: --code-object %u (or none, which takes the "
-		                       "module's) compiles it",
+		                       "v%d was asked for: code object v%u (or none asked for, which "
+		                       "takes the module's) compiles it",
 		                       module_version, code_object_asked, module_version);
 	out->code_object_version = code_object_asked       ? code_object_asked
 	                           : module_version        ? (int)module_version

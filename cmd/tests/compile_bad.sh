@@ -89,7 +89,7 @@ assert_grep "other_cpu.nvptx.ll: sm_90:ptx78: the module's functions are for \"t
 expect_exit 0 "$GPUCC" compile --no-cache "$K/bad/other_cpu.nvptx.ll" -t sm_80
 # A newer PTX ISA than a target that fixes one; sm_90 takes the module's.
 expect_exit 5 "$GPUCC" compile --cache c "$K/bad/newer_ptx.nvptx.ll" -t sm_90:ptx78 -o image.gpucc
-assert_grep "newer_ptx.nvptx.ll: sm_90:ptx78: the module's functions ask for PTX ISA 8.5 (+ptx85), above the target's: --target sm_90:ptx85 (or sm_90, which takes the module's) compiles it$" err
+assert_grep "newer_ptx.nvptx.ll: sm_90:ptx78: the module's functions ask for PTX ISA 8.5 (+ptx85), above the target's: the target sm_90:ptx85 (or sm_90, which takes the module's) compiles it$" err
 expect_exit 0 "$GPUCC" compile --no-cache --json "$K/bad/newer_ptx.nvptx.ll" -t sm_90
 assert_grep '"target":"sm_90:ptx85"' out
 # +xnack: under gfx90a (xnack open) the code object would say
@@ -97,7 +97,7 @@ assert_grep '"target":"sm_90:ptx85"' out
 for t in gfx90a gfx90a:xnack-; do
 	expect_exit 5 "$GPUCC" compile --cache c "$K/bad/xnack_on.amdgpu.ll" -t $t -o image.gpucc
 	assert_one_line err
-	assert_grep "xnack_on.amdgpu.ll: $t: the module's functions ask for xnack+, which the target $t does not fix so: --target gfx90a:xnack+ compiles it$" err
+	assert_grep "xnack_on.amdgpu.ll: $t: the module's functions ask for xnack+, which the target $t does not fix so: the target gfx90a:xnack+ compiles it$" err
 done
 expect_exit 0 "$GPUCC" compile --no-cache "$K/bad/xnack_on.amdgpu.ll" -t gfx90a:xnack+
 assert_same image.gpucc image.before

@@ -88,7 +88,7 @@ check_result out _Z4expsPfj >/dev/null
 sed 's/"amdhsa_code_object_version", i32 400/"amdhsa_code_object_version", i32 500/' \
 	"$K/amdgpu/hip_clang.ll" > hip_v5.ll
 expect_exit 5 "$GPUCC" compile --no-cache hip_v5.ll -t gfx90a --code-object 4
-assert_grep "hip_v5.ll: gfx90a: the module sets amdhsa_code_object_version 500, but code object v4 was asked for: --code-object 5 (or none, which takes the module's) compiles it$" err
+assert_grep "hip_v5.ll: gfx90a: the module sets amdhsa_code_object_version 500, but code object v4 was asked for: code object v5 (or none asked for, which takes the module's) compiles it$" err
 expect_exit 0 "$GPUCC" compile --no-cache hip_v5.ll -t gfx90a -o hip5.gpucc --json
 key=$(check_result out _Z4expsPfj)
 "$GPUCC" cat hip5.gpucc "$key" --part hsaco > hip5.hsaco

@@ -107,7 +107,7 @@ assert_grep 'oclc_isa_version_942.ll' out
 assert_grep 'hip.bc' out
 expect_exit 5 "$GPUCC" compile --no-cache sync.gfx90a.bc -t gfx90a --code-object 4
 assert_one_line err
-assert_grep "amdhsa_code_object_version 500.*--code-object 5" err
+assert_grep "amdhsa_code_object_version 500.*code object v5" err
 # The module's processor is no target of the run: an error naming it.
 expect_exit 5 "$GPUCC" compile --no-cache sync.gfx90a.bc -t gfx1030
 assert_one_line err
@@ -117,7 +117,7 @@ hip_ir sync.hip gfx90a:xnack+ sync.xnack.bc
 for t in gfx90a gfx90a:xnack-; do
 	expect_exit 5 "$GPUCC" compile --no-cache sync.xnack.bc -t "$t"
 	assert_one_line err
-	assert_grep "xnack+.*--target gfx90a:xnack+ compiles it" err
+	assert_grep "xnack+.*the target gfx90a:xnack+ compiles it" err
 done
 expect_exit 0 "$GPUCC" compile --no-cache sync.xnack.bc -t gfx90a:xnack+
 
@@ -193,7 +193,7 @@ expect_exit 0 "$GPUCC" compile --json --no-cubin axpy.sm_70.bc axpy.sm_90.bc -t 
 "$GPUCC" list cu.gpucc | grep -q "sm_90:${ptx#+}" || fail "sm_90 did not take the module's PTX ISA ($ptx)"
 expect_exit 5 "$GPUCC" compile --no-cache --no-cubin axpy.sm_90.bc -t sm_90:ptx78
 assert_one_line err
-assert_grep "ask for PTX ISA .*--target sm_90:${ptx#+} (or sm_90" err
+assert_grep "ask for PTX ISA .*the target sm_90:${ptx#+} (or sm_90" err
 PTXAS=""
 for p in "${CUDA_PATH:-/usr/local/cuda}/bin/ptxas" "$(command -v ptxas || true)"; do
 	[ -n "$p" ] && [ -x "$p" ] && PTXAS=$p && break

@@ -126,7 +126,7 @@ static void test_ptx_follows_module(void)
 	f.ptx_isa = 85;
 	gpucc_target fixed = parsed("sm_90:ptx80");
 	CHECK_INT(gpucc_target_for_module(&out, &fixed, true, 0, &f), GPUCC_ECOMPILE);
-	CHECK_ERROR_HAS("--target sm_90:ptx85 (or sm_90, which takes the module's)");
+	CHECK_ERROR_HAS("the target sm_90:ptx85 (or sm_90, which takes the module's)");
 	gpucc_target fixed_more = parsed("sm_90:ptx85");
 	f.ptx_isa = 80;
 	CHECK_INT(gpucc_target_for_module(&out, &fixed_more, true, 0, &f), 0);
@@ -146,7 +146,7 @@ static void test_code_object_follows_module(void)
 	CHECK_INT(out.code_object_version, 5);
 	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 5, &f), 0);
 	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 4, &f), GPUCC_ECOMPILE);
-	CHECK_ERROR_HAS("--code-object 5");
+	CHECK_ERROR_HAS("code object v5 (or none asked for");
 	f.code_object_version = 6;
 	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 0, &f), GPUCC_ECOMPILE);
 	CHECK_ERROR_HAS("v4 and v5 only");
@@ -162,16 +162,16 @@ static void test_target_ids(void)
 	f.xnack = GPUCC_FEATURE_ON;
 	gpucc_target open = parsed("gfx90a"), off = parsed("gfx90a:xnack-"), on = parsed("gfx90a:xnack+");
 	CHECK_INT(gpucc_target_for_module(&out, &open, false, 0, &f), GPUCC_ECOMPILE);
-	CHECK_ERROR_HAS("--target gfx90a:xnack+ compiles it");
+	CHECK_ERROR_HAS("the target gfx90a:xnack+ compiles it");
 	CHECK_INT(gpucc_target_for_module(&out, &off, false, 0, &f), GPUCC_ECOMPILE);
-	CHECK_ERROR_HAS("--target gfx90a:xnack+ compiles it");
+	CHECK_ERROR_HAS("the target gfx90a:xnack+ compiles it");
 	CHECK_INT(gpucc_target_for_module(&out, &on, false, 0, &f), 0);
 	CHECK_STR(out.name, "gfx90a:xnack+");
 	f.xnack = GPUCC_FEATURE_ANY;
 	f.sramecc = GPUCC_FEATURE_OFF;
 	gpucc_target both = parsed("gfx90a:sramecc+:xnack-");
 	CHECK_INT(gpucc_target_for_module(&out, &both, false, 0, &f), GPUCC_ECOMPILE);
-	CHECK_ERROR_HAS("--target gfx90a:sramecc-:xnack- compiles it");
+	CHECK_ERROR_HAS("the target gfx90a:sramecc-:xnack- compiles it");
 	/* A processor without the feature ignores it. */
 	f.sramecc = GPUCC_FEATURE_ON;
 	gpucc_target gfx1030 = parsed("gfx1030");
