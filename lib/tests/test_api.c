@@ -11,6 +11,8 @@
 
 #include <malloc.h> /* malloc_usable_size */
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -526,8 +528,53 @@ static void test_code_object_check(void)
 	fclose(f);
 }
 
+/* A caller built against the version 1 header of gpucc_compile_options
+ * (which ended at progress_ctx) passes a smaller struct: the library reads
+ * no field past it (the struct is allocated at its own size, so that the
+ * AddressSanitizer run of this test catches a read past it), and the later
+ * fields take their defaults.  The v1 struct is spelt out as that header
+ * declared it. */
+static void test_compile_options_v1(void)
+{
+	typedef struct compile_options_v1 {
+		unsigned version;
+		int opt_level;
+		bool fast_math, ftz, debug_info;
+		int code_object_version;
+		bool no_cubin;
+		unsigned jobs;
+		gpucc_cache *cache;
+		gpucc_image_writer *writer;
+		gpucc_compile_progress_fn progress;
+		void *progress_ctx;
+	} compile_options_v1;
+	_Static_assert(offsetof(compile_options_v1, progress_ctx) ==
+	                       offsetof(gpucc_compile_options, progress_ctx),
+	               "version 1 is the start of the current struct");
+	compile_options_v1 *v1 = calloc(1, sizeof *v1);
+	CHECK(v1 != NULL);
+	if (!v1)
+		return;
+	v1->version = 1;
+	v1->opt_level = 3;
+	v1->jobs = 1;
+	gpucc_compile *c = NULL;
+	CHECK_INT(gpucc_compile_new(&c, (const gpucc_compile_options *)v1), 0);
+	gpucc_compile_free(c);
+
+	free(v1);
+
+	gpucc_compile_options newer; /* from a newer header than this library's */
+	gpucc_compile_options_init(&newer);
+	newer.version = GPUCC_COMPILE_OPTIONS_VERSION + 1;
+	CHECK_INT(gpucc_compile_new(&c, &newer), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("compile options of version");
+	CHECK(c == NULL);
+}
+
 int main(void)
 {
+	RUN(test_compile_options_v1);
 	RUN(test_entry_prepare);
 	RUN(test_code_object_check);
 	RUN(test_read_payload_size);
