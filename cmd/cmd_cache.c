@@ -251,13 +251,19 @@ static int run_stats(const cmd_args *args)
 		goto cleanup;
 	}
 	uint64_t lookups = st.hits + st.misses;
+	gpucc_remote_stats rs;
+	gpucc_cache_remote_stats_get(&rs, c);
 	if (cmd_flag(args, "json")) {
 		printf("{\"directory\": ");
 		cmd_json_string(stdout, gpucc_cache_dir(c));
 		printf(", \"entries\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"max_bytes\": %" PRIu64
 		       ", \"hits\": %" PRIu64 ", \"misses\": %" PRIu64 ", \"corrupt\": %" PRIu64
-		       ", \"reset_time\": %" PRId64 "}\n",
+		       ", \"reset_time\": %" PRId64,
 		       st.entries, st.bytes, st.max_bytes, st.hits, st.misses, st.corrupt, st.reset_time);
+		printf(", \"remote\": {\"hits\": %" PRIu64 ", \"misses\": %" PRIu64
+		       ", \"errors\": %" PRIu64 ", \"timeouts\": %" PRIu64 ", \"bytes_in\": %" PRIu64
+		       ", \"bytes_out\": %" PRIu64 "}}\n",
+		       rs.hits, rs.misses, rs.errors, rs.timeouts, rs.bytes_in, rs.bytes_out);
 	} else {
 		char size[32], max[32], when[64] = "first use (never reset)";
 		format_size(size, sizeof size, st.bytes);
@@ -281,12 +287,22 @@ static int run_stats(const cmd_args *args)
 			printf("hit rate          -\n");
 		printf("corrupt entries   %" PRIu64 "\n", st.corrupt);
 		printf("counting since    %s\n", when);
+		if (rs.hits || rs.misses || rs.errors || rs.timeouts || rs.bytes_out) {
+			format_size(size, sizeof size, rs.bytes_in);
+			format_size(max, sizeof max, rs.bytes_out);
+			printf("remote hits       %" PRIu64 "\n", rs.hits);
+			printf("remote misses     %" PRIu64 "\n", rs.misses);
+			printf("remote errors     %" PRIu64 "\n", rs.errors);
+			printf("remote timeouts   %" PRIu64 "\n", rs.timeouts);
+			printf("remote bytes in   %s\n", size);
+			printf("remote bytes out  %s\n", max);
+		}
 	}
 	/* Nor are counters zeroed that did not reach the output. */
 	if (reset && (fflush(stdout) != 0 || ferror(stdout)))
 		rc = cmd_error(args, EXIT_FAIL,
 		               "cannot write to standard output: the counters were not reset");
-	else if (reset && gpucc_cache_stats_reset(c) != 0)
+	else if (reset && (gpucc_cache_stats_reset(c) != 0 || gpucc_cache_remote_stats_reset(c) != 0))
 		rc = cmd_fail(args);
 cleanup:
 	gpucc_cache_free(c);
@@ -300,8 +316,11 @@ const cmd_spec cmd_cache_stats_spec = {
 	"process that used the cache since the last reset (compiles and lookups).\n"
 	"--json prints one object: {\"directory\", \"entries\", \"bytes\",\n"
 	"\"max_bytes\" (the bound), \"hits\", \"misses\", \"corrupt\", \"reset_time\"\n"
-	"(Unix seconds of the last reset or clear; 0: never)}.  Without --reset it\n"
-	"writes nothing.  --reset zeroes hits, misses and corrupt once the numbers\n"
+	"(Unix seconds of the last reset or clear; 0: never), \"remote\": {\"hits\",\n"
+	"\"misses\", \"errors\", \"timeouts\", \"bytes_in\", \"bytes_out\"} (remote caches,\n"
+	"docs/remote-cache.md; shown as text once any is not 0)}.  Without --reset it\n"
+	"writes nothing.  --reset zeroes hits, misses, corrupt and the remote\n"
+	"counters once the numbers\n"
 	"are written; on a cache this user may not write it prints nothing and\n"
 	"exits 1, as it does when standard output cannot be written.  A directory\n"
 	"named by --cache that does not exist is an error (exit 2), as is one\n"

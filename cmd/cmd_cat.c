@@ -2,7 +2,10 @@
  * cmd/cmd_cat.c -- `gpucc cat IMAGE KEY --part PART`: one payload's bytes on
  * standard output.  The payload is read whole and checked against its size
  * and SHA-256 before the first byte is written, so a corrupt image never
- * sends corrupt bytes down a pipe.
+ * sends corrupt bytes down a pipe.  The image is opened for lookup: an
+ * uncompressed one with an index (formats/image.md, "The index") has only
+ * that entry's part of its manifest parsed, and its payload read where the
+ * index says.
  */
 #include "cmd.h"
 
@@ -47,7 +50,7 @@ static int run_cat(const cmd_args *args)
 
 	if (cmd_key_prefix_value(args, args->positional[1]) != EXIT_OK)
 		return EXIT_USAGE;
-	if (gpucc_image_open(&img, args->positional[0]) != 0 ||
+	if (gpucc_image_open_for_lookup(&img, args->positional[0]) != 0 ||
 	    gpucc_image_lookup(&e, img, args->positional[1]) != 0) {
 		rc = cmd_fail(args);
 		goto cleanup;

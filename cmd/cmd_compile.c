@@ -14,6 +14,7 @@
  */
 #include "cmd.h"
 #include "interrupt.h"
+#include "cmd_remote.h"
 /* The speller of every message (cmd/meson.build compiles it in). */
 #include "../formats/escape.h"
 
@@ -32,6 +33,7 @@ static const cmd_option options[] = {
 	{"zstd", 0, "LEVEL", true, "compress the image with zstd at LEVEL 1..22 (default 19)"},
 	{"cache", 0, "DIR", false, "the cache directory (default: $GPUCC_CACHE_DIR, else $XDG_CACHE_HOME/gpucc, else ~/.cache/gpucc)"},
 	{"no-cache", 0, NULL, false, "neither look up nor store entries in a cache"},
+	CMD_REMOTE_OPTIONS,
 	{"opt-level", 'O', "N", false, "optimisation level 0..3, as -O0..-O3 (default 2)"},
 	{"jobs", 'j', "N", false, "compile on N threads (default: the CPUs it may use, as nproc counts them)"},
 	{"fast-math", 0, NULL, false, "unsafe floating-point math (finite-only device libraries)"},
@@ -49,6 +51,18 @@ static const cmd_option options[] = {
 	 "link every MODULE into one before compiling (relocatable device code, clang -fgpu-rdc)"},
 	{"no-cubin", 0, NULL, false,
 	 "NVIDIA: PTX only, do not run ptxas (keyed as on a machine without it)"},
+	{"cubin-with", 0, "TOOL", false,
+	 "NVIDIA: make cubins with nvjitlink (the toolkit's libnvJitLink, in process; $GPUCC_NVJITLINK names it, empty: none), ptxas, or auto: nvjitlink when found, else ptxas (default)"},
+	{"language", 'x', "LANG", false,
+	 "take every input not named .ll or .bc as a source in LANG: hip, cuda or cl"},
+	{"include-directory", 'I', "DIR", false, "sources: add DIR to the include search path (repeatable)"},
+	{"isystem", 0, "DIR", false, "sources: add DIR as a system include directory (repeatable; -isystem too)"},
+	{"define", 'D', "NAME[=VALUE]", false, "sources: define a macro (repeatable)"},
+	{"undefine", 'U', "NAME", false, "sources: undefine a macro, after every -D (repeatable)"},
+	{"std", 0, "STD", false, "sources: the language standard (-std= too): c++17, cl2.0...; cl* for OpenCL C, others for HIP and CUDA"},
+	{"include", 0, "FILE", false, "sources: include FILE first (repeatable; -include too)"},
+	{"clang-arg", 0, "ARG", false, "sources: give clang ARG as well, after gpucc's own (repeatable)"},
+	{"clang", 0, "PATH", false, "sources: the clang 19 to run (default: clang-19 on PATH)"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing, change no cache (not with -o)"},
 	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
@@ -145,6 +159,13 @@ static void on_progress(void *ctx, const gpucc_compile_progress *p)
 	/* Hits, skips and jobs failed while planning are all reported before
 	 * the first compile ends, in no time: the jobs left are compiles, at
 	 * the pace of those done so far (none done: no estimate yet). */
+	if (p->total == 0 && p->sources_total) { /* clang, while the run is planned */
+		fprintf(stderr, "\r\033[Kgpucc compile: clang %zu/%zu (source, target) pairs, %.1fs",
+		        p->sources_done, p->sources_total, p->elapsed);
+		fflush(stderr);
+		s->drawn = true;
+		return;
+	}
 	if (p->last->seconds > 0)
 		s->compiled++;
 	fprintf(stderr, "\r\033[Kgpucc compile: %zu/%zu done, %zu hit%s, %zu failed, %.1fs",
@@ -167,6 +188,11 @@ static void print_explain(gpucc_compile *c)
 		                         ? "miss" : status_name(r->status);
 		cmd_put_shown(stdout, r->module);
 		printf(" %s: %s %s\n", r->target, status, hex);
+		if (r->source) { /* how a source's IR was found: a record's hit, or why not */
+			printf("  %-12s ", "source");
+			cmd_put_shown(stdout, r->source);
+			putchar('\n');
+		}
 		for (size_t k = 0; k < r->key_part_count; k++) {
 			/* Values may span lines (device-libs, options): indent them. */
 			printf("  %-12s ", r->key_parts[k].name);
@@ -211,6 +237,10 @@ static void json_result(FILE *f, const gpucc_compile_result *r)
 	if (r->warnings) {
 		fprintf(f, ",\"warnings\":");
 		cmd_json_string(f, r->warnings);
+	}
+	if (r->source) {
+		fprintf(f, ",\"source\":");
+		cmd_json_string(f, r->source);
 	}
 	if (r->entry) {
 		const gpucc_entry *e = r->entry;
@@ -324,6 +354,16 @@ static int run(const cmd_args *args)
 		o.job_memory_bytes = (uint64_t)n << 20;
 	}
 	o.no_cubin = cmd_flag(args, "no-cubin");
+	gpucc_cubin_tool cubin_tool = GPUCC_CUBIN_AUTO;
+	if (cmd_single_value(&value, args, "cubin-with") != EXIT_OK)
+		return EXIT_USAGE;
+	if (value && strcmp(value, "ptxas") == 0)
+		cubin_tool = GPUCC_CUBIN_PTXAS;
+	else if (value && strcmp(value, "nvjitlink") == 0)
+		cubin_tool = GPUCC_CUBIN_NVJITLINK;
+	else if (value && strcmp(value, "auto") != 0)
+		return cmd_error(args, EXIT_USAGE,
+		                 "bad cubin tool '%s': expected nvjitlink, ptxas or auto", value);
 	o.link_modules = cmd_flag(args, "link");
 	o.keep_going = cmd_flag(args, "keep-going");
 	int zstd = 0;
@@ -367,6 +407,46 @@ static int run(const cmd_args *args)
 	progress_state progress = {isatty(STDERR_FILENO) && !json && !explain, false, 0};
 	o.progress = on_progress;
 	o.progress_ctx = &progress;
+	/* Sources: the language -x names, and clang's arguments in the order
+	 * -D, -U, -I, -isystem, -include, -std=, --clang-arg. */
+	gpucc_source_language language = GPUCC_LANGUAGE_FROM_NAME;
+	if (cmd_single_value(&value, args, "language") != EXIT_OK)
+		return EXIT_USAGE;
+	if (value && strcmp(value, "hip") == 0)
+		language = GPUCC_LANGUAGE_HIP;
+	else if (value && strcmp(value, "cuda") == 0)
+		language = GPUCC_LANGUAGE_CUDA;
+	else if (value && (strcmp(value, "cl") == 0 || strcmp(value, "opencl") == 0))
+		language = GPUCC_LANGUAGE_OPENCL;
+	else if (value)
+		return cmd_error(args, EXIT_USAGE, "bad language '%s': expected hip, cuda or cl", value);
+	static const char *const source_options[][2] = {
+		{"define", "-D"}, {"undefine", "-U"}, {"include-directory", "-I"},
+		{"isystem", "-isystem"}, {"include", "-include"}, {"clang-arg", NULL}};
+	size_t source_option_count = sizeof source_options / sizeof source_options[0];
+	size_t arg_count = 0;
+	char std_arg[256] = "";
+	for (size_t k = 0; k < source_option_count; k++)
+		arg_count += 2 * (size_t)cmd_value_count(args, source_options[k][0]);
+	const char **clang_args = calloc(arg_count + 2, sizeof *clang_args);
+	if (!clang_args)
+		return cmd_error(args, EXIT_FAIL, "out of memory");
+	arg_count = 0;
+	for (size_t k = 0; k < source_option_count; k++) {
+		if (k == source_option_count - 1 && cmd_value(args, "std")) {
+			snprintf(std_arg, sizeof std_arg, "-std=%s", cmd_value(args, "std"));
+			clang_args[arg_count++] = std_arg;
+		}
+		for (int i = 0; i < cmd_value_count(args, source_options[k][0]); i++) {
+			if (source_options[k][1])
+				clang_args[arg_count++] = source_options[k][1];
+			clang_args[arg_count++] = cmd_value_at(args, source_options[k][0], i);
+		}
+	}
+	o.clang_args = clang_args;
+	o.clang_arg_count = arg_count;
+	o.clang = cmd_value(args, "clang");
+	bool sources = false;
 
 	if (!cmd_flag(args, "no-cache")) {
 		/* A dry run leaves the cache as it was: no counters, no LRU
@@ -378,6 +458,8 @@ static int run(const cmd_args *args)
 			cache = NULL;
 		} else {
 			gpucc_cache_set_warning_handler(cache, cache_warning, &progress);
+			if ((rc = cmd_configure_remotes(args, cache)) != EXIT_OK)
+				goto cleanup;
 		}
 	}
 	o.cache = cache;
@@ -389,7 +471,7 @@ static int run(const cmd_args *args)
 		}
 		o.writer = writer;
 	}
-	if (gpucc_compile_new(&c, &o) != 0) {
+	if (gpucc_compile_new(&c, &o) != 0 || gpucc_compile_set_cubin_tool(c, cubin_tool) != 0) {
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
@@ -401,11 +483,27 @@ static int run(const cmd_args *args)
 		}
 	}
 	for (int i = 0; i < args->positional_count; i++) {
-		if (gpucc_compile_add_file(c, args->positional[i]) != 0) {
+		/* .ll and .bc are IR, .hip, .cu and .cl sources, and with -x
+		 * every input that is not IR is a source in that language. */
+		const char *path = args->positional[i];
+		const char *dot = strrchr(path, '.');
+		bool ir = dot && !strchr(dot, '/') && (strcmp(dot, ".ll") == 0 || strcmp(dot, ".bc") == 0);
+		bool source = !ir && (language != GPUCC_LANGUAGE_FROM_NAME ||
+		                      (dot && !strchr(dot, '/') &&
+		                       (strcmp(dot, ".hip") == 0 || strcmp(dot, ".cu") == 0 ||
+		                        strcmp(dot, ".cl") == 0)));
+		if ((source ? gpucc_compile_add_source(c, path, language)
+		            : gpucc_compile_add_file(c, path)) != 0) {
 			rc = cmd_fail(args);
 			goto cleanup;
 		}
+		sources |= source;
 	}
+	/* clang runs while the run is planned: what it leaves in $TMPDIR goes
+	 * with Ctrl-C too. */
+	bool watching = sources;
+	if (sources && (rc = cmd_interrupt_watch(args, output, true)) != EXIT_OK)
+		goto cleanup;
 	int status = gpucc_compile_plan(c);
 	if (status == 0 && !dry_run) {
 		/* Ctrl-C or a cancelled CI job leaves neither the image's
@@ -417,7 +515,8 @@ static int run(const cmd_args *args)
 		bool misses = false;
 		for (size_t i = 0; i < gpucc_compile_result_count(c) && !misses; i++)
 			misses = gpucc_compile_result_at(c, i)->status == GPUCC_COMPILE_PENDING;
-		if ((output || misses) && (rc = cmd_interrupt_watch(args, output, misses)) != EXIT_OK)
+		if (!watching && (output || misses) &&
+		    (rc = cmd_interrupt_watch(args, output, misses)) != EXIT_OK)
 			goto cleanup;
 		status = gpucc_compile_run(c);
 	}
@@ -470,17 +569,21 @@ static int run(const cmd_args *args)
 		rc = cmd_exit_code(e->code ? e->code : status);
 		fprintf(stderr, "gpucc compile: %s\n", e->message);
 	}
+	/* After every message of the run's: uploads report through the
+	 * cache's warnings and never change the exit code. */
+	cmd_upload_compiled(c, cache);
 
 cleanup:
 	gpucc_image_writer_free(writer);
 	gpucc_compile_free(c);
 	gpucc_cache_free(cache);
+	free(clang_args);
 	return rc;
 }
 
 const cmd_spec cmd_compile_spec = {
 	.name = "compile",
-	.synopsis = "MODULE... --target T [--target T...] [-o IMAGE] [--cache DIR | --no-cache] "
+	.synopsis = "MODULE|SOURCE... --target T [--target T...] [-o IMAGE] [--cache DIR | --no-cache] "
 	            "[-O0..-O3] [-j N] [--json]",
 	.summary = "compile LLVM IR modules to PTX, cubins and AMDGPU code objects, through the cache",
 	.description =
@@ -490,9 +593,10 @@ const cmd_spec cmd_compile_spec = {
 		"them: libdevice (CUDA toolkit: $CUDA_PATH, /usr/local/cuda); the ROCm device\n"
 		"libraries with hip.bc, the module's wave size and an ISA version library\n"
 		"gpucc writes; libclc (/usr/lib/clc) for OpenCL builtins.  NVIDIA targets give\n"
-		"PTX, and a cubin when ptxas is found and knows the target (else PTX only, with\n"
-		"a warning); AMD targets a code object linked by LLD 19.  docs/compile.md says\n"
-		"what is refused and why.\n"
+		"PTX and a cubin (--cubin-with: libnvJitLink in process when found, else\n"
+		"ptxas; PTX only, with a warning, for a target the tool does not know); AMD\n"
+		"targets a code object linked by LLD 19.  docs/compile.md says what is\n"
+		"refused and why.\n"
 		"\n"
 		"A target takes from the module what its spelling leaves open: sm_90 the highest\n"
 		"PTX ISA the module's functions ask for (clang's +ptx85), gfx targets the\n"
@@ -508,6 +612,10 @@ const cmd_spec cmd_compile_spec = {
 		"LLVM 19 knows sm_20..sm_90a and up to gfx1201: Blackwell (sm_100, sm_120) runs\n"
 		"sm_90 PTX, which its driver compiles at load.\n"
 		"\n"
+		"Sources (.hip, .cu, .cl; -x LANG) go through clang-19 to IR for each target\n"
+		"their language serves, then compile as modules; records of the files clang\n"
+		"read find that IR again without it (docs/compile.md, \"Sources\").\n"
+		"\n"
 		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
 		"never loads it.  Entries go into the cache (see `gpucc cache`) as they are\n"
 		"compiled, and with -o into an image, written only when every job succeeded.\n"
@@ -518,19 +626,20 @@ const cmd_spec cmd_compile_spec = {
 		"a module, and its directory must take a new file, both checked first.\n"
 		"Ctrl-C, SIGTERM or SIGHUP leaves no temporary file beside the image and none\n"
 		"in $TMPDIR.\n"
+		"Remote caches (--remote, $GPUCC_REMOTE): docs/remote-cache.md.\n"
 		"\n"
 		"A MODULE must be a regular file (not a directory or FIFO; `-` is a file of\n"
 		"that name).  A file given twice, by any path or link, is one module, under the\n"
 		"name given first; a target given twice is one target.  Control characters in\n"
 		"names are escaped (\\n, \\xHH) in text output, in LLVM's messages too.\n"
-		"Fast-math, FTZ, debug info, the code object version, -O and the ptxas and\n"
-		"ld.lld versions are part of the key; module names are not (a hit is recorded\n"
+		"Fast-math, FTZ, debug info, the code object version, -O and the ptxas,\n"
+		"nvJitLink and ld.lld versions are part of the key; module names are not (a hit is recorded\n"
 		"under this run's name).  --zstd's default level, 19, sets up about 90 MiB of\n"
 		"tables; --zstd=3 takes milliseconds.\n"
 		"\n"
 		"exit codes: 0 success, 1 a read or write failed (-o's directory is not\n"
 		"writable, say), 5 a module failed to compile (errors name module and target),\n"
-		"6 a tool or library is absent (LLVM backend, libdevice, LLD 19) or the\n"
+		"6 a tool or library is absent (LLVM backend, libdevice, LLD 19, clang-19) or the\n"
 		"backend's LLVM is not the one gpucc was built with, 2 a module file or -o's\n"
 		"directory does not exist (or is not a directory), 3 an unknown target, a\n"
 		"module that is not a regular file or whose name is too long to open, or an\n"

@@ -3,7 +3,9 @@
  * says about one entry: key and its schema, module and its digest, target,
  * toolchain identity, options, device libraries, kernels with their resource
  * counts when known, externals, payloads with digest and size, and the
- * entry's content digest.  KEY may be any unique hex prefix of a key.
+ * entry's content digest.  KEY may be any unique hex prefix of a key.  The
+ * image is opened for lookup (only that entry's part of the manifest is
+ * parsed when the image has an index: formats/image.md, "The index").
  */
 #include "cmd.h"
 
@@ -148,7 +150,7 @@ static int run_show(const cmd_args *args)
 
 	if (cmd_key_prefix_value(args, args->positional[1]) != EXIT_OK)
 		return EXIT_USAGE;
-	if (gpucc_image_open(&img, args->positional[0]) != 0 ||
+	if (gpucc_image_open_for_lookup(&img, args->positional[0]) != 0 ||
 	    gpucc_image_lookup(&e, img, args->positional[1]) != 0 ||
 	    gpucc_entry_content_digest(&content, e) != 0) {
 		rc = cmd_fail(args);

@@ -6,6 +6,7 @@
  * checks every table in it.
  */
 #include "cmd.h"
+#include "cmd_remote.h"
 
 const cmd_spec *const gpucc_commands[] = {
 	&cmd_compile_spec,
@@ -26,6 +27,9 @@ const cmd_spec *const gpucc_commands[] = {
 	&cmd_cache_gc_spec,
 	&cmd_cache_prune_spec,
 	&cmd_cache_clear_spec,
+	&cmd_cache_push_spec,
+	&cmd_cache_pull_spec,
+	&cmd_cache_keygen_spec,
 	&cmd_embed_spec,
 	&cmd_devices_spec,
 };

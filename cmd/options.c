@@ -157,8 +157,19 @@ int cmd_parse(cmd_args *out, const cmd_spec *spec, int argc, char **argv)
 		size_t index;
 		const cmd_option *o;
 		const char *value = NULL;
-		if (arg[1] == '-') {
-			const char *name = arg + 2;
+		/* The long options compilers spell after one dash (-isystem DIR,
+		 * -include FILE, -std=c++17), where a command has them (compile's
+		 * for sources). */
+		static const char *const single_dash_names[] = {"isystem", "include", "std"};
+		bool single_dash = false;
+		for (size_t k = 0; arg[1] != '-' && k < sizeof single_dash_names / sizeof *single_dash_names; k++) {
+			size_t len = strlen(single_dash_names[k]);
+			single_dash |= strncmp(arg + 1, single_dash_names[k], len) == 0 &&
+			               (arg[1 + len] == '\0' || arg[1 + len] == '=') &&
+			               find_long(spec, single_dash_names[k], len, &index);
+		}
+		if (arg[1] == '-' || single_dash) {
+			const char *name = arg + (single_dash ? 1 : 2);
 			const char *eq = strchr(name, '=');
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
 			o = find_long(spec, name, len, &index);

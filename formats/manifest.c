@@ -307,6 +307,27 @@ int gpucc_manifest_write_to(gpucc_manifest_sink sink, void *ctx, const gpucc_ent
 	return finish_streamed(&b);
 }
 
+int gpucc_manifest_entry_spans(uint64_t **out, const gpucc_entry *const *entries, size_t count)
+{
+	*out = malloc((count ? count : 1) * 2 * sizeof **out);
+	if (!*out)
+		return gpucc_error_oom();
+	/* out_manifest's bytes, counted: each object's first and last. */
+	out_buffer b = {.counting = true};
+	char header[96];
+	snprintf(header, sizeof header, "{\"format\":\"gpucc-image\",\"version\":%d,\"entries\":[",
+	         GPUCC_IMAGE_FORMAT_VERSION);
+	out_str(&b, header);
+	for (size_t i = 0; i < count; i++) {
+		out_str(&b, i ? ",\n" : "\n");
+		uint64_t start = b.total;
+		out_entry(&b, entries[i], true);
+		(*out)[2 * i] = start;
+		(*out)[2 * i + 1] = b.total - start;
+	}
+	return 0;
+}
+
 int gpucc_manifest_entry_record(char **out, const gpucc_entry *e)
 {
 	out_buffer b = {0};
@@ -1047,19 +1068,32 @@ static int parse_entry(parse_ctx *c, gpucc_entry *e)
 	return rc;
 }
 
+/* The reader's offset in the text, past any whitespace. */
+static uint64_t value_offset(const json_reader *r)
+{
+	const char *p = r->p;
+	while (p < r->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	return (uint64_t)(p - r->start);
+}
+
 static int parse_entries(parse_ctx *c, gpucc_manifest *out)
 {
 	vec entries = {.item = sizeof(gpucc_entry), .c = c};
+	vec spans = {.item = 2 * sizeof(uint64_t), .c = c};
 	int rc = 0;
 	if (!gpucc_json_array_begin(&c->json))
 		return field_error(c, "'entries' is not an array");
 	while (rc == 0 && gpucc_json_array_next(&c->json)) {
 		gpucc_entry *e = vec_push(&entries);
-		if (!e) {
+		uint64_t *span = e ? vec_push(&spans) : NULL;
+		if (!e || !span) {
 			rc = push_failure();
 			break;
 		}
+		span[0] = value_offset(&c->json);
 		rc = parse_entry(c, e);
+		span[1] = (uint64_t)(c->json.p - c->json.start) - span[0];
 		if (rc == 0 && c->index &&
 		    gpucc_digest_compare(&((gpucc_entry *)entries.data)[c->index - 1].key, &e->key) >= 0)
 			rc = bad(c, "entries are not sorted by key, or a key repeats");
@@ -1069,8 +1103,10 @@ static int parse_entries(parse_ctx *c, gpucc_manifest *out)
 		rc = syntax_error(c);
 	if (rc) {
 		vec_release(&entries);
+		vec_release(&spans);
 		return rc;
 	}
+	out->spans = (uint64_t *)spans.data;
 	/* The vector's own storage becomes the manifest's entry array, trimmed
 	 * to its count: a merge from a cache holds one manifest of one entry
 	 * for each of its entries. */
@@ -1184,6 +1220,7 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 	vec_release(&c.payloads);
 	if (rc) {
 		free(out->entries); /* parsed before a later defect was found */
+		free(out->spans);
 		gpucc_arena_free(c.arena);
 		memset(out, 0, sizeof *out);
 		return rc;
@@ -1224,6 +1261,39 @@ void gpucc_manifest_release(gpucc_manifest *m)
 	if (!m)
 		return;
 	free(m->entries);
+	free(m->spans);
 	gpucc_arena_free(m->arena);
 	memset(m, 0, sizeof *m);
+}
+
+int gpucc_manifest_parse_entry(gpucc_manifest *out, const char *json, size_t size,
+                               const char *name, size_t index)
+{
+	memset(out, 0, sizeof *out);
+	parse_ctx c = {.arena = gpucc_arena_new_sized(size), .name = name, .index = index};
+	c.kernels = (vec){.item = sizeof(gpucc_kernel), .c = &c};
+	c.externals = (vec){.item = sizeof(const char *), .c = &c};
+	c.payloads = (vec){.item = sizeof(gpucc_payload), .c = &c};
+	gpucc_entry *e = calloc(1, sizeof *e);
+	if (!c.arena || !e) {
+		gpucc_arena_free(c.arena);
+		free(e);
+		return gpucc_error_oom();
+	}
+	gpucc_json_reader_init(&c.json, json, size, c.arena);
+	int rc = parse_entry(&c, e);
+	if (rc == 0 && !gpucc_json_finish(&c.json))
+		rc = syntax_error(&c);
+	vec_release(&c.kernels);
+	vec_release(&c.externals);
+	vec_release(&c.payloads);
+	if (rc) {
+		free(e);
+		gpucc_arena_free(c.arena);
+		return rc;
+	}
+	out->entry_count = 1;
+	out->entries = e;
+	out->arena = c.arena;
+	return 0;
 }

@@ -14,6 +14,9 @@
 #define GPUCC_IMAGE_FORMAT_MEMBER "GPUCC-IMAGE"
 #define GPUCC_IMAGE_MANIFEST_MEMBER "manifest.json"
 #define GPUCC_IMAGE_FORMAT_VERSION 1
+/* The minor version images are written with: 1, an index member
+ * (formats/image.md); readers also read minor 0, without one. */
+#define GPUCC_IMAGE_FORMAT_MINOR 1
 /* Member sizes past which an image is refused as absurd. */
 #define GPUCC_MANIFEST_MAX_SIZE ((uint64_t)1 << 31)
 #define GPUCC_PAYLOAD_MAX_SIZE ((uint64_t)1 << 40)
@@ -27,6 +30,10 @@ typedef struct gpucc_manifest {
 	size_t entry_count;
 	gpucc_entry *entries; /* sorted by key, unique; malloc'd */
 	struct gpucc_arena *arena; /* owns the strings and arrays */
+	/* Where each entry's object lies in the JSON parsed: offset and
+	 * length, two per entry (malloc'd; NULL when there are no entries):
+	 * what an image's index must say (formats/image.md, "The index"). */
+	uint64_t *spans;
 } gpucc_manifest;
 
 /* Parse and validate manifest JSON: the format and version fields first
@@ -41,6 +48,13 @@ int gpucc_manifest_parse(gpucc_manifest *out, const char *json, size_t size, con
 int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t size,
                                  const char *name, uint64_t max_parsed, const char *limit_hint);
 void gpucc_manifest_release(gpucc_manifest *m);
+/* Parse one entry's JSON object (size bytes at json, nothing else but
+ * whitespace around it) into out, a manifest of that one entry, validated
+ * as gpucc_manifest_parse validates each entry; the key is not recomputed.
+ * For lookups through an image's index.  name and index (the entry's
+ * position) are used in messages. */
+int gpucc_manifest_parse_entry(gpucc_manifest *out, const char *json, size_t size,
+                               const char *name, size_t index);
 /* Check that every entry's key is the one its components give
  * (GPUCC_ECORRUPT naming the first that is not). */
 int gpucc_manifest_check_keys(const gpucc_manifest *m, const char *name);
@@ -57,6 +71,9 @@ typedef int (*gpucc_manifest_sink)(void *ctx, const void *data, size_t size);
 int gpucc_manifest_size(uint64_t *out, const gpucc_entry *const *entries, size_t count);
 int gpucc_manifest_write_to(gpucc_manifest_sink sink, void *ctx, const gpucc_entry *const *entries,
                             size_t count);
+/* Where each entry's object lies in the canonical manifest of entries:
+ * a new array (free()) of offset and length, two per entry. */
+int gpucc_manifest_entry_spans(uint64_t **out, const gpucc_entry *const *entries, size_t count);
 /* The canonical JSON record of one entry, without the module name (the
  * record whose SHA-256 is the entry's content digest). */
 int gpucc_manifest_entry_record(char **out, const gpucc_entry *e);

@@ -66,6 +66,9 @@ typedef struct gpucc_backend_job {
 	const size_t *device_lib_sizes;
 	const char *ptxas;         /* NVIDIA: path, or NULL for no cubin */
 	const char *ld_lld;        /* AMD: path of ld.lld; required */
+	const char *nvjitlink;     /* NVIDIA: path of libnvJitLink, which makes the
+	                              cubin in process (ptxas then only for PTX it
+	                              cannot link alone), or NULL: ptxas's */
 } gpucc_backend_job;
 
 typedef struct gpucc_backend_kernel {
@@ -87,9 +90,9 @@ typedef struct gpucc_backend_result {
 	gpucc_backend_kernel *kernels;   /* in the module's order */
 	size_t external_count;
 	char **externals;                /* sorted by name, unique */
-	char *ptxas_refused;  /* NVIDIA: ptxas's words when it does not compile for the
-	                         target's processor or PTX ISA (an older or newer CUDA):
-	                         the entry is PTX only; else NULL */
+	char *ptxas_refused;  /* NVIDIA: ptxas's (or nvJitLink's) words when it does not
+	                         compile for the target's processor or PTX ISA (an older
+	                         or newer CUDA): the entry is PTX only; else NULL */
 } gpucc_backend_result;
 
 typedef struct gpucc_backend gpucc_backend;

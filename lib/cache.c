@@ -17,6 +17,7 @@
 #include "errors.h"
 #include "escape.h"
 #include "image_internal.h"
+#include "gpucc/remote.h" /* gpucc_cache_config_remotes */
 #include "manifest.h" /* gpucc_entry_validate */
 
 #include <dirent.h>
@@ -60,6 +61,9 @@ struct gpucc_cache {
 	void *warn_ctx;
 	char *open_warnings[OPEN_WARNINGS_MAX]; /* not yet delivered */
 	int open_warning_count;
+	char *config_remotes;   /* DIR/config's "remote" values, joined by blanks */
+	void *remotes;          /* lib/remote.c's, released by remotes_release */
+	void (*remotes_release)(gpucc_cache *c, void *remotes);
 };
 
 typedef struct stats_record {
@@ -429,6 +433,40 @@ static char *trim(char *text)
  * longer file is ignored whole, with a warning. */
 #define CONFIG_MAX_BYTES (64 * 1024)
 
+/* A "remote = URL..." line: its URLs join those of the lines before it
+ * (the remote layer parses them, lib/remote.c). */
+static void config_add_remotes(gpucc_cache *c, const char *value)
+{
+	if (!*value)
+		return;
+	size_t old = c->config_remotes ? strlen(c->config_remotes) : 0;
+	char *grown = realloc(c->config_remotes, old + strlen(value) + 2);
+	if (!grown)
+		return;
+	if (old)
+		grown[old++] = ' ';
+	strcpy(grown + old, value);
+	c->config_remotes = grown;
+}
+
+const char *gpucc_cache_config_remotes(const gpucc_cache *c)
+{
+	GPUCC_REQUIRE_OR(c, NULL);
+	return c->config_remotes;
+}
+
+void gpucc_cache_attach_remotes(gpucc_cache *c, void *remotes,
+                                void (*release)(gpucc_cache *c, void *remotes))
+{
+	c->remotes = remotes;
+	c->remotes_release = release;
+}
+
+void *gpucc_cache_remotes(const gpucc_cache *c)
+{
+	return c->remotes;
+}
+
 /* The bound: DIR/config's max-size, else $GPUCC_CACHE_MAX_SIZE, else the
  * default.  A line that is no setting, an unknown name and a value that is
  * no size or 0 are reported (warn_when_handled) and ignored: a cache problem
@@ -463,8 +501,10 @@ static uint64_t config_max_size(gpucc_cache *c)
 				continue; /* blank or comment */
 			if (!eq)
 				warn_when_handled(c, "'%s', line %d: not 'name = value'; ignored", path, number);
+			else if (strcmp(name, "remote") == 0)
+				config_add_remotes(c, trim(eq + 1));
 			else if (strcmp(name, "max-size") != 0)
-				warn_when_handled(c, "'%s', line %d: unknown setting '%s' (known: max-size); ignored",
+				warn_when_handled(c, "'%s', line %d: unknown setting '%s' (known: max-size, remote); ignored",
 				                  path, number, name);
 			else if (gpucc_size_parse(&v, trim(eq + 1)) != 0)
 				warn_when_handled(c, "'%s', line %d: max-size ignored: %s", path, number,
@@ -641,8 +681,11 @@ void gpucc_cache_free(gpucc_cache *c)
 		if (!save.code)
 			gpucc_error_clear();
 	}
+	if (c->remotes_release)
+		c->remotes_release(c, c->remotes);
 	for (int i = 0; i < c->open_warning_count; i++)
 		free(c->open_warnings[i]);
+	free(c->config_remotes);
 	free(c->dir);
 	free(c);
 }

@@ -80,6 +80,13 @@ int gpucc_cache_remove_judged(gpucc_cache *c, bool dry, gpucc_cache_judge_fn jud
                               void *judge_ctx, gpucc_cache_prune_fn fn, void *fn_ctx,
                               gpucc_cache_prune_result *out);
 
+/* The remote layer's state (lib/remote.c), which the cache keeps and, by
+ * calling release, lets go of in gpucc_cache_free; the cache itself knows
+ * nothing of remotes.  NULL until attached. */
+void gpucc_cache_attach_remotes(gpucc_cache *c, void *remotes,
+                                void (*release)(gpucc_cache *c, void *remotes));
+void *gpucc_cache_remotes(const gpucc_cache *c);
+
 /* Report a warning through the cache's handler, if any. */
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -5,7 +5,8 @@
  *
  * A compile's key holds the key schema, gpucc's and LLVM's versions, the
  * digests of the device libraries it links, and (as options) the versions of
- * ptxas (NVIDIA; "none" without it, and with --no-cubin) and of LLD 19 (AMD).
+ * ptxas (NVIDIA; "none" without it, and with --no-cubin), of libnvJitLink
+ * (NVIDIA, when it made the cubin) and of LLD 19 (AMD).
  * An entry that records anything else for these can never be hit again by
  * this gpucc on this machine.  The module and the other options are free:
  * any module can come.  The toolchain is found as a compile finds it
@@ -31,10 +32,12 @@ typedef struct pruner {
 	gpucc_toolchain tc;
 	const char *ptxas;   /* ptxas's version here; NULL: none, not judged */
 	const char *ld_lld;  /* LLD 19's version here; NULL: none, not judged */
-	char *no_ptxas, *no_ld_lld; /* why there is none */
+	const char *nvjitlink; /* libnvJitLink's version here; NULL: none, not judged */
+	char *no_ptxas, *no_ld_lld, *no_nvjitlink; /* why there is none */
 	bool by_age;
 	time_t now, cutoff;  /* with by_age: entries last used before cutoff go */
-	bool warned_ptxas, warned_ld_lld, warned_libdevice, warned_rocm, warned_libclc;
+	bool warned_ptxas, warned_ld_lld, warned_nvjitlink, warned_libdevice, warned_rocm,
+		warned_libclc;
 	char reason[512];
 } pruner;
 
@@ -153,6 +156,14 @@ static const char *judge(void *ctx, const gpucc_entry *e, const struct stat *st)
 		               gpucc_llvm_version());
 	bool nvidia = strncmp(e->triple, "nvptx", 5) == 0;
 	bool amd = strncmp(e->triple, "amdgcn", 6) == 0;
+	const char *jit = nvidia ? gpucc_entry_option(e, "nvjitlink") : NULL;
+	if (jit) { /* its cubin is libnvJitLink's; ptxas's version is judged below */
+		if (!p->nvjitlink)
+			not_judged(p, &p->warned_nvjitlink, p->no_nvjitlink);
+		else if (strcmp(jit, p->nvjitlink) != 0)
+			return because(p, "made with nvJitLink %s, this toolchain has %s", jit,
+			               p->nvjitlink);
+	}
 	if (nvidia) {
 		const char *v = gpucc_entry_option(e, "ptxas");
 		if (!p->ptxas)
@@ -211,6 +222,12 @@ int gpucc_cache_prune(gpucc_cache *c, int64_t unused_seconds, unsigned flags,
 		p.ptxas = NULL;
 		rc = missing(&p.no_ptxas, gpucc_error_last()->message);
 	}
+	if (rc == 0 && !p.tc.nvjitlink)
+		rc = missing(&p.no_nvjitlink, "no libnvJitLink found (set CUDA_PATH or GPUCC_NVJITLINK)");
+	else if (rc == 0 && gpucc_toolchain_nvjitlink_version(&p.tc, &p.nvjitlink) != 0) {
+		p.nvjitlink = NULL;
+		rc = missing(&p.no_nvjitlink, gpucc_error_last()->message);
+	}
 	if (rc == 0 && gpucc_toolchain_ld_lld(&p.tc, &p.ld_lld) != 0) {
 		p.ld_lld = NULL;
 		rc = missing(&p.no_ld_lld, gpucc_error_last()->message);
@@ -223,6 +240,7 @@ int gpucc_cache_prune(gpucc_cache *c, int64_t unused_seconds, unsigned flags,
 done:
 	free(p.no_ptxas);
 	free(p.no_ld_lld);
+	free(p.no_nvjitlink);
 	gpucc_toolchain_release(&p.tc);
 	return rc;
 }

@@ -17,7 +17,9 @@
 
 #include "backend.h"
 #include "cache_internal.h"
+#include "gpucc/remote.h"
 #include "compile_internal.h"
+#include "compile_source.h"
 #include "compile_worker.h"
 #include "compile_worker_protocol.h"
 #include "errors.h"
@@ -61,6 +63,16 @@ typedef struct module {
 	const void **member_data;
 	size_t *member_sizes;
 	const char **member_names;
+	/* A source (gpucc_compile_add_source) until planned; then the modules
+	 * clang made of it, each for one target (lib/compile_source.c). */
+	gpucc_source_language language; /* FROM_NAME: a module of IR */
+	bool one_target;    /* jobs for targets[only_target] alone */
+	size_t only_target;
+	int fail_code;      /* nonzero: no module could be made; fail_message says why */
+	char *fail_message;
+	char *source_note;  /* how the IR was found (gpucc_compile_result.source) */
+	char *source_warnings; /* clang's warnings */
+	char *source_diagnostics; /* clang's lines on failure */
 } module;
 
 typedef struct target {
@@ -121,6 +133,13 @@ struct gpucc_compile {
 	char *ptxas_error;  /* why NVIDIA jobs cannot be keyed (a ptxas that gives no version) */
 	int ptxas_error_code;
 	const char *ptxas_version; /* "13.0.88", "none"; owned by the toolchain */
+	/* The cubin tool of the run's NVIDIA jobs (choose_cubin_tool): nvjitlink
+	 * (the library's path, owned by the toolchain) or NULL for ptxas. */
+	gpucc_cubin_tool cubin_tool;
+	const char *nvjitlink;
+	const char *nvjitlink_version; /* "13.0.88" with nvjitlink */
+	char *nvjitlink_error; /* why NVIDIA jobs cannot be keyed (--cubin-with nvjitlink
+	                          without a usable library), or NULL */
 	unsigned threads_used;
 	bool backend_loaded;
 	bool cache_failed; /* the cache is full or read-only: no more inserts are tried */
@@ -154,9 +173,11 @@ int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
 	gpucc_compile_options_init(&o);
 	if (opts && opts->version == 1) /* a caller built before link_modules */
 		memcpy(&o, opts, offsetof(gpucc_compile_options, link_modules));
+	else if (opts && opts->version == 2) /* before sources */
+		memcpy(&o, opts, offsetof(gpucc_compile_options, clang));
 	else if (opts)
 		o = *opts;
-	if (o.version != 1 && o.version != GPUCC_COMPILE_OPTIONS_VERSION)
+	if (o.version != 1 && o.version != 2 && o.version != GPUCC_COMPILE_OPTIONS_VERSION)
 		return gpucc_error_set(GPUCC_EINVALID, "compile options of version %u, expected 1 to %d",
 		                       o.version, GPUCC_COMPILE_OPTIONS_VERSION);
 	if (o.opt_level < 0 || o.opt_level > 3)
@@ -201,6 +222,10 @@ static void module_release(module *m)
 	free(m->member_data);
 	free(m->member_sizes);
 	free(m->member_names);
+	free(m->fail_message);
+	free(m->source_note);
+	free(m->source_warnings);
+	free(m->source_diagnostics);
 }
 
 void gpucc_compile_free(gpucc_compile *c)
@@ -216,10 +241,23 @@ void gpucc_compile_free(gpucc_compile *c)
 	free(c->targets);
 	free(c->ld_lld_error);
 	free(c->ptxas_error);
+	free(c->nvjitlink_error);
 	if (c->have_toolchain)
 		gpucc_toolchain_release(&c->toolchain);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
+}
+
+int gpucc_compile_set_cubin_tool(gpucc_compile *c, gpucc_cubin_tool tool)
+{
+	GPUCC_REQUIRE(c);
+	if (c->planned)
+		return gpucc_error_set(GPUCC_EINVALID, "the cubin tool must be chosen before planning");
+	if (tool != GPUCC_CUBIN_AUTO && tool != GPUCC_CUBIN_PTXAS && tool != GPUCC_CUBIN_NVJITLINK)
+		return gpucc_error_set(GPUCC_EINVALID, "cubin tool %d: expected auto, ptxas or nvjitlink",
+		                       (int)tool);
+	c->cubin_tool = tool;
+	return 0;
 }
 
 int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
@@ -343,6 +381,27 @@ int gpucc_compile_add_file(gpucc_compile *c, const char *path)
 	return rc;
 }
 
+int gpucc_compile_add_source(gpucc_compile *c, const char *path, gpucc_source_language language)
+{
+	GPUCC_REQUIRE(c);
+	GPUCC_REQUIRE(path);
+	if (language == GPUCC_LANGUAGE_FROM_NAME)
+		language = gpucc_source_language_of(path);
+	if (language != GPUCC_LANGUAGE_HIP && language != GPUCC_LANGUAGE_CUDA &&
+	    language != GPUCC_LANGUAGE_OPENCL) {
+		char shown[GPUCC_SHOWN_PATH_SIZE];
+		gpucc_escape_controls(shown, sizeof shown, path);
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "source '%s': its name ends in none of .hip, .cu and .cl: name "
+		                       "its language", shown);
+	}
+	size_t before = c->module_count;
+	int rc = gpucc_compile_add_file(c, path);
+	if (rc == 0 && c->module_count > before)
+		c->modules[before].language = language;
+	return rc;
+}
+
 size_t gpucc_compile_result_count(const gpucc_compile *c)
 {
 	GPUCC_REQUIRE_OR(c, 0);
@@ -371,16 +430,48 @@ bool gpucc_compile_backend_loaded(const gpucc_compile *c)
 
 static const char *const level_names[] = {"0", "1", "2", "3"};
 
+/* The cubin tool of NVIDIA jobs: libnvJitLink when asked for, or, by
+ * default, when the toolkit has one whose version can be told; else ptxas.
+ * The rule depends on the machine's toolkit alone, never on how many jobs
+ * a run has or misses: a key must not change with the size of the run.
+ * A worker loads libnvJitLink while LLVM compiles its first job, so that
+ * job costs about what a ptxas process does, and every further PTX a
+ * fraction of one (scripts/bench/compile). */
+static int choose_cubin_tool(gpucc_compile *c)
+{
+	const char *version = NULL;
+	if (c->o.no_cubin || c->cubin_tool == GPUCC_CUBIN_PTXAS)
+		return 0;
+	const char *why = "no libnvJitLink was found in the CUDA toolkit (set CUDA_PATH, or "
+	                  "GPUCC_NVJITLINK to its path)";
+	if (c->toolchain.nvjitlink &&
+	    gpucc_toolchain_nvjitlink_version(&c->toolchain, &version) != 0)
+		why = gpucc_error_last()->message;
+	if (c->toolchain.nvjitlink && version) {
+		c->nvjitlink = c->toolchain.nvjitlink;
+		c->nvjitlink_version = version;
+		return 0;
+	}
+	if (c->cubin_tool == GPUCC_CUBIN_NVJITLINK)
+		c->nvjitlink_error = strdup(why);
+	gpucc_error_clear();
+	if (c->cubin_tool == GPUCC_CUBIN_NVJITLINK && !c->nvjitlink_error)
+		return gpucc_error_oom();
+	return 0;
+}
+
 /* The normalised options of each vendor, sorted by name (formats/key.md):
  * only those that can change that vendor's output, the versions of the
- * tools that make the payloads included (ptxas's for cubins, ld.lld's for
- * code objects).  Without LLD 19 the AMD jobs fail when planned, with the
- * reason kept in ld_lld_error, and the NVIDIA ones go on; so do the AMD
- * jobs when the ptxas found gives no version (ptxas_error). */
+ * tools that make the payloads included (ptxas's and, when it makes the
+ * cubins, libnvJitLink's; ld.lld's for code objects).  Without LLD 19 the
+ * AMD jobs fail when planned, with the reason kept in ld_lld_error, and the
+ * NVIDIA ones go on; so do the AMD jobs when the ptxas found gives no
+ * version (ptxas_error). */
 static int build_options(gpucc_compile *c)
 {
 	const char *ptxas = "none", *ld_lld = "none";
 	bool nvidia = false, amd = false;
+	int rc;
 	for (size_t i = 0; i < c->target_count; i++) {
 		nvidia |= c->targets[i].parsed.vendor == GPUCC_VENDOR_NVIDIA;
 		amd |= c->targets[i].parsed.vendor == GPUCC_VENDOR_AMD;
@@ -402,10 +493,17 @@ static int build_options(gpucc_compile *c)
 	n[0] = (gpucc_option){"debug-info", on_off[c->o.debug_info]};
 	n[1] = (gpucc_option){"fast-math", on_off[c->o.fast_math]};
 	n[2] = (gpucc_option){"ftz", on_off[c->o.ftz]};
-	n[3] = (gpucc_option){"opt-level", level_names[c->o.opt_level]};
-	n[4] = (gpucc_option){"ptxas", ptxas};
+	/* With libnvJitLink, its version and ptxas's (which makes the cubin of
+	 * PTX that libnvJitLink cannot link alone): sorted by name. */
+	size_t k = 3;
+	if (nvidia && (rc = choose_cubin_tool(c)) != 0)
+		return rc;
+	if (c->nvjitlink)
+		n[k++] = (gpucc_option){"nvjitlink", c->nvjitlink_version};
+	n[k++] = (gpucc_option){"opt-level", level_names[c->o.opt_level]};
+	n[k++] = (gpucc_option){"ptxas", ptxas};
 	c->ptxas_version = ptxas;
-	c->nvidia_option_count = 5;
+	c->nvidia_option_count = k;
 	gpucc_option *a = c->amd_options;
 	a[0] = (gpucc_option){"code-object", "4"}; /* each job's own (plan_job) */
 	a[1] = (gpucc_option){"debug-info", on_off[c->o.debug_info]};
@@ -612,7 +710,7 @@ static void report_progress(gpucc_compile *c, job *j)
 	if (!c->o.progress)
 		return;
 	gpucc_compile_progress p = {c->done, c->job_count, c->hits, c->failed, seconds_since(&c->start),
-	                            &j->r};
+	                            &j->r, 0, 0};
 	c->o.progress(c->o.progress_ctx, &p);
 }
 
@@ -701,6 +799,25 @@ static int fit_target(gpucc_compile *c, job *j)
 	return 0;
 }
 
+/* A lookup's result (rc, img) makes the job a hit, or leaves it pending. */
+static void take_hit(job *j, int rc, gpucc_image *img)
+{
+	if (rc == 0 && gpucc_image_entry_count(img) >= 1) {
+		j->hit = img;
+		/* The module name is metadata, in neither the key nor the
+		 * content digest: the entry carries this job's name, not
+		 * that of the compile that filled the cache, so that a hit
+		 * writes the same image as a compile. */
+		j->hit_entry = *gpucc_image_entry(img, 0);
+		j->hit_entry.module = j->entry.module;
+		j->r.entry = &j->hit_entry;
+		j->r.status = GPUCC_COMPILE_HIT;
+	} else {
+		gpucc_image_free(img);
+		gpucc_error_clear(); /* a miss, or a cache problem: compile (it never breaks a build) */
+	}
+}
+
 static int plan_job(gpucc_compile *c, job *j)
 {
 	const module *m = &c->modules[j->module];
@@ -708,12 +825,26 @@ static int plan_job(gpucc_compile *c, job *j)
 	j->r.module = m->name;
 	j->r.target = t->name;
 	j->r.status = GPUCC_COMPILE_PENDING;
+	j->r.source = m->source_note;
+	for (const char *w = m->source_warnings; w && *w;) { /* clang's, one line each */
+		size_t len = strcspn(w, "\n");
+		add_warning(j, "%.*s", (int)len, w);
+		w += len + (w[len] == '\n');
+	}
+	if (m->fail_code) { /* a source clang could not turn into a module */
+		if (m->source_diagnostics && (j->diagnostics = strdup(m->source_diagnostics)))
+			j->r.diagnostics = j->diagnostics;
+		return job_fail(j, m->fail_code, "%s", m->fail_message ? m->fail_message : "out of memory");
+	}
 	if (skip_unfit(c, j))
 		return 0;
 	if (t->parsed.vendor == GPUCC_VENDOR_AMD && c->ld_lld_error)
 		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", m->shown, t->name, c->ld_lld_error);
 	if (t->parsed.vendor == GPUCC_VENDOR_NVIDIA && c->ptxas_error)
 		return job_fail(j, c->ptxas_error_code, "%s: %s: %s", m->shown, t->name, c->ptxas_error);
+	if (t->parsed.vendor == GPUCC_VENDOR_NVIDIA && c->nvjitlink_error)
+		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", m->shown, t->name,
+		                c->nvjitlink_error);
 	int rc = fit_target(c, j);
 	if (rc == 0 && j->r.status != GPUCC_COMPILE_FAILED)
 		rc = choose_libs(c, j);
@@ -753,22 +884,51 @@ static int plan_job(gpucc_compile *c, job *j)
 	if (c->o.cache) {
 		gpucc_image *img = NULL;
 		rc = gpucc_cache_lookup(&img, c->o.cache, &e->key);
-		if (rc == 0 && gpucc_image_entry_count(img) >= 1) {
-			j->hit = img;
-			/* The module name is metadata, in neither the key nor the
-			 * content digest: the entry carries this job's name, not
-			 * that of the compile that filled the cache, so that a hit
-			 * writes the same image as a compile. */
-			j->hit_entry = *gpucc_image_entry(img, 0);
-			j->hit_entry.module = e->module;
-			j->r.entry = &j->hit_entry;
-			j->r.status = GPUCC_COMPILE_HIT;
-		} else {
-			gpucc_image_free(img);
-			gpucc_error_clear(); /* a miss, or a cache problem: compile (it never breaks a build) */
-		}
+		take_hit(j, rc, img);
 	}
 	return 0;
+}
+
+/* The local misses of a plan, looked up in the cache's remotes in one batch
+ * per remote before anything is compiled (gpucc/remote.h): what a remote
+ * holds is verified and stored in the local cache, and the job hits.  No
+ * remote, no cost: a plan whose every key hit locally asks nothing. */
+static void fetch_from_remotes(gpucc_compile *c)
+{
+	if (!c->o.cache || gpucc_cache_remote_count(c->o.cache) == 0)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < c->job_count; i++)
+		n += c->jobs[i].r.status == GPUCC_COMPILE_PENDING && c->jobs[i].r.key_known;
+	gpucc_digest *keys = malloc((n ? n : 1) * sizeof *keys);
+	size_t *which = malloc((n ? n : 1) * sizeof *which);
+	bool *found = calloc(n ? n : 1, sizeof *found);
+	if (n && keys && which && found) {
+		n = 0;
+		for (size_t i = 0; i < c->job_count; i++) {
+			if (c->jobs[i].r.status == GPUCC_COMPILE_PENDING && c->jobs[i].r.key_known) {
+				keys[n] = c->jobs[i].entry.key;
+				which[n++] = i;
+			}
+		}
+		gpucc_cache_remote_fetch(c->o.cache, keys, n, found);
+		for (size_t k = 0; k < n; k++) {
+			if (!found[k])
+				continue;
+			job *j = &c->jobs[which[k]];
+			gpucc_image *img = NULL;
+			/* Verified completely as it arrived; counted as the
+			 * remote's hit, not the local cache's. */
+			int rc = gpucc_cache_open_entry(&img, c->o.cache, &j->entry.key);
+			take_hit(j, rc, img);
+			if (j->r.status != GPUCC_COMPILE_PENDING)
+				report_progress(c, j);
+		}
+	}
+	free(keys);
+	free(which);
+	free(found);
+	gpucc_error_clear();
 }
 
 /* Facts of modules linked into one: what any of them says (the highest PTX
@@ -805,16 +965,16 @@ static void merge_facts(gpucc_module_facts *into, const gpucc_module_facts *f)
 		into->code_object_version = f->code_object_version;
 }
 
-/* link_modules: one more module, the others linked in the order given,
- * and the only one jobs are made for.  Its name joins theirs with '+'; its
- * digest (the key's module component) is the SHA-256 of "gpucc-link\n" and
- * their digests, in order (formats/key.md). */
-static int link_modules(gpucc_compile *c)
+/* The module of modules[members[0..n)] linked in that order, into *out.
+ * Its name joins theirs with '+'; its digest (the key's module component)
+ * is the SHA-256 of "gpucc-link\n" and their digests, in order
+ * (formats/key.md). */
+static int link_group(gpucc_compile *c, const size_t *members, size_t n, module *out)
 {
-	size_t n = c->module_count, name_size = 1;
+	size_t name_size = 1;
 	for (size_t i = 0; i < n; i++) {
-		const char *slash = strrchr(c->modules[i].name, '/');
-		name_size += strlen(slash && slash[1] ? slash + 1 : c->modules[i].name) + 1;
+		const char *slash = strrchr(c->modules[members[i]].name, '/');
+		name_size += strlen(slash && slash[1] ? slash + 1 : c->modules[members[i]].name) + 1;
 	}
 	module linked;
 	memset(&linked, 0, sizeof linked);
@@ -825,20 +985,17 @@ static int link_modules(gpucc_compile *c)
 	linked.member_sizes = calloc(n, sizeof *linked.member_sizes);
 	linked.member_names = calloc(n, sizeof *linked.member_names);
 	unsigned char *digests = malloc(11 + n * sizeof(gpucc_digest));
-	module *grown = realloc(c->modules, sizeof *grown * (n + 1));
-	if (grown)
-		c->modules = grown;
 	if (!linked.name || !linked.shown || !linked.data || !linked.member_data ||
-	    !linked.member_sizes || !linked.member_names || !digests || !grown) {
+	    !linked.member_sizes || !linked.member_names || !digests) {
 		module_release(&linked);
 		free(digests);
 		return gpucc_error_oom();
 	}
 	linked.name[0] = '\0';
 	memcpy(digests, "gpucc-link\n", 11);
-	linked.facts = c->modules[0].facts;
+	linked.facts = c->modules[members[0]].facts;
 	for (size_t i = 0; i < n; i++) {
-		const module *m = &c->modules[i];
+		const module *m = &c->modules[members[i]];
 		const char *slash = strrchr(m->name, '/');
 		if (i)
 			strcat(linked.name, "+");
@@ -849,6 +1006,12 @@ static int link_modules(gpucc_compile *c)
 		linked.member_names[i] = m->shown;
 		if (i)
 			merge_facts(&linked.facts, &m->facts);
+		/* A source clang could not compile fails the linked module. */
+		if (m->fail_code && !linked.fail_code) {
+			linked.fail_code = m->fail_code;
+			linked.fail_message = m->fail_message ? strdup(m->fail_message) : NULL;
+			linked.source_diagnostics = m->source_diagnostics ? strdup(m->source_diagnostics) : NULL;
+		}
 	}
 	gpucc_escape_controls(linked.shown, 4 * name_size, linked.name);
 	linked.entry_name = gpucc_manifest_spell_name(linked.name);
@@ -859,10 +1022,199 @@ static int link_modules(gpucc_compile *c)
 		return gpucc_error_oom();
 	}
 	linked.member_count = n;
-	c->modules[n] = linked;
-	c->module_count = n + 1;
+	*out = linked;
+	return 0;
+}
+
+/* link_modules: modules linked in the order given, the only ones jobs are
+ * made for: one, or, when sources made modules for one target each, one
+ * per target of the run, linking that target's modules of sources and
+ * every module of IR. */
+static int link_modules(gpucc_compile *c)
+{
+	size_t n = c->module_count;
+	bool per_target = false;
+	for (size_t i = 0; i < n; i++)
+		per_target |= c->modules[i].one_target;
+	size_t groups = per_target ? c->target_count : 1;
+	module *grown = realloc(c->modules, sizeof *grown * (n + groups));
+	size_t *members = calloc(n, sizeof *members);
+	if (grown)
+		c->modules = grown;
+	if (!grown || !members) {
+		free(members);
+		return gpucc_error_oom();
+	}
+	size_t added = 0;
+	for (size_t g = 0; g < groups; g++) {
+		size_t count = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!per_target || !c->modules[i].one_target || c->modules[i].only_target == g)
+				members[count++] = i;
+		bool any_source = false;
+		for (size_t i = 0; i < count; i++)
+			any_source |= c->modules[members[i]].one_target;
+		if (count == 0 || (per_target && !any_source))
+			continue; /* no source serves this target */
+		module *linked = &c->modules[n + added];
+		int rc = link_group(c, members, count, linked);
+		if (rc != 0) {
+			free(members);
+			c->module_count = n + added;
+			return rc;
+		}
+		linked->one_target = per_target;
+		linked->only_target = g;
+		added++;
+	}
+	free(members);
+	c->module_count = n + added;
 	c->first_job_module = n;
 	return 0;
+}
+
+/* A module made of a source for targets[target]: clang's IR (taken from
+ * r), or, when there is none, a module that fails with r's error. */
+static int source_module(module *out, const module *source, size_t target_index,
+                         gpucc_source_result *r)
+{
+	memset(out, 0, sizeof *out);
+	out->name = strdup(source->name);
+	out->shown = strdup(source->shown);
+	out->entry_name = strdup(source->entry_name);
+	out->one_target = true;
+	out->only_target = target_index;
+	out->data = r->ir ? r->ir : malloc(1);
+	out->size = r->ir ? r->ir_size : 0;
+	r->ir = NULL;
+	out->fail_code = r->ir || out->size || !r->error_code ? 0 : r->error_code;
+	if (!out->size && !out->fail_code)
+		out->fail_code = GPUCC_ERROR;
+	out->fail_message = r->error;
+	out->source_note = r->note;
+	out->source_warnings = r->warnings;
+	out->source_diagnostics = r->diagnostics;
+	r->error = r->note = r->warnings = r->diagnostics = NULL;
+	if (!out->name || !out->shown || !out->entry_name || !out->data)
+		return gpucc_error_oom();
+	gpucc_digest_buffer(&out->sha256, out->data, out->size);
+	gpucc_module_facts_read(&out->facts, out->data, out->size);
+	return 0;
+}
+
+/* The progress of the sources' pairs, before any job: reported as
+ * gpucc/compile.h says. */
+static void source_progress(void *ctx, const gpucc_source_pair *p, size_t done, size_t total)
+{
+	gpucc_compile *c = ctx;
+	gpucc_compile_result r;
+	memset(&r, 0, sizeof r);
+	r.module = p->path;
+	r.target = p->target_name;
+	r.status = GPUCC_COMPILE_PENDING;
+	r.source = p->result.note;
+	gpucc_compile_progress pr = {0, 0, 0, 0, seconds_since(&c->start), &r, done, total};
+	c->o.progress(c->o.progress_ctx, &pr);
+}
+
+/* Sources: in each one's place among the modules, one module per target of
+ * the run that its language serves, made by clang or found through a
+ * direct-mode record (lib/compile_source.c).  A source whose language
+ * serves no target of the run is one failed module. */
+static int expand_sources(gpucc_compile *c)
+{
+	size_t sources = 0, pair_count = 0;
+	for (size_t i = 0; i < c->module_count; i++) {
+		const module *m = &c->modules[i];
+		if (m->language == GPUCC_LANGUAGE_FROM_NAME)
+			continue;
+		sources++;
+		for (size_t t = 0; t < c->target_count; t++)
+			pair_count += gpucc_source_language_serves(m->language,
+			                                           c->targets[t].parsed.vendor);
+	}
+	if (sources == 0)
+		return 0;
+	gpucc_source_pair *pairs = calloc(pair_count ? pair_count : 1, sizeof *pairs);
+	size_t *pair_target = calloc(pair_count ? pair_count : 1, sizeof *pair_target);
+	module *grown = calloc(c->module_count - sources + pair_count + sources, sizeof *grown);
+	if (!pairs || !pair_target || !grown) {
+		free(pairs);
+		free(pair_target);
+		free(grown);
+		return gpucc_error_oom();
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < c->module_count; i++) {
+		const module *m = &c->modules[i];
+		if (m->language == GPUCC_LANGUAGE_FROM_NAME)
+			continue;
+		for (size_t t = 0; t < c->target_count; t++) {
+			if (!gpucc_source_language_serves(m->language, c->targets[t].parsed.vendor))
+				continue;
+			pairs[k] = (gpucc_source_pair){.path = m->name, .shown = m->shown,
+			                               .data = m->data, .size = m->size,
+			                               .language = m->language,
+			                               .target = &c->targets[t].parsed,
+			                               .target_name = c->targets[t].name,
+			                               .ptx_explicit = c->targets[t].ptx_explicit};
+			pair_target[k++] = t;
+		}
+	}
+	size_t cpus = gpucc_cpu_count();
+	gpucc_source_settings settings = {
+		.opt_level = c->o.opt_level,
+		.code_object_version = c->o.code_object_version,
+		.debug_info = c->o.debug_info,
+		.fast_math = c->o.fast_math,
+		.ftz = c->o.ftz,
+		.relocatable = c->o.link_modules,
+		.clang = c->o.clang,
+		.args = c->o.clang_args,
+		.arg_count = c->o.clang_arg_count,
+		.timeout_seconds = c->o.job_timeout_seconds,
+		.jobs = c->o.jobs ? c->o.jobs : (unsigned)(cpus && cpus < 256 ? cpus : 1),
+		.cache = c->o.cache,
+		.toolchain = &c->toolchain,
+		.pair_done = c->o.progress ? source_progress : NULL,
+		.pair_done_ctx = c,
+	};
+	int rc = gpucc_sources_resolve(pairs, pair_count, &settings);
+	size_t n = 0;
+	k = 0;
+	for (size_t i = 0; i < c->module_count; i++) {
+		module *m = &c->modules[i];
+		if (m->language == GPUCC_LANGUAGE_FROM_NAME) {
+			grown[n++] = *m;
+			continue;
+		}
+		size_t made = 0;
+		for (; k < pair_count && pairs[k].path == m->name; k++, made++)
+			if (rc == 0)
+				rc = source_module(&grown[n++], m, pair_target[k], &pairs[k].result);
+		if (made == 0 && rc == 0) {
+			gpucc_source_result none = {0};
+			none.error_code = GPUCC_ECOMPILE;
+			bool hip = m->language == GPUCC_LANGUAGE_HIP;
+			char why[1024];
+			snprintf(why, sizeof why, "%s: %s: %s sources compile for %s targets (%s) only, "
+			         "and the run has none", m->shown, c->targets[0].name,
+			         gpucc_source_language_name(m->language), hip ? "AMD" : "NVIDIA",
+			         hip ? "gfxNNN" : "sm_XY");
+			none.error = strdup(why);
+			rc = source_module(&grown[n++], m, 0, &none);
+			gpucc_source_result_release(&none);
+		}
+		module_release(m);
+	}
+	for (size_t i = 0; i < pair_count; i++)
+		gpucc_source_result_release(&pairs[i].result);
+	free(pairs);
+	free(pair_target);
+	free(c->modules);
+	c->modules = grown;
+	c->module_count = n;
+	return rc;
 }
 
 int gpucc_compile_plan(gpucc_compile *c)
@@ -894,15 +1246,26 @@ int gpucc_compile_plan(gpucc_compile *c)
 	}
 	if ((rc = build_options(c)) != 0)
 		return rc;
-	if (c->o.link_modules && c->module_count > 1 && (rc = link_modules(c)) != 0)
+	if ((rc = expand_sources(c)) != 0)
 		return rc;
-	c->job_count = (c->module_count - c->first_job_module) * c->target_count;
+	bool any_source = false;
+	for (size_t i = 0; i < c->module_count; i++)
+		any_source |= c->modules[i].one_target;
+	if (c->o.link_modules && (c->module_count > 1 || any_source) && (rc = link_modules(c)) != 0)
+		return rc;
+	/* A module made of a source is for one target only. */
+	c->job_count = 0;
+	for (size_t m = c->first_job_module; m < c->module_count; m++)
+		c->job_count += c->modules[m].one_target ? 1 : c->target_count;
 	c->jobs = calloc(c->job_count ? c->job_count : 1, sizeof *c->jobs);
 	if (!c->jobs)
 		return gpucc_error_oom();
+	size_t next_job = 0;
 	for (size_t m = c->first_job_module; m < c->module_count; m++) {
 		for (size_t t = 0; t < c->target_count; t++) {
-			job *j = &c->jobs[(m - c->first_job_module) * c->target_count + t];
+			if (c->modules[m].one_target && c->modules[m].only_target != t)
+				continue;
+			job *j = &c->jobs[next_job++];
 			j->module = m;
 			j->target = t;
 			plan_job(c, j);
@@ -910,6 +1273,7 @@ int gpucc_compile_plan(gpucc_compile *c)
 				report_progress(c, j);
 		}
 	}
+	fetch_from_remotes(c);
 	/* Remember digests now: a run that only hits still saves its memos. */
 	if (c->o.cache && gpucc_cache_writable(c->o.cache))
 		gpucc_toolchain_save(&c->toolchain);
@@ -1010,6 +1374,7 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		.device_lib_sizes = j->lib_sizes,
 		.ptxas = nvidia ? c->toolchain.ptxas : NULL,
 		.ld_lld = nvidia ? NULL : c->toolchain.ld_lld,
+		.nvjitlink = nvidia ? c->nvjitlink : NULL,
 	};
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -1021,9 +1386,11 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		j->r.diagnostics = j->diagnostics;
 	}
 	if (rc == 0 && j->out.ptxas_refused)
-		add_warning(j, "%s: %s: ptxas %s does not compile for this target (%s): PTX "
+		add_warning(j, "%s: %s: %s %s does not compile for this target (%s): PTX "
 		            "only, which the driver compiles when it loads it",
-		            m->shown, j->target_name, c->ptxas_version, j->out.ptxas_refused);
+		            m->shown, j->target_name, c->nvjitlink ? "nvJitLink" : "ptxas",
+		            c->nvjitlink ? c->nvjitlink_version : c->ptxas_version,
+		            j->out.ptxas_refused);
 	if (rc != 0) {
 		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
 	} else if (build_entry(c, j) != 0) {

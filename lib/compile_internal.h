@@ -31,6 +31,7 @@ typedef struct gpucc_toolchain {
 	char *libclc_dir;    /* directory of libclc's nvptx64--nvidiacl.bc and
 	                        amdgcn--amdhsa.bc, or NULL */
 	char *ptxas;         /* or NULL: no cubins */
+	char *nvjitlink;     /* libnvJitLink, or NULL: cubins by ptxas only */
 	char *ld_lld;        /* set by gpucc_toolchain_ld_lld; NULL until then */
 	char *memo_path;     /* where memos are kept (NULL: not kept) */
 	gpucc_file_memo *memos;
@@ -54,12 +55,30 @@ int gpucc_toolchain_digest(gpucc_toolchain *tc, const char *path, gpucc_digest *
 /* ptxas's version ("13.0.88"), remembered likewise; "none" without ptxas.
  * The string is owned by tc. */
 int gpucc_toolchain_ptxas_version(gpucc_toolchain *tc, const char **out);
+/* libnvJitLink's version ("13.0.88"), remembered likewise (kind
+ * "nvjitlink-version"); "none" without the library.  Never loads it. */
+int gpucc_toolchain_nvjitlink_version(gpucc_toolchain *tc, const char **out);
+
+/* lib/compile_nvjitlink.c.  The libnvJitLink a compile uses: override_path
+ * when given ($GPUCC_NVJITLINK; empty or not a file: none), else
+ * $CUDA_PATH/lib64/libnvJitLink.so, then /usr/local/cuda's (or the highest
+ * libnvJitLink.so.N there).  A malloc()ed path, or NULL. */
+char *gpucc_nvjitlink_find(const char *override_path);
+/* The version in the toolkit banner the library carries ("Cuda compilation
+ * tools, release 13.0, V13.0.88" gives "13.0.88"), read without loading it.
+ * GPUCC_EUNAVAILABLE when it carries none. */
+int gpucc_nvjitlink_scan_version(const char *path, char *out, size_t size);
 /* The linker of AMDGPU code objects: ld.lld-19, else ld.lld, on $PATH,
  * accepted only when `--version` reports LLD 19 (another LLD links other
  * bytes under the same key).  Sets tc->ld_lld and *version ("19.1.7", owned
  * by tc; remembered like ptxas's).  GPUCC_EUNAVAILABLE, naming what was
  * found, when there is no LLD 19. */
 int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version);
+/* The version after marker in what `tool --version` prints ("19.1.7" after
+ * "clang version "), remembered as a memo of kind like ptxas's; owned by
+ * tc.  GPUCC_EUNAVAILABLE when the tool prints none. */
+int gpucc_toolchain_tool_version(gpucc_toolchain *tc, const char *kind, const char *tool,
+                                 const char *marker, const char **out);
 
 /* What can be told about a module from its bytes alone, without LLVM: a
  * compile's keys depend on it (the PTX ISA and code object version a target

@@ -7,10 +7,10 @@
  * Memos: DIR/compile-toolchain (DIR being the cache directory) holds lines
  *   KIND \t SIZE \t MTIME_NS \t CTIME_NS \t INODE \t DEVICE \t VALUE \t PATH
  * for device library digests ("sha256") and tool versions ("ptxas-version",
- * "ld.lld-version").  A memo is used only while stat() still reports that
- * identity for the file: size and mtime alone would keep the old digest of a
- * library replaced by a copy that restores its mtime (cp -p, rsync -t,
- * tar x), which cannot restore the ctime or the inode.  The file is
+ * "nvjitlink-version", "ld.lld-version").  A memo is used only while stat()
+ * still reports that identity for the file: size and mtime alone would keep
+ * the old digest of a library replaced by a copy that restores its mtime
+ * (cp -p, rsync -t, tar x), which cannot restore the ctime or the inode.  The file is
  * rewritten atomically when a memo changes; a missing or garbled file, or
  * lines of an older layout, just mean hashing again.
  */
@@ -212,6 +212,7 @@ int gpucc_toolchain_init(gpucc_toolchain *tc, const char *memo_dir)
 	tc->ptxas = cuda_file("bin/ptxas", true);
 	if (!tc->ptxas)
 		tc->ptxas = search_path("ptxas");
+	tc->nvjitlink = gpucc_nvjitlink_find(getenv("GPUCC_NVJITLINK"));
 	if (memo_dir) {
 		size_t len = strlen(memo_dir) + sizeof MEMO_FILE + 2;
 		tc->memo_path = malloc(len);
@@ -242,6 +243,7 @@ void gpucc_toolchain_release(gpucc_toolchain *tc)
 	free(tc->rocm_dir);
 	free(tc->libclc_dir);
 	free(tc->ptxas);
+	free(tc->nvjitlink);
 	free(tc->ld_lld);
 	free(tc->memo_path);
 	memset(tc, 0, sizeof *tc);
@@ -458,6 +460,29 @@ int gpucc_toolchain_ptxas_version(gpucc_toolchain *tc, const char **out)
 	return tool_version(tc, "ptxas-version", tc->ptxas, ", V", out);
 }
 
+int gpucc_toolchain_nvjitlink_version(gpucc_toolchain *tc, const char **out)
+{
+	if (!tc->nvjitlink) {
+		*out = "none";
+		return 0;
+	}
+	gpucc_file_identity id;
+	bool stale;
+	gpucc_file_memo *m = memo_find(tc, "nvjitlink-version", tc->nvjitlink, &id, &stale);
+	if (m && !stale) {
+		*out = m->value;
+		return 0;
+	}
+	char version[64];
+	int rc = gpucc_nvjitlink_scan_version(tc->nvjitlink, version, sizeof version);
+	if (rc != 0)
+		return rc;
+	if (!(m = memo_put(tc, "nvjitlink-version", tc->nvjitlink, &id, version)))
+		return gpucc_error_oom();
+	*out = m->value;
+	return 0;
+}
+
 int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version)
 {
 	static const char *const names[] = {"ld.lld-19", "ld.lld"};
@@ -491,4 +516,10 @@ int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version)
 	                       "no LLD 19 on PATH, which AMDGPU code objects are linked with: found %s "
 	                       "(install lld-19)",
 	                       refused);
+}
+
+int gpucc_toolchain_tool_version(gpucc_toolchain *tc, const char *kind, const char *tool,
+                                 const char *marker, const char **out)
+{
+	return tool_version(tc, kind, tool, marker, out);
 }

@@ -264,6 +264,7 @@ static void encode_job(buffer *b, const gpucc_backend_job *j)
 	}
 	put_string(b, j->ptxas);
 	put_string(b, j->ld_lld);
+	put_string(b, j->nvjitlink);
 }
 
 /* The arrays a decoded job points into, owned by the worker. */
@@ -338,6 +339,7 @@ static bool decode_job(reader *r, gpucc_backend_job *j, job_arrays *a)
 	j->device_lib_sizes = a->lib_sizes;
 	j->ptxas = get_string(r);
 	j->ld_lld = get_string(r);
+	j->nvjitlink = get_string(r);
 	return !r->bad && j->module_name && j->module_data && j->target_name && j->triple &&
 	       j->cpu && j->features;
 }

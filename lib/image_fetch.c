@@ -29,6 +29,7 @@
  * threads at once are independent.
  */
 #include "errors.h"
+#include "image_index.h"
 #include "image_internal.h"
 #include "input_file.h"
 #include "gpucc/runtime.h"
@@ -123,6 +124,7 @@ static bool payload_header_at(plain_image *img, uint64_t off, gpucc_ustar_header
 static bool plain_head(plain_image *img, uint64_t size)
 {
 	static const char format_text[] = "gpucc-image 1\n";
+	static const char indexed_text[] = "gpucc-image 1.1\n";
 	img->size = size - size % BLOCK;
 	img->cut_short = false;
 	img->read_errno = 0;
@@ -132,10 +134,22 @@ static bool plain_head(plain_image *img, uint64_t size)
 	gpucc_ustar_header h;
 	const unsigned char *block = block_at(img, 0);
 	if (!block || !gpucc_ustar_parse(block, &h) || !gpucc_ustar_is_regular(&h) ||
-	    strcmp(h.name, GPUCC_IMAGE_FORMAT_MEMBER) != 0 || h.size != sizeof format_text - 1 ||
-	    !(block = block_at(img, BLOCK)) || memcmp(block, format_text, sizeof format_text - 1) != 0)
+	    strcmp(h.name, GPUCC_IMAGE_FORMAT_MEMBER) != 0 || !(block = block_at(img, BLOCK)))
+		return false;
+	bool indexed = h.size == sizeof indexed_text - 1 &&
+	               memcmp(block, indexed_text, sizeof indexed_text - 1) == 0;
+	if (!indexed &&
+	    (h.size != sizeof format_text - 1 || memcmp(block, format_text, sizeof format_text - 1) != 0))
 		return false;
 	uint64_t manifest = BLOCK + gpucc_ustar_padded(h.size);
+	if (indexed) {
+		/* The index member comes between: step over it. */
+		if (!(block = block_at(img, manifest)) || !gpucc_ustar_parse(block, &h) ||
+		    !gpucc_ustar_is_regular(&h) || strcmp(h.name, GPUCC_IMAGE_INDEX_MEMBER) != 0 ||
+		    h.size > img->size - manifest - BLOCK)
+			return false;
+		manifest += BLOCK + gpucc_ustar_padded(h.size);
+	}
 	if (!(block = block_at(img, manifest)) || !gpucc_ustar_parse(block, &h) ||
 	    !gpucc_ustar_is_regular(&h) || strcmp(h.name, GPUCC_IMAGE_MANIFEST_MEMBER) != 0 ||
 	    h.size > img->size - manifest - BLOCK)

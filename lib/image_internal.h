@@ -105,6 +105,18 @@ int gpucc_read_file_chunks(const char *path, gpucc_payload_sink sink, void *ctx)
 int gpucc_digest_file_to(gpucc_digest *out, uint64_t *out_size, const char *path,
                          gpucc_payload_sink sink, void *ctx);
 
+/* The entries of an image opened for lookup whose index lists kernel, each
+ * checked (as gpucc_image_lookup checks it) and holding the kernel: a new
+ * array (free()) of borrowed entries in *out, their number in *count.  1
+ * when img is not read through its index (its manifest is parsed: look
+ * through its entries), else 0 or an error. */
+int gpucc_image_kernel_candidates(const gpucc_entry ***out, size_t *count, const gpucc_image *img,
+                                  const char *kernel);
+
+/* True while img is read through its index, its manifest not parsed (for
+ * tests). */
+bool gpucc_image_reads_by_index(const gpucc_image *img);
+
 /* Order of payload members in an image: by digest, then by extension. */
 int gpucc_payload_archive_compare(const gpucc_payload *a, const gpucc_payload *b);
 
@@ -120,6 +132,11 @@ void gpucc_image_force_libarchive(bool force);
  * (lib/image_writer_plain.c; for tests that compare the two writers;
  * process-wide). */
 void gpucc_image_writer_force_libarchive(bool force);
+
+/* Write images without their index member, in the format before it
+ * (minor version 0: formats/image.md), as older gpucc wrote them: for
+ * tests of readers of such images; process-wide. */
+void gpucc_image_writer_omit_index(bool omit);
 
 /* Compress zstd images on this many threads (0: as many as there are CPUs,
  * up to 4; for tests, process-wide).  The bytes are the same for any

@@ -44,8 +44,10 @@
 #include "cache_internal.h" /* gpucc_size_parse, gpucc_cache_layout_at */
 
 #include "errors.h"
+#include "image_index.h"
 #include "input_file.h"
 #include "json_reader.h" /* gpucc_json_utf8_sequence */
+#include "key.h"
 #include "libarchive_loader.h"
 #include "manifest.h"
 #include "read_window.h"
@@ -87,6 +89,15 @@
 #define COMPRESSED_CHUNK ((size_t)1 << 14)
 #define LIMITS_ENV "GPUCC_IMAGE_LIMITS"
 
+/* An entry found through the index of an image opened for lookups: the
+ * manifest of that one entry, parsed from its object, and where the index
+ * says its payload members are. */
+typedef struct indexed_entry {
+	gpucc_manifest manifest;
+	uint64_t offsets[GPUCC_PART_COUNT];
+	struct indexed_entry *next;
+} indexed_entry;
+
 /* Which limit stopped a read (gpucc_image.limit_hit). */
 enum { WITHIN_LIMITS, OVER_EXPANDED_SIZE, OVER_EXPANSION_RATIO };
 
@@ -108,6 +119,30 @@ struct gpucc_image {
 	/* The data sizes of the format member and the manifest, for the
 	 * length an uncompressed image must have (gpucc_image_check_whole). */
 	uint64_t format_size, manifest_size;
+	/* The format's minor version: 1 and up, the image has an index
+	 * member (formats/image.md, "The index") of index_size bytes: at
+	 * index_offset in an image read at offsets (0: not known), and in
+	 * index_data when it was read through libarchive (for verify). */
+	unsigned format_minor;
+	uint64_t index_offset, index_size;
+	unsigned char *index_data;
+	/* Where the manifest's data are in an image read at offsets (0: not
+	 * known). */
+	uint64_t manifest_offset;
+
+	/* Opened for lookups (gpucc_image_open_for_lookup) and read at
+	 * offsets with an index: by_index, and the manifest is parsed on the
+	 * first use of all of it (ensure_manifest: once, under lock,
+	 * published through manifest_ready).  Until then lookups read the
+	 * index and parse only the entries they find, kept in the list
+	 * indexed (added to under lock, never changed once added). */
+	bool want_index; /* asked for at open */
+	bool by_index;
+	gpucc_index_reader index;
+	atomic_bool manifest_ready;
+	int manifest_rc;
+	char *manifest_error;
+	indexed_entry *indexed;
 	gpucc_payload *payloads; /* distinct, in archive order */
 	size_t payload_count;
 
@@ -754,7 +789,7 @@ static int compute_offsets(gpucc_image *img, uint64_t first)
 	return 0;
 }
 
-static int check_format_text(const gpucc_image *img, const char *text, size_t size);
+static int check_format_text(gpucc_image *img, const char *text, size_t size);
 
 static int read_format_member(gpucc_image *img)
 {
@@ -795,28 +830,100 @@ static int read_format_member(gpucc_image *img)
 	return rc;
 }
 
-/* The format member's size bytes: exactly "gpucc-image N\n", N decimal
- * digits without sign or leading zero, the newline its last byte; N must
- * be the version we read.  N is compared as text, so no value overflows. */
-static int check_format_text(const gpucc_image *img, const char *text, size_t size)
+/* The number of decimal digits at text (avail bytes), 0 when there is
+ * none or a leading zero begins several. */
+static size_t version_digits(const char *text, size_t avail)
+{
+	size_t digits = 0;
+	while (digits < avail && text[digits] >= '0' && text[digits] <= '9')
+		digits++;
+	return digits > 1 && text[0] == '0' ? 0 : digits;
+}
+
+/* The format member's size bytes: exactly "gpucc-image N\n" or
+ * "gpucc-image N.M\n", N and M decimal digits without sign or leading
+ * zero, the newline its last byte; N must be the version we read and M at
+ * most the minor version we know (sets img->format_minor).  Numbers are
+ * compared as text, so no value overflows. */
+static int check_format_text(gpucc_image *img, const char *text, size_t size)
 {
 	static const char prefix[] = "gpucc-image ";
 	size_t n = sizeof prefix - 1;
-	size_t digits = 0;
+	size_t digits = 0, minor_digits = 0;
 	if (size > n && memcmp(text, prefix, n) == 0)
-		while (n + digits < size && text[n + digits] >= '0' && text[n + digits] <= '9')
-			digits++;
-	if (digits == 0 || (digits > 1 && text[n] == '0') || n + digits + 1 != size ||
-	    text[size - 1] != '\n')
+		digits = version_digits(text + n, size - n);
+	bool dotted = digits && n + digits < size && text[n + digits] == '.';
+	if (dotted)
+		minor_digits = version_digits(text + n + digits + 1, size - n - digits - 1);
+	size_t length = n + digits + (dotted ? 1 + minor_digits : 0) + 1;
+	if (digits == 0 || (dotted && minor_digits == 0) || length != size || text[size - 1] != '\n')
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (bad format member)",
 		                       img->name);
 	char expected[16];
 	snprintf(expected, sizeof expected, "%d", GPUCC_IMAGE_FORMAT_VERSION);
-	if (digits != strlen(expected) || memcmp(text + n, expected, digits) != 0)
+	const char *minor = text + n + digits + 1;
+	bool known_minor = !dotted || (minor_digits == 1 && minor[0] - '0' <= GPUCC_IMAGE_FORMAT_MINOR);
+	if (digits != strlen(expected) || memcmp(text + n, expected, digits) != 0 || !known_minor)
 		return gpucc_error_set(GPUCC_EVERSION,
 		                       "'%s': image format version %.*s is not supported (this gpucc "
-		                       "reads version %d)",
-		                       img->name, (int)digits, text + n, GPUCC_IMAGE_FORMAT_VERSION);
+		                       "reads version %d, up to %d.%d)",
+		                       img->name, (int)(size - n - 1), text + n,
+		                       GPUCC_IMAGE_FORMAT_VERSION, GPUCC_IMAGE_FORMAT_VERSION,
+		                       GPUCC_IMAGE_FORMAT_MINOR);
+	img->format_minor = dotted ? (unsigned)(minor[0] - '0') : 0;
+	return 0;
+}
+
+/* The index member's size against the limit the manifest's sets: at most
+ * 4 times it and 2080 bytes, more than the index of any manifest within
+ * it takes (an entry record of 48 bytes is made of 300 bytes of JSON or
+ * more, a kernel record of 40 of 13 or more: formats/image.md, "Limits").
+ * It is held in memory when read through libarchive, and by verify. */
+static int check_index_size(const gpucc_image *img, uint64_t size)
+{
+	uint64_t bound = 4 * img->limits.manifest_size + gpucc_index_size(0, 0, 0);
+	if (size <= bound)
+		return 0;
+	char limit[32], hint[96];
+	return gpucc_error_set(GPUCC_ECORRUPT,
+	                       "'%s': refused: member '%s' is %" PRIu64 " bytes, more than 4 times "
+	                       "the manifest limit of %s, and 2080 bytes (%s)",
+	                       img->name, GPUCC_IMAGE_INDEX_MEMBER, size,
+	                       size_text(limit, img->limits.manifest_size),
+	                       limit_hint(hint, img, "manifest=SIZE"));
+}
+
+/* The index member, which follows the format member of an image of minor
+ * version 1 and up, read through the cursor into img->index_data. */
+static int read_index_member(gpucc_image *img)
+{
+	struct archive_entry *e;
+	int r = cursor_next_header(img, &e);
+	if (r == ARCHIVE_EOF)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: no index", img->name);
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		return archive_failure(img, "reading the index header");
+	const char *path = GPUCC_LA->entry_pathname(e);
+	char shown[SHOWN_NAME_SIZE];
+	if (!path || strcmp(path, GPUCC_IMAGE_INDEX_MEMBER) != 0)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "'%s': corrupt image: second member is '%s', expected '%s'",
+		                       img->name, shown_name(shown, path), GPUCC_IMAGE_INDEX_MEMBER);
+	int rc = check_member_kind(img, e);
+	if (rc)
+		return rc;
+	la_int64_t claimed = GPUCC_LA->entry_size(e);
+	if (claimed < 0)
+		claimed = 0;
+	if ((rc = check_index_size(img, (uint64_t)claimed)))
+		return rc;
+	char *data;
+	size_t size;
+	if ((rc = read_member_data(img, e, &data, &size)))
+		return rc;
+	free(img->index_data);
+	img->index_data = (unsigned char *)data;
+	img->index_size = size;
 	return 0;
 }
 
@@ -832,8 +939,9 @@ static int read_manifest_member(gpucc_image *img)
 	char shown[SHOWN_NAME_SIZE];
 	if (!path || strcmp(path, GPUCC_IMAGE_MANIFEST_MEMBER) != 0)
 		return gpucc_error_set(GPUCC_ECORRUPT,
-		                       "'%s': corrupt image: second member is '%s', expected '%s'",
-		                       img->name, shown_name(shown, path), GPUCC_IMAGE_MANIFEST_MEMBER);
+		                       "'%s': corrupt image: %s member is '%s', expected '%s'",
+		                       img->name, img->format_minor ? "third" : "second",
+		                       shown_name(shown, path), GPUCC_IMAGE_MANIFEST_MEMBER);
 	int rc = check_member_kind(img, e);
 	if (rc)
 		return rc;
@@ -854,17 +962,51 @@ static int read_manifest_member(gpucc_image *img)
 	return rc;
 }
 
-/* Skip the format and manifest members of a freshly opened cursor. */
+/* Skip the format member, the index and the manifest of a freshly opened
+ * cursor. */
 static int cursor_skip_head(gpucc_image *img)
 {
 	struct archive_entry *e;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < (img->format_minor ? 3 : 2); i++) {
 		int r = cursor_next_header(img, &e);
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 			return archive_failure(img, "reopening");
 	}
 	img->cursor_after_head = true;
 	return 0;
+}
+
+static int index_read(void *ctx, uint64_t offset, void *buf, size_t len)
+{
+	gpucc_image *img = ctx;
+	if (offset > img->index_size || len > img->index_size - offset)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': corrupt index: a read past its end",
+		                       img->name);
+	ssize_t n = read_at(img, img->index_offset + offset, buf, len);
+	if (n < 0)
+		return gpucc_error_set_errno("cannot read '%s'", img->name);
+	if ((size_t)n != len)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: it ends inside its index",
+		                       img->name);
+	return 0;
+}
+
+/* Finish opening an image for lookups through its index, the manifest's
+ * (checked) header at manifest_header: the manifest stays unparsed. */
+static int open_index(gpucc_image *img, uint64_t manifest_header, uint64_t manifest_size)
+{
+	img->manifest_offset = manifest_header + BLOCK;
+	img->manifest_size = manifest_size;
+	img->payload_base = img->manifest_offset + gpucc_ustar_padded(manifest_size);
+	if (img->payload_base > img->size)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: it ends inside its "
+		                       "manifest", img->name);
+	img->index = (gpucc_index_reader){.read = index_read, .ctx = img, .name = img->name,
+	                                  .size = img->index_size};
+	int rc = gpucc_index_open(&img->index, manifest_size);
+	if (rc == 0)
+		img->by_index = true;
+	return rc;
 }
 
 /* Open an uncompressed image without libarchive: its first two headers are
@@ -889,12 +1031,24 @@ static int open_head_directly(gpucc_image *img)
 		return rc;
 	img->format_size = h.size;
 	uint64_t at = BLOCK + gpucc_ustar_padded(h.size);
+	if (img->format_minor) {
+		if (read_at(img, at, block, BLOCK) != BLOCK || !gpucc_ustar_parse(block, &h) ||
+		    !gpucc_ustar_is_regular(&h) || strcmp(h.name, GPUCC_IMAGE_INDEX_MEMBER) != 0)
+			return 1;
+		if ((rc = check_index_size(img, h.size)))
+			return rc;
+		img->index_offset = at + BLOCK;
+		img->index_size = h.size;
+		at += BLOCK + gpucc_ustar_padded(h.size);
+	}
 	if (read_at(img, at, block, BLOCK) != BLOCK || !gpucc_ustar_parse(block, &h) ||
 	    !gpucc_ustar_is_regular(&h) || strcmp(h.name, GPUCC_IMAGE_MANIFEST_MEMBER) != 0 ||
 	    h.size == 0)
 		return 1;
 	if ((rc = check_manifest_size(img, h.size)))
 		return rc;
+	if (img->want_index && img->index_offset)
+		return open_index(img, at, h.size);
 	manifest_view view;
 	if (manifest_open(img, at, h.size, &view) != 0)
 		return 1;
@@ -907,6 +1061,7 @@ static int open_head_directly(gpucc_image *img)
 		return 1;
 	}
 	img->payload_base = at + BLOCK + gpucc_ustar_padded(h.size);
+	img->manifest_offset = at + BLOCK;
 	img->manifest_size = h.size;
 	return rc;
 }
@@ -940,7 +1095,8 @@ static int open_common(gpucc_image *img)
 	if (rc)
 		return rc;
 	img->compressed = GPUCC_LA->filter_count(img->cursor) > 1;
-	if ((rc = read_format_member(img)) || (rc = read_manifest_member(img)))
+	if ((rc = read_format_member(img)) ||
+	    (img->format_minor && (rc = read_index_member(img))) || (rc = read_manifest_member(img)))
 		return rc;
 	/* The cursor stands after the manifest, where sequential reads of
 	 * payloads begin. */
@@ -956,13 +1112,16 @@ static int open_common(gpucc_image *img)
  * first caller builds them under lock, any other waits for it. */
 static int build_payloads(gpucc_image *img);
 
+static int ensure_manifest(gpucc_image *img);
+
 static int ensure_payloads(gpucc_image *img)
 {
 	/* Every payload read and accessor comes here: the built list costs
 	 * one load. */
 	if (atomic_load_explicit(&img->payloads_ready, memory_order_acquire) && img->payloads_rc == 0)
 		return 0;
-	return build_payloads(img);
+	int rc = ensure_manifest(img);
+	return rc ? rc : build_payloads(img);
 }
 
 /* ensure_payloads, the first time (or after a failure). */
@@ -998,6 +1157,251 @@ void gpucc_image_prepare_payloads(gpucc_image *img)
 	ensure_payloads(img);
 }
 
+/* ---- the manifest of an image opened for lookups ------------------------------ */
+
+/* Whether img's whole manifest is parsed (at open, or since).  While it
+ * is not -- or its parse failed -- lookups go through the index. */
+static bool manifest_loaded(const gpucc_image *img)
+{
+	return !img->by_index ||
+	       (atomic_load_explicit(&((gpucc_image *)img)->manifest_ready, memory_order_acquire) &&
+	        img->manifest_rc == 0);
+}
+
+/* Parse the whole manifest of an image opened by its index. */
+static int load_manifest(gpucc_image *img)
+{
+	manifest_view view;
+	if (manifest_open(img, img->manifest_offset - BLOCK, img->manifest_size, &view) != 0)
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: it ends inside its "
+		                       "manifest", img->name);
+	int rc = parse_manifest(img, view.json, (size_t)img->manifest_size);
+	if (manifest_close(&view)) {
+		gpucc_manifest_release(&img->manifest);
+		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: it was cut short while "
+		                       "its manifest was read", img->name);
+	}
+	return rc;
+}
+
+/* The whole manifest, parsed at open or now: once, for all threads (a
+ * failure is remembered and reported again with its message). */
+static int ensure_manifest(gpucc_image *img)
+{
+	if (!manifest_loaded(img)) {
+		pthread_mutex_lock(&img->lock);
+		int rc = 0;
+		bool loaded = false;
+		if (!atomic_load_explicit(&img->manifest_ready, memory_order_relaxed)) {
+			rc = load_manifest(img);
+			if (rc)
+				img->manifest_error = strdup(gpucc_error_last()->message);
+			img->manifest_rc = rc;
+			atomic_store_explicit(&img->manifest_ready, true, memory_order_release);
+			loaded = true;
+		}
+		pthread_mutex_unlock(&img->lock);
+		if (loaded)
+			return rc;
+	}
+	if (img->manifest_rc && img->manifest_error)
+		return gpucc_error_set(img->manifest_rc, "%s", img->manifest_error);
+	return img->manifest_rc;
+}
+
+bool gpucc_image_reads_by_index(const gpucc_image *img)
+{
+	return !manifest_loaded(img);
+}
+
+int gpucc_image_load_manifest(const gpucc_image *img)
+{
+	GPUCC_REQUIRE(img);
+	return ensure_manifest((gpucc_image *)img);
+}
+
+/* The entry of index record i, parsed from its object in the manifest and
+ * checked: its key is the record's and the one its components give, its
+ * payloads as many as the record's references.  Borrowed from img. */
+static int indexed_entry_at(gpucc_image *img, uint32_t i, const indexed_entry **out)
+{
+	gpucc_index_record rec;
+	*out = NULL;
+	int rc = gpucc_index_record_at(&img->index, i, &rec);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&img->lock);
+	for (const indexed_entry *x = img->indexed; x; x = x->next)
+		if (gpucc_digest_compare(&x->manifest.entries[0].key, &rec.key) == 0)
+			*out = x;
+	pthread_mutex_unlock(&img->lock);
+	if (*out)
+		return 0;
+
+	indexed_entry *x = calloc(1, sizeof *x);
+	char *json = malloc(rec.object_length);
+	if (!x || !json) {
+		free(x);
+		free(json);
+		return gpucc_error_oom();
+	}
+	ssize_t n = read_at(img, img->manifest_offset + rec.object_offset, json, rec.object_length);
+	if (n < 0)
+		rc = gpucc_error_set_errno("cannot read '%s'", img->name);
+	else if ((size_t)n != rec.object_length)
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: it ends inside its manifest",
+		                     img->name);
+	else
+		rc = gpucc_manifest_parse_entry(&x->manifest, json, rec.object_length, img->name, i);
+	free(json);
+	char hex[GPUCC_DIGEST_HEX_SIZE], found[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &rec.key);
+	const gpucc_entry *e = rc == 0 ? &x->manifest.entries[0] : NULL;
+	if (e && gpucc_digest_compare(&e->key, &rec.key) != 0) {
+		gpucc_digest_to_hex(found, &e->key);
+		rc = gpucc_error_set(GPUCC_ECORRUPT,
+		                     "'%s': corrupt index: the record of key %.12s points to the entry "
+		                     "of key %.12s",
+		                     img->name, hex, found);
+	}
+	gpucc_digest computed;
+	if (e && rc == 0 && (rc = gpucc_key_compute(&computed, e)) != 0) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", gpucc_error_last()->message);
+		rc = gpucc_error_set(rc == GPUCC_EVERSION ? rc : GPUCC_ECORRUPT,
+		                     "'%s': corrupt manifest: entry %.12s: %s", img->name, hex, why);
+	} else if (e && rc == 0 && gpucc_digest_compare(&computed, &e->key) != 0) {
+		rc = gpucc_error_set(GPUCC_ECORRUPT,
+		                     "'%s': corrupt manifest: entry %.12s: its key does not match the "
+		                     "entry's key components",
+		                     img->name, hex);
+	}
+	if (e && rc == 0 && rec.payload_count != e->payload_count)
+		rc = gpucc_error_set(GPUCC_ECORRUPT,
+		                     "'%s': corrupt index: the record of key %.12s has %u payloads, the "
+		                     "entry %zu",
+		                     img->name, hex, rec.payload_count, e->payload_count);
+	if (rc == 0)
+		rc = gpucc_index_payload_offsets(&img->index, &rec, x->offsets);
+	if (rc) {
+		gpucc_manifest_release(&x->manifest);
+		free(x);
+		return rc;
+	}
+	/* Another thread may have added it meanwhile: keep the first. */
+	pthread_mutex_lock(&img->lock);
+	for (const indexed_entry *y = img->indexed; y && !*out; y = y->next)
+		if (gpucc_digest_compare(&y->manifest.entries[0].key, &rec.key) == 0)
+			*out = y;
+	if (!*out) {
+		x->next = img->indexed;
+		img->indexed = x;
+		*out = x;
+		x = NULL;
+	}
+	pthread_mutex_unlock(&img->lock);
+	if (x) {
+		gpucc_manifest_release(&x->manifest);
+		free(x);
+	}
+	return 0;
+}
+
+/* gpucc_image_lookup through the index: prefix is lowercase hex. */
+static int lookup_by_index(const gpucc_entry **out, gpucc_image *img, const char *prefix,
+                           const char *given)
+{
+	uint32_t first, count;
+	int rc = gpucc_index_find_prefix(&img->index, prefix, &first, &count);
+	if (rc)
+		return rc;
+	if (count == 0)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s': no entry with key '%s'", img->name, given);
+	if (count > 1) {
+		char candidates[512] = "";
+		size_t used = 0;
+		for (uint32_t i = 0; i < count && i < 8; i++) {
+			gpucc_index_record rec;
+			char hex[GPUCC_DIGEST_HEX_SIZE];
+			if ((rc = gpucc_index_record_at(&img->index, first + i, &rec)))
+				return rc;
+			gpucc_digest_to_hex(hex, &rec.key);
+			used += (size_t)snprintf(candidates + used, sizeof candidates - used, "%s%.16s",
+			                         i ? ", " : "", hex);
+		}
+		return gpucc_error_set(GPUCC_EAMBIGUOUS, "'%s': key prefix '%s' is ambiguous: %u entries "
+		                       "match (%s%s)",
+		                       img->name, given, count, candidates, count > 8 ? ", ..." : "");
+	}
+	const indexed_entry *x = NULL;
+	if ((rc = indexed_entry_at(img, first, &x)))
+		return rc;
+	*out = &x->manifest.entries[0];
+	return 0;
+}
+
+int gpucc_image_kernel_candidates(const gpucc_entry ***out, size_t *out_count,
+                                  const gpucc_image *image, const char *kernel)
+{
+	gpucc_image *img = (gpucc_image *)image;
+	*out = NULL;
+	*out_count = 0;
+	if (manifest_loaded(img))
+		return 1;
+	uint32_t *list;
+	size_t count;
+	int rc = gpucc_index_kernel_entries(&img->index, kernel, &list, &count);
+	if (rc)
+		return rc;
+	const gpucc_entry **entries = malloc((count ? count : 1) * sizeof *entries);
+	if (!entries) {
+		free(list);
+		return gpucc_error_oom();
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < count && rc == 0; i++) {
+		const indexed_entry *x = NULL;
+		if ((rc = indexed_entry_at(img, list[i], &x)))
+			break;
+		/* A record that names an entry without the kernel is a lie
+		 * the index tells: the entry is not a candidate. */
+		const gpucc_entry *e = &x->manifest.entries[0];
+		for (size_t k = 0; k < e->kernel_count; k++)
+			if (strcmp(e->kernels[k].name, kernel) == 0) {
+				entries[n++] = e;
+				break;
+			}
+	}
+	free(list);
+	if (rc) {
+		free(entries);
+		return rc;
+	}
+	*out = entries;
+	*out_count = n;
+	return 0;
+}
+
+/* The header offset the index gives for payload p of an entry found
+ * through it: 0 and *offset, or 1 when no such entry holds p. */
+static int indexed_payload_offset(gpucc_image *img, const gpucc_payload *p, uint64_t *offset)
+{
+	int rc = 1;
+	pthread_mutex_lock(&img->lock);
+	for (const indexed_entry *x = img->indexed; x && rc; x = x->next) {
+		const gpucc_entry *e = &x->manifest.entries[0];
+		for (size_t j = 0; j < e->payload_count; j++)
+			if (gpucc_payload_archive_compare(&e->payloads[j], p) == 0 &&
+			    e->payloads[j].size == p->size) {
+				*offset = x->offsets[j];
+				rc = 0;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&img->lock);
+	return rc;
+}
+
 /* A new image handle reading under limits (already completed). */
 static gpucc_image *image_new(const char *name, const gpucc_image_limits *limits)
 {
@@ -1008,6 +1412,7 @@ static gpucc_image *image_new(const char *name, const gpucc_image_limits *limits
 	gpucc_read_window_init(&img->window, WINDOW_SIZE);
 	atomic_flag_clear(&img->window_busy);
 	atomic_init(&img->payloads_ready, false);
+	atomic_init(&img->manifest_ready, false);
 	if (pthread_mutex_init(&img->lock, NULL) != 0) {
 		free(img);
 		return NULL;
@@ -1044,7 +1449,7 @@ static int resolve_limits(gpucc_image_limits *out, const gpucc_image_limits *giv
 }
 
 static int open_on_fd(gpucc_image **out, int fd, const char *name,
-                      const gpucc_image_limits *given)
+                      const gpucc_image_limits *given, bool for_lookup)
 {
 	struct stat st;
 	gpucc_image_limits limits;
@@ -1083,6 +1488,7 @@ static int open_on_fd(gpucc_image **out, int fd, const char *name,
 	img->seekable = S_ISREG(st.st_mode);
 	img->size = S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
 	img->limits_given = given != NULL;
+	img->want_index = for_lookup;
 	return finish_open(out, img);
 }
 
@@ -1102,7 +1508,18 @@ int gpucc_image_open_limited(gpucc_image **out, const char *path, const gpucc_im
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_open(NULL, path);
-	return open_on_fd(out, fd, path, limits);
+	return open_on_fd(out, fd, path, limits, false);
+}
+
+int gpucc_image_open_for_lookup(gpucc_image **out, const char *path)
+{
+	GPUCC_REQUIRE(out);
+	*out = NULL;
+	GPUCC_REQUIRE(path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gpucc_error_set_open(NULL, path);
+	return open_on_fd(out, fd, path, NULL, true);
 }
 
 int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name)
@@ -1112,15 +1529,13 @@ int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name)
 	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (copy < 0)
 		return gpucc_error_set_errno("cannot use the descriptor of '%s'", name ? name : "(fd)");
-	return open_on_fd(out, copy, name ? name : "(fd)", NULL);
+	return open_on_fd(out, copy, name ? name : "(fd)", NULL, false);
 }
 
-int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size, const char *name)
+/* The public functions check their arguments, so that messages name them. */
+static int open_memory(gpucc_image **out, const void *data, size_t size, const char *name,
+                       bool for_lookup)
 {
-	GPUCC_REQUIRE(out);
-	*out = NULL;
-	if (size != 0)
-		GPUCC_REQUIRE(data);
 	if (!data || size == 0)
 		return gpucc_error_set(GPUCC_ECORRUPT, "'%s': not a gpucc image (empty)",
 		                       name ? name : "(memory)");
@@ -1133,7 +1548,27 @@ int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size, co
 		return gpucc_error_oom();
 	img->data = data;
 	img->size = size;
+	img->want_index = for_lookup;
 	return finish_open(out, img);
+}
+
+int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size, const char *name)
+{
+	GPUCC_REQUIRE(out);
+	*out = NULL;
+	if (size != 0)
+		GPUCC_REQUIRE(data);
+	return open_memory(out, data, size, name, false);
+}
+
+int gpucc_image_open_memory_for_lookup(gpucc_image **out, const void *data, size_t size,
+                                       const char *name)
+{
+	GPUCC_REQUIRE(out);
+	*out = NULL;
+	if (size != 0)
+		GPUCC_REQUIRE(data);
+	return open_memory(out, data, size, name, true);
 }
 
 void gpucc_image_free(gpucc_image *img)
@@ -1145,6 +1580,14 @@ void gpucc_image_free(gpucc_image *img)
 	if (img->fd >= 0)
 		close(img->fd);
 	gpucc_manifest_release(&img->manifest);
+	while (img->indexed) {
+		indexed_entry *next = img->indexed->next;
+		gpucc_manifest_release(&img->indexed->manifest);
+		free(img->indexed);
+		img->indexed = next;
+	}
+	free(img->manifest_error);
+	free(img->index_data);
 	free(img->payloads);
 	free(img->header_offsets);
 	free(img->fd_buffer);
@@ -1189,12 +1632,16 @@ bool gpucc_image_has_random_access(const gpucc_image *img)
 size_t gpucc_image_entry_count(const gpucc_image *img)
 {
 	GPUCC_REQUIRE_OR(img, 0);
+	if (ensure_manifest((gpucc_image *)img) != 0)
+		return 0;
 	return img->manifest.entry_count;
 }
 
 const gpucc_entry *gpucc_image_entry(const gpucc_image *img, size_t index)
 {
 	GPUCC_REQUIRE_OR(img, NULL);
+	if (ensure_manifest((gpucc_image *)img) != 0)
+		return NULL;
 	return index < img->manifest.entry_count ? &img->manifest.entries[index] : NULL;
 }
 
@@ -1221,6 +1668,12 @@ const gpucc_entry *gpucc_image_find(const gpucc_image *img, const gpucc_digest *
 {
 	GPUCC_REQUIRE_OR(img, NULL);
 	GPUCC_REQUIRE_OR(key, NULL);
+	if (!manifest_loaded(img)) {
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		const gpucc_entry *e = NULL;
+		gpucc_digest_to_hex(hex, key);
+		return lookup_by_index(&e, (gpucc_image *)img, hex, hex) == 0 ? e : NULL;
+	}
 	size_t lo = 0, hi = img->manifest.entry_count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -1247,6 +1700,8 @@ int gpucc_image_lookup(const gpucc_entry **out, const gpucc_image *img, const ch
 	char lower[GPUCC_DIGEST_HEX_SIZE];
 	for (size_t i = 0; i <= len; i++)
 		lower[i] = (char)(prefix[i] >= 'A' && prefix[i] <= 'F' ? prefix[i] - 'A' + 'a' : prefix[i]);
+	if (!manifest_loaded(img))
+		return lookup_by_index(out, (gpucc_image *)img, lower, prefix);
 
 	/* Keys are sorted, so matches are contiguous: find the first key whose
 	 * hex is >= the prefix by binary search, then scan. */
@@ -1383,13 +1838,11 @@ static void window_give_back(gpucc_image *img)
 /* The random-access path: 1 when the header at the computed offset is not
  * what it must be (the caller then uses the cursor; nothing was hashed or
  * handed to sink), else 0 or an error. */
-static int stream_at_offset(gpucc_image *img, size_t index, gpucc_payload_sink sink, void *ctx,
-                            payload_hash *h)
+static int stream_at_offset(gpucc_image *img, const gpucc_payload *p, uint64_t offset,
+                            gpucc_payload_sink sink, void *ctx, payload_hash *h)
 {
-	const gpucc_payload *p = &img->payloads[index];
 	char member[GPUCC_PAYLOAD_MEMBER_SIZE];
 	gpucc_payload_member_name(member, p);
-	uint64_t offset = img->header_offsets[index];
 	uint64_t size = p->size;
 	uint64_t done = 0;
 	if (img->fd < 0) {
@@ -1698,9 +2151,43 @@ static int stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payloa
 	return repark(img, stream_unparked(img, p, sink, ctx, checker));
 }
 
+/* A payload of an entry found through the index of an image whose
+ * manifest is not parsed, at the offset the index gives: 1 when that is
+ * not where its member is (the caller then parses the manifest and reads
+ * as for any image), else 0 or an error. */
+static int stream_by_index(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
+                           void *ctx, gpucc_payload_checker *checker)
+{
+	uint64_t offset;
+	/* Writers hash on a checker's thread: they read whole images, whose
+	 * manifests they parse anyway. */
+	if (checker || manifest_loaded(img) || indexed_payload_offset(img, p, &offset) != 0)
+		return 1;
+	/* Members begin on block boundaries, inside the image. */
+	if (offset % BLOCK != 0 || img->size < BLOCK || offset > img->size - BLOCK)
+		return 1;
+	unsigned char local[READ_CHUNK];
+	payload_hash h = {.local = local};
+	gpucc_sha256_init(&h.md);
+	int rc = stream_at_offset(img, p, offset, sink, ctx, &h);
+	if (rc == 0) {
+		gpucc_digest got;
+		gpucc_sha256_final(&h.md, got.bytes);
+		if (gpucc_digest_compare(&got, &p->sha256) != 0) {
+			char member[GPUCC_PAYLOAD_MEMBER_SIZE];
+			gpucc_payload_member_name(member, p);
+			rc = digest_mismatch(img, member, GPUCC_DIGEST_MISMATCH);
+		}
+	}
+	return rc;
+}
+
 static int stream_unparked(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
                            void *ctx, gpucc_payload_checker *checker)
 {
+	int by_index = stream_by_index(img, p, sink, ctx, checker);
+	if (by_index != 1)
+		return by_index;
 	int ready = ensure_payloads(img);
 	if (ready)
 		return ready;
@@ -1715,7 +2202,7 @@ static int stream_unparked(gpucc_image *img, const gpucc_payload *p, gpucc_paylo
 		gpucc_sha256_init(&h.md);
 	int rc = 1;
 	if (img->offsets_known)
-		rc = stream_at_offset(img, index, sink, ctx, &h);
+		rc = stream_at_offset(img, p, img->header_offsets[index], sink, ctx, &h);
 	if (rc == 1) {
 		pthread_mutex_lock(&img->lock);
 		rc = stream_with_cursor(img, index, sink, ctx, &h);
@@ -2071,6 +2558,87 @@ static int check_tail(gpucc_image *img, uint64_t offset)
 	return rc;
 }
 
+/* Whether index (size bytes) is the index img's manifest gives, byte for
+ * byte (formats/image.md, "The index"): 0, or GPUCC_ECORRUPT naming the
+ * first byte that differs. */
+/* An index held in memory, for gpucc_index_open. */
+typedef struct index_bytes {
+	const unsigned char *data;
+	uint64_t size;
+} index_bytes;
+
+static int index_bytes_read(void *ctx, uint64_t offset, void *buf, size_t len)
+{
+	const index_bytes *b = ctx;
+	if (offset > b->size || len > b->size - offset)
+		return gpucc_error_set(GPUCC_ECORRUPT, "a read past the end of the index");
+	memcpy(buf, b->data + offset, len);
+	return 0;
+}
+
+static int check_index(gpucc_image *img, const unsigned char *index, uint64_t size)
+{
+	/* A header that lookups would refuse is named as they name it. */
+	index_bytes bytes = {index, size};
+	gpucc_index_reader reader = {.read = index_bytes_read, .ctx = &bytes, .name = img->name,
+	                             .size = size};
+	int rc = gpucc_index_open(&reader, img->manifest_size);
+	if (rc)
+		return rc;
+	size_t count = img->manifest.entry_count;
+	const gpucc_entry **list = malloc((count ? count : 1) * sizeof *list);
+	if (!list)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < count; i++)
+		list[i] = &img->manifest.entries[i];
+	uint64_t head = BLOCK + gpucc_ustar_padded(img->format_size) + BLOCK +
+	                gpucc_ustar_padded(img->manifest_size);
+	unsigned char *want = NULL;
+	size_t want_size = 0;
+	rc = gpucc_index_build(&want, &want_size, list, count, img->manifest.spans,
+	                           img->manifest_size, head);
+	free(list);
+	if (rc)
+		return rc;
+	uint64_t at = 0;
+	while (at < size && at < want_size && index[at] == want[at])
+		at++;
+	free(want);
+	if (at == size && size == want_size)
+		return 0;
+	char what[160];
+	if (size != want_size)
+		snprintf(what, sizeof what,
+		         "it disagrees with the manifest (%" PRIu64 " bytes where the manifest gives "
+		         "%zu; the first difference at byte %" PRIu64 ")",
+		         size, want_size, at);
+	else
+		snprintf(what, sizeof what, "it disagrees with the manifest (at byte %" PRIu64 ")", at);
+	return gpucc_image_member_error(img->name, GPUCC_IMAGE_INDEX_MEMBER, what);
+}
+
+/* The walk's index member, size bytes of data at offset, against the
+ * manifest. */
+static int walk_index(walk_source *s, uint64_t offset, uint64_t size)
+{
+	gpucc_image *img = s->img;
+	int rc = check_index_size(img, size);
+	if (rc)
+		return rc;
+	unsigned char *data = malloc(size ? (size_t)size : 1);
+	if (!data)
+		return gpucc_error_oom();
+	ssize_t n = walk_read(s, offset, data, (size_t)size);
+	if (n < 0)
+		rc = (int)n;
+	else if ((uint64_t)n != size)
+		rc = digest_mismatch(img, GPUCC_IMAGE_INDEX_MEMBER, GPUCC_TRUNCATED_MEMBER);
+	else
+		rc = check_index(img, data, size);
+	free(data);
+	return rc;
+}
+
 /* The members of the walk, from its beginning: every member in order,
  * named, sized and hashed as the manifest says, then the end-of-archive
  * marker, whose end goes to *end.  1 when a header is not a plain ustar
@@ -2079,7 +2647,9 @@ static int walk_members(walk_source *s, gpucc_sha256 *md, uint64_t *end)
 {
 	gpucc_image *img = s->img;
 	uint64_t at = 0;
-	size_t member = 0, members = 2 + img->payload_count;
+	/* The format member, the index (minor version 1 and up), the manifest. */
+	size_t head = img->format_minor ? 3 : 2;
+	size_t member = 0, members = head + img->payload_count;
 	for (;; member++) {
 		unsigned char block[BLOCK];
 		gpucc_ustar_header h;
@@ -2102,14 +2672,18 @@ static int walk_members(walk_source *s, gpucc_sha256 *md, uint64_t *end)
 			return rc;
 		if (member == 0)
 			snprintf(expected, sizeof expected, "%s", GPUCC_IMAGE_FORMAT_MEMBER);
-		else if (member == 1)
+		else if (member == 1 && head == 3)
+			snprintf(expected, sizeof expected, "%s", GPUCC_IMAGE_INDEX_MEMBER);
+		else if (member == head - 1)
 			snprintf(expected, sizeof expected, "%s", GPUCC_IMAGE_MANIFEST_MEMBER);
 		else if (member < members)
-			gpucc_payload_member_name(expected, &img->payloads[member - 2]);
+			gpucc_payload_member_name(expected, &img->payloads[member - head]);
 		if (!expected[0] || strcmp(h.name, expected) != 0)
 			return unexpected_name(img, h.name, expected[0] ? expected : NULL);
-		if (member >= 2) {
-			size_t i = member - 2;
+		if (member == 1 && head == 3 && (rc = walk_index(s, at + BLOCK, h.size)))
+			return rc;
+		if (member >= head) {
+			size_t i = member - head;
 			if (h.size != img->payloads[i].size)
 				return digest_mismatch(img, expected, "its size differs from the manifest's");
 			gpucc_sha256_init(md);
@@ -2122,10 +2696,10 @@ static int walk_members(walk_source *s, gpucc_sha256 *md, uint64_t *end)
 	}
 	if (member < members) {
 		char missing[GPUCC_PAYLOAD_MEMBER_SIZE];
-		if (member < 2)
+		if (member < head)
 			return gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: no manifest",
 			                       img->name);
-		gpucc_payload_member_name(missing, &img->payloads[member - 2]);
+		gpucc_payload_member_name(missing, &img->payloads[member - head]);
 		return gpucc_error_set(GPUCC_ECORRUPT,
 		                       "'%s': the manifest lists member '%s' but the image has no such "
 		                       "member",
@@ -2204,12 +2778,15 @@ static int verify_with_libarchive(gpucc_image *img)
 	 * cursor after the manifest: continue there.  Otherwise walk from the
 	 * start. */
 	if (!img->cursor || !img->cursor_after_head || img->cursor_next != 0) {
-		if ((rc = cursor_open(img)) || (rc = read_format_member(img)))
+		if ((rc = cursor_open(img)) || (rc = read_format_member(img)) ||
+		    (img->format_minor && (rc = read_index_member(img))))
 			return rc;
 		r = cursor_next_header(img, &e);
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 			return archive_failure(img, "reading the manifest header");
 	}
+	if (img->format_minor && (rc = check_index(img, img->index_data, img->index_size)))
+		return rc;
 	unsigned char local[READ_CHUNK];
 	payload_hash h = {.local = local};
 	for (size_t i = 0; i < img->payload_count && rc == 0; i++) {
@@ -2271,6 +2848,8 @@ static uint64_t least_length(const gpucc_image *img)
 {
 	uint64_t n = 3 * BLOCK + gpucc_ustar_padded(img->format_size) +
 	             gpucc_ustar_padded(img->manifest_size);
+	if (img->format_minor)
+		n += BLOCK + gpucc_ustar_padded(img->index_size);
 	for (size_t i = 0; i < img->payload_count; i++)
 		n += BLOCK + gpucc_ustar_padded(img->payloads[i].size);
 	return n;

@@ -23,6 +23,7 @@
 #include "atomic_file.h"
 #include "entry.h"
 #include "errors.h"
+#include "image_index.h"
 #include "libarchive_loader.h"
 #include "manifest.h"
 #include "parallel.h"
@@ -641,10 +642,38 @@ void gpucc_image_writer_before_publish(gpucc_image_writer *w, int (*check)(void 
  * milliseconds of hashing against some microseconds to start a thread. */
 #define CHECKER_MIN_BYTES ((uint64_t)4 << 20)
 
-size_t gpucc_image_format_text(char out[GPUCC_FORMAT_TEXT_SIZE])
+size_t gpucc_image_format_text(char out[GPUCC_FORMAT_TEXT_SIZE], bool indexed)
 {
-	int n = snprintf(out, GPUCC_FORMAT_TEXT_SIZE, "gpucc-image %d\n", GPUCC_IMAGE_FORMAT_VERSION);
+	int n = indexed ? snprintf(out, GPUCC_FORMAT_TEXT_SIZE, "gpucc-image %d.%d\n",
+	                           GPUCC_IMAGE_FORMAT_VERSION, GPUCC_IMAGE_FORMAT_MINOR)
+	                : snprintf(out, GPUCC_FORMAT_TEXT_SIZE, "gpucc-image %d\n",
+	                           GPUCC_IMAGE_FORMAT_VERSION);
 	return n > 0 ? (size_t)n : 0;
+}
+
+/* Tests write images as they were before the index. */
+static bool omit_index;
+
+void gpucc_image_writer_omit_index(bool omit)
+{
+	omit_index = omit;
+}
+
+/* The index member of an image of entries whose manifest has
+ * manifest_size bytes (formats/image.md, "The index"). */
+static int build_index(const gpucc_entry **entries, size_t count, uint64_t manifest_size,
+                       unsigned char **out, size_t *out_size)
+{
+	char format[GPUCC_FORMAT_TEXT_SIZE];
+	uint64_t format_size = gpucc_image_format_text(format, true);
+	uint64_t head = 512 + (format_size + 511) / 512 * 512 + 512 + (manifest_size + 511) / 512 * 512;
+	uint64_t *spans;
+	int rc = gpucc_manifest_entry_spans(&spans, entries, count);
+	if (rc)
+		return rc;
+	rc = gpucc_index_build(out, out_size, entries, count, spans, manifest_size, head);
+	free(spans);
+	return rc;
 }
 
 /* Tests write through libarchive only, to compare the two writers. */
@@ -659,6 +688,7 @@ void gpucc_image_writer_force_libarchive(bool force)
  * member. */
 static int write_with_libarchive(gpucc_image_writer *w, gpucc_atomic_file *file,
                                  const gpucc_entry **entries, uint64_t manifest_size,
+                                 const unsigned char *index, size_t index_size,
                                  const output_payload *payloads, size_t payload_count,
                                  uint64_t image_bytes)
 {
@@ -675,8 +705,10 @@ static int write_with_libarchive(gpucc_image_writer *w, gpucc_atomic_file *file,
 		rc = archive_write_failed(&c);
 	} else {
 		char format[GPUCC_FORMAT_TEXT_SIZE];
-		size_t n = gpucc_image_format_text(format);
+		size_t n = gpucc_image_format_text(format, index != NULL);
 		rc = write_small_member(&c, GPUCC_IMAGE_FORMAT_MEMBER, format, n);
+		if (rc == 0 && index)
+			rc = write_small_member(&c, GPUCC_IMAGE_INDEX_MEMBER, index, index_size);
 		if (rc == 0)
 			rc = write_header(&c, GPUCC_IMAGE_MANIFEST_MEMBER, manifest_size);
 		if (rc == 0)
@@ -709,7 +741,8 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 {
 	const gpucc_entry **entries = NULL;
 	output_payload *payloads = NULL;
-	size_t payload_count = 0;
+	unsigned char *index = NULL;
+	size_t payload_count = 0, index_size = 0;
 	uint64_t manifest_size = 0, image_bytes = 0;
 	GPUCC_REQUIRE(w);
 	int rc = plan(w, &entries, &payloads, &payload_count, &image_bytes);
@@ -718,6 +751,11 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 	/* The manifest is generated twice, once to size its tar header and
 	 * once into the archive, rather than held whole in memory. */
 	rc = gpucc_manifest_size(&manifest_size, entries, w->live);
+	/* An image of one entry or none has no index (formats/image.md): its
+	 * manifest is one object, and a cache of 100,000 such entries would
+	 * carry 300 MiB of fan-out tables. */
+	if (rc == 0 && !omit_index && w->live >= 2)
+		rc = build_index(entries, w->live, manifest_size, &index, &index_size);
 	if (rc)
 		goto cleanup;
 
@@ -731,12 +769,13 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 		gpucc_plain_image plain = {
 			.path = w->path, .fd = file.fd, .mtime = w->options.mtime, .no_sync = w->no_sync,
 			.entries = entries, .entry_count = w->live, .manifest_size = manifest_size,
-			.payloads = payloads, .payload_count = payload_count};
+			.index = index, .index_size = index_size, .payloads = payloads,
+			.payload_count = payload_count};
 		rc = gpucc_plain_image_write(&plain);
 	}
 	if (rc == 1)
-		rc = write_with_libarchive(w, &file, entries, manifest_size, payloads, payload_count,
-		                           image_bytes);
+		rc = write_with_libarchive(w, &file, entries, manifest_size, index, index_size, payloads,
+		                           payload_count, image_bytes);
 	if (rc == 0 && w->before_publish)
 		rc = w->before_publish(w->before_publish_ctx);
 	if (rc == 0)
@@ -747,5 +786,6 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 cleanup:
 	free(entries);
 	free(payloads);
+	free(index);
 	return rc;
 }

@@ -36,9 +36,10 @@ typedef struct output_payload {
 int gpucc_output_payload_copy(const output_payload *o, gpucc_payload_sink sink, void *ctx,
                               gpucc_payload_checker *checker);
 
-/* The text of the format member ("gpucc-image 1\n") into out: its length. */
+/* The text of the format member into out: "gpucc-image 1.1\n" for an
+ * image with an index, "gpucc-image 1\n" for one without; its length. */
 #define GPUCC_FORMAT_TEXT_SIZE 32
-size_t gpucc_image_format_text(char out[GPUCC_FORMAT_TEXT_SIZE]);
+size_t gpucc_image_format_text(char out[GPUCC_FORMAT_TEXT_SIZE], bool indexed);
 
 /* An uncompressed image to write. */
 typedef struct gpucc_plain_image {
@@ -49,6 +50,8 @@ typedef struct gpucc_plain_image {
 	const gpucc_entry *const *entries; /* sorted by key */
 	size_t entry_count;
 	uint64_t manifest_size;
+	const unsigned char *index; /* the index member's bytes, or NULL for none */
+	size_t index_size;
 	const output_payload *payloads;
 	size_t payload_count;
 } gpucc_plain_image;

@@ -29,6 +29,7 @@
 #include "image_writer_internal.h"
 
 #include "errors.h"
+#include "image_index.h"
 #include "manifest.h"
 #include "parallel.h"
 #include "read_window.h"
@@ -227,12 +228,16 @@ static int lay_out(plain_job *job, uint64_t *end, uint64_t *parallel_bytes)
 {
 	const gpucc_plain_image *image = job->image;
 	char format[GPUCC_FORMAT_TEXT_SIZE];
-	size_t format_size = gpucc_image_format_text(format);
+	size_t format_size = gpucc_image_format_text(format, image->index != NULL);
 	if (!gpucc_ustar_fits(GPUCC_IMAGE_FORMAT_MEMBER, format_size, image->mtime) ||
-	    !gpucc_ustar_fits(GPUCC_IMAGE_MANIFEST_MEMBER, image->manifest_size, image->mtime))
+	    !gpucc_ustar_fits(GPUCC_IMAGE_MANIFEST_MEMBER, image->manifest_size, image->mtime) ||
+	    (image->index &&
+	     !gpucc_ustar_fits(GPUCC_IMAGE_INDEX_MEMBER, image->index_size, image->mtime)))
 		return 1;
 	uint64_t offset = BLOCK + gpucc_ustar_padded(format_size) + BLOCK +
 	                  gpucc_ustar_padded(image->manifest_size);
+	if (image->index)
+		offset += BLOCK + gpucc_ustar_padded(image->index_size);
 	*parallel_bytes = 0;
 	for (size_t i = 0; i < job->item_count; i++) {
 		plain_item *it = &job->items[i];
@@ -439,16 +444,23 @@ static int stream_item(plain_out *o, const plain_item *it, int64_t mtime)
 	return rc;
 }
 
-/* The format member and the manifest, from offset 0. */
+/* The format member, the index and the manifest, from offset 0. */
 static int write_head(plain_out *o, const gpucc_plain_image *image)
 {
 	char format[GPUCC_FORMAT_TEXT_SIZE];
-	size_t format_size = gpucc_image_format_text(format);
+	size_t format_size = gpucc_image_format_text(format, image->index != NULL);
 	int rc = out_header(o, GPUCC_IMAGE_FORMAT_MEMBER, format_size, image->mtime);
 	if (rc == 0)
 		rc = out_put(o, format, format_size);
 	if (rc == 0)
 		rc = out_padding(o, format_size);
+	if (rc == 0 && image->index) {
+		rc = out_header(o, GPUCC_IMAGE_INDEX_MEMBER, image->index_size, image->mtime);
+		if (rc == 0)
+			rc = out_put(o, image->index, image->index_size);
+		if (rc == 0)
+			rc = out_padding(o, image->index_size);
+	}
 	if (rc == 0)
 		rc = out_header(o, GPUCC_IMAGE_MANIFEST_MEMBER, image->manifest_size, image->mtime);
 	if (rc == 0)

@@ -68,7 +68,10 @@ int gpucc_image_open_mapped(gpucc_image **out, const char *path)
 		free(m);
 		return gpucc_error_set_errno("cannot map '%s'", path);
 	}
-	int rc = gpucc_image_open_memory(out, m->address, m->size, path);
+	/* For lookups: the runtime finds entries by kernel through the
+	 * image's index, and parses the rest of the manifest only when it
+	 * must. */
+	int rc = gpucc_image_open_memory_for_lookup(out, m->address, m->size, path);
 	if (rc) {
 		mapping_release(m);
 		return rc;

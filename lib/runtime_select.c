@@ -6,6 +6,7 @@
  */
 #include "errors.h"
 #include "gpucc/runtime.h"
+#include "image_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,11 +139,14 @@ static bool ptx_runs_on(const gpucc_target *t, const gpucc_target *device)
 	return arch_ok && t->ptx_isa <= device->ptx_isa;
 }
 
-/* The CUDA major of the ptxas that made e's cubin (the "ptxas" option,
- * "13.0.88"), or 0 when the entry does not say (made by pack, say). */
+/* The CUDA major of the tool that made e's cubin (the "nvjitlink" option,
+ * else the "ptxas" one, "13.0.88"), or 0 when the entry does not say (made
+ * by pack, say). */
 static unsigned cubin_cuda_major(const gpucc_entry *e)
 {
-	const char *v = gpucc_entry_option(e, "ptxas");
+	const char *v = gpucc_entry_option(e, "nvjitlink");
+	if (!v)
+		v = gpucc_entry_option(e, "ptxas");
 	if (!v || *v < '1' || *v > '9')
 		return 0;
 	unsigned long major = strtoul(v, NULL, 10);
@@ -392,6 +396,25 @@ int gpucc_image_select(gpucc_selection *out, const gpucc_image *img, const char 
 	GPUCC_REQUIRE(out);
 	GPUCC_REQUIRE(img);
 	GPUCC_REQUIRE(device);
+	if (kernel) {
+		/* Through the index of an image opened for lookup: only the
+		 * entries that hold the kernel are parsed.  When none of them
+		 * fits (or the index cannot be read), the whole manifest is, so
+		 * that the error lists what the image holds. */
+		const gpucc_entry **candidates = NULL;
+		size_t n = 0;
+		int by_index = gpucc_image_kernel_candidates(&candidates, &n, img, kernel);
+		int rc = by_index == 0 && n > 0
+		         ? gpucc_select(out, candidates, n, kernel, device, gpucc_image_name(img))
+		         : 1;
+		free(candidates);
+		if (rc == 0)
+			return 0;
+		if (by_index < 0)
+			return by_index; /* an error of the index or of an entry it names */
+	}
+	if (gpucc_image_load_manifest(img) != 0)
+		return gpucc_error_last()->code;
 	size_t count = gpucc_image_entry_count(img);
 	const gpucc_entry **entries = malloc((count ? count : 1) * sizeof *entries);
 	if (!entries)

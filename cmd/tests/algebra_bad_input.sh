@@ -87,7 +87,7 @@ no_output
 make_image W.gpucc Q 0 6                     # holds all of A.gpucc, and more
 cut_after_manifest() {
 	local at
-	at=$(python3 -c 'import sys, tarfile; print(tarfile.open(sys.argv[1]).getmembers()[2].offset)' "$1")
+	at=$(python3 -c 'import sys, tarfile; print(next(m.offset for m in tarfile.open(sys.argv[1]).getmembers() if m.name.startswith("payloads/")))' "$1")
 	head -c "$at" "$1" > "$2"
 }
 cut_after_manifest A.gpucc cutA.gpucc

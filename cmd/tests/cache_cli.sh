@@ -355,7 +355,7 @@ python3 -c 'import json; d=json.load(open("out")); assert d["entries"] < 6, d' |
 (cd imp && find . -printf '%p %s %T@\n' | sort) > imp.before
 expect_exit 0 "$GPUCC" cache stats --cache imp
 expect_exit 0 "$GPUCC" cache stats --json --cache imp
-python3 -c 'import json; d=json.load(open("out")); assert sorted(d) == sorted(["directory", "entries", "bytes", "max_bytes", "hits", "misses", "corrupt", "reset_time"]), d' ||
+python3 -c 'import json; d=json.load(open("out")); assert sorted(d) == sorted(["directory", "entries", "bytes", "max_bytes", "hits", "misses", "corrupt", "reset_time", "remote"]), d' ||
 	fail "cache stats --json is not the documented object"
 expect_exit 0 "$GPUCC" cache verify --cache imp --json
 (cd imp && find . -printf '%p %s %T@\n' | sort) > imp.after

@@ -18,8 +18,8 @@ python3 "$TESTDATA/bad/make_bad_images.py" good.gpucc bad || fail "making the fi
 nv_key=$(awk '$2 == "sm_90:ptx78" { print $1 }' good.list)
 amd_key=$(awk '$2 == "gfx90a" { print $1 }' good.list)
 key_of_part() { case $1 in ptx) echo "$nv_key" ;; hsaco) echo "$amd_key" ;; esac; }
-tar -tf good.gpucc | sed -n '3s/.*\.//p' > first.part
-tar -tf good.gpucc | sed -n '$s/.*\.//p' > last.part
+tar -tf good.gpucc | grep '^payloads/' | sed -n '1s/.*\.//p' > first.part
+tar -tf good.gpucc | grep '^payloads/' | sed -n '$s/.*\.//p' > last.part
 first=$(cat first.part)
 last=$(cat last.part)
 [ -n "$first" ] && [ -n "$last" ] && [ "$first" != "$last" ] || fail "unexpected good image layout"

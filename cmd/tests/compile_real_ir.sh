@@ -200,7 +200,7 @@ for p in "${CUDA_PATH:-/usr/local/cuda}/bin/ptxas" "$(command -v ptxas || true)"
 done
 # CUDA 13's ptxas refuses -arch=sm_70 even with --version.
 if [ -n "$PTXAS" ] && ! "$PTXAS" -arch=sm_70 --version >/dev/null 2>&1; then
-	expect_exit 0 "$GPUCC" compile --json --no-cache axpy.sm_70.bc -t sm_70 -o old.gpucc
+	expect_exit 0 "$GPUCC" compile --json --no-cache --cubin-with ptxas axpy.sm_70.bc -t sm_70 -o old.gpucc
 	assert_one_line err
 	assert_grep "^gpucc compile: warning: axpy.sm_70.bc: sm_70[^ ]*: ptxas .* does not compile for this target.*PTX only" err
 	"$GPUCC" list old.gpucc | grep -q "cubin" && fail "sm_70: a cubin from a ptxas that lacks sm_70?"

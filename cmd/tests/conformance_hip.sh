@@ -71,3 +71,5 @@ conf_report_skips "rocprim_block gfx1100 $dpp" "rocprim_block gfx1101 $dpp" \
 # shellcheck disable=SC2086
 conf_gpucc $TARGETS
 conf_check
+# The same sources given to gpucc itself (conf_sources).
+conf_sources -std=c++17 --code-object 5

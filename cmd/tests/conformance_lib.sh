@@ -50,6 +50,10 @@
 #                                  does not match PATTERN
 #   conf_gpucc TARGET...           the one gpucc compile of every module
 #   conf_check                     hold every entry against clang's build
+#   conf_sources ARG...            the one `gpucc compile` of the sources
+#                                  themselves (gpucc runs clang), ARGs added;
+#                                  every entry's kernels and resources held
+#                                  against the IR's entry of conf_check
 #
 # Layout of the test directory: ir/NAME.PROC.ir.bc and ir/NAME.PROC.o2.bc
 # (the modules gpucc gets), ref/NAME.PROC.{hsaco,ptx} (clang's end-to-end
@@ -161,8 +165,10 @@ conf_gpucc() {
 	ls ir/*.bc > modules 2>/dev/null || fail "no module to compile"
 	CONF_TARGETS="$*"
 	export CONF_TARGETS
+	# Cubins from ptxas, as clang's own build makes them (nvJitLink's
+	# register counts may differ from ptxas's).
 	# shellcheck disable=SC2046
-	expect_exit 0 "$GPUCC" compile --no-cache -j "$CONF_JOBS" --json -o conformance.gpucc \
+	expect_exit 0 "$GPUCC" compile --no-cache --cubin-with ptxas -j "$CONF_JOBS" --json -o conformance.gpucc \
 		$(cat modules) "${args[@]}"
 	cp out compile.json
 	echo "gpucc compile: $(wc -l < modules) modules x $# targets in $((SECONDS - t0)) s"
@@ -434,4 +440,90 @@ for differ in o2_differ:
 sys.exit(1 if problems else 0)
 PY
 	echo "checks: $((SECONDS - t0)) s; total $((SECONDS - CONF_T0)) s"
+}
+
+# conf_sources ARG...: the sources themselves, every unit of the suite, in
+# ONE `gpucc compile` for every target (ARGs are what the language's IR
+# was made with that gpucc does not give clang itself: -std=, the code
+# object version clang's IR names).  gpucc runs clang-19 per (unit,
+# processor), as conf_clang_all did for the IR; the pairs clang refused
+# there must fail here (--keep-going keeps the others), and every entry
+# must have the kernels, registers, shared and scratch bytes of the IR
+# variant's entry for that pair, which conf_check held against clang's own
+# build.  Run twice, the second run hits every key through the
+# direct-mode records, without clang or LLVM.
+conf_sources() {
+	local t0=$SECONDS args=() t
+	for t in $CONF_TARGETS; do args+=(--target "$t"); done
+	cut -d' ' -f2 pairs | sort -u > sources
+	# shellcheck disable=SC2046
+	"$GPUCC" compile --cache sources-cache --cubin-with ptxas -j "$CONF_JOBS" --json --keep-going -o sources.gpucc \
+		$(cat sources) "${args[@]}" "$@" > sources.json 2> sources.err
+	local code=$?
+	[ "$code" = 0 ] || [ "$code" = 5 ] || { cat sources.err >&2; fail "gpucc compile of the sources exited $code"; }
+	echo "gpucc compile: $(wc -l < sources) sources x $(echo "$CONF_TARGETS" | wc -w) targets (clang-19 included) in $((SECONDS - t0)) s"
+	# shellcheck disable=SC2046
+	expect_exit "$code" "$GPUCC" compile --cache sources-cache --cubin-with ptxas -j "$CONF_JOBS" --json --keep-going \
+		$(cat sources) "${args[@]}" "$@"
+	python3 -c 'import json, sys
+r = json.load(open("out"))
+sys.exit(0 if r["hits"] == r["jobs"] - r["failed"] and (r["failed"] or not r["llvm_loaded"]) else 1)' ||
+		fail "the second compile of the sources did not hit every key (without LLVM when none fails)"
+	expect_exit 0 "$GPUCC" list --json sources.gpucc
+	cp out sources-list.json
+	GPUCC="$GPUCC" python3 - <<'PY' || fail "gpucc's build of the sources differs from its build of their IR (above)"
+import json, os, subprocess, sys
+
+gpucc = os.environ["GPUCC"]
+problems = []
+def problem(msg):
+    problems.append(msg)
+    print("MISMATCH: " + msg, file=sys.stderr)
+
+def show(image, key):
+    p = subprocess.run([gpucc, "show", "--json", image, key], capture_output=True, text=True)
+    if p.returncode:
+        problem(f"gpucc show {image} {key}: {p.stderr.strip()}")
+        return None
+    return json.loads(p.stdout)
+
+def kernels(entry):
+    return {k["name"]: (k.get("registers"), k.get("shared_bytes"), k.get("scratch_bytes"))
+            for k in entry["kernels"]}
+
+ir = {}
+for e in json.load(open("list.json")):
+    unit, proc, variant, _ = e["module"].rsplit(".", 3)
+    if variant == "ir":
+        ir[(unit, proc)] = e
+compiled = json.load(open("sources.json"))
+failed = 0
+for r in compiled["results"]:
+    unit = r["module"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    proc = r["target"].split(":", 1)[0]
+    if r["status"] == "failed":
+        if not os.path.exists(f"skip/{unit}.{proc}"):
+            problem(f"{unit} for {proc}: {r.get('error')}")
+        failed += 1
+        continue
+    if r["status"] != "compiled":
+        problem(f"{unit} for {proc}: {r['status']}")
+        continue
+    want = ir.get((unit, proc))
+    if want is None:
+        problem(f"{unit} for {proc}: compiled from the source, but its IR was not")
+        continue
+    got_entry, want_entry = show("sources.gpucc", r["key"]), show("conformance.gpucc", want["key"])
+    if not got_entry or not want_entry:
+        continue
+    got_kernels, want_kernels = kernels(got_entry), kernels(want_entry)
+    if got_kernels != want_kernels:
+        problem(f"{unit} for {proc}: the source's kernels {got_kernels}, the IR's {want_kernels}")
+skips = len([f for f in os.listdir("skip")]) if os.path.isdir("skip") else 0
+if failed != skips:
+    problem(f"{failed} (unit, processor) pairs failed from the sources, clang refused {skips}")
+print(f"sources: {compiled['compiled']} entries from the sources hold the IR's kernels and resources; "
+      f"{failed} pairs clang refuses failed as expected")
+sys.exit(1 if problems else 0)
+PY
 }

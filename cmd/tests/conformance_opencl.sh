@@ -70,3 +70,5 @@ conf_report_skips
 # shellcheck disable=SC2086
 conf_gpucc $TARGETS
 conf_check
+# The same sources given to gpucc itself (conf_sources).
+conf_sources

@@ -18,6 +18,10 @@ import io, sys, tarfile
 source, target, code = sys.argv[1:]
 with tarfile.open(source) as tar:
     members = [(m.name, tar.extractfile(m).read()) for m in tar.getmembers()]
+# An edited manifest disagrees with the image's index: the edit is of a
+# format 1.0 image, which has none (formats/image.md).
+if members[1][0] == "manifest.idx":
+    members = [("GPUCC-IMAGE", b"gpucc-image 1\n")] + members[2:]
 scope = {"t": members[1][1].decode()}
 exec(code, scope)
 members[1] = ("manifest.json", scope["t"].encode())
@@ -186,11 +190,68 @@ while data[at:at + 512] != bytes(512):
     names.append(name)
     at += 512 + -(-size // 512) * 512
 assert len(data) == at + 1024, "not two zero blocks and nothing after them"
-assert names[:2] == [b"GPUCC-IMAGE", b"manifest.json"] and names[2:] == sorted(names[2:]), names
+assert names[:3] == [b"GPUCC-IMAGE", b"manifest.idx", b"manifest.json"], names
+assert names[3:] == sorted(names[3:]), names
+assert data[512:512 + 16] == b"gpucc-image 1.1\n"
+EOF2
+}
+
+# The index, byte for byte as formats/image.md ("The index") specifies it,
+# derived here from the manifest's bytes alone.
+check_index() {
+	python3 - "$1" <<'EOF2' || fail "the index of $1 is not as image.md says"
+import hashlib, json, struct, sys
+data = open(sys.argv[1], "rb").read()
+members, at = {}, 0
+while data[at:at + 512] != bytes(512):
+    name, size = data[at:at + 100].rstrip(b"\0").decode(), int(data[at + 124:at + 135], 8)
+    members[name] = (at, data[at + 512:at + 512 + size])
+    at += 512 + -(-size // 512) * 512
+pad = lambda n: -(-n // 512) * 512
+fmt, idx, man = (members[n][1] for n in ("GPUCC-IMAGE", "manifest.idx", "manifest.json"))
+# Each entry object's offset and length in the manifest.
+text = man.decode()
+decoder, spans, entries = json.JSONDecoder(), [], []
+pos = text.index("[", text.index('"entries"')) + 1
+while True:
+    while text[pos] in " \t\r\n,":
+        pos += 1
+    if text[pos] == "]":
+        break
+    obj, end = decoder.raw_decode(text, pos)
+    spans.append((len(text[:pos].encode()), len(text[pos:end].encode())))
+    entries.append(obj)
+    pos = end
+ext = {"ptx": ".ptx", "cubin": ".cubin", "hsaco": ".hsaco", "bitcode": ".bc"}
+distinct = sorted({"payloads/" + p["sha256"] + ext[p["part"]]: p["size"]
+                   for e in entries for p in e["payloads"]}.items())
+offset, where = 512 + pad(len(fmt)) + 512 + pad(len(idx)) + 512 + pad(len(man)), {}
+for name, size in distinct:
+    where[name] = offset
+    assert members[name][0] == offset, name  # single-block headers here
+    offset += 512 + pad(size)
+kernels = sorted({(hashlib.sha256(k["name"].encode()).digest(), i)
+                  for i, e in enumerate(entries) for k in e["kernels"]})
+def fanout(firsts):
+    return b"".join(struct.pack(">I", sum(1 for f in firsts if f <= b)) for b in range(256))
+records, refs = b"", b""
+for e, (start, length) in zip(entries, spans):
+    records += bytes.fromhex(e["key"]) + struct.pack(">IIII", start, length, len(refs) // 8,
+                                                     len(e["payloads"]))
+    for p in e["payloads"]:
+        refs += struct.pack(">Q", where["payloads/" + p["sha256"] + ext[p["part"]]])
+want = (b"GPUCCIX1" + struct.pack(">IIII", len(entries), len(refs) // 8, len(kernels), 0) +
+        struct.pack(">Q", len(man)) + fanout([bytes.fromhex(e["key"])[0] for e in entries]) +
+        records + refs + fanout([h[0] for h, _ in kernels]) +
+        b"".join(h + struct.pack(">II", i, 0) for h, i in kernels))
+assert len(idx) == 2080 + 48 * len(entries) + len(refs) + 40 * len(kernels)
+assert idx == want, next(i for i in range(min(len(idx), len(want))) if idx[i] != want[i])
 EOF2
 }
 expect_exit 0 "$GPUCC" merge -q -o merged.gpucc good.gpucc
 check_headers merged.gpucc 0
+check_index merged.gpucc
+check_index good.gpucc
 SOURCE_DATE_EPOCH=8589934591 expect_exit 0 "$GPUCC" merge -q -o merged-2242.gpucc good.gpucc
 check_headers merged-2242.gpucc 8589934591
 # An empty SOURCE_DATE_EPOCH is unset.
@@ -221,7 +282,7 @@ python3 - late-01.gpucc <<'EOF2' || fail "late-01.gpucc: not a pax header before
 import sys, tarfile
 with tarfile.open(sys.argv[1]) as tar:
     members = tar.getmembers()
-assert len(members) == 4 and all(m.pax_headers == {"mtime": "8589934592"} for m in members), members
+assert len(members) == 5 and all(m.pax_headers == {"mtime": "8589934592"} for m in members), members
 assert all(m.mtime == 8589934592 for m in members)
 EOF2
 
@@ -296,6 +357,8 @@ python3 - good.gpucc hsaco-for-nvidia.gpucc <<'EOF2' || fail "writing hsaco-for-
 import io, sys, tarfile
 with tarfile.open(sys.argv[1]) as tar:
     members = [(m.name, tar.extractfile(m).read()) for m in tar.getmembers()]
+if members[1][0] == "manifest.idx":  # edited: as format 1.0, without an index
+    members = [("GPUCC-IMAGE", b"gpucc-image 1\n")] + members[2:]
 manifest = members[1][1].decode()
 assert '"part":"ptx"' in manifest
 members[1] = ("manifest.json", manifest.replace('"part":"ptx"', '"part":"hsaco"', 1).encode())

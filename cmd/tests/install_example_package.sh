@@ -2,8 +2,9 @@
 # gives gpucc, libgpucc (shared and static), the public headers, gpucc.pc,
 # the LLVM backend module, a man page per command and bash completion; the
 # example package (testdata/example-package) then builds against that
-# install through pkg-config and PATH -- snapshot, compile, delta, embed --
-# and starts: it resolves its kernel per target, and reports that no GPU is
+# install through pkg-config and PATH -- one gpucc compile of its HIP and
+# CUDA sources, then gpucc embed; with Meson and with CMake, into the same
+# image -- and starts: it resolves its kernel per target, and reports that no GPU is
 # present on a machine without one.  As a packager would check: the
 # installed gpucc runs from where it was staged (relative RUNPATH), the
 # shared library has a SONAME and exports exactly the public API, each
@@ -12,6 +13,7 @@
 # example links statically, and rebuilds its image when a kernel changes.
 . "$SRCROOT/cmd/tests/lib.sh"
 command -v meson >/dev/null && command -v pkg-config >/dev/null || skip "no meson or pkg-config"
+command -v clang-19 >/dev/null || skip "no clang-19: the example package's kernels are HIP and CUDA sources (scripts/setup installs clang-19)"
 "$GPUCC" --version | grep -q "LLVM none" && skip "built without the LLVM backend"
 
 dest=$TEST_DIR/inst
@@ -211,11 +213,29 @@ ninja -C ex-edit >build.log 2>&1 || { tail -30 build.log >&2; fail "the copied e
 cp ex-edit/saxpy.gpucc before.gpucc
 ninja -C ex-edit >build.log 2>&1
 assert_grep "no work to do" build.log
-printf '; changed\n' >>pkg/kernels/saxpy.amdgpu.ll
+printf 'extern "C" __global__ void other(float *y) { y[0] = 1.0f; }\n' >>pkg/kernels/saxpy.hip
 ninja -C ex-edit >build.log 2>&1 || { tail -30 build.log >&2; fail "the example does not rebuild"; }
 assert_grep "saxpy-kernels" build.log
 cmp -s before.gpucc ex-edit/saxpy.gpucc && fail "a changed kernel left the embedded image as it was"
 "$GPUCC" list before.gpucc | grep gfx90a >before.txt
 "$GPUCC" list ex-edit/saxpy.gpucc | grep gfx90a >after.txt
 cmp -s before.txt after.txt && fail "a changed kernel kept its key"
+
+# The same package with CMake: add_custom_command runs gpucc compile, then
+# gpucc embed; the image is the Meson build's, byte for byte.
+if command -v cmake >/dev/null; then
+	cmake -S "$SRCROOT/testdata/example-package" -B cm -DGPU_TARGETS="sm_90:ptx78;gfx90a" \
+		>cmake.log 2>&1 || { tail -30 cmake.log >&2; fail "the example package does not configure with CMake"; }
+	cmake --build cm >cmake-build.log 2>&1 || { tail -30 cmake-build.log >&2; fail "the example package does not build with CMake"; }
+	assert_grep "gpucc compile: the kernels for" cmake-build.log
+	assert_same ex/saxpy.gpucc cm/saxpy.gpucc
+	expect_exit 0 cm/example-saxpy --target gfx90a
+	assert_grep "kernels ready in .* saxpy for gfx90a: gfx90a hsaco" out
+	expect_exit 0 cm/example-saxpy --target sm_90
+	assert_grep "kernels ready in .* saxpy for sm_90: sm_90:ptx78" out
+	cmake --build cm >cmake-build.log 2>&1 || fail "the CMake build does not rebuild"
+	assert_no_grep "gpucc compile" cmake-build.log
+else
+	echo "SKIPPED: the CMake example: cmake is not installed (scripts/setup installs it)"
+fi
 echo ok

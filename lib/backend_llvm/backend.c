@@ -1312,6 +1312,63 @@ static int run_ptxas(compile *c, const char *ptx, size_t ptx_size)
 	return 0;
 }
 
+/* libnvJitLink, in this process: its error log and the warnings of its
+ * info log as diagnostics, resources from its "ptxas info" lines, and the
+ * cubin.
+ * PTX that refers to what it does not define (a variable the loader is to
+ * bind) goes to ptxas, whose whole-program cubin leaves that to the
+ * loader, when there is one; a target it does not know gives PTX only, as
+ * with ptxas. */
+static int run_nvjitlink(compile *c, const char *ptx, size_t ptx_size)
+{
+	backend_nvjitlink_result r;
+	backend_nvjitlink_status status = backend_nvjitlink_cubin(c->job, ptx, ptx_size, &r);
+	char prefix[512];
+	snprintf(prefix, sizeof prefix, "%s: %s: ", c->job->module_name, c->job->target_name);
+	bool to_ptxas = status == BACKEND_NVJITLINK_UNDEFINED && c->job->ptxas;
+	for (int info = to_ptxas ? 1 : 0; info < 2; info++) {
+		for (const char *p = info ? (r.info ? r.info : "") : (r.log ? r.log : ""); *p;) {
+			size_t len = strcspn(p, "\n");
+			if (len && (!info || memmem(p, len, "warning", 7)))
+				backend_text_append(&c->thread->diagnostics, "%snvJitLink: %.*s\n", prefix,
+				                    (int)len, p);
+			p += len + (p[len] ? 1 : 0);
+		}
+	}
+	int rc = 0;
+	switch (status) {
+	case BACKEND_NVJITLINK_OK:
+		backend_ptxas_resources(r.info ? r.info : "", c->out->kernels, c->out->kernel_count);
+		c->out->payloads[GPUCC_PART_CUBIN] = r.cubin;
+		c->out->payload_sizes[GPUCC_PART_CUBIN] = r.cubin_size;
+		r.cubin = NULL;
+		break;
+	case BACKEND_NVJITLINK_REFUSED:
+		backend_text_release(&c->thread->diagnostics);
+		if (!(c->out->ptxas_refused = strdup(r.line)))
+			rc = oom(c);
+		break;
+	case BACKEND_NVJITLINK_UNDEFINED:
+		if (to_ptxas) {
+			backend_text_append(&c->thread->diagnostics,
+			                    "%snvJitLink: %s: the cubin is ptxas's, which leaves what the "
+			                    "PTX does not define to the loader\n", prefix, r.line);
+			rc = run_ptxas(c, ptx, ptx_size);
+			break;
+		}
+		rc = fail(c, GPUCC_ECOMPILE, "nvJitLink failed: %s", r.line);
+		break;
+	case BACKEND_NVJITLINK_FAILED:
+		rc = fail(c, GPUCC_ECOMPILE, "nvJitLink failed: %s", r.line);
+		break;
+	case BACKEND_NVJITLINK_UNAVAILABLE:
+		rc = fail(c, GPUCC_EUNAVAILABLE, "nvJitLink: %s", r.line);
+		break;
+	}
+	backend_nvjitlink_result_release(&r);
+	return rc;
+}
+
 /* With full debug info LLVM 19 writes the DWARF name tables
  * (.debug_pubnames, .debug_pubtypes) as label differences, which ptxas
  * and the driver's JIT accept only from PTX ISA 7.5: refuse here, the same
@@ -1346,6 +1403,8 @@ static int finish_nvptx(compile *c, LLVMMemoryBufferRef buffer)
 	int rc = check_debug_sections(c, copy, size);
 	if (rc != 0)
 		return rc;
+	if (c->job->nvjitlink)
+		return run_nvjitlink(c, copy, size);
 	if (c->job->ptxas)
 		return run_ptxas(c, copy, size);
 	return 0;
@@ -1566,6 +1625,8 @@ static int compile_job(gpucc_backend_thread *t, const gpucc_backend_job *job,
 	snprintf(c.path_base, sizeof c.path_base, "%s/job-%lu", t->tempdir, ++t->serial);
 	t->job = job;
 	backend_text_release(&t->diagnostics);
+	if (job->vendor == GPUCC_VENDOR_NVIDIA && job->nvjitlink) /* loads while LLVM works */
+		backend_nvjitlink_preload(job->nvjitlink);
 	int rc = run_pipeline(&c);
 	if (c.machine)
 		LLVMDisposeTargetMachine(c.machine);

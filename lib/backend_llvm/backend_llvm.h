@@ -76,4 +76,33 @@ char *backend_ptx_renumber_calls(const char *ptx, size_t size, size_t *out_size)
 
 void backend_kernels_free(gpucc_backend_kernel *kernels, size_t count);
 
+/* ---- cubins with libnvJitLink (nvjitlink.c) ------------------------------------ */
+
+typedef enum backend_nvjitlink_status {
+	BACKEND_NVJITLINK_OK,          /* cubin made */
+	BACKEND_NVJITLINK_REFUSED,     /* it does not know the processor or the PTX ISA */
+	BACKEND_NVJITLINK_UNDEFINED,   /* the PTX refers to what it does not define */
+	BACKEND_NVJITLINK_FAILED,      /* the PTX did not compile */
+	BACKEND_NVJITLINK_UNAVAILABLE, /* the library did not load */
+} backend_nvjitlink_status;
+
+typedef struct backend_nvjitlink_result {
+	void *cubin;      /* malloc()ed, executable (linked) cubin; OK only */
+	size_t cubin_size;
+	char *log;        /* the error log, or NULL */
+	char *info;       /* the info log (-verbose: "ptxas info" lines), or NULL */
+	char line[400];   /* not OK: the reason, one line */
+} backend_nvjitlink_result;
+
+/* Make the cubin of ptx for job (sm, sm_accelerated, debug_info) with the
+ * libnvJitLink at job->nvjitlink, loaded once per process.  Thread-safe.
+ * out is always filled; release it with backend_nvjitlink_result_release. */
+backend_nvjitlink_status backend_nvjitlink_cubin(const gpucc_backend_job *job, const char *ptx,
+                                                 size_t ptx_size, backend_nvjitlink_result *out);
+void backend_nvjitlink_result_release(backend_nvjitlink_result *r);
+/* Start loading the library at path on a thread of its own, once per
+ * process, so that the first job's backend_nvjitlink_cubin finds it loaded
+ * (or waits for the load).  Best effort: failures are the first job's. */
+void backend_nvjitlink_preload(const char *path);
+
 #endif

@@ -33,6 +33,7 @@
 #include "gpucc/common.h"
 #include "gpucc/image.h"
 #include "gpucc/cache.h"
+#include "gpucc/remote.h"
 #include "gpucc/snapshot.h"
 #include "gpucc/compile.h"
 #include "gpucc/runtime.h"

@@ -6,8 +6,14 @@
  * (cmd/cmd_extract.c, reading the image from a file) into a scratch
  * directory.
  *
+ * The same bytes are opened for lookup too (gpucc_image_open_memory_for_lookup,
+ * through the index of a format 1.1 image), and looked up by every key of
+ * the full open and by every one-digit prefix.
+ *
  * Checked: a refusal carries a message; every entry is found by its key; a
- * payload handed out matches its digest and size; verify never passes an
+ * lookup through the index returns the entry of the key asked for (its key
+ * the one its fields give), with the content the full open sees, or fails;
+ * a payload handed out matches its digest and size; verify never passes an
  * image with a payload that cannot be read; extract writes only into its
  * directory, only plain files with sanitised names, one per (entry,
  * payload), each holding a payload of the image, and on failure leaves
@@ -16,6 +22,7 @@
 #include "cmd.h"
 #include "fuzz.h"
 #include "fuzz_images.h"
+#include "image_internal.h"
 
 #include <gpucc.h>
 
@@ -170,15 +177,92 @@ static void extract(const uint8_t *data, size_t size, const gpucc_image *img, bo
 		fuzz_fail("extract did not write one file per payload of every entry");
 }
 
+/* Its payloads, read through the handle: each handed out matches. */
+static void check_payloads_of(gpucc_image *img, const gpucc_entry *e)
+{
+	for (size_t p = 0; p < e->payload_count; p++) {
+		void *bytes;
+		size_t n;
+		if (gpucc_image_read_payload(&bytes, &n, img, &e->payloads[p]) != 0)
+			continue;
+		gpucc_digest d;
+		gpucc_digest_buffer(&d, bytes, n);
+		if (n != e->payloads[p].size || gpucc_digest_compare(&d, &e->payloads[p].sha256) != 0)
+			fuzz_fail("a payload found through the index does not match its digest");
+		gpucc_free(bytes);
+	}
+}
+
+/* The input opened for lookup: what a lookup returns is the entry asked
+ * for (full, when the full open read it: its content the same). */
+static void lookups(const uint8_t *data, size_t size, const gpucc_image *full)
+{
+	gpucc_image *img;
+	if (gpucc_image_open_memory_for_lookup(&img, data, size, "fuzz.gpucc") != 0) {
+		if (!gpucc_error_last()->message[0])
+			fuzz_fail("a refusal without a message");
+		return;
+	}
+	size_t count = full ? gpucc_image_entry_count(full) : 0;
+	for (size_t i = 0; i < count; i++) {
+		const gpucc_entry *want = gpucc_image_entry(full, i), *e;
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &want->key);
+		if (gpucc_image_lookup(&e, img, hex) != 0)
+			continue;
+		gpucc_digest a, b;
+		if (gpucc_digest_compare(&e->key, &want->key) != 0 ||
+		    gpucc_entry_content_digest(&a, e) != 0 || gpucc_entry_content_digest(&b, want) != 0 ||
+		    gpucc_digest_compare(&a, &b) != 0)
+			fuzz_fail("a lookup through the index returned another entry");
+		check_payloads_of(img, e);
+	}
+	/* Selection may parse the whole manifest (when no entry the index
+	 * names fits): the prefix lookups come first. */
+	const gpucc_entry *found[16];
+	size_t found_count = 0;
+	for (const char *p = "0123456789abcdef"; *p; p++) {
+		char prefix[2] = {*p, '\0'};
+		const gpucc_entry *e;
+		bool by_index = gpucc_image_reads_by_index(img);
+		if (gpucc_image_lookup(&e, img, prefix) != 0)
+			continue;
+		gpucc_digest key;
+		if (e->key.bytes[0] >> 4 != (p - "0123456789abcdef"))
+			fuzz_fail("a prefix lookup returned an entry not of its prefix");
+		if (by_index &&
+		    (gpucc_entry_compute_key(&key, e) != 0 || gpucc_digest_compare(&key, &e->key) != 0))
+			fuzz_fail("a lookup through the index returned an entry not of its key");
+		check_payloads_of(img, e);
+		found[found_count++] = e;
+	}
+	for (size_t i = 0; i < found_count; i++) {
+		const gpucc_entry *e = found[i];
+		gpucc_target device;
+		gpucc_selection s;
+		if (e->kernel_count && gpucc_target_parse(&device, e->target) == 0 &&
+		    gpucc_image_select(&s, img, e->kernels[0].name, &device) == 0) {
+			bool has = false;
+			for (size_t k = 0; k < s.entry->kernel_count; k++)
+				has = has || strcmp(s.entry->kernels[k].name, e->kernels[0].name) == 0;
+			if (!has)
+				fuzz_fail("a selection by kernel returned an entry without it");
+		}
+	}
+	gpucc_image_free(img);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	gpucc_image *img;
 	if (gpucc_image_open_memory(&img, data, size, "fuzz.gpucc") != 0) {
 		if (!gpucc_error_last()->message[0])
 			fuzz_fail("a refusal without a message");
+		lookups(data, size, NULL);
 		extract(data, size, NULL, false);
 		return 0;
 	}
+	lookups(data, size, img);
 	bool all_read = read_payloads(img);
 	copy_payloads(img, all_read);
 	if (gpucc_image_verify(img) == 0 && !all_read)
@@ -193,7 +277,7 @@ void fuzz_seeds(void (*add)(const void *data, size_t size))
 	static const struct {
 		size_t entries;
 		int zstd_level;
-	} images[] = {{3, 0}, {3, 3}, {0, 0}, {7, 0}};
+	} images[] = {{3, 0}, {3, 3}, {0, 0}, {7, 0}, {1, 0}};
 	for (size_t i = 0; i < sizeof images / sizeof images[0]; i++) {
 		size_t size;
 		unsigned char *bytes = fuzz_make_image(&size, images[i].entries, images[i].zstd_level);

@@ -114,6 +114,9 @@ static void test_options(void)
 	CHECK_INT(gpucc_compile_new(&c, &o), 0);
 	CHECK_INT(gpucc_compile_add_target(c, "gfx90a:xnack+"), 0);
 	CHECK_INT(gpucc_compile_add_target(c, "sm_99"), GPUCC_EINVALID);
+	CHECK_INT(gpucc_compile_set_cubin_tool(c, (gpucc_cubin_tool)7), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("cubin tool 7");
+	CHECK_INT(gpucc_compile_set_cubin_tool(c, GPUCC_CUBIN_PTXAS), 0);
 	CHECK_INT(gpucc_compile_add_file(c, "/nonexistent/module.ll"), GPUCC_ENOTFOUND);
 	CHECK_ERROR_HAS("/nonexistent/module.ll");
 	CHECK_INT(gpucc_compile_plan(c), GPUCC_EINVALID); /* no modules */
@@ -404,6 +407,33 @@ static void test_hit_module_name(void)
 	check_dir_remove();
 }
 
+/* libnvJitLink's version is read from the toolkit banner it carries,
+ * without loading it: the banner whose line ends in ", V" and digits. */
+static void test_nvjitlink_version(void)
+{
+	CHECK_INT(check_dir_create("test_compile_nvjitlink"), 0);
+	char path[256], version[64];
+	snprintf(path, sizeof path, "%s", path_in_dir("libnvJitLink.so"));
+	static const char carries[] = "\177ELF junk\0Cuda compilation tools, release %d.%d,\0"
+	                              "Cuda compilation tools, release 13.0, V13.0.88\0tail";
+	FILE *f = fopen(path, "wb");
+	CHECK(f != NULL);
+	fwrite(carries, 1, sizeof carries, f);
+	fclose(f);
+	CHECK_INT(gpucc_nvjitlink_scan_version(path, version, sizeof version), 0);
+	CHECK_STR(version, "13.0.88");
+	write_text(path, "a library without the banner, padded to be long enough\n");
+	CHECK_INT(gpucc_nvjitlink_scan_version(path, version, sizeof version), GPUCC_EUNAVAILABLE);
+	CHECK_ERROR_HAS("names no version");
+	/* Named explicitly: that file or none, never the toolkit's. */
+	char *found = gpucc_nvjitlink_find(path);
+	CHECK(found && strcmp(found, path) == 0);
+	free(found);
+	CHECK(gpucc_nvjitlink_find("") == NULL);
+	CHECK(gpucc_nvjitlink_find(path_in_dir("missing.so")) == NULL);
+	check_dir_remove();
+}
+
 int main(void)
 {
 	RUN(test_module_facts_text);
@@ -412,6 +442,7 @@ int main(void)
 	RUN(test_keys);
 	RUN(test_entry_key_target);
 	RUN(test_toolchain_memo);
+	RUN(test_nvjitlink_version);
 	RUN(test_compile_and_unavailable);
 	RUN(test_hit_module_name);
 	RUN(test_module_facts_bitcode); /* may skip: last */

@@ -370,7 +370,8 @@ static void insert_member(const char *from, const char *to, int at)
 static void test_unlisted_member_is_named(void)
 {
 	const char *good = path_in_dir("a.gpucc");
-	for (int at = 2; at <= 4; at++) {
+	/* After the format member, the index and the manifest. */
+	for (int at = 3; at <= 5; at++) {
 		const char *bad = path_in_dir("extra.gpucc");
 		insert_member(good, bad, at);
 		gpucc_image *img;

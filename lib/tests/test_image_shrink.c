@@ -316,6 +316,74 @@ static void test_read_zstd(void)
 	read_cut(&zstd, path_in_dir("read.gpucc"), "zstd image");
 }
 
+/* The keys of the plain image's entries (from a full open). */
+static gpucc_digest keys[ENTRIES];
+static size_t key_count;
+
+/* Open the image at path for lookup, look entries up through its index,
+ * read their payloads, then parse the whole manifest: as read_all. */
+static bool lookup_all(const char *path, const char *what, long at, off_t to)
+{
+	gpucc_image *img = NULL;
+	int rc = gpucc_image_open_for_lookup(&img, path);
+	if (rc) {
+		check_cut_failure(rc, path, what, at, to);
+		return true;
+	}
+	bool failed = false;
+	for (size_t k = 0; k < key_count; k += 5) {
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &keys[k]);
+		const gpucc_entry *e = NULL;
+		void *data = NULL;
+		size_t size = 0;
+		rc = gpucc_image_lookup(&e, img, hex);
+		if (rc == 0)
+			rc = gpucc_image_read_payload(&data, &size, img, &e->payloads[0]);
+		if (rc == 0) {
+			size_t i = 0;
+			while (i < ENTRIES && gpucc_digest_compare(&written_digest[i], &e->payloads[0].sha256))
+				i++;
+			CHECK(i < ENTRIES && size == written_size[i] && memcmp(data, written[i], size) == 0);
+		} else {
+			check_cut_failure(rc, path, what, at, to);
+			failed = true;
+		}
+		gpucc_free(data);
+	}
+	rc = gpucc_image_load_manifest(img);
+	if (rc) {
+		check_cut_failure(rc, path, what, at, to);
+		failed = true;
+	}
+	gpucc_image_free(img);
+	return failed;
+}
+
+/* Lookups through the index of a file cut at every read. */
+static void test_lookup_plain(void)
+{
+	const char *path = path_in_dir("lookup.gpucc");
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_memory(&img, plain.bytes, plain.size, "plain"), 0);
+	key_count = img ? gpucc_image_entry_count(img) : 0;
+	for (size_t k = 0; k < key_count && k < ENTRIES; k++)
+		keys[k] = gpucc_image_entry(img, k)->key;
+	gpucc_image_free(img);
+	off_t lengths[5];
+	size_t n = cut_lengths(lengths, plain.size);
+	for (size_t l = 0; l < n; l++) {
+		for (long at = 0;; at++) {
+			arm(path, plain.bytes, plain.size, at, lengths[l]);
+			bool failed = lookup_all(path, "lookup", at, lengths[l]);
+			if (!disarm()) {
+				CHECK(!failed);
+				break;
+			}
+		}
+	}
+}
+
 /* ---- the guard and the process's own SIGBUS handler --------------------------- */
 
 static volatile sig_atomic_t host_calls;
@@ -483,6 +551,7 @@ int main(int argc, char **argv)
 		RUN(test_fetch);
 		RUN(test_read_plain);
 		RUN(test_read_zstd);
+		RUN(test_lookup_plain);
 	}
 	RUN(test_threads);
 	for (size_t i = 0; i < ENTRIES; i++)

@@ -7,7 +7,9 @@
  * and return the right bytes (compared with what was written, and hashed
  * here again).  Each kind of handle: uncompressed and zstd, opened from a
  * file, from memory and by mapping, and an uncompressed file read through
- * its archive headers (one cursor, under lock).
+ * its archive headers (one cursor, under lock).  And a handle opened for
+ * lookup, read through its index: threads look entries up, read their
+ * payloads and select by kernel while some parse the whole manifest.
  *
  * In the 'threads' suite, which scripts/test also runs under
  * ThreadSanitizer (build-tsan): a race the checks below cannot see is
@@ -117,6 +119,7 @@ static int write_image(const char *path, int zstd)
 typedef struct shared_run {
 	gpucc_image *img;
 	int calls;
+	bool by_index; /* lookups only (lookup_work) */
 	pthread_barrier_t start;
 } shared_run;
 
@@ -213,9 +216,53 @@ static void query_one(worker *wk, gpucc_image *img, size_t index)
 	             gpucc_error_last()->message);
 }
 
+/* The key of the entry that holds payload i (from a full open). */
+static gpucc_digest entry_key[ENTRIES];
+
+/* Entry i by its key, through the index while the manifest is not parsed:
+ * the entry asked for, its payload's bytes, and selection by its kernel. */
+static void lookup_one(worker *wk, gpucc_image *img, size_t i)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &entry_key[i]);
+	const gpucc_entry *e = NULL;
+	int rc = gpucc_image_lookup(&e, img, hex);
+	WORKER_CHECK(wk, rc == 0 && e && gpucc_digest_compare(&e->key, &entry_key[i]) == 0,
+	             "thread %u: lookup %s: %d %s", wk->id, hex, rc, gpucc_error_last()->message);
+	if (!e)
+		return;
+	read_one(wk, img, &e->payloads[0]);
+	gpucc_target device;
+	gpucc_selection sel;
+	gpucc_target_from_hip_arch(&device, "gfx90a:sramecc+:xnack-");
+	rc = gpucc_image_select(&sel, img, e->kernels[0].name, &device);
+	WORKER_CHECK(wk, rc == 0 && gpucc_digest_compare(&sel.entry->key, &entry_key[i]) == 0,
+	             "thread %u: select %s: %d %s", wk->id, e->kernels[0].name, rc,
+	             gpucc_error_last()->message);
+}
+
+static void *lookup_work(worker *wk)
+{
+	gpucc_image *img = wk->run->img;
+	pthread_barrier_wait(&wk->run->start);
+	uint32_t x = 0x85ebca6bu * (wk->id + 1);
+	for (int call = 0; call < wk->run->calls; call++) {
+		x = x * 1664525u + 1013904223u;
+		if (call == wk->run->calls / 2 && wk->id % 4 == 1) {
+			size_t count = gpucc_image_entry_count(img); /* parses the manifest */
+			WORKER_CHECK(wk, count == ENTRIES, "thread %u: %zu entries", wk->id, count);
+		} else {
+			lookup_one(wk, img, (x >> 8) % ENTRIES);
+		}
+	}
+	return NULL;
+}
+
 static void *work(void *arg)
 {
 	worker *wk = arg;
+	if (wk->run->by_index)
+		return lookup_work(wk);
 	gpucc_image *img = wk->run->img;
 	char name[32];
 	snprintf(name, sizeof name, "copy-%u", wk->id);
@@ -258,12 +305,13 @@ static void *work(void *arg)
 	return NULL;
 }
 
-/* THREADS threads on img at once, calls each; img is freed here. */
-static void hammer(gpucc_image *img, int calls, const char *what)
+/* THREADS threads on img at once, calls each (lookups only when
+ * by_index); img is freed here. */
+static void hammer_how(gpucc_image *img, int calls, const char *what, bool by_index)
 {
 	if (!img)
 		return;
-	shared_run run = {.img = img, .calls = calls};
+	shared_run run = {.img = img, .calls = calls, .by_index = by_index};
 	pthread_barrier_init(&run.start, NULL, THREADS);
 	worker workers[THREADS];
 	pthread_t threads[THREADS];
@@ -287,6 +335,11 @@ static void hammer(gpucc_image *img, int calls, const char *what)
 		CHECK_INT(workers[i].failures, 0);
 	}
 	gpucc_image_free(img);
+}
+
+static void hammer(gpucc_image *img, int calls, const char *what)
+{
+	hammer_how(img, calls, what, false);
 }
 
 static const char *plain_path, *zstd_path;
@@ -355,6 +408,24 @@ static void test_file_through_headers(void)
 	hammer(img, CALLS_CURSOR, "file, through its headers");
 }
 
+/* A handle opened for lookup: its index read by every thread at once,
+ * its entries parsed as they are found, and the whole manifest once. */
+static void test_lookup_handle(void)
+{
+	gpucc_image *full = open_file(plain_path);
+	for (size_t i = 0; full && i < gpucc_image_entry_count(full); i++) {
+		const gpucc_entry *e = gpucc_image_entry(full, i);
+		size_t k = written_index(&e->payloads[0].sha256);
+		if (k < ENTRIES)
+			entry_key[k] = e->key;
+	}
+	gpucc_image_free(full);
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_for_lookup(&img, plain_path), 0);
+	CHECK(img && gpucc_image_reads_by_index(img));
+	hammer_how(img, CALLS_RANDOM_ACCESS, "file, for lookup", true);
+}
+
 int main(void)
 {
 	if (check_dir_create("image-threads") != 0)
@@ -370,6 +441,7 @@ int main(void)
 	RUN(test_memory_zstd);
 	RUN(test_mapped);
 	RUN(test_file_through_headers);
+	RUN(test_lookup_handle);
 	for (size_t i = 0; i < ENTRIES; i++)
 		free(written[i]);
 	free((char *)plain_path);

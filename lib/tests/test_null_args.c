@@ -370,8 +370,14 @@ static void fixture_close(fixture *f)
 	X(gpucc_compile_add_target, c, 0, NULL, gpucc_compile_add_target(NONE, "sm_90"))            \
 	X(gpucc_compile_add_target, spelling, 0, "empty target",                                    \
 	  gpucc_compile_add_target(f->compile, NONE))                                               \
+	X(gpucc_compile_set_cubin_tool, c, 0, NULL,                                                 \
+	  gpucc_compile_set_cubin_tool(NONE, GPUCC_CUBIN_AUTO))                                     \
 	X(gpucc_compile_add_file, c, 0, NULL, gpucc_compile_add_file(NONE, f->image_path))          \
 	X(gpucc_compile_add_file, path, 0, NULL, gpucc_compile_add_file(f->compile, NONE))          \
+	X(gpucc_compile_add_source, c, 0, NULL,                                                     \
+	  gpucc_compile_add_source(NONE, "k.hip", GPUCC_LANGUAGE_FROM_NAME))                          \
+	X(gpucc_compile_add_source, path, 0, NULL,                                                  \
+	  gpucc_compile_add_source(f->compile, NONE, GPUCC_LANGUAGE_HIP))                           \
 	X(gpucc_compile_add_memory, c, 0, NULL, gpucc_compile_add_memory(NONE, "m.ll", "x", 1))     \
 	X(gpucc_compile_add_memory, data, 0, NULL, gpucc_compile_add_memory(f->compile, "m.ll", NONE, 1)) \
 	X(gpucc_compile_plan, c, 0, NULL, gpucc_compile_plan(NONE))                                 \

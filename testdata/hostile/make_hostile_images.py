@@ -28,11 +28,16 @@ STAGE says which readers meet the defect (cmd/tests/hostile_images.sh):
   whole    checking that an input holds all it lists, to its end-of-archive
            marker, though no payload of it may be read (verify, merge,
            delta, cache import: gpucc_image_check_whole);
+  index    lookups through the index (`gpucc show` and `gpucc cat` of an
+           uncompressed image), and `gpucc verify`, which compares the
+           index with the manifest;
   verify   only a complete walk of the archive (`gpucc verify`).
 DEFECT is a basic regular expression the one-line error must match.
 
-The good image holds exactly the format member, the manifest and two
-payloads, as formats/image.md describes.
+The good image holds exactly the format member, the index, the manifest
+and two payloads, as formats/image.md describes.  Cases other than the
+index's are made of it as a format 1.0 image, without the index (which
+readers read as they always have): they are about the other members.
 """
 import hashlib
 import json
@@ -178,9 +183,11 @@ class Good:
     def __init__(self, path):
         with tarfile.open(path, "r:") as tar:
             items = [(i.name, tar.extractfile(i).read()) for i in tar.getmembers()]
-        assert [n for n, _ in items[:2]] == ["GPUCC-IMAGE", "manifest.json"], "not a v1 image"
-        self.format, self.manifest = items[0][1], items[1][1]
-        self.payloads = items[2:]
+        assert [n for n, _ in items[:3]] == ["GPUCC-IMAGE", "manifest.idx", "manifest.json"], \
+            "not a v1.1 image"
+        self.index = items[1][1]
+        self.format, self.manifest = b"gpucc-image 1\n", items[2][1]
+        self.payloads = items[3:]
         assert len(self.payloads) == 2, "the good image needs exactly two payloads"
         self.json = json.loads(self.manifest)
 
@@ -188,6 +195,14 @@ class Good:
         """Format and manifest members (with another manifest's bytes)."""
         return (member("GPUCC-IMAGE", self.format) +
                 member("manifest.json", self.manifest if manifest is None else manifest))
+
+    def indexed(self, index=None, manifest=None):
+        """A whole format 1.1 image: with the index (or other bytes), and
+        the manifest (or other bytes)."""
+        return (member("GPUCC-IMAGE", b"gpucc-image 1.1\n") +
+                member("manifest.idx", self.index if index is None else index) +
+                member("manifest.json", self.manifest if manifest is None else manifest) +
+                self.body() + END)
 
     def body(self, payloads=None):
         out = []
@@ -791,6 +806,196 @@ def numbered_headers(stem, count):
             checksum = base + high_sum + 4 * ord("0") + digit_sums[low]
             chunk.append(pre + digits + mid + b"%06o\0 " % checksum + post)
         yield b"".join(chunk)
+
+
+# ---- the index (formats/image.md, "The index") -------------------------------------
+# Compressed images are read without their index, so their index defects are
+# verify's alone.
+
+INDEX_RECORDS = 32 + 1024
+INDEX_RECORD = 48
+INDEX_DISAGREES = "member 'manifest.idx': it disagrees with the manifest"
+
+
+def index_defect(lookup):
+    """What show and cat say (lookup), or what verify does: the index is
+    not the one the manifest gives."""
+    return "\\(%s\\|%s\\)" % (lookup, INDEX_DISAGREES)
+
+
+def u32(data, at):
+    return int.from_bytes(data[at:at + 4], "big")
+
+
+def put32(data, at, value):
+    data[at:at + 4] = value.to_bytes(4, "big")
+
+
+def index_parts(good):
+    """The good index as a bytearray, the record of the entry that holds
+    the first payload (show and cat look it up), and the other one."""
+    index = bytearray(good.index)
+    assert u32(index, 8) == 2, "the good image needs two entries"
+    digest = digest_of(first_payload(good)[0])
+    keys = [e["key"] for e in good.json["entries"]]
+    looked_up = next(i for i, e in enumerate(good.json["entries"])
+                     if any(p["sha256"] == digest for p in e["payloads"]))
+    at = lambda i: INDEX_RECORDS + i * INDEX_RECORD
+    assert [bytes(index[at(i):at(i) + 32]).hex() for i in (0, 1)] == keys
+    return index, at(looked_up), at(1 - looked_up)
+
+
+def with_fanout_of_records(index):
+    """The key fan-out recomputed from the records as they now are."""
+    firsts = [index[INDEX_RECORDS + i * INDEX_RECORD] for i in range(2)]
+    for b in range(256):
+        put32(index, 32 + 4 * b, sum(1 for f in firsts if f <= b))
+    return index
+
+
+@case("index", index_defect("corrupt index: "), variants=("plain",))
+def index_records_swapped(good):
+    """The two entry records in each other's place: out of key order, and
+    each outside its fan-out bucket."""
+    index, mine, other = index_parts(good)
+    assert index[mine] != index[other], "the keys share a first byte"
+    index[mine:mine + INDEX_RECORD], index[other:other + INDEX_RECORD] = \
+        index[other:other + INDEX_RECORD], index[mine:mine + INDEX_RECORD]
+    return good.indexed(index=bytes(index))
+
+
+@case("index", index_defect("corrupt index: an entry's range lies outside the manifest"),
+      variants=("plain",))
+def index_range_past_manifest(good):
+    """The looked-up entry's object said to lie past the manifest's end."""
+    index, mine, _ = index_parts(good)
+    put32(index, mine + 32, len(good.manifest) - 4)
+    return good.indexed(index=bytes(index))
+
+
+@case("index", index_defect("corrupt index: the record of key [0-9a-f]* points to the "
+                            "entry of key"),
+      variants=("plain",))
+def index_points_into_other_entry(good):
+    """The looked-up entry's record gives the other entry's object."""
+    index, mine, other = index_parts(good)
+    index[mine + 32:mine + 40] = index[other + 32:other + 40]
+    return good.indexed(index=bytes(index))
+
+
+@case("index", index_defect("corrupt manifest"), variants=("plain",))
+def index_points_mid_object(good):
+    """The looked-up entry's range starts inside its object: not JSON."""
+    index, mine, _ = index_parts(good)
+    put32(index, mine + 32, u32(index, mine + 32) + 1)
+    put32(index, mine + 36, u32(index, mine + 36) - 1)
+    return good.indexed(index=bytes(index))
+
+
+@case("index", index_defect("corrupt index: records are not in strictly increasing key order"),
+      variants=("plain",))
+def index_duplicate_keys(good):
+    """Both records carry the looked-up key, the fan-out agreeing."""
+    index, mine, other = index_parts(good)
+    index[other:other + 32] = index[mine:mine + 32]
+    return good.indexed(index=bytes(with_fanout_of_records(index)))
+
+
+@case("index", index_defect("corrupt index: the fan-out's last value is not the record count"),
+      variants=("plain",))
+def index_fanout_short(good):
+    """The fan-out's last value one short of the entry count."""
+    index, _, _ = index_parts(good)
+    put32(index, 32 + 4 * 255, 1)
+    return good.indexed(index=bytes(index))
+
+
+@case("index", index_defect("corrupt index: the fan-out decreases"), variants=("plain",))
+def index_fanout_decreases(good):
+    """The fan-out before the looked-up key's bucket holds both entries,
+    its own none."""
+    index, mine, _ = index_parts(good)
+    first = index[mine]
+    assert 0 < first < 255, "the key's bucket has no neighbour"
+    for b in range(first):
+        put32(index, 32 + 4 * b, 2)
+    put32(index, 32 + 4 * first, 0)
+    return good.indexed(index=bytes(index))
+
+
+@case("index", index_defect("corrupt index: bad magic number"), variants=("plain",))
+def index_bad_magic(good):
+    """The index's magic number is not GPUCCIX1."""
+    index, _, _ = index_parts(good)
+    index[0:8] = b"GPUCCIX0"
+    return good.indexed(index=bytes(index))
+
+
+@case("index", index_defect("corrupt index: its size does not match its record counts"),
+      variants=("plain",))
+def index_counts_lie(good):
+    """The index claims a third entry record it does not hold."""
+    index, _, _ = index_parts(good)
+    put32(index, 8, 3)
+    return good.indexed(index=bytes(index))
+
+
+@case("verify", INDEX_DISAGREES)
+def index_payload_elsewhere(good):
+    """The looked-up entry's payload reference gives the other payload's
+    header: the reader finds the member through the manifest instead."""
+    index, mine, other = index_parts(good)
+    refs = INDEX_RECORDS + 2 * INDEX_RECORD
+    mine_ref, other_ref = u32(index, mine + 40), u32(index, other + 40)
+    index[refs + 8 * mine_ref:refs + 8 * mine_ref + 8] = \
+        index[refs + 8 * other_ref:refs + 8 * other_ref + 8]
+    return good.indexed(index=bytes(index))
+
+
+@case("verify", INDEX_DISAGREES)
+def index_kernel_elsewhere(good):
+    """Every kernel record names the other entry: selection by kernel
+    checks what it finds, and verify refuses the index."""
+    index, _, _ = index_parts(good)
+    refs = INDEX_RECORDS + 2 * INDEX_RECORD + 8 * u32(index, 12)
+    kernels = refs + 1024
+    for k in range(u32(index, 16)):
+        at = kernels + 40 * k + 32
+        put32(index, at, 1 - u32(index, at))
+    return good.indexed(index=bytes(index))
+
+
+@case("verify", "corrupt index: bad magic number", variants=("zstd",))
+def index_bad_magic_compressed(good):
+    """A compressed image whose index has a bad magic number: read without
+    the index, so only verify meets it."""
+    index, _, _ = index_parts(good)
+    index[0:8] = b"GPUCCIX0"
+    return good.indexed(index=bytes(index))
+
+
+@case("index", index_defect("corrupt manifest"), variants=("plain",))
+def index_of_other_manifest(good):
+    """The manifest's text changed, its size not (a space before its first
+    entry, a newline less at its end), but not its index: every range is
+    off by one, and parses as no entry."""
+    assert good.manifest.endswith(b"\n]}\n")
+    manifest = good.manifest.replace(b"[\n{", b"[\n {", 1)[:-4] + b"]}\n"
+    return good.indexed(manifest=manifest)
+
+
+@case("open", "second member is 'manifest.json', expected 'manifest.idx'")
+def index_missing(good):
+    """Format 1.1, but no index member."""
+    return (member("GPUCC-IMAGE", b"gpucc-image 1.1\n") + member("manifest.json", good.manifest) +
+            good.body() + END)
+
+
+@case("open", "image format version 1.2 is not supported")
+def index_minor_unknown(good):
+    """Format 1.2, which this gpucc does not read."""
+    return (member("GPUCC-IMAGE", b"gpucc-image 1.2\n") + member("manifest.idx", good.index) +
+            member("manifest.json", good.manifest) + good.body() + END)
 
 
 # ---- writing -------------------------------------------------------------------

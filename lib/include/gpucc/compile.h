@@ -2,7 +2,9 @@
  * gpucc/compile.h -- compiling LLVM IR modules into entries.
  *
  * A compile session takes modules (files or memory), targets and options, and
- * turns every module x target pair into one job.  Running it:
+ * turns every module x target pair into one job.  Sources (HIP, CUDA, OpenCL
+ * C: gpucc_compile_add_source) become modules first, one per target their
+ * language serves, through clang 19 or a direct-mode record.  Running it:
  *
  *   1. plans without LLVM: reads every module, computes every job's key
  *      (formats/key.md) from the module's bytes, the target, the normalised
@@ -87,6 +89,10 @@ typedef struct gpucc_compile_result {
 	const char *warnings;        /* lines "MODULE: TARGET: ..." (an entry that
 	                                could not be cached, PTX without a cubin, an
 	                                unoptimised module); NULL when there were none */
+	const char *source;          /* a job of a source (gpucc_compile_add_source): how
+	                                its IR was found, one line: "hit: record ...",
+	                                "miss: 'inc/k.h' changed", "miss: no record"...;
+	                                NULL for a module of IR */
 } gpucc_compile_result;
 
 typedef struct gpucc_compile_progress {
@@ -96,6 +102,12 @@ typedef struct gpucc_compile_progress {
 	size_t failed;
 	double elapsed;  /* seconds since the run started */
 	const gpucc_compile_result *last; /* the job that just finished */
+	/* Sources (gpucc_compile_add_source) are turned into modules while the
+	 * run is planned, before any job finishes: meanwhile done and total
+	 * are 0, last names the source and target clang just finished (its
+	 * status PENDING), and these count the (source, target) pairs. */
+	size_t sources_done;
+	size_t sources_total;
 } gpucc_compile_progress;
 
 /* Called after every finished job, from the thread that finished it, never
@@ -130,14 +142,34 @@ typedef struct gpucc_compile_options {
 	uint64_t job_memory_bytes; /* a compile worker's address space; 0: no limit */
 	bool keep_going;           /* a failed run still adds every hit and compiled
 	                              entry to the writer (make -k); default: none */
+	/* Version 3: sources (gpucc_compile_add_source). */
+	const char *clang;         /* the clang 19 to run; NULL: clang-19 on PATH, else
+	                              clang there, the clang-19 found when gpucc was
+	                              built, or /usr/lib/llvm-19/bin/clang, whose
+	                              --version says 19 */
+	const char *const *clang_args; /* borrowed until the session is freed: given to
+	                              clang after gpucc's own arguments, for every
+	                              source ("-I", "inc", "-DN=4", "-std=c++17"...);
+	                              "-std=" and "-cl-std=" go to the languages they
+	                              name (cl..: OpenCL C, else HIP and CUDA) */
+	size_t clang_arg_count;
 } gpucc_compile_options;
+
+/* The language of a source file (gpucc_compile_add_source). */
+typedef enum gpucc_source_language {
+	GPUCC_LANGUAGE_FROM_NAME = 0, /* .hip, .cu or .cl */
+	GPUCC_LANGUAGE_HIP = 1,       /* AMD targets */
+	GPUCC_LANGUAGE_CUDA = 2,      /* NVIDIA targets */
+	GPUCC_LANGUAGE_OPENCL = 3     /* OpenCL C: both vendors' targets */
+} gpucc_source_language;
 
 /* Each job compiles in a worker process: LLVM's crash, abort or hang fails
  * that job (GPUCC_ECOMPILE, "LLVM crashed (SIGABRT): ..."), not the caller. */
 #define GPUCC_DEFAULT_JOB_TIMEOUT 900
 
-/* Version 1 ends at progress_ctx; gpucc_compile_new takes both. */
-#define GPUCC_COMPILE_OPTIONS_VERSION 2
+/* Version 1 ends at progress_ctx, version 2 at keep_going;
+ * gpucc_compile_new takes each. */
+#define GPUCC_COMPILE_OPTIONS_VERSION 3
 
 /* Defaults: -O2, no fast-math, no FTZ, no debug info, the default code
  * object version, one thread per core, no cache, no writer. */
@@ -152,12 +184,37 @@ GPUCC_API void gpucc_compile_free(gpucc_compile *c);
 /* Add a target (gpucc_target_parse): GPUCC_EINVALID, and nothing added, for
  * one LLVM 19 does not know.  A target given twice counts once. */
 GPUCC_API int gpucc_compile_add_target(gpucc_compile *c, const char *spelling);
+
+/* What makes NVIDIA cubins from PTX.  Its version is part of each key
+ * (options "ptxas" and "nvjitlink", formats/key.md), so that the two never
+ * share an entry: their cubins need not be the same bytes. */
+typedef enum gpucc_cubin_tool {
+	GPUCC_CUBIN_AUTO = 0,   /* libnvJitLink when the toolkit has one, else ptxas */
+	GPUCC_CUBIN_PTXAS = 1,  /* one ptxas process per job */
+	GPUCC_CUBIN_NVJITLINK = 2 /* libnvJitLink in each compile worker, loaded once
+	                           per worker; NVIDIA jobs fail when it is missing */
+} gpucc_cubin_tool;
+/* Choose the cubin tool (default GPUCC_CUBIN_AUTO), before planning;
+ * options.no_cubin wins over any.  GPUCC_EINVALID for another value or
+ * after planning. */
+GPUCC_API int gpucc_compile_set_cubin_tool(gpucc_compile *c, gpucc_cubin_tool tool);
 /* Add a module file (.ll text or .bc bitcode, told apart by content); it is
  * read now.  GPUCC_ENOTFOUND when it does not exist, GPUCC_EINVALID when it
  * is not a regular file (a directory, a FIFO: never waited on) or its name
  * is too long to open.  A file already added, by this or another path, is
  * not added again. */
 GPUCC_API int gpucc_compile_add_file(gpucc_compile *c, const char *path);
+/* Add a HIP, CUDA or OpenCL C source file (read now, as a module is): when
+ * planned, clang 19 turns it into one module of IR per target of the run
+ * whose vendor the language serves (HIP: AMD; CUDA: NVIDIA; OpenCL C: both),
+ * device code only, front-end IR at the session's -O level; then each
+ * compiles as a module would.  A direct-mode record in the cache (the
+ * source's bytes, the normalised clang command line and clang's version
+ * leading to every file the compile read, with digests) gives the IR of a
+ * source compiled before without running clang (formats/cache.md).
+ * GPUCC_EINVALID for FROM_NAME with a name of none of those extensions. */
+GPUCC_API int gpucc_compile_add_source(gpucc_compile *c, const char *path,
+                                       gpucc_source_language language);
 /* Add a module held in memory (copied); name is its name in results and
  * entries. */
 GPUCC_API int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *data,

@@ -81,6 +81,26 @@ GPUCC_API int gpucc_image_open_fd(gpucc_image **out, int fd, const char *name);
  * image, unchanged.  name is used in messages. */
 GPUCC_API int gpucc_image_open_memory(gpucc_image **out, const void *data, size_t size,
                                       const char *name);
+/* Open an image for looking up a few entries: like gpucc_image_open and
+ * gpucc_image_open_memory, but an uncompressed image with an index
+ * (formats/image.md, "The index") opens without parsing its manifest.
+ * gpucc_image_lookup, gpucc_image_find, gpucc_image_select given a kernel,
+ * and the payload reads of the entries they return then read the index
+ * and parse only the entries they find, each checked (its key recomputed
+ * from its fields, its payloads against their digests), so that a lying
+ * index makes a lookup fail, never return another entry.  What needs the
+ * whole manifest -- gpucc_image_entry_count, gpucc_image_entry, the
+ * payload list, verify -- parses it on first use: they return 0 or NULL
+ * when that fails, so call gpucc_image_load_manifest first to get the
+ * error.  Other images open as gpucc_image_open opens them.  Threads as
+ * for any handle. */
+GPUCC_API int gpucc_image_open_for_lookup(gpucc_image **out, const char *path);
+GPUCC_API int gpucc_image_open_memory_for_lookup(gpucc_image **out, const void *data,
+                                                 size_t size, const char *name);
+/* Parse the whole manifest of an image opened for lookup now, if it is not
+ * yet: 0, or the error (GPUCC_ECORRUPT, ...), the same on every call.
+ * 0 at once for any other image. */
+GPUCC_API int gpucc_image_load_manifest(const gpucc_image *img);
 /* Release the image; accepts NULL.  Entries and payload descriptions
  * borrowed from it go with it.  Not concurrently with any other call on
  * img: every thread must be done with it. */

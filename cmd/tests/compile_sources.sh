@@ -1,0 +1,242 @@
+# cmd/tests/compile_sources.sh -- `gpucc compile` from HIP, CUDA and OpenCL C
+# sources: one run turns .hip, .cu and .cl files into one image for every
+# target their languages serve, clang-19 run as a tool; a second run hits
+# every key without running clang (a clang wrapper counts its runs); a
+# change to nothing but one included header's contents is a miss, which
+# --explain names, and putting it back hits again; the build tree moved to
+# another directory still hits (relative and absolute paths alike) and
+# writes the same image; -I, -isystem, -D, -U, -std=, -include and
+# --clang-arg reach clang and its key; --link links sources per target; clang's error is one line naming
+# source and target (exit 5), a missing clang one line (exit 6); a clang
+# past --job-timeout fails its job; a run killed while clang runs leaves
+# no clang and no temporary directory behind.
+. "$SRCROOT/cmd/tests/lib.sh"
+
+command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it (scripts/setup installs it)"
+command -v ld.lld-19 >/dev/null || skip "ld.lld-19 is not installed (lld-19)"
+command -v python3 >/dev/null || skip "python3 reads --json output"
+[ -f /usr/include/hip/hip_runtime.h ] || skip "HIP headers are not installed (libamdhip64-dev)"
+[ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc ] || skip "the ROCm device libraries are not installed (rocm-device-libs)"
+CUDA=${CUDA_PATH:-/usr/local/cuda}
+cuda=
+[ -f "$CUDA/include/cuda_runtime.h" ] && cuda=1
+[ -n "$cuda" ] || echo "note: no CUDA toolkit in '$CUDA': the CUDA source is left out"
+libclc=
+[ -f /usr/lib/clc/amdgcn--amdhsa.bc ] && libclc=1
+[ -n "$libclc" ] || echo "note: no libclc (libclc-19): the OpenCL C source is left out"
+export TMPDIR=$TEST_DIR/tmp
+mkdir -p "$TMPDIR"
+
+# clang-19 behind a wrapper that counts its compiles (--version aside).
+cat >clang-counting <<EOF
+#!/bin/sh
+case "\$1" in --version) ;; *) echo run >>"$TEST_DIR/clang-runs" ;; esac
+exec clang-19 "\$@"
+EOF
+chmod +x clang-counting
+: >clang-runs
+runs() { wc -l <"$TEST_DIR/clang-runs"; }
+
+mkdir -p proj/src proj/include proj/build
+cat >proj/include/scale.h <<'EOF'
+#define SCALE 2.0f
+EOF
+cat >proj/src/local.h <<'EOF'
+#define OFFSET 1.0f
+EOF
+cat >proj/src/saxpy.hip <<'EOF'
+#include <hip/hip_runtime.h>
+#include <scale.h>
+#include "local.h"
+extern "C" __global__ void saxpy(int n, float a, const float *x, float *y)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		y[i] = SCALE * a * x[i] + y[i] + OFFSET + sinf(x[i]);
+}
+EOF
+cat >proj/src/scale.cu <<'EOF'
+#ifndef FACTOR
+#error FACTOR must be defined (-D)
+#endif
+extern "C" __global__ void scale(int n, float *y)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		y[i] = FACTOR * sqrtf(y[i]);
+}
+void launch(float *y) { scale<<<1, 1>>>(1, y); }
+EOF
+cat >proj/src/square.cl <<'EOF'
+__kernel void square(__global float *x) { size_t i = get_global_id(0); x[i] = x[i] * x[i] + sin(x[i]); }
+EOF
+
+cd proj/build || fail "no build directory"
+inputs="../src/saxpy.hip"
+targets="-t gfx90a -t gfx1100"
+want=2 # HIP: both AMD targets
+if [ -n "$cuda" ]; then
+	inputs="$inputs ../src/scale.cu"
+	targets="$targets -t sm_90"
+	want=$((want + 1))
+fi
+if [ -n "$libclc" ]; then
+	inputs="$inputs ../src/square.cl"
+	if [ -n "$cuda" ]; then want=$((want + 3)); else want=$((want + 2)); fi # OpenCL C: every target
+fi
+compile() { # EXIT ARGS...: the run every check repeats, in proj/build
+	local code=$1; shift
+	# shellcheck disable=SC2086
+	expect_exit "$code" "$GPUCC" compile $inputs $targets --cache "$TEST_DIR/cache" \
+		--clang "$TEST_DIR/clang-counting" -I ../include -DFACTOR=3.0f "$@"
+}
+
+# ---- one command: sources to a multi-target image -----------------------------
+compile 0 -o first.gpucc --json
+python3 - "$want" <<'PY' || fail "the first run's results are not the sources' compiles (above)"
+import json, sys
+want = int(sys.argv[1])
+r = json.load(open("out"))
+assert r["jobs"] == want and r["compiled"] == want and r["failed"] == 0 and r["skipped"] == 0, r
+for job in r["results"]:
+    assert job["status"] == "compiled", job
+    names = [k["name"] for k in job["kernels"]]
+    want_kernel = {"hip": "saxpy", "cu": "scale", "cl": "square"}[job["module"].rsplit(".", 1)[1]]
+    assert names == [want_kernel], (job["module"], job["target"], names)
+PY
+[ "$(runs)" -eq "$want" ] || fail "clang ran $(runs) times for $want (source, target) pairs"
+"$GPUCC" list first.gpucc >list.txt
+assert_grep "gfx90a" list.txt
+assert_grep "gfx1100" list.txt
+[ -z "$cuda" ] || assert_grep "sm_90" list.txt
+
+# ---- hits run no clang --------------------------------------------------------
+: >"$TEST_DIR/clang-runs"
+compile 0 -o second.gpucc --json
+python3 -c 'import json; r = json.load(open("out")); assert r["hits"] == r["jobs"] and not r["llvm_loaded"], r' ||
+	fail "the second run did not hit every key without LLVM"
+[ "$(runs)" -eq 0 ] || fail "a run whose every record hits ran clang $(runs) times"
+assert_same first.gpucc second.gpucc
+compile 0 --explain
+assert_grep "source       hit: record" out
+
+# ---- a header changed anywhere is a miss, never a stale hit ---------------------
+cp ../include/scale.h scale.h.orig
+echo '#define SCALE 4.0f' >../include/scale.h # the same size, other contents
+compile 0 --explain -o changed.gpucc
+assert_grep "saxpy.hip gfx90a: miss" out
+assert_grep "source       miss: '../include/scale.h' changed" out
+[ "$(runs)" -eq 2 ] || fail "a changed header reran clang $(runs) times, expected 2 (the HIP source, two targets)"
+cmp -s first.gpucc changed.gpucc && fail "a changed header left the image as it was"
+[ -z "$cuda" ] || { grep -q "scale.cu sm_90:ptx85: hit" out || fail "the CUDA source, which does not include the header, missed"; }
+# The quoted header beside the source, too.
+echo '#define OFFSET 2.0f' >../src/local.h
+compile 0 --explain
+assert_grep "source       miss: '../src/local.h' changed" out
+echo '#define OFFSET 1.0f' >../src/local.h
+# Put back, the first record's IR hits again: no clang.
+cp scale.h.orig ../include/scale.h
+: >"$TEST_DIR/clang-runs"
+compile 0 -o back.gpucc
+[ "$(runs)" -eq 0 ] || fail "the header put back ran clang $(runs) times"
+assert_same first.gpucc back.gpucc
+
+# ---- a moved build tree hits, relative and absolute paths alike ----------------
+cd "$TEST_DIR" && mv proj moved && cd moved/build || fail "cannot move the tree"
+compile 0 -o moved.gpucc
+[ "$(runs)" -eq 0 ] || fail "the moved tree ran clang $(runs) times"
+assert_same first.gpucc moved.gpucc
+# shellcheck disable=SC2086
+expect_exit 0 "$GPUCC" compile "$PWD/../src/saxpy.hip" -t gfx90a --cache "$TEST_DIR/cache" \
+	--clang "$TEST_DIR/clang-counting" -I "$PWD/../include" -DFACTOR=3.0f --explain
+assert_grep "hit: record" out
+cd "$TEST_DIR" && mv moved elsewhere && cd elsewhere/build || fail "cannot move the tree again"
+expect_exit 0 "$GPUCC" compile "$PWD/../src/saxpy.hip" -t gfx90a --cache "$TEST_DIR/cache" \
+	--clang "$TEST_DIR/clang-counting" -I "$PWD/../include" -DFACTOR=3.0f --explain
+assert_grep "hit: record" out
+[ "$(runs)" -eq 0 ] || fail "absolute paths in a moved tree ran clang $(runs) times"
+
+# ---- flags reach clang and the key ----------------------------------------------
+if [ -n "$cuda" ]; then
+	expect_exit 5 "$GPUCC" compile ../src/scale.cu -t sm_90 --cache "$TEST_DIR/cache"
+	assert_one_line err
+	assert_grep "^gpucc compile: error: ../src/scale.cu: sm_90:ptx78: clang-19: ../src/scale.cu:2:2: error: FACTOR must be defined" err
+	expect_exit 0 "$GPUCC" compile ../src/scale.cu -t sm_90 --cache "$TEST_DIR/cache" -D FACTOR=5.0f --json
+	k5=$(python3 -c 'import json; print(json.load(open("out"))["results"][0]["key"])')
+	expect_exit 0 "$GPUCC" compile ../src/scale.cu -t sm_90 --cache "$TEST_DIR/cache" -DFACTOR=6.0f --json
+	k6=$(python3 -c 'import json; print(json.load(open("out"))["results"][0]["key"])')
+	[ "$k5" != "$k6" ] || fail "-D FACTOR=5.0f and -DFACTOR=6.0f gave one key"
+	# -U comes after every -D.
+	expect_exit 5 "$GPUCC" compile ../src/scale.cu -t sm_90 --no-cache -DFACTOR=5.0f -UFACTOR
+	assert_grep "FACTOR must be defined" err
+fi
+mkdir -p sys pre
+echo '#define SYS_OFFSET 0.5f' >sys/sys.h
+echo '#define PRE 1' >pre/pre.h
+cat >flags.hip <<'EOF'
+#include <hip/hip_runtime.h>
+#include <sys.h>
+#if !defined(PRE) || __cplusplus < 202002L || !defined(FROM_CLANG_ARG)
+#error flags did not reach clang
+#endif
+extern "C" __global__ void k(float *y) { y[0] = SYS_OFFSET; }
+EOF
+expect_exit 0 "$GPUCC" compile flags.hip -t gfx90a --no-cache -isystem sys -include pre/pre.h -std=c++20 \
+	--clang-arg=-DFROM_CLANG_ARG
+expect_exit 5 "$GPUCC" compile flags.hip -t gfx90a --no-cache -isystem sys -include pre/pre.h
+assert_grep "flags did not reach clang" err
+# -x names the language of a file of another name.
+cp flags.hip flags.device
+expect_exit 0 "$GPUCC" compile -x hip flags.device -t gfx90a --no-cache -isystem sys -include pre/pre.h \
+	-std=c++20 --clang-arg=-DFROM_CLANG_ARG
+expect_exit 5 "$GPUCC" compile flags.device -t gfx90a --no-cache # IR, by its name
+expect_exit 129 "$GPUCC" compile -x fortran flags.device -t gfx90a --no-cache
+
+# ---- --link: relocatable device code across sources, per target -------------------
+printf '#include <hip/hip_runtime.h>\n__device__ float helper(float x) { return 2.0f * x + 1.0f; }\n' >helper.hip
+printf '#include <hip/hip_runtime.h>\n__device__ float helper(float x);\nextern "C" __global__ void k(float *y) { y[0] = helper(y[0]); }\n' >user.hip
+expect_exit 5 "$GPUCC" compile helper.hip user.hip -t gfx90a --no-cache
+assert_grep "user.hip: gfx90a: unresolvable external call to '_Z6helperf'" err
+expect_exit 0 "$GPUCC" compile helper.hip user.hip -t gfx90a -t gfx1100 --link --no-cache --json
+python3 -c '
+import json
+r = json.load(open("out"))
+assert [(x["module"], x["target"], x["status"]) for x in r["results"]] == [
+    ("helper.hip+user.hip", "gfx90a", "compiled"), ("helper.hip+user.hip", "gfx1100", "compiled")], r
+assert [k["name"] for k in r["results"][0]["kernels"]] == ["k"], r' || fail "--link of two sources did not give one entry per target"
+
+# ---- failures: one line each, naming source and target -------------------------
+printf 'extern "C" __global__ void broken(float *y) { y[0] = undeclared; }\n' >broken.hip
+expect_exit 5 "$GPUCC" compile broken.hip -t gfx90a -t gfx1100 --no-cache
+[ "$(grep -c '^gpucc compile: error: ' err)" -eq 2 ] || { cat err >&2; fail "expected one error line per target"; }
+assert_grep "^gpucc compile: error: broken.hip: gfx90a: clang-19: broken.hip:1:.*error: use of undeclared identifier 'undeclared'" err
+expect_exit 5 "$GPUCC" compile broken.hip -t sm_90 --no-cache
+assert_grep "HIP sources compile for AMD targets (gfxNNN) only" err
+expect_exit 6 "$GPUCC" compile flags.hip -t gfx90a --no-cache --clang "$TEST_DIR/no-such-clang"
+assert_one_line err
+assert_grep "clang '.*no-such-clang' is not an executable file" err
+# A clang that hangs fails its job at --job-timeout, and leaves nothing.
+cat >clang-hanging <<'EOF'
+#!/bin/sh
+case "$1" in --version) exec clang-19 --version ;; esac
+echo $$ >hang.pid
+exec sleep 300
+EOF
+chmod +x clang-hanging
+expect_exit 5 "$GPUCC" compile flags.hip -t gfx90a --no-cache --clang "$PWD/clang-hanging" --job-timeout 1
+assert_grep "clang-hanging ran past the job timeout (1 s)" err
+kill -0 "$(cat hang.pid)" 2>/dev/null && fail "the hanging clang outlived its timeout"
+[ -z "$(ls "$TMPDIR")" ] || fail "clang's temporary files are left in \$TMPDIR: $(ls "$TMPDIR")"
+# Killed while clang runs: clang goes with gpucc, and so do its files.
+"$GPUCC" compile flags.hip -t gfx90a --no-cache --clang "$PWD/clang-hanging" >/dev/null 2>&1 &
+pid=$!
+rm -f hang.pid
+for _ in $(seq 300); do [ -s hang.pid ] && break; sleep 0.1; done
+[ -s hang.pid ] || fail "the hanging clang never started"
+kill -TERM "$pid"
+wait "$pid"
+[ $? -eq 143 ] || fail "gpucc did not die of SIGTERM"
+for _ in $(seq 100); do kill -0 "$(cat hang.pid)" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$(cat hang.pid)" 2>/dev/null && fail "clang outlived the gpucc that ran it"
+[ -z "$(ls "$TMPDIR")" ] || fail "a killed run left $(ls "$TMPDIR") in \$TMPDIR"
+echo ok

@@ -1,0 +1,188 @@
+# cmd/tests/remote_helpers.sh -- sourced by the remote cache tests after
+# lib.sh: real servers on 127.0.0.1, on ports the kernel chose free, each
+# stopped by its PID when the test ends, whatever way it ends.
+#   start_nginx DIR        nginx serving DIR/store with WebDAV PUT (/cache/,
+#                          /sub/), read-only (/ro/: limit_except), full
+#                          (/full/: 507 to a PUT), and 500 and 429 answers;
+#                          /bkt/ stands in for an S3 endpoint (path-style),
+#                          logging each request's SigV4 headers to DIR/s3.log;
+#                          sets NGINX_PID, NGINX_PORT
+#   start_redis DIR [CONF-LINE...]   redis-server on TCP and DIR/redis.sock;
+#                          sets REDIS_PID, REDIS_PORT, REDIS_SOCK
+#   stop_pid PID           SIGKILL (a stopped process too, which then runs
+#                          no more), and reap
+#   wait_connected PID PORT   until process PID has a TCP connection to PORT
+#   compile_with CACHE IMAGE [ARGS...]  the fixed compile of these tests
+
+SERVER_PIDS=""
+stop_pid() {
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+stop_servers() {
+	local p
+	for p in $SERVER_PIDS; do stop_pid "$p"; done
+	SERVER_PIDS=""
+}
+trap 'stop_servers; chmod -R u+w "$TEST_DIR" 2>/dev/null; rm -rf "$TEST_DIR"' EXIT
+
+command -v python3 >/dev/null || skip "python3 is not installed (it finds free ports)"
+
+# A port the kernel calls free now.  A server that then fails to bind it
+# (another process took it meanwhile) is started again on another.
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# Poll until the server PID listens on PORT (true), or has died (false).
+# The bound on tries only keeps a broken setup from hanging the suite.
+wait_listening() {
+	local pid=$1 port=$2 tries=0
+	while ! port_open "$port"; do
+		kill -0 "$pid" 2>/dev/null || return 1
+		tries=$((tries + 1))
+		[ "$tries" -lt 2000 ] || return 1
+		sleep 0.01
+	done
+}
+
+start_nginx() {
+	local dir=$1 attempt
+	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || skip "nginx is not installed (scripts/setup installs nginx-light)"
+	local nginx
+	nginx=$(command -v nginx || echo /usr/sbin/nginx)
+	mkdir -p "$dir/store/cache" "$dir/store/sub" "$dir/store/empty" "$dir/tmp"
+	for attempt in 1 2 3 4 5; do
+		NGINX_PORT=$(free_port)
+		local user=""
+		[ "$(id -u)" = 0 ] && user="user root;"
+		cat > "$dir/nginx.conf" <<EOF
+$user
+daemon off;
+master_process off;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+events { worker_connections 256; }
+http {
+	access_log $dir/access.log;
+	log_format s3 '\$request_method \$uri|\$http_authorization|\$http_x_amz_content_sha256';
+	client_body_temp_path $dir/tmp/body;
+	proxy_temp_path $dir/tmp/proxy;
+	fastcgi_temp_path $dir/tmp/fastcgi;
+	uwsgi_temp_path $dir/tmp/uwsgi;
+	scgi_temp_path $dir/tmp/scgi;
+	client_max_body_size 0;
+	keepalive_requests 100000;
+	server {
+		listen 127.0.0.1:$NGINX_PORT;
+		root $dir/store;
+		location /cache/ {
+			dav_methods PUT DELETE;
+			create_full_put_path on;
+		}
+		location /sub/ {
+			dav_methods PUT DELETE;
+			create_full_put_path on;
+		}
+		location /ro/ {
+			alias $dir/store/cache/;
+			dav_methods PUT;
+			limit_except GET HEAD { deny all; }
+		}
+		location /full/ {
+			alias $dir/store/empty/;
+			dav_methods PUT;
+			if (\$request_method = PUT) { return 507; }
+		}
+		location /bkt/ {
+			dav_methods PUT;
+			create_full_put_path on;
+			access_log $dir/s3.log s3;
+		}
+		location /fail500/ { return 500; }
+		location /fail429/ { return 429; }
+	}
+}
+EOF
+		"$nginx" -e "$dir/error.log" -p "$dir" -c "$dir/nginx.conf" 2>>"$dir/start.log" &
+		NGINX_PID=$!
+		SERVER_PIDS="$SERVER_PIDS $NGINX_PID"
+		wait_listening "$NGINX_PID" "$NGINX_PORT" && return 0
+		stop_pid "$NGINX_PID"
+	done
+	cat "$dir/start.log" "$dir/error.log" >&2
+	fail "nginx did not start"
+}
+
+start_redis() {
+	local dir=$1 attempt line
+	shift
+	command -v redis-server >/dev/null || skip "redis-server is not installed (scripts/setup installs it)"
+	mkdir -p "$dir"
+	REDIS_SOCK=$dir/redis.sock
+	for attempt in 1 2 3 4 5; do
+		REDIS_PORT=$(free_port)
+		{
+			echo "bind 127.0.0.1"
+			echo "port $REDIS_PORT"
+			echo "unixsocket $REDIS_SOCK"
+			echo "unixsocketperm 700"
+			echo "save \"\""
+			echo "appendonly no"
+			echo "daemonize no"
+			echo "dir $dir"
+			echo "logfile $dir/redis.log"
+			for line in "$@"; do echo "$line"; done
+		} > "$dir/redis.conf"
+		redis-server "$dir/redis.conf" >>"$dir/start.log" 2>&1 &
+		REDIS_PID=$!
+		SERVER_PIDS="$SERVER_PIDS $REDIS_PID"
+		wait_listening "$REDIS_PID" "$REDIS_PORT" && return 0
+		stop_pid "$REDIS_PID"
+	done
+	cat "$dir/start.log" "$dir/redis.log" >&2
+	fail "redis-server did not start"
+}
+
+# Poll until process PID holds an established TCP connection to PORT
+# (/proc/net/tcp lists it, owned by one of the process's socket inodes).
+wait_connected() {
+	local pid=$1 port=$2 hex tries=0 inode
+	hex=$(printf '%04X' "$port")
+	while :; do
+		kill -0 "$pid" 2>/dev/null || return 1
+		for inode in $(awk -v p=":$hex" '$3 ~ p"$" && $4 == "01" { print $10 }' /proc/net/tcp); do
+			ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "socket:\[$inode\]" && return 0
+		done
+		tries=$((tries + 1))
+		[ "$tries" -lt 3000 ] || return 1
+		sleep 0.01
+	done
+}
+
+MODULES="vector_add.ll multi.ll"
+cp "$TESTDATA/kernels/nvptx/vector_add.ll" "$TESTDATA/kernels/nvptx/multi.ll" .
+
+# compile_with CACHE IMAGE [ARGS...]: the modules for sm_90, PTX only (no
+# ptxas needed), into IMAGE through CACHE; stdout in ./out, stderr in ./err.
+compile_with() {
+	local cache=$1 image=$2
+	shift 2
+	# shellcheck disable=SC2086
+	expect_exit 0 "$GPUCC" compile --cache "$cache" --no-cubin -t sm_90 $MODULES -o "$image" --json "$@"
+}
+
+# Fields of compile's --json summary.
+json_count() { grep -o "\"$1\":[0-9]*" "${2:-out}" | head -1 | cut -d: -f2; }
+
+# The one warning a failing remote gives, naming it; no other warning.
+assert_one_remote_warning() {
+	local n
+	n=$(grep -cF "warning: cache: remote '$1'" err)
+	[ "$n" = 1 ] || { cat err >&2; head -c 300 out >&2; fail "${FAULT:-}: expected one warning naming remote '$1', got $n"; }
+	[ "$(grep -c warning err)" = 1 ] || { cat err >&2; fail "warnings other than the remote's"; }
+}

@@ -1,0 +1,251 @@
+# cmd/tests/remote_http.sh -- the HTTP remote cache against a real nginx
+# with WebDAV on 127.0.0.1: two machines (two caches) sharing one remote,
+# the second compiling nothing; layouts; GPUCC_REMOTE, the cache's config
+# and --no-remote; push and pull; and every fault (500, 429, an object
+# truncated, bit-flipped or swapped on the server's disk, a server killed
+# mid-request, one frozen by SIGSTOP, a full one refusing writes, a dead
+# one), each a compile that succeeds with one warning naming the remote and
+# an image byte-identical to a local-only build.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/remote_helpers.sh"
+
+start_nginx "$TEST_DIR/nginx"
+STORE=$TEST_DIR/nginx/store
+BASE=http://127.0.0.1:$NGINX_PORT
+URL=$BASE/cache
+
+# The reference: a local-only build.
+compile_with ref ref.gpucc --no-remote
+[ "$(json_count compiled)" = 2 ] || fail "the reference compiled $(json_count compiled) entries, not 2"
+
+# Machine A compiles and uploads; machine B compiles nothing.
+compile_with A a.gpucc --remote "$URL"
+[ "$(json_count compiled)" = 2 ] || fail "A compiled $(json_count compiled), not 2"
+assert_no_grep warning err
+assert_same a.gpucc ref.gpucc
+[ "$(find "$STORE/cache" -maxdepth 1 -name '*.gpucc' | wc -l)" = 2 ] || fail "A did not upload 2 objects"
+for f in "$STORE"/cache/*.gpucc; do
+	cmp -s "$f" "A/v1/$(basename "$f" | cut -c1-2)/$(basename "$f")" || fail "uploaded $f is not A's entry"
+done
+compile_with B b.gpucc --remote "$URL"
+[ "$(json_count compiled)" = 0 ] || fail "B compiled $(json_count compiled) entries: the remote did not serve them"
+[ "$(json_count hits)" = 2 ] || fail "B hit $(json_count hits), not 2"
+assert_grep '"llvm_loaded":false' out
+assert_no_grep warning err
+assert_same b.gpucc ref.gpucc
+expect_exit 0 "$GPUCC" cache stats --cache B --json
+assert_grep '"remote": {"hits": 2, "misses": 0, "errors": 0, "timeouts": 0, "bytes_in": [1-9]' out
+expect_exit 0 "$GPUCC" cache stats --cache B
+assert_grep '^remote hits  *2$' out
+expect_exit 0 "$GPUCC" cache stats --cache B --reset
+expect_exit 0 "$GPUCC" cache stats --cache B --json
+assert_grep '"remote": {"hits": 0, "misses": 0, "errors": 0, "timeouts": 0, "bytes_in": 0, "bytes_out": 0}' out
+expect_exit 0 "$GPUCC" cache stats --cache B
+assert_no_grep '^remote hits' out
+# B stored what it verified: without the remote it hits locally.
+compile_with B b2.gpucc --no-remote
+[ "$(json_count hits)" = 2 ] || fail "B's local cache did not keep the remote's entries"
+assert_same b2.gpucc ref.gpucc
+
+# A local hit never loads libcurl; a miss that asks the remote does.
+if command -v strace >/dev/null; then
+	no_leak_check strace -f -e trace=openat -o trace "$GPUCC" compile --cache B --no-cubin -t sm_90 \
+		$MODULES --remote "$URL" >/dev/null 2>err || fail "traced local hit failed"
+	assert_no_grep libcurl trace
+	no_leak_check strace -f -e trace=openat -o trace "$GPUCC" compile --cache B2 --no-cubin -t sm_90 \
+		$MODULES --remote "$URL" >/dev/null 2>err || fail "traced remote hit failed"
+	assert_grep 'libcurl\.so\.4' trace
+fi
+
+# layout=subdirs: objects under their key's first two hex digits.
+compile_with C c.gpucc --remote "$BASE/sub|layout=subdirs"
+[ "$(find "$STORE/sub" -mindepth 2 -name '*.gpucc' | wc -l)" = 2 ] || fail "subdirs layout: no objects in shards"
+compile_with D d.gpucc --remote "$BASE/sub|layout=subdirs"
+[ "$(json_count hits)" = 2 ] || fail "subdirs layout: D hit $(json_count hits), not 2"
+assert_same d.gpucc ref.gpucc
+
+# GPUCC_REMOTE, the cache's config, and --no-remote over both.
+GPUCC_REMOTE="$URL" compile_with E e.gpucc
+[ "$(json_count hits)" = 2 ] || fail "GPUCC_REMOTE was not used"
+mkdir F && echo "remote = $URL|timeout=5000" > F/config
+compile_with F f.gpucc
+[ "$(json_count hits)" = 2 ] || fail "the config's remote was not used"
+assert_no_grep warning err
+GPUCC_REMOTE="$URL" compile_with G g.gpucc --no-remote
+[ "$(json_count compiled)" = 2 ] || fail "--no-remote still used GPUCC_REMOTE"
+GPUCC_REMOTE="gopher://x" compile_with G2 g2.gpucc
+assert_grep "^gpucc compile: warning: GPUCC_REMOTE: remote 'gopher://x': unknown scheme" err
+expect_exit 129 "$GPUCC" compile --cache G3 --no-cubin -t sm_90 vector_add.ll --remote "$URL|bogus"
+assert_grep "unknown attribute 'bogus'" err
+expect_exit 129 "$GPUCC" compile --cache G3 --no-cubin -t sm_90 vector_add.ll --remote "$URL" --no-remote
+# A password in a URL is never printed.
+compile_with G4 g4.gpucc --remote "http://user:secret@127.0.0.1:$NGINX_PORT/fail500"
+assert_no_grep secret err
+assert_grep "remote 'http://user:\*\*\*@" err
+
+# A read-only remote (the server refuses writes: limit_except) serves hits
+# and is never written to.
+compile_with RO ro.gpucc --remote "$BASE/ro|read-only"
+[ "$(json_count hits)" = 2 ] || fail "read-only remote: no hits"
+assert_no_grep warning err
+assert_no_grep '"PUT /ro/' "$TEST_DIR/nginx/access.log"
+
+# ---- faults: each a miss with one warning, and the same image ----------------------
+fault() { # NAME CACHE URL PATTERN [ARGS...]
+	local name=$1 cache=$2 url=$3 pattern=$4
+	FAULT=$name
+	shift 4
+	compile_with "$cache" "$cache.gpucc" --remote "$url" "$@"
+	assert_same "$cache.gpucc" ref.gpucc
+	assert_one_remote_warning "$url"
+	assert_grep "$pattern" err
+	[ "$(json_count compiled)" -ge 1 ] || fail "$name: nothing compiled, yet the remote failed"
+}
+fault "500" F500 "$BASE/fail500" "HTTP status 500 for GET"
+fault "429" F429 "$BASE/fail429" "HTTP status 429 for GET"
+expect_exit 0 "$GPUCC" cache stats --cache F500 --json
+# One error or two: the two GETs run in parallel, and the first to fail
+# disables the remote.
+assert_grep '"remote": {"hits": 0, "misses": 2, "errors": [12],' out
+
+# Objects damaged on the server's disk.
+damaged() { # DIR: a copy of the uploaded objects
+	mkdir -p "$STORE/cache/$1"
+	cp "$STORE"/cache/*.gpucc "$STORE/cache/$1/"
+	ls "$STORE/cache/$1"/*.gpucc | head -1
+}
+victim=$(damaged trunc)
+size=$(stat -c %s "$victim")
+truncate -s $((size / 2)) "$victim"
+fault truncated FTRUNC "$URL/trunc" "rejected"
+victim=$(damaged flip)
+python3 - "$victim" <<'EOF'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+# A byte of the first payload: past the manifest's 512-byte header and
+# record, inside the archive's data (the last 1 KiB is the end marker).
+i = len(b) - 1024 - 600
+b[i] ^= 0x01
+open(p, 'wb').write(bytes(b))
+EOF
+fault bit-flipped FFLIP "$URL/flip" "rejected"
+mkdir -p "$STORE/cache/swap"
+set -- "$STORE"/cache/*.gpucc
+cp "$1" "$STORE/cache/swap/$(basename "$2")"
+cp "$2" "$STORE/cache/swap/$(basename "$1")"
+fault swapped FSWAP "$URL/swap" "rejected: .*another key"
+
+# A full server: reads miss, the upload is refused (507).
+compile_with FULL full.gpucc --remote "$BASE/full"
+assert_same full.gpucc ref.gpucc
+assert_one_remote_warning "$BASE/full"
+assert_grep "uploading: HTTP status 507 for PUT" err
+
+# A server frozen by SIGSTOP: the timeout bounds the wait.
+kill -STOP "$NGINX_PID"
+fault frozen FSTOP "$URL" "timed out" 
+kill -CONT "$NGINX_PID"
+
+# A server killed while a request waits on it (frozen first, so that the
+# request is surely in flight when it dies; no timeout would end it).
+kill -STOP "$NGINX_PID"
+"$GPUCC" compile --cache FKILL --no-cubin -t sm_90 $MODULES -o FKILL.gpucc \
+	--remote "$URL|timeout=600000" >out 2>err &
+gpucc_pid=$!
+wait_connected "$gpucc_pid" "$NGINX_PORT" || { stop_pid "$gpucc_pid"; fail "gpucc never connected"; }
+stop_pid "$NGINX_PID"
+wait "$gpucc_pid" || { cat err >&2; fail "compile failed when its remote was killed"; }
+assert_same FKILL.gpucc ref.gpucc
+assert_one_remote_warning "$URL"
+
+# A dead remote (nothing listens).
+fault dead FDEAD "$URL" "Couldn't connect\|Connection refused"
+
+# ---- push and pull ------------------------------------------------------------------
+start_nginx "$TEST_DIR/nginx2"
+STORE=$TEST_DIR/nginx2/store
+URL=http://127.0.0.1:$NGINX_PORT/cache
+expect_exit 0 "$GPUCC" cache push ref.gpucc --cache P --remote "$URL"
+assert_grep "^2 uploaded, 0 present already, 0 failed$" out
+expect_exit 0 "$GPUCC" cache push ref.gpucc --cache P --remote "$URL"
+assert_grep "^0 uploaded, 2 present already, 0 failed$" out
+expect_exit 0 "$GPUCC" snapshot ref.gpucc -o ref.snap
+expect_exit 0 "$GPUCC" cache pull ref.snap --cache Q --remote "$URL"
+assert_grep "^2 fetched, 0 present already, 0 not found$" out
+compile_with Q q.gpucc --no-remote
+[ "$(json_count hits)" = 2 ] || fail "pull did not fill the cache"
+assert_same q.gpucc ref.gpucc
+expect_exit 2 "$GPUCC" cache pull ref.gpucc --cache Q2 --remote "$URL/nothing-here"
+assert_grep "^0 fetched, 0 present already, 2 not found$" out
+expect_exit 129 "$GPUCC" cache pull ref.gpucc --cache Q3 --no-remote
+expect_exit 1 "$GPUCC" cache push ref.gpucc --cache P2 --remote "http://127.0.0.1:$NGINX_PORT/fail500"
+assert_grep "HTTP status 500" err
+
+# ---- S3: path-style, signed with SigV4 and the payload's SHA-256 ------------------
+# nginx stands in for the server (it checks no signature) and logs what each
+# request carried.
+S3="s3://bkt/ci|endpoint=http://127.0.0.1:$NGINX_PORT|region=us-test-1"
+AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=s3secret compile_with S3A s3a.gpucc --remote "$S3"
+[ "$(json_count compiled)" = 2 ] || fail "S3: A compiled $(json_count compiled)"
+assert_no_grep warning err
+[ "$(find "$STORE/bkt/ci" -name '*.gpucc' | wc -l)" = 2 ] || fail "S3: not uploaded path-style to bkt/ci/"
+S3LOG=$TEST_DIR/nginx2/s3.log
+grep -q '^PUT ' "$S3LOG" || fail "S3: no PUT logged"
+while IFS='|' read -r request auth sha; do
+	printf '%s' "$auth" | grep -Eq '^AWS4-HMAC-SHA256 Credential=AKIDTEST/[0-9]{8}/us-test-1/s3/aws4_request, SignedHeaders=[^ ]*x-amz-content-sha256[^ ]*, Signature=[0-9a-f]{64}$' ||
+		fail "S3: '$request' not signed with SigV4 as expected: $auth"
+	case $request in
+	PUT*) [ "$sha" = "$(sha256sum "$STORE${request#PUT }" | cut -c1-64)" ] ||
+		fail "S3: '$request' sent x-amz-content-sha256 $sha, not its body's digest" ;;
+	GET*) [ "$sha" = e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 ] ||
+		fail "S3: '$request' sent x-amz-content-sha256 $sha, not an empty body's" ;;
+	esac
+done < "$S3LOG"
+AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=s3secret compile_with S3B s3b.gpucc --remote "$S3"
+[ "$(json_count hits)" = 2 ] || fail "S3: B hit $(json_count hits), not 2"
+assert_same s3b.gpucc ref.gpucc
+assert_no_grep s3secret err
+assert_no_grep s3secret "$S3LOG"
+
+# ---- signatures --------------------------------------------------------------------
+expect_exit 0 "$GPUCC" cache keygen ci.key
+grep -E '^[0-9a-f]{64}$' out > trusted || fail "keygen printed no public key"
+[ "$(stat -c %a ci.key)" = 600 ] || fail "the private key is not mode 600"
+expect_exit 1 "$GPUCC" cache keygen ci.key
+expect_exit 0 "$GPUCC" cache keygen other.key
+# A trusted writer signs; a reader that trusts its key takes the entries.
+compile_with S1 s1.gpucc --remote "$URL/signed|sign=$TEST_DIR/ci.key"
+[ "$(json_count compiled)" = 2 ] || fail "the signing writer compiled $(json_count compiled)"
+compile_with S2 s2.gpucc --remote "$URL/signed|trust=$TEST_DIR/trusted"
+[ "$(json_count hits)" = 2 ] || fail "signed entries were not taken: $(cat err)"
+assert_no_grep warning err
+assert_same s2.gpucc ref.gpucc
+# Unsigned entries (push's), entries signed by another key, and a signature
+# altered on the server's disk are misses, with one warning.
+signed_fault() { # NAME CACHE PATH PATTERN
+	FAULT=$1
+	compile_with "$2" "$2.gpucc" --remote "$URL/$3|trust=$TEST_DIR/trusted"
+	assert_same "$2.gpucc" ref.gpucc
+	assert_one_remote_warning "$URL/$3"
+	assert_grep "$4" err
+	[ "$(json_count compiled)" -ge 1 ] || fail "$1: nothing compiled"
+}
+signed_fault unsigned SU "" "not signed"
+compile_with S3 s3.gpucc --remote "$URL/forged|sign=$TEST_DIR/other.key"
+signed_fault "untrusted signer" SF forged "which is not trusted"
+mkdir -p "$STORE/cache/tampered"
+cp "$STORE"/cache/signed/*.gpucc "$STORE/cache/tampered/"
+for f in "$STORE"/cache/tampered/*.gpucc; do
+	python3 - "$f" <<'EOF2'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+b[-16 - 64 + 5] ^= 0x80  # a byte of the signature, in the trailer
+open(p, 'wb').write(bytes(b))
+EOF2
+done
+signed_fault "altered signature" ST tampered "does not verify"
+expect_exit 129 "$GPUCC" compile --cache SX --no-cubin -t sm_90 vector_add.ll --remote "$URL|trust=$TEST_DIR/ci.key"
+assert_grep "not a public key" err
+echo "remote_http: ok"

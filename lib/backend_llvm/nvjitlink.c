@@ -1,0 +1,268 @@
+/*
+ * lib/backend_llvm/nvjitlink.c -- cubins from PTX in process, with the CUDA
+ * toolkit's libnvJitLink, instead of one ptxas process per job.
+ *
+ * The library is dlopen()ed the first time a job asks for it and kept for the
+ * life of the process (a gpucc-compile-worker, so that its crash is one job's
+ * failure): its loading costs about one ptxas process, a small PTX then a
+ * fraction of one.  The load starts on a thread of its own when the first
+ * NVIDIA job arrives (backend_nvjitlink_preload), while LLVM compiles it.
+ * Only the handful of entry points used here are declared, by hand; the
+ * library versions its symbols by release ("__nvJitLinkCreate_13_0"), so
+ * their names are built from what nvJitLinkVersion() says.
+ *
+ * A PTX goes in alone, with -arch=sm_XY[a], -verbose (the "ptxas info"
+ * lines give resources, as `ptxas -v` does), -lineinfo with debug info,
+ * and -no-cache (libgpucc's cache is the one that counts; without it the
+ * library answers a repeated PTX from its own and reports no resources).
+ * The linked cubin is an executable image, as ptxas's whole-program one.
+ * Plain C: nothing here uses LLVM or libgpucc.
+ */
+#include "backend_llvm.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* nvJitLinkResult codes this file tells apart (the others are failures). */
+enum {
+	NVJL_SUCCESS = 0,
+	NVJL_ERROR_UNRECOGNIZED_ARCH = 16,
+	NVJL_ERROR_UNSUPPORTED_ARCH = 17,
+};
+enum { NVJL_INPUT_PTX = 2 };
+
+typedef struct nvjl_handle *nvjl_handle;
+typedef int (*nvjl_version_fn)(unsigned *major, unsigned *minor);
+typedef int (*nvjl_create_fn)(nvjl_handle *h, uint32_t count, const char *const *options);
+typedef int (*nvjl_destroy_fn)(nvjl_handle *h);
+typedef int (*nvjl_add_data_fn)(nvjl_handle h, int type, const void *data, size_t size,
+                                const char *name);
+typedef int (*nvjl_complete_fn)(nvjl_handle h);
+typedef int (*nvjl_size_fn)(nvjl_handle h, size_t *size);
+typedef int (*nvjl_copy_fn)(nvjl_handle h, void *out);
+
+typedef struct nvjl_library {
+	char *path;
+	void *dl;
+	nvjl_create_fn create;
+	nvjl_destroy_fn destroy;
+	nvjl_add_data_fn add_data;
+	nvjl_complete_fn complete;
+	nvjl_size_fn cubin_size, error_log_size, info_log_size;
+	nvjl_copy_fn cubin, error_log, info_log;
+	char error[384]; /* why it did not load; "" when loaded */
+} nvjl_library;
+
+static pthread_mutex_t library_lock = PTHREAD_MUTEX_INITIALIZER;
+static nvjl_library library;
+static bool preload_started; /* under library_lock */
+
+/* dlsym of "__nvJitLink<name>_<major>_<minor>", else of the major's ".0"
+ * symbol (a minor release that kept its predecessor's API). */
+static void *versioned_symbol(void *dl, const char *name, unsigned major, unsigned minor)
+{
+	char symbol[96];
+	snprintf(symbol, sizeof symbol, "__nvJitLink%s_%u_%u", name, major, minor);
+	void *f = dlsym(dl, symbol);
+	if (!f) {
+		snprintf(symbol, sizeof symbol, "__nvJitLink%s_%u_0", name, major);
+		f = dlsym(dl, symbol);
+	}
+	return f;
+}
+
+/* Load path once per process (under library_lock).  A path other than the
+ * loaded one (a caller that changed its mind) is refused. */
+static bool library_load(const char *path)
+{
+	nvjl_library *l = &library;
+	if (l->path)
+		return strcmp(l->path, path) == 0 ? l->dl != NULL : false;
+	l->path = strdup(path);
+	if (!l->path) {
+		snprintf(l->error, sizeof l->error, "out of memory");
+		return false;
+	}
+	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		const char *why = dlerror();
+		snprintf(l->error, sizeof l->error, "cannot load '%s': %s", path, why ? why : "?");
+		return false;
+	}
+	nvjl_version_fn version = (nvjl_version_fn)(uintptr_t)dlsym(dl, "nvJitLinkVersion");
+	unsigned major = 0, minor = 0;
+	if (!version || version(&major, &minor) != NVJL_SUCCESS) {
+		snprintf(l->error, sizeof l->error, "'%s' has no nvJitLinkVersion()", path);
+		dlclose(dl);
+		return false;
+	}
+#define SYMBOL(field, type, name) l->field = (type)(uintptr_t)versioned_symbol(dl, name, major, minor)
+	SYMBOL(create, nvjl_create_fn, "Create");
+	SYMBOL(destroy, nvjl_destroy_fn, "Destroy");
+	SYMBOL(add_data, nvjl_add_data_fn, "AddData");
+	SYMBOL(complete, nvjl_complete_fn, "Complete");
+	SYMBOL(cubin_size, nvjl_size_fn, "GetLinkedCubinSize");
+	SYMBOL(cubin, nvjl_copy_fn, "GetLinkedCubin");
+	SYMBOL(error_log_size, nvjl_size_fn, "GetErrorLogSize");
+	SYMBOL(error_log, nvjl_copy_fn, "GetErrorLog");
+	SYMBOL(info_log_size, nvjl_size_fn, "GetInfoLogSize");
+	SYMBOL(info_log, nvjl_copy_fn, "GetInfoLog");
+#undef SYMBOL
+	if (!l->create || !l->destroy || !l->add_data || !l->complete || !l->cubin_size ||
+	    !l->cubin || !l->error_log_size || !l->error_log || !l->info_log_size || !l->info_log) {
+		snprintf(l->error, sizeof l->error,
+		         "'%s' (nvJitLink %u.%u) lacks the functions of nvJitLink %u.%u", path, major,
+		         minor, major, minor);
+		dlclose(dl);
+		return false;
+	}
+	l->dl = dl;
+	return true;
+}
+
+/* Append one of the handle's logs to text. */
+static void append_log(backend_text *text, nvjl_handle h, nvjl_size_fn size_of, nvjl_copy_fn copy)
+{
+	size_t size = 0;
+	if (!h || size_of(h, &size) != NVJL_SUCCESS || size <= 1)
+		return;
+	char *log = calloc(1, size + 1);
+	if (!log) {
+		text->failed = true;
+		return;
+	}
+	if (copy(h, log) == NVJL_SUCCESS)
+		backend_text_append(text, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+	free(log);
+}
+
+static void *preload_main(void *path)
+{
+	pthread_mutex_lock(&library_lock);
+	library_load(path);
+	pthread_mutex_unlock(&library_lock);
+	free(path);
+	return NULL;
+}
+
+void backend_nvjitlink_preload(const char *path)
+{
+	pthread_mutex_lock(&library_lock);
+	bool start = !preload_started && !library.path;
+	preload_started = true;
+	pthread_mutex_unlock(&library_lock);
+	char *copy = start ? strdup(path) : NULL;
+	if (!copy)
+		return;
+	pthread_attr_t attr;
+	pthread_t thread;
+	bool started = pthread_attr_init(&attr) == 0 &&
+	               pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+	               pthread_create(&thread, &attr, preload_main, copy) == 0;
+	pthread_attr_destroy(&attr);
+	if (!started) /* the first job loads it itself */
+		free(copy);
+}
+
+void backend_nvjitlink_result_release(backend_nvjitlink_result *r)
+{
+	free(r->cubin);
+	free(r->log);
+	free(r->info);
+	memset(r, 0, sizeof *r);
+}
+
+backend_nvjitlink_status backend_nvjitlink_cubin(const gpucc_backend_job *job, const char *ptx,
+                                                 size_t ptx_size, backend_nvjitlink_result *out)
+{
+	memset(out, 0, sizeof *out);
+	pthread_mutex_lock(&library_lock);
+	bool loaded = library_load(job->nvjitlink);
+	if (!loaded)
+		snprintf(out->line, sizeof out->line, "%s",
+		         library.path && strcmp(library.path, job->nvjitlink) != 0
+		                 ? "another libnvJitLink is loaded in this process"
+		                 : library.error);
+	pthread_mutex_unlock(&library_lock);
+	if (!loaded)
+		return BACKEND_NVJITLINK_UNAVAILABLE;
+	const nvjl_library *l = &library;
+
+	char arch[32];
+	snprintf(arch, sizeof arch, "-arch=sm_%u%s", job->sm, job->sm_accelerated ? "a" : "");
+	const char *options[4] = {arch, "-verbose", "-no-cache", "-lineinfo"};
+	uint32_t option_count = job->debug_info ? 4 : 3;
+	backend_text log = {0}, info = {0};
+	backend_nvjitlink_status status = BACKEND_NVJITLINK_FAILED;
+	nvjl_handle h = NULL;
+	int rc = l->create(&h, option_count, options);
+	if (rc == NVJL_ERROR_UNRECOGNIZED_ARCH || rc == NVJL_ERROR_UNSUPPORTED_ARCH) {
+		snprintf(out->line, sizeof out->line, "-arch=%s: %s architecture", arch + 6,
+		         rc == NVJL_ERROR_UNSUPPORTED_ARCH ? "unsupported" : "unrecognized");
+		status = BACKEND_NVJITLINK_REFUSED;
+		goto done;
+	}
+	if (rc != NVJL_SUCCESS) {
+		append_log(&log, h, l->error_log_size, l->error_log);
+		snprintf(out->line, sizeof out->line, "nvJitLinkCreate returned %d", rc);
+		goto done;
+	}
+	/* The PTX as one input, named as ptxas names a file it reads. */
+	rc = l->add_data(h, NVJL_INPUT_PTX, ptx, ptx_size, "input.ptx");
+	if (rc == NVJL_SUCCESS)
+		rc = l->complete(h);
+	append_log(&log, h, l->error_log_size, l->error_log);
+	append_log(&info, h, l->info_log_size, l->info_log);
+	if (rc != NVJL_SUCCESS) {
+		/* The error log's first line: the PTX compiler's or the linker's
+		 * own words ("...; fatal : Unsupported .version 9.9; current
+		 * version is '9.0'", "error : Undefined reference to 'x'"); the
+		 * library's summary ("ERROR NVJITLINK_ERROR_PTX_COMPILE: ...")
+		 * follows them. */
+		const char *text = log.data ? log.data : "";
+		if (*text)
+			snprintf(out->line, sizeof out->line, "%.*s", (int)strcspn(text, "\n"), text);
+		else
+			snprintf(out->line, sizeof out->line, "error %d and an empty error log", rc);
+		if (strstr(text, "Unsupported .version"))
+			status = BACKEND_NVJITLINK_REFUSED;
+		else if (strstr(out->line, "Undefined reference"))
+			status = BACKEND_NVJITLINK_UNDEFINED;
+		goto done;
+	}
+	size_t size = 0;
+	if (l->cubin_size(h, &size) != NVJL_SUCCESS || size == 0) {
+		snprintf(out->line, sizeof out->line, "it linked no cubin");
+		goto done;
+	}
+	out->cubin = malloc(size);
+	if (!out->cubin) {
+		snprintf(out->line, sizeof out->line, "out of memory");
+		goto done;
+	}
+	if (l->cubin(h, out->cubin) != NVJL_SUCCESS) {
+		snprintf(out->line, sizeof out->line, "nvJitLinkGetLinkedCubin failed");
+		goto done;
+	}
+	out->cubin_size = size;
+	status = BACKEND_NVJITLINK_OK;
+done:
+	if (h)
+		l->destroy(&h);
+	if ((log.failed || info.failed) && status == BACKEND_NVJITLINK_OK) {
+		snprintf(out->line, sizeof out->line, "out of memory");
+		status = BACKEND_NVJITLINK_FAILED;
+	}
+	out->log = backend_text_take(&log);
+	out->info = backend_text_take(&info);
+	if (status != BACKEND_NVJITLINK_OK) {
+		free(out->cubin);
+		out->cubin = NULL;
+		out->cubin_size = 0;
+	}
+	return status;
+}

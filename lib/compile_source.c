@@ -1,0 +1,1381 @@
+/*
+ * lib/compile_source.c -- HIP, CUDA and OpenCL C sources to IR modules
+ * (lib/compile_source.h): clang 19 run as a tool, device code only, the
+ * front end's IR at the session's -O level (what clang's own device build
+ * feeds its optimiser: gpucc links the device libraries and optimises, as
+ * for any module), and direct-mode records that find that IR again without
+ * running clang.
+ *
+ * Direct mode, after ccache's: a record's name is the SHA-256 of the
+ * source's bytes, the normalised clang command line, clang's version and
+ * the environment clang reads include paths from; the record lists, for
+ * each IR it led to, every file that compile read (clang -MD) with its
+ * SHA-256.  A lookup hashes those files again (through the toolchain's
+ * memos, valid while a file's size, times, inode and device hold): all
+ * equal, and the recorded IR is clang's output without running it; one
+ * differs, and clang runs.  Normalised means: an absolute path outside the
+ * system's directories (/usr, /opt... and the CUDA toolkit's) is written
+ * relative to the working directory, in the record's name and in its file
+ * list alike, so that a build tree moved elsewhere finds its records; with
+ * debug info, whose DWARF names directories, the working directory is part
+ * of the name.
+ *
+ * A file changed while clang ran (its mtime or ctime not older than clang's
+ * start, less the clock's granularity) leaves no record: the IR may be of
+ * either version of it.
+ *
+ * clang runs in a process group of its own, killed whole past the timeout,
+ * and dies with its caller (PR_SET_PDEATHSIG).  It is started with fork and
+ * exec: everything the child needs is prepared before the fork, and the
+ * child calls nothing but system calls before exec.  Its files live in
+ * $TMPDIR/gpucc-backend-PID-XXXXXX, the name the command's interrupt
+ * handling removes.
+ */
+#include "compile_source.h"
+
+#include "atomic_file.h"
+#include "errors.h"
+#include "escape.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sha256.h"
+
+#include "gpucc_build_config.h"
+
+extern char **environ;
+
+#define RECORD_MAGIC "gpucc-source-record 1"
+#define RECORD_RESULTS 8            /* IRs one record keeps, newest first */
+#define RECORD_MAX_BYTES (16 << 20) /* a larger record is ignored */
+#define WARNING_LINES 40            /* clang's warning lines kept per pair */
+
+/* ---- languages -------------------------------------------------------------- */
+
+gpucc_source_language gpucc_source_language_of(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	const char *slash = strrchr(path, '/');
+	if (!dot || (slash && dot < slash))
+		return GPUCC_LANGUAGE_FROM_NAME;
+	if (strcmp(dot, ".hip") == 0)
+		return GPUCC_LANGUAGE_HIP;
+	if (strcmp(dot, ".cu") == 0)
+		return GPUCC_LANGUAGE_CUDA;
+	if (strcmp(dot, ".cl") == 0)
+		return GPUCC_LANGUAGE_OPENCL;
+	return GPUCC_LANGUAGE_FROM_NAME;
+}
+
+const char *gpucc_source_language_name(gpucc_source_language language)
+{
+	switch (language) {
+	case GPUCC_LANGUAGE_HIP: return "HIP";
+	case GPUCC_LANGUAGE_CUDA: return "CUDA";
+	case GPUCC_LANGUAGE_OPENCL: return "OpenCL C";
+	default: return "unknown";
+	}
+}
+
+bool gpucc_source_language_serves(gpucc_source_language language, gpucc_vendor vendor)
+{
+	return language == GPUCC_LANGUAGE_OPENCL ||
+	       (language == GPUCC_LANGUAGE_HIP && vendor == GPUCC_VENDOR_AMD) ||
+	       (language == GPUCC_LANGUAGE_CUDA && vendor == GPUCC_VENDOR_NVIDIA);
+}
+
+void gpucc_source_result_release(gpucc_source_result *r)
+{
+	free(r->ir);
+	free(r->note);
+	free(r->warnings);
+	free(r->error);
+	free(r->diagnostics);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- the run's context ---------------------------------------------------- */
+
+typedef struct context {
+	const gpucc_source_settings *s;
+	gpucc_source_pair *pairs;
+	size_t count, next, finished;
+	pthread_mutex_t lock;    /* next, finished, and the toolchain's memos */
+	char *clang;             /* NULL: none (clang_error says why) */
+	char clang_error[512];
+	const char *clang_version; /* "19.1.7", owned by the toolchain */
+	char *cuda_dir;          /* a toolkit with include/cuda_runtime.h, or NULL */
+	char *cccl_dir;          /* its include/cccl when that has CUB, or NULL */
+	char cwd[PATH_MAX];
+	char temp_dir[PATH_MAX]; /* "" until made */
+	char stub_dir[PATH_MAX + 16]; /* "" when CUDA needs no stub */
+	char *records_dir;       /* CACHE/v1/sources, or NULL */
+	bool records_writable;
+	char env_key[4096];      /* CPATH and friends, as keyed */
+	long clock_granularity_ns;
+} context;
+
+static char *string_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *string_printf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *out = NULL;
+	if (vasprintf(&out, fmt, ap) < 0)
+		out = NULL;
+	va_end(ap);
+	return out;
+}
+
+static bool is_regular(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_executable(const char *path)
+{
+	return is_regular(path) && access(path, X_OK) == 0;
+}
+
+/* ---- paths as keys name them ------------------------------------------------ */
+
+static bool under(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	return strncmp(path, dir, len) == 0 && (path[len] == '/' || path[len] == '\0');
+}
+
+/* Directories whose files are the system's, the same wherever a build tree
+ * lives: paths under them are keyed as they are. */
+static bool system_path(const context *x, const char *path)
+{
+	static const char *const dirs[] = {"/usr", "/opt", "/etc", "/lib", "/lib32", "/lib64",
+	                                   "/bin", "/sbin", "/nix", "/gnu"};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (under(path, dirs[i]))
+			return true;
+	return x->cuda_dir && under(path, x->cuda_dir);
+}
+
+/* The components of an absolute path, lexically: "." dropped, ".." taking
+ * the one before.  Returns the count; parts point into buf. */
+static size_t split_path(const char *path, char *buf, size_t size, char **parts, size_t max)
+{
+	snprintf(buf, size, "%s", path);
+	size_t n = 0;
+	for (char *save = NULL, *p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+		if (strcmp(p, ".") == 0)
+			continue;
+		if (strcmp(p, "..") == 0) {
+			if (n)
+				n--;
+			continue;
+		}
+		if (n < max)
+			parts[n++] = p;
+	}
+	return n;
+}
+
+/* path as a key names it (owned), or NULL when out of memory: relative
+ * paths as they are (they are relative to the working directory already),
+ * absolute ones under a system directory too, other absolute ones relative
+ * to the working directory. */
+static char *normalise_path(const context *x, const char *path)
+{
+	if (path[0] != '/' || system_path(x, path))
+		return strdup(path);
+	enum { MAX_PARTS = 512 };
+	char path_buf[PATH_MAX], cwd_buf[PATH_MAX];
+	char *p[MAX_PARTS], *c[MAX_PARTS];
+	size_t np = split_path(path, path_buf, sizeof path_buf, p, MAX_PARTS);
+	size_t nc = split_path(x->cwd, cwd_buf, sizeof cwd_buf, c, MAX_PARTS);
+	size_t common = 0;
+	while (common < np && common < nc && strcmp(p[common], c[common]) == 0)
+		common++;
+	size_t len = 2;
+	for (size_t i = common; i < nc; i++)
+		len += 3;
+	for (size_t i = common; i < np; i++)
+		len += strlen(p[i]) + 1;
+	char *out = malloc(len);
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	for (size_t i = common; i < nc; i++)
+		strcat(out, i + 1 < nc || common < np ? "../" : "..");
+	for (size_t i = common; i < np; i++) {
+		strcat(out, p[i]);
+		if (i + 1 < np)
+			strcat(out, "/");
+	}
+	if (!out[0])
+		strcpy(out, ".");
+	return out;
+}
+
+static void field(gpucc_sha256 *h, const void *data, size_t size);
+static void field_text(gpucc_sha256 *h, const char *text);
+
+/* ---- command lines ---------------------------------------------------------- */
+
+/* clang's arguments, and beside each what the record's name takes of it
+ * (NULL: nothing: the output files, which live in a temporary directory). */
+typedef struct arglist {
+	char **real;
+	char **keyed;
+	size_t count, capacity;
+	bool failed;
+} arglist;
+
+static void arg_push_owned(arglist *a, char *real, char *keyed, bool keep_key)
+{
+	if (a->failed || !real || (keep_key && !keyed)) {
+		a->failed = true;
+		free(real);
+		free(keyed);
+		return;
+	}
+	if (a->count + 2 > a->capacity) {
+		size_t n = a->capacity ? 2 * a->capacity : 64;
+		char **r = realloc(a->real, n * sizeof *r);
+		if (r)
+			a->real = r;
+		char **k = r ? realloc(a->keyed, n * sizeof *k) : NULL;
+		if (k)
+			a->keyed = k;
+		if (!r || !k) {
+			a->failed = true;
+			free(real);
+			free(keyed);
+			return;
+		}
+		a->capacity = n;
+	}
+	a->real[a->count] = real;
+	a->keyed[a->count] = keep_key ? keyed : NULL;
+	if (!keep_key)
+		free(keyed);
+	a->count++;
+	a->real[a->count] = NULL;
+}
+
+/* An argument keyed as it is. */
+static void arg(arglist *a, const char *text)
+{
+	arg_push_owned(a, strdup(text), strdup(text), true);
+}
+
+/* An argument that is a path: given to clang and keyed normalised, so
+ * that what the path puts into the IR (__FILE__, the module's source file
+ * name) is the same in a build tree moved elsewhere. */
+static void arg_path(arglist *a, const context *x, const char *prefix, const char *path)
+{
+	char *norm = normalise_path(x, path);
+	arg_push_owned(a, norm ? string_printf("%s%s", prefix, norm) : NULL,
+	               norm ? string_printf("%s%s", prefix, norm) : NULL, true);
+	free(norm);
+}
+
+/* An argument that is a path, given to clang normalised and not keyed. */
+static void arg_path_unkeyed(arglist *a, const context *x, const char *path)
+{
+	arg_push_owned(a, normalise_path(x, path), NULL, false);
+}
+
+/* An argument the key does not take (an output file). */
+static void arg_unkeyed(arglist *a, const char *text)
+{
+	arg_push_owned(a, strdup(text), NULL, false);
+}
+
+/* An argument keyed as placeholder (a file gpucc makes itself). */
+static void arg_as(arglist *a, const char *text, const char *keyed)
+{
+	arg_push_owned(a, strdup(text), strdup(keyed), true);
+}
+
+static void arglist_release(arglist *a)
+{
+	for (size_t i = 0; i < a->count; i++) {
+		free(a->real[i]);
+		free(a->keyed[i]);
+	}
+	free(a->real);
+	free(a->keyed);
+	memset(a, 0, sizeof *a);
+}
+
+/* Options whose value (the next argument, or the rest of this one) is a
+ * path. */
+static const char *const path_options[] = {"-I", "-isystem", "-iquote", "-idirafter",
+                                            "-include", "-imacros", "--cuda-path=",
+                                            "--rocm-path=", "-F"};
+
+/* The user's arguments for this language: "-std=" and "-cl-std=" only where
+ * they belong; paths keyed normalised. */
+static void user_args(arglist *a, const context *x, gpucc_source_language lang)
+{
+	const gpucc_source_settings *s = x->s;
+	for (size_t i = 0; i < s->arg_count; i++) {
+		const char *v = s->args[i];
+		if (strncmp(v, "-std=", 5) == 0 || strncmp(v, "-cl-std=", 8) == 0) {
+			bool cl = v[1] == 'c' || strncasecmp(v + 5, "cl", 2) == 0;
+			if (cl == (lang == GPUCC_LANGUAGE_OPENCL))
+				arg(a, v);
+			continue;
+		}
+		bool done = false;
+		for (size_t k = 0; k < sizeof path_options / sizeof path_options[0] && !done; k++) {
+			const char *o = path_options[k];
+			size_t len = strlen(o);
+			if (strcmp(v, o) == 0 && i + 1 < s->arg_count) {
+				arg(a, v);
+				arg_path(a, x, "", s->args[++i]);
+				done = true;
+			} else if (strncmp(v, o, len) == 0 && v[len]) {
+				char prefix[32];
+				snprintf(prefix, sizeof prefix, "%s", o);
+				arg_path(a, x, prefix, v + len);
+				done = true;
+			}
+		}
+		if (done)
+			continue;
+		if (v[0] == '/')
+			arg_path(a, x, "", v);
+		else
+			arg(a, v);
+	}
+}
+
+static bool user_gave_cl_std(const context *x)
+{
+	for (size_t i = 0; i < x->s->arg_count; i++) {
+		const char *v = x->s->args[i];
+		if (strncmp(v, "-cl-std=", 8) == 0 || strncasecmp(v, "-std=cl", 7) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* clang's command line for one pair, outputs into the temporary directory
+ * under the pair's index. */
+static void build_args(arglist *a, const context *x, const gpucc_source_pair *p, size_t index)
+{
+	const gpucc_source_settings *s = x->s;
+	const gpucc_target *t = p->target;
+	bool amd = t->vendor == GPUCC_VENDOR_AMD;
+	/* HIP 5.2 loads v4; libclc-19's AMD library is v5, and links into
+	 * nothing else, so OpenCL C is v5 unless the run names a version. */
+	int code_object = s->code_object_version ? s->code_object_version
+	                  : p->language == GPUCC_LANGUAGE_OPENCL ? 5
+	                                                         : GPUCC_DEFAULT_CODE_OBJECT_VERSION;
+	char buf[PATH_MAX + 64];
+	arg_as(a, x->clang, "clang");
+	arg(a, "-fno-crash-diagnostics");
+	arg(a, "-Wno-unused-command-line-argument");
+	switch (p->language) {
+	case GPUCC_LANGUAGE_HIP:
+		arg(a, "-x");
+		arg(a, "hip");
+		snprintf(buf, sizeof buf, "--offload-arch=%s", p->target_name);
+		arg(a, buf);
+		arg(a, "--cuda-device-only");
+		arg(a, "--no-gpu-bundle-output");
+		arg(a, "-nogpulib");
+		arg(a, "-D__HIP_PLATFORM_AMD__");
+		{
+			/* clang's default CUID hashes the output's (temporary) path
+			 * into a global's name: the source's normalised path and
+			 * bytes instead, the same in a moved tree, and apart for two
+			 * copies of one source linked together (--link). */
+			gpucc_sha256 h;
+			unsigned char d[32];
+			char *norm = normalise_path(x, p->path);
+			gpucc_sha256_init(&h);
+			field_text(&h, norm ? norm : p->path);
+			field(&h, p->data, p->size);
+			gpucc_sha256_final(&h, d);
+			free(norm);
+			snprintf(buf, sizeof buf, "-cuid=%02x%02x%02x%02x%02x%02x%02x%02x", d[0], d[1], d[2],
+			         d[3], d[4], d[5], d[6], d[7]);
+			arg(a, buf);
+		}
+		break;
+	case GPUCC_LANGUAGE_CUDA:
+		arg(a, "-x");
+		arg(a, "cuda");
+		snprintf(buf, sizeof buf, "--cuda-gpu-arch=%s", gpucc_target_cpu(t));
+		arg(a, buf);
+		arg(a, "--cuda-device-only");
+		arg(a, "-nocudalib");
+		arg(a, "-Wno-unknown-cuda-version");
+		/* What clang's driver sets itself for a toolkit it knows; without
+		 * it, <<<>>> finds no cudaConfigureCall under -nocudalib. */
+		arg(a, "-Xclang");
+		arg(a, "-target-sdk-version=12.5");
+		if (x->stub_dir[0]) {
+			arg(a, "-isystem");
+			arg_as(a, x->stub_dir, "<gpucc-cuda-stubs>");
+		}
+		if (x->cccl_dir) {
+			arg(a, "-isystem");
+			arg_path(a, x, "", x->cccl_dir);
+		}
+		break;
+	default:
+		arg(a, "-x");
+		arg(a, "cl");
+		if (!user_gave_cl_std(x))
+			arg(a, "-cl-std=CL1.2");
+		arg(a, "-nogpulib");
+		snprintf(buf, sizeof buf, "--target=%s", gpucc_target_triple(t));
+		arg(a, buf);
+		if (amd)
+			snprintf(buf, sizeof buf, "-mcpu=%s", p->target_name);
+		else
+			snprintf(buf, sizeof buf, "-march=%s", gpucc_target_cpu(t));
+		arg(a, buf);
+		break;
+	}
+	if (x->cuda_dir && !amd)
+		arg_path(a, x, "--cuda-path=", x->cuda_dir);
+	if (!amd && p->ptx_explicit) {
+		/* clang's driver adds the newest PTX ISA of the CUDA it finds
+		 * (8.5 for CUDA 13): turned off, with every newer one, in favour
+		 * of the one the target names. */
+		static const unsigned known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74,
+		                                 75, 76, 77, 78, 80, 81, 82, 83, 84, 85};
+		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+			if (known[i] <= t->ptx_isa)
+				continue;
+			snprintf(buf, sizeof buf, "-ptx%u", known[i]);
+			arg(a, "-Xclang");
+			arg(a, "-target-feature");
+			arg(a, "-Xclang");
+			arg(a, buf);
+		}
+		snprintf(buf, sizeof buf, "+ptx%u", t->ptx_isa);
+		arg(a, "-Xclang");
+		arg(a, "-target-feature");
+		arg(a, "-Xclang");
+		arg(a, buf);
+	}
+	if (amd) {
+		snprintf(buf, sizeof buf, "-mcode-object-version=%d", code_object);
+		arg(a, buf);
+	}
+	snprintf(buf, sizeof buf, "-O%d", s->opt_level);
+	arg(a, buf);
+	/* The front end's IR: gpucc links the device libraries and optimises. */
+	arg(a, "-Xclang");
+	arg(a, "-disable-llvm-passes");
+	if (s->relocatable && p->language != GPUCC_LANGUAGE_OPENCL)
+		arg(a, "-fgpu-rdc"); /* device functions defined in another source */
+	if (s->debug_info)
+		arg(a, "-g");
+	if (s->fast_math)
+		arg(a, "-ffast-math");
+	if (s->ftz)
+		arg(a, p->language == GPUCC_LANGUAGE_OPENCL ? "-cl-denorms-are-zero"
+		                                            : "-fgpu-flush-denormals-to-zero");
+	user_args(a, x, p->language);
+	arg(a, "-emit-llvm");
+	arg(a, "-c");
+	arg_unkeyed(a, "-MD");
+	arg_unkeyed(a, "-MF");
+	snprintf(buf, sizeof buf, "%s/%zu.d", x->temp_dir, index);
+	arg_unkeyed(a, buf);
+	arg_unkeyed(a, "-o");
+	snprintf(buf, sizeof buf, "%s/%zu.bc", x->temp_dir, index);
+	arg_unkeyed(a, buf);
+	arg_unkeyed(a, "--");
+	arg_path_unkeyed(a, x, p->path); /* keyed by its own field */
+}
+
+/* ---- record names ------------------------------------------------------------ */
+
+static void field(gpucc_sha256 *h, const void *data, size_t size)
+{
+	unsigned char len[8];
+	for (int i = 0; i < 8; i++)
+		len[i] = (unsigned char)((uint64_t)size >> (56 - 8 * i));
+	gpucc_sha256_update(h, len, sizeof len);
+	gpucc_sha256_update(h, data, size);
+}
+
+static void field_text(gpucc_sha256 *h, const char *text)
+{
+	field(h, text, strlen(text));
+}
+
+static int record_name(gpucc_digest *out, const context *x, const gpucc_source_pair *p,
+                       const arglist *a)
+{
+	gpucc_sha256 h;
+	gpucc_sha256_init(&h);
+	field_text(&h, RECORD_MAGIC);
+	field_text(&h, gpucc_version());
+	field_text(&h, x->clang_version);
+	field_text(&h, gpucc_source_language_name(p->language));
+	field_text(&h, p->target_name);
+	for (size_t i = 0; i < a->count; i++)
+		if (a->keyed[i])
+			field_text(&h, a->keyed[i]);
+	field_text(&h, "--");
+	char *source = normalise_path(x, p->path);
+	if (!source)
+		return gpucc_error_oom();
+	field_text(&h, source);
+	free(source);
+	gpucc_digest d;
+	gpucc_digest_buffer(&d, p->data, p->size);
+	field(&h, d.bytes, sizeof d.bytes);
+	field_text(&h, x->env_key);
+	if (x->s->debug_info)
+		field_text(&h, x->cwd); /* DWARF names the directory */
+	gpucc_sha256_final(&h, out->bytes);
+	return 0;
+}
+
+/* ---- the digests of the files a compile read ------------------------------- */
+
+static int64_t ns_of(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return ns_of(t);
+}
+
+/* The SHA-256 of the file at path (relative to the working directory, as
+ * clang opened it).  Through the toolchain's memos, except for a file
+ * changed in the last two seconds, whose times may not yet tell its next
+ * change from this one.  *changed_since (when not NULL) says whether its
+ * mtime or ctime is at or after since_ns. */
+static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t since_ns,
+                       bool *changed_since)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return GPUCC_ENOTFOUND;
+	int64_t newest = ns_of(st.st_mtim) > ns_of(st.st_ctim) ? ns_of(st.st_mtim) : ns_of(st.st_ctim);
+	if (changed_since)
+		*changed_since = newest >= since_ns;
+	if (newest >= now_ns() - 2000000000LL || !x->s->toolchain)
+		return gpucc_digest_file(out, NULL, path) == 0 ? 0 : GPUCC_ERROR;
+	char absolute[PATH_MAX * 2];
+	if (path[0] == '/')
+		snprintf(absolute, sizeof absolute, "%s", path);
+	else
+		snprintf(absolute, sizeof absolute, "%s/%s", x->cwd, path);
+	pthread_mutex_lock(&x->lock);
+	int rc = gpucc_toolchain_digest(x->s->toolchain, absolute, out);
+	pthread_mutex_unlock(&x->lock);
+	return rc == 0 ? 0 : GPUCC_ERROR;
+}
+
+/* ---- records ------------------------------------------------------------------ */
+
+/* CACHE/v1/sources/ab/NAME.SUFFIX */
+static char *record_path(const context *x, const gpucc_digest *name, const char *suffix)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, name);
+	return string_printf("%s/%.2s/%s.%s", x->records_dir, hex, hex, suffix);
+}
+
+static char *read_small_file(const char *path, size_t max, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		close(fd);
+		return NULL;
+	}
+	size_t want = (size_t)st.st_size, used = 0;
+	char *buf = malloc(want + 1);
+	while (buf && used < want) {
+		ssize_t n = read(fd, buf + used, want - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	if (!buf || used != want) {
+		free(buf);
+		return NULL;
+	}
+	buf[used] = '\0';
+	*size = used;
+	return buf;
+}
+
+/* Look the record up: on a hit, the IR in r->ir; either way a note. */
+static void record_lookup(context *x, const gpucc_digest *name, gpucc_source_result *r)
+{
+	char *path = record_path(x, name, "record");
+	size_t size = 0;
+	char *text = path ? read_small_file(path, RECORD_MAX_BYTES, &size) : NULL;
+	free(path);
+	if (!text || strncmp(text, RECORD_MAGIC "\n", sizeof RECORD_MAGIC) != 0) {
+		r->note = strdup("miss: no record");
+		free(text);
+		return;
+	}
+	char *why = NULL;
+	char *line = text + sizeof RECORD_MAGIC;
+	while (*line) {
+		/* "ir HEX COUNT" then COUNT lines "HEX PATH". */
+		char *end = strchr(line, '\n');
+		if (!end)
+			break;
+		*end = '\0';
+		char ir_hex[GPUCC_DIGEST_HEX_SIZE];
+		unsigned long count;
+		if (sscanf(line, "ir %64s %lu", ir_hex, &count) != 2)
+			break;
+		line = end + 1;
+		bool all = true;
+		size_t i = 0;
+		for (; i < count && *line; i++) {
+			end = strchr(line, '\n');
+			if (!end)
+				break;
+			*end = '\0';
+			gpucc_digest want, got;
+			if (strlen(line) < 66 || line[64] != ' ' || (line[64] = '\0', 0) ||
+			    gpucc_digest_from_hex(&want, line) != 0) {
+				all = false;
+				line = end + 1;
+				break;
+			}
+			const char *dep = line + 65;
+			if (all) {
+				int rc = file_digest(x, dep, &got, 0, NULL);
+				if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
+					all = false;
+					if (!why)
+						why = string_printf(rc == GPUCC_ENOTFOUND ? "miss: '%s' is gone"
+						                                            : "miss: '%s' changed",
+						                    dep);
+				}
+			}
+			line = end + 1;
+		}
+		if (i < count || count == 0) /* cut short, or listing not even the source */
+			all = false;
+		if (!all)
+			continue;
+		gpucc_digest ir_digest, got;
+		if (gpucc_digest_from_hex(&ir_digest, ir_hex) != 0)
+			continue;
+		char *ir_path = record_path(x, &ir_digest, "bc");
+		size_t ir_size = 0;
+		char *ir = ir_path ? read_small_file(ir_path, (size_t)1 << 32, &ir_size) : NULL;
+		free(ir_path);
+		if (ir)
+			gpucc_digest_buffer(&got, ir, ir_size);
+		if (!ir || memcmp(&got, &ir_digest, sizeof got) != 0) {
+			free(ir);
+			if (!why)
+				why = strdup("miss: the record's IR is missing or damaged");
+			continue;
+		}
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, name);
+		r->ir = (unsigned char *)ir;
+		r->ir_size = ir_size;
+		r->note = string_printf("hit: record %.16s, %lu files unchanged", hex, count);
+		free(why);
+		free(text);
+		return;
+	}
+	r->note = why ? why : strdup("miss: the record holds no usable result");
+	free(text);
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0777) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static int write_atomic(const char *path, const void *data, size_t size)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	if (mkdir_p(dir) != 0)
+		return -1;
+	gpucc_atomic_file f;
+	if (gpucc_atomic_file_open(&f, path) != 0) {
+		gpucc_error_clear();
+		return -1;
+	}
+	f.no_sync = true; /* a record lost to a crash is a miss, never a wrong hit */
+	if (gpucc_write_all(f.fd, data, size) != 0) {
+		gpucc_atomic_file_abort(&f);
+		return -1;
+	}
+	int rc = gpucc_atomic_file_commit(&f);
+	gpucc_error_clear();
+	return rc == 0 ? 0 : -1;
+}
+
+/* Growable text. */
+typedef struct textbuf {
+	char *data;
+	size_t size, capacity;
+	bool failed;
+} textbuf;
+
+static void text_add(textbuf *t, const char *s, size_t len)
+{
+	if (t->failed)
+		return;
+	if (t->size + len + 1 > t->capacity) {
+		size_t n = t->capacity ? t->capacity : 4096;
+		while (n < t->size + len + 1)
+			n *= 2;
+		char *grown = realloc(t->data, n);
+		if (!grown) {
+			t->failed = true;
+			return;
+		}
+		t->data = grown;
+		t->capacity = n;
+	}
+	memcpy(t->data + t->size, s, len);
+	t->size += len;
+	t->data[t->size] = '\0';
+}
+
+static void text_str(textbuf *t, const char *s)
+{
+	text_add(t, s, strlen(s));
+}
+
+/* Record what clang read for this IR: the IR under its digest, then the
+ * record with this result first and up to RECORD_RESULTS - 1 earlier ones
+ * of other IR.  Returns NULL, or why nothing was recorded. */
+static char *record_store(context *x, const gpucc_digest *name, const gpucc_depfile *deps,
+                          const unsigned char *ir, size_t ir_size, int64_t clang_start_ns)
+{
+	textbuf t = {0};
+	gpucc_digest ir_digest;
+	gpucc_digest_buffer(&ir_digest, ir, ir_size);
+	char hex[GPUCC_DIGEST_HEX_SIZE], line[128];
+	gpucc_digest_to_hex(hex, &ir_digest);
+	textbuf body = {0};
+	size_t kept = 0;
+	char *why = NULL;
+	bool aborted = false; /* a file not listed: nothing may be recorded */
+	for (size_t i = 0; i < deps->count && !aborted; i++) {
+		const char *dep = deps->paths[i];
+		/* gpucc's own files (the CUDA stubs) are the same for a gpucc
+		 * version, which names the record. */
+		if (x->temp_dir[0] && under(dep, x->temp_dir))
+			continue;
+		char *norm = normalise_path(x, dep);
+		if (!norm || strchr(norm, '\n')) {
+			why = norm ? string_printf("not recorded: a file's name holds a line break")
+			           : NULL;
+			aborted = true;
+			free(norm);
+			break;
+		}
+		gpucc_digest d;
+		bool changed = false;
+		int rc = file_digest(x, dep, &d, clang_start_ns - x->clock_granularity_ns, &changed);
+		if (rc != 0 || changed) {
+			why = string_printf(rc != 0 ? "not recorded: '%s' cannot be read"
+			                            : "not recorded: '%s' changed while clang ran",
+			                    norm);
+			aborted = true;
+			free(norm);
+			break;
+		}
+		char dh[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(dh, &d);
+		text_str(&body, dh);
+		text_str(&body, " ");
+		text_str(&body, norm);
+		text_str(&body, "\n");
+		kept++;
+		free(norm);
+	}
+	if (aborted || body.failed) {
+		free(body.data);
+		return why ? why : strdup("not recorded: out of memory");
+	}
+	char *ir_path = record_path(x, &ir_digest, "bc");
+	if (!ir_path || (!is_regular(ir_path) && write_atomic(ir_path, ir, ir_size) != 0)) {
+		free(ir_path);
+		free(body.data);
+		return strdup("not recorded: the cache could not take the IR");
+	}
+	free(ir_path);
+	text_str(&t, RECORD_MAGIC "\n");
+	snprintf(line, sizeof line, "ir %s %zu\n", hex, kept);
+	text_str(&t, line);
+	if (body.data)
+		text_str(&t, body.data);
+	free(body.data);
+	/* The earlier results, but one of this IR. */
+	char *path = record_path(x, name, "record");
+	size_t size = 0;
+	char *old = path ? read_small_file(path, RECORD_MAX_BYTES, &size) : NULL;
+	if (old && strncmp(old, RECORD_MAGIC "\n", sizeof RECORD_MAGIC) == 0) {
+		size_t results = 1;
+		char *p = old + sizeof RECORD_MAGIC;
+		while (*p && results < RECORD_RESULTS) {
+			char ir_hex[GPUCC_DIGEST_HEX_SIZE];
+			unsigned long count;
+			char *end = strchr(p, '\n');
+			if (!end || sscanf(p, "ir %64s %lu", ir_hex, &count) != 2)
+				break;
+			char *start = p;
+			p = end + 1;
+			unsigned long i = 0;
+			for (; i < count && *p; i++) {
+				end = strchr(p, '\n');
+				if (!end)
+					break;
+				p = end + 1;
+			}
+			if (i < count)
+				break;
+			if (strcmp(ir_hex, hex) == 0)
+				continue;
+			text_add(&t, start, (size_t)(p - start));
+			results++;
+		}
+	}
+	free(old);
+	int rc = !path || t.failed ? -1 : write_atomic(path, t.data, t.size);
+	free(path);
+	free(t.data);
+	return rc == 0 ? NULL : strdup("not recorded: the cache could not take the record");
+}
+
+/* ---- running clang ----------------------------------------------------------- */
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: return "SIGSEGV";
+	case SIGABRT: return "SIGABRT";
+	case SIGBUS: return "SIGBUS";
+	case SIGILL: return "SIGILL";
+	case SIGFPE: return "SIGFPE";
+	case SIGKILL: return "SIGKILL";
+	case SIGTERM: return "SIGTERM";
+	default: return "a signal";
+	}
+}
+
+/* Run argv with stdin and stdout on /dev/null and stderr into err_fd, in a
+ * process group of its own that dies with this thread.  *status as
+ * waitpid gives it; *timed_out when it ran past timeout_seconds (0: no
+ * limit) and was killed.  Returns 0, or an error when it could not start. */
+static int run_tool(char *const *argv, int err_fd, unsigned timeout_seconds, int *status,
+                    bool *timed_out)
+{
+	*timed_out = false;
+	int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0)
+		return gpucc_error_set_errno("cannot open /dev/null");
+	pid_t parent = getpid();
+	sigset_t none;
+	sigemptyset(&none);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(null_fd);
+		return gpucc_error_set_errno("cannot start '%s'", argv[0]);
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(null_fd, 0);
+		dup2(null_fd, 1);
+		dup2(err_fd, 2);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execve(argv[0], argv, environ);
+		_exit(127);
+	}
+	close(null_fd);
+	setpgid(pid, pid); /* either side may win the race; both set the same */
+	int pidfd = -1;
+#ifdef SYS_pidfd_open
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+	int64_t deadline = timeout_seconds ? now_ns() + (int64_t)timeout_seconds * 1000000000 : 0;
+	for (;;) {
+		pid_t done = waitpid(pid, status, WNOHANG);
+		if (done == pid)
+			break;
+		if (done < 0 && errno != EINTR) {
+			*status = 0;
+			break;
+		}
+		int64_t left_ms = deadline ? (deadline - now_ns()) / 1000000 : 1000;
+		if (deadline && left_ms <= 0) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			*timed_out = true;
+			break;
+		}
+		if (pidfd >= 0) {
+			struct pollfd p = {pidfd, POLLIN, 0};
+			poll(&p, 1, left_ms > 1000 ? 1000 : (int)left_ms);
+		} else {
+			struct timespec nap = {0, 5000000};
+			nanosleep(&nap, NULL);
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	/* What the tool left in its group (a crash handler's child). */
+	kill(-pid, SIGKILL);
+	return 0;
+}
+
+/* The first line of text that says "error:" (else the first line), into
+ * out. */
+static void first_error_line(char *out, size_t size, const char *message)
+{
+	const char *line = NULL;
+	for (const char *p = message; p && *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *e = strstr(p, "error:");
+		if (e && e < p + len) {
+			line = p;
+			break;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	if (!line)
+		line = message;
+	size_t len = strcspn(line, "\n");
+	snprintf(out, size, "%.*s", (int)(len < size ? len : size - 1), line);
+}
+
+static void set_error(gpucc_source_result *r, int code, const gpucc_source_pair *p,
+                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void set_error(gpucc_source_result *r, int code, const gpucc_source_pair *p,
+                      const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	free(r->error);
+	r->error = string_printf("%s: %s: %s", p->shown, p->target_name, message);
+	r->error_code = code;
+	free(r->ir);
+	r->ir = NULL;
+}
+
+/* clang's warning lines, prefixed "SOURCE: TARGET: clang: ". */
+static char *warning_lines(const gpucc_source_pair *p, const char *err)
+{
+	textbuf t = {0};
+	int lines = 0;
+	for (const char *q = err; *q && lines < WARNING_LINES;) {
+		size_t len = strcspn(q, "\n");
+		if (len) {
+			text_str(&t, p->shown);
+			text_str(&t, ": ");
+			text_str(&t, p->target_name);
+			text_str(&t, ": clang: ");
+			text_add(&t, q, len);
+			text_str(&t, "\n");
+			lines++;
+		}
+		q += len + (q[len] == '\n');
+	}
+	if (t.failed) {
+		free(t.data);
+		return NULL;
+	}
+	return t.data;
+}
+
+static void compile_pair(context *x, size_t index)
+{
+	gpucc_source_pair *p = &x->pairs[index];
+	gpucc_source_result *r = &p->result;
+	arglist a = {0};
+	if (p->language == GPUCC_LANGUAGE_CUDA && !x->cuda_dir) {
+		set_error(r, GPUCC_EUNAVAILABLE, p,
+		          "CUDA sources need the CUDA toolkit's headers, and no toolkit was found "
+		          "(include/cuda_runtime.h in $CUDA_PATH or /usr/local/cuda)");
+		return;
+	}
+	if (!x->clang) {
+		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", x->clang_error);
+		return;
+	}
+	build_args(&a, x, p, index);
+	gpucc_digest name;
+	if (a.failed || record_name(&name, x, p, &a) != 0) {
+		set_error(r, GPUCC_ERROR, p, "out of memory");
+		arglist_release(&a);
+		return;
+	}
+	if (x->records_dir) {
+		record_lookup(x, &name, r);
+		if (r->ir) {
+			arglist_release(&a);
+			return;
+		}
+	} else {
+		r->note = strdup("miss: no cache");
+	}
+	char err_path[PATH_MAX + 32], out_path[PATH_MAX + 32], dep_path[PATH_MAX + 32];
+	snprintf(err_path, sizeof err_path, "%s/%zu.err", x->temp_dir, index);
+	snprintf(out_path, sizeof out_path, "%s/%zu.bc", x->temp_dir, index);
+	snprintf(dep_path, sizeof dep_path, "%s/%zu.d", x->temp_dir, index);
+	int err_fd = open(err_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (err_fd < 0) {
+		set_error(r, GPUCC_ERROR, p, "cannot create '%s': %s", err_path, strerror(errno));
+		arglist_release(&a);
+		return;
+	}
+	int status = 0;
+	bool timed_out = false;
+	int64_t start = now_ns();
+	int rc = run_tool(a.real, err_fd, x->s->timeout_seconds, &status, &timed_out);
+	close(err_fd);
+	size_t err_size = 0;
+	char *err = read_small_file(err_path, 1 << 20, &err_size);
+	unlink(err_path);
+	const char *clang_name = strrchr(x->clang, '/') ? strrchr(x->clang, '/') + 1 : x->clang;
+	char first[512] = "";
+	if (err)
+		first_error_line(first, sizeof first, err);
+	if (rc != 0) {
+		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", gpucc_error_last()->message);
+		gpucc_error_clear();
+	} else if (timed_out) {
+		set_error(r, GPUCC_ECOMPILE, p, "%s ran past the job timeout (%u s) and was killed",
+		          clang_name, x->s->timeout_seconds);
+	} else if (WIFSIGNALED(status)) {
+		set_error(r, GPUCC_ECOMPILE, p, "%s crashed (%s)%s%s", clang_name,
+		          signal_name(WTERMSIG(status)), first[0] ? ": " : "", first);
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !first[0]) {
+		set_error(r, GPUCC_EUNAVAILABLE, p, "cannot run '%s'", x->clang);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		set_error(r, GPUCC_ECOMPILE, p, "%s: %s", clang_name,
+		          first[0] ? first : "failed without a message");
+	} else {
+		size_t size = 0;
+		char *ir = read_small_file(out_path, (size_t)1 << 32, &size);
+		if (!ir) {
+			set_error(r, GPUCC_ECOMPILE, p, "%s wrote no IR", clang_name);
+		} else {
+			r->ir = (unsigned char *)ir;
+			r->ir_size = size;
+		}
+	}
+	if (r->error && err && err_size)
+		r->diagnostics = warning_lines(p, err);
+	else if (r->ir && err && err_size)
+		r->warnings = warning_lines(p, err);
+	free(err);
+	if (r->ir && x->records_dir && x->records_writable) {
+		size_t dep_size = 0;
+		char *dep_text = read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size);
+		gpucc_depfile deps;
+		char *why = NULL;
+		if (!dep_text || gpucc_depfile_parse(&deps, dep_text, dep_size) != 0) {
+			why = strdup("not recorded: clang wrote no dependency list");
+			gpucc_error_clear();
+		} else {
+			why = record_store(x, &name, &deps, r->ir, r->ir_size, start);
+			gpucc_depfile_release(&deps);
+		}
+		free(dep_text);
+		if (why) {
+			char *note = string_printf("%s; %s", r->note ? r->note : "miss", why);
+			if (note) {
+				free(r->note);
+				r->note = note;
+			}
+			free(why);
+		}
+	}
+	unlink(out_path);
+	unlink(dep_path);
+	arglist_release(&a);
+}
+
+static void *pair_thread(void *arg)
+{
+	context *x = arg;
+	for (;;) {
+		pthread_mutex_lock(&x->lock);
+		size_t i = x->next < x->count ? x->next++ : (size_t)-1;
+		pthread_mutex_unlock(&x->lock);
+		if (i == (size_t)-1)
+			return NULL;
+		compile_pair(x, i);
+		if (x->s->pair_done) {
+			pthread_mutex_lock(&x->lock);
+			x->s->pair_done(x->s->pair_done_ctx, &x->pairs[i], ++x->finished, x->count);
+			pthread_mutex_unlock(&x->lock);
+		}
+	}
+}
+
+/* ---- finding the tools ------------------------------------------------------- */
+
+static void find_clang(context *x)
+{
+	const gpucc_source_settings *s = x->s;
+	const char *candidates[8];
+	size_t n = 0;
+	char *searched[4] = {0};
+	size_t searched_count = 0;
+	if (s->clang) {
+		candidates[n++] = s->clang;
+	} else {
+		static const char *const names[] = {"clang-19", "clang"};
+		const char *path = getenv("PATH");
+		for (size_t k = 0; k < 2 && path; k++) {
+			for (const char *p = path; *p;) {
+				size_t len = strcspn(p, ":");
+				char *c = len ? string_printf("%.*s/%s", (int)len, p, names[k]) : NULL;
+				if (c && is_executable(c)) {
+					searched[searched_count++] = c;
+					candidates[n++] = c;
+					break;
+				}
+				free(c);
+				p += len + (p[len] == ':');
+			}
+		}
+		if (GPUCC_BUILD_CLANG[0])
+			candidates[n++] = GPUCC_BUILD_CLANG; /* found when gpucc was built */
+		candidates[n++] = "/usr/lib/llvm-19/bin/clang";
+	}
+	char refused[512] = "";
+	for (size_t i = 0; i < n && !x->clang; i++) {
+		if (!is_executable(candidates[i]))
+			continue;
+		const char *version = NULL;
+		pthread_mutex_lock(&x->lock);
+		int rc = s->toolchain ? gpucc_toolchain_tool_version(s->toolchain, "clang-version",
+		                                                     candidates[i], "clang version ",
+		                                                     &version)
+		                      : GPUCC_EUNAVAILABLE;
+		pthread_mutex_unlock(&x->lock);
+		if (rc == 0 && strncmp(version, "19.", 3) == 0) {
+			x->clang = strdup(candidates[i]);
+			x->clang_version = version;
+		} else if (!refused[0]) {
+			snprintf(refused, sizeof refused, "'%s' (%s%s)", candidates[i],
+			         rc == 0 ? "clang " : "", rc == 0 ? version : gpucc_error_last()->message);
+		}
+		gpucc_error_clear();
+	}
+	for (size_t i = 0; i < searched_count; i++)
+		free(searched[i]);
+	if (x->clang)
+		return;
+	if (s->clang && !is_executable(s->clang))
+		snprintf(x->clang_error, sizeof x->clang_error,
+		         "clang '%s' is not an executable file: sources need clang 19", s->clang);
+	else if (refused[0])
+		snprintf(x->clang_error, sizeof x->clang_error,
+		         "sources need clang 19, found %s (install clang-19)", refused);
+	else
+		snprintf(x->clang_error, sizeof x->clang_error,
+		         "clang-19 was not found on PATH: sources need clang 19 (install clang-19)");
+}
+
+static void find_cuda(context *x)
+{
+	const char *dirs[] = {getenv("CUDA_PATH"), "/usr/local/cuda"};
+	for (size_t i = 0; i < 2 && !x->cuda_dir; i++) {
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		char *header = string_printf("%s/include/cuda_runtime.h", dirs[i]);
+		if (header && is_regular(header))
+			x->cuda_dir = strdup(dirs[i]);
+		free(header);
+	}
+	if (!x->cuda_dir)
+		return;
+	/* CUB and Thrust: in include/cccl since CUDA 13. */
+	char *cub = string_printf("%s/include/cccl/cub/cub.cuh", x->cuda_dir);
+	if (cub && is_regular(cub))
+		x->cccl_dir = string_printf("%s/include/cccl", x->cuda_dir);
+	free(cub);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* $TMPDIR/gpucc-backend-PID-XXXXXX, and in it the CUDA stubs. */
+static int make_temp_dir(context *x, bool cuda)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(x->temp_dir, sizeof x->temp_dir, "%s/gpucc-backend-%ld-XXXXXX",
+	         tmp && *tmp ? tmp : "/tmp", (long)getpid());
+	if (!mkdtemp(x->temp_dir)) {
+		int rc = gpucc_error_set_errno("cannot make a temporary directory in '%s'",
+		                               tmp && *tmp ? tmp : "/tmp");
+		x->temp_dir[0] = '\0';
+		return rc;
+	}
+	if (!cuda || !x->cuda_dir)
+		return 0;
+	/* CUDA 13 removed texture_fetch_functions.h, which clang-19's CUDA
+	 * wrapper includes: an empty one stands in. */
+	char *have = string_printf("%s/include/texture_fetch_functions.h", x->cuda_dir);
+	bool present = have && is_regular(have);
+	free(have);
+	if (present)
+		return 0;
+	snprintf(x->stub_dir, sizeof x->stub_dir, "%s/stubs", x->temp_dir);
+	char stub[PATH_MAX + 64 + 16];
+	snprintf(stub, sizeof stub, "%s/texture_fetch_functions.h", x->stub_dir);
+	int fd = mkdir(x->stub_dir, 0700) == 0 ? open(stub, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot write '%s'", stub);
+	close(fd);
+	return 0;
+}
+
+int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_source_settings *s)
+{
+	if (count == 0)
+		return 0;
+	context x;
+	memset(&x, 0, sizeof x);
+	x.s = s;
+	x.pairs = pairs;
+	x.count = count;
+	pthread_mutex_init(&x.lock, NULL);
+	struct timespec res;
+	x.clock_granularity_ns = clock_getres(CLOCK_REALTIME_COARSE, &res) == 0
+	                             ? (long)ns_of(res) : 10000000L;
+	if (x.clock_granularity_ns < 1000000L)
+		x.clock_granularity_ns = 1000000L;
+	if (!getcwd(x.cwd, sizeof x.cwd))
+		snprintf(x.cwd, sizeof x.cwd, "/");
+	static const char *const env_names[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+	                                        "HIP_PATH", "ROCM_PATH", "HIP_DEVICE_LIB_PATH"};
+	size_t used = 0;
+	for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++) {
+		const char *v = getenv(env_names[i]);
+		int n = snprintf(x.env_key + used, sizeof x.env_key - used, "%s=%s\n", env_names[i],
+		                 v ? v : "");
+		if (n > 0 && (size_t)n < sizeof x.env_key - used)
+			used += (size_t)n;
+	}
+	find_clang(&x);
+	find_cuda(&x);
+	bool cuda = false;
+	for (size_t i = 0; i < count; i++)
+		cuda |= pairs[i].language == GPUCC_LANGUAGE_CUDA;
+	if (s->cache) {
+		x.records_dir = string_printf("%s/v1/sources", gpucc_cache_dir(s->cache));
+		x.records_writable = gpucc_cache_writable(s->cache);
+		if (!x.records_dir) {
+			pthread_mutex_destroy(&x.lock);
+			return gpucc_error_oom();
+		}
+	}
+	int rc = 0;
+	if (x.clang && (rc = make_temp_dir(&x, cuda)) != 0) {
+		/* No clang can run: every pair says why (a record may still hit). */
+		snprintf(x.clang_error, sizeof x.clang_error, "%s", gpucc_error_last()->message);
+		gpucc_error_clear();
+		free(x.clang);
+		x.clang = NULL;
+		rc = 0;
+	}
+	unsigned n = s->jobs ? s->jobs : 1;
+	if (n > count)
+		n = (unsigned)count;
+	pthread_t *threads = calloc(n, sizeof *threads);
+	unsigned started = 0;
+	for (unsigned i = 0; threads && i < n; i++)
+		if (pthread_create(&threads[started], NULL, pair_thread, &x) == 0)
+			started++;
+	if (started == 0)
+		pair_thread(&x);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+	if (x.temp_dir[0])
+		nftw(x.temp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	for (size_t i = 0; i < count; i++)
+		if (!pairs[i].result.ir && !pairs[i].result.error) {
+			set_error(&pairs[i].result, GPUCC_ERROR, &pairs[i], "out of memory");
+		}
+	free(x.clang);
+	free(x.cuda_dir);
+	free(x.cccl_dir);
+	free(x.records_dir);
+	pthread_mutex_destroy(&x.lock);
+	return rc;
+}

@@ -1,0 +1,84 @@
+/*
+ * lib/compile_source.h -- HIP, CUDA and OpenCL C sources to IR modules, by
+ * clang 19 run as a tool, found again through direct-mode records in the
+ * cache (lib/compile_source.c; formats/cache.md, "Sources").  What
+ * lib/compile.c asks of it: for each (source, target) pair, the IR module
+ * of that source for that target, or why there is none.
+ */
+#ifndef GPUCC_LIB_COMPILE_SOURCE_H
+#define GPUCC_LIB_COMPILE_SOURCE_H
+
+#include "compile_internal.h"
+#include "gpucc/compile.h"
+
+/* ---- clang's dependency lists (lib/compile_depfile.c) ------------------- */
+
+typedef struct gpucc_depfile {
+	char **paths; /* as clang wrote them, unescaped, in its order */
+	size_t count, capacity;
+} gpucc_depfile;
+
+/* Parse what clang -MD -MF wrote (one make rule).  GPUCC_ECORRUPT when it
+ * holds no rule. */
+int gpucc_depfile_parse(gpucc_depfile *out, const char *text, size_t size);
+void gpucc_depfile_release(gpucc_depfile *d);
+
+/* ---- sources ------------------------------------------------------------ */
+
+/* The language a file name says (.hip, .cu, .cl), else FROM_NAME. */
+gpucc_source_language gpucc_source_language_of(const char *path);
+/* "HIP", "CUDA", "OpenCL C". */
+const char *gpucc_source_language_name(gpucc_source_language language);
+/* Whether clang compiles the language for the vendor's targets. */
+bool gpucc_source_language_serves(gpucc_source_language language, gpucc_vendor vendor);
+
+/* What a pair resolves to. */
+typedef struct gpucc_source_result {
+	unsigned char *ir;   /* the module (bitcode), owned; NULL on failure */
+	size_t ir_size;
+	char *note;          /* how it was found, for --explain (gpucc_compile_result.source) */
+	char *warnings;      /* clang's warnings, lines "SOURCE: TARGET: clang: ..."; or NULL */
+	int error_code;      /* 0, or why there is no module: */
+	char *error;         /* one line "SOURCE: TARGET: ..." */
+	char *diagnostics;   /* clang's own lines on failure, or NULL */
+} gpucc_source_result;
+
+/* One (source, target) pair. */
+typedef struct gpucc_source_pair {
+	const char *path;            /* as given: clang reads it by this name */
+	const char *shown;           /* path with control characters spelt */
+	const unsigned char *data;   /* the source's bytes, read when it was added */
+	size_t size;
+	gpucc_source_language language;
+	const gpucc_target *target;
+	const char *target_name;     /* canonical */
+	bool ptx_explicit;           /* NVIDIA: the spelling named the PTX ISA, which
+	                                clang is then held to */
+	gpucc_source_result result;  /* out */
+} gpucc_source_pair;
+
+typedef struct gpucc_source_settings {
+	int opt_level;
+	int code_object_version;     /* 0: GPUCC_DEFAULT_CODE_OBJECT_VERSION */
+	bool debug_info, fast_math, ftz;
+	bool relocatable;            /* the modules are linked (clang -fgpu-rdc) */
+	const char *clang;           /* NULL: search */
+	const char *const *args;
+	size_t arg_count;
+	unsigned timeout_seconds;    /* 0: none */
+	unsigned jobs;               /* clang processes at once (at least 1) */
+	gpucc_cache *cache;          /* records; NULL: none */
+	gpucc_toolchain *toolchain;  /* remembered digests of the files read */
+	/* Called after each pair, by one thread at a time; may be NULL. */
+	void (*pair_done)(void *ctx, const gpucc_source_pair *p, size_t done, size_t total);
+	void *pair_done_ctx;
+} gpucc_source_settings;
+
+/* Resolve every pair: a record's IR when each file it lists still has its
+ * digest, else clang's (and a record of it, when the cache is writable).
+ * A pair that fails says why in its result; the return value is an error
+ * only for what stops them all (out of memory). */
+int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_source_settings *s);
+void gpucc_source_result_release(gpucc_source_result *r);
+
+#endif

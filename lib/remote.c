@@ -1,0 +1,851 @@
+/*
+ * lib/remote.c -- remote caches behind the local one (gpucc/remote.h,
+ * formats/remote.md): parsing remote URLs and their attributes, asking the
+ * remotes in order for what the local cache lacks, verifying what they
+ * return before it is stored or used, uploading, and the remote counters
+ * (DIR/remote-stats).
+ *
+ * Every remote failure is a miss: the first one of a remote is reported
+ * once through the cache's warning handler and disables that remote for the
+ * rest of the handle's life, so that a dead or sick server costs a run at
+ * most one round of its timeouts.
+ */
+#include "cache_internal.h"
+#include "remote_internal.h"
+
+#include "atomic_file.h"
+#include "errors.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REMOTE_STATS_FILE "remote-stats"
+#define REMOTE_STATS_MAGIC "gpucc-remote-stats 1"
+#define DEFAULT_CONNECT_TIMEOUT_MS 100
+#define DEFAULT_TIMEOUT_MS 2000
+
+struct remote_set {
+	remote **remotes;
+	size_t count;
+	remote_s3_credentials s3; /* for every S3 remote */
+	gpucc_remote_stats unsaved; /* this handle's, not yet in DIR/remote-stats */
+};
+
+/* ---- parsing ------------------------------------------------------------ */
+
+static void remote_free(remote *r)
+{
+	if (!r)
+		return;
+	if (r->connected && r->backend->close)
+		r->backend->close(r);
+	free(r->url);
+	free(r->shown);
+	free(r->bearer);
+	for (size_t i = 0; i < r->header_count; i++)
+		free(r->headers[i]);
+	free(r->headers);
+	free(r->host);
+	free(r->user);
+	free(r->password);
+	free(r->unix_path);
+	free(r->s3_bucket_path);
+	free(r->region);
+	free(r->endpoint);
+	gpucc_remote_free_keys(r);
+	free(r);
+}
+
+static bool parse_ms(long *out, const char *text)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (!*text || *end || errno || v < 1 || v > 3600 * 1000)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* The URL with any password ("user:secret@", ":secret@") spelt "***". */
+static char *shown_url(const char *url)
+{
+	const char *scheme_end = strstr(url, "://");
+	const char *auth = scheme_end ? scheme_end + 3 : url;
+	const char *at = strchr(auth, '@');
+	const char *slash = strchr(auth, '/');
+	if (!at || (slash && slash < at))
+		return strdup(url);
+	const char *colon = memchr(auth, ':', (size_t)(at - auth));
+	const char *secret = colon ? colon + 1 : auth;
+	size_t head = (size_t)(secret - url);
+	char *out = malloc(head + 4 + strlen(at) + 1);
+	if (out)
+		sprintf(out, "%.*s***%s", (int)head, url, at);
+	return out;
+}
+
+static char *dup_range(const char *from, const char *to)
+{
+	return strndup(from, (size_t)(to - from));
+}
+
+/* redis://[[user:]password@]host[:port][/db] */
+static int parse_redis_tcp(remote *r, const char *rest, const char *origin)
+{
+	const char *at = strrchr(rest, '@');
+	const char *host = rest;
+	if (at) {
+		const char *colon = memchr(rest, ':', (size_t)(at - rest));
+		if (colon) {
+			if (colon > rest)
+				r->user = dup_range(rest, colon);
+			r->password = dup_range(colon + 1, at);
+		} else {
+			r->password = dup_range(rest, at);
+		}
+		host = at + 1;
+	}
+	const char *end = host + strcspn(host, "/");
+	const char *colon = memchr(host, ':', (size_t)(end - host));
+	r->host = dup_range(host, colon ? colon : end);
+	r->port = 6379;
+	if (colon) {
+		char *stop;
+		long port = strtol(colon + 1, &stop, 10);
+		if (stop != end || port < 1 || port > 65535)
+			return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': bad port", origin, r->shown);
+		r->port = (int)port;
+	}
+	if (*end == '/' && end[1]) {
+		char *stop;
+		long db = strtol(end + 1, &stop, 10);
+		if (*stop || db < 0 || db > 1000000)
+			return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': bad database number",
+			                       origin, r->shown);
+		r->db = (int)db;
+	}
+	if (!r->host || !*r->host)
+		return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': no host", origin, r->shown);
+	return 0;
+}
+
+static int parse_attribute(remote *r, char *attr, const char *origin)
+{
+	char *eq = strchr(attr, '=');
+	const char *value = eq ? eq + 1 : NULL;
+	if (eq)
+		*eq = '\0';
+	bool ok = true;
+	if (strcmp(attr, "read-only") == 0 && !value) {
+		r->read_only = true;
+	} else if (strcmp(attr, "sign") == 0 && value) {
+		int rc = gpucc_remote_load_signing_key(r, value);
+		if (rc)
+			return gpucc_error_set(rc, "%s: remote '%s': %s", origin, r->shown,
+			                       gpucc_error_last()->message);
+	} else if (strcmp(attr, "trust") == 0 && value) {
+		int rc = gpucc_remote_load_trusted_keys(r, value);
+		if (rc)
+			return gpucc_error_set(rc, "%s: remote '%s': %s", origin, r->shown,
+			                       gpucc_error_last()->message);
+	} else if (strcmp(attr, "connect-timeout") == 0 && value) {
+		ok = parse_ms(&r->connect_timeout_ms, value);
+	} else if (strcmp(attr, "timeout") == 0 && value) {
+		ok = parse_ms(&r->timeout_ms, value);
+	} else if (strcmp(attr, "layout") == 0 && value && r->backend == &gpucc_remote_http_backend) {
+		if (strcmp(value, "flat") == 0)
+			r->layout = REMOTE_LAYOUT_FLAT;
+		else if (strcmp(value, "subdirs") == 0)
+			r->layout = REMOTE_LAYOUT_SUBDIRS;
+		else
+			ok = false;
+	} else if ((strcmp(attr, "endpoint") == 0 || strcmp(attr, "region") == 0) && value && r->s3) {
+		char **slot = attr[0] == 'e' ? &r->endpoint : &r->region;
+		free(*slot);
+		*slot = strdup(value);
+		ok = *value && (attr[0] == 'r' || strncmp(value, "http://", 7) == 0 ||
+		                strncmp(value, "https://", 8) == 0);
+	} else if (strcmp(attr, "bearer") == 0 && value && r->backend == &gpucc_remote_http_backend) {
+		free(r->bearer);
+		r->bearer = strdup(value);
+	} else if (strcmp(attr, "header") == 0 && value && strchr(value, ':') &&
+	           r->backend == &gpucc_remote_http_backend) {
+		char **grown = realloc(r->headers, (r->header_count + 1) * sizeof *grown);
+		if (!grown || !(grown[r->header_count] = strdup(value))) {
+			if (grown)
+				r->headers = grown;
+			return gpucc_error_oom();
+		}
+		r->headers = grown;
+		r->header_count++;
+	} else if ((strcmp(attr, "password") == 0 || strcmp(attr, "user") == 0) && value &&
+	           r->backend == &gpucc_remote_redis_backend) {
+		char **slot = attr[0] == 'p' ? &r->password : &r->user;
+		free(*slot);
+		*slot = strdup(value);
+	} else {
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "%s: remote '%s': unknown attribute '%s%s%s' (known: read-only, "
+		                       "connect-timeout=MS, timeout=MS, sign=KEY-FILE, trust=KEYS-FILE%s)",
+		                       origin, r->shown, attr, value ? "=" : "", value ? value : "",
+		                       r->s3 ? ", layout=flat|subdirs, endpoint=URL, region=NAME"
+		                       : r->backend == &gpucc_remote_http_backend
+		                           ? ", layout=flat|subdirs, bearer=TOKEN, header=NAME:VALUE"
+		                           : ", user=NAME, password=SECRET");
+	}
+	if (!ok)
+		return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': bad value '%s' for %s", origin,
+		                       r->shown, value, attr);
+	return 0;
+}
+
+/* One "URL|attr|attr=value" word into *out. */
+static int parse_remote(remote **out, char *word, const char *origin)
+{
+	*out = NULL;
+	remote *r = calloc(1, sizeof *r);
+	if (!r)
+		return gpucc_error_oom();
+	char *attrs = strchr(word, '|');
+	if (attrs)
+		*attrs++ = '\0';
+	r->url = strdup(word);
+	r->shown = shown_url(word);
+	r->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+	r->timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (!r->url || !r->shown) {
+		remote_free(r);
+		return gpucc_error_oom();
+	}
+	int rc = 0;
+	if (strncmp(word, "http://", 7) == 0 || strncmp(word, "https://", 8) == 0) {
+		r->backend = &gpucc_remote_http_backend;
+		const char *host = strstr(word, "://") + 3;
+		if (!*host || *host == '/')
+			rc = gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': no host", origin, r->shown);
+		/* No trailing slash: object names are appended after one. */
+		for (size_t n = strlen(r->url); n > 0 && r->url[n - 1] == '/'; n--)
+			r->url[n - 1] = '\0';
+	} else if (strncmp(word, "redis://", 8) == 0) {
+		r->backend = &gpucc_remote_redis_backend;
+		rc = parse_redis_tcp(r, word + 8, origin);
+	} else if (strncmp(word, "redis+unix:", 11) == 0) {
+		r->backend = &gpucc_remote_redis_backend;
+		const char *path = word + 11;
+		if (strncmp(path, "//", 2) == 0)
+			path += 2;
+		if (*path != '/')
+			rc = gpucc_error_set(GPUCC_EINVALID,
+			                     "%s: remote '%s': a Unix socket needs an absolute path",
+			                     origin, r->shown);
+		else
+			r->unix_path = strdup(path);
+	} else if (strncmp(word, "s3://", 5) == 0) {
+		r->backend = &gpucc_remote_http_backend;
+		r->s3 = true;
+		r->s3_bucket_path = strdup(word + 5);
+		for (size_t n = r->s3_bucket_path ? strlen(r->s3_bucket_path) : 0;
+		     n > 0 && r->s3_bucket_path[n - 1] == '/'; n--)
+			r->s3_bucket_path[n - 1] = '\0';
+		if (!r->s3_bucket_path || !*r->s3_bucket_path || *r->s3_bucket_path == '/')
+			rc = gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': no bucket", origin, r->shown);
+	} else {
+		rc = gpucc_error_set(GPUCC_EINVALID,
+		                     "%s: remote '%s': unknown scheme (known: http://, https://, "
+		                     "redis://, redis+unix:)", origin, r->shown);
+	}
+	while (rc == 0 && attrs) {
+		char *attr = attrs;
+		attrs = strchr(attrs, '|');
+		if (attrs)
+			*attrs++ = '\0';
+		if (*attr)
+			rc = parse_attribute(r, attr, origin);
+	}
+	if (rc == 0 && r->s3) {
+		/* Path-style: ENDPOINT/BUCKET/PREFIX (curl 7.88 signs no virtual
+		 * host or query), the endpoint by default AWS's for the region. */
+		if (!r->region)
+			r->region = strdup("us-east-1");
+		char *url = NULL;
+		if (r->region && (r->endpoint
+		                      ? asprintf(&url, "%s/%s", r->endpoint, r->s3_bucket_path)
+		                      : asprintf(&url, "https://s3.%s.amazonaws.com/%s", r->region,
+		                                 r->s3_bucket_path)) >= 0) {
+			free(r->url);
+			r->url = url;
+			for (size_t n = strlen(r->url); n > 0 && r->url[n - 1] == '/'; n--)
+				r->url[n - 1] = '\0';
+		} else {
+			rc = gpucc_error_oom();
+		}
+	}
+	if (rc != 0) {
+		remote_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+typedef struct remote_set remote_set;
+static void remote_set_free(gpucc_cache *c, void *set);
+
+static remote_set *remote_set_of(gpucc_cache *c, bool create)
+{
+	remote_set *s = gpucc_cache_remotes(c);
+	if (!s && create && (s = calloc(1, sizeof *s)) != NULL)
+		gpucc_cache_attach_remotes(c, s, remote_set_free);
+	return s;
+}
+
+int gpucc_cache_add_remotes(gpucc_cache *c, const char *spec, const char *origin)
+{
+	GPUCC_REQUIRE(c);
+	GPUCC_REQUIRE(spec);
+	if (!origin)
+		origin = "remote";
+	char *copy = strdup(spec);
+	remote_set *s = remote_set_of(c, true);
+	if (!copy || !s) {
+		free(copy);
+		return gpucc_error_oom();
+	}
+	size_t first = s->count;
+	int rc = 0;
+	for (char *save = NULL, *word = strtok_r(copy, " \t\n", &save); word && rc == 0;
+	     word = strtok_r(NULL, " \t\n", &save)) {
+		remote *r = NULL;
+		if ((rc = parse_remote(&r, word, origin)) != 0)
+			break;
+		remote **grown = realloc(s->remotes, (s->count + 1) * sizeof *grown);
+		if (!grown) {
+			remote_free(r);
+			rc = gpucc_error_oom();
+			break;
+		}
+		s->remotes = grown;
+		r->credentials = &s->s3;
+		s->remotes[s->count++] = r;
+	}
+	if (rc != 0) {
+		while (s->count > first)
+			remote_free(s->remotes[--s->count]);
+	}
+	free(copy);
+	return rc;
+}
+
+int gpucc_cache_set_s3_credentials(gpucc_cache *c, const char *access_key_id,
+                                   const char *secret_access_key, const char *session_token)
+{
+	GPUCC_REQUIRE(c);
+	remote_set *s = remote_set_of(c, true);
+	if (!s)
+		return gpucc_error_oom();
+	char *values[3] = {NULL, NULL, NULL};
+	const char *given[3] = {access_key_id, secret_access_key, session_token};
+	for (int i = 0; i < 3; i++) {
+		if (given[i] && *given[i] && !(values[i] = strdup(given[i]))) {
+			free(values[0]);
+			free(values[1]);
+			return gpucc_error_oom();
+		}
+	}
+	free(s->s3.access_key_id);
+	free(s->s3.secret_access_key);
+	free(s->s3.session_token);
+	s->s3.access_key_id = values[0];
+	s->s3.secret_access_key = values[1];
+	s->s3.session_token = values[2];
+	return 0;
+}
+
+size_t gpucc_cache_remote_count(const gpucc_cache *c)
+{
+	GPUCC_REQUIRE_OR(c, 0);
+	const remote_set *s = gpucc_cache_remotes(c);
+	return s ? s->count : 0;
+}
+
+/* ---- failures ----------------------------------------------------------- */
+
+/* The remote's first failure: one warning, and it is not asked again. */
+static void disable(gpucc_cache *c, remote *r, const char *doing)
+{
+	if (r->disabled)
+		return;
+	r->disabled = true;
+	gpucc_cache_warn(c, "remote '%s': %s%s%s; not used again in this run", r->shown,
+	                 doing ? doing : "", doing ? ": " : "", r->why[0] ? r->why : "failed");
+}
+
+static bool ready(gpucc_cache *c, remote *r)
+{
+	if (r->disabled)
+		return false;
+	if (r->connected)
+		return true;
+	r->why[0] = '\0';
+	if (r->backend->connect(r) != 0) {
+		disable(c, r, NULL);
+		return false;
+	}
+	r->connected = true;
+	return true;
+}
+
+/* ---- fetching and verifying --------------------------------------------- */
+
+static char *local_entry_path(gpucc_cache *c, const gpucc_digest *key)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	const char *dir = gpucc_cache_dir(c);
+	char *path = malloc(strlen(dir) + 2 * GPUCC_DIGEST_HEX_SIZE + 16);
+	if (path)
+		sprintf(path, "%s/v1/%.2s/%s.gpucc", dir, hex, hex);
+	return path;
+}
+
+static bool held_locally(gpucc_cache *c, const gpucc_digest *key)
+{
+	char *path = local_entry_path(c, key);
+	struct stat st;
+	bool held = path && lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+	free(path);
+	return held;
+}
+
+/* What verify_and_store returns when the entry verified but the local
+ * cache could not store it (a full disk): no fault of the remote's. */
+#define LOCAL_STORE_FAILED 1
+
+/* Check a remote's bytes for key as an untrusted image: exactly one entry,
+ * the key asked for, that key recomputed from the entry's fields, every
+ * payload's digest; then insert it into the local cache.  0; an error whose
+ * message says what was wrong with the object; or LOCAL_STORE_FAILED. */
+static int verify_and_store(gpucc_cache *c, remote *r, const gpucc_digest *key,
+                            const remote_blob *b)
+{
+	char name[600];
+	snprintf(name, sizeof name, "%s", r->shown);
+	gpucc_image *img = NULL;
+	remote_blob entry = *b;
+	int rc = gpucc_remote_check_signature(r, key, &entry);
+	if (rc == 0)
+		rc = gpucc_image_open_memory(&img, entry.data, entry.size, name);
+	if (rc == 0 && gpucc_image_entry_count(img) != 1)
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "holds %zu entries, not one",
+		                     gpucc_image_entry_count(img));
+	const gpucc_entry *e = rc == 0 ? gpucc_image_entry(img, 0) : NULL;
+	gpucc_digest computed;
+	if (rc == 0 && gpucc_digest_compare(&e->key, key) != 0)
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "holds the entry of another key");
+	if (rc == 0 && (gpucc_entry_compute_key(&computed, e) != 0 ||
+	                gpucc_digest_compare(&computed, key) != 0))
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "the entry's fields do not give its key");
+	if (rc == 0)
+		rc = gpucc_image_verify(img);
+	if (rc == 0) {
+		cache_insert_outcome outcome;
+		if (gpucc_cache_insert_entry_from(c, img, e, name, GPUCC_CONFLICT_FIRST, NULL, NULL,
+		                                  &outcome) != 0)
+			rc = LOCAL_STORE_FAILED;
+	}
+	gpucc_image_free(img);
+	return rc;
+}
+
+int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t count, bool *found)
+{
+	GPUCC_REQUIRE(c);
+	if (count)
+		GPUCC_REQUIRE(keys);
+	if (found)
+		memset(found, 0, count * sizeof *found);
+	remote_set *s = remote_set_of(c, false);
+	if (!s || s->count == 0 || count == 0 || !gpucc_cache_writable(c))
+		return 0;
+	/* Index into keys of those still wanted. */
+	size_t *want = malloc(count * sizeof *want);
+	gpucc_digest *batch = malloc(count * sizeof *batch);
+	remote_blob *blobs = calloc(count, sizeof *blobs);
+	if (!want || !batch || !blobs) {
+		free(want);
+		free(batch);
+		free(blobs);
+		return 0; /* a remote is an optimisation: no memory, no remote */
+	}
+	/* A key given twice is asked twice: the second copy to arrive is a
+	 * duplicate the local insert collapses. */
+	size_t wanted = 0;
+	for (size_t i = 0; i < count; i++)
+		if (!held_locally(c, &keys[i]))
+			want[wanted++] = i;
+	for (size_t ri = 0; ri < s->count && wanted; ri++) {
+		remote *r = s->remotes[ri];
+		if (!ready(c, r))
+			continue;
+		for (size_t k = 0; k < wanted; k++)
+			batch[k] = keys[want[k]];
+		memset(blobs, 0, wanted * sizeof *blobs);
+		r->why[0] = '\0';
+		r->backend->get(r, batch, wanted, blobs);
+		bool failed = false, local_failed = false;
+		size_t kept = 0;
+		for (size_t k = 0; k < wanted; k++) {
+			remote_blob *b = &blobs[k];
+			bool got = false;
+			int stored = b->outcome == REMOTE_OK ? verify_and_store(c, r, &batch[k], b) : 0;
+			if (b->outcome == REMOTE_OK) {
+				s->unsaved.bytes_in += b->size;
+				if (stored == 0) {
+					got = true;
+					s->unsaved.hits++;
+				} else if (stored == LOCAL_STORE_FAILED) {
+					/* Verified, but the local cache refused it: a
+					 * miss, and the cache's problem, said once. */
+					if (!local_failed)
+						gpucc_cache_warn(c, "an entry from remote '%s' verified but could "
+						                 "not be stored: %s", r->shown,
+						                 gpucc_error_last()->message);
+					local_failed = true;
+				} else if (!failed) {
+					char hex[GPUCC_DIGEST_HEX_SIZE];
+					gpucc_digest_to_hex(hex, &batch[k]);
+					snprintf(r->why, sizeof r->why, "entry %.16s... rejected: %s", hex,
+					         gpucc_error_last()->message);
+					s->unsaved.errors++;
+					failed = true;
+				} else {
+					s->unsaved.errors++;
+				}
+			} else if (b->outcome == REMOTE_ERROR) {
+				s->unsaved.errors++;
+				failed = true;
+			} else if (b->outcome == REMOTE_TIMEOUT) {
+				s->unsaved.timeouts++;
+				failed = true;
+			}
+			free(b->data);
+			b->data = NULL;
+			if (got && found)
+				found[want[k]] = true;
+			if (!got)
+				want[kept++] = want[k];
+		}
+		wanted = kept;
+		if (failed)
+			disable(c, r, NULL);
+	}
+	s->unsaved.misses += wanted;
+	free(want);
+	free(batch);
+	free(blobs);
+	gpucc_error_clear();
+	return 0;
+}
+
+/* ---- uploading ---------------------------------------------------------- */
+
+static int read_local(gpucc_cache *c, const gpucc_digest *key, remote_blob *b)
+{
+	char *path = local_entry_path(c, key);
+	int fd = path ? open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	free(path);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size > REMOTE_MAX_OBJECT) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	b->size = (size_t)st.st_size;
+	b->data = malloc(b->size ? b->size : 1);
+	size_t done = 0;
+	while (b->data && done < b->size) {
+		ssize_t n = read(fd, b->data + done, b->size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	close(fd);
+	if (!b->data || done != b->size) {
+		free(b->data);
+		b->data = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t count,
+                            bool check_existing, gpucc_remote_push_result *out)
+{
+	GPUCC_REQUIRE(c);
+	if (count)
+		GPUCC_REQUIRE(keys);
+	gpucc_remote_push_result res = {0};
+	remote_set *s = remote_set_of(c, false);
+	int rc = 0;
+	remote_blob *local = calloc(count ? count : 1, sizeof *local);
+	bool *have = calloc(count ? count : 1, sizeof *have);
+	gpucc_digest *batch = malloc((count ? count : 1) * sizeof *batch);
+	remote_blob *send = calloc(count ? count : 1, sizeof *send);
+	remote_outcome *outcome = calloc(count ? count : 1, sizeof *outcome);
+	if (!local || !have || !batch || !send || !outcome) {
+		rc = gpucc_error_oom();
+		goto done;
+	}
+	for (size_t i = 0; i < count; i++) {
+		have[i] = read_local(c, &keys[i], &local[i]) == 0;
+		if (!have[i])
+			res.missing++;
+	}
+	for (size_t ri = 0; s && ri < s->count; ri++) {
+		remote *r = s->remotes[ri];
+		if (r->read_only || !ready(c, r))
+			continue;
+		size_t n = 0;
+		for (size_t i = 0; i < count; i++) {
+			if (have[i]) {
+				batch[n] = keys[i];
+				send[n] = local[i];
+				n++;
+			}
+		}
+		if (n == 0)
+			continue;
+		bool failed = false;
+		if (check_existing) {
+			r->why[0] = '\0';
+			r->backend->exists(r, batch, n, outcome);
+			size_t kept = 0;
+			for (size_t k = 0; k < n; k++) {
+				if (outcome[k] == REMOTE_OK) {
+					res.present++;
+					continue;
+				}
+				if (outcome[k] == REMOTE_ERROR || outcome[k] == REMOTE_TIMEOUT) {
+					failed = true;
+					outcome[k] == REMOTE_TIMEOUT ? s->unsaved.timeouts++ : s->unsaved.errors++;
+				}
+				batch[kept] = batch[k];
+				send[kept] = send[k];
+				kept++;
+			}
+			n = failed ? 0 : kept;
+			if (failed) {
+				disable(c, r, "checking what it holds");
+				res.failed += kept;
+				rc = GPUCC_ERROR;
+			}
+		}
+		if (n == 0)
+			continue;
+		remote_blob *signed_blobs = NULL;
+		if (r->sign_key) {
+			/* Nothing goes out unsigned from a writer that signs. */
+			size_t k = 0;
+			signed_blobs = calloc(n, sizeof *signed_blobs);
+			for (; signed_blobs && k < n; k++) {
+				if (gpucc_remote_sign(r, &batch[k], &send[k], &signed_blobs[k]) != 0)
+					break;
+				send[k] = signed_blobs[k];
+			}
+			if (k < n) {
+				snprintf(r->why, sizeof r->why, "cannot sign an entry");
+				disable(c, r, "uploading");
+				res.failed += n;
+				rc = GPUCC_ERROR;
+				n = 0;
+			}
+		}
+		if (n) {
+			r->why[0] = '\0';
+			r->backend->put(r, batch, send, n, outcome);
+		}
+		for (size_t k = 0; k < n; k++) {
+			if (outcome[k] == REMOTE_OK) {
+				res.uploaded++;
+				s->unsaved.bytes_out += send[k].size;
+			} else {
+				res.failed++;
+				outcome[k] == REMOTE_TIMEOUT ? s->unsaved.timeouts++ : s->unsaved.errors++;
+				failed = true;
+			}
+		}
+		if (failed) {
+			disable(c, r, "uploading");
+			rc = GPUCC_ERROR;
+		}
+		for (size_t k = 0; signed_blobs && k < n; k++)
+			free(signed_blobs[k].data);
+		free(signed_blobs);
+	}
+	if (rc != 0)
+		gpucc_error_set(GPUCC_ERROR, "%" PRIu64 " upload%s failed", res.failed,
+		                res.failed == 1 ? "" : "s");
+done:
+	for (size_t i = 0; local && i < count; i++)
+		free(local[i].data);
+	free(local);
+	free(have);
+	free(batch);
+	free(send);
+	free(outcome);
+	if (out)
+		*out = res;
+	return rc;
+}
+
+/* ---- counters ------------------------------------------------------------ */
+
+static void stats_parse(gpucc_remote_stats *st, const char *text)
+{
+	memset(st, 0, sizeof *st);
+	size_t magic = strlen(REMOTE_STATS_MAGIC);
+	if (strncmp(text, REMOTE_STATS_MAGIC, magic) != 0 || text[magic] != ' ')
+		return;
+	struct { const char *name; uint64_t *value; } fields[] = {
+		{"hits", &st->hits}, {"misses", &st->misses}, {"errors", &st->errors},
+		{"timeouts", &st->timeouts}, {"bytes_in", &st->bytes_in},
+		{"bytes_out", &st->bytes_out},
+	};
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		char pattern[32];
+		snprintf(pattern, sizeof pattern, " %s=", fields[i].name);
+		const char *at = strstr(text, pattern);
+		if (!at)
+			continue;
+		at += strlen(pattern);
+		if (*at < '0' || *at > '9')
+			continue;
+		errno = 0;
+		unsigned long long v = strtoull(at, NULL, 10);
+		if (errno == 0)
+			*fields[i].value = v;
+	}
+}
+
+static void stats_load(gpucc_cache *c, gpucc_remote_stats *st)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/" REMOTE_STATS_FILE, gpucc_cache_dir(c));
+	char buf[512] = "";
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		close(fd);
+	}
+	stats_parse(st, buf);
+}
+
+/* Add add (NULL: zero the file) to DIR/remote-stats under stats.lock. */
+static int stats_update(gpucc_cache *c, const gpucc_remote_stats *add)
+{
+	char lock_path[4096], path[4096];
+	snprintf(lock_path, sizeof lock_path, "%s/stats.lock", gpucc_cache_dir(c));
+	snprintf(path, sizeof path, "%s/" REMOTE_STATS_FILE, gpucc_cache_dir(c));
+	int lock = gpucc_lock_file(lock_path, LOCK_EX);
+	if (lock < 0)
+		return lock;
+	gpucc_remote_stats st = {0};
+	if (add) {
+		stats_load(c, &st);
+		st.hits += add->hits;
+		st.misses += add->misses;
+		st.errors += add->errors;
+		st.timeouts += add->timeouts;
+		st.bytes_in += add->bytes_in;
+		st.bytes_out += add->bytes_out;
+	}
+	char text[512];
+	int n = snprintf(text, sizeof text,
+	                 REMOTE_STATS_MAGIC " hits=%" PRIu64 " misses=%" PRIu64 " errors=%" PRIu64
+	                 " timeouts=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64 "\n",
+	                 st.hits, st.misses, st.errors, st.timeouts, st.bytes_in, st.bytes_out);
+	gpucc_atomic_file f;
+	int rc = gpucc_atomic_file_open(&f, path);
+	if (rc == 0) {
+		f.no_sync = true; /* counters: losing an update to a crash is fine */
+		if (gpucc_write_all(f.fd, text, (size_t)n) != 0) {
+			rc = gpucc_error_set_errno("cannot write '%s'", path);
+			gpucc_atomic_file_abort(&f);
+		} else {
+			rc = gpucc_atomic_file_commit(&f);
+		}
+	}
+	gpucc_lock_release(lock);
+	return rc;
+}
+
+int gpucc_cache_remote_stats_get(gpucc_remote_stats *out, gpucc_cache *c)
+{
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(c);
+	stats_load(c, out);
+	remote_set *s = remote_set_of(c, false);
+	if (s) {
+		out->hits += s->unsaved.hits;
+		out->misses += s->unsaved.misses;
+		out->errors += s->unsaved.errors;
+		out->timeouts += s->unsaved.timeouts;
+		out->bytes_in += s->unsaved.bytes_in;
+		out->bytes_out += s->unsaved.bytes_out;
+	}
+	return 0;
+}
+
+int gpucc_cache_remote_stats_reset(gpucc_cache *c)
+{
+	GPUCC_REQUIRE(c);
+	if (!gpucc_cache_writable(c))
+		return gpucc_cache_refuse_read_only(c, "reset the remote counters of");
+	remote_set *s = remote_set_of(c, false);
+	if (s)
+		memset(&s->unsaved, 0, sizeof s->unsaved);
+	return stats_update(c, NULL);
+}
+
+/* The cache's release of its remotes (gpucc_cache_free): save the
+ * counters, close the connections. */
+static void remote_set_free(gpucc_cache *c, void *set)
+{
+	remote_set *s = set;
+	if (!s)
+		return;
+	const gpucc_remote_stats *u = &s->unsaved;
+	if (gpucc_cache_writable(c) &&
+	    (u->hits || u->misses || u->errors || u->timeouts || u->bytes_in || u->bytes_out)) {
+		gpucc_error save = *gpucc_error_last();
+		char message[1024];
+		snprintf(message, sizeof message, "%s", save.message ? save.message : "");
+		if (stats_update(c, u) != 0 && !save.code)
+			gpucc_cache_warn(c, "cannot save remote counters: %s", gpucc_error_last()->message);
+		if (save.code)
+			gpucc_error_set(save.code, "%s", message);
+		else
+			gpucc_error_clear();
+	}
+	for (size_t i = 0; i < s->count; i++)
+		remote_free(s->remotes[i]);
+	free(s->remotes);
+	free(s->s3.access_key_id);
+	free(s->s3.secret_access_key);
+	free(s->s3.session_token);
+	free(s);
+}

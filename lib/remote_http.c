@@ -1,0 +1,488 @@
+/*
+ * lib/remote_http.c -- the HTTP(S) remote (formats/remote.md): objects by
+ * GET, HEAD and PUT under the remote's URL, as nginx's WebDAV module serves
+ * them (dav_methods PUT; create_full_put_path on for layout=subdirs).
+ *
+ * libcurl is loaded with dlopen (libcurl.so.4) the first time an HTTP remote
+ * is used; only its headers are needed to build.  A batch is one curl multi
+ * handle: transfers run in parallel, multiplexed over one connection where
+ * the server speaks HTTP/2, else over a few HTTP/1.1 connections, all kept
+ * for the next batch.  Status 404 is a miss; any other status but 2xx, a
+ * transfer error, a short body and a timeout are failures.
+ */
+#include "remote_internal.h"
+
+/* Built where the client's headers are (scripts/setup installs them);
+ * elsewhere the backend only says why it is missing. */
+#if __has_include(<curl/curl.h>)
+
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CURL_SONAME "libcurl.so.4"
+/* Connections kept open to one server for HTTP/1.1 transfers in parallel,
+ * and the transfers kept in flight over HTTPS (HTTP/2 streams where the
+ * server offers HTTP/2, else queued for those connections). */
+#define HTTP_MAX_CONNECTIONS 8
+#define HTTP_MAX_STREAMS 64
+
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	void (*easy_cleanup)(CURL *);
+	const char *(*easy_strerror)(CURLcode);
+	CURLM *(*multi_init)(void);
+	CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
+	CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_perform)(CURLM *, int *);
+	CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd[], unsigned int, int, int *);
+	CURLMsg *(*multi_info_read)(CURLM *, int *);
+	CURLMcode (*multi_cleanup)(CURLM *);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+} curl;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[256];
+
+static bool resolve(void *h, const char *name, void *slot)
+{
+	void *symbol = dlsym(h, name);
+	if (!symbol) {
+		snprintf(load_error, sizeof load_error, "%s lacks %s", CURL_SONAME, name);
+		return false;
+	}
+	memcpy(slot, &symbol, sizeof symbol);
+	return true;
+}
+
+static void load(void)
+{
+	void *h = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+		snprintf(load_error, sizeof load_error, "cannot load libcurl: %s",
+		         why ? why : "dlopen failed");
+		return;
+	}
+	bool ok = resolve(h, "curl_global_init", &curl.global_init) &&
+	          resolve(h, "curl_easy_init", &curl.easy_init) &&
+	          resolve(h, "curl_easy_setopt", &curl.easy_setopt) &&
+	          resolve(h, "curl_easy_getinfo", &curl.easy_getinfo) &&
+	          resolve(h, "curl_easy_cleanup", &curl.easy_cleanup) &&
+	          resolve(h, "curl_easy_strerror", &curl.easy_strerror) &&
+	          resolve(h, "curl_multi_init", &curl.multi_init) &&
+	          resolve(h, "curl_multi_setopt", &curl.multi_setopt) &&
+	          resolve(h, "curl_multi_add_handle", &curl.multi_add_handle) &&
+	          resolve(h, "curl_multi_remove_handle", &curl.multi_remove_handle) &&
+	          resolve(h, "curl_multi_perform", &curl.multi_perform) &&
+	          resolve(h, "curl_multi_poll", &curl.multi_poll) &&
+	          resolve(h, "curl_multi_info_read", &curl.multi_info_read) &&
+	          resolve(h, "curl_multi_cleanup", &curl.multi_cleanup) &&
+	          resolve(h, "curl_slist_append", &curl.slist_append) &&
+	          resolve(h, "curl_slist_free_all", &curl.slist_free_all);
+	if (!ok || curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		if (ok)
+			snprintf(load_error, sizeof load_error, "libcurl failed to initialise");
+		memset(&curl, 0, sizeof curl);
+		return;
+	}
+	load_error[0] = '\0';
+}
+
+typedef struct http_state {
+	CURLM *multi;
+	struct curl_slist *headers;
+	bool multiplexed; /* a transfer went over HTTP/2: streams share a connection */
+} http_state;
+
+static int http_connect(remote *r)
+{
+	pthread_once(&load_once, load);
+	if (!curl.easy_init) {
+		snprintf(r->why, sizeof r->why, "%s", load_error);
+		return -1;
+	}
+	http_state *st = calloc(1, sizeof *st);
+	if (!st || !(st->multi = curl.multi_init())) {
+		free(st);
+		snprintf(r->why, sizeof r->why, "out of memory");
+		return -1;
+	}
+	curl.multi_setopt(st->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	curl.multi_setopt(st->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)HTTP_MAX_CONNECTIONS);
+	/* No "Expect: 100-continue" round trip before a PUT. */
+	st->headers = curl.slist_append(NULL, "Expect:");
+	for (size_t i = 0; i < r->header_count; i++)
+		st->headers = curl.slist_append(st->headers, r->headers[i]);
+	if (r->bearer) {
+		char line[4096];
+		snprintf(line, sizeof line, "Authorization: Bearer %s", r->bearer);
+		st->headers = curl.slist_append(st->headers, line);
+	}
+	r->state = st;
+	return 0;
+}
+
+static void http_close(remote *r)
+{
+	http_state *st = r->state;
+	if (!st)
+		return;
+	curl.multi_cleanup(st->multi);
+	curl.slist_free_all(st->headers);
+	free(st);
+	r->state = NULL;
+}
+
+typedef enum { HTTP_GET, HTTP_HEAD, HTTP_PUT } http_method;
+
+typedef struct transfer {
+	CURL *easy;
+	remote_blob *blob;     /* GET: filled; PUT: sent */
+	size_t capacity;
+	size_t sent;           /* PUT: bytes read by curl */
+	remote_outcome outcome;
+	bool done;
+	struct curl_slist *headers; /* S3: the remote's and this request's own */
+	char name[80];
+	char error[CURL_ERROR_SIZE];
+} transfer;
+
+static size_t on_write(char *data, size_t size, size_t count, void *ctx)
+{
+	transfer *t = ctx;
+	size_t n = size * count;
+	remote_blob *b = t->blob;
+	if (b->size + n > REMOTE_MAX_OBJECT)
+		return 0;
+	if (b->size + n > t->capacity) {
+		size_t cap = t->capacity ? t->capacity * 2 : 16384;
+		while (cap < b->size + n)
+			cap *= 2;
+		unsigned char *grown = realloc(b->data, cap);
+		if (!grown)
+			return 0;
+		b->data = grown;
+		t->capacity = cap;
+	}
+	memcpy(b->data + b->size, data, n);
+	b->size += n;
+	return n;
+}
+
+static size_t on_read(char *buffer, size_t size, size_t count, void *ctx)
+{
+	transfer *t = ctx;
+	size_t n = size * count, left = t->blob->size - t->sent;
+	if (n > left)
+		n = left;
+	memcpy(buffer, t->blob->data + t->sent, n);
+	t->sent += n;
+	return n;
+}
+
+static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method method)
+{
+	http_state *st = r->state;
+	gpucc_remote_object_name(t->name, sizeof t->name, r, key);
+	size_t url_size = strlen(r->url) + strlen(t->name) + 2;
+	char *url = malloc(url_size);
+	t->easy = url ? curl.easy_init() : NULL;
+	if (!t->easy) {
+		free(url);
+		return false;
+	}
+	snprintf(url, url_size, "%s/%s", r->url, t->name);
+	CURL *e = t->easy;
+	curl.easy_setopt(e, CURLOPT_URL, url);
+	free(url); /* libcurl copies it */
+	curl.easy_setopt(e, CURLOPT_PRIVATE, (void *)t);
+	curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl.easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+	if (r->s3) {
+		/* SigV4 (curl's CURLOPT_AWS_SIGV4), with the payload's SHA-256 in
+		 * x-amz-content-sha256, which curl 7.88 signs but does not add. */
+		gpucc_digest payload;
+		gpucc_digest_buffer(&payload, method == HTTP_PUT ? t->blob->data : NULL,
+		                    method == HTTP_PUT ? t->blob->size : 0);
+		char hex[GPUCC_DIGEST_HEX_SIZE], line[4200];
+		gpucc_digest_to_hex(hex, &payload);
+		struct curl_slist *h = NULL;
+		for (const struct curl_slist *l = st->headers; l; l = l->next)
+			h = curl.slist_append(h, l->data);
+		snprintf(line, sizeof line, "x-amz-content-sha256: %s", hex);
+		h = curl.slist_append(h, line);
+		const remote_s3_credentials *cr = r->credentials;
+		if (cr && cr->session_token) {
+			snprintf(line, sizeof line, "x-amz-security-token: %s", cr->session_token);
+			h = curl.slist_append(h, line);
+		}
+		t->headers = h;
+		curl.easy_setopt(e, CURLOPT_HTTPHEADER, h);
+		snprintf(line, sizeof line, "aws:amz:%s:s3", r->region);
+		curl.easy_setopt(e, CURLOPT_AWS_SIGV4, line);
+		if (cr && cr->access_key_id && cr->secret_access_key) {
+			curl.easy_setopt(e, CURLOPT_USERNAME, cr->access_key_id);
+			curl.easy_setopt(e, CURLOPT_PASSWORD, cr->secret_access_key);
+		}
+	} else {
+		curl.easy_setopt(e, CURLOPT_HTTPHEADER, st->headers);
+	}
+	curl.easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	/* Over TLS, wait for ALPN to say whether one HTTP/2 connection
+	 * carries them all; cleartext HTTP/1.1 opens connections at once. */
+	curl.easy_setopt(e, CURLOPT_PIPEWAIT, strncmp(r->url, "https:", 6) == 0 ? 1L : 0L);
+	curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, r->connect_timeout_ms);
+	curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, r->timeout_ms);
+	curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl.easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	switch (method) {
+	case HTTP_GET:
+		curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+		curl.easy_setopt(e, CURLOPT_WRITEDATA, (void *)t);
+		curl.easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)REMOTE_MAX_OBJECT);
+		break;
+	case HTTP_HEAD:
+		curl.easy_setopt(e, CURLOPT_NOBODY, 1L);
+		break;
+	case HTTP_PUT:
+		curl.easy_setopt(e, CURLOPT_UPLOAD, 1L);
+		curl.easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+		curl.easy_setopt(e, CURLOPT_READDATA, (void *)t);
+		curl.easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)t->blob->size);
+		/* A body nobody reads: no answer's body is kept. */
+		curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, NULL);
+		break;
+	}
+	return true;
+}
+
+static const char *method_name(http_method m)
+{
+	return m == HTTP_GET ? "GET" : m == HTTP_HEAD ? "HEAD" : "PUT";
+}
+
+/* Judge a finished transfer; the first failure's reason goes to r->why. */
+static void judge(remote *r, transfer *t, CURLcode code, http_method method)
+{
+	long status = 0;
+	curl.easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+	t->done = true;
+	if (code == CURLE_OPERATION_TIMEDOUT) {
+		t->outcome = REMOTE_TIMEOUT;
+		if (!r->why[0])
+			snprintf(r->why, sizeof r->why, "%s %s timed out (%s)", method_name(method), t->name,
+			         t->error[0] ? t->error : curl.easy_strerror(code));
+	} else if (code != CURLE_OK) {
+		t->outcome = REMOTE_ERROR;
+		if (!r->why[0])
+			snprintf(r->why, sizeof r->why, "%s %s: %s", method_name(method), t->name,
+			         t->error[0] ? t->error : curl.easy_strerror(code));
+	} else if (status == 404 && method != HTTP_PUT) {
+		t->outcome = REMOTE_MISS;
+	} else if (status >= 200 && status < 300) {
+		t->outcome = REMOTE_OK;
+	} else {
+		t->outcome = REMOTE_ERROR;
+		if (!r->why[0])
+			snprintf(r->why, sizeof r->why, "HTTP status %ld for %s %s", status,
+			         method_name(method), t->name);
+	}
+}
+
+/* Transfers one batch keeps in flight at most: their handles and buffers
+ * are the memory a batch takes. */
+#define HTTP_WINDOW 1024
+
+/* Run one batch of count transfers of method; at the first failure the
+ * transfers still running are dropped (the remote is done for). */
+static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_method method,
+                      remote_blob *blobs, remote_outcome *outcomes)
+{
+	http_state *st = r->state;
+	transfer *t = calloc(count ? count : 1, sizeof *t);
+	remote_blob *heads = method == HTTP_HEAD ? calloc(count ? count : 1, sizeof *heads) : NULL;
+	if (!t || (method == HTTP_HEAD && !heads)) {
+		free(t);
+		free(heads);
+		snprintf(r->why, sizeof r->why, "out of memory");
+		for (size_t i = 0; i < count; i++) {
+			if (blobs)
+				blobs[i].outcome = REMOTE_ERROR;
+			if (outcomes)
+				outcomes[i] = REMOTE_ERROR;
+		}
+		return;
+	}
+	remote_sigpipe_guard guard;
+	gpucc_remote_sigpipe_block(&guard);
+	/* Transfers are started as others end, never more than the server's
+	 * connections (or HTTP/2 streams) carry at once: a transfer libcurl
+	 * queued would spend its connect timeout waiting for a connection. */
+	bool failed = false;
+	size_t added = 0, active = 0;
+	int running = 1;
+	CURLMcode mc = CURLM_OK;
+	while (!failed && (added < count || active)) {
+		size_t most = st->multiplexed ? HTTP_MAX_STREAMS : HTTP_MAX_CONNECTIONS;
+		while (!failed && added < count && active < most) {
+			size_t i = added;
+			t[i].outcome = REMOTE_MISS;
+			t[i].blob = heads ? &heads[i] : &blobs[i];
+			if (!setup(r, &t[i], &keys[i], method) ||
+			    curl.multi_add_handle(st->multi, t[i].easy) != CURLM_OK) {
+				t[i].outcome = REMOTE_ERROR;
+				t[i].done = true;
+				if (!r->why[0])
+					snprintf(r->why, sizeof r->why, "cannot start a transfer");
+				failed = true;
+				if (t[i].easy) {
+					curl.easy_cleanup(t[i].easy);
+					t[i].easy = NULL;
+				}
+				break;
+			}
+			added++;
+			active++;
+		}
+		if (failed || (mc = curl.multi_perform(st->multi, &running)) != CURLM_OK)
+			break;
+		CURLMsg *msg;
+		int left;
+		while ((msg = curl.multi_info_read(st->multi, &left)) != NULL) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			transfer *done = NULL;
+			curl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&done);
+			if (!done)
+				continue;
+			judge(r, done, msg->data.result, method);
+			long version = 0;
+			curl.easy_getinfo(msg->easy_handle, CURLINFO_HTTP_VERSION, &version);
+			st->multiplexed |= version == CURL_HTTP_VERSION_2_0;
+			active--;
+			failed |= done->outcome == REMOTE_ERROR || done->outcome == REMOTE_TIMEOUT;
+		}
+		if (!failed && running && (mc = curl.multi_poll(st->multi, NULL, 0, 1000, NULL)) != CURLM_OK)
+			break;
+	}
+	/* libcurl itself failed: what did not finish failed with it. */
+	for (size_t i = 0; mc != CURLM_OK && i < added; i++) {
+		if (!t[i].done) {
+			t[i].done = true;
+			t[i].outcome = REMOTE_ERROR;
+			if (!r->why[0])
+				snprintf(r->why, sizeof r->why, "%s %s: libcurl's multi interface failed (%d)",
+				         method_name(method), t[i].name, (int)mc);
+		}
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (i < added)
+			curl.multi_remove_handle(st->multi, t[i].easy);
+		if (t[i].easy)
+			curl.easy_cleanup(t[i].easy);
+		if (t[i].headers)
+			curl.slist_free_all(t[i].headers);
+	}
+	gpucc_remote_sigpipe_restore(&guard);
+	for (size_t i = 0; i < count; i++) {
+		remote_outcome o = t[i].done ? t[i].outcome : REMOTE_MISS;
+		if (method == HTTP_GET) {
+			blobs[i].outcome = o;
+			if (o != REMOTE_OK) {
+				free(blobs[i].data);
+				blobs[i].data = NULL;
+				blobs[i].size = 0;
+			}
+		} else if (outcomes) {
+			/* A PUT that never ran is not stored. */
+			outcomes[i] = method == HTTP_PUT && !t[i].done ? REMOTE_ERROR : o;
+		}
+		if (heads)
+			free(heads[i].data);
+	}
+	free(heads);
+	free(t);
+}
+
+/* run_window over windows of HTTP_WINDOW transfers; after a failure the
+ * rest are misses (GET, HEAD) or not stored (PUT) without a request. */
+static void run_batch(remote *r, const gpucc_digest *keys, size_t count, http_method method,
+                      remote_blob *blobs, remote_outcome *outcomes)
+{
+	bool failed = false;
+	for (size_t first = 0; first < count; first += HTTP_WINDOW) {
+		size_t n = count - first < HTTP_WINDOW ? count - first : HTTP_WINDOW;
+		for (size_t i = first; failed && i < first + n; i++) {
+			if (blobs && method == HTTP_GET)
+				blobs[i].outcome = REMOTE_MISS;
+			if (outcomes)
+				outcomes[i] = method == HTTP_PUT ? REMOTE_ERROR : REMOTE_MISS;
+		}
+		if (failed)
+			continue;
+		run_window(r, keys + first, n, method, blobs ? blobs + first : NULL,
+		           outcomes ? outcomes + first : NULL);
+		for (size_t i = first; i < first + n; i++) {
+			remote_outcome o = method == HTTP_GET ? blobs[i].outcome : outcomes[i];
+			failed |= o == REMOTE_ERROR || o == REMOTE_TIMEOUT;
+		}
+	}
+}
+
+static void http_get(remote *r, const gpucc_digest *keys, size_t count, remote_blob *out)
+{
+	run_batch(r, keys, count, HTTP_GET, out, NULL);
+}
+
+static void http_exists(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
+{
+	run_batch(r, keys, count, HTTP_HEAD, NULL, out);
+}
+
+static void http_put(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
+                     remote_outcome *out)
+{
+	/* The transfers read the blobs only. */
+	remote_blob *copy = malloc((count ? count : 1) * sizeof *copy);
+	if (!copy) {
+		for (size_t i = 0; i < count; i++)
+			out[i] = REMOTE_ERROR;
+		snprintf(r->why, sizeof r->why, "out of memory");
+		return;
+	}
+	memcpy(copy, blobs, count * sizeof *copy);
+	run_batch(r, keys, count, HTTP_PUT, copy, out);
+	free(copy);
+}
+
+const remote_backend gpucc_remote_http_backend = {
+	.name = "HTTP",
+	.connect = http_connect,
+	.get = http_get,
+	.exists = http_exists,
+	.put = http_put,
+	.close = http_close,
+};
+
+#else
+
+static int unavailable_connect(remote *r)
+{
+	snprintf(r->why, sizeof r->why, "this gpucc was built without libcurl's headers");
+	return -1;
+}
+
+const remote_backend gpucc_remote_http_backend = {
+	.name = "HTTP",
+	.connect = unavailable_connect,
+};
+#endif

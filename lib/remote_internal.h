@@ -1,0 +1,120 @@
+/*
+ * lib/remote_internal.h -- the remote layer's parts: a remote (one parsed
+ * URL with its attributes), and the table of callbacks each backend fills
+ * (lib/remote_http.c, lib/remote_redis.c).  lib/remote.c layers them behind
+ * the local cache and verifies what they return.
+ *
+ * A backend transfers whole entry files (formats/remote.md): it knows object
+ * names and protocols, never entries.  Its calls report, per key, one
+ * remote_outcome, and for the first failure a one-line reason in r->why.
+ */
+#ifndef GPUCC_LIB_REMOTE_INTERNAL_H
+#define GPUCC_LIB_REMOTE_INTERNAL_H
+
+#include "gpucc/remote.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum remote_outcome {
+	REMOTE_OK = 0,      /* done: the object was there (get, exists) or stored (put) */
+	REMOTE_MISS = 1,    /* the remote does not hold it */
+	REMOTE_ERROR = 2,   /* failed: the remote is to be disabled */
+	REMOTE_TIMEOUT = 3  /* ran out of time: the remote is to be disabled */
+} remote_outcome;
+
+/* The most bytes one entry may take on the wire: more is an error. */
+#define REMOTE_MAX_OBJECT ((size_t)1 << 30)
+
+typedef struct remote_blob {
+	unsigned char *data; /* malloc'd (get) or borrowed (put) */
+	size_t size;
+	remote_outcome outcome;
+} remote_blob;
+
+typedef enum remote_layout { REMOTE_LAYOUT_FLAT = 0, REMOTE_LAYOUT_SUBDIRS = 1 } remote_layout;
+
+typedef struct remote remote;
+
+typedef struct remote_backend {
+	const char *name; /* "HTTP", "Redis" */
+	/* Load the client library and connect (or prepare to); nonzero with
+	 * r->why set when that fails. */
+	int (*connect)(remote *r);
+	/* Fetch keys[i] into out[i] (outcome, and data on REMOTE_OK). */
+	void (*get)(remote *r, const gpucc_digest *keys, size_t count, remote_blob *out);
+	/* Whether each key is held: REMOTE_OK present, REMOTE_MISS absent. */
+	void (*exists)(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out);
+	/* Store blobs[i] under keys[i]; out[i] REMOTE_OK when stored. */
+	void (*put)(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
+	            remote_outcome *out);
+	void (*close)(remote *r);
+} remote_backend;
+
+struct remote {
+	char *url;   /* as given, without attributes */
+	char *shown; /* for messages: any password replaced by "***" */
+	const remote_backend *backend;
+	void *state; /* the backend's, after connect */
+	bool connected, disabled, read_only;
+	long connect_timeout_ms, timeout_ms;
+	remote_layout layout;
+	char *bearer;        /* HTTP: Authorization: Bearer */
+	/* S3 (served by the HTTP backend): url is endpoint/bucket[/prefix],
+	 * path-style; requests are signed with AWS SigV4 for region. */
+	bool s3;
+	char *s3_bucket_path, *region, *endpoint;
+	const struct remote_s3_credentials *credentials; /* the set's; NULL: none */
+	char **headers;      /* HTTP: extra "Name: value" lines */
+	size_t header_count;
+	/* Signatures (lib/remote_sign.c): the key uploads are signed with (an
+	 * EVP_PKEY), and the public keys a fetched object must be signed by;
+	 * none: signatures are neither made nor needed. */
+	void *sign_key;
+	unsigned char (*trusted)[32];
+	size_t trusted_count;
+	/* Redis: the parsed URL. */
+	char *host, *user, *password, *unix_path;
+	int port, db;
+	char why[512]; /* the backend's reason for the last failure */
+};
+
+extern const remote_backend gpucc_remote_http_backend;
+extern const remote_backend gpucc_remote_redis_backend;
+
+/* lib/remote_support.c: what the backends share with lib/remote.c, apart
+ * from it so that no file of the remote layer calls back into another. */
+
+/* The object name of key under r's layout: "<hex>.gpucc" (flat) or
+ * "<hex[0:2]>/<hex>.gpucc" (subdirs); out needs 72 bytes. */
+void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpucc_digest *key);
+
+/* A dropped connection must not end the process by SIGPIPE: SIGPIPE is
+ * blocked in the calling thread between these two calls, and one raised
+ * meanwhile is taken off the pending set. */
+typedef struct remote_sigpipe_guard {
+	sigset_t old;
+	bool was_pending;
+} remote_sigpipe_guard;
+void gpucc_remote_sigpipe_block(remote_sigpipe_guard *g);
+void gpucc_remote_sigpipe_restore(remote_sigpipe_guard *g);
+
+/* lib/remote_sign.c: load sign=PATH and trust=PATH; release both. */
+int gpucc_remote_load_signing_key(remote *r, const char *path);
+int gpucc_remote_load_trusted_keys(remote *r, const char *path);
+void gpucc_remote_free_keys(remote *r);
+/* out: in's bytes with r's signature trailer for key (malloc'd data);
+ * -1 when signing fails. */
+int gpucc_remote_sign(remote *r, const gpucc_digest *key, const remote_blob *in, remote_blob *out);
+/* Drop b's signature trailer, if any (b->size shrinks); when r trusts
+ * keys, an error unless the trailer names a trusted key whose signature of
+ * key and the remaining bytes verifies. */
+int gpucc_remote_check_signature(remote *r, const gpucc_digest *key, remote_blob *b);
+
+typedef struct remote_s3_credentials {
+	char *access_key_id, *secret_access_key, *session_token;
+} remote_s3_credentials;
+
+
+#endif

@@ -1,0 +1,428 @@
+/*
+ * lib/remote_redis.c -- the Redis remote (formats/remote.md): one string
+ * value per entry under "gpucc:v1:<key hex>", read with MGET, written with
+ * pipelined SETs, checked with pipelined EXISTS.
+ *
+ * hiredis is loaded with dlopen (libhiredis.so.0.14) the first time a Redis
+ * remote is used; only its headers (of the same version, from the same
+ * package) are needed to build.  One connection per remote, over TCP or a
+ * Unix socket, with AUTH (a password, or an ACL user and password) and
+ * SELECT.  The connect timeout bounds the connection; the timeout bounds
+ * each read and write on it.
+ */
+#include "remote_internal.h"
+
+/* Built where the client's headers are (scripts/setup installs them);
+ * elsewhere the backend only says why it is missing. */
+#if __has_include(<hiredis/hiredis.h>)
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HIREDIS_LIBRARY_FILE "libhiredis.so.0.14"
+#define KEY_PREFIX "gpucc:v1:"
+#define KEY_SIZE (sizeof KEY_PREFIX + 64)
+/* Keys per MGET: bounds one command's size. */
+#define MGET_CHUNK 512
+
+static struct {
+	redisContext *(*connect_tcp)(const char *, int, const struct timeval);
+	redisContext *(*connect_unix)(const char *, const struct timeval);
+	int (*set_timeout)(redisContext *, const struct timeval);
+	int (*append_argv)(redisContext *, int, const char **, const size_t *);
+	int (*get_reply)(redisContext *, void **);
+	void (*free_reply)(void *);
+	void (*free_context)(redisContext *);
+} hiredis;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[256];
+
+static bool resolve(void *h, const char *name, void *slot)
+{
+	void *symbol = dlsym(h, name);
+	if (!symbol) {
+		snprintf(load_error, sizeof load_error, "%s lacks %s", HIREDIS_LIBRARY_FILE, name);
+		return false;
+	}
+	memcpy(slot, &symbol, sizeof symbol);
+	return true;
+}
+
+static void load(void)
+{
+	void *h = dlopen(HIREDIS_LIBRARY_FILE, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+		snprintf(load_error, sizeof load_error, "cannot load hiredis: %s",
+		         why ? why : "dlopen failed");
+		return;
+	}
+	bool ok = resolve(h, "redisConnectWithTimeout", &hiredis.connect_tcp) &&
+	          resolve(h, "redisConnectUnixWithTimeout", &hiredis.connect_unix) &&
+	          resolve(h, "redisSetTimeout", &hiredis.set_timeout) &&
+	          resolve(h, "redisAppendCommandArgv", &hiredis.append_argv) &&
+	          resolve(h, "redisGetReply", &hiredis.get_reply) &&
+	          resolve(h, "freeReplyObject", &hiredis.free_reply) &&
+	          resolve(h, "redisFree", &hiredis.free_context);
+	if (!ok)
+		memset(&hiredis, 0, sizeof hiredis);
+	else
+		load_error[0] = '\0';
+}
+
+static struct timeval ms_to_timeval(long ms)
+{
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+	return tv;
+}
+
+/* The context's failure into r->why; REMOTE_TIMEOUT for a read or write
+ * that ran out of time (hiredis reports EAGAIN from SO_RCVTIMEO). */
+static remote_outcome context_failure(remote *r, const char *doing)
+{
+	redisContext *ctx = r->state;
+	int err = errno;
+	bool timeout = ctx && ctx->err == REDIS_ERR_IO &&
+	               (err == EAGAIN || err == EWOULDBLOCK || err == ETIMEDOUT ||
+	                strstr(ctx->errstr, "temporarily unavailable") ||
+	                strstr(ctx->errstr, "timed out"));
+	if (!r->why[0])
+		snprintf(r->why, sizeof r->why, "%s: %s", doing,
+		         timeout ? "timed out" : ctx && ctx->errstr[0] ? ctx->errstr : "connection lost");
+	return timeout ? REMOTE_TIMEOUT : REMOTE_ERROR;
+}
+
+/* Send argv and wait for the reply; NULL (r->why set) on failure or an
+ * error reply. */
+static redisReply *command(remote *r, int argc, const char **argv, const char *doing)
+{
+	redisContext *ctx = r->state;
+	void *reply = NULL;
+	if (hiredis.append_argv(ctx, argc, argv, NULL) != REDIS_OK ||
+	    hiredis.get_reply(ctx, &reply) != REDIS_OK || !reply) {
+		context_failure(r, doing);
+		return NULL;
+	}
+	redisReply *rr = reply;
+	if (rr->type == REDIS_REPLY_ERROR) {
+		snprintf(r->why, sizeof r->why, "%s: %.*s", doing, (int)rr->len, rr->str);
+		hiredis.free_reply(rr);
+		return NULL;
+	}
+	return rr;
+}
+
+static void redis_close(remote *r)
+{
+	if (r->state)
+		hiredis.free_context(r->state);
+	r->state = NULL;
+}
+
+static int redis_connect(remote *r)
+{
+	pthread_once(&load_once, load);
+	if (!hiredis.connect_tcp) {
+		snprintf(r->why, sizeof r->why, "%s", load_error);
+		return -1;
+	}
+	remote_sigpipe_guard guard;
+	gpucc_remote_sigpipe_block(&guard);
+	struct timeval connect_tv = ms_to_timeval(r->connect_timeout_ms);
+	redisContext *ctx = r->unix_path ? hiredis.connect_unix(r->unix_path, connect_tv)
+	                                 : hiredis.connect_tcp(r->host, r->port, connect_tv);
+	int rc = 0;
+	if (!ctx) {
+		snprintf(r->why, sizeof r->why, "cannot connect: out of memory");
+		rc = -1;
+	} else if (ctx->err) {
+		snprintf(r->why, sizeof r->why, "cannot connect: %s", ctx->errstr);
+		hiredis.free_context(ctx);
+		rc = -1;
+	} else {
+		r->state = ctx;
+		hiredis.set_timeout(ctx, ms_to_timeval(r->timeout_ms));
+	}
+	redisReply *reply;
+	if (rc == 0 && r->password) {
+		const char *argv[3] = {"AUTH", r->user ? r->user : r->password, r->password};
+		if ((reply = command(r, r->user ? 3 : 2, argv, "AUTH")) == NULL)
+			rc = -1;
+		else
+			hiredis.free_reply(reply);
+	}
+	if (rc == 0 && r->db) {
+		char db[16];
+		snprintf(db, sizeof db, "%d", r->db);
+		const char *argv[2] = {"SELECT", db};
+		if ((reply = command(r, 2, argv, "SELECT")) == NULL)
+			rc = -1;
+		else
+			hiredis.free_reply(reply);
+	}
+	if (rc != 0)
+		redis_close(r);
+	gpucc_remote_sigpipe_restore(&guard);
+	return rc;
+}
+
+static void key_name(char out[KEY_SIZE], const gpucc_digest *key)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	snprintf(out, KEY_SIZE, KEY_PREFIX "%s", hex);
+}
+
+/* Send count commands (argv built by make(i)) in one pipeline, then read
+ * their replies in order, giving each to take(i, reply).  At the first
+ * failure of the connection, the rest are left as they are. */
+typedef struct pipeline {
+	remote *r;
+	const char *doing;
+	size_t count;
+	int (*make)(struct pipeline *p, size_t i, const char **argv, size_t *lens);
+	void (*take)(struct pipeline *p, size_t i, redisReply *reply);
+	void (*lost)(struct pipeline *p, size_t i, remote_outcome o);
+	void *ctx;
+	const gpucc_digest *keys;
+	char (*names)[KEY_SIZE];
+} pipeline;
+
+static void run_pipeline(pipeline *p, int max_argc)
+{
+	redisContext *ctx = p->r->state;
+	const char **argv = malloc((size_t)max_argc * sizeof *argv);
+	size_t *lens = malloc((size_t)max_argc * sizeof *lens);
+	remote_sigpipe_guard guard;
+	gpucc_remote_sigpipe_block(&guard);
+	size_t sent = 0;
+	for (; argv && lens && sent < p->count; sent++) {
+		int argc = p->make(p, sent, argv, lens);
+		if (hiredis.append_argv(ctx, argc, argv, lens) != REDIS_OK)
+			break;
+	}
+	for (size_t i = 0; i < p->count; i++) {
+		void *reply = NULL;
+		if (i >= sent) {
+			if (!p->r->why[0])
+				snprintf(p->r->why, sizeof p->r->why, "%s: out of memory", p->doing);
+			p->lost(p, i, REMOTE_ERROR);
+			continue;
+		}
+		if (hiredis.get_reply(ctx, &reply) != REDIS_OK || !reply) {
+			p->lost(p, i, context_failure(p->r, p->doing));
+			for (i++; i < p->count; i++)
+				p->lost(p, i, REMOTE_MISS);
+			break;
+		}
+		p->take(p, i, reply);
+		hiredis.free_reply(reply);
+	}
+	gpucc_remote_sigpipe_restore(&guard);
+	free(argv);
+	free(lens);
+}
+
+/* ---- MGET -------------------------------------------------------------- */
+
+typedef struct get_ctx {
+	size_t total;
+	remote_blob *out;
+} get_ctx;
+
+static size_t chunk_size(const get_ctx *g, size_t chunk)
+{
+	size_t first = chunk * MGET_CHUNK;
+	return g->total - first < MGET_CHUNK ? g->total - first : MGET_CHUNK;
+}
+
+static int make_mget(pipeline *p, size_t i, const char **argv, size_t *lens)
+{
+	size_t first = i * MGET_CHUNK, n = chunk_size(p->ctx, i);
+	argv[0] = "MGET";
+	lens[0] = 4;
+	for (size_t k = 0; k < n; k++) {
+		argv[k + 1] = p->names[first + k];
+		lens[k + 1] = strlen(p->names[first + k]);
+	}
+	return (int)n + 1;
+}
+
+/* A chunk lost: its first key carries the failure, the others are misses. */
+static void lost_mget(pipeline *p, size_t i, remote_outcome o)
+{
+	get_ctx *g = p->ctx;
+	size_t first = i * MGET_CHUNK, n = chunk_size(g, i);
+	for (size_t k = 0; k < n; k++)
+		g->out[first + k].outcome = k == 0 ? o : REMOTE_MISS;
+}
+
+static void take_mget(pipeline *p, size_t i, redisReply *reply)
+{
+	get_ctx *g = p->ctx;
+	size_t first = i * MGET_CHUNK, n = chunk_size(g, i);
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements != n) {
+		if (!p->r->why[0]) {
+			if (reply->type == REDIS_REPLY_ERROR)
+				snprintf(p->r->why, sizeof p->r->why, "MGET: %.*s", (int)reply->len, reply->str);
+			else
+				snprintf(p->r->why, sizeof p->r->why, "MGET: unexpected reply");
+		}
+		lost_mget(p, i, REMOTE_ERROR);
+		return;
+	}
+	for (size_t k = 0; k < n; k++) {
+		redisReply *e = reply->element[k];
+		remote_blob *b = &g->out[first + k];
+		if (e->type == REDIS_REPLY_NIL) {
+			b->outcome = REMOTE_MISS;
+		} else if (e->type == REDIS_REPLY_STRING && e->len <= REMOTE_MAX_OBJECT &&
+		           (b->data = malloc(e->len ? e->len : 1)) != NULL) {
+			memcpy(b->data, e->str, e->len);
+			b->size = e->len;
+			b->outcome = REMOTE_OK;
+		} else {
+			b->outcome = REMOTE_ERROR;
+			if (!p->r->why[0])
+				snprintf(p->r->why, sizeof p->r->why, "MGET: unexpected value for %s",
+				         p->names[first + k]);
+		}
+	}
+}
+
+static char (*make_names(const gpucc_digest *keys, size_t count))[KEY_SIZE]
+{
+	char (*names)[KEY_SIZE] = malloc((count ? count : 1) * sizeof *names);
+	for (size_t i = 0; names && i < count; i++)
+		key_name(names[i], &keys[i]);
+	return names;
+}
+
+static void redis_get(remote *r, const gpucc_digest *keys, size_t count, remote_blob *out)
+{
+	get_ctx g = {count, out};
+	pipeline p = {r, "MGET", (count + MGET_CHUNK - 1) / MGET_CHUNK, make_mget, take_mget,
+	              lost_mget, &g, keys, make_names(keys, count)};
+	if (!p.names) {
+		snprintf(r->why, sizeof r->why, "out of memory");
+		for (size_t i = 0; i < count; i++)
+			out[i].outcome = REMOTE_ERROR;
+		return;
+	}
+	run_pipeline(&p, MGET_CHUNK + 1);
+	free(p.names);
+}
+
+/* ---- EXISTS and SET ---------------------------------------------------- */
+
+typedef struct each_ctx {
+	remote_outcome *out;
+	const remote_blob *blobs;
+} each_ctx;
+
+static int make_exists(pipeline *p, size_t i, const char **argv, size_t *lens)
+{
+	argv[0] = "EXISTS";
+	lens[0] = 6;
+	argv[1] = p->names[i];
+	lens[1] = strlen(p->names[i]);
+	return 2;
+}
+
+static int make_set(pipeline *p, size_t i, const char **argv, size_t *lens)
+{
+	each_ctx *e = p->ctx;
+	argv[0] = "SET";
+	lens[0] = 3;
+	argv[1] = p->names[i];
+	lens[1] = strlen(p->names[i]);
+	argv[2] = (const char *)e->blobs[i].data;
+	lens[2] = e->blobs[i].size;
+	return 3;
+}
+
+static void lost_each(pipeline *p, size_t i, remote_outcome o)
+{
+	each_ctx *e = p->ctx;
+	/* Not known to be stored, nor known to be present. */
+	e->out[i] = o == REMOTE_MISS && e->blobs ? REMOTE_ERROR : o;
+}
+
+static void take_each(pipeline *p, size_t i, redisReply *reply)
+{
+	each_ctx *e = p->ctx;
+	if (reply->type == REDIS_REPLY_ERROR) {
+		e->out[i] = REMOTE_ERROR;
+		if (!p->r->why[0])
+			snprintf(p->r->why, sizeof p->r->why, "%s: %.*s", p->doing, (int)reply->len,
+			         reply->str);
+	} else if (reply->type == REDIS_REPLY_INTEGER) {
+		e->out[i] = reply->integer > 0 ? REMOTE_OK : REMOTE_MISS;
+	} else if (reply->type == REDIS_REPLY_STATUS) {
+		e->out[i] = REMOTE_OK;
+	} else {
+		e->out[i] = REMOTE_ERROR;
+		if (!p->r->why[0])
+			snprintf(p->r->why, sizeof p->r->why, "%s: unexpected reply", p->doing);
+	}
+}
+
+static void redis_exists(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
+{
+	each_ctx e = {out, NULL};
+	pipeline p = {r, "EXISTS", count, make_exists, take_each, lost_each, &e, keys,
+	              make_names(keys, count)};
+	if (!p.names) {
+		snprintf(r->why, sizeof r->why, "out of memory");
+		for (size_t i = 0; i < count; i++)
+			out[i] = REMOTE_ERROR;
+		return;
+	}
+	run_pipeline(&p, 2);
+	free(p.names);
+}
+
+static void redis_put(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
+                      remote_outcome *out)
+{
+	each_ctx e = {out, blobs};
+	pipeline p = {r, "SET", count, make_set, take_each, lost_each, &e, keys,
+	              make_names(keys, count)};
+	if (!p.names) {
+		snprintf(r->why, sizeof r->why, "out of memory");
+		for (size_t i = 0; i < count; i++)
+			out[i] = REMOTE_ERROR;
+		return;
+	}
+	run_pipeline(&p, 3);
+	free(p.names);
+}
+
+const remote_backend gpucc_remote_redis_backend = {
+	.name = "Redis",
+	.connect = redis_connect,
+	.get = redis_get,
+	.exists = redis_exists,
+	.put = redis_put,
+	.close = redis_close,
+};
+
+#else
+
+static int unavailable_connect(remote *r)
+{
+	snprintf(r->why, sizeof r->why, "this gpucc was built without hiredis's headers");
+	return -1;
+}
+
+const remote_backend gpucc_remote_redis_backend = {
+	.name = "Redis",
+	.connect = unavailable_connect,
+};
+#endif

@@ -1,0 +1,222 @@
+/*
+ * lib/remote_sign.c -- Ed25519 signatures on remote objects
+ * (formats/remote.md, "Signatures"): a writer configured with a signing key
+ * appends a fixed trailer to each object it uploads; a reader configured
+ * with trusted public keys accepts only objects whose trailer names one of
+ * them and whose signature verifies.  libcrypto (OpenSSL 3) does the
+ * cryptography.
+ */
+#include "remote_internal.h"
+
+#include "errors.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TRAILER_MAGIC "gpucc-sig-v1\0\0\0\0"
+#define MAGIC_SIZE 16
+#define PUBLIC_SIZE 32
+#define SIGNATURE_SIZE 64
+#define TRAILER_SIZE (PUBLIC_SIZE + SIGNATURE_SIZE + MAGIC_SIZE)
+#define MESSAGE_PREFIX "gpucc-remote-entry-v1"
+
+/* What is signed: a fixed prefix (with its NUL), the key, the SHA-256 of
+ * the entry file's bytes. */
+static void message_of(unsigned char out[sizeof MESSAGE_PREFIX + 64], const gpucc_digest *key,
+                       const unsigned char *data, size_t size)
+{
+	gpucc_digest content;
+	gpucc_digest_buffer(&content, data, size);
+	memcpy(out, MESSAGE_PREFIX, sizeof MESSAGE_PREFIX);
+	memcpy(out + sizeof MESSAGE_PREFIX, key, 32);
+	memcpy(out + sizeof MESSAGE_PREFIX + 32, &content, 32);
+}
+
+static int hex_nibble(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static void to_hex(char *out, const unsigned char *bytes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", bytes[i]);
+}
+
+int gpucc_remote_load_signing_key(remote *r, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return gpucc_error_set_errno("cannot open signing key '%s'", path);
+	EVP_PKEY *k = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+	fclose(f);
+	if (!k || EVP_PKEY_get_id(k) != EVP_PKEY_ED25519) {
+		EVP_PKEY_free(k);
+		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not an Ed25519 private key in PEM", path);
+	}
+	EVP_PKEY_free(r->sign_key);
+	r->sign_key = k;
+	return 0;
+}
+
+int gpucc_remote_load_trusted_keys(remote *r, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return gpucc_error_set_errno("cannot open trusted keys '%s'", path);
+	char line[512];
+	int number = 0, rc = 0;
+	while (rc == 0 && fgets(line, sizeof line, f)) {
+		number++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		size_t n = strcspn(p, " \t\r\n");
+		if (n == 0)
+			continue;
+		unsigned char key[PUBLIC_SIZE];
+		bool ok = n == 2 * PUBLIC_SIZE;
+		for (size_t i = 0; ok && i < PUBLIC_SIZE; i++) {
+			int hi = hex_nibble(p[2 * i]), lo = hex_nibble(p[2 * i + 1]);
+			ok = hi >= 0 && lo >= 0;
+			key[i] = (unsigned char)(hi << 4 | lo);
+		}
+		if (!ok) {
+			rc = gpucc_error_set(GPUCC_EINVALID,
+			                     "'%s', line %d: not a public key (64 hex digits)", path, number);
+			break;
+		}
+		unsigned char(*grown)[PUBLIC_SIZE] =
+			realloc(r->trusted, (r->trusted_count + 1) * sizeof *grown);
+		if (!grown) {
+			rc = gpucc_error_oom();
+			break;
+		}
+		r->trusted = grown;
+		memcpy(r->trusted[r->trusted_count++], key, PUBLIC_SIZE);
+	}
+	fclose(f);
+	if (rc == 0 && r->trusted_count == 0)
+		rc = gpucc_error_set(GPUCC_EINVALID, "'%s' holds no public key", path);
+	return rc;
+}
+
+void gpucc_remote_free_keys(remote *r)
+{
+	EVP_PKEY_free(r->sign_key);
+	r->sign_key = NULL;
+	free(r->trusted);
+	r->trusted = NULL;
+	r->trusted_count = 0;
+}
+
+int gpucc_remote_sign(remote *r, const gpucc_digest *key, const remote_blob *in, remote_blob *out)
+{
+	unsigned char message[sizeof MESSAGE_PREFIX + 64];
+	message_of(message, key, in->data, in->size);
+	out->size = in->size + TRAILER_SIZE;
+	out->data = malloc(out->size);
+	if (!out->data)
+		return -1;
+	memcpy(out->data, in->data, in->size);
+	unsigned char *trailer = out->data + in->size;
+	size_t public_size = PUBLIC_SIZE, signature_size = SIGNATURE_SIZE;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	bool ok = ctx && EVP_PKEY_get_raw_public_key(r->sign_key, trailer, &public_size) == 1 &&
+	          EVP_DigestSignInit(ctx, NULL, NULL, NULL, r->sign_key) == 1 &&
+	          EVP_DigestSign(ctx, trailer + PUBLIC_SIZE, &signature_size, message,
+	                         sizeof message) == 1;
+	EVP_MD_CTX_free(ctx);
+	if (!ok) {
+		free(out->data);
+		out->data = NULL;
+		return -1;
+	}
+	memcpy(trailer + PUBLIC_SIZE + SIGNATURE_SIZE, TRAILER_MAGIC, MAGIC_SIZE);
+	return 0;
+}
+
+int gpucc_remote_check_signature(remote *r, const gpucc_digest *key, remote_blob *b)
+{
+	bool has_trailer = b->size >= TRAILER_SIZE &&
+	                   memcmp(b->data + b->size - MAGIC_SIZE, TRAILER_MAGIC, MAGIC_SIZE) == 0;
+	size_t entry_size = has_trailer ? b->size - TRAILER_SIZE : b->size;
+	const unsigned char *trailer = b->data + entry_size;
+	int rc = 0;
+	if (r->trusted_count == 0) {
+		/* No trust configured: a signature is neither needed nor read. */
+	} else if (!has_trailer) {
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "not signed, and only signed entries are trusted");
+	} else {
+		bool trusted = false;
+		for (size_t i = 0; i < r->trusted_count && !trusted; i++)
+			trusted = memcmp(r->trusted[i], trailer, PUBLIC_SIZE) == 0;
+		char hex[2 * PUBLIC_SIZE + 1];
+		to_hex(hex, trailer, PUBLIC_SIZE);
+		if (!trusted) {
+			rc = gpucc_error_set(GPUCC_ECORRUPT, "signed by key %.16s..., which is not trusted",
+			                     hex);
+		} else {
+			unsigned char message[sizeof MESSAGE_PREFIX + 64];
+			message_of(message, key, b->data, entry_size);
+			EVP_PKEY *pub = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, trailer,
+			                                            PUBLIC_SIZE);
+			EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+			bool ok = pub && ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, pub) == 1 &&
+			          EVP_DigestVerify(ctx, trailer + PUBLIC_SIZE, SIGNATURE_SIZE, message,
+			                           sizeof message) == 1;
+			EVP_MD_CTX_free(ctx);
+			EVP_PKEY_free(pub);
+			if (!ok)
+				rc = gpucc_error_set(GPUCC_ECORRUPT,
+				                     "its signature by key %.16s... does not verify", hex);
+		}
+	}
+	b->size = entry_size;
+	return rc;
+}
+
+int gpucc_signing_key_generate(const char *path, char public_hex[65])
+{
+	GPUCC_REQUIRE(path);
+	GPUCC_REQUIRE(public_hex);
+	EVP_PKEY *k = NULL;
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
+	if (!ctx || EVP_PKEY_keygen_init(ctx) != 1 || EVP_PKEY_keygen(ctx, &k) != 1) {
+		EVP_PKEY_CTX_free(ctx);
+		return gpucc_error_set(GPUCC_ERROR, "cannot generate an Ed25519 key");
+	}
+	EVP_PKEY_CTX_free(ctx);
+	unsigned char pub[PUBLIC_SIZE];
+	size_t pub_size = sizeof pub;
+	EVP_PKEY_get_raw_public_key(k, pub, &pub_size);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		EVP_PKEY_free(k);
+		return gpucc_error_set_errno("cannot create '%s'", path);
+	}
+	FILE *f = fdopen(fd, "w");
+	bool ok = f && PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL) == 1;
+	if (f)
+		ok = fclose(f) == 0 && ok;
+	else
+		close(fd);
+	EVP_PKEY_free(k);
+	if (!ok) {
+		unlink(path);
+		return gpucc_error_set(GPUCC_ERROR, "cannot write the key to '%s'", path);
+	}
+	to_hex(public_hex, pub, PUBLIC_SIZE);
+	return 0;
+}

@@ -1,0 +1,47 @@
+/*
+ * lib/remote_support.c -- what the remote backends (lib/remote_http.c,
+ * lib/remote_redis.c) share with lib/remote.c: object names and keeping
+ * SIGPIPE from ending the process (lib/remote_internal.h).
+ */
+#include "remote_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+
+void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpucc_digest *key)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	if (r->layout == REMOTE_LAYOUT_SUBDIRS)
+		snprintf(out, size, "%.2s/%s.gpucc", hex, hex);
+	else
+		snprintf(out, size, "%s.gpucc", hex);
+}
+
+void gpucc_remote_sigpipe_block(remote_sigpipe_guard *g)
+{
+	sigset_t pipe_set, pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigemptyset(&pending);
+	sigpending(&pending);
+	g->was_pending = sigismember(&pending, SIGPIPE) == 1;
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &g->old);
+}
+
+void gpucc_remote_sigpipe_restore(remote_sigpipe_guard *g)
+{
+	sigset_t pipe_set, pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigemptyset(&pending);
+	if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
+		struct timespec zero = {0, 0};
+		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
