@@ -207,7 +207,7 @@ static void complete_limits(gpucc_image_limits *limits)
 int gpucc_image_default_limits(gpucc_image_limits *out)
 {
 	GPUCC_REQUIRE(out);
-	gpucc_image_limits limits = {0};
+	gpucc_image_limits limits = GPUCC_IMAGE_LIMITS_INIT;
 	const char *env = getenv(LIMITS_ENV);
 	for (const char *p = env; p && *p;) {
 		size_t len = strcspn(p, ",");
@@ -1099,6 +1099,9 @@ int gpucc_image_open_limited(gpucc_image **out, const char *path, const gpucc_im
 	GPUCC_REQUIRE(out);
 	*out = NULL;
 	GPUCC_REQUIRE(path);
+	if (limits && gpucc_options_version_check("image limits", limits->version,
+	                                          GPUCC_IMAGE_LIMITS_VERSION) != 0)
+		return GPUCC_EINVALID; /* before the file is opened */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_open(NULL, path);

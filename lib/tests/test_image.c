@@ -54,7 +54,7 @@ static void make_entry(test_entry *t, const char *module, const char *source, co
 static int write_image(const char *path, int zstd, const char *const *modules, size_t n)
 {
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = zstd};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
 	int rc = gpucc_image_writer_new(&w, path, &opts);
 	if (rc)
 		return rc;
@@ -785,7 +785,7 @@ static void make_big_payloads(void)
 static int write_big_image(const char *path, size_t first, size_t last, int zstd)
 {
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = zstd};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
 	int rc = gpucc_image_writer_new(&w, path, &opts);
 	for (size_t i = first; rc == 0 && i < last; i++) {
 		test_entry t;
@@ -958,7 +958,7 @@ static void test_zstd_workers(void)
 	for (int run = 0; run < 4; run++) {
 		/* workers 1, 2, 3 at level 1; then 2 workers at level 6 */
 		gpucc_image_writer_zstd_workers(run < 3 ? (size_t)run + 1 : 2);
-		gpucc_write_options opts = {.zstd_level = run < 3 ? 1 : 6};
+		gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = run < 3 ? 1 : 6};
 		snprintf(path[run], sizeof path[run], "zstd-%d.gpucc", run);
 		gpucc_image_writer *w;
 		CHECK_INT(gpucc_image_writer_new(&w, path_in_dir(path[run]), &opts), 0);
@@ -998,7 +998,7 @@ static void test_limits(void)
 	size_t size = (size_t)20 << 20;
 	char *zeros = calloc(1, size);
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = 3};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = 3};
 	test_entry t;
 	make_entry(&t, "zeros", "zeros", "sm_90");
 	gpucc_payload_source src = {GPUCC_PART_PTX, NULL, zeros, size};
@@ -1022,7 +1022,7 @@ static void test_limits(void)
 	gpucc_image_free(img);
 	free(bytes);
 
-	gpucc_image_limits limits = {.expansion_ratio = UINT64_MAX};
+	gpucc_image_limits limits = {.version = GPUCC_IMAGE_LIMITS_VERSION, .expansion_ratio = UINT64_MAX};
 	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), 0);
 	CHECK_INT(gpucc_image_verify(img), 0);
 	gpucc_image_free(img);
@@ -1032,7 +1032,7 @@ static void test_limits(void)
 	CHECK_ERROR_HAS("more than 8 MiB when decompressed");
 	CHECK_ERROR_HAS("(a limit the caller set)");
 	gpucc_image_free(img);
-	limits = (gpucc_image_limits){.manifest_size = 64};
+	limits = (gpucc_image_limits){.version = GPUCC_IMAGE_LIMITS_VERSION, .manifest_size = 64};
 	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), GPUCC_ECORRUPT);
 	CHECK_ERROR_HAS("more than the limit of 64 bytes");
 
@@ -1074,7 +1074,7 @@ static void test_parsed_manifest_limit(void)
 	free(kernels);
 
 	gpucc_image *img;
-	gpucc_image_limits limits = {.manifest_size = (uint64_t)1 << 20};
+	gpucc_image_limits limits = {.version = GPUCC_IMAGE_LIMITS_VERSION, .manifest_size = (uint64_t)1 << 20};
 	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), GPUCC_ECORRUPT);
 	CHECK_ERROR_HAS("the manifest's parsed form would take more than 1048576 bytes");
 	/* The caller's limit: GPUCC_IMAGE_LIMITS would not raise it. */

@@ -188,7 +188,7 @@ static int fixture_open(fixture *f)
 	snprintf(f->device.arch, sizeof f->device.arch, "gfx90a");
 	f->device.target_known = true;
 	f->device.target = f->target;
-	memset(&f->embed, 0, sizeof f->embed);
+	gpucc_embed_options_init(&f->embed);
 	f->embed.symbol = "kernels";
 	f->paths[0] = f->image_path;
 	f->sources[0] = f->source;
@@ -547,6 +547,9 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_source_snapshot, s, gpucc_source_snapshot(NONE) == NULL)                             \
 	/* compile.h */                                                                              \
 	X(gpucc_compile_options_init, opts, (gpucc_compile_options_init(NONE), true))                \
+	X(gpucc_write_options_init, opts, (gpucc_write_options_init(NONE), true))                    \
+	X(gpucc_algebra_options_init, opts, (gpucc_algebra_options_init(NONE), true))                \
+	X(gpucc_embed_options_init, opts, (gpucc_embed_options_init(NONE), true))                    \
 	X(gpucc_compile_result_count, c, gpucc_compile_result_count(NONE) == 0)                      \
 	X(gpucc_compile_result_at, c, gpucc_compile_result_at(NONE, 0) == NULL)                      \
 	X(gpucc_compile_threads_used, c, gpucc_compile_threads_used(NONE) == 0)                      \

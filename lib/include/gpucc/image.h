@@ -46,6 +46,7 @@ typedef struct gpucc_image gpucc_image;
  * that names the limit and how to raise it (GPUCC_IMAGE_LIMITS, unless the
  * caller gave the limits).  In every field 0 means "the default". */
 typedef struct gpucc_image_limits {
+	unsigned version; /* GPUCC_IMAGE_LIMITS_VERSION */
 	/* Compressed images: the most bytes the archive may expand to
 	 * (default 32 GiB). */
 	uint64_t expanded_size;
@@ -56,6 +57,14 @@ typedef struct gpucc_image_limits {
 	 * parsed (default 128 MiB; never more than 2 GiB). */
 	uint64_t manifest_size;
 } gpucc_image_limits;
+
+/* The version of gpucc_image_limits this header declares.  A caller sets
+ * it (GPUCC_IMAGE_LIMITS_INIT: every limit its default, or
+ * gpucc_image_default_limits), so that a later libgpucc whose struct has
+ * grown knows how much of it the caller gave; a version this libgpucc
+ * does not know is GPUCC_EINVALID. */
+#define GPUCC_IMAGE_LIMITS_VERSION 1
+#define GPUCC_IMAGE_LIMITS_INIT {GPUCC_IMAGE_LIMITS_VERSION, 0, 0, 0}
 
 /* The limits that gpucc_image_open and every other reader of images use:
  * the defaults above, each overridden by the environment variable
@@ -148,6 +157,7 @@ GPUCC_API int gpucc_image_verify(gpucc_image *img);
 typedef struct gpucc_image_writer gpucc_image_writer;
 
 typedef struct gpucc_write_options {
+	unsigned version; /* GPUCC_WRITE_OPTIONS_VERSION */
 	int zstd_level;  /* 0: uncompressed; 1..22: zstd at that level */
 	bool use_mtime;  /* false: mtime from SOURCE_DATE_EPOCH, else 0 */
 	int64_t mtime;   /* member mtime when use_mtime */
@@ -157,6 +167,14 @@ typedef struct gpucc_write_options {
 	 * that are cheap to make again, such as a CI job's artifacts. */
 	bool no_sync;
 } gpucc_write_options;
+
+/* The version of gpucc_write_options this header declares, which callers
+ * set (as GPUCC_IMAGE_LIMITS_VERSION); GPUCC_WRITE_OPTIONS_INIT and
+ * gpucc_write_options_init give the defaults: uncompressed, mtime from
+ * SOURCE_DATE_EPOCH, synced. */
+#define GPUCC_WRITE_OPTIONS_VERSION 1
+#define GPUCC_WRITE_OPTIONS_INIT {GPUCC_WRITE_OPTIONS_VERSION, 0, false, 0, false}
+GPUCC_API void gpucc_write_options_init(gpucc_write_options *opts);
 
 /* Where one payload's bytes come from when the writer commits. */
 typedef struct gpucc_payload_source {
