@@ -271,6 +271,8 @@ static void fixture_close(fixture *f)
 	X(gpucc_image_writer_add, e, 0, NULL,                                                       \
 	  gpucc_image_writer_add(f->writer, NONE, &f->payload_source, 1))                           \
 	X(gpucc_image_writer_add, sources, 0, NULL, gpucc_image_writer_add(f->writer, f->entry, NONE, 1)) \
+	X(gpucc_image_extract, img, 0, NULL, gpucc_image_extract(NONE, check_dir, NULL))            \
+	X(gpucc_image_extract, dir, 0, NULL, gpucc_image_extract(f->img, NONE, NULL))               \
 	X(gpucc_entry_prepare, e, 0, NULL, gpucc_entry_prepare(NONE, &f->payload_source, 1))        \
 	X(gpucc_entry_prepare, sources, 0, NULL, gpucc_entry_prepare(&f->entry_draft, NONE, 1))       \
 	X(gpucc_code_object_check, name, 0, NULL,                                                   \
@@ -550,6 +552,7 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_write_options_init, opts, (gpucc_write_options_init(NONE), true))                    \
 	X(gpucc_algebra_options_init, opts, (gpucc_algebra_options_init(NONE), true))                \
 	X(gpucc_embed_options_init, opts, (gpucc_embed_options_init(NONE), true))                    \
+	X(gpucc_extract_options_init, opts, (gpucc_extract_options_init(NONE), true))                \
 	X(gpucc_compile_result_count, c, gpucc_compile_result_count(NONE) == 0)                      \
 	X(gpucc_compile_result_at, c, gpucc_compile_result_at(NONE, 0) == NULL)                      \
 	X(gpucc_compile_threads_used, c, gpucc_compile_threads_used(NONE) == 0)                      \

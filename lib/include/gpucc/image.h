@@ -152,6 +152,46 @@ GPUCC_API int gpucc_image_copy_payload(gpucc_image *img, const gpucc_payload *pa
  * calls; a compressed one takes its turn with the payload reads. */
 GPUCC_API int gpucc_image_verify(gpucc_image *img);
 
+/* ---- extracting ---------------------------------------------------------- */
+
+/* One file gpucc_image_extract writes: its name in the directory and the
+ * payload it holds (borrowed from the image). */
+typedef struct gpucc_extract_file {
+	const char *name;
+	const gpucc_payload *payload;
+} gpucc_extract_file;
+
+/* Told every file once all are in place, before the files they replaced are
+ * dropped: a non-zero return (a GPUCC_E* code, or any other: GPUCC_ERROR)
+ * undoes the extraction, as when the caller cannot report what was written;
+ * the caller sets the last error. */
+typedef int (*gpucc_extract_fn)(void *ctx, const gpucc_extract_file *files, size_t count);
+
+typedef struct gpucc_extract_options {
+	unsigned version;             /* GPUCC_EXTRACT_OPTIONS_VERSION */
+	bool force;                   /* replace files that exist (regular files and links) */
+	gpucc_extract_fn before_commit; /* may be NULL */
+	void *ctx;
+} gpucc_extract_options;
+
+#define GPUCC_EXTRACT_OPTIONS_VERSION 1
+#define GPUCC_EXTRACT_OPTIONS_INIT {GPUCC_EXTRACT_OPTIONS_VERSION, false, NULL, NULL}
+GPUCC_API void gpucc_extract_options_init(gpucc_extract_options *opts);
+
+/* Write every payload of every entry of img into dir (created, with its
+ * parents, when missing), each as a file named
+ * <module stem>.<target, ':' as '_'>.<first 12 key digits>.<extension>,
+ * sanitised to [A-Za-z0-9._+-] so that nothing lands outside dir, with the
+ * mode 0666 less the umask.  All or nothing: every payload is verified and
+ * flushed before any name appears, and a failure leaves dir as it was
+ * (files force replaced put back, directories made removed).  A file that
+ * exists, without opts->force, and a directory, a non-file or the image's
+ * own file named like an output even with it, are refused before anything
+ * is written (GPUCC_ERROR naming the file); a payload's defect is the
+ * reader's error.  opts NULL: the defaults. */
+GPUCC_API int gpucc_image_extract(gpucc_image *img, const char *dir,
+                                  const gpucc_extract_options *opts);
+
 /* ---- writing ------------------------------------------------------------ */
 
 typedef struct gpucc_image_writer gpucc_image_writer;
