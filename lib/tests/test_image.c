@@ -1012,8 +1012,27 @@ static void test_limits(void)
 	CHECK_INT(gpucc_image_open(&img, path), 0);
 	CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
 	CHECK_ERROR_HAS("1000-fold");
-	CHECK_ERROR_HAS("GPUCC_IMAGE_LIMITS=ratio=N");
+	CHECK_ERROR_HAS("raise the image limit ratio=N");
 	gpucc_image_free(img);
+	/* Defaults a program sets (as the command does from its environment):
+	 * the refusal names its setting; ratio=0 turns the check off. */
+	gpucc_image_limits set = GPUCC_IMAGE_LIMITS_INIT;
+	CHECK_INT(gpucc_image_limits_parse(&set, "ratio=500"), 0);
+	CHECK_INT(gpucc_image_set_default_limits(&set, "MY_LIMITS"), 0);
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("500-fold");
+	CHECK_ERROR_HAS("raise the limit with MY_LIMITS=ratio=N");
+	gpucc_image_free(img);
+	CHECK_INT(gpucc_image_limits_parse(&set, "ratio=0"), 0);
+	CHECK_INT(gpucc_image_set_default_limits(&set, NULL), 0);
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	CHECK_INT(gpucc_image_verify(img), 0);
+	gpucc_image_free(img);
+	CHECK_INT(gpucc_image_limits_parse(&set, "ratio=1000,bogus=1"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("'bogus=1' is not NAME=VALUE");
+	CHECK(set.expansion_ratio == UINT64_MAX); /* unchanged: ratio=0 is "off" */
+	CHECK_INT(gpucc_image_set_default_limits(NULL, NULL), 0);
 	size_t file_size;
 	char *bytes = check_read_file(path, &file_size);
 	CHECK_INT(gpucc_image_open_memory(&img, bytes, file_size, "memory"), 0);
@@ -1036,8 +1055,15 @@ static void test_limits(void)
 	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), GPUCC_ECORRUPT);
 	CHECK_ERROR_HAS("more than the limit of 64 bytes");
 
-	/* The environment sets the defaults; 0 turns a check off. */
-	setenv("GPUCC_IMAGE_LIMITS", "ratio=0,expanded=1G,manifest=1M", 1);
+	/* The program sets the defaults (the command from GPUCC_IMAGE_LIMITS);
+	 * 0 turns a check off; the environment itself changes nothing. */
+	setenv("GPUCC_IMAGE_LIMITS", "ratio=7", 1);
+	CHECK_INT(gpucc_image_default_limits(&limits), 0);
+	CHECK(limits.expansion_ratio == 1000);
+	unsetenv("GPUCC_IMAGE_LIMITS");
+	limits = (gpucc_image_limits)GPUCC_IMAGE_LIMITS_INIT;
+	CHECK_INT(gpucc_image_limits_parse(&limits, "ratio=0,expanded=1G,manifest=1M"), 0);
+	CHECK_INT(gpucc_image_set_default_limits(&limits, NULL), 0);
 	CHECK_INT(gpucc_image_default_limits(&limits), 0);
 	CHECK(limits.expansion_ratio == UINT64_MAX);
 	CHECK(limits.expanded_size == (uint64_t)1 << 30);
@@ -1045,11 +1071,9 @@ static void test_limits(void)
 	CHECK_INT(gpucc_image_open(&img, path), 0);
 	CHECK_INT(gpucc_image_verify(img), 0);
 	gpucc_image_free(img);
-	setenv("GPUCC_IMAGE_LIMITS", "ratio=1000,nonsense", 1);
-	CHECK_INT(gpucc_image_default_limits(&limits), GPUCC_EINVALID);
+	CHECK_INT(gpucc_image_limits_parse(&limits, "ratio=1000,nonsense"), GPUCC_EINVALID);
 	CHECK_ERROR_HAS("'nonsense'");
-	CHECK_INT(gpucc_image_open(&img, path), GPUCC_EINVALID);
-	unsetenv("GPUCC_IMAGE_LIMITS");
+	CHECK_INT(gpucc_image_set_default_limits(NULL, NULL), 0);
 }
 
 /* A manifest's parsed form counts against the manifest limit: 70,000

@@ -240,6 +240,8 @@ static void fixture_close(fixture *f)
 	  gpucc_module_name_from_path(&f->string_out, NONE))                                        \
 	/* image.h */                                                                                \
 	X(gpucc_image_default_limits, out, 0, NULL, gpucc_image_default_limits(NONE))               \
+	X(gpucc_image_limits_parse, out, 0, NULL, gpucc_image_limits_parse(NONE, "ratio=1"))        \
+	X(gpucc_image_limits_parse, text, 0, NULL, gpucc_image_limits_parse(&f->limits_out, NONE))  \
 	X(gpucc_image_open, out, 0, NULL, gpucc_image_open(NONE, f->image_path))                    \
 	X(gpucc_image_open, path, 1, NULL, gpucc_image_open(&f->image_out, NONE))                   \
 	X(gpucc_image_open_limited, out, 0, NULL, gpucc_image_open_limited(NONE, f->image_path, NULL)) \

@@ -43,8 +43,9 @@ typedef struct gpucc_image gpucc_image;
 
 /* Bounds on what reading an untrusted image may cost (formats/image.md,
  * "Limits").  An image past one is refused as GPUCC_ECORRUPT, with a message
- * that names the limit and how to raise it (GPUCC_IMAGE_LIMITS, unless the
- * caller gave the limits).  In every field 0 means "the default". */
+ * that names the limit and how to raise it (the setting the program named
+ * in gpucc_image_set_default_limits, unless the caller gave the limits).
+ * In every field 0 means "the default". */
 typedef struct gpucc_image_limits {
 	unsigned version; /* GPUCC_IMAGE_LIMITS_VERSION */
 	/* Compressed images: the most bytes the archive may expand to
@@ -66,13 +67,23 @@ typedef struct gpucc_image_limits {
 #define GPUCC_IMAGE_LIMITS_VERSION 1
 #define GPUCC_IMAGE_LIMITS_INIT {GPUCC_IMAGE_LIMITS_VERSION, 0, 0, 0}
 
-/* The limits that gpucc_image_open and every other reader of images use:
- * the defaults above, each overridden by the environment variable
- * GPUCC_IMAGE_LIMITS, a comma-separated list of NAME=VALUE with NAME one of
- * expanded, ratio, manifest and sizes as gpucc_size_parse reads them
- * ("expanded=64G,ratio=5000"); VALUE 0 turns a check off (the manifest keeps
- * its 2 GiB bound).  GPUCC_EINVALID when the variable is malformed. */
+/* The limits that gpucc_image_open and every other reader of images use
+ * when not given their own: the defaults above, or those the program set
+ * with gpucc_image_set_default_limits.  libgpucc reads no environment. */
 GPUCC_API int gpucc_image_default_limits(gpucc_image_limits *out);
+/* Set the limits of every reader not given its own, for the whole process
+ * (NULL: the defaults above); call it before other threads read images.
+ * setting, when not NULL, names where the program's user changes them (the
+ * gpucc command: "GPUCC_IMAGE_LIMITS"), for the refusals' messages: "raise
+ * the limit with SETTING=ratio=N".  GPUCC_EINVALID for limits of another
+ * version. */
+GPUCC_API int gpucc_image_set_default_limits(const gpucc_image_limits *limits, const char *setting);
+/* Apply text, a comma-separated list of NAME=VALUE with NAME one of
+ * expanded, ratio and manifest and VALUE a size as gpucc_size_parse reads
+ * it ("expanded=64G,ratio=5000"; 0 turns a check off, the manifest keeping
+ * its 2 GiB bound), to *out, whose other fields stay.  GPUCC_EINVALID,
+ * naming the item, when text is malformed (*out unchanged). */
+GPUCC_API int gpucc_image_limits_parse(gpucc_image_limits *out, const char *text);
 
 /* Open the image at path.  GPUCC_ENOTFOUND when it does not exist,
  * GPUCC_EVERSION for another format version, GPUCC_ECORRUPT when it is not a
