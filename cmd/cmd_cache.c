@@ -80,7 +80,7 @@ static void print_conflict(void *ctx, const gpucc_digest *key, const char *first
 
 static int zstd_option(const cmd_args *args, gpucc_write_options *opts)
 {
-	memset(opts, 0, sizeof *opts);
+	gpucc_write_options_init(opts);
 	const char *v;
 	if (cmd_single_value(&v, args, "zstd") != EXIT_OK)
 		return EXIT_USAGE;
@@ -100,7 +100,7 @@ static int zstd_option(const cmd_args *args, gpucc_write_options *opts)
 
 int cmd_algebra_options(const cmd_args *args, gpucc_algebra_options *opts)
 {
-	memset(opts, 0, sizeof *opts);
+	gpucc_algebra_options_init(opts);
 	int rc = conflict_policy(args, &opts->on_conflict);
 	if (rc || (rc = zstd_option(args, &opts->write)))
 		return rc;

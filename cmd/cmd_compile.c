@@ -464,7 +464,7 @@ static int run(const cmd_args *args)
 	}
 	o.cache = cache;
 	if (output) {
-		gpucc_write_options wo = {.zstd_level = zstd};
+		gpucc_write_options wo = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
 		if (gpucc_image_writer_new(&writer, output, &wo) != 0) {
 			rc = cmd_fail(args);
 			goto cleanup;

@@ -110,7 +110,7 @@ static int run_embed(const cmd_args *args)
 		rc = cmd_output_creatable(args, header);
 	if (rc != EXIT_OK)
 		return rc;
-	gpucc_embed_options opts = {.symbol = symbol,
+	gpucc_embed_options opts = {.version = GPUCC_EMBED_OPTIONS_VERSION, .symbol = symbol,
 	                            .triple = triple,
 	                            .header = header,
 	                            .alignment = alignment};

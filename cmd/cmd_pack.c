@@ -876,7 +876,7 @@ static int parse_zstd_level(const cmd_args *args, int *level)
 static int run_pack(const cmd_args *args)
 {
 	pack_state st = {.args = args};
-	gpucc_write_options opts = {0};
+	gpucc_write_options opts = GPUCC_WRITE_OPTIONS_INIT;
 	const char *output;
 	const char *spec_file = args->positional_count ? args->positional[0] : NULL;
 	int rc;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -150,6 +151,22 @@ static int run_help(int argc, char **argv)
 
 /* Run the command line; *who becomes the command's name for the closing
  * check of standard output ("" for gpucc's own help and version). */
+/* GPUCC_IMAGE_LIMITS, the user's bounds on what reading an image may cost
+ * ("expanded=64G,ratio=5000,manifest=512M"), made the defaults of every
+ * image this process reads; libgpucc reads no environment itself.  A
+ * malformed value is an error (3), not silently the defaults. */
+static int apply_image_limits(const char *command)
+{
+	const char *text = getenv("GPUCC_IMAGE_LIMITS");
+	gpucc_image_limits limits = GPUCC_IMAGE_LIMITS_INIT;
+	if ((text && gpucc_image_limits_parse(&limits, text) != 0) ||
+	    gpucc_image_set_default_limits(&limits, "GPUCC_IMAGE_LIMITS") != 0) {
+		fprintf(stderr, "gpucc %s: GPUCC_IMAGE_LIMITS: %s\n", command, gpucc_error_last()->message);
+		return cmd_exit_code(gpucc_error_last()->code);
+	}
+	return EXIT_OK;
+}
+
 static int run(int argc, char **argv, const char **who)
 {
 	*who = "";
@@ -198,7 +215,7 @@ static int run(int argc, char **argv, const char **who)
 	int rc = cmd_parse(&args, spec, argc - used, argv + used);
 	if (rc == -1)
 		rc = EXIT_OK;
-	else if (rc == EXIT_OK)
+	else if (rc == EXIT_OK && (rc = apply_image_limits(spec->name)) == EXIT_OK)
 		rc = spec->run(&args);
 	cmd_args_release(&args);
 	return rc;

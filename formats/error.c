@@ -101,6 +101,16 @@ int gpucc_error_oom(void)
 	return gpucc_error_set(GPUCC_ERROR, "out of memory");
 }
 
+int gpucc_options_version_check(const char *what, unsigned version, unsigned known)
+{
+	if (version == known)
+		return 0;
+	return gpucc_error_set(GPUCC_EINVALID,
+	                       "%s of version %u: this libgpucc knows version %u (set the field "
+	                       "version, or start from the header's _INIT)",
+	                       what, version, known);
+}
+
 int gpucc_error_null_argument(const char *function, const char *argument)
 {
 	return gpucc_error_set(GPUCC_EINVALID, "%s: '%s' is NULL", function, argument);

@@ -24,6 +24,9 @@ int gpucc_error_last_errno(void);
 /* Give the last error that errno again: for a caller that rewords the
  * message with gpucc_error_set, which forgets it. */
 void gpucc_error_keep_errno(int sys_errno);
+/* An options struct of a version this libgpucc does not know (what:
+ * "write options"): GPUCC_EINVALID naming both; 0 for version known. */
+int gpucc_options_version_check(const char *what, unsigned version, unsigned known);
 /* Out of memory; returns GPUCC_ERROR. */
 int gpucc_error_oom(void);
 

@@ -1417,7 +1417,7 @@ static int insert_arriving(gpucc_cache *c, const arriving_entry *a, const char *
 	char *path = entry_path(c, &a->e->key, false);
 	char *pending = path ? pending_path(path) : NULL;
 	rc = pending ? shard_ready(c, &a->e->key) : gpucc_error_oom();
-	gpucc_write_options opts = {0}; /* uncompressed: random access on lookup */
+	gpucc_write_options opts = GPUCC_WRITE_OPTIONS_INIT; /* uncompressed: random access on lookup */
 	opts.use_mtime = true;
 	opts.mtime = 0;
 	/* No fsync: an entry cut short by a power loss fails verification

@@ -213,13 +213,22 @@ static int write_outputs(const char *obj_path, const char *header_path, const ch
 	return rc;
 }
 
+void gpucc_embed_options_init(gpucc_embed_options *opts)
+{
+	GPUCC_REQUIRE_VOID(opts);
+	*opts = (gpucc_embed_options)GPUCC_EMBED_OPTIONS_INIT;
+}
+
 int gpucc_embed_image(const char *image_path, const char *obj_path,
                       const gpucc_embed_options *opts)
 {
 	GPUCC_REQUIRE(image_path);
 	GPUCC_REQUIRE(obj_path);
 	GPUCC_REQUIRE(opts);
-	int rc = gpucc_embed_check_symbol(opts->symbol);
+	int rc = gpucc_options_version_check("embed options", opts->version, GPUCC_EMBED_OPTIONS_VERSION);
+	if (rc)
+		return rc;
+	rc = gpucc_embed_check_symbol(opts->symbol);
 	if (rc)
 		return rc;
 	unsigned alignment = opts->alignment ? opts->alignment : DEFAULT_ALIGNMENT;

@@ -16,6 +16,12 @@ typedef int (*gpucc_payload_sink)(void *ctx, const void *data, size_t size);
 /* A defect of one member of an image, as every reader words it:
  * GPUCC_ECORRUPT, "'IMAGE': member 'NAME': WHAT". */
 int gpucc_image_member_error(const char *image_name, const char *member, const char *what);
+
+/* Fill the 0 fields of limits with the defaults (lib/image_limits.c). */
+void gpucc_image_limits_complete(gpucc_image_limits *limits);
+/* Where the program's user sets the limits (gpucc_image_set_default_limits),
+ * or NULL when it said nothing. */
+const char *gpucc_image_limits_setting_name(void);
 #define GPUCC_DIGEST_MISMATCH "SHA-256 digest mismatch (the payload is corrupt)"
 #define GPUCC_TRUNCATED_MEMBER "truncated: the image ends inside it"
 

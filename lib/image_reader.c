@@ -82,12 +82,8 @@
  * between pieces and after every header and data read: zstd expands a byte
  * at most 32,768-fold (a 4-byte RLE block gives 128 KiB), so a check is
  * never more than 512 MiB of expansion late. */
-#define DEFAULT_EXPANDED_SIZE ((uint64_t)32 << 30)
-#define DEFAULT_EXPANSION_RATIO 1000
-#define DEFAULT_MANIFEST_SIZE ((uint64_t)128 << 20)
 #define RATIO_FLOOR ((uint64_t)16 << 20)
 #define COMPRESSED_CHUNK ((size_t)1 << 14)
-#define LIMITS_ENV "GPUCC_IMAGE_LIMITS"
 
 /* An entry found through the index of an image opened for lookups: the
  * manifest of that one entry, parsed from its object, and where the index
@@ -196,65 +192,7 @@ struct gpucc_image {
 /* Tests read images through libarchive only, to compare the two readers. */
 static bool force_libarchive;
 
-/* ---- limits --------------------------------------------------------------- */
-
-/* One NAME=VALUE of GPUCC_IMAGE_LIMITS into limits. */
-static int parse_limit(gpucc_image_limits *limits, const char *item, size_t len)
-{
-	char text[64];
-	if (len >= sizeof text)
-		return gpucc_error_set(GPUCC_EINVALID, "%s: '%.*s' is too long", LIMITS_ENV, (int)len,
-		                       item);
-	memcpy(text, item, len);
-	text[len] = '\0';
-	char *value = strchr(text, '=');
-	uint64_t *slot = NULL;
-	if (value) {
-		*value++ = '\0';
-		slot = strcmp(text, "expanded") == 0 ? &limits->expanded_size
-		       : strcmp(text, "ratio") == 0 ? &limits->expansion_ratio
-		       : strcmp(text, "manifest") == 0 ? &limits->manifest_size : NULL;
-	}
-	if (!slot)
-		return gpucc_error_set(GPUCC_EINVALID,
-		                       "%s: '%.*s' is not NAME=VALUE with NAME expanded, ratio or manifest",
-		                       LIMITS_ENV, (int)len, item);
-	uint64_t v;
-	if (gpucc_size_parse(&v, value) != 0)
-		return gpucc_error_prefix("%s", LIMITS_ENV);
-	*slot = v ? v : UINT64_MAX;
-	return 0;
-}
-
-/* Fill the 0 fields of limits with the defaults. */
-static void complete_limits(gpucc_image_limits *limits)
-{
-	if (!limits->expanded_size)
-		limits->expanded_size = DEFAULT_EXPANDED_SIZE;
-	if (!limits->expansion_ratio)
-		limits->expansion_ratio = DEFAULT_EXPANSION_RATIO;
-	if (!limits->manifest_size)
-		limits->manifest_size = DEFAULT_MANIFEST_SIZE;
-	if (limits->manifest_size > GPUCC_MANIFEST_MAX_SIZE)
-		limits->manifest_size = GPUCC_MANIFEST_MAX_SIZE;
-}
-
-int gpucc_image_default_limits(gpucc_image_limits *out)
-{
-	GPUCC_REQUIRE(out);
-	gpucc_image_limits limits = {0};
-	const char *env = getenv(LIMITS_ENV);
-	for (const char *p = env; p && *p;) {
-		size_t len = strcspn(p, ",");
-		int rc = parse_limit(&limits, p, len);
-		if (rc)
-			return rc;
-		p += len + (p[len] == ',');
-	}
-	complete_limits(&limits);
-	*out = limits;
-	return 0;
-}
+/* ---- limits (lib/image_limits.c) ---------------------------------------- */
 
 /* "16 GiB", "200 MiB" or "1234 bytes", for messages. */
 static const char *size_text(char out[32], uint64_t size)
@@ -290,14 +228,18 @@ static bool over_limits(gpucc_image *img, struct archive *a)
 	return img->limit_hit != WITHIN_LIMITS;
 }
 
-/* How the user may raise a limit, for its messages: setting
- * (e.g. "ratio=N") in GPUCC_IMAGE_LIMITS, unless the caller set it. */
+/* How the user may raise a limit, for its messages: setting (e.g.
+ * "ratio=N") where the program said its user sets the limits
+ * (gpucc_image_set_default_limits), unless the caller set them. */
 static const char *limit_hint(char out[96], const gpucc_image *img, const char *setting)
 {
+	const char *where = gpucc_image_limits_setting_name();
 	if (img->limits_given)
 		snprintf(out, 96, "a limit the caller set");
+	else if (where)
+		snprintf(out, 96, "raise the limit with %s=%s", where, setting);
 	else
-		snprintf(out, 96, "raise the limit with %s=%s", LIMITS_ENV, setting);
+		snprintf(out, 96, "raise the image limit %s", setting);
 	return out;
 }
 
@@ -1444,7 +1386,7 @@ static int resolve_limits(gpucc_image_limits *out, const gpucc_image_limits *giv
 	if (!given)
 		return gpucc_image_default_limits(out);
 	*out = *given;
-	complete_limits(out);
+	gpucc_image_limits_complete(out);
 	return 0;
 }
 
@@ -1505,6 +1447,9 @@ int gpucc_image_open_limited(gpucc_image **out, const char *path, const gpucc_im
 	GPUCC_REQUIRE(out);
 	*out = NULL;
 	GPUCC_REQUIRE(path);
+	if (limits && gpucc_options_version_check("image limits", limits->version,
+	                                          GPUCC_IMAGE_LIMITS_VERSION) != 0)
+		return GPUCC_EINVALID; /* before the file is opened */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gpucc_error_set_open(NULL, path);

@@ -123,6 +123,12 @@ static int parse_epoch(const char *text, int64_t *out)
 }
 
 
+void gpucc_write_options_init(gpucc_write_options *opts)
+{
+	GPUCC_REQUIRE_VOID(opts);
+	*opts = (gpucc_write_options)GPUCC_WRITE_OPTIONS_INIT;
+}
+
 int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
                            const gpucc_write_options *opts)
 {
@@ -131,6 +137,9 @@ int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
 	GPUCC_REQUIRE(path);
 	if (!*path) /* refused now, not at commit after all the adding */
 		return gpucc_error_set(GPUCC_EINVALID, "an empty string is not a file name");
+	if (opts && gpucc_options_version_check("write options", opts->version,
+	                                        GPUCC_WRITE_OPTIONS_VERSION) != 0)
+		return GPUCC_EINVALID;
 	gpucc_image_writer *w = calloc(1, sizeof *w);
 	if (!w || !(w->path = strdup(path)) || !(w->arena = gpucc_arena_new())) {
 		gpucc_image_writer_free(w);

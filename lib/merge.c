@@ -199,15 +199,23 @@ static const char *holder_name(source_entries *all, size_t before, const gpucc_d
 	return "an earlier input";
 }
 
+void gpucc_algebra_options_init(gpucc_algebra_options *opts)
+{
+	GPUCC_REQUIRE_VOID(opts);
+	*opts = (gpucc_algebra_options)GPUCC_ALGEBRA_OPTIONS_INIT;
+}
+
 int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t count,
                       const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
 {
-	static const gpucc_algebra_options defaults;
+	static const gpucc_algebra_options defaults = GPUCC_ALGEBRA_OPTIONS_INIT;
 	GPUCC_REQUIRE(out_path);
 	GPUCC_REQUIRE_EACH(sources, count);
 	if (!opts)
 		opts = &defaults;
-	if (gpucc_conflict_policy_check(opts->on_conflict) != 0)
+	if (gpucc_options_version_check("algebra options", opts->version,
+	                                GPUCC_ALGEBRA_OPTIONS_VERSION) != 0 ||
+	    gpucc_conflict_policy_check(opts->on_conflict) != 0)
 		return GPUCC_EINVALID;
 	source_entries *all;
 	int rc = load_all(&all, sources, count);
@@ -394,7 +402,7 @@ static int stage(gpucc_image **out, gpucc_cache *cache, gpucc_image *src, const 
 	int rc = gpucc_cache_staging_path(&path, cache, ".gpucc");
 	if (rc)
 		return rc;
-	gpucc_write_options wo = {0};
+	gpucc_write_options wo = GPUCC_WRITE_OPTIONS_INIT;
 	wo.use_mtime = true;
 	gpucc_image_writer *w;
 	rc = gpucc_image_writer_new(&w, path, &wo);
@@ -472,12 +480,14 @@ static int insert_source(gpucc_cache *cache, source_entries *se, const bool *cho
 int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources, size_t count,
                            const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
 {
-	static const gpucc_algebra_options defaults;
+	static const gpucc_algebra_options defaults = GPUCC_ALGEBRA_OPTIONS_INIT;
 	GPUCC_REQUIRE(cache);
 	GPUCC_REQUIRE_EACH(sources, count);
 	if (!opts)
 		opts = &defaults;
-	if (gpucc_conflict_policy_check(opts->on_conflict) != 0)
+	if (gpucc_options_version_check("algebra options", opts->version,
+	                                GPUCC_ALGEBRA_OPTIONS_VERSION) != 0 ||
+	    gpucc_conflict_policy_check(opts->on_conflict) != 0)
 		return GPUCC_EINVALID;
 	if (!gpucc_cache_writable(cache))
 		return gpucc_cache_refuse_read_only(cache, "write to");

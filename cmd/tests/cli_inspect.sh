@@ -242,7 +242,7 @@ echo "mine" > "outdir/sub/$amd_file"
 rm "outdir/sub/$nv_file"
 expect_exit 1 "$GPUCC" extract $img -C outdir/sub
 assert_one_line err
-assert_grep "'outdir/sub/$amd_file' already exists (use --force to overwrite)" err
+assert_grep "'outdir/sub/$amd_file' already exists (not replaced without force)" err
 assert_no_file "outdir/sub/$nv_file"
 [ "$(cat "outdir/sub/$amd_file")" = mine ] || fail "extract changed an existing file"
 expect_exit 0 "$GPUCC" extract $img -C outdir/sub --force -q

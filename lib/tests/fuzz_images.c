@@ -18,7 +18,7 @@ unsigned char *fuzz_make_image(size_t *size, size_t entries, int zstd_level)
 	static unsigned serial;
 	snprintf(path, sizeof path, "%s/made-%u.gpucc", fuzz_scratch_dir(), serial++);
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = zstd_level};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd_level};
 	if (gpucc_image_writer_new(&w, path, &opts) != 0)
 		fuzz_fail("cannot start an image");
 	/* The writer borrows payload bytes until it commits. */

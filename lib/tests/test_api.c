@@ -417,8 +417,7 @@ static void test_unknown_conflict_policy(void)
 
 	gpucc_source *source = NULL;
 	CHECK_INT(gpucc_source_from_image(&source, img), 0);
-	gpucc_algebra_options opts;
-	memset(&opts, 0, sizeof opts);
+	gpucc_algebra_options opts = GPUCC_ALGEBRA_OPTIONS_INIT;
 	opts.on_conflict = bad;
 	CHECK_INT(gpucc_merge_write(merged, &source, 1, &opts, NULL), GPUCC_EINVALID);
 	CHECK_INT(gpucc_image_open(&hit, merged), GPUCC_ENOTFOUND);
@@ -572,8 +571,56 @@ static void test_compile_options_v1(void)
 	CHECK(c == NULL);
 }
 
+/* Every public options struct carries its version: one this libgpucc does
+ * not know (0, a caller that left it unset; or a newer header's) is
+ * GPUCC_EINVALID naming the struct, before anything is opened or written;
+ * the _INIT macros and _init functions give the version and the defaults. */
+static void test_options_versions(void)
+{
+	gpucc_image_writer *w = NULL;
+	gpucc_write_options wo = GPUCC_WRITE_OPTIONS_INIT;
+	wo.version = 0;
+	CHECK_INT(gpucc_image_writer_new(&w, "unwritten.gpucc", &wo), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("write options of version 0");
+	wo.version = GPUCC_WRITE_OPTIONS_VERSION + 1;
+	CHECK_INT(gpucc_image_writer_new(&w, "unwritten.gpucc", &wo), GPUCC_EINVALID);
+	gpucc_write_options_init(&wo);
+	CHECK_INT(wo.version, GPUCC_WRITE_OPTIONS_VERSION);
+	CHECK_INT(wo.zstd_level, 0);
+
+	gpucc_image *img = NULL;
+	gpucc_image_limits limits = {.manifest_size = 1 << 20}; /* version left 0 */
+	CHECK_INT(gpucc_image_open_limited(&img, "/nonexistent.gpucc", &limits), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("image limits of version 0");
+	CHECK_INT(gpucc_image_default_limits(&limits), 0);
+	CHECK_INT(limits.version, GPUCC_IMAGE_LIMITS_VERSION);
+	CHECK_INT(gpucc_image_open_limited(&img, "/nonexistent.gpucc", &limits), GPUCC_ENOTFOUND);
+
+	gpucc_algebra_options ao;
+	gpucc_algebra_options_init(&ao);
+	CHECK_INT(ao.version, GPUCC_ALGEBRA_OPTIONS_VERSION);
+	CHECK_INT(ao.write.version, GPUCC_WRITE_OPTIONS_VERSION);
+	ao.version = 7;
+	CHECK_INT(gpucc_merge_write("unwritten.gpucc", NULL, 0, &ao, NULL), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("algebra options of version 7");
+	ao.version = GPUCC_ALGEBRA_OPTIONS_VERSION;
+	ao.write.version = 0; /* the nested write options are checked too */
+	CHECK_INT(gpucc_merge_write("unwritten.gpucc", NULL, 0, &ao, NULL), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("write options of version 0");
+	CHECK_INT(access("unwritten.gpucc", F_OK), -1);
+
+	gpucc_embed_options eo;
+	gpucc_embed_options_init(&eo);
+	CHECK_INT(eo.version, GPUCC_EMBED_OPTIONS_VERSION);
+	eo.symbol = "kernels";
+	eo.version = 0;
+	CHECK_INT(gpucc_embed_image("/nonexistent.gpucc", "unwritten.o", &eo), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("embed options of version 0");
+}
+
 int main(void)
 {
+	RUN(test_options_versions);
 	RUN(test_compile_options_v1);
 	RUN(test_entry_prepare);
 	RUN(test_code_object_check);

@@ -857,7 +857,7 @@ static void test_merge_and_delta(void)
 	gpucc_cache_stats cs;
 	CHECK_INT(gpucc_cache_stats_get(&cs, c), 0);
 	CHECK_INT(cs.entries, 0); /* found before anything was written */
-	gpucc_algebra_options opts = {0};
+	gpucc_algebra_options opts = GPUCC_ALGEBRA_OPTIONS_INIT;
 	opts.on_conflict = GPUCC_CONFLICT_LAST;
 	CHECK_INT(gpucc_merge_into_cache(c, ab, 2, &opts, &counts), 0);
 	CHECK_INT(counts.conflicts, 1);

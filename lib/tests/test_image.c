@@ -54,7 +54,7 @@ static void make_entry(test_entry *t, const char *module, const char *source, co
 static int write_image(const char *path, int zstd, const char *const *modules, size_t n)
 {
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = zstd};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
 	int rc = gpucc_image_writer_new(&w, path, &opts);
 	if (rc)
 		return rc;
@@ -786,7 +786,7 @@ static void make_big_payloads(void)
 static int write_big_image(const char *path, size_t first, size_t last, int zstd)
 {
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = zstd};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
 	int rc = gpucc_image_writer_new(&w, path, &opts);
 	for (size_t i = first; rc == 0 && i < last; i++) {
 		test_entry t;
@@ -959,7 +959,7 @@ static void test_zstd_workers(void)
 	for (int run = 0; run < 4; run++) {
 		/* workers 1, 2, 3 at level 1; then 2 workers at level 6 */
 		gpucc_image_writer_zstd_workers(run < 3 ? (size_t)run + 1 : 2);
-		gpucc_write_options opts = {.zstd_level = run < 3 ? 1 : 6};
+		gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = run < 3 ? 1 : 6};
 		snprintf(path[run], sizeof path[run], "zstd-%d.gpucc", run);
 		gpucc_image_writer *w;
 		CHECK_INT(gpucc_image_writer_new(&w, path_in_dir(path[run]), &opts), 0);
@@ -999,7 +999,7 @@ static void test_limits(void)
 	size_t size = (size_t)20 << 20;
 	char *zeros = calloc(1, size);
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = 3};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = 3};
 	test_entry t;
 	make_entry(&t, "zeros", "zeros", "sm_90");
 	gpucc_payload_source src = {GPUCC_PART_PTX, NULL, zeros, size};
@@ -1013,8 +1013,27 @@ static void test_limits(void)
 	CHECK_INT(gpucc_image_open(&img, path), 0);
 	CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
 	CHECK_ERROR_HAS("1000-fold");
-	CHECK_ERROR_HAS("GPUCC_IMAGE_LIMITS=ratio=N");
+	CHECK_ERROR_HAS("raise the image limit ratio=N");
 	gpucc_image_free(img);
+	/* Defaults a program sets (as the command does from its environment):
+	 * the refusal names its setting; ratio=0 turns the check off. */
+	gpucc_image_limits set = GPUCC_IMAGE_LIMITS_INIT;
+	CHECK_INT(gpucc_image_limits_parse(&set, "ratio=500"), 0);
+	CHECK_INT(gpucc_image_set_default_limits(&set, "MY_LIMITS"), 0);
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("500-fold");
+	CHECK_ERROR_HAS("raise the limit with MY_LIMITS=ratio=N");
+	gpucc_image_free(img);
+	CHECK_INT(gpucc_image_limits_parse(&set, "ratio=0"), 0);
+	CHECK_INT(gpucc_image_set_default_limits(&set, NULL), 0);
+	CHECK_INT(gpucc_image_open(&img, path), 0);
+	CHECK_INT(gpucc_image_verify(img), 0);
+	gpucc_image_free(img);
+	CHECK_INT(gpucc_image_limits_parse(&set, "ratio=1000,bogus=1"), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("'bogus=1' is not NAME=VALUE");
+	CHECK(set.expansion_ratio == UINT64_MAX); /* unchanged: ratio=0 is "off" */
+	CHECK_INT(gpucc_image_set_default_limits(NULL, NULL), 0);
 	size_t file_size;
 	char *bytes = check_read_file(path, &file_size);
 	CHECK_INT(gpucc_image_open_memory(&img, bytes, file_size, "memory"), 0);
@@ -1023,7 +1042,7 @@ static void test_limits(void)
 	gpucc_image_free(img);
 	free(bytes);
 
-	gpucc_image_limits limits = {.expansion_ratio = UINT64_MAX};
+	gpucc_image_limits limits = {.version = GPUCC_IMAGE_LIMITS_VERSION, .expansion_ratio = UINT64_MAX};
 	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), 0);
 	CHECK_INT(gpucc_image_verify(img), 0);
 	gpucc_image_free(img);
@@ -1033,12 +1052,19 @@ static void test_limits(void)
 	CHECK_ERROR_HAS("more than 8 MiB when decompressed");
 	CHECK_ERROR_HAS("(a limit the caller set)");
 	gpucc_image_free(img);
-	limits = (gpucc_image_limits){.manifest_size = 64};
+	limits = (gpucc_image_limits){.version = GPUCC_IMAGE_LIMITS_VERSION, .manifest_size = 64};
 	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), GPUCC_ECORRUPT);
 	CHECK_ERROR_HAS("more than the limit of 64 bytes");
 
-	/* The environment sets the defaults; 0 turns a check off. */
-	setenv("GPUCC_IMAGE_LIMITS", "ratio=0,expanded=1G,manifest=1M", 1);
+	/* The program sets the defaults (the command from GPUCC_IMAGE_LIMITS);
+	 * 0 turns a check off; the environment itself changes nothing. */
+	setenv("GPUCC_IMAGE_LIMITS", "ratio=7", 1);
+	CHECK_INT(gpucc_image_default_limits(&limits), 0);
+	CHECK(limits.expansion_ratio == 1000);
+	unsetenv("GPUCC_IMAGE_LIMITS");
+	limits = (gpucc_image_limits)GPUCC_IMAGE_LIMITS_INIT;
+	CHECK_INT(gpucc_image_limits_parse(&limits, "ratio=0,expanded=1G,manifest=1M"), 0);
+	CHECK_INT(gpucc_image_set_default_limits(&limits, NULL), 0);
 	CHECK_INT(gpucc_image_default_limits(&limits), 0);
 	CHECK(limits.expansion_ratio == UINT64_MAX);
 	CHECK(limits.expanded_size == (uint64_t)1 << 30);
@@ -1046,11 +1072,9 @@ static void test_limits(void)
 	CHECK_INT(gpucc_image_open(&img, path), 0);
 	CHECK_INT(gpucc_image_verify(img), 0);
 	gpucc_image_free(img);
-	setenv("GPUCC_IMAGE_LIMITS", "ratio=1000,nonsense", 1);
-	CHECK_INT(gpucc_image_default_limits(&limits), GPUCC_EINVALID);
+	CHECK_INT(gpucc_image_limits_parse(&limits, "ratio=1000,nonsense"), GPUCC_EINVALID);
 	CHECK_ERROR_HAS("'nonsense'");
-	CHECK_INT(gpucc_image_open(&img, path), GPUCC_EINVALID);
-	unsetenv("GPUCC_IMAGE_LIMITS");
+	CHECK_INT(gpucc_image_set_default_limits(NULL, NULL), 0);
 }
 
 /* A manifest's parsed form counts against the manifest limit: 70,000
@@ -1075,7 +1099,7 @@ static void test_parsed_manifest_limit(void)
 	free(kernels);
 
 	gpucc_image *img;
-	gpucc_image_limits limits = {.manifest_size = (uint64_t)1 << 20};
+	gpucc_image_limits limits = {.version = GPUCC_IMAGE_LIMITS_VERSION, .manifest_size = (uint64_t)1 << 20};
 	CHECK_INT(gpucc_image_open_limited(&img, path, &limits), GPUCC_ECORRUPT);
 	CHECK_ERROR_HAS("the manifest's parsed form would take more than 1048576 bytes");
 	/* The caller's limit: GPUCC_IMAGE_LIMITS would not raise it. */

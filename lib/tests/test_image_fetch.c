@@ -92,7 +92,7 @@ static void make_entry(gpucc_entry *e, gpucc_kernel *k, char *target, size_t i)
 static int write_image(const char *path, int zstd, forgery forge)
 {
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = zstd};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
 	int rc = gpucc_image_writer_new(&w, path, &opts);
 	static unsigned char bufs[ENTRIES][6 * BLOCK];
 	for (size_t i = 0; rc == 0 && i < ENTRIES; i++) {

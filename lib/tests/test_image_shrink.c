@@ -151,7 +151,7 @@ static void make_payloads(void)
 static int write_image(const char *path, int zstd)
 {
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = zstd};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
 	int rc = gpucc_image_writer_new(&w, path, &opts);
 	for (size_t i = 0; rc == 0 && i < ENTRIES; i++) {
 		char module[32], target[GPUCC_TARGET_NAME_SIZE];

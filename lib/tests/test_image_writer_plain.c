@@ -170,7 +170,7 @@ static unsigned long plain_written_;
 
 static void test_sources_same_bytes(void)
 {
-	gpucc_write_options dated = {.use_mtime = true, .mtime = 1700000000};
+	gpucc_write_options dated = {.version = GPUCC_WRITE_OPTIONS_VERSION, .use_mtime = true, .mtime = 1700000000};
 	BOTH_WRITERS("memory", write_source(out_, "m", false, NULL));
 	BOTH_WRITERS("files", write_source(out_, "f", true, NULL));
 	BOTH_WRITERS("dated", write_source(out_, "d", true, &dated));
@@ -213,7 +213,7 @@ static void test_merge_same_bytes(void)
 	 * writes, with the same bytes. */
 	char z[64];
 	snprintf(z, sizeof z, "%s", path_in_dir("z.gpucc"));
-	gpucc_write_options zstd = {.zstd_level = 3};
+	gpucc_write_options zstd = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = 3};
 	CHECK_INT(write_source(z, "a", false, &zstd), 0);
 	const char *compressed[] = {z, b};
 	plain_written_ = 0;
@@ -226,7 +226,7 @@ static void test_merge_same_bytes(void)
  * leaves the image to libarchive, which writes it readably. */
 static void test_pax_falls_back(void)
 {
-	gpucc_write_options far = {.use_mtime = true, .mtime = (int64_t)1 << 34};
+	gpucc_write_options far = {.version = GPUCC_WRITE_OPTIONS_VERSION, .use_mtime = true, .mtime = (int64_t)1 << 34};
 	plain_written_ = 0;
 	BOTH_WRITERS("far", write_source(out_, "p", false, &far));
 	CHECK_INT(plain_written_, 0);
@@ -414,7 +414,7 @@ static void test_file_not_regular(void)
  * end, the same bytes from both writers, compressed or not. */
 static void test_empty_same_bytes(void)
 {
-	gpucc_write_options zstd = {.zstd_level = 3};
+	gpucc_write_options zstd = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = 3};
 	plain_written_ = 0;
 	BOTH_WRITERS("empty", write_empty(out_, NULL));
 	CHECK_INT(plain_written_, 1);

@@ -188,7 +188,7 @@ static int fixture_open(fixture *f)
 	snprintf(f->device.arch, sizeof f->device.arch, "gfx90a");
 	f->device.target_known = true;
 	f->device.target = f->target;
-	memset(&f->embed, 0, sizeof f->embed);
+	gpucc_embed_options_init(&f->embed);
 	f->embed.symbol = "kernels";
 	f->paths[0] = f->image_path;
 	f->sources[0] = f->source;
@@ -240,6 +240,8 @@ static void fixture_close(fixture *f)
 	  gpucc_module_name_from_path(&f->string_out, NONE))                                        \
 	/* image.h */                                                                                \
 	X(gpucc_image_default_limits, out, 0, NULL, gpucc_image_default_limits(NONE))               \
+	X(gpucc_image_limits_parse, out, 0, NULL, gpucc_image_limits_parse(NONE, "ratio=1"))        \
+	X(gpucc_image_limits_parse, text, 0, NULL, gpucc_image_limits_parse(&f->limits_out, NONE))  \
 	X(gpucc_image_open, out, 0, NULL, gpucc_image_open(NONE, f->image_path))                    \
 	X(gpucc_image_open, path, 1, NULL, gpucc_image_open(&f->image_out, NONE))                   \
 	X(gpucc_image_open_limited, out, 0, NULL, gpucc_image_open_limited(NONE, f->image_path, NULL)) \
@@ -271,6 +273,8 @@ static void fixture_close(fixture *f)
 	X(gpucc_image_writer_add, e, 0, NULL,                                                       \
 	  gpucc_image_writer_add(f->writer, NONE, &f->payload_source, 1))                           \
 	X(gpucc_image_writer_add, sources, 0, NULL, gpucc_image_writer_add(f->writer, f->entry, NONE, 1)) \
+	X(gpucc_image_extract, img, 0, NULL, gpucc_image_extract(NONE, check_dir, NULL))            \
+	X(gpucc_image_extract, dir, 0, NULL, gpucc_image_extract(f->img, NONE, NULL))               \
 	X(gpucc_entry_prepare, e, 0, NULL, gpucc_entry_prepare(NONE, &f->payload_source, 1))        \
 	X(gpucc_entry_prepare, sources, 0, NULL, gpucc_entry_prepare(&f->entry_draft, NONE, 1))       \
 	X(gpucc_code_object_check, name, 0, NULL,                                                   \
@@ -553,6 +557,10 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_source_snapshot, s, gpucc_source_snapshot(NONE) == NULL)                             \
 	/* compile.h */                                                                              \
 	X(gpucc_compile_options_init, opts, (gpucc_compile_options_init(NONE), true))                \
+	X(gpucc_write_options_init, opts, (gpucc_write_options_init(NONE), true))                    \
+	X(gpucc_algebra_options_init, opts, (gpucc_algebra_options_init(NONE), true))                \
+	X(gpucc_embed_options_init, opts, (gpucc_embed_options_init(NONE), true))                    \
+	X(gpucc_extract_options_init, opts, (gpucc_extract_options_init(NONE), true))                \
 	X(gpucc_compile_result_count, c, gpucc_compile_result_count(NONE) == 0)                      \
 	X(gpucc_compile_result_at, c, gpucc_compile_result_at(NONE, 0) == NULL)                      \
 	X(gpucc_compile_threads_used, c, gpucc_compile_threads_used(NONE) == 0)                      \

@@ -96,7 +96,7 @@ static void add_entry(gpucc_image_writer *w, const char *target, const char *ker
 static void write_test_image(void)
 {
 	gpucc_image_writer *w = NULL;
-	gpucc_write_options opts = {0};
+	gpucc_write_options opts = GPUCC_WRITE_OPTIONS_INIT;
 	CHECK_INT(gpucc_image_writer_new(&w, IMAGE_PATH, &opts), 0);
 	add_entry(w, "gfx90a", "saxpy", GPUCC_PART_HSACO, hsaco_bytes);
 	add_entry(w, "sm_90:ptx78", "saxpy", GPUCC_PART_PTX, ptx_bytes);

@@ -43,9 +43,11 @@ typedef struct gpucc_image gpucc_image;
 
 /* Bounds on what reading an untrusted image may cost (formats/image.md,
  * "Limits").  An image past one is refused as GPUCC_ECORRUPT, with a message
- * that names the limit and how to raise it (GPUCC_IMAGE_LIMITS, unless the
- * caller gave the limits).  In every field 0 means "the default". */
+ * that names the limit and how to raise it (the setting the program named
+ * in gpucc_image_set_default_limits, unless the caller gave the limits).
+ * In every field 0 means "the default". */
 typedef struct gpucc_image_limits {
+	unsigned version; /* GPUCC_IMAGE_LIMITS_VERSION */
 	/* Compressed images: the most bytes the archive may expand to
 	 * (default 32 GiB). */
 	uint64_t expanded_size;
@@ -57,13 +59,31 @@ typedef struct gpucc_image_limits {
 	uint64_t manifest_size;
 } gpucc_image_limits;
 
-/* The limits that gpucc_image_open and every other reader of images use:
- * the defaults above, each overridden by the environment variable
- * GPUCC_IMAGE_LIMITS, a comma-separated list of NAME=VALUE with NAME one of
- * expanded, ratio, manifest and sizes as gpucc_size_parse reads them
- * ("expanded=64G,ratio=5000"); VALUE 0 turns a check off (the manifest keeps
- * its 2 GiB bound).  GPUCC_EINVALID when the variable is malformed. */
+/* The version of gpucc_image_limits this header declares.  A caller sets
+ * it (GPUCC_IMAGE_LIMITS_INIT: every limit its default, or
+ * gpucc_image_default_limits), so that a later libgpucc whose struct has
+ * grown knows how much of it the caller gave; a version this libgpucc
+ * does not know is GPUCC_EINVALID. */
+#define GPUCC_IMAGE_LIMITS_VERSION 1
+#define GPUCC_IMAGE_LIMITS_INIT {GPUCC_IMAGE_LIMITS_VERSION, 0, 0, 0}
+
+/* The limits that gpucc_image_open and every other reader of images use
+ * when not given their own: the defaults above, or those the program set
+ * with gpucc_image_set_default_limits.  libgpucc reads no environment. */
 GPUCC_API int gpucc_image_default_limits(gpucc_image_limits *out);
+/* Set the limits of every reader not given its own, for the whole process
+ * (NULL: the defaults above); call it before other threads read images.
+ * setting, when not NULL, names where the program's user changes them (the
+ * gpucc command: "GPUCC_IMAGE_LIMITS"), for the refusals' messages: "raise
+ * the limit with SETTING=ratio=N".  GPUCC_EINVALID for limits of another
+ * version. */
+GPUCC_API int gpucc_image_set_default_limits(const gpucc_image_limits *limits, const char *setting);
+/* Apply text, a comma-separated list of NAME=VALUE with NAME one of
+ * expanded, ratio and manifest and VALUE a size as gpucc_size_parse reads
+ * it ("expanded=64G,ratio=5000"; 0 turns a check off, the manifest keeping
+ * its 2 GiB bound), to *out, whose other fields stay.  GPUCC_EINVALID,
+ * naming the item, when text is malformed (*out unchanged). */
+GPUCC_API int gpucc_image_limits_parse(gpucc_image_limits *out, const char *text);
 
 /* Open the image at path.  GPUCC_ENOTFOUND when it does not exist,
  * GPUCC_EVERSION for another format version, GPUCC_ECORRUPT when it is not a
@@ -163,11 +183,52 @@ GPUCC_API int gpucc_image_copy_payload(gpucc_image *img, const gpucc_payload *pa
  * calls; a compressed one takes its turn with the payload reads. */
 GPUCC_API int gpucc_image_verify(gpucc_image *img);
 
+/* ---- extracting ---------------------------------------------------------- */
+
+/* One file gpucc_image_extract writes: its name in the directory and the
+ * payload it holds (borrowed from the image). */
+typedef struct gpucc_extract_file {
+	const char *name;
+	const gpucc_payload *payload;
+} gpucc_extract_file;
+
+/* Told every file once all are in place, before the files they replaced are
+ * dropped: a non-zero return (a GPUCC_E* code, or any other: GPUCC_ERROR)
+ * undoes the extraction, as when the caller cannot report what was written;
+ * the caller sets the last error. */
+typedef int (*gpucc_extract_fn)(void *ctx, const gpucc_extract_file *files, size_t count);
+
+typedef struct gpucc_extract_options {
+	unsigned version;             /* GPUCC_EXTRACT_OPTIONS_VERSION */
+	bool force;                   /* replace files that exist (regular files and links) */
+	gpucc_extract_fn before_commit; /* may be NULL */
+	void *ctx;
+} gpucc_extract_options;
+
+#define GPUCC_EXTRACT_OPTIONS_VERSION 1
+#define GPUCC_EXTRACT_OPTIONS_INIT {GPUCC_EXTRACT_OPTIONS_VERSION, false, NULL, NULL}
+GPUCC_API void gpucc_extract_options_init(gpucc_extract_options *opts);
+
+/* Write every payload of every entry of img into dir (created, with its
+ * parents, when missing), each as a file named
+ * <module stem>.<target, ':' as '_'>.<first 12 key digits>.<extension>,
+ * sanitised to [A-Za-z0-9._+-] so that nothing lands outside dir, with the
+ * mode 0666 less the umask.  All or nothing: every payload is verified and
+ * flushed before any name appears, and a failure leaves dir as it was
+ * (files force replaced put back, directories made removed).  A file that
+ * exists, without opts->force, and a directory, a non-file or the image's
+ * own file named like an output even with it, are refused before anything
+ * is written (GPUCC_ERROR naming the file); a payload's defect is the
+ * reader's error.  opts NULL: the defaults. */
+GPUCC_API int gpucc_image_extract(gpucc_image *img, const char *dir,
+                                  const gpucc_extract_options *opts);
+
 /* ---- writing ------------------------------------------------------------ */
 
 typedef struct gpucc_image_writer gpucc_image_writer;
 
 typedef struct gpucc_write_options {
+	unsigned version; /* GPUCC_WRITE_OPTIONS_VERSION */
 	int zstd_level;  /* 0: uncompressed; 1..22: zstd at that level */
 	bool use_mtime;  /* false: mtime from SOURCE_DATE_EPOCH, else 0 */
 	int64_t mtime;   /* member mtime when use_mtime */
@@ -177,6 +238,14 @@ typedef struct gpucc_write_options {
 	 * that are cheap to make again, such as a CI job's artifacts. */
 	bool no_sync;
 } gpucc_write_options;
+
+/* The version of gpucc_write_options this header declares, which callers
+ * set (as GPUCC_IMAGE_LIMITS_VERSION); GPUCC_WRITE_OPTIONS_INIT and
+ * gpucc_write_options_init give the defaults: uncompressed, mtime from
+ * SOURCE_DATE_EPOCH, synced. */
+#define GPUCC_WRITE_OPTIONS_VERSION 1
+#define GPUCC_WRITE_OPTIONS_INIT {GPUCC_WRITE_OPTIONS_VERSION, 0, false, 0, false}
+GPUCC_API void gpucc_write_options_init(gpucc_write_options *opts);
 
 /* Where one payload's bytes come from when the writer commits. */
 typedef struct gpucc_payload_source {

@@ -203,12 +203,21 @@ GPUCC_API void gpucc_module_free(gpucc_module *m);
 /* ---- embedding ------------------------------------------------------------- */
 
 typedef struct gpucc_embed_options {
+	unsigned version;         /* GPUCC_EMBED_OPTIONS_VERSION */
 	const char *symbol;       /* NAME: the bytes; NAME_size: their count */
 	const char *triple;       /* host triple; NULL: the build machine's */
 	unsigned alignment;       /* of NAME in bytes, a power of two; 0: 64 */
 	const char *section;      /* NULL: ".rodata.gpucc" */
 	const char *header;       /* also write this C header; NULL: none */
 } gpucc_embed_options;
+
+/* The version of gpucc_embed_options this header declares, which callers
+ * set (as GPUCC_IMAGE_LIMITS_VERSION, gpucc/image.h);
+ * GPUCC_EMBED_OPTIONS_INIT and gpucc_embed_options_init give the defaults
+ * (no symbol: the caller names one). */
+#define GPUCC_EMBED_OPTIONS_VERSION 1
+#define GPUCC_EMBED_OPTIONS_INIT {GPUCC_EMBED_OPTIONS_VERSION, NULL, NULL, 0, NULL, NULL}
+GPUCC_API void gpucc_embed_options_init(gpucc_embed_options *opts);
 
 /* Whether symbol may be the NAME of gpucc_embed_image and
  * gpucc_embed_write_header: a C identifier of at most 200 characters that

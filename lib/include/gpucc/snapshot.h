@@ -119,11 +119,21 @@ GPUCC_API int gpucc_source_check_whole(gpucc_source *s);
 /* ---- delta and merge ---------------------------------------------------- */
 
 typedef struct gpucc_algebra_options {
+	unsigned version;                  /* GPUCC_ALGEBRA_OPTIONS_VERSION */
 	gpucc_write_options write;         /* for an image output */
 	gpucc_conflict_policy on_conflict; /* see below */
 	gpucc_conflict_fn conflict_fn;     /* told of every conflict; may be NULL */
 	void *conflict_ctx;
 } gpucc_algebra_options;
+
+/* The version of gpucc_algebra_options this header declares, which callers
+ * set (as GPUCC_IMAGE_LIMITS_VERSION, gpucc/image.h; write has its own);
+ * GPUCC_ALGEBRA_OPTIONS_INIT and gpucc_algebra_options_init give the
+ * defaults: the write defaults, conflicts fail, no conflict callback. */
+#define GPUCC_ALGEBRA_OPTIONS_VERSION 1
+#define GPUCC_ALGEBRA_OPTIONS_INIT \
+	{GPUCC_ALGEBRA_OPTIONS_VERSION, GPUCC_WRITE_OPTIONS_INIT, GPUCC_CONFLICT_FAIL, NULL, NULL}
+GPUCC_API void gpucc_algebra_options_init(gpucc_algebra_options *opts);
 
 typedef struct gpucc_algebra_counts {
 	size_t entries_read; /* entries (or items) read from the sources */
