@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LAYOUT_DIR "v1"
+#define LAYOUT_DIR GPUCC_CACHE_LAYOUT_DIR
 #define STAGING_DIR "v1/tmp"
 #define ENTRY_SUFFIX ".gpucc"
 #define PENDING_INFIX ".new."
@@ -133,11 +133,6 @@ static void warn_when_handled(gpucc_cache *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-bool gpucc_cache_layout_at(int dir_fd)
-{
-	struct stat st;
-	return fstatat(dir_fd, LAYOUT_DIR, &st, 0) == 0 && S_ISDIR(st.st_mode);
-}
 
 /* Whether the directory open as dir_fd (which stays open) holds no name
  * but "." and "..". */
@@ -231,39 +226,6 @@ static int make_directories(const char *path)
 	return rc;
 }
 
-int gpucc_size_parse(uint64_t *out, const char *text)
-{
-	GPUCC_REQUIRE(out);
-	const char *p = text;
-	if (!p || *p < '0' || *p > '9')
-		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a size (e.g. 5G, 512M, 4096)",
-		                       text ? text : "");
-	uint64_t value = 0;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (value > (UINT64_MAX - 9) / 10)
-			return gpucc_error_set(GPUCC_EINVALID, "size '%s' is too large (at most 8 EiB)", text);
-		value = value * 10 + (uint64_t)(*p - '0');
-	}
-	unsigned shift = 0;
-	switch (*p) {
-	case 'k': case 'K': shift = 10; p++; break;
-	case 'm': case 'M': shift = 20; p++; break;
-	case 'g': case 'G': shift = 30; p++; break;
-	case 't': case 'T': shift = 40; p++; break;
-	default: break;
-	}
-	if (shift && (*p == 'i' || *p == 'I'))
-		p++;
-	if (*p == 'b' || *p == 'B')
-		p++;
-	if (*p)
-		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a size (e.g. 5G, 512M, 4096)", text);
-	/* Sizes are file sizes (off_t): at most INT64_MAX. */
-	if (value > ((uint64_t)INT64_MAX >> shift))
-		return gpucc_error_set(GPUCC_EINVALID, "size '%s' is too large (at most 8 EiB)", text);
-	*out = value << shift;
-	return 0;
-}
 
 /* ---- stats and config files ---------------------------------------------- */
 

@@ -6,6 +6,9 @@
 #ifndef GPUCC_LIB_CACHE_INTERNAL_H
 #define GPUCC_LIB_CACHE_INTERNAL_H
 
+/* The directory of a cache that holds its entries (formats/cache.md). */
+#define GPUCC_CACHE_LAYOUT_DIR "v1"
+
 #include "gpucc/cache.h"
 
 #include <sys/stat.h>

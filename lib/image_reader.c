@@ -41,7 +41,7 @@
  */
 #include "image_internal.h"
 
-#include "cache_internal.h" /* gpucc_size_parse, gpucc_cache_layout_at */
+#include "cache_internal.h" /* gpucc_cache_layout_at */
 
 #include "errors.h"
 #include "image_index.h"
@@ -1702,11 +1702,6 @@ static size_t payload_index(const gpucc_image *img, const gpucc_payload *p)
 			hi = mid;
 	}
 	return img->payload_count;
-}
-
-int gpucc_image_member_error(const char *image_name, const char *member, const char *what)
-{
-	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s': %s", image_name, member, what);
 }
 
 static int digest_mismatch(const gpucc_image *img, const char *member, const char *what)

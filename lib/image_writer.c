@@ -466,53 +466,6 @@ static int write_small_member(commit_ctx *c, const char *name, const void *data,
 	return rc;
 }
 
-/* A sink passing on no more than left bytes: a payload file that grew
- * must not spill into the next member before the change is reported. */
-typedef struct bounded_sink {
-	gpucc_payload_sink sink;
-	void *ctx;
-	uint64_t left;
-} bounded_sink;
-
-static int pass_at_most(void *ctx, const void *data, size_t size)
-{
-	bounded_sink *b = ctx;
-	if (size > b->left)
-		size = (size_t)b->left;
-	b->left -= size;
-	return size ? b->sink(b->ctx, data, size) : 0;
-}
-
-int gpucc_output_payload_copy(const output_payload *o, gpucc_payload_sink sink, void *ctx,
-                              gpucc_payload_checker *checker)
-{
-	if (o->image) {
-		/* The reader verifies digest and size itself, or has the checker
-		 * verify the digest. */
-		if (checker)
-			return gpucc_image_stream_payload_checked(o->image, &o->payload, sink, ctx,
-			                                          checker);
-		return gpucc_image_stream_payload(o->image, &o->payload, sink, ctx);
-	}
-	switch (o->source->kind) {
-	case SOURCE_IMAGE:
-		return gpucc_error_set(GPUCC_ERROR, "internal error: image source without an image");
-	case SOURCE_MEMORY:
-		return o->payload.size ? sink(ctx, o->source->data, (size_t)o->payload.size) : 0;
-	case SOURCE_FILE:
-		break;
-	}
-	/* Files may have changed since they were hashed. */
-	gpucc_digest got;
-	uint64_t bytes = 0;
-	bounded_sink bounded = {sink, ctx, o->payload.size};
-	int rc = gpucc_digest_file_to(&got, &bytes, o->source->path, pass_at_most, &bounded);
-	if (rc == 0 && (bytes != o->payload.size || gpucc_digest_compare(&got, &o->payload.sha256)))
-		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s' changed while the image was being written",
-		                     o->source->path);
-	return rc;
-}
-
 static int write_payload(commit_ctx *c, const output_payload *o)
 {
 	char name[GPUCC_PAYLOAD_MEMBER_SIZE];
@@ -650,15 +603,6 @@ void gpucc_image_writer_before_publish(gpucc_image_writer *w, int (*check)(void 
 /* Copying at least this much from images hashes it on a second thread:
  * milliseconds of hashing against some microseconds to start a thread. */
 #define CHECKER_MIN_BYTES ((uint64_t)4 << 20)
-
-size_t gpucc_image_format_text(char out[GPUCC_FORMAT_TEXT_SIZE], bool indexed)
-{
-	int n = indexed ? snprintf(out, GPUCC_FORMAT_TEXT_SIZE, "gpucc-image %d.%d\n",
-	                           GPUCC_IMAGE_FORMAT_VERSION, GPUCC_IMAGE_FORMAT_MINOR)
-	                : snprintf(out, GPUCC_FORMAT_TEXT_SIZE, "gpucc-image %d\n",
-	                           GPUCC_IMAGE_FORMAT_VERSION);
-	return n > 0 ? (size_t)n : 0;
-}
 
 /* Tests write images as they were before the index. */
 static bool omit_index;

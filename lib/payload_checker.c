@@ -316,3 +316,10 @@ int gpucc_payload_checker_finish(gpucc_payload_checker *c)
 	gpucc_payload_member_name(member, &payload);
 	return gpucc_image_member_error(image, member, GPUCC_DIGEST_MISMATCH);
 }
+
+/* The error of one member of an image (lib/image_internal.h): the
+ * checker's, the readers' and the plain writer's. */
+int gpucc_image_member_error(const char *image_name, const char *member, const char *what)
+{
+	return gpucc_error_set(GPUCC_ECORRUPT, "'%s': member '%s': %s", image_name, member, what);
+}

@@ -78,7 +78,7 @@ static int add_entry(gpucc_image_writer *w, size_t i)
 static int write_image(const char *path, int zstd)
 {
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {.zstd_level = zstd};
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
 	int rc = gpucc_image_writer_new(&w, path, &opts);
 	for (size_t i = 0; rc == 0 && i < ENTRIES; i++)
 		rc = add_entry(w, i);
@@ -171,7 +171,7 @@ static void test_layout(void)
 	gpucc_image_writer_force_libarchive(false);
 	CHECK(same_file(path_in_dir("a.gpucc"), path_in_dir("c.gpucc")));
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {0};
+	gpucc_write_options opts = GPUCC_WRITE_OPTIONS_INIT;
 	CHECK_INT(gpucc_image_writer_new(&w, path_in_dir("d.gpucc"), &opts), 0);
 	for (size_t i = ENTRIES; i-- > 0;)
 		CHECK_INT(add_entry(w, i), 0);
@@ -356,7 +356,7 @@ static void test_without_index(void)
 	gpucc_image *old = NULL;
 	CHECK_INT(gpucc_image_open(&old, path_in_dir("old.gpucc")), 0);
 	gpucc_image_writer *w;
-	gpucc_write_options opts = {0};
+	gpucc_write_options opts = GPUCC_WRITE_OPTIONS_INIT;
 	CHECK_INT(gpucc_image_writer_new(&w, path_in_dir("new.gpucc"), &opts), 0);
 	for (size_t i = 0; i < gpucc_image_entry_count(old); i++)
 		CHECK_INT(gpucc_image_writer_add_from(w, old, gpucc_image_entry(old, i)), 0);

@@ -49,7 +49,12 @@ extern "C" {
 /* Open the image file at path by mapping it read-only into memory; the image
  * owns the mapping and unmaps it when freed.  A file that cannot be mapped
  * (a FIFO, an empty file) is read as gpucc_image_open reads it, from the
- * one descriptor opened.  Errors as gpucc_image_open.  As with any mapping,
+ * one descriptor opened.  It is opened for lookups, as
+ * gpucc_image_open_memory_for_lookup opens one (gpucc/image.h): an
+ * uncompressed image with an index is not parsed whole until something
+ * needs the whole manifest, so a defect of an entry's record is reported
+ * when that entry is looked up; other errors as gpucc_image_open.  As with
+ * any mapping,
  * the file must not be cut short in place while the image is open (the
  * process would get SIGBUS); gpucc replaces its outputs by renaming a new
  * file over them, which leaves an open image reading the old one.  (Every
