@@ -224,7 +224,10 @@ cmp -s before.txt after.txt && fail "a changed kernel kept its key"
 # The same package with CMake: add_custom_command runs gpucc compile, then
 # gpucc embed; the image is the Meson build's, byte for byte.
 if command -v cmake >/dev/null; then
+	# The sanitizers of the build under test, as b_sanitize gives the Meson
+	# builds above (a program linking an ASan libgpucc must link ASan).
 	cmake -S "$SRCROOT/testdata/example-package" -B cm -DGPU_TARGETS="sm_90:ptx78;gfx90a" \
+		-DCMAKE_C_FLAGS="$SANITIZE_CFLAGS" \
 		>cmake.log 2>&1 || { tail -30 cmake.log >&2; fail "the example package does not configure with CMake"; }
 	cmake --build cm >cmake-build.log 2>&1 || { tail -30 cmake-build.log >&2; fail "the example package does not build with CMake"; }
 	assert_grep "gpucc compile: the kernels for" cmake-build.log
