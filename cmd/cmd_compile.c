@@ -108,6 +108,61 @@ static void put_diagnostics(FILE *f, const char *text)
 	}
 }
 
+/* clang's own lines for a source it refused (a job of a source that failed
+ * before its key was known, so in clang), as clang wrote them: its
+ * `file:line:col: error:` form is what editors and IDEs parse.  libgpucc
+ * gives them as "SOURCE: TARGET: clang: LINE".  clang's count ("1 error
+ * generated when compiling for gfx90a.") is left out, and each distinct
+ * text is written once, however many targets clang refused it for (shown
+ * holds the texts written, *count of them, at most SHOWN_MAX; the caller
+ * frees them), then each target's own summary line follows. */
+#define SHOWN_MAX 64
+static void put_clang_lines(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count)
+{
+	if (!r->source || r->key_known || !r->diagnostics)
+		return;
+	const char *mark = strstr(r->diagnostics, ": clang: ");
+	if (!mark)
+		return;
+	size_t prefix = (size_t)(mark - r->diagnostics) + strlen(": clang: ");
+	/* The lines without their prefix, clang's count left out. */
+	size_t cap = strlen(r->diagnostics) + 1, used = 0;
+	char *text = malloc(cap);
+	if (!text)
+		return;
+	for (const char *p = r->diagnostics; *p;) {
+		size_t len = strcspn(p, "\n");
+		const char *line = len > prefix ? p + prefix : p;
+		size_t line_len = len > prefix ? len - prefix : len;
+		bool count_line = line_len && line[0] >= '1' && line[0] <= '9' &&
+		                  memmem(line, line_len, " generated", 10) != NULL;
+		if (!count_line) {
+			memcpy(text + used, line, line_len);
+			used += line_len;
+			text[used++] = '\n';
+		}
+		p += len + (p[len] == '\n');
+	}
+	text[used] = '\0';
+	for (size_t i = 0; i < *count; i++)
+		if (strcmp(shown[i], text) == 0) {
+			free(text);
+			return;
+		}
+	for (size_t k = 0; k < used; k++) { /* spelt as put_diagnostics spells */
+		char spelt[GPUCC_ESCAPED_BYTE_MAX];
+		unsigned char byte = (unsigned char)text[k];
+		if (byte == '\t' || byte == '\n')
+			fputc(byte, f);
+		else
+			fwrite(spelt, 1, gpucc_escape_byte(spelt, byte), f);
+	}
+	if (*count < SHOWN_MAX)
+		shown[(*count)++] = text;
+	else
+		free(text);
+}
+
 /* Each warning line, prefixed as every message is.  libgpucc spells their
  * control characters already. */
 static void put_warnings(FILE *f, const char *text)
@@ -534,10 +589,14 @@ static int run(const cmd_args *args)
 	 * (ptxas's), and a failure's detail, shown when asked. */
 	const gpucc_compile_result *first_failed = NULL;
 	bool verbose = cmd_flag(args, "verbose");
+	char *clang_shown[SHOWN_MAX];
+	size_t clang_shown_count = 0;
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
 		if (r->diagnostics && (verbose || r->status != GPUCC_COMPILE_FAILED))
 			put_diagnostics(stderr, r->diagnostics);
+		else if (r->status == GPUCC_COMPILE_FAILED)
+			put_clang_lines(stderr, r, clang_shown, &clang_shown_count);
 		if (r->warnings)
 			put_warnings(stderr, r->warnings);
 		if (r->status == GPUCC_COMPILE_FAILED) {
@@ -546,6 +605,8 @@ static int run(const cmd_args *args)
 				first_failed = r;
 		}
 	}
+	for (size_t i = 0; i < clang_shown_count; i++)
+		free(clang_shown[i]);
 	/* Planning reports failed jobs in their results only: a dry run exits
 	 * as the real run would, with the first failed job's code. */
 	if (status == 0 && first_failed)

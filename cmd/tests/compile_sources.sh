@@ -159,8 +159,12 @@ assert_grep "hit: record" out
 # ---- flags reach clang and the key ----------------------------------------------
 if [ -n "$cuda" ]; then
 	expect_exit 5 "$GPUCC" compile ../src/scale.cu -t sm_90 --cache "$TEST_DIR/cache"
-	assert_one_line err
+	# clang's own lines as it wrote them (editors parse file:line:col), then
+	# the job's one line.
+	assert_grep "^../src/scale.cu:2:2: error: FACTOR must be defined" err
+	[ "$(grep -c '^gpucc compile: ' err)" -eq 1 ] || { cat err >&2; fail "expected one gpucc line"; }
 	assert_grep "^gpucc compile: error: ../src/scale.cu: sm_90:ptx78: clang-19: ../src/scale.cu:2:2: error: FACTOR must be defined" err
+	tail -1 err | grep -q "^gpucc compile: error: " || fail "the job's line does not come last"
 	expect_exit 0 "$GPUCC" compile ../src/scale.cu -t sm_90 --cache "$TEST_DIR/cache" -D FACTOR=5.0f --json
 	k5=$(python3 -c 'import json; print(json.load(open("out"))["results"][0]["key"])')
 	expect_exit 0 "$GPUCC" compile ../src/scale.cu -t sm_90 --cache "$TEST_DIR/cache" -DFACTOR=6.0f --json
@@ -209,6 +213,10 @@ assert [k["name"] for k in r["results"][0]["kernels"]] == ["k"], r' || fail "--l
 printf 'extern "C" __global__ void broken(float *y) { y[0] = undeclared; }\n' >broken.hip
 expect_exit 5 "$GPUCC" compile broken.hip -t gfx90a -t gfx1100 --no-cache
 [ "$(grep -c '^gpucc compile: error: ' err)" -eq 2 ] || { cat err >&2; fail "expected one error line per target"; }
+# clang's diagnostic, the same for both targets, is written once.
+[ "$(grep -c "^broken.hip:1:54: error: use of undeclared identifier 'undeclared'" err)" -eq 1 ] ||
+	{ cat err >&2; fail "clang's diagnostic is not written once, in its own form"; }
+if grep -q " error generated" err; then fail "clang's count of errors was not left out"; fi
 assert_grep "^gpucc compile: error: broken.hip: gfx90a: clang-19: broken.hip:1:.*error: use of undeclared identifier 'undeclared'" err
 expect_exit 5 "$GPUCC" compile broken.hip -t sm_90 --no-cache
 assert_grep "HIP sources compile for AMD targets (gfxNNN) only" err
