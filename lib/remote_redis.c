@@ -373,35 +373,34 @@ static void take_each(pipeline *p, size_t i, redisReply *reply)
 	}
 }
 
-static void redis_exists(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
+/* One command per key, pipelined, each outcome into out (every one
+ * REMOTE_ERROR when the names cannot be made). */
+static void run_each(remote *r, const char *command, int argc,
+                     int (*make)(pipeline *, size_t, const char **, size_t *),
+                     const gpucc_digest *keys, const remote_blob *blobs, size_t count,
+                     remote_outcome *out)
 {
-	each_ctx e = {out, NULL};
-	pipeline p = {r, "EXISTS", count, make_exists, take_each, lost_each, &e, keys,
-	              make_names(keys, count)};
+	each_ctx e = {out, blobs};
+	pipeline p = {r, command, count, make, take_each, lost_each, &e, keys, make_names(keys, count)};
 	if (!p.names) {
 		snprintf(r->why, sizeof r->why, "out of memory");
 		for (size_t i = 0; i < count; i++)
 			out[i] = REMOTE_ERROR;
 		return;
 	}
-	run_pipeline(&p, 2);
+	run_pipeline(&p, argc);
 	free(p.names);
+}
+
+static void redis_exists(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
+{
+	run_each(r, "EXISTS", 2, make_exists, keys, NULL, count, out);
 }
 
 static void redis_put(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
                       remote_outcome *out)
 {
-	each_ctx e = {out, blobs};
-	pipeline p = {r, "SET", count, make_set, take_each, lost_each, &e, keys,
-	              make_names(keys, count)};
-	if (!p.names) {
-		snprintf(r->why, sizeof r->why, "out of memory");
-		for (size_t i = 0; i < count; i++)
-			out[i] = REMOTE_ERROR;
-		return;
-	}
-	run_pipeline(&p, 3);
-	free(p.names);
+	run_each(r, "SET", 3, make_set, keys, blobs, count, out);
 }
 
 const remote_backend gpucc_remote_redis_backend = {
