@@ -97,7 +97,7 @@ static char *path_join(const char *a, const char *b)
 }
 
 /* Report a warning through the handler, one line with its control
- * characters spelt as error messages spell them (lib/escape.h): the paths
+ * characters spelt as error messages spell them (formats/escape.h): the paths
  * it quotes hold the cache's name.  With keep, one met while no handler is
  * set (while opening) is kept for gpucc_cache_set_warning_handler to
  * deliver. */

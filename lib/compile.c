@@ -519,10 +519,10 @@ static int job_fail(job *j, int code, const char *fmt, ...) __attribute__((forma
 
 /* Record why job j failed (or, for the caller, is skipped): r.error is
  * the message on one line, its control characters spelt as in libgpucc's
- * error messages (lib/escape.h), whatever it quotes (a module's triple,
+ * error messages (formats/escape.h), whatever it quotes (a module's triple,
  * the backend's words). */
 /* A message of job_fail's or add_warning's: formatted, its control
- * characters spelt as in libgpucc's error messages (lib/escape.h). */
+ * characters spelt as in libgpucc's error messages (formats/escape.h). */
 static void spell_message(char out[1024], const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 
