@@ -10,6 +10,7 @@
  * verify refuses.
  */
 #include "check.h"
+#include "check_image.h"
 
 #include <gpucc.h>
 
@@ -77,15 +78,7 @@ static int add_entry(gpucc_image_writer *w, size_t i)
 
 static int write_image(const char *path, int zstd)
 {
-	gpucc_image_writer *w;
-	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
-	int rc = gpucc_image_writer_new(&w, path, &opts);
-	for (size_t i = 0; rc == 0 && i < ENTRIES; i++)
-		rc = add_entry(w, i);
-	if (rc == 0)
-		rc = gpucc_image_writer_commit(w);
-	gpucc_image_writer_free(w);
-	return rc;
+	return check_write_image(path, zstd, ENTRIES, add_entry);
 }
 
 static bool same_file(const char *a, const char *b)

@@ -16,6 +16,7 @@
  * reported there.
  */
 #include "check.h"
+#include "check_image.h"
 
 #include <gpucc.h>
 
@@ -103,15 +104,7 @@ static int add_entry(gpucc_image_writer *w, size_t i)
 
 static int write_image(const char *path, int zstd)
 {
-	gpucc_image_writer *w;
-	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION, .zstd_level = zstd};
-	int rc = gpucc_image_writer_new(&w, path, &opts);
-	for (size_t i = 0; rc == 0 && i < ENTRIES; i++)
-		rc = add_entry(w, i);
-	if (rc == 0)
-		rc = gpucc_image_writer_commit(w);
-	gpucc_image_writer_free(w);
-	return rc;
+	return check_write_image(path, zstd, ENTRIES, add_entry);
 }
 
 /* ---- the threads ------------------------------------------------------------ */
