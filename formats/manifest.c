@@ -658,6 +658,14 @@ static void vec_release(vec *v)
 	v->count = v->capacity = 0;
 }
 
+/* The per-entry vectors a parse reuses from entry to entry. */
+static void release_scratch(parse_ctx *c)
+{
+	vec_release(&c->kernels);
+	vec_release(&c->externals);
+	vec_release(&c->payloads);
+}
+
 /* The error of a failed vec_push. */
 static int push_failure(void)
 {
@@ -1215,9 +1223,7 @@ int gpucc_manifest_parse_limited(gpucc_manifest *out, const char *json, size_t s
 	}
 	if (rc == 0 && !gpucc_json_finish(&c.json))
 		rc = syntax_error(&c);
-	vec_release(&c.kernels);
-	vec_release(&c.externals);
-	vec_release(&c.payloads);
+	release_scratch(&c);
 	if (rc) {
 		free(out->entries); /* parsed before a later defect was found */
 		free(out->spans);
@@ -1284,9 +1290,7 @@ int gpucc_manifest_parse_entry(gpucc_manifest *out, const char *json, size_t siz
 	int rc = parse_entry(&c, e);
 	if (rc == 0 && !gpucc_json_finish(&c.json))
 		rc = syntax_error(&c);
-	vec_release(&c.kernels);
-	vec_release(&c.externals);
-	vec_release(&c.payloads);
+	release_scratch(&c);
 	if (rc) {
 		free(e);
 		gpucc_arena_free(c.arena);

@@ -254,6 +254,15 @@ static void test_fetch(void)
 /* Open the image at path, read every payload, verify: each step succeeds
  * with the right bytes or fails as a cut image does.  Whether anything
  * failed. */
+/* The payload of digest d read back as data: the bytes written for it. */
+static void check_written(const gpucc_digest *d, const void *data, size_t size)
+{
+	size_t i = 0;
+	while (i < ENTRIES && gpucc_digest_compare(&written_digest[i], d) != 0)
+		i++;
+	CHECK(i < ENTRIES && size == written_size[i] && memcmp(data, written[i], size) == 0);
+}
+
 static bool read_all(const char *path, const char *what, long at, off_t to)
 {
 	gpucc_image *img = NULL;
@@ -271,10 +280,7 @@ static bool read_all(const char *path, const char *what, long at, off_t to)
 		size_t size = 0;
 		rc = gpucc_image_read_payload(&data, &size, img, p);
 		if (rc == 0) {
-			size_t i = 0;
-			while (i < ENTRIES && gpucc_digest_compare(&written_digest[i], &p->sha256) != 0)
-				i++;
-			CHECK(i < ENTRIES && size == written_size[i] && memcmp(data, written[i], size) == 0);
+			check_written(&p->sha256, data, size);
 		} else {
 			check_cut_failure(rc, path, what, at, to);
 			failed = true;
@@ -341,10 +347,7 @@ static bool lookup_all(const char *path, const char *what, long at, off_t to)
 		if (rc == 0)
 			rc = gpucc_image_read_payload(&data, &size, img, &e->payloads[0]);
 		if (rc == 0) {
-			size_t i = 0;
-			while (i < ENTRIES && gpucc_digest_compare(&written_digest[i], &e->payloads[0].sha256))
-				i++;
-			CHECK(i < ENTRIES && size == written_size[i] && memcmp(data, written[i], size) == 0);
+			check_written(&e->payloads[0].sha256, data, size);
 		} else {
 			check_cut_failure(rc, path, what, at, to);
 			failed = true;
