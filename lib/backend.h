@@ -28,9 +28,10 @@
 #define GPUCC_BACKEND_ABI 2
 #define GPUCC_BACKEND_ENTRY "gpucc_backend_get"
 
-/* Fault injection for crash tests: when this environment variable is
- * "abort:SUBSTRING", the backend calls abort() while compiling any module
- * whose name contains SUBSTRING (after parsing, before emitting). */
+/* Fault injection for crash tests, in builds with the test hooks (meson
+ * option test_hooks): when this environment variable is "abort:SUBSTRING",
+ * the backend calls abort() while compiling any module whose name contains
+ * SUBSTRING (after parsing, before emitting). */
 #define GPUCC_BACKEND_FAULT_ENV "GPUCC_BACKEND_FAULT"
 
 /* One compile: a module for one target with one set of options.  Everything

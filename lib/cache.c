@@ -1069,7 +1069,9 @@ int gpucc_cache_lookup(gpucc_image **out, gpucc_cache *c, const gpucc_digest *ke
 
 /* ---- insertion ------------------------------------------------------------ */
 
+#ifdef GPUCC_TEST_HOOKS
 void (*gpucc_cache_test_before_publish)(gpucc_cache *c, const gpucc_digest *key);
+#endif
 
 static void maybe_gc(gpucc_cache *c);
 
@@ -1307,8 +1309,10 @@ static int insert_with_writer(gpucc_cache *c, gpucc_image_writer *w, const gpucc
 	if (rc)
 		return name_entry_in_error(c, pending, path);
 	int64_t size = file_size_or_zero(pending);
+#ifdef GPUCC_TEST_HOOKS
 	if (gpucc_cache_test_before_publish)
 		gpucc_cache_test_before_publish(c, key);
+#endif
 	publish_result r = {CACHE_INSERT_ADDED, false, 0};
 	rc = publish(&r, c, key, path, pending, &new_digest, module, held, &st, src_name, policy, fn,
 	             fn_ctx);

@@ -55,10 +55,13 @@ bool gpucc_cache_directory_at(int dir_fd);
 /* The error for a directory refused so, GPUCC_EINVALID naming path. */
 int gpucc_cache_not_a_cache(const char *path);
 
-/* For tests: when set, called by an insert after it has decided what to do
- * and before it publishes the entry, so that a test can plant a rival entry
- * in exactly the moment a concurrent process could. */
+#ifdef GPUCC_TEST_HOOKS
+/* A test hook (meson option test_hooks): when set, called by an insert
+ * after it has decided what to do and before it publishes the entry, so
+ * that a test can plant a rival entry in exactly the moment a concurrent
+ * process could. */
 extern void (*gpucc_cache_test_before_publish)(gpucc_cache *c, const gpucc_digest *key);
+#endif
 
 /* 0 for one of the three gpucc_conflict_policy values, else GPUCC_EINVALID:
  * every function that takes a policy refuses any other before it acts, so

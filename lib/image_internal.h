@@ -130,6 +130,7 @@ int gpucc_payload_archive_compare(const gpucc_payload *a, const gpucc_payload *b
  * owning its bytes (gpucc_image_open_mapped unmaps them). */
 void gpucc_image_on_free(gpucc_image *img, void (*fn)(void *ctx), void *ctx);
 
+#ifdef GPUCC_TEST_HOOKS /* test hooks: meson option test_hooks */
 /* Read images only through libarchive, never through their ustar headers
  * directly (for tests that compare the two readers; process-wide). */
 void gpucc_image_force_libarchive(bool force);
@@ -148,6 +149,7 @@ void gpucc_image_writer_omit_index(bool omit);
  * up to 4; for tests, process-wide).  The bytes are the same for any
  * number. */
 void gpucc_image_writer_zstd_workers(size_t workers);
+#endif
 
 /* True when payloads of img are read at computed offsets (for tests). */
 bool gpucc_image_has_random_access(const gpucc_image *img);

@@ -189,8 +189,13 @@ struct gpucc_image {
 	void *on_free_ctx;
 };
 
-/* Tests read images through libarchive only, to compare the two readers. */
+/* Tests read images through libarchive only, to compare the two readers
+ * (a test hook: meson option test_hooks). */
+#ifdef GPUCC_TEST_HOOKS
 static bool force_libarchive;
+#else
+enum { force_libarchive = 0 };
+#endif
 
 /* ---- limits (lib/image_limits.c) ---------------------------------------- */
 
@@ -2846,7 +2851,9 @@ int gpucc_image_check_whole(gpucc_image *img)
 	return repark(img, rc);
 }
 
+#ifdef GPUCC_TEST_HOOKS
 void gpucc_image_force_libarchive(bool force)
 {
 	force_libarchive = force;
 }
+#endif

@@ -550,12 +550,16 @@ static void abandon_archive(struct archive *a, int fd)
 /* zstd compresses on at most this many threads: at level 19 each holds
  * about 100 MiB of tables. */
 #define ZSTD_WORKERS_MAX 4
+#ifdef GPUCC_TEST_HOOKS /* tests set the number of workers */
 static size_t zstd_workers_override;
 
 void gpucc_image_writer_zstd_workers(size_t workers)
 {
 	zstd_workers_override = workers;
 }
+#else
+enum { zstd_workers_override = 0 };
+#endif
 
 static int archive_to_fd(struct archive *a, int fd, int zstd_level)
 {
@@ -604,13 +608,24 @@ void gpucc_image_writer_before_publish(gpucc_image_writer *w, int (*check)(void 
  * milliseconds of hashing against some microseconds to start a thread. */
 #define CHECKER_MIN_BYTES ((uint64_t)4 << 20)
 
-/* Tests write images as they were before the index. */
-static bool omit_index;
+/* Tests write images as they were before the index, and through
+ * libarchive only, to compare the two writers (test hooks: meson option
+ * test_hooks). */
+#ifdef GPUCC_TEST_HOOKS
+static bool omit_index, force_libarchive;
 
 void gpucc_image_writer_omit_index(bool omit)
 {
 	omit_index = omit;
 }
+
+void gpucc_image_writer_force_libarchive(bool force)
+{
+	force_libarchive = force;
+}
+#else
+enum { omit_index = 0, force_libarchive = 0 };
+#endif
 
 /* The index member of an image of entries whose manifest has
  * manifest_size bytes (formats/image.md, "The index"). */
@@ -627,14 +642,6 @@ static int build_index(const gpucc_entry **entries, size_t count, uint64_t manif
 	rc = gpucc_index_build(out, out_size, entries, count, spans, manifest_size, head);
 	free(spans);
 	return rc;
-}
-
-/* Tests write through libarchive only, to compare the two writers. */
-static bool force_libarchive;
-
-void gpucc_image_writer_force_libarchive(bool force)
-{
-	force_libarchive = force;
 }
 
 /* Write the image into file through libarchive: any compression, any

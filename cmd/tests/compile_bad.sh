@@ -179,25 +179,6 @@ assert_grep "does-not-exist.ll" err
 expect_exit 129 "$GPUCC" compile --cache c "$good"
 expect_exit 129 "$GPUCC" compile --cache c "$good" -t sm_90 -O7
 
-# A crash inside LLVM (an abort injected in the backend) fails that job
-# alone: one line naming module and target and the signal, exit 5; every
-# other job compiles and is cached, the cache verifies, and no directory
-# is left in $TMPDIR, the worker's included.
-cp "$K/amdgpu/multi.ll" crash_here.ll
-mkdir crash_tmp
-TMPDIR=$PWD/crash_tmp GPUCC_BACKEND_FAULT=abort:crash_here expect_exit 5 "$GPUCC" compile --cache crash \
-	-j1 crash_here.ll "$K/amdgpu/vector_add.ll" -t gfx90a -o crash.gpucc
-assert_one_line err
-assert_grep "^gpucc compile: error: crash_here.ll: gfx90a: LLVM crashed (SIGABRT)" err
-[ -z "$(ls crash_tmp)" ] || fail "a crashed worker left $(ls crash_tmp) in TMPDIR"
-for entry in $(find crash/v1 -name '*.gpucc'); do
-	"$GPUCC" verify "$entry" >/dev/null || fail "cache entry $entry does not verify after a crash"
-done
-[ "$(find crash/v1 -name '*.gpucc' | wc -l)" -eq 1 ] || fail "the job after the crash was not compiled and cached"
-expect_exit 0 "$GPUCC" compile --cache crash -j1 "$K/amdgpu/vector_add.ll" crash_here.ll -t gfx90a --json
-python3 -c "import json; d = json.load(open('out')); assert d['hits'] == 1 and d['compiled'] == 1, d" ||
-	fail "after the crash: expected one hit and one compile"
-
 # Producer IR that LLVM would answer by aborting the whole process, with
 # every other job of the run: a kernel name PTX cannot spell (a Julia name
 # not made PTX-safe), global constructors for NVPTX, an alloca outside

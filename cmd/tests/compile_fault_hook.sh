@@ -1,0 +1,25 @@
+# cmd/tests/compile_fault_hook.sh -- a crash inside LLVM, injected at a
+# chosen module by the backend's test hook (GPUCC_BACKEND_FAULT; built with
+# meson -Dtest_hooks=true, as scripts/test builds), fails that job alone:
+# one line naming module and target and the signal, exit 5; every other job
+# compiles and is cached, the cache verifies, and no directory is left in
+# $TMPDIR, the worker's included.  (compile_crash.sh does the same with IR
+# on which LLVM itself aborts.)
+. "$SRCROOT/cmd/tests/lib.sh"
+
+[ "$TEST_HOOKS" = 1 ] || skip "built without the test hooks (meson -Dtest_hooks=true)"
+K=$TESTDATA/kernels
+cp "$K/amdgpu/multi.ll" crash_here.ll
+mkdir crash_tmp
+TMPDIR=$PWD/crash_tmp GPUCC_BACKEND_FAULT=abort:crash_here expect_exit 5 "$GPUCC" compile --cache crash \
+	-j1 crash_here.ll "$K/amdgpu/vector_add.ll" -t gfx90a -o crash.gpucc
+assert_one_line err
+assert_grep "^gpucc compile: error: crash_here.ll: gfx90a: LLVM crashed (SIGABRT)" err
+[ -z "$(ls crash_tmp)" ] || fail "a crashed worker left $(ls crash_tmp) in TMPDIR"
+for entry in $(find crash/v1 -name '*.gpucc'); do
+	"$GPUCC" verify "$entry" >/dev/null || fail "cache entry $entry does not verify after a crash"
+done
+[ "$(find crash/v1 -name '*.gpucc' | wc -l)" -eq 1 ] || fail "the job after the crash was not compiled and cached"
+expect_exit 0 "$GPUCC" compile --cache crash -j1 "$K/amdgpu/vector_add.ll" crash_here.ll -t gfx90a --json
+python3 -c "import json; d = json.load(open('out')); assert d['hits'] == 1 and d['compiled'] == 1, d" ||
+	fail "after the crash: expected one hit and one compile"
