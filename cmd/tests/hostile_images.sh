@@ -15,9 +15,12 @@
 #   - nothing changes outside the command's output directory, no output
 #     file or temporary file is left after a failure, the cache holds only
 #     entries that verify, and the inputs keep their checksums;
-#   - memory stays bounded: each command runs under `prlimit --as` and its
-#     peak RSS (GNU time) stays under MAX_RSS_KB (not in sanitizer builds,
-#     whose shadow memory makes both meaningless).
+#   - memory stays bounded: each command runs with its address space
+#     limited to MAX_AS and its peak RSS stays under MAX_RSS_KB (not in
+#     sanitizer builds, whose shadow memory makes both meaningless).
+# That matrix runs in cmd/tests/hostile_matrix.py, one process for all of
+# it; the rest (limits, trailing data, hostile output directories, names)
+# here.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 command -v python3 >/dev/null || skip "python3 is needed to make the fixtures"
@@ -44,140 +47,43 @@ part=${first##*.}
 key=$(awk -v p="$part" 'index($3, p ":") == 1 { print $1 }' t/good.list)
 [ -n "$key" ] || fail "no entry holds the first payload"
 
-# How memory is watched (see the top).
-measure=()
+# The matrix (see the top), memory unwatched under the sanitizers.
+find in -type f -exec sha256sum {} + | sort > t/inputs.before
 if ldd "$GPUCC" | grep -q 'lib[at]san'; then
 	echo "sanitizer build: memory bounds not checked"
-else
-	command -v prlimit >/dev/null && measure+=(prlimit --as=$MAX_AS)
-	[ -x /usr/bin/time ] && measure=(/usr/bin/time -f %M -o t/rss "${measure[@]}")
+	MAX_RSS_KB=0 MAX_AS=0
 fi
+python3 "$SRCROOT/cmd/tests/hostile_matrix.py" "$GPUCC" in/hostile/cases.tsv "$key" "$part" \
+	"$MAX_RSS_KB" "$MAX_AS" > t/matrix || exit 1
+read -r cases peak_kb peak_cmd < t/matrix
+find in -type f -exec sha256sum {} + | sort > t/inputs.after
+assert_same t/inputs.before t/inputs.after
+[ "$cases" -ge 90 ] || fail "the matrix ran $cases cases"
 
-# What the tree outside res/ looks like (names, kinds, sizes, times), and
-# the inputs' checksums.  A run must leave the tree as t/tree.before shows
-# it; that is taken again only after the script itself changed the tree
-# (which removes it), not before each of the ~1,000 runs.  Not "." itself:
-# its time changes whenever res/ is made afresh; what appears in it is
-# listed on its own line.
+# The checks of the matrix, for the few commands below: run NAME EXPECTED
+# FILE DEFECT CMD... runs CMD with a fresh res/, then checks its exit code,
+# that it changed nothing outside res/ and, when it fails, its one line
+# naming FILE and matching DEFECT, and that it left nothing.
 outside() {
 	find . -mindepth 1 \( -path ./res -o -path ./t -o -path ./out -o -path ./err \) -prune -o \
 		-printf '%p %y %s %T@ %l\n' | sort
 }
-find in -type f -exec sha256sum {} + | sort > t/inputs.before
-
-# run CMD_NAME EXPECTED FILE DEFECT CMD... -- run a command with a fresh
-# res/ and check all of the above.
 run() {
 	local name=$1 want=$2 file=$3 defect=$4
 	shift 4
 	rm -rf res && mkdir res
-	[ -f t/tree.before ] || outside > t/tree.before
-	expect_exit "$want" "${measure[@]}" "$@"
+	outside > t/tree.before
+	expect_exit "$want" "$@"
 	outside > t/tree.after
 	cmp -s t/tree.before t/tree.after ||
 		fail "'$*' changed files outside res/: $(diff t/tree.before t/tree.after | head -5)"
-	if [ -f t/rss ]; then
-		local kb
-		kb=$(tail -1 t/rss)
-		[ "$kb" -le "$MAX_RSS_KB" ] || fail "'$*' peaked at $kb KiB, over $MAX_RSS_KB"
-		[ "$kb" -le "${peak_kb:-0}" ] || { peak_kb=$kb; peak_cmd="$*"; }
-		rm -f t/rss
-	fi
 	[ "$want" != 0 ] || return 0
 	assert_one_line err
 	assert_grep "^gpucc $name: .*'$file'" err
 	assert_grep "$defect" err
 	[ ! -s out ] || fail "'$*' failed but wrote on stdout"
-	local left
-	left=$(find res -mindepth 1 ! -type d ! -path 'res/cache/*')
-	[ -z "$left" ] || fail "'$*' failed but left: $left"
-	if [ -d res/cache ]; then
-		# Entries that verified may be published; nothing else.
-		find res/cache -name '*.gpucc' | while read -r entry; do
-			"$GPUCC" verify -q "$entry" || fail "'$*' left an unverified cache entry $entry"
-		done || exit 1
-		left=$(find res/cache -path '*/tmp/*' -type f)
-		[ -z "$left" ] || fail "'$*' left temporary files: $left"
-	fi
+	[ -z "$(find res -mindepth 1 ! -type d)" ] || fail "'$*' failed but left: $(find res ! -type d)"
 }
-
-# The exit code of each command for a defect met at STAGE (cases.tsv).
-# stats reads the manifest and builds the payload list from it, so it
-# fails at "open" and "payloads" and nowhere else; "payloads" is otherwise
-# "first".
-code() {
-	local cmd=$1 stage=$2
-	case $stage:$cmd in
-	open:* | payloads:stats) echo 3 ;;
-	*:stats) echo 0 ;;
-	payloads:*) code "$cmd" first ;;
-	*:verify) echo 3 ;;
-	index:show | index:cat) echo 3 ;;
-	first:cat) echo 3 ;;
-	first:* | all:*) case $cmd in extract|merge|delta|import) echo 3 ;; *) echo 0 ;; esac ;;
-	write:* | whole:*) case $cmd in merge|delta|import) echo 3 ;; *) echo 0 ;; esac ;;
-	*) echo 0 ;;
-	esac
-}
-
-# The exit code of delta with the image FILE as its BASE, for a defect met
-# at STAGE.  The BASE is checked whole and nothing more: a compressed one
-# is decompressed to its end-of-archive marker, which meets every defect of
-# a member's header or kind ("first", "all": not a digest, which is "write"
-# and "verify"'s); an uncompressed one is only measured against the members
-# its manifest lists, so it fails at "first" or "all" only when the defect
-# leaves it shorter than they take (a link, a device, a FIFO or a sparse
-# member holds no data), and then with verify's error.
-base_code() {
-	local file=$1 stage=$2
-	case $stage:$file in
-	open:* | payloads:* | whole:*) echo 3 ;;
-	first:*.zst.gpucc | all:*.zst.gpucc) echo 3 ;;
-	first:* | all:*) if shorter_than_listed "$file"; then echo 3; else echo 0; fi ;;
-	*) echo 0 ;;
-	esac
-}
-# Whether the uncompressed image FILE is shorter than the members its
-# manifest lists take: each a one-block header and its data padded to
-# whole blocks, and one zero block (the head of these images is the
-# one-block ustar members of the format member, the index when there is
-# one, and the manifest).
-shorter_than_listed() {
-	python3 - "$1" <<'PY'
-import json, sys
-b = open(sys.argv[1], "rb").read()
-pad = lambda n: (n + 511) // 512 * 512
-size = lambda at: int(b[at + 124:at + 136].split(b"\0")[0].strip() or b"0", 8)
-at = 512 + pad(size(0))
-head = 3 * 512 + pad(size(0)) + pad(size(at))
-if b[at:at + 12] == b"manifest.idx":
-    at += 512 + pad(size(at))
-    head += 512 + pad(size(at))
-manifest = json.loads(b[at + 512:at + 512 + size(at)])
-payloads = {(p["sha256"], p["part"]): p["size"] for e in manifest["entries"] for p in e["payloads"]}
-least = head + sum(512 + pad(n) for n in payloads.values())
-sys.exit(0 if len(b) < least else 1)
-PY
-}
-
-cases=0
-while IFS=$'\t' read -r base stage defect; do
-	f=in/hostile/$base
-	c() { code "$1" "$stage"; }
-	run verify "$(c verify)" "$f" "$defect" "$GPUCC" verify "$f"
-	run list "$(c list)" "$f" "$defect" "$GPUCC" list "$f"
-	run show "$(c show)" "$f" "$defect" "$GPUCC" show "$f" "$key"
-	run cat "$(c cat)" "$f" "$defect" "$GPUCC" cat "$f" "$key" --part "$part"
-	run extract "$(c extract)" "$f" "$defect" "$GPUCC" extract "$f" -C res/x
-	run merge "$(c merge)" "$f" "$defect" "$GPUCC" merge "$f" -o res/merged.gpucc
-	run delta "$(c delta)" "$f" "$defect" "$GPUCC" delta "$f" --since in/empty.snap -o res/delta.gpucc
-	run delta "$(base_code "$f" "$stage")" "$f" "$defect" "$GPUCC" delta in/empty.gpucc --since "$f" -o res/delta.gpucc
-	run snapshot "$(c list)" "$f" "$defect" "$GPUCC" snapshot "$f" -o res/snap
-	run "cache import" "$(c import)" "$f" "$defect" "$GPUCC" cache import "$f" --cache res/cache
-	run stats "$(c stats)" "$f" "$defect" "$GPUCC" stats "$f"
-	run stats "$(c stats)" "$f" "$defect" "$GPUCC" stats --json "$f"
-	cases=$((cases + 1))
-done < in/hostile/cases.tsv
 
 # A compression bomb is refused however it is reached: reading the payload
 # after it means expanding it too.
@@ -195,7 +101,7 @@ cat > t/zeros.json <<'EOF'
   "kernels": [{"name": "k"}], "ptx": "zeros.ptx"}]}
 EOF
 expect_exit 0 "$GPUCC" pack --zstd=19 -o in/zeros.gpucc t/zeros.json
-rm t/zeros.ptx t/tree.before
+rm t/zeros.ptx
 find in -type f -exec sha256sum {} + | sort > t/inputs.before
 # Refused at the default, naming the limit and how to raise it ...
 run verify 3 in/zeros.gpucc "more than 1000-fold.*GPUCC_IMAGE_LIMITS=ratio=N" \
@@ -282,4 +188,4 @@ assert name == "t/bad\ufffd\x01n\xe9\ufffd\ufffd\ufffd.gpucc", ascii(name)
 ' out || fail "stats --json: not JSON, or the name is wrong: $(cat out)"
 rm "$weird"
 
-echo "ok: $cases hostile images, 12 commands each${peak_kb:+; peak RSS $peak_kb KiB ($peak_cmd)}"
+echo "ok: $cases hostile images, 12 commands each${peak_cmd:+; peak RSS $peak_kb KiB ($peak_cmd)}"
