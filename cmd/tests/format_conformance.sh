@@ -3,7 +3,9 @@
 # manifest edited (edit_manifest below) in ways the spec allows or forbids.
 # What the spec forbids, `list` (which only opens the image) and `verify`
 # refuse with one line naming the image and the defect, exit 3; what it
-# allows, they accept, and `merge` writes it back canonically.  (Every
+# allows, they accept, and `merge` writes it back canonically.  Images
+# and keys are also rebuilt from the specs alone (headers, pax headers,
+# the index, the zstd frame) and compared byte for byte.  (Every
 # command on every hostile image is cmd/tests/hostile_images.sh.)
 . "$SRCROOT/cmd/tests/lib.sh"
 
@@ -285,6 +287,157 @@ with tarfile.open(sys.argv[1]) as tar:
 assert len(members) == 5 and all(m.pax_headers == {"mtime": "8589934592"} for m in members), members
 assert all(m.mtime == 8589934592 for m in members)
 EOF2
+
+# An image rebuilt from formats/image.md alone ("Writing", "Pax extended
+# headers", "Compression", "The index"): the members' data taken from the
+# image, every header, pax record, padding and index byte made here, so
+# that the spec, not gpucc, says what an image's bytes are.
+rebuild_from_spec() {
+	python3 - "$@" <<'EOF2' || fail "$1 is not the image formats/image.md gives"
+import hashlib, json, struct, sys, tarfile
+image, tar_bytes, mtime, compressed = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+with tarfile.open(tar_bytes) as tar:
+    members = [(m.name, tar.extractfile(m).read()) for m in tar.getmembers()]
+pad = lambda n: -(-n // 512) * 512
+
+def octal(v, digits):
+    return b"%0*o" % (digits, v)
+
+def base256(v, width):
+    out = bytearray(v.to_bytes(width, "big"))
+    out[0] |= 0x80
+    return bytes(out)
+
+def header(name, size, mtime, typeflag):
+    h = bytearray(512)
+    h[:len(name)] = name
+    h[100:108] = h[108:116] = h[116:124] = b"000000 \0"
+    h[100:108] = b"000644 \0"
+    h[124:136] = (octal(size, 11) + b" " if size < 1 << 33 else
+                  octal(size, 12) if size < 1 << 36 else base256(size, 12))
+    h[136:148] = (octal(mtime, 11) if mtime < 1 << 33 else base256(mtime, 11)) + b" "
+    h[148:156] = b" " * 8
+    h[156:157] = typeflag
+    h[257:265] = b"ustar\x0000"
+    h[329:337] = h[337:345] = b"000000 \0"
+    h[148:156] = octal(sum(h), 6) + b"\0 "
+    return bytes(h)
+
+def record(key, value):
+    body = b" %s=%s\n" % (key, value)
+    n = len(body) + 1
+    while len(b"%d" % n) + len(body) != n:
+        n += 1
+    return b"%d" % n + body
+
+def member(name, data, pax_writer):
+    size, out = len(data), b""
+    records = b""
+    if pax_writer and (mtime >= 2**31 - 1 or size >= 1 << 33):
+        if mtime >= 2**31 - 1:
+            records += record(b"mtime", b"%d" % mtime)
+        if size >= 1 << 33:
+            records += record(b"size", b"%d" % size)
+        folder, _, base = name.rpartition(b"/")
+        pax_name = (folder + b"/" if folder else b"") + b"PaxHeader/" + base
+        out = header(pax_name, len(records), min(mtime, 2**31 - 1), b"x")
+        out += records + bytes(pad(len(records)) - len(records))
+    return out + header(name, size, mtime, b"0") + data + bytes(pad(size) - size)
+
+# The index from the manifest's bytes: entry spans, payload header offsets
+# as if every header were one block, kernel records.
+names = [n for n, _ in members]
+fmt, man = members[0][1], members[names.index("manifest.json")][1]
+payload_sizes = {n: len(d) for n, d in members if n.startswith("payloads/")}
+text, decoder, spans, entries = man.decode(), json.JSONDecoder(), [], []
+pos = text.index("[", text.index('"entries"')) + 1
+while True:
+    while text[pos] in " \t\r\n,":
+        pos += 1
+    if text[pos] == "]":
+        break
+    obj, end = decoder.raw_decode(text, pos)
+    spans.append((len(text[:pos].encode()), len(text[pos:end].encode())))
+    entries.append(obj)
+    pos = end
+ext = {"ptx": ".ptx", "cubin": ".cubin", "hsaco": ".hsaco", "bitcode": ".bc"}
+refs_n = sum(len(e["payloads"]) for e in entries)
+kernels = sorted({(hashlib.sha256(k["name"].encode()).digest(), i)
+                  for i, e in enumerate(entries) for k in e["kernels"]})
+index_size = 2080 + 48 * len(entries) + 8 * refs_n + 40 * len(kernels)
+at = 512 + pad(len(fmt)) + 512 + pad(index_size) + 512 + pad(len(man))
+where = {}
+for name in sorted(payload_sizes):
+    where[name], at = at, at + 512 + pad(payload_sizes[name])
+def fanout(firsts):
+    return b"".join(struct.pack(">I", sum(1 for f in firsts if f <= b)) for b in range(256))
+records, refs = b"", b""
+for e, (start, length) in zip(entries, spans):
+    records += bytes.fromhex(e["key"]) + struct.pack(">IIII", start, length, len(refs) // 8,
+                                                     len(e["payloads"]))
+    for p in e["payloads"]:
+        refs += struct.pack(">Q", where["payloads/" + p["sha256"] + ext[p["part"]]])
+index = (b"GPUCCIX1" + struct.pack(">IIIIQ", len(entries), refs_n, len(kernels), 0, len(man)) +
+         fanout([bytes.fromhex(e["key"])[0] for e in entries]) + records + refs +
+         fanout([h[0] for h, _ in kernels]) +
+         b"".join(h + struct.pack(">II", i, 0) for h, i in kernels))
+assert len(index) == index_size
+
+# The members in order, through the writer image.md says is used.
+version = b"gpucc-image 1.1\n" if len(entries) >= 2 else b"gpucc-image 1\n"
+want = [(b"GPUCC-IMAGE", version)]
+if len(entries) >= 2:
+    want.append((b"manifest.idx", index))
+want.append((b"manifest.json", man))
+want += [(n.encode(), d) for n, d in sorted(members) if n.startswith("payloads/")]
+fits = all(len(n) < 100 and len(d) < 1 << 33 for n, d in want) and mtime < 1 << 33
+built = b"".join(member(n, d, compressed or not fits) for n, d in want) + bytes(1024)
+got = open(tar_bytes, "rb").read()
+first = next((i for i in range(min(len(got), len(built))) if got[i] != built[i]), None)
+assert got == built, (image, len(got), len(built), first)
+EOF2
+}
+rebuild_from_spec late-01.gpucc late-01.gpucc 8589934592 0
+rebuild_from_spec merged.gpucc merged.gpucc 0 0
+rebuild_from_spec one-0.gpucc one-0.gpucc 0 0
+# Each entry's key from its manifest fields alone (key.md, "From a
+# manifest entry").
+tar -xOf good.gpucc manifest.json > good-manifest.json
+python3 - good-manifest.json <<'EOF2' || fail "key.md does not give the keys of good.gpucc"
+import hashlib, json, struct, sys
+entries = json.load(open(sys.argv[1]))["entries"]
+assert entries
+for e in entries:
+    t = e["toolchain"]
+    values = [b"%d" % e["key_schema"], t["gpucc"].encode(), t["llvm"].encode(),
+              b"".join(d["name"].encode() + b"\0" + d["sha256"].encode() + b"\n"
+                       for d in t["device_libs"]),
+              e["target"].encode(),
+              b"".join(b"%s=%s\n" % (n.encode(), v.encode()) for n, v in e["options"].items()),
+              bytes.fromhex(e["module_sha256"])]
+    names = [b"schema", b"gpucc", b"llvm", b"device-libs", b"target", b"options", b"module"]
+    data = b"gpucc-key\0" + b"".join(struct.pack(">I", len(n)) + n + struct.pack(">Q", len(v)) + v
+                                      for n, v in zip(names, values))
+    assert hashlib.sha256(data).hexdigest() == e["key"], e["key"]
+EOF2
+# Compressed, the libarchive writer's rule holds: from 2^31-1 on, every
+# member has a pax header.  The frame is zstd's multi-threaded streaming
+# mode at the level's defaults, without checksum or content size: the
+# zstd tool of the same libzstd makes the same bytes from the tar stream.
+if command -v zstd >/dev/null; then
+	for epoch in 0 2147483647 8589934592; do
+		SOURCE_DATE_EPOCH=$epoch expect_exit 0 "$GPUCC" merge -q --zstd=5 -o "z-$epoch.gpucc" good.gpucc
+		zstd -q -d -c "z-$epoch.gpucc" > "z-$epoch.tar" || fail "zstd -d z-$epoch.gpucc"
+		rebuild_from_spec "z-$epoch.gpucc" "z-$epoch.tar" "$epoch" 1
+	done
+	lib=$(python3 -c 'import ctypes; v = ctypes.CDLL("libzstd.so.1").ZSTD_versionNumber(); print("v%d.%d.%d" % (v // 10000, v // 100 % 100, v % 100))' 2>/dev/null)
+	if zstd --version | grep -q " $lib,"; then
+		zstd -q -5 -T1 --no-check -c < z-0.tar > z-0.zst
+		assert_same z-0.zst z-0.gpucc
+	else
+		echo "the zstd tool is not libzstd $lib: the compressed bytes are not checked"
+	fi
+fi
 
 # Typeflags NUL and 7 are regular files to tar, and to both of gpucc's
 # readers (its own ustar reader, and libarchive for compressed images).
