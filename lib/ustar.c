@@ -70,7 +70,11 @@ bool gpucc_ustar_fits(const char *name, uint64_t size, int64_t mtime)
 {
 	const uint64_t octal11 = (uint64_t)1 << 33; /* 8^11 */
 	size_t n = strlen(name);
-	return n > 0 && n < 100 && size < octal11 && mtime >= 0 && (uint64_t)mtime < octal11;
+	/* The mtime field holds up to 2^33 - 1, but libarchive's pax writer,
+	 * which writes the other images, puts a pax header before every
+	 * member from 2^31 - 1 on: stopping there too keeps the two writers'
+	 * bytes the same (formats/image.md, "Pax extended headers"). */
+	return n > 0 && n < 100 && size < octal11 && mtime >= 0 && mtime < INT32_MAX;
 }
 
 bool gpucc_ustar_format(unsigned char block[GPUCC_USTAR_BLOCK], const char *name, uint64_t size,

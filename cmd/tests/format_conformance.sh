@@ -254,8 +254,8 @@ expect_exit 0 "$GPUCC" merge -q -o merged.gpucc good.gpucc
 check_headers merged.gpucc 0
 check_index merged.gpucc
 check_index good.gpucc
-SOURCE_DATE_EPOCH=8589934591 expect_exit 0 "$GPUCC" merge -q -o merged-2242.gpucc good.gpucc
-check_headers merged-2242.gpucc 8589934591
+SOURCE_DATE_EPOCH=2147483646 expect_exit 0 "$GPUCC" merge -q -o merged-2038.gpucc good.gpucc
+check_headers merged-2038.gpucc 2147483646
 # An empty SOURCE_DATE_EPOCH is unset.
 SOURCE_DATE_EPOCH= expect_exit 0 "$GPUCC" merge -q -o merged-empty-epoch.gpucc good.gpucc
 assert_same merged.gpucc merged-empty-epoch.gpucc
@@ -390,7 +390,7 @@ if len(entries) >= 2:
     want.append((b"manifest.idx", index))
 want.append((b"manifest.json", man))
 want += [(n.encode(), d) for n, d in sorted(members) if n.startswith("payloads/")]
-fits = all(len(n) < 100 and len(d) < 1 << 33 for n, d in want) and mtime < 1 << 33
+fits = all(len(n) < 100 and len(d) < 1 << 33 for n, d in want) and mtime < 2**31 - 1
 built = b"".join(member(n, d, compressed or not fits) for n, d in want) + bytes(1024)
 got = open(tar_bytes, "rb").read()
 first = next((i for i in range(min(len(got), len(built))) if got[i] != built[i]), None)
@@ -398,6 +398,9 @@ assert got == built, (image, len(got), len(built), first)
 EOF2
 }
 rebuild_from_spec late-01.gpucc late-01.gpucc 8589934592 0
+# From 2^31-1 on, every member has a pax header, compressed or not.
+SOURCE_DATE_EPOCH=2147483647 expect_exit 0 "$GPUCC" merge -q -o merged-2147483647.gpucc good.gpucc
+rebuild_from_spec merged-2147483647.gpucc merged-2147483647.gpucc 2147483647 0
 rebuild_from_spec merged.gpucc merged.gpucc 0 0
 rebuild_from_spec one-0.gpucc one-0.gpucc 0 0
 # Each entry's key from its manifest fields alone (key.md, "From a
