@@ -30,6 +30,12 @@ int gpucc_options_version_check(const char *what, unsigned version, unsigned kno
 /* Out of memory; returns GPUCC_ERROR. */
 int gpucc_error_oom(void);
 
+/* Not an error, and no message set: what an internal function that serves
+ * only some inputs (a fast path, an entry that may have gone) returns for
+ * one it does not, so that its caller takes the other path.  Positive, so
+ * never one of the negative GPUCC_E* codes. */
+#define GPUCC_OTHER_PATH 1
+
 /*
  * NULL for a pointer that a public function's contract requires
  * (gpucc/common.h): GPUCC_EINVALID, and the message names the function and

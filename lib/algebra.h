@@ -27,8 +27,8 @@ void gpucc_entry_budget_init(gpucc_entry_budget *b);
 /* The limit of gpucc_entry_budget_init: half the open-file limit. */
 size_t gpucc_entry_budget_limit(void);
 
-/* Open the entry of key in cache c for a merge or delta.  0 with *out; 1
- * when there is none to read: evicted since the keys were listed, or
+/* Open the entry of key in cache c for a merge or delta.  0 with *out;
+ * GPUCC_OTHER_PATH (go on without it) when there is none to read: evicted since the keys were listed, or
  * corrupt (a miss, which c's warning handler is told of); or an error. */
 int gpucc_algebra_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_digest *key,
                              gpucc_entry_budget *budget);

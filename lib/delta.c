@@ -106,7 +106,7 @@ static int delta_of_cache(delta_state *d, gpucc_cache *c, open_images *opened)
 		const gpucc_snapshot_item *in_base = gpucc_snapshot_find(d->base, &keys[i]);
 		gpucc_image *img;
 		rc = gpucc_algebra_open_entry(&img, c, &keys[i], &budget);
-		if (rc == 1) {
+		if (rc == GPUCC_OTHER_PATH) {
 			rc = 0;
 			continue;
 		}

@@ -724,7 +724,7 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 		goto cleanup;
 	file.no_sync = w->no_sync;
 	file.no_sweep = w->no_sweep;
-	rc = 1;
+	rc = GPUCC_OTHER_PATH;
 	if (w->options.zstd_level == 0 && !force_libarchive) {
 		gpucc_plain_image plain = {
 			.path = w->path, .fd = file.fd, .mtime = w->options.mtime, .no_sync = w->no_sync,
@@ -733,7 +733,7 @@ int gpucc_image_writer_commit(gpucc_image_writer *w)
 			.payload_count = payload_count};
 		rc = gpucc_plain_image_write(&plain);
 	}
-	if (rc == 1)
+	if (rc == GPUCC_OTHER_PATH)
 		rc = write_with_libarchive(w, &file, entries, manifest_size, index, index_size, payloads,
 		                           payload_count, image_bytes);
 	if (rc == 0 && w->before_publish)

@@ -56,7 +56,7 @@ typedef struct gpucc_plain_image {
 	size_t payload_count;
 } gpucc_plain_image;
 
-/* Write image into its fd: 0; 1 when it is not for this writer (a member
+/* Write image into its fd: 0; GPUCC_OTHER_PATH when it is not for this writer (a member
  * needs more than one ustar block, or a payload comes from an image not
  * read at computed offsets), before anything is written; or an error,
  * with the file's content undefined. */

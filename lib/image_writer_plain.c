@@ -222,8 +222,8 @@ static bool failed_before(plain_job *job, size_t position)
 	return atomic_load(&job->failed_at) < position;
 }
 
-/* Where every member goes; 1 when some member needs more than a ustar
- * block or some payload cannot be located in its image. */
+/* Where every member goes; GPUCC_OTHER_PATH when some member needs more
+ * than a ustar block or some payload cannot be located in its image. */
 static int lay_out(plain_job *job, uint64_t *end, uint64_t *parallel_bytes)
 {
 	const gpucc_plain_image *image = job->image;
@@ -233,7 +233,7 @@ static int lay_out(plain_job *job, uint64_t *end, uint64_t *parallel_bytes)
 	    !gpucc_ustar_fits(GPUCC_IMAGE_MANIFEST_MEMBER, image->manifest_size, image->mtime) ||
 	    (image->index &&
 	     !gpucc_ustar_fits(GPUCC_IMAGE_INDEX_MEMBER, image->index_size, image->mtime)))
-		return 1;
+		return GPUCC_OTHER_PATH;
 	uint64_t offset = BLOCK + gpucc_ustar_padded(format_size) + BLOCK +
 	                  gpucc_ustar_padded(image->manifest_size);
 	if (image->index)
@@ -245,7 +245,7 @@ static int lay_out(plain_job *job, uint64_t *end, uint64_t *parallel_bytes)
 		char name[GPUCC_PAYLOAD_MEMBER_SIZE];
 		gpucc_payload_member_name(name, &it->o->payload);
 		if (!gpucc_ustar_fits(name, it->o->payload.size, image->mtime))
-			return 1;
+			return GPUCC_OTHER_PATH;
 		it->offset = offset;
 		offset += BLOCK + gpucc_ustar_padded(it->o->payload.size);
 		if (it->o->image) {

@@ -105,7 +105,7 @@ static int source_entries_load(source_entries *se, gpucc_source *s, gpucc_entry_
 	for (size_t i = 0; i < key_count; i++) {
 		gpucc_image *img;
 		rc = gpucc_algebra_open_entry(&img, c, &keys[i], budget);
-		if (rc == 1) {
+		if (rc == GPUCC_OTHER_PATH) {
 			rc = 0;
 			continue;
 		}

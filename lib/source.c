@@ -58,10 +58,10 @@ int gpucc_algebra_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_dige
 {
 	int rc = gpucc_cache_open_entry(out, c, key);
 	if (rc == GPUCC_ENOTFOUND)
-		return 1;
+		return GPUCC_OTHER_PATH;
 	if (rc == GPUCC_ECORRUPT || rc == GPUCC_EVERSION) {
 		gpucc_cache_warn(c, "skipping corrupt cache entry: %s", gpucc_error_last()->message);
-		return 1;
+		return GPUCC_OTHER_PATH;
 	}
 	if (rc) /* anything else (I/O, too many open files) is a failure, not a loss */
 		return rc;
