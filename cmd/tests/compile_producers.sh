@@ -1,16 +1,14 @@
 # cmd/tests/compile_producers.sh -- `gpucc compile` takes the IR that real GPU
 # packages emit: clang -x cuda (template kernels, extern __shared__,
-# __constant__, __nvvm_reflect, launch bounds), CUDA.jl's GPUCompiler.jl
-# (kernels in !nvvm.annotations only, the older data layout, '#' in local
-# names, CuDynamicSharedArray's @shmem, libdevice), clang -x hip (the
+# __constant__, __nvvm_reflect, launch bounds), clang -x hip (the
 # amdhsa_code_object_version flag, printf through hostcalls, device
 # libraries, extern __shared__) and AMDGPU.jl/Triton-style LDS and scoped
 # atomics; as .ll text and as llvm-as-19 bitcode.  Kernels are found and
 # named (linkonce ones too), dynamic shared memory (an external addrspace(3)
 # array) stays `.extern .shared` / dynamic LDS and is no external, a module's
 # own definition of a library function wins, code objects show their
-# kernels in llvm-readelf-19 --notes, and ptxas accepts the PTX (skipped
-# with the reason when there is no ptxas).  compile_bad.sh has the producer
+# kernels in llvm-readelf-19 --notes.  CUDA.jl's IR and ptxas, which need
+# the CUDA toolkit: compile_producers_cuda.sh.  compile_bad.sh has the producer
 # IR gpucc refuses; compile_matches_llc.sh compares bytes with opt-19 |
 # llc-19 (| ld.lld-19).
 . "$SRCROOT/cmd/tests/lib.sh"
@@ -20,20 +18,6 @@ command -v python3 >/dev/null || fail "python3 is needed to read --json output"
 command -v llvm-readelf-19 >/dev/null || fail "llvm-readelf-19 is missing (scripts/setup installs it)"
 command -v llvm-as-19 >/dev/null || fail "llvm-as-19 is missing (scripts/setup installs it)"
 
-# check_result JSON KERNELS... : the run's one result compiled, with exactly
-# these kernels and no externals; prints its key.
-check_result() {
-	python3 - "$@" <<'PY' || fail "$1: wrong result"
-import json, sys
-d = json.load(open(sys.argv[1]))
-[r] = d["results"]
-assert r["status"] == "compiled", r
-assert [k["name"] for k in r["kernels"]] == sys.argv[2:], r
-assert r["externals"] == [], r
-print(r["key"])
-PY
-}
-
 # The digest of the one result's PART payload.
 payload_digest() { # JSON PART
 	python3 -c "import json,sys; [r] = json.load(open(sys.argv[1]))['results']; print([p['sha256'] for p in r['payloads'] if p['part'] == sys.argv[2]][0])" "$1" "$2"
@@ -42,7 +26,7 @@ payload_digest() { # JSON PART
 # ---- clang -x cuda: template kernel, extern __shared__, __constant__ ---------------
 expect_exit 0 "$GPUCC" compile --no-cache "$K/nvptx/cuda_clang.ll" -t sm_80 -o cuda.gpucc --json
 cp out cuda.json
-key=$(check_result cuda.json _Z6reduceIfEvPKT_PS0_i)
+key=$(result_key cuda.json _Z6reduceIfEvPKT_PS0_i)
 "$GPUCC" cat cuda.gpucc "$key" --part ptx > cuda.ptx
 assert_grep "^\.extern \.shared \.align 4 \.b8 smem\[\];$" cuda.ptx
 assert_grep "^\.weak \.entry _Z6reduceIfEvPKT_PS0_i($" cuda.ptx
@@ -54,12 +38,12 @@ assert_no_grep "__nvvm_reflect" cuda.ptx
 # The same module as bitcode: another key, the same PTX.
 llvm-as-19 "$K/nvptx/cuda_clang.ll" -o cuda_clang.bc || fail "llvm-as-19 failed"
 expect_exit 0 "$GPUCC" compile --no-cache cuda_clang.bc -t sm_80 --json
-[ "$(check_result out _Z6reduceIfEvPKT_PS0_i)" != "$key" ] || fail "bitcode and text have one key"
+[ "$(result_key out _Z6reduceIfEvPKT_PS0_i)" != "$key" ] || fail "bitcode and text have one key"
 [ "$(payload_digest out ptx)" = "$(payload_digest cuda.json ptx)" ] || fail "bitcode gives other PTX than text"
 
 # ---- AMDGPU.jl / Triton style: static and dynamic LDS, scoped atomics --------------
 expect_exit 0 "$GPUCC" compile --no-cache "$K/amdgpu/lds_atomics.ll" -t gfx90a -o lds.gpucc --json
-key=$(check_result out histogram)
+key=$(result_key out histogram)
 "$GPUCC" cat lds.gpucc "$key" --part hsaco > lds.hsaco
 llvm-readelf-19 --notes lds.hsaco > notes || fail "llvm-readelf rejects lds_atomics' code object"
 assert_grep "^ *\.name: *histogram$" notes
@@ -72,7 +56,7 @@ assert_no_grep "dynamic_lds" syms
 # ---- clang -x hip: printf (hostcall), ocml, ockl, code object flag ------------------
 expect_exit 0 "$GPUCC" compile --no-cache "$K/amdgpu/hip_clang.ll" -t gfx90a -o hip.gpucc --json
 cp out hip.json
-key=$(check_result hip.json _Z4expsPfj)
+key=$(result_key hip.json _Z4expsPfj)
 "$GPUCC" cat hip.gpucc "$key" --part hsaco > hip.hsaco
 llvm-readelf-19 --notes hip.hsaco > notes || fail "llvm-readelf rejects hip_clang's code object"
 assert_grep "^ *\.name: *_Z4expsPfj$" notes
@@ -80,7 +64,7 @@ assert_grep "\.value_kind: *hidden_hostcall_buffer$" notes
 grep -A3 "amdhsa.version:" notes | grep -q -- "- 1$" || fail "hip_clang.ll: not code object v4"
 llvm-as-19 "$K/amdgpu/hip_clang.ll" -o hip_clang.bc || fail "llvm-as-19 failed"
 expect_exit 0 "$GPUCC" compile --no-cache hip_clang.bc -t gfx90a --json
-check_result out _Z4expsPfj >/dev/null
+result_key out _Z4expsPfj >/dev/null
 [ "$(payload_digest out hsaco)" = "$(payload_digest hip.json hsaco)" ] || fail "bitcode gives another code object than text"
 # clang 19's own default is code object v5: the module says so, and gpucc
 # follows it; a --code-object that contradicts it is refused, naming the
@@ -90,13 +74,13 @@ sed 's/"amdhsa_code_object_version", i32 400/"amdhsa_code_object_version", i32 5
 expect_exit 5 "$GPUCC" compile --no-cache hip_v5.ll -t gfx90a --code-object 4
 assert_grep "hip_v5.ll: gfx90a: the module sets amdhsa_code_object_version 500, but code object v4 was asked for: code object v5 (or none asked for, which takes the module's) compiles it$" err
 expect_exit 0 "$GPUCC" compile --no-cache hip_v5.ll -t gfx90a -o hip5.gpucc --json
-key=$(check_result out _Z4expsPfj)
+key=$(result_key out _Z4expsPfj)
 "$GPUCC" cat hip5.gpucc "$key" --part hsaco > hip5.hsaco
 llvm-readelf-19 --notes hip5.hsaco | grep -A3 "amdhsa.version:" | grep -q -- "- 2$" || fail "hip_v5.ll: not code object v5"
 
 # ---- a module that already defines a library function --------------------------------
 expect_exit 0 "$GPUCC" compile --no-cache "$K/amdgpu/prelinked_ocml.ll" -t gfx90a -o pre.gpucc --json
-key=$(check_result out wave)
+key=$(result_key out wave)
 "$GPUCC" cat pre.gpucc "$key" --part hsaco > pre.hsaco
 if command -v llvm-objdump-19 >/dev/null; then
 	llvm-objdump-19 -d pre.hsaco > pre.s || fail "llvm-objdump-19 rejects prelinked_ocml's code object"
@@ -106,44 +90,9 @@ fi
 # ---- kernels with linkonce linkage are entry points all the same -------------------
 for level in 0 2; do
 	expect_exit 0 "$GPUCC" compile --no-cache -O$level "$K/amdgpu/linkonce_kernels.ll" -t gfx90a -o once.gpucc --json
-	key=$(check_result out _Z5clearPi fill_ones)
+	key=$(result_key out _Z5clearPi fill_ones)
 	"$GPUCC" cat once.gpucc "$key" --part hsaco > once.hsaco
 	llvm-readelf-19 --notes once.hsaco > notes || fail "llvm-readelf rejects linkonce_kernels' code object"
 	assert_grep "^ *\.symbol: *_Z5clearPi\.kd$" notes
 	assert_grep "^ *\.symbol: *fill_ones\.kd$" notes
 done
-
-# ---- CUDA.jl (GPUCompiler.jl): annotations, @shmem, libdevice ---------------------
-LIBDEVICE=${CUDA_PATH:-/usr/local/cuda}/nvvm/libdevice/libdevice.10.bc
-[ -f "$LIBDEVICE" ] || skip "no libdevice (CUDA toolkit) here: the CUDA.jl and ptxas checks skipped; the others passed"
-julia_kernels="_Z6smooth13CuDeviceArrayI7Float32Li1ELi1EES0_ _Z4fill13CuDeviceArrayI7Float32Li1ELi1EE _Z5clear13CuDeviceArrayI7Float32Li1ELi1EE"
-for level in 0 2; do
-	expect_exit 0 "$GPUCC" compile --no-cache -O$level "$K/nvptx/julia_cuda.ll" -t sm_80 -o julia$level.gpucc --json
-	key=$(check_result out $julia_kernels)
-	"$GPUCC" cat julia$level.gpucc "$key" --part ptx > julia$level.ptx
-	assert_grep "^\.extern \.shared \.align 32 \.b8 shmem\[\];$" julia$level.ptx
-	assert_grep "^\.reqntid 256, 1, 1$" julia$level.ptx
-	# Kept by llvm.used, though nothing calls it.
-	assert_grep "^\.visible \.func  (\.param \.b32 func_retval0) julia_probe_77()$" julia$level.ptx
-	assert_no_grep "call.*__nv_" julia$level.ptx
-	# The linkonce_odr kernel is kept, as weak.
-	assert_grep "^\.weak \.entry _Z5clear13CuDeviceArrayI7Float32Li1ELi1EE($" julia$level.ptx
-done
-# Without inlining, LLVM renames the local "julia_#scale#1_1234" for PTX.
-assert_grep "^\.func  (\.param \.b32 func_retval0) julia__\$_scale_\$_1_1234($" julia0.ptx
-
-# ---- ptxas accepts all of it ----------------------------------------------------------
-PTXAS=${CUDA_PATH:-/usr/local/cuda}/bin/ptxas
-[ -x "$PTXAS" ] || PTXAS=$(command -v ptxas || true)
-[ -n "$PTXAS" ] && [ -x "$PTXAS" ] || skip "no ptxas (CUDA toolkit) here: ptxas checks skipped; the others passed"
-for ptx in cuda.ptx julia0.ptx julia2.ptx; do
-	"$PTXAS" -arch=sm_80 "$ptx" -o k.cubin 2> ptxas.err || { cat ptxas.err >&2; fail "ptxas rejects $ptx"; }
-done
-# gpucc ran ptxas too: the cubin exists, and its shared memory is the static
-# part only (dynamic shared memory is sized at launch).
-python3 - cuda.json <<'PY' || fail "cuda_clang.ll: wrong cubin or resources"
-import json, sys
-[r] = json.load(open(sys.argv[1]))["results"]
-assert "cubin" in [p["part"] for p in r["payloads"]], r
-assert [k["shared_bytes"] for k in r["kernels"]] == [128], r
-PY

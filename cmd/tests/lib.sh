@@ -11,6 +11,10 @@
 #   $SANITIZE_CFLAGS    the -fsanitize flags of the build under test (empty
 #                       without), for programs a test links against libgpucc
 #   no_leak_check CMD…  run CMD with LeakSanitizer off (it cannot run under ptrace)
+#   result_key JSON KERNELS…   compile --json's one result compiled, with
+#                       exactly these kernels and no externals: its key
+#   result_keys JSON TARGET    "key module kernel,..." per compiled or hit
+#                       result of a target starting with TARGET
 set -u
 : "${GPUCC:?GPUCC must name the gpucc binary}"
 : "${TESTDATA:?TESTDATA must name testdata/}"
@@ -54,4 +58,25 @@ assert_file() { [ -f "$1" ] || fail "'$1' should exist"; }
 assert_same() { cmp -s "$1" "$2" || fail "'$1' and '$2' differ"; }
 assert_one_line() {
 	[ "$(wc -l < "$1")" -eq 1 ] || { cat "$1" >&2; fail "$1 should hold exactly one line"; }
+}
+
+result_key() {
+	python3 - "$@" <<'PY' || fail "$1: wrong result"
+import json, sys
+d = json.load(open(sys.argv[1]))
+[r] = d["results"]
+assert r["status"] == "compiled", r
+assert [k["name"] for k in r["kernels"]] == sys.argv[2:], r
+assert r["externals"] == [], r
+print(r["key"])
+PY
+}
+result_keys() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    if r["status"] in ("compiled", "hit") and r["target"].startswith(sys.argv[2]):
+        print(r["key"], r["module"].rsplit("/", 1)[-1], ",".join(k["name"] for k in r["kernels"]))
+PY
 }

@@ -531,7 +531,7 @@ static int set_module_flags(compile *c)
 	if (set == 1 && have != want)
 		return fail(c, GPUCC_ECOMPILE,
 		            "module sets amdhsa_code_object_version to %llu, but the target asks for "
-		            "code object v%d (--code-object %llu gives what the module asks)",
+		            "code object v%d (compiling for code object v%llu gives what the module asks)",
 		            have, c->job->code_object_version, have / 100);
 	if (set == 1)
 		return 0;
