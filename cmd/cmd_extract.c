@@ -1,8 +1,11 @@
 /*
- * cmd/cmd_extract.c -- `gpucc extract IMAGE [-C DIR]`: every payload of every
- * entry as a file named for what it is (gpucc_image_extract, which names,
- * verifies and publishes them all or nothing), and the list of the files
- * written, or --json.  The list is printed and flushed once every file is in
+ * cmd/cmd_extract.c -- `gpucc extract IMAGE [KEY...] [-C DIR]`: every payload
+ * of every entry, or of the entries KEY names, as a file named for what it
+ * is (gpucc_image_extract, which names, verifies and publishes them all or
+ * nothing), and the list of the files written, or --json.  With KEYs the
+ * image is opened for lookup: an uncompressed one with an index
+ * (formats/image.md, "The index") has only those entries' part of its
+ * manifest parsed, and only their payloads read.  The list is printed and flushed once every file is in
  * place and before the files --force replaced are dropped: a list that
  * cannot be written (standard output closed or full) undoes the extraction,
  * rather than leave files that no one was told of.
@@ -96,8 +99,14 @@ static int run_extract(const cmd_args *args)
 	            .json = cmd_flag(args, "json")};
 	if (r.json && r.quiet)
 		return cmd_error(args, EXIT_USAGE, "-q and --json exclude each other");
+	const char *const *keys = (const char *const *)args->positional + 1;
+	size_t key_count = (size_t)args->positional_count - 1;
+	for (size_t i = 0; i < key_count; i++)
+		if (cmd_key_prefix_value(args, keys[i]) != EXIT_OK)
+			return EXIT_USAGE;
 	gpucc_image *img = NULL;
-	if (gpucc_image_open(&img, args->positional[0]) != 0)
+	if ((key_count ? gpucc_image_open_for_lookup(&img, args->positional[0])
+	               : gpucc_image_open(&img, args->positional[0])) != 0)
 		return cmd_fail(args);
 	/* Each file not yet named holds a descriptor until it is published. */
 	cmd_raise_file_limit();
@@ -105,6 +114,8 @@ static int run_extract(const cmd_args *args)
 	opts.force = cmd_flag(args, "force");
 	opts.before_commit = print_files;
 	opts.ctx = &r;
+	opts.keys = key_count ? keys : NULL;
+	opts.key_count = key_count;
 	int rc = gpucc_image_extract(img, r.dir, &opts);
 	/* print_files said why it failed; the library's failures are its own. */
 	int status = rc == 0 ? EXIT_OK : r.list_failed ? EXIT_FAIL : cmd_fail(args);
@@ -114,11 +125,11 @@ static int run_extract(const cmd_args *args)
 
 const cmd_spec cmd_extract_spec = {
 	.name = "extract",
-	.synopsis = "IMAGE [-C DIR] [--force] [-q | --json]",
-	.summary = "write every payload of an image to a file",
+	.synopsis = "IMAGE [KEY...] [-C DIR] [--force] [-q | --json]",
+	.summary = "write every payload of an image, or of the entries named, to a file",
 	.description =
-		"Each payload of each entry becomes a file in DIR named\n"
-		"<module stem>.<target with ':' as '_'>.<short key>.<ext>, e.g.\n"
+		"Each payload of each entry (with KEYs: of each entry a KEY names) becomes a\n"
+		"file in DIR named <module stem>.<target with ':' as '_'>.<short key>.<ext>, e.g.\n"
 		"saxpy.nvptx.sm_90_ptx78.3f2a9c0d1e4b.ptx; names are built from the manifest\n"
 		"and sanitised, so nothing is written outside DIR.  Every payload is\n"
 		"verified and flushed before any file appears, and a run that fails leaves\n"
@@ -130,9 +141,15 @@ const cmd_spec cmd_extract_spec = {
 		"files written; --json prints {\"image\", \"directory\", \"files\": [{\"name\",\n"
 		"\"part\", \"size\", \"sha256\"}, ...]} instead, names relative to the\n"
 		"directory; -q and --json exclude each other (129).\n"
-		"Members that no entry lists are never read; 'gpucc verify' checks them.",
+		"Members that no entry lists are never read; 'gpucc verify' checks them.\n"
+		"A KEY is a full key or a unique hex prefix, as for 'gpucc show' (1 to 64\n"
+		"hex digits, else a usage error, 129); a KEY that no entry has, or that\n"
+		"several have, fails the run (exit 2) before anything is written, naming\n"
+		"it.  An entry named twice is written once.  With KEYs only those entries\n"
+		"are read: an uncompressed image with an index (formats/image.md) has\n"
+		"neither the rest of its manifest nor other entries' payloads read, or checked.",
 	.options = extract_options,
 	.min_positional = 1,
-	.max_positional = 1,
+	.max_positional = -1,
 	.run = run_extract,
 };

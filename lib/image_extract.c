@@ -1,6 +1,7 @@
 /*
  * lib/image_extract.c -- gpucc_image_extract (gpucc/image.h): every payload
- * of every entry of an image as a file named for what it is,
+ * of every entry of an image (or of the entries named by key) as a file
+ * named for what it is,
  *
  *     <module stem>.<target, ':' as '_'>.<short key>.<extension>
  *     e.g. saxpy.nvptx.sm_90_ptx78.3f2a9c0d1e4b.ptx
@@ -13,7 +14,10 @@
  * back) into new files in the directory, each verified against its digest
  * and flushed; only when every payload is good are the files given their
  * names, and the directory flushed.  A payload shared by several entries is
- * read once and copied for the others.
+ * read once and copied for the others.  Entries named by key are found as
+ * gpucc_image_lookup finds them, and their payloads read as the entries
+ * give them: an image opened for lookup is then read through its index,
+ * its whole manifest and the other entries' payloads never read.
  *
  * Until then the new files have no name: they are made with O_TMPFILE and
  * linked to their names through /proc/self/fd, so that a process killed
@@ -40,12 +44,14 @@
  * one temporary name.
  */
 #include "errors.h"
+#include "image_internal.h"
 
 #include "gpucc/image.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,11 +69,12 @@
 /* "/proc/self/fd/" and an int */
 #define PROC_FD_PATH_SIZE 32
 
-/* One file to write: which image payload it holds, its name in DIR, the
- * file that holds its verified bytes before publishing (unnamed, or a
- * temporary name), and with --force the backup of the file it replaced. */
+/* One file to write: which payload it holds (borrowed from the image), its
+ * name in DIR, the file that holds its verified bytes before publishing
+ * (unnamed, or a temporary name), and with --force the backup of the file
+ * it replaced. */
 typedef struct output_file {
-	size_t payload_index;
+	const gpucc_payload *payload;
 	char *name;
 	int fd;         /* the unnamed file, open until published; -1 when none */
 	char *temp;     /* the temporary file's path; NULL when none */
@@ -92,22 +99,25 @@ typedef struct extraction {
 	bool image_known;
 } extraction;
 
-/* Image payloads sorted by (digest, part), to map entries' payloads to their
- * archive index without a quadratic search. */
-typedef struct payload_ref {
-	const gpucc_payload *payload;
-	size_t index;
-} payload_ref;
-
+/* Payloads in archive order (by digest, then extension), and of one
+ * payload (order and size): image payloads are sorted so to map entries'
+ * payloads to them without a quadratic search, and files so to read the
+ * image front to back, each payload once. */
 static int compare_payload(const gpucc_payload *a, const gpucc_payload *b)
 {
-	int c = gpucc_digest_compare(&a->sha256, &b->sha256);
-	return c ? c : (int)a->part - (int)b->part;
+	int c = gpucc_payload_archive_compare(a, b);
+	return c ? c : (a->size > b->size) - (a->size < b->size);
 }
 
-static int compare_ref(const void *a, const void *b)
+static int compare_payload_ptr(const void *a, const void *b)
 {
-	return compare_payload(((const payload_ref *)a)->payload, ((const payload_ref *)b)->payload);
+	return compare_payload(*(const gpucc_payload *const *)a, *(const gpucc_payload *const *)b);
+}
+
+static int compare_entry_key(const void *a, const void *b)
+{
+	return gpucc_digest_compare(&(*(const gpucc_entry *const *)a)->key,
+	                            &(*(const gpucc_entry *const *)b)->key);
 }
 
 static int compare_file_name(const void *a, const void *b)
@@ -117,8 +127,7 @@ static int compare_file_name(const void *a, const void *b)
 
 static int compare_file_payload(const void *a, const void *b)
 {
-	size_t x = ((const output_file *)a)->payload_index, y = ((const output_file *)b)->payload_index;
-	return x < y ? -1 : x > y;
+	return compare_payload(((const output_file *)a)->payload, ((const output_file *)b)->payload);
 }
 
 /* Append s to out (of capacity size, at *used), each byte outside
@@ -247,54 +256,136 @@ static void remove_made_directories(extraction *x, bool remove)
 	x->made_count = 0;
 }
 
-/* Plan the output: one file per (entry, payload), with unique names. */
-static int plan(extraction *x)
+/* Every entry of the image, its whole manifest parsed (an image opened for
+ * lookup parses it now): a new array (free()) in *out, *count long. */
+static int all_entries(extraction *x, const gpucc_entry ***out, size_t *count)
 {
-	size_t payload_count;
-	if (gpucc_image_count_payloads(&payload_count, x->img) != 0)
+	int rc = gpucc_image_load_manifest(x->img);
+	if (rc)
+		return rc;
+	size_t n = gpucc_image_entry_count(x->img);
+	const gpucc_entry **entries = calloc(n + 1, sizeof *entries);
+	if (!entries)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < n; i++)
+		entries[i] = gpucc_image_entry(x->img, i);
+	*out = entries;
+	*count = n;
+	return 0;
+}
+
+/* The entries keys name, each found as gpucc_image_lookup finds it (its
+ * error, naming the key, when none or several match), an entry named twice
+ * once: a new array (free()) in *out, *count long. */
+static int named_entries(extraction *x, const char *const *keys, size_t key_count,
+                         const gpucc_entry ***out, size_t *count)
+{
+	const gpucc_entry **entries = calloc(key_count + 1, sizeof *entries);
+	if (!entries)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < key_count; i++) {
+		int rc = gpucc_image_lookup(&entries[i], x->img, keys[i]);
+		if (rc) {
+			free(entries);
+			return rc;
+		}
+	}
+	qsort(entries, key_count, sizeof *entries, compare_entry_key);
+	size_t n = 0;
+	for (size_t i = 0; i < key_count; i++)
+		if (n == 0 || compare_entry_key(&entries[n - 1], &entries[i]) != 0)
+			entries[n++] = entries[i];
+	*out = entries;
+	*count = n;
+	return 0;
+}
+
+/* The image's payloads sorted by compare_payload: a new array (free()) in
+ * *out, *count long. */
+static int sorted_payloads(extraction *x, const gpucc_payload ***out, size_t *count)
+{
+	size_t n;
+	if (gpucc_image_count_payloads(&n, x->img) != 0)
 		return GPUCC_ERROR; /* the reader's error */
-	size_t entry_count = gpucc_image_entry_count(x->img);
-	payload_ref *refs = calloc(payload_count + 1, sizeof *refs);
+	const gpucc_payload **sorted = calloc(n + 1, sizeof *sorted);
+	if (!sorted)
+		return gpucc_error_oom();
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = gpucc_image_payload(x->img, i);
+	qsort(sorted, n, sizeof *sorted, compare_payload_ptr);
+	*out = sorted;
+	*count = n;
+	return 0;
+}
+
+/* The payload entry e lists j-th, in *out: the image's own, which must be
+ * among sorted (the image's payloads), or, sorted NULL (entries named by
+ * key, the manifest perhaps not read), e's own, which the reader finds and
+ * checks as it reads it. */
+static int entry_payload(extraction *x, const gpucc_entry *e, size_t j,
+                         const gpucc_payload *const *sorted, size_t sorted_count,
+                         const gpucc_payload **out)
+{
+	const gpucc_payload *want = &e->payloads[j];
+	if (!sorted) {
+		*out = want;
+		return 0;
+	}
+	const gpucc_payload *const *found =
+		bsearch(&want, sorted, sorted_count, sizeof *sorted, compare_payload_ptr);
+	if (found) {
+		*out = *found;
+		return 0;
+	}
+	char key[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(key, &e->key);
+	return gpucc_error_set(GPUCC_ECORRUPT,
+	                       "'%s': entry %.12s: %s payload is not among the image's payloads",
+	                       gpucc_image_name(x->img), key, gpucc_part_name(want->part));
+}
+
+/* One file per (entry, payload) of entries, into x->files. */
+static int plan_files(extraction *x, const gpucc_entry *const *entries, size_t entry_count,
+                      const gpucc_payload *const *sorted, size_t sorted_count)
+{
 	size_t total = 0;
 	for (size_t i = 0; i < entry_count; i++)
-		total += gpucc_image_entry(x->img, i)->payload_count;
+		total += entries[i]->payload_count;
 	x->files = calloc(total + 1, sizeof *x->files);
-	if (!refs || !x->files) {
-		free(refs);
+	if (!x->files)
 		return gpucc_error_oom();
-	}
-	for (size_t i = 0; i < payload_count; i++)
-		refs[i] = (payload_ref){gpucc_image_payload(x->img, i), i};
-	qsort(refs, payload_count, sizeof *refs, compare_ref);
-
-	int rc = 0;
-	for (size_t i = 0; i < entry_count && rc == 0; i++) {
-		const gpucc_entry *e = gpucc_image_entry(x->img, i);
+	for (size_t i = 0; i < entry_count; i++) {
+		const gpucc_entry *e = entries[i];
 		for (size_t j = 0; j < e->payload_count; j++) {
-			payload_ref want = {&e->payloads[j], 0};
-			payload_ref *found =
-				bsearch(&want, refs, payload_count, sizeof *refs, compare_ref);
-			if (!found) {
-				char key[GPUCC_DIGEST_HEX_SIZE];
-				gpucc_digest_to_hex(key, &e->key);
-				rc = gpucc_error_set(GPUCC_ECORRUPT,
-				               "'%s': entry %.12s: %s payload is not among the image's payloads",
-				               gpucc_image_name(x->img), key,
-				               gpucc_part_name(e->payloads[j].part));
-				break;
-			}
 			output_file *f = &x->files[x->file_count];
 			f->fd = -1;
-			f->payload_index = found->index;
+			int rc = entry_payload(x, e, j, sorted, sorted_count, &f->payload);
+			if (rc)
+				return rc;
 			f->name = file_name(e, &e->payloads[j]);
-			if (!f->name) {
-				rc = gpucc_error_set(GPUCC_ERROR, "out of memory");
-				break;
-			}
+			if (!f->name)
+				return gpucc_error_oom();
 			x->file_count++;
 		}
 	}
-	free(refs);
+	return 0;
+}
+
+/* Plan the output: one file per (entry, payload) of every entry or of
+ * those opts names, with unique names, in archive order. */
+static int plan(extraction *x, const gpucc_extract_options *opts)
+{
+	const gpucc_entry **entries = NULL;
+	const gpucc_payload **sorted = NULL;
+	size_t entry_count = 0, sorted_count = 0;
+	int rc = opts->key_count ? named_entries(x, opts->keys, opts->key_count, &entries, &entry_count)
+	                         : all_entries(x, &entries, &entry_count);
+	if (rc == 0 && opts->key_count == 0)
+		rc = sorted_payloads(x, &sorted, &sorted_count);
+	if (rc == 0)
+		rc = plan_files(x, entries, entry_count, sorted, sorted_count);
+	free(entries);
+	free(sorted);
 	if (rc != 0)
 		return rc;
 
@@ -438,7 +529,8 @@ static int write_new_files(extraction *x)
 	for (size_t i = 0; i < x->file_count; i++) {
 		output_file *f = &x->files[i];
 		const output_file *first =
-			i > 0 && x->files[i - 1].payload_index == f->payload_index ? &x->files[i - 1] : NULL;
+			i > 0 && compare_payload(x->files[i - 1].payload, f->payload) == 0 ? &x->files[i - 1]
+			                                                                  : NULL;
 		/* Errors name the file being extracted, not its temporary. */
 		char *path = join_path(x->dir, f->name);
 		if (!path)
@@ -455,8 +547,7 @@ static int write_new_files(extraction *x)
 			if (copy_file(first, fd) != 0)
 				rc = gpucc_error_set(GPUCC_ERROR, "cannot write '%s': %s", path,
 				                     strerror(errno));
-		} else if (gpucc_image_copy_payload(x->img, gpucc_image_payload(x->img, f->payload_index),
-		                                    fd) != 0) {
+		} else if (gpucc_image_copy_payload(x->img, f->payload, fd) != 0) {
 			/* A defect of the image is the reader's message, which names
 			 * the image; an I/O failure names the file being written. */
 			const gpucc_error *e = gpucc_error_last();
@@ -640,8 +731,7 @@ static int publish(extraction *x, const gpucc_extract_options *opts)
 			return gpucc_error_oom();
 		}
 		for (size_t i = 0; i < x->file_count; i++)
-			list[i] = (gpucc_extract_file){x->files[i].name,
-			                               gpucc_image_payload(x->img, x->files[i].payload_index)};
+			list[i] = (gpucc_extract_file){x->files[i].name, x->files[i].payload};
 		int rc = opts->before_commit(opts->ctx, list, x->file_count);
 		free(list);
 		if (rc != 0) {
@@ -680,17 +770,38 @@ void gpucc_extract_options_init(gpucc_extract_options *opts)
 	*opts = (gpucc_extract_options)GPUCC_EXTRACT_OPTIONS_INIT;
 }
 
+/* The caller's options (NULL: the defaults) as this libgpucc's struct, in
+ * *out: a version 1 struct, which ends at ctx and may be that short, with
+ * the later fields' defaults.  GPUCC_EINVALID for another version, or keys
+ * counted but missing. */
+static int read_options(gpucc_extract_options *out, const gpucc_extract_options *opts)
+{
+	*out = (gpucc_extract_options)GPUCC_EXTRACT_OPTIONS_INIT;
+	if (!opts)
+		return 0;
+	if (opts->version != 1 && opts->version != GPUCC_EXTRACT_OPTIONS_VERSION)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "extract options of version %u: this libgpucc knows versions 1 "
+		                       "and %u (set the field version, or start from the header's _INIT)",
+		                       opts->version, GPUCC_EXTRACT_OPTIONS_VERSION);
+	memcpy(out, opts, opts->version == 1 ? offsetof(gpucc_extract_options, keys) : sizeof *out);
+	if (out->key_count != 0 && !out->keys)
+		return gpucc_error_null_argument("gpucc_image_extract", "opts->keys");
+	for (size_t i = 0; i < out->key_count; i++)
+		if (!out->keys[i])
+			return gpucc_error_null_element("gpucc_image_extract", "opts->keys", i);
+	return 0;
+}
+
 int gpucc_image_extract(gpucc_image *img, const char *dir, const gpucc_extract_options *opts)
 {
-	static const gpucc_extract_options defaults = GPUCC_EXTRACT_OPTIONS_INIT;
 	GPUCC_REQUIRE(img);
 	GPUCC_REQUIRE(dir);
-	if (!opts)
-		opts = &defaults;
-	int rc = gpucc_options_version_check("extract options", opts->version,
-	                                     GPUCC_EXTRACT_OPTIONS_VERSION);
+	gpucc_extract_options o;
+	int rc = read_options(&o, opts);
 	if (rc)
 		return rc;
+	opts = &o;
 	if (!*dir)
 		return gpucc_error_set(GPUCC_EINVALID, "an empty string is not a directory");
 	extraction x = {.img = img, .dir = dir, .force = opts->force};
@@ -699,7 +810,7 @@ int gpucc_image_extract(gpucc_image *img, const char *dir, const gpucc_extract_o
 	 * image (or a link to it) named like one of its outputs.  An image
 	 * opened from a file is named by its path. */
 	x.image_known = stat(gpucc_image_name(img), &x.image) == 0;
-	if ((rc = plan(&x)) != 0)
+	if ((rc = plan(&x, opts)) != 0)
 		goto cleanup;
 	if (make_directory(&x) != 0) {
 		rc = gpucc_error_set(GPUCC_ERROR, "cannot create directory '%s': %s", x.dir,

@@ -321,6 +321,105 @@ static void test_read_payload_size(void)
 	CHECK_INT(system(command), 0);
 }
 
+/* What gpucc_image_extract's before_commit saw: the files and the last
+ * one's payload. */
+typedef struct extract_seen {
+	size_t files;
+	gpucc_part part;
+} extract_seen;
+
+static int see_files(void *ctx, const gpucc_extract_file *files, size_t count)
+{
+	extract_seen *seen = ctx;
+	seen->files = count;
+	if (count)
+		seen->part = files[count - 1].payload->part;
+	return 0;
+}
+
+/* gpucc_extract_options: a caller built against the version 1 header
+ * (which ended at ctx) passes a struct of that size, which the library
+ * reads no further than (allocated at its own size, so that the
+ * AddressSanitizer run catches a read past it): every entry is extracted.
+ * Version 2's keys extract only the entries they name (an entry named by
+ * its key and by a prefix, once); a key no entry has is GPUCC_ENOTFOUND
+ * naming it, before anything is written; keys counted but NULL, or
+ * another version, are GPUCC_EINVALID. */
+static void test_extract_options(void)
+{
+	typedef struct extract_options_v1 {
+		unsigned version;
+		bool force;
+		gpucc_extract_fn before_commit;
+		void *ctx;
+	} extract_options_v1;
+	_Static_assert(offsetof(extract_options_v1, ctx) == offsetof(gpucc_extract_options, ctx),
+	               "version 1 is the start of the current struct");
+	char dir[] = "/tmp/gpucc-test_api-XXXXXX", image[64], out[64];
+	if (!mkdtemp(dir)) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	snprintf(image, sizeof image, "%s/two.gpucc", dir);
+	write_two_entry_image(image);
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_for_lookup(&img, image), 0);
+
+	extract_seen seen = {0};
+	extract_options_v1 *v1 = calloc(1, sizeof *v1);
+	CHECK(v1 != NULL);
+	if (v1) {
+		*v1 = (extract_options_v1){1, false, see_files, &seen};
+		snprintf(out, sizeof out, "%s/all", dir);
+		CHECK_INT(gpucc_image_extract(img, out, (const gpucc_extract_options *)v1), 0);
+		CHECK_INT(seen.files, 2);
+	}
+	free(v1);
+
+	/* The keys of the sm_90 entry: its own, and a prefix of it. */
+	gpucc_image *whole = NULL;
+	char key[GPUCC_DIGEST_HEX_SIZE] = "", prefix[9] = "";
+	CHECK_INT(gpucc_image_open(&whole, image), 0);
+	for (size_t i = 0; whole && i < gpucc_image_entry_count(whole); i++)
+		if (gpucc_image_entry(whole, i)->payloads[0].part == GPUCC_PART_PTX)
+			gpucc_digest_to_hex(key, &gpucc_image_entry(whole, i)->key);
+	gpucc_image_free(whole);
+	memcpy(prefix, key, 8);
+	const char *keys[2] = {key, prefix};
+	gpucc_extract_options o;
+	gpucc_extract_options_init(&o);
+	CHECK_INT(o.version, GPUCC_EXTRACT_OPTIONS_VERSION);
+	CHECK(o.keys == NULL && o.key_count == 0);
+	o.before_commit = see_files;
+	o.ctx = &seen;
+	o.keys = keys;
+	o.key_count = 2;
+	snprintf(out, sizeof out, "%s/one", dir);
+	CHECK_INT(gpucc_image_extract(img, out, &o), 0);
+	CHECK_INT(seen.files, 1);
+	CHECK_INT(seen.part, GPUCC_PART_PTX);
+
+	const char *unknown[1] = {"0000000000000000000000000000000000000000000000000000000000000000"};
+	o.keys = unknown;
+	o.key_count = 1;
+	snprintf(out, sizeof out, "%s/none", dir);
+	CHECK_INT(gpucc_image_extract(img, out, &o), GPUCC_ENOTFOUND);
+	CHECK_ERROR_HAS("no entry with key '00000000");
+	CHECK_INT(access(out, F_OK), -1);
+	o.keys = NULL;
+	CHECK_INT(gpucc_image_extract(img, out, &o), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("gpucc_image_extract: 'opts->keys' is NULL");
+	o.keys = keys;
+	o.version = GPUCC_EXTRACT_OPTIONS_VERSION + 1;
+	CHECK_INT(gpucc_image_extract(img, out, &o), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("extract options of version");
+	CHECK_INT(access(out, F_OK), -1);
+	gpucc_image_free(img);
+	char command[128];
+	snprintf(command, sizeof command, "rm -rf '%s'", dir);
+	CHECK_INT(system(command), 0);
+}
+
 /* gpucc.h: separate handles may be used on separate threads at once.  In
  * a build with -Db_sanitize=thread this is also where a data race in the
  * library (a counter shared by every image writer) shows. */
@@ -625,6 +724,7 @@ int main(void)
 	RUN(test_entry_prepare);
 	RUN(test_code_object_check);
 	RUN(test_read_payload_size);
+	RUN(test_extract_options);
 	RUN(test_compile_without_targets);
 	RUN(test_zero_length_buffers);
 	RUN(test_unknown_conflict_policy);

@@ -203,14 +203,23 @@ typedef struct gpucc_extract_options {
 	bool force;                   /* replace files that exist (regular files and links) */
 	gpucc_extract_fn before_commit; /* may be NULL */
 	void *ctx;
+	/* Version 2: only the entries these keys name (key_count of them; each
+	 * a key or a unique hex prefix, as gpucc_image_lookup takes it; an
+	 * entry named twice is written once), found as gpucc_image_lookup
+	 * finds them: through the index of an image opened for lookup, whose
+	 * manifest and other entries' payloads are then never read.  NULL (or
+	 * key_count 0): every entry.  Borrowed for the call. */
+	const char *const *keys;
+	size_t key_count;
 } gpucc_extract_options;
 
-#define GPUCC_EXTRACT_OPTIONS_VERSION 1
-#define GPUCC_EXTRACT_OPTIONS_INIT {GPUCC_EXTRACT_OPTIONS_VERSION, false, NULL, NULL}
+/* Version 1 ends at ctx; gpucc_image_extract takes both. */
+#define GPUCC_EXTRACT_OPTIONS_VERSION 2
+#define GPUCC_EXTRACT_OPTIONS_INIT {GPUCC_EXTRACT_OPTIONS_VERSION, false, NULL, NULL, NULL, 0}
 GPUCC_API void gpucc_extract_options_init(gpucc_extract_options *opts);
 
-/* Write every payload of every entry of img into dir (created, with its
- * parents, when missing), each as a file named
+/* Write every payload of every entry of img (or of those opts->keys
+ * names) into dir (created, with its parents, when missing), each as a file named
  * <module stem>.<target, ':' as '_'>.<first 12 key digits>.<extension>,
  * sanitised to [A-Za-z0-9._+-] so that nothing lands outside dir, with the
  * mode 0666 less the umask.  All or nothing: every payload is verified and
@@ -219,7 +228,9 @@ GPUCC_API void gpucc_extract_options_init(gpucc_extract_options *opts);
  * exists, without opts->force, and a directory, a non-file or the image's
  * own file named like an output even with it, are refused before anything
  * is written (GPUCC_ERROR naming the file); a payload's defect is the
- * reader's error.  opts NULL: the defaults. */
+ * reader's error, and so is a key no entry has (GPUCC_ENOTFOUND), or
+ * several (GPUCC_EAMBIGUOUS), before anything is written.  opts NULL: the
+ * defaults. */
 GPUCC_API int gpucc_image_extract(gpucc_image *img, const char *dir,
                                   const gpucc_extract_options *opts);
 
