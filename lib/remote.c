@@ -167,6 +167,8 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 			r->layout = REMOTE_LAYOUT_FLAT;
 		else if (strcmp(value, "subdirs") == 0)
 			r->layout = REMOTE_LAYOUT_SUBDIRS;
+		else if (strcmp(value, "bazel") == 0)
+			r->layout = REMOTE_LAYOUT_BAZEL;
 		else
 			ok = false;
 	} else if ((strcmp(attr, "endpoint") == 0 || strcmp(attr, "region") == 0) && value && r->s3) {
@@ -198,9 +200,9 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 		                       "%s: remote '%s': unknown attribute '%s%s%s' (known: read-only, "
 		                       "connect-timeout=MS, timeout=MS, sign=KEY-FILE, trust=KEYS-FILE%s)",
 		                       origin, r->shown, attr, value ? "=" : "", value ? value : "",
-		                       r->s3 ? ", layout=flat|subdirs, endpoint=URL, region=NAME"
+		                       r->s3 ? ", layout=flat|subdirs|bazel, endpoint=URL, region=NAME"
 		                       : r->backend == &gpucc_remote_http_backend
-		                           ? ", layout=flat|subdirs, bearer=TOKEN, header=NAME:VALUE"
+		                           ? ", layout=flat|subdirs|bazel, bearer=TOKEN, header=NAME:VALUE"
 		                           : ", user=NAME, password=SECRET");
 	}
 	if (!ok)
@@ -467,6 +469,24 @@ static int verify_and_store(gpucc_cache *c, remote *r, const gpucc_digest *key,
 	return rc;
 }
 
+/* Delete the rejected objects of keys from a writable remote, so that the
+ * next writer replaces them rather than finding them present.  Its own
+ * failures are not reported: the rejection already is, once. */
+static void remove_rejected(remote *r, const gpucc_digest *keys, size_t count)
+{
+	if (r->read_only || !r->backend->del)
+		return;
+	remote_outcome *outcomes = malloc(count * sizeof *outcomes);
+	if (!outcomes)
+		return;
+	char why[sizeof r->why];
+	memcpy(why, r->why, sizeof why);
+	r->why[0] = '\0';
+	r->backend->del(r, keys, count, outcomes);
+	memcpy(r->why, why, sizeof why);
+	free(outcomes);
+}
+
 int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t count, bool *found)
 {
 	GPUCC_REQUIRE(c);
@@ -502,13 +522,15 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 		memset(blobs, 0, wanted * sizeof *blobs);
 		r->why[0] = '\0';
 		r->backend->get(r, batch, wanted, blobs);
-		bool failed = false, local_failed = false;
-		size_t kept = 0;
+		bool failed = false, local_failed = false, transport_failed = false;
+		size_t kept = 0, bad = 0;
 		for (size_t k = 0; k < wanted; k++) {
 			remote_blob *b = &blobs[k];
 			bool got = false;
 			int stored = b->outcome == REMOTE_OK ? verify_and_store(c, r, &batch[k], b) : 0;
-			if (b->outcome == REMOTE_OK) {
+			if (b->outcome == REMOTE_BAD)
+				stored = gpucc_error_set(GPUCC_ECORRUPT, "%s", b->bad);
+			if (b->outcome == REMOTE_OK || b->outcome == REMOTE_BAD) {
 				s->unsaved.bytes_in += b->size;
 				if (stored == 0) {
 					got = true;
@@ -521,22 +543,24 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 						                 "not be stored: %s", r->shown,
 						                 gpucc_error_last()->message);
 					local_failed = true;
-				} else if (!failed) {
-					char hex[GPUCC_DIGEST_HEX_SIZE];
-					gpucc_digest_to_hex(hex, &batch[k]);
-					snprintf(r->why, sizeof r->why, "entry %.16s... rejected: %s", hex,
-					         gpucc_error_last()->message);
+				} else {
+					if (!failed) {
+						char hex[GPUCC_DIGEST_HEX_SIZE];
+						gpucc_digest_to_hex(hex, &batch[k]);
+						snprintf(r->why, sizeof r->why, "entry %.16s... rejected: %s", hex,
+						         gpucc_error_last()->message);
+					}
 					s->unsaved.errors++;
 					failed = true;
-				} else {
-					s->unsaved.errors++;
+					/* batch[0..k) is done with: the rejected keys gather there. */
+					batch[bad++] = batch[k];
 				}
 			} else if (b->outcome == REMOTE_ERROR) {
 				s->unsaved.errors++;
-				failed = true;
+				failed = transport_failed = true;
 			} else if (b->outcome == REMOTE_TIMEOUT) {
 				s->unsaved.timeouts++;
-				failed = true;
+				failed = transport_failed = true;
 			}
 			free(b->data);
 			b->data = NULL;
@@ -546,6 +570,8 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 				want[kept++] = want[k];
 		}
 		wanted = kept;
+		if (bad && !transport_failed)
+			remove_rejected(r, batch, bad);
 		if (failed)
 			disable(c, r, NULL);
 	}

@@ -1,7 +1,10 @@
 /*
  * lib/remote_http.c -- the HTTP(S) remote (formats/remote.md): objects by
- * GET, HEAD and PUT under the remote's URL, as nginx's WebDAV module serves
- * them (dav_methods PUT; create_full_put_path on for layout=subdirs).
+ * GET, HEAD, PUT and DELETE under the remote's URL, as nginx's WebDAV module
+ * serves them (dav_methods PUT DELETE; create_full_put_path on for
+ * layout=subdirs and layout=bazel).  Under layout=bazel an entry is a
+ * record under ac/ and its payloads under cas/ (lib/remote_bazel.c), two
+ * rounds of requests.
  *
  * libcurl is loaded with dlopen (libcurl.so.4) the first time an HTTP remote
  * is used; only its headers are needed to build.  A batch is one curl multi
@@ -142,7 +145,7 @@ static void http_close(remote *r)
 	r->state = NULL;
 }
 
-typedef enum { HTTP_GET, HTTP_HEAD, HTTP_PUT } http_method;
+typedef enum { HTTP_GET, HTTP_HEAD, HTTP_PUT, HTTP_DELETE } http_method;
 
 typedef struct transfer {
 	CURL *easy;
@@ -178,6 +181,14 @@ static size_t on_write(char *data, size_t size, size_t count, void *ctx)
 	return n;
 }
 
+/* An answer's body nobody reads (PUT, DELETE). */
+static size_t on_discard(char *data, size_t size, size_t count, void *ctx)
+{
+	(void)data;
+	(void)ctx;
+	return size * count;
+}
+
 static size_t on_read(char *buffer, size_t size, size_t count, void *ctx)
 {
 	transfer *t = ctx;
@@ -189,10 +200,18 @@ static size_t on_read(char *buffer, size_t size, size_t count, void *ctx)
 	return n;
 }
 
-static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method method)
+/* Prepare t's request of method for key's object, or with cas for the
+ * payload of SHA-256 key under layout=bazel. */
+static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method method, bool cas)
 {
 	http_state *st = r->state;
-	gpucc_remote_object_name(t->name, sizeof t->name, r, key);
+	if (cas) {
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, key);
+		snprintf(t->name, sizeof t->name, "cas/%s", hex);
+	} else {
+		gpucc_remote_object_name(t->name, sizeof t->name, r, key);
+	}
 	size_t url_size = strlen(r->url) + strlen(t->name) + 2;
 	char *url = malloc(url_size);
 	t->easy = url ? curl.easy_init() : NULL;
@@ -216,8 +235,11 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 		char hex[GPUCC_DIGEST_HEX_SIZE], line[4200];
 		gpucc_digest_to_hex(hex, &payload);
 		struct curl_slist *h = NULL;
+		/* Not "Expect:": curl 7.88 signs that header, empty, yet sends
+		 * none, so a server's signature would not match. */
 		for (const struct curl_slist *l = st->headers; l; l = l->next)
-			h = curl.slist_append(h, l->data);
+			if (strcmp(l->data, "Expect:") != 0)
+				h = curl.slist_append(h, l->data);
 		snprintf(line, sizeof line, "x-amz-content-sha256: %s", hex);
 		h = curl.slist_append(h, line);
 		const remote_s3_credentials *cr = r->credentials;
@@ -258,8 +280,11 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 		curl.easy_setopt(e, CURLOPT_READFUNCTION, on_read);
 		curl.easy_setopt(e, CURLOPT_READDATA, (void *)t);
 		curl.easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)t->blob->size);
-		/* A body nobody reads: no answer's body is kept. */
-		curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, NULL);
+		curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_discard);
+		break;
+	case HTTP_DELETE:
+		curl.easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+		curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_discard);
 		break;
 	}
 	return true;
@@ -267,7 +292,7 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 
 static const char *method_name(http_method m)
 {
-	return m == HTTP_GET ? "GET" : m == HTTP_HEAD ? "HEAD" : "PUT";
+	return m == HTTP_GET ? "GET" : m == HTTP_HEAD ? "HEAD" : m == HTTP_PUT ? "PUT" : "DELETE";
 }
 
 /* Judge a finished transfer; the first failure's reason goes to r->why. */
@@ -305,12 +330,13 @@ static void judge(remote *r, transfer *t, CURLcode code, http_method method)
 /* Run one batch of count transfers of method; at the first failure the
  * transfers still running are dropped (the remote is done for). */
 static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_method method,
-                      remote_blob *blobs, remote_outcome *outcomes)
+                       bool cas, remote_blob *blobs, remote_outcome *outcomes)
 {
 	http_state *st = r->state;
 	transfer *t = calloc(count ? count : 1, sizeof *t);
-	remote_blob *heads = method == HTTP_HEAD ? calloc(count ? count : 1, sizeof *heads) : NULL;
-	if (!t || (method == HTTP_HEAD && !heads)) {
+	bool bodiless = method == HTTP_HEAD || method == HTTP_DELETE;
+	remote_blob *heads = bodiless ? calloc(count ? count : 1, sizeof *heads) : NULL;
+	if (!t || (bodiless && !heads)) {
 		free(t);
 		free(heads);
 		snprintf(r->why, sizeof r->why, "out of memory");
@@ -337,7 +363,7 @@ static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_m
 			size_t i = added;
 			t[i].outcome = REMOTE_MISS;
 			t[i].blob = heads ? &heads[i] : &blobs[i];
-			if (!setup(r, &t[i], &keys[i], method) ||
+			if (!setup(r, &t[i], &keys[i], method, cas) ||
 			    curl.multi_add_handle(st->multi, t[i].easy) != CURLM_OK) {
 				t[i].outcome = REMOTE_ERROR;
 				t[i].done = true;
@@ -416,7 +442,7 @@ static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_m
 /* run_window over windows of HTTP_WINDOW transfers; after a failure the
  * rest are misses (GET, HEAD) or not stored (PUT) without a request. */
 static void run_batch(remote *r, const gpucc_digest *keys, size_t count, http_method method,
-                      remote_blob *blobs, remote_outcome *outcomes)
+                      bool cas, remote_blob *blobs, remote_outcome *outcomes)
 {
 	bool failed = false;
 	for (size_t first = 0; first < count; first += HTTP_WINDOW) {
@@ -429,7 +455,7 @@ static void run_batch(remote *r, const gpucc_digest *keys, size_t count, http_me
 		}
 		if (failed)
 			continue;
-		run_window(r, keys + first, n, method, blobs ? blobs + first : NULL,
+		run_window(r, keys + first, n, method, cas, blobs ? blobs + first : NULL,
 		           outcomes ? outcomes + first : NULL);
 		for (size_t i = first; i < first + n; i++) {
 			remote_outcome o = method == HTTP_GET ? blobs[i].outcome : outcomes[i];
@@ -438,19 +464,152 @@ static void run_batch(remote *r, const gpucc_digest *keys, size_t count, http_me
 	}
 }
 
+/* ---- layout=bazel: a record under ac/, its payloads under cas/ --------- */
+
+static void set_bad(remote_blob *b, const char *why)
+{
+	free(b->data);
+	b->data = NULL;
+	b->size = 0;
+	b->outcome = REMOTE_BAD;
+	b->bad = why;
+}
+
+/* The outcome of a record whose payloads came back as p[0..n): the worst
+ * of them (a failure, then a miss). */
+static remote_outcome payloads_outcome(const remote_blob *p, size_t n)
+{
+	remote_outcome worst = REMOTE_OK;
+	for (size_t k = 0; k < n; k++) {
+		if (p[k].outcome == REMOTE_ERROR || p[k].outcome == REMOTE_TIMEOUT)
+			return p[k].outcome;
+		if (p[k].outcome != REMOTE_OK)
+			worst = REMOTE_MISS;
+	}
+	return worst;
+}
+
+/* Each record found into out[i]'s entry file, joined with its payloads
+ * (rec[i] parsed, theirs at first[i]), verified against their names. */
+static void bazel_join_all(remote_blob *out, size_t count, const remote_bazel *rec,
+                           const size_t *first, const remote_blob *payloads)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (out[i].outcome != REMOTE_OK)
+			continue;
+		free(out[i].data);
+		out[i].data = NULL;
+		out[i].size = 0;
+		out[i].outcome = payloads_outcome(payloads + first[i], rec[i].count);
+		const char *why = NULL;
+		if (out[i].outcome == REMOTE_OK &&
+		    gpucc_remote_bazel_join(&out[i], &rec[i], payloads + first[i], &why) != 0)
+			set_bad(&out[i], why);
+	}
+}
+
+static void bazel_get(remote *r, const gpucc_digest *keys, size_t count, remote_blob *out)
+{
+	run_batch(r, keys, count, HTTP_GET, false, out, NULL);
+	remote_bazel *rec = calloc(count ? count : 1, sizeof *rec);
+	size_t *first = calloc(count + 1, sizeof *first), total = 0;
+	for (size_t i = 0; rec && first && i < count; i++) {
+		const char *why = NULL;
+		first[i] = total;
+		if (out[i].outcome == REMOTE_OK && gpucc_remote_bazel_parse(&rec[i], &out[i], &why) != 0)
+			set_bad(&out[i], why);
+		total += rec[i].count;
+	}
+	gpucc_digest *names = malloc((total ? total : 1) * sizeof *names);
+	remote_blob *payloads = calloc(total ? total : 1, sizeof *payloads);
+	if (rec && first && names && payloads) {
+		for (size_t i = 0; i < count; i++)
+			for (size_t k = 0; k < rec[i].count; k++)
+				names[first[i] + k] = rec[i].spans[k].digest;
+		run_batch(r, names, total, HTTP_GET, true, payloads, NULL);
+		bazel_join_all(out, count, rec, first, payloads);
+	} else {
+		snprintf(r->why, sizeof r->why, "out of memory");
+		for (size_t i = 0; i < count; i++)
+			if (out[i].outcome == REMOTE_OK)
+				set_bad(&out[i], "out of memory");
+	}
+	for (size_t i = 0; rec && i < count; i++)
+		gpucc_remote_bazel_free(&rec[i]);
+	for (size_t k = 0; payloads && k < total; k++)
+		free(payloads[k].data);
+	free(payloads);
+	free(names);
+	free(first);
+	free(rec);
+}
+
+/* Store the payloads of every blob under cas/, then, when all are stored,
+ * the records under ac/: a reader never finds a record whose payloads are
+ * yet to come. */
+static void bazel_put(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
+                      remote_outcome *out)
+{
+	remote_bazel *split = calloc(count ? count : 1, sizeof *split);
+	size_t total = 0, made = 0;
+	for (; split && made < count && gpucc_remote_bazel_split(&split[made], &blobs[made]) == 0;
+	     made++)
+		total += split[made].count;
+	size_t most = total > count ? total : count;
+	gpucc_digest *names = malloc((total ? total : 1) * sizeof *names);
+	remote_blob *parts = calloc(most ? most : 1, sizeof *parts);
+	remote_outcome *stored = calloc(most ? most : 1, sizeof *stored);
+	bool ok = split && made == count && names && parts && stored;
+	if (ok) {
+		size_t n = 0;
+		for (size_t i = 0; i < count; i++) {
+			for (size_t k = 0; k < split[i].count; k++, n++) {
+				names[n] = split[i].spans[k].digest;
+				parts[n].data = blobs[i].data + split[i].spans[k].offset;
+				parts[n].size = (size_t)split[i].spans[k].size;
+			}
+		}
+		run_batch(r, names, total, HTTP_PUT, true, parts, stored);
+		for (size_t n2 = 0; n2 < total; n2++)
+			ok &= stored[n2] == REMOTE_OK;
+	} else {
+		snprintf(r->why, sizeof r->why, "out of memory");
+	}
+	for (size_t i = 0; i < count; i++) {
+		out[i] = REMOTE_ERROR;
+		if (ok)
+			parts[i] = split[i].record;
+	}
+	if (ok)
+		run_batch(r, keys, count, HTTP_PUT, false, parts, out);
+	for (size_t i = 0; split && i < made; i++)
+		gpucc_remote_bazel_free(&split[i]);
+	free(split);
+	free(names);
+	free(parts);
+	free(stored);
+}
+
 static void http_get(remote *r, const gpucc_digest *keys, size_t count, remote_blob *out)
 {
-	run_batch(r, keys, count, HTTP_GET, out, NULL);
+	if (r->layout == REMOTE_LAYOUT_BAZEL)
+		bazel_get(r, keys, count, out);
+	else
+		run_batch(r, keys, count, HTTP_GET, false, out, NULL);
 }
 
 static void http_exists(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
 {
-	run_batch(r, keys, count, HTTP_HEAD, NULL, out);
+	run_batch(r, keys, count, HTTP_HEAD, false, NULL, out);
 }
 
 static void http_put(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
                      remote_outcome *out)
 {
+	if (r->layout == REMOTE_LAYOUT_BAZEL) {
+		bazel_put(r, keys, blobs, count, out);
+		return;
+	}
 	/* The transfers read the blobs only. */
 	remote_blob *copy = malloc((count ? count : 1) * sizeof *copy);
 	if (!copy) {
@@ -460,8 +619,14 @@ static void http_put(remote *r, const gpucc_digest *keys, const remote_blob *blo
 		return;
 	}
 	memcpy(copy, blobs, count * sizeof *copy);
-	run_batch(r, keys, count, HTTP_PUT, copy, out);
+	run_batch(r, keys, count, HTTP_PUT, false, copy, out);
 	free(copy);
+}
+
+/* Under layout=bazel the record goes: its payloads may be others' too. */
+static void http_del(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
+{
+	run_batch(r, keys, count, HTTP_DELETE, false, NULL, out);
 }
 
 const remote_backend gpucc_remote_http_backend = {
@@ -470,6 +635,7 @@ const remote_backend gpucc_remote_http_backend = {
 	.get = http_get,
 	.exists = http_exists,
 	.put = http_put,
+	.del = http_del,
 	.close = http_close,
 };
 

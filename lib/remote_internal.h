@@ -15,13 +15,16 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef enum remote_outcome {
 	REMOTE_OK = 0,      /* done: the object was there (get, exists) or stored (put) */
 	REMOTE_MISS = 1,    /* the remote does not hold it */
 	REMOTE_ERROR = 2,   /* failed: the remote is to be disabled */
-	REMOTE_TIMEOUT = 3  /* ran out of time: the remote is to be disabled */
+	REMOTE_TIMEOUT = 3, /* ran out of time: the remote is to be disabled */
+	REMOTE_BAD = 4      /* get: the object was there, malformed (remote_blob.bad says
+	                     * how); rejected as an object that fails verification */
 } remote_outcome;
 
 /* The most bytes one entry may take on the wire: more is an error. */
@@ -31,9 +34,14 @@ typedef struct remote_blob {
 	unsigned char *data; /* malloc'd (get) or borrowed (put) */
 	size_t size;
 	remote_outcome outcome;
+	const char *bad; /* REMOTE_BAD: why, a static string */
 } remote_blob;
 
-typedef enum remote_layout { REMOTE_LAYOUT_FLAT = 0, REMOTE_LAYOUT_SUBDIRS = 1 } remote_layout;
+typedef enum remote_layout {
+	REMOTE_LAYOUT_FLAT = 0,
+	REMOTE_LAYOUT_SUBDIRS = 1,
+	REMOTE_LAYOUT_BAZEL = 2 /* ac/<key> and cas/<sha256>: lib/remote_bazel.c */
+} remote_layout;
 
 typedef struct remote remote;
 
@@ -49,6 +57,9 @@ typedef struct remote_backend {
 	/* Store blobs[i] under keys[i]; out[i] REMOTE_OK when stored. */
 	void (*put)(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
 	            remote_outcome *out);
+	/* Remove the objects of keys (a rejected object, so that a writer can
+	 * replace it); out[i] REMOTE_OK when removed, REMOTE_MISS when absent. */
+	void (*del)(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out);
 	void (*close)(remote *r);
 } remote_backend;
 
@@ -86,8 +97,9 @@ extern const remote_backend gpucc_remote_redis_backend;
 /* lib/remote_support.c: what the backends share with lib/remote.c, apart
  * from it so that no file of the remote layer calls back into another. */
 
-/* The object name of key under r's layout: "<hex>.gpucc" (flat) or
- * "<hex[0:2]>/<hex>.gpucc" (subdirs); out needs 72 bytes. */
+/* The object name of key under r's layout: "<hex>.gpucc" (flat),
+ * "<hex[0:2]>/<hex>.gpucc" (subdirs) or "ac/<hex>" (bazel, the record);
+ * out needs 72 bytes. */
 void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpucc_digest *key);
 
 /* A dropped connection must not end the process by SIGPIPE: SIGPIPE is
@@ -111,6 +123,28 @@ int gpucc_remote_sign(remote *r, const gpucc_digest *key, const remote_blob *in,
  * keys, an error unless the trailer names a trusted key whose signature of
  * key and the remaining bytes verifies. */
 int gpucc_remote_check_signature(remote *r, const gpucc_digest *key, remote_blob *b);
+
+/* lib/remote_bazel.c: an entry file as layout=bazel stores it, a record
+ * (ac/<key>) and the payloads it lists (cas/<sha256>). */
+typedef struct remote_bazel_span {
+	uint64_t offset, size; /* where the payload sits in the entry file */
+	gpucc_digest digest;   /* its SHA-256: its name under cas/ */
+} remote_bazel_span;
+typedef struct remote_bazel {
+	remote_blob record;     /* split: the record to store; parse: its skeleton */
+	remote_bazel_span *spans;
+	size_t count;
+} remote_bazel;
+/* Split object (an entry file, maybe with a signature trailer) into b:
+ * b->record is the record; spans point into object.  -1: no memory. */
+int gpucc_remote_bazel_split(remote_bazel *b, const remote_blob *object);
+/* Parse a fetched record into b; -1 with *why set when it is malformed. */
+int gpucc_remote_bazel_parse(remote_bazel *b, const remote_blob *record, const char **why);
+/* The entry file of b and payloads[i] for b->spans[i] into out (malloc'd);
+ * -1 with *why set when a payload's size or SHA-256 is not its span's. */
+int gpucc_remote_bazel_join(remote_blob *out, const remote_bazel *b, const remote_blob *payloads,
+                            const char **why);
+void gpucc_remote_bazel_free(remote_bazel *b);
 
 typedef struct remote_s3_credentials {
 	char *access_key_id, *secret_access_key, *session_token;

@@ -1,7 +1,7 @@
 /*
  * lib/remote_redis.c -- the Redis remote (formats/remote.md): one string
  * value per entry under "gpucc:v1:<key hex>", read with MGET, written with
- * pipelined SETs, checked with pipelined EXISTS.
+ * pipelined SETs, checked with pipelined EXISTS, removed with pipelined DELs.
  *
  * hiredis is loaded with dlopen (libhiredis.so.0.14) the first time a Redis
  * remote is used; only its headers (of the same version, from the same
@@ -319,7 +319,7 @@ static void redis_get(remote *r, const gpucc_digest *keys, size_t count, remote_
 	free(p.names);
 }
 
-/* ---- EXISTS and SET ---------------------------------------------------- */
+/* ---- EXISTS, SET and DEL ------------------------------------------------ */
 
 typedef struct each_ctx {
 	remote_outcome *out;
@@ -330,6 +330,15 @@ static int make_exists(pipeline *p, size_t i, const char **argv, size_t *lens)
 {
 	argv[0] = "EXISTS";
 	lens[0] = 6;
+	argv[1] = p->names[i];
+	lens[1] = strlen(p->names[i]);
+	return 2;
+}
+
+static int make_del(pipeline *p, size_t i, const char **argv, size_t *lens)
+{
+	argv[0] = "DEL";
+	lens[0] = 3;
 	argv[1] = p->names[i];
 	lens[1] = strlen(p->names[i]);
 	return 2;
@@ -403,12 +412,18 @@ static void redis_put(remote *r, const gpucc_digest *keys, const remote_blob *bl
 	run_each(r, "SET", 3, make_set, keys, blobs, count, out);
 }
 
+static void redis_del(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
+{
+	run_each(r, "DEL", 2, make_del, keys, NULL, count, out);
+}
+
 const remote_backend gpucc_remote_redis_backend = {
 	.name = "Redis",
 	.connect = redis_connect,
 	.get = redis_get,
 	.exists = redis_exists,
 	.put = redis_put,
+	.del = redis_del,
 	.close = redis_close,
 };
 

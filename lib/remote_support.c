@@ -17,6 +17,8 @@ void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpu
 	gpucc_digest_to_hex(hex, key);
 	if (r->layout == REMOTE_LAYOUT_SUBDIRS)
 		snprintf(out, size, "%.2s/%s.gpucc", hex, hex);
+	else if (r->layout == REMOTE_LAYOUT_BAZEL)
+		snprintf(out, size, "ac/%s", hex);
 	else
 		snprintf(out, size, "%s.gpucc", hex);
 }

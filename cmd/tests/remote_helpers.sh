@@ -5,7 +5,9 @@
 #                          /sub/), read-only (/ro/: limit_except), full
 #                          (/full/: 507 to a PUT), and 500 and 429 answers;
 #                          /bkt/ stands in for an S3 endpoint (path-style),
-#                          logging each request's SigV4 headers to DIR/s3.log;
+#                          logging each request's SigV4 inputs to DIR/s3.log
+#                          (cmd/tests/remote_sigv4.py reads them); /cache/
+#                          and /sub/ also take DELETE;
 #                          sets NGINX_PID, NGINX_PORT
 #   start_redis DIR [CONF-LINE...]   redis-server on TCP and DIR/redis.sock;
 #                          sets REDIS_PID, REDIS_PORT, REDIS_SOCK
@@ -69,7 +71,7 @@ error_log $dir/error.log;
 events { worker_connections 256; }
 http {
 	access_log $dir/access.log;
-	log_format s3 '\$request_method \$uri|\$http_authorization|\$http_x_amz_content_sha256';
+	log_format s3 '\$request_method \$uri|\$http_authorization|\$http_x_amz_content_sha256|\$request_uri|\$http_host|\$http_x_amz_date|\$msec|\$http_x_amz_security_token';
 	client_body_temp_path $dir/tmp/body;
 	proxy_temp_path $dir/tmp/proxy;
 	fastcgi_temp_path $dir/tmp/fastcgi;

@@ -1,11 +1,14 @@
 # cmd/tests/remote_http.sh -- the HTTP remote cache against a real nginx
 # with WebDAV on 127.0.0.1: two machines (two caches) sharing one remote,
-# the second compiling nothing; layouts; GPUCC_REMOTE, the cache's config
+# the second compiling nothing; layouts (bazel's ac/ and cas/ checked on
+# the server's disk); GPUCC_REMOTE, the cache's config
 # and --no-remote; push and pull; and every fault (500, 429, an object
 # truncated, bit-flipped or swapped on the server's disk, a server killed
 # mid-request, one frozen by SIGSTOP, a full one refusing writes, a dead
 # one), each a compile that succeeds with one warning naming the remote and
-# an image byte-identical to a local-only build.
+# an image byte-identical to a local-only build; a rejected object deleted
+# from a writable remote, kept on a read-only one; S3's SigV4 signatures
+# recomputed (cmd/tests/remote_sigv4.py).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/remote_helpers.sh"
 
@@ -63,6 +66,86 @@ compile_with C c.gpucc --remote "$BASE/sub|layout=subdirs"
 compile_with D d.gpucc --remote "$BASE/sub|layout=subdirs"
 [ "$(json_count hits)" = 2 ] || fail "subdirs layout: D hit $(json_count hits), not 2"
 assert_same d.gpucc ref.gpucc
+
+# layout=bazel: each entry's record under ac/<key>, its payloads under
+# cas/<their SHA-256>, as bazel-remote serves them.
+BZL=$STORE/cache/bzl
+compile_with BZ1 bz1.gpucc --remote "$URL/bzl|layout=bazel"
+[ "$(json_count compiled)" = 2 ] || fail "bazel layout: BZ1 compiled $(json_count compiled), not 2"
+assert_no_grep warning err
+find BZ1/v1 -name '*.gpucc' -printf '%f\n' | sed 's/\.gpucc$//' | sort > keys.want
+ls "$BZL/ac" | sort > keys.got
+cmp -s keys.want keys.got || fail "bazel layout: ac/ holds $(cat keys.got), not the keys"
+for f in BZ1/v1/*/*.gpucc; do tar -tf "$f"; done | sed -n 's|^payloads/\([0-9a-f]\{64\}\).*|\1|p' |
+	sort -u > cas.want
+ls "$BZL/cas" | sort > cas.got
+[ -s cas.want ] && cmp -s cas.want cas.got || fail "bazel layout: cas/ holds $(cat cas.got), not the payloads"
+for f in "$BZL"/cas/*; do
+	[ "$(sha256sum "$f" | cut -c1-64)" = "$(basename "$f")" ] || fail "bazel layout: $f is not named by its SHA-256"
+done
+# The record and its payloads give back the entry file (formats/remote.md,
+# "The bazel layout"), rebuilt here independently of gpucc.
+for f in BZ1/v1/*/*.gpucc; do
+	python3 - "$BZL" "$f" <<'EOF2' || fail "bazel layout: $f is not its record and payloads"
+import os, sys
+store, entry = sys.argv[1], sys.argv[2]
+key = os.path.basename(entry)[:-len('.gpucc')]
+rec = open(os.path.join(store, 'ac', key), 'rb').read()
+magic, count, rest = rec.split(b'\n', 2)
+assert magic == b'gpucc-remote-record 1'
+spans = [rest.split(b'\n', int(count))[i].split() for i in range(int(count))]
+skeleton = rest.split(b'\n', int(count))[int(count)] if int(count) else rest
+out, used = b'', 0
+for offset, size, digest in spans:
+    take = int(offset) - len(out)
+    out += skeleton[used:used + take]
+    used += take
+    payload = open(os.path.join(store, 'cas', digest.decode()), 'rb').read()
+    assert len(payload) == int(size)
+    out += payload
+out += skeleton[used:]
+assert out == open(entry, 'rb').read()
+EOF2
+done
+compile_with BZ2 bz2.gpucc --remote "$URL/bzl|layout=bazel"
+[ "$(json_count hits)" = 2 ] || fail "bazel layout: BZ2 hit $(json_count hits), not 2"
+[ "$(json_count compiled)" = 0 ] || fail "bazel layout: BZ2 compiled $(json_count compiled)"
+assert_no_grep warning err
+assert_same bz2.gpucc ref.gpucc
+for f in BZ1/v1/*/*.gpucc; do
+	cmp -s "$f" "BZ2/${f#BZ1/}" || fail "bazel layout: BZ2's $f is not BZ1's"
+done
+# A payload bit-flipped on the server's disk: the record naming it is
+# rejected and, the remote being writable, deleted (the payload may be
+# others' too); read-only, it is kept.
+cp -r "$BZL" "$STORE/cache/bzlflip"
+cas=$(head -1 cas.want)
+python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[len(b) // 2] ^= 1; open(p, "wb").write(bytes(b))' \
+	"$STORE/cache/bzlflip/cas/$cas"
+named=$(grep -l "$cas" "$STORE"/cache/bzlflip/ac/*)
+[ -n "$named" ] || fail "bazel layout: no record names payload $cas"
+compile_with BZR bzr.gpucc --remote "$URL/bzlflip|layout=bazel|read-only"
+assert_same bzr.gpucc ref.gpucc
+assert_one_remote_warning "$URL/bzlflip"
+assert_grep "rejected: a payload's bytes do not have the SHA-256 of its name" err
+for f in $named; do [ -f "$f" ] || fail "bazel layout: a read-only remote lost $f"; done
+compile_with BZW bzw.gpucc --remote "$URL/bzlflip|layout=bazel"
+assert_same bzw.gpucc ref.gpucc
+assert_one_remote_warning "$URL/bzlflip"
+for f in $named; do [ ! -e "$f" ] || fail "bazel layout: rejected record $f was not deleted"; done
+[ "$(ls "$STORE/cache/bzlflip/ac" | wc -l)" = $((2 - $(echo "$named" | wc -l))) ] ||
+	fail "bazel layout: a record that verified was deleted"
+# A record cut short: rejected and deleted.
+cp -r "$BZL" "$STORE/cache/bzlcut"
+record=$(ls "$STORE"/cache/bzlcut/ac/* | head -1)
+truncate -s 100 "$record"
+compile_with BZC bzc.gpucc --remote "$URL/bzlcut|layout=bazel"
+assert_same bzc.gpucc ref.gpucc
+assert_one_remote_warning "$URL/bzlcut"
+assert_grep "rejected: the action-cache record is malformed" err
+[ ! -e "$record" ] || fail "bazel layout: the record cut short was not deleted"
+expect_exit 129 "$GPUCC" compile --cache BZX --no-cubin -t sm_90 vector_add.ll --remote "$URL|layout=ant"
+assert_grep "bad value 'ant' for layout" err
 
 # GPUCC_REMOTE, the cache's config, and --no-remote over both.
 GPUCC_REMOTE="$URL" compile_with E e.gpucc
@@ -129,7 +212,20 @@ i = len(b) - 1024 - 600
 b[i] ^= 0x01
 open(p, 'wb').write(bytes(b))
 EOF
+# A rejected object stays on a read-only remote, and is deleted from a
+# writable one (DELETE), so that the next writer replaces it.
+compile_with FFLIPRO FFLIPRO.gpucc --remote "$URL/flip|read-only"
+assert_same FFLIPRO.gpucc ref.gpucc
+assert_one_remote_warning "$URL/flip"
+[ -f "$victim" ] || fail "a read-only remote's rejected object was deleted"
 fault bit-flipped FFLIP "$URL/flip" "rejected"
+[ ! -e "$victim" ] || fail "the rejected object was not deleted from a writable remote"
+[ "$(ls "$STORE/cache/flip" | wc -l)" = 1 ] || fail "an object that verified was deleted too"
+grep -q "\"DELETE /cache/flip/$(basename "$victim") " "$TEST_DIR/nginx/access.log" || fail "no DELETE logged"
+compile_with FFLIP2 FFLIP2.gpucc --remote "$URL/flip"
+assert_no_grep warning err
+cmp -s "$victim" "FFLIP2/v1/$(basename "$victim" | cut -c1-2)/$(basename "$victim")" ||
+	fail "the next writer did not replace the deleted object"
 mkdir -p "$STORE/cache/swap"
 set -- "$STORE"/cache/*.gpucc
 cp "$1" "$STORE/cache/swap/$(basename "$2")"
@@ -192,7 +288,7 @@ assert_no_grep warning err
 [ "$(find "$STORE/bkt/ci" -name '*.gpucc' | wc -l)" = 2 ] || fail "S3: not uploaded path-style to bkt/ci/"
 S3LOG=$TEST_DIR/nginx2/s3.log
 grep -q '^PUT ' "$S3LOG" || fail "S3: no PUT logged"
-while IFS='|' read -r request auth sha; do
+while IFS='|' read -r request auth sha _; do
 	printf '%s' "$auth" | grep -Eq '^AWS4-HMAC-SHA256 Credential=AKIDTEST/[0-9]{8}/us-test-1/s3/aws4_request, SignedHeaders=[^ ]*x-amz-content-sha256[^ ]*, Signature=[0-9a-f]{64}$' ||
 		fail "S3: '$request' not signed with SigV4 as expected: $auth"
 	case $request in
@@ -205,6 +301,21 @@ done < "$S3LOG"
 AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=s3secret compile_with S3B s3b.gpucc --remote "$S3"
 [ "$(json_count hits)" = 2 ] || fail "S3: B hit $(json_count hits), not 2"
 assert_same s3b.gpucc ref.gpucc
+AWS_ACCESS_KEY_ID=AKIDTEST AWS_SECRET_ACCESS_KEY=s3secret AWS_SESSION_TOKEN=tok3n \
+	compile_with S3C s3c.gpucc --remote "$S3"
+[ "$(json_count hits)" = 2 ] || fail "S3: C (session token) hit $(json_count hits), not 2"
+grep -q '|tok3n$' "$S3LOG" || fail "S3: the session token was not sent"
+# Every signature recomputed from what the request carried, for the
+# secret, region and service expected (a wrong one of them, or of the
+# date or payload hash signed, fails here).
+python3 "$(dirname "$0")/remote_sigv4.py" "$S3LOG" AKIDTEST s3secret us-test-1 >sigv4.out ||
+	fail "S3: $(cat sigv4.out)"
+# The check itself refuses another region or secret.
+for wrong in "AKIDTEST s3secret us-east-1" "AKIDTEST s3secreT us-test-1"; do
+	# shellcheck disable=SC2086
+	! python3 "$(dirname "$0")/remote_sigv4.py" "$S3LOG" $wrong >/dev/null ||
+		fail "S3: the SigV4 check passed with $wrong"
+done
 assert_no_grep s3secret err
 assert_no_grep s3secret "$S3LOG"
 

@@ -1,7 +1,8 @@
 # cmd/tests/remote_redis.sh -- the Redis remote cache against a real
 # redis-server on 127.0.0.1, over TCP and a Unix socket, with a password and
 # a read-only ACL user: two machines sharing one remote (the second
-# compiling nothing), and the faults (a key overwritten, the server frozen
+# compiling nothing), and the faults (a key overwritten -- deleted unless
+# the remote is read-only --, the server frozen
 # by SIGSTOP, killed mid-request, full, a read-only user asked to write, a
 # wrong password), each a compile that succeeds with one warning naming the
 # remote and an image byte-identical to a local-only build.
@@ -67,9 +68,14 @@ fault() { # NAME CACHE URL SHOWN PATTERN
 fault "wrong password" FPASS "redis://:nope@127.0.0.1:$REDIS_PORT" \
 	"$SHOWN" "AUTH: WRONGPASS"
 
-# A key overwritten on the server.
+# A key overwritten on the server: rejected; kept by a read-only remote,
+# deleted (DEL) by a writable one, so that the next writer replaces it.
 rcli SET "$key" "not an entry" >/dev/null
+fault "overwritten, read-only" FOVERRO "$URL|read-only" "$SHOWN" "rejected"
+[ "$(rcli GET "$key")" = "not an entry" ] || fail "a read-only remote's rejected key was changed"
 fault overwritten FOVER "$URL" "$SHOWN" "rejected"
+[ "$(rcli EXISTS "$key")" = 0 ] || fail "the rejected key was not deleted from a writable remote"
+[ "$(rcli --scan --pattern 'gpucc:v1:*' | wc -l)" = 1 ] || fail "a key that verified was deleted too"
 head -c 100 value > cut
 redis-cli -p "$REDIS_PORT" -a s3cret --no-auth-warning -x SET "$key" < cut >/dev/null
 fault "cut short" FCUT "$URL" "$SHOWN" "rejected"

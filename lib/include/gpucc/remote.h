@@ -3,14 +3,15 @@
  * cache (docs/remote-cache.md; the wire layout is in formats/remote.md).
  *
  * A remote is a URL with attributes, "URL|name=value|flag":
- *   http://host[:port]/prefix, https://...   objects by HTTP GET/HEAD/PUT
- *                                             (nginx's WebDAV module will do)
+ *   http://host[:port]/prefix, https://...   objects by HTTP GET/HEAD/PUT/
+ *                                             DELETE (nginx's WebDAV module
+ *                                             or bazel-remote will do)
  *   redis://[[user:]password@]host[:port][/db], redis+unix:/path
  *   s3://bucket[/prefix]                      HTTP(S) with AWS SigV4,
  *                                             path-style (endpoint=URL,
  *                                             region=NAME attributes)
  * Attributes: read-only, connect-timeout=MS (default 100), timeout=MS
- * (default 2000), layout=flat|subdirs (HTTP), bearer=TOKEN,
+ * (default 2000), layout=flat|subdirs|bazel (HTTP), bearer=TOKEN,
  * header=Name:value (HTTP, repeatable), user=NAME and password=SECRET
  * (Redis), sign=KEY-FILE (sign what is uploaded with this Ed25519 private
  * key, PEM), trust=KEYS-FILE (accept only objects signed by one of these
@@ -22,7 +23,9 @@
  * is stored locally; only then is it used.  An error, a timeout, a short
  * body or a digest mismatch is a miss: one warning per remote (through the
  * cache's warning handler), after which that remote is disabled for the
- * rest of the process.  Nothing here fails a build.
+ * rest of the process; an object that failed verification is deleted from
+ * a remote not marked read-only, for a writer to replace.  Nothing here
+ * fails a build.
  *
  * The backends' client libraries (libcurl, hiredis) are loaded with dlopen
  * the first time a remote is used: a process that never looks past its
