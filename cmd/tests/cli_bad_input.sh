@@ -148,7 +148,7 @@ expect_exit 0 "$GPUCC" snapshot good.gpucc -o good.snap
 for cmd in list verify stats; do
 	expect_exit 3 "$GPUCC" $cmd good.snap
 	assert_one_line err
-	assert_grep "^gpucc $cmd: 'good.snap' is a gpucc snapshot, not an image ('gpucc snapshot --show' prints it" err
+	assert_grep "^gpucc $cmd: 'good.snap' is a gpucc snapshot, not an image$" err
 done
 expect_exit 3 "$GPUCC" cat good.snap "$nv_key" --part ptx
 assert_grep "'good.snap' is a gpucc snapshot, not an image" err
