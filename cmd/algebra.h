@@ -2,7 +2,7 @@
  * cmd/algebra.h -- what the cache-algebra commands (cache, snapshot, delta,
  * merge) share: opening the cache a command names, printing the cache's
  * warnings, and the options of commands that write entries (--on-conflict,
- * --zstd, --no-sync).  Defined in cmd_cache.c.
+ * --zstd, --no-sync).  Defined in algebra.c.
  */
 #ifndef GPUCC_CMD_ALGEBRA_H
 #define GPUCC_CMD_ALGEBRA_H

@@ -1,7 +1,6 @@
 /*
  * cmd/cmd_cache.c -- `gpucc cache stats|import|gc|prune|clear|lookup|verify`:
- * the local cache (formats/cache.md), and the helpers the cache-algebra
- * commands share (cmd/algebra.h).
+ * the local cache (formats/cache.md).
  *
  *   gpucc cache stats [--json] [--reset]     entries, size, bound, hits, misses
  *   gpucc cache import IMAGE...              put images' entries into the cache
@@ -23,93 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-
-/* ---- shared helpers (cmd/algebra.h) ------------------------------------------ */
-
-void cmd_print_warning(void *ctx, const char *message)
-{
-	const cmd_args *args = ctx;
-	fprintf(stderr, "gpucc %s: warning: %s\n", args->spec->name, message);
-}
-
-int cmd_open_cache(const cmd_args *args, gpucc_cache **out, unsigned flags)
-{
-	const char *dir;
-	if (cmd_directory_value(&dir, args, "cache") != EXIT_OK)
-		return EXIT_USAGE;
-	int rc = gpucc_cache_open(out, dir, flags);
-	if (rc)
-		return cmd_fail(args);
-	gpucc_cache_set_warning_handler(*out, cmd_print_warning, (void *)args);
-	return EXIT_OK;
-}
-
-static int conflict_policy(const cmd_args *args, gpucc_conflict_policy *out)
-{
-	const char *v;
-	*out = GPUCC_CONFLICT_FAIL;
-	if (cmd_single_value(&v, args, "on-conflict") != EXIT_OK)
-		return EXIT_USAGE;
-	if (!v || strcmp(v, "fail") == 0)
-		return EXIT_OK;
-	if (strcmp(v, "first") == 0)
-		*out = GPUCC_CONFLICT_FIRST;
-	else if (strcmp(v, "last") == 0)
-		*out = GPUCC_CONFLICT_LAST;
-	else
-		return cmd_error(args, EXIT_USAGE, "--on-conflict must be fail, first or last, not '%s'",
-		                 v);
-	return EXIT_OK;
-}
-
-static void print_conflict(void *ctx, const gpucc_digest *key, const char *first,
-                           const char *second)
-{
-	const cmd_args *args = ctx;
-	const char *policy = cmd_value(args, "on-conflict");
-	if (!policy || strcmp(policy, "fail") == 0)
-		return; /* the error says it */
-	char hex[GPUCC_DIGEST_HEX_SIZE];
-	gpucc_digest_to_hex(hex, key);
-	char a[256], b[256]; /* the sources' names, spelt as the error spells them */
-	cmd_shown(a, sizeof a, first);
-	cmd_shown(b, sizeof b, second);
-	fprintf(stderr, "gpucc %s: warning: conflict: key %s differs in '%s' and '%s'; keeping '%s'\n",
-	        args->spec->name, hex, a, b, strcmp(policy, "first") == 0 ? a : b);
-}
-
-static int zstd_option(const cmd_args *args, gpucc_write_options *opts)
-{
-	gpucc_write_options_init(opts);
-	const char *v;
-	if (cmd_single_value(&v, args, "zstd") != EXIT_OK)
-		return EXIT_USAGE;
-	if (!v)
-		return EXIT_OK;
-	if (!*v) {
-		opts->zstd_level = 3;
-		return EXIT_OK;
-	}
-	char *end;
-	long level = strtol(v, &end, 10);
-	if (*end || level < 1 || level > 22)
-		return cmd_error(args, EXIT_USAGE, "--zstd level must be 1 to 22, not '%s'", v);
-	opts->zstd_level = (int)level;
-	return EXIT_OK;
-}
-
-int cmd_algebra_options(const cmd_args *args, gpucc_algebra_options *opts)
-{
-	gpucc_algebra_options_init(opts);
-	int rc = conflict_policy(args, &opts->on_conflict);
-	if (rc || (rc = zstd_option(args, &opts->write)))
-		return rc;
-	opts->write.no_sync = cmd_flag(args, "no-sync");
-	opts->conflict_fn = print_conflict;
-	opts->conflict_ctx = (void *)args;
-	cmd_raise_file_limit();
-	return EXIT_OK;
-}
 
 /* ---- printing counts and sizes --------------------------------------------------- */
 

@@ -13,7 +13,7 @@
  * (lib/compile_toolchain.c), without loading LLVM; what is not found here
  * judges nothing, so a prune run without CUDA_PATH set, say, keeps the
  * NVIDIA entries instead of taking the missing ptxas for a new one.
- * The walk and the removal are cache.c's (gpucc_cache_remove_judged).
+ * The walk and the removal are cache_maintain.c's (gpucc_cache_remove_judged).
  */
 #include "cache_internal.h"
 #include "compile_internal.h"

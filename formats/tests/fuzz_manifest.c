@@ -1,6 +1,6 @@
 /*
  * formats/tests/fuzz_manifest.c -- fuzz target: the manifest parser
- * (formats/manifest.c, formats/json_reader.c) on arbitrary bytes.  Whatever
+ * (formats/manifest_read.c, formats/json_reader.c) on arbitrary bytes.  Whatever
  * it accepts must be a valid set of entries: sorted unique keys, and
  * written back canonically it must parse again to the same entries.
  */
