@@ -52,7 +52,7 @@ typedef struct gpucc_payload_location {
 	uint64_t header_offset;
 } gpucc_payload_location;
 
-/* 0 with *out; 1 when img is not read at computed offsets (compressed, or
+/* 0 with *out; GPUCC_OTHER_PATH when img is not read at computed offsets (compressed, or
  * not laid out as formats/image.md says, or parked); or an error.  Safe
  * alongside any other read of img; other threads may read through *out
  * while img stays open. */
@@ -68,7 +68,7 @@ int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
  * keeps its decompressor between reads, so that reading its payloads in
  * archive order stays one pass.  A parked image is read on one thread
  * (unlike any other: gpucc/image.h, "Threads"), and
- * gpucc_image_payload_location answers 1 for it.  Images of other kinds
+ * gpucc_image_payload_location answers GPUCC_OTHER_PATH for it.  Images of other kinds
  * (memory, pipes) are left as they are.  0 or an error. */
 int gpucc_image_park(gpucc_image *img, const char *path);
 bool gpucc_image_is_parked(const gpucc_image *img);

@@ -105,8 +105,8 @@ static void window_give_back(gpucc_image *img)
 	atomic_flag_clear_explicit(&img->window_busy, memory_order_release);
 }
 
-/* The random-access path: 1 when the header at the computed offset is not
- * what it must be (the caller then uses the cursor; nothing was hashed or
+/* The random-access path: GPUCC_OTHER_PATH when the header at the computed
+ * offset is not what it must be (the caller then uses the cursor; nothing was hashed or
  * handed to sink), else 0 or an error. */
 static int stream_at_offset(gpucc_image *img, const gpucc_payload *p, uint64_t offset,
                             gpucc_payload_sink sink, void *ctx, payload_hash *h)
@@ -118,7 +118,7 @@ static int stream_at_offset(gpucc_image *img, const gpucc_payload *p, uint64_t o
 	if (img->fd < 0) {
 		/* Memory images: hand out the mapped bytes directly. */
 		if (!ustar_header_is(img, offset, member, size))
-			return 1;
+			return GPUCC_OTHER_PATH;
 		while (done < size) {
 			size_t want = size - done < READ_CHUNK ? (size_t)(size - done) : READ_CHUNK;
 			if (offset + BLOCK + done + want > img->size)
@@ -142,7 +142,7 @@ static int stream_at_offset(gpucc_image *img, const gpucc_payload *p, uint64_t o
 		if (n < 0)
 			rc = gpucc_error_set_errno("cannot read '%s'", img->name);
 		else if (n < BLOCK || !gpucc_ustar_is_member(member_bytes, member, size))
-			rc = 1;
+			rc = GPUCC_OTHER_PATH;
 		else if ((size_t)n != BLOCK + size)
 			rc = gpucc_image_digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);
 		else
@@ -158,14 +158,14 @@ static int stream_at_offset(gpucc_image *img, const gpucc_payload *p, uint64_t o
 		if (n < 0)
 			return gpucc_error_set_errno("cannot read '%s'", img->name);
 		if (n < BLOCK || !gpucc_ustar_is_member(room, member, size))
-			return 1;
+			return GPUCC_OTHER_PATH;
 		if ((size_t)n != room_size)
 			return gpucc_image_digest_mismatch(img, member, GPUCC_TRUNCATED_MEMBER);
 		hash_update(h, room + BLOCK, (size_t)size);
 		return size ? sink(ctx, room + BLOCK, (size_t)size) : 0;
 	}
 	if (!ustar_header_is(img, offset, member, size))
-		return 1;
+		return GPUCC_OTHER_PATH;
 	while (done < size) {
 		size_t want;
 		unsigned char *buffer = hash_room(h, size - done, &want);
@@ -422,8 +422,8 @@ static int stream_payload(gpucc_image *img, const gpucc_payload *p, gpucc_payloa
 }
 
 /* A payload of an entry found through the index of an image whose
- * manifest is not parsed, at the offset the index gives: 1 when that is
- * not where its member is (the caller then parses the manifest and reads
+ * manifest is not parsed, at the offset the index gives: GPUCC_OTHER_PATH
+ * when that is not where its member is (the caller then parses the manifest and reads
  * as for any image), else 0 or an error. */
 static int stream_by_index(gpucc_image *img, const gpucc_payload *p, gpucc_payload_sink sink,
                            void *ctx, gpucc_payload_checker *checker)
@@ -433,10 +433,10 @@ static int stream_by_index(gpucc_image *img, const gpucc_payload *p, gpucc_paylo
 	 * manifests they parse anyway. */
 	if (checker || gpucc_image_manifest_loaded(img) ||
 	    gpucc_image_indexed_payload_offset(img, p, &offset) != 0)
-		return 1;
+		return GPUCC_OTHER_PATH;
 	/* Members begin on block boundaries, inside the image. */
 	if (offset % BLOCK != 0 || img->size < BLOCK || offset > img->size - BLOCK)
-		return 1;
+		return GPUCC_OTHER_PATH;
 	unsigned char local[READ_CHUNK];
 	payload_hash h = {.local = local};
 	gpucc_sha256_init(&h.md);
@@ -457,7 +457,7 @@ static int stream_unparked(gpucc_image *img, const gpucc_payload *p, gpucc_paylo
                            void *ctx, gpucc_payload_checker *checker)
 {
 	int by_index = stream_by_index(img, p, sink, ctx, checker);
-	if (by_index != 1)
+	if (by_index != GPUCC_OTHER_PATH)
 		return by_index;
 	int ready = gpucc_image_ensure_payloads(img);
 	if (ready)
@@ -471,10 +471,10 @@ static int stream_unparked(gpucc_image *img, const gpucc_payload *p, gpucc_paylo
 		gpucc_payload_checker_begin(checker, img->name, p);
 	else
 		gpucc_sha256_init(&h.md);
-	int rc = 1;
+	int rc = GPUCC_OTHER_PATH;
 	if (img->offsets_known)
 		rc = stream_at_offset(img, p, img->header_offsets[index], sink, ctx, &h);
-	if (rc == 1) {
+	if (rc == GPUCC_OTHER_PATH) {
 		pthread_mutex_lock(&img->lock);
 		rc = gpucc_image_stream_with_cursor(img, index, sink, ctx, &h);
 		pthread_mutex_unlock(&img->lock);
@@ -505,7 +505,7 @@ int gpucc_image_payload_location(gpucc_image *img, const gpucc_payload *p,
 	if (index == img->payload_count)
 		return gpucc_error_set(GPUCC_ENOTFOUND, "'%s': no such payload in the image", img->name);
 	if (!img->offsets_known || img->park_path)
-		return 1; /* a parked image is read through gpucc_image_stream_payload */
+		return GPUCC_OTHER_PATH; /* a parked image is read through gpucc_image_stream_payload */
 	out->fd = img->fd;
 	out->data = img->fd < 0 ? img->data : NULL;
 	out->image_size = img->size;
