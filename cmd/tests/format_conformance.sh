@@ -202,51 +202,20 @@ EOF2
 # derived here from the manifest's bytes alone.
 check_index() {
 	python3 - "$1" <<'EOF2' || fail "the index of $1 is not as image.md says"
-import hashlib, json, struct, sys
+import os, sys
+sys.path.insert(0, os.environ["SRCROOT"] + "/cmd/tests")
+from image_spec import index_member
 data = open(sys.argv[1], "rb").read()
 members, at = {}, 0
 while data[at:at + 512] != bytes(512):
     name, size = data[at:at + 100].rstrip(b"\0").decode(), int(data[at + 124:at + 135], 8)
     members[name] = (at, data[at + 512:at + 512 + size])
     at += 512 + -(-size // 512) * 512
-pad = lambda n: -(-n // 512) * 512
 fmt, idx, man = (members[n][1] for n in ("GPUCC-IMAGE", "manifest.idx", "manifest.json"))
-# Each entry object's offset and length in the manifest.
-text = man.decode()
-decoder, spans, entries = json.JSONDecoder(), [], []
-pos = text.index("[", text.index('"entries"')) + 1
-while True:
-    while text[pos] in " \t\r\n,":
-        pos += 1
-    if text[pos] == "]":
-        break
-    obj, end = decoder.raw_decode(text, pos)
-    spans.append((len(text[:pos].encode()), len(text[pos:end].encode())))
-    entries.append(obj)
-    pos = end
-ext = {"ptx": ".ptx", "cubin": ".cubin", "hsaco": ".hsaco", "bitcode": ".bc"}
-distinct = sorted({"payloads/" + p["sha256"] + ext[p["part"]]: p["size"]
-                   for e in entries for p in e["payloads"]}.items())
-offset, where = 512 + pad(len(fmt)) + 512 + pad(len(idx)) + 512 + pad(len(man)), {}
-for name, size in distinct:
-    where[name] = offset
+want, where = index_member(man, len(fmt), {n: len(d) for n, (_, d) in members.items()
+                                           if n.startswith("payloads/")})
+for name, offset in where.items():
     assert members[name][0] == offset, name  # single-block headers here
-    offset += 512 + pad(size)
-kernels = sorted({(hashlib.sha256(k["name"].encode()).digest(), i)
-                  for i, e in enumerate(entries) for k in e["kernels"]})
-def fanout(firsts):
-    return b"".join(struct.pack(">I", sum(1 for f in firsts if f <= b)) for b in range(256))
-records, refs = b"", b""
-for e, (start, length) in zip(entries, spans):
-    records += bytes.fromhex(e["key"]) + struct.pack(">IIII", start, length, len(refs) // 8,
-                                                     len(e["payloads"]))
-    for p in e["payloads"]:
-        refs += struct.pack(">Q", where["payloads/" + p["sha256"] + ext[p["part"]]])
-want = (b"GPUCCIX1" + struct.pack(">IIII", len(entries), len(refs) // 8, len(kernels), 0) +
-        struct.pack(">Q", len(man)) + fanout([bytes.fromhex(e["key"])[0] for e in entries]) +
-        records + refs + fanout([h[0] for h, _ in kernels]) +
-        b"".join(h + struct.pack(">II", i, 0) for h, i in kernels))
-assert len(idx) == 2080 + 48 * len(entries) + len(refs) + 40 * len(kernels)
 assert idx == want, next(i for i in range(min(len(idx), len(want))) if idx[i] != want[i])
 EOF2
 }
@@ -294,7 +263,9 @@ EOF2
 # that the spec, not gpucc, says what an image's bytes are.
 rebuild_from_spec() {
 	python3 - "$@" <<'EOF2' || fail "$1 is not the image formats/image.md gives"
-import hashlib, json, struct, sys, tarfile
+import os, sys, tarfile
+sys.path.insert(0, os.environ["SRCROOT"] + "/cmd/tests")
+from image_spec import entry_spans, index_member
 image, tar_bytes, mtime, compressed = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 with tarfile.open(tar_bytes) as tar:
     members = [(m.name, tar.extractfile(m).read()) for m in tar.getmembers()]
@@ -344,44 +315,11 @@ def member(name, data, pax_writer):
         out += records + bytes(pad(len(records)) - len(records))
     return out + header(name, size, mtime, b"0") + data + bytes(pad(size) - size)
 
-# The index from the manifest's bytes: entry spans, payload header offsets
-# as if every header were one block, kernel records.
+# The index from the manifest's bytes (cmd/tests/image_spec.py).
 names = [n for n, _ in members]
 fmt, man = members[0][1], members[names.index("manifest.json")][1]
-payload_sizes = {n: len(d) for n, d in members if n.startswith("payloads/")}
-text, decoder, spans, entries = man.decode(), json.JSONDecoder(), [], []
-pos = text.index("[", text.index('"entries"')) + 1
-while True:
-    while text[pos] in " \t\r\n,":
-        pos += 1
-    if text[pos] == "]":
-        break
-    obj, end = decoder.raw_decode(text, pos)
-    spans.append((len(text[:pos].encode()), len(text[pos:end].encode())))
-    entries.append(obj)
-    pos = end
-ext = {"ptx": ".ptx", "cubin": ".cubin", "hsaco": ".hsaco", "bitcode": ".bc"}
-refs_n = sum(len(e["payloads"]) for e in entries)
-kernels = sorted({(hashlib.sha256(k["name"].encode()).digest(), i)
-                  for i, e in enumerate(entries) for k in e["kernels"]})
-index_size = 2080 + 48 * len(entries) + 8 * refs_n + 40 * len(kernels)
-at = 512 + pad(len(fmt)) + 512 + pad(index_size) + 512 + pad(len(man))
-where = {}
-for name in sorted(payload_sizes):
-    where[name], at = at, at + 512 + pad(payload_sizes[name])
-def fanout(firsts):
-    return b"".join(struct.pack(">I", sum(1 for f in firsts if f <= b)) for b in range(256))
-records, refs = b"", b""
-for e, (start, length) in zip(entries, spans):
-    records += bytes.fromhex(e["key"]) + struct.pack(">IIII", start, length, len(refs) // 8,
-                                                     len(e["payloads"]))
-    for p in e["payloads"]:
-        refs += struct.pack(">Q", where["payloads/" + p["sha256"] + ext[p["part"]]])
-index = (b"GPUCCIX1" + struct.pack(">IIIIQ", len(entries), refs_n, len(kernels), 0, len(man)) +
-         fanout([bytes.fromhex(e["key"])[0] for e in entries]) + records + refs +
-         fanout([h[0] for h, _ in kernels]) +
-         b"".join(h + struct.pack(">II", i, 0) for h, i in kernels))
-assert len(index) == index_size
+index, _ = index_member(man, len(fmt), {n: len(d) for n, d in members if n.startswith("payloads/")})
+entries = entry_spans(man)
 
 # The members in order, through the writer image.md says is used.
 version = b"gpucc-image 1.1\n" if len(entries) >= 2 else b"gpucc-image 1\n"
