@@ -93,6 +93,15 @@ void gpucc_cache_attach_remotes(gpucc_cache *c, void *remotes,
                                 void (*release)(gpucc_cache *c, void *remotes));
 void *gpucc_cache_remotes(const gpucc_cache *c);
 
+/* Direct-mode records of sources, CACHE/v1/sources/ (lib/cache_sources.c;
+ * formats/cache.md, "Sources"), whose first line this is. */
+#define GPUCC_SOURCE_RECORD_MAGIC "gpucc-source-record 2"
+/* Remove the records none of whose keys the cache holds, damaged ones and
+ * other files there (all: every one); under gc's lock.  How many went. */
+uint64_t gpucc_cache_sources_gc(gpucc_cache *c, bool all);
+/* Report each record that does not parse to fn (may be NULL); how many. */
+uint64_t gpucc_cache_sources_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx);
+
 /* Report a warning through the cache's handler, if any. */
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

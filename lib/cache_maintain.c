@@ -157,6 +157,7 @@ int gpucc_cache_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx,
 	verify_ctx v = {c, fn, ctx, {0}};
 	uint64_t misplaced = verify_layout(&v);
 	int rc = gpucc_cache_walk_entries(c, verify_one, &v);
+	v.r.corrupt += gpucc_cache_sources_verify(c, fn, ctx); /* damaged source records */
 	v.r.corrupt += misplaced;
 	if (out)
 		*out = v.r;
@@ -381,6 +382,7 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 		}
 	}
 	free(g.items);
+	gpucc_cache_sources_gc(c, all); /* source records that lead to no entry */
 	if (rc) {
 		free(kept.first_path);
 		return rc;

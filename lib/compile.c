@@ -73,6 +73,10 @@ typedef struct module {
 	char *source_note;  /* how the IR was found (gpucc_compile_result.source) */
 	char *source_warnings; /* clang's warnings */
 	char *source_diagnostics; /* clang's lines on failure */
+	/* Of the source's direct-mode record (lib/compile_source.h): the entry
+	 * it led to (hit: the module has no IR), or what a record of clang's
+	 * IR will hold once its key is known, and a key already missed. */
+	gpucc_source_result recorded;
 } module;
 
 typedef struct target {
@@ -226,6 +230,7 @@ static void module_release(module *m)
 	free(m->source_note);
 	free(m->source_warnings);
 	free(m->source_diagnostics);
+	gpucc_source_result_release(&m->recorded);
 }
 
 void gpucc_compile_free(gpucc_compile *c)
@@ -766,7 +771,7 @@ static bool skip_unfit(gpucc_compile *c, job *j)
 	if (!fits_another) {
 		job_fail(j, GPUCC_ECOMPILE,
 		         "%s: %s: the module's functions are for \"target-cpu\" %s%s, which no target "
-		         "of the run is: add --target %s",
+		         "of the run is: compile it for target %s too",
 		         m->shown, t->name, f->cpus[0], f->cpu_count > 1 ? " and others" : "",
 		         f->cpus[0]);
 		return true;
@@ -818,6 +823,39 @@ static void take_hit(job *j, int rc, gpucc_image *img)
 	}
 }
 
+/* The job's key and, for --explain, its components, from entry e. */
+static void set_key(job *j, const gpucc_entry *e)
+{
+	j->r.key = e->key;
+	j->r.key_known = true;
+	if (gpucc_key_components(j->components, e) == 0) {
+		j->have_components = true;
+		for (size_t i = 0; i < GPUCC_KEY_COMPONENTS; i++) {
+			j->parts[i].name = j->components[i].name;
+			j->parts[i].value = j->components[i].value;
+		}
+		j->r.key_part_count = GPUCC_KEY_COMPONENTS;
+		j->r.key_parts = j->parts;
+	}
+}
+
+/* A job of a source whose record led to a cached entry: a hit, its key,
+ * target and components the entry's, no IR read. */
+static int plan_recorded(gpucc_compile *c, job *j)
+{
+	module *m = &c->modules[j->module];
+	gpucc_image *img = m->recorded.hit;
+	m->recorded.hit = NULL;
+	const gpucc_entry *e = gpucc_image_entry(img, 0);
+	snprintf(j->target_name, sizeof j->target_name, "%s", e->target);
+	j->entry.module = m->entry_name;
+	j->entry.key = e->key;
+	take_hit(j, 0, img);
+	j->r.target = j->target_name;
+	set_key(j, &j->hit_entry);
+	return 0;
+}
+
 static int plan_job(gpucc_compile *c, job *j)
 {
 	const module *m = &c->modules[j->module];
@@ -845,6 +883,8 @@ static int plan_job(gpucc_compile *c, job *j)
 	if (t->parsed.vendor == GPUCC_VENDOR_NVIDIA && c->nvjitlink_error)
 		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", m->shown, t->name,
 		                c->nvjitlink_error);
+	if (m->recorded.hit)
+		return plan_recorded(c, j);
 	int rc = fit_target(c, j);
 	if (rc == 0 && j->r.status != GPUCC_COMPILE_FAILED)
 		rc = choose_libs(c, j);
@@ -870,18 +910,11 @@ static int plan_job(gpucc_compile *c, job *j)
 	e->options = j->options;
 	if ((rc = gpucc_key_compute(&e->key, e)) != 0)
 		return job_fail(j, rc, "%s: %s: %s", m->shown, j->target_name, gpucc_error_last()->message);
-	j->r.key = e->key;
-	j->r.key_known = true;
-	if (gpucc_key_components(j->components, e) == 0) {
-		j->have_components = true;
-		for (size_t i = 0; i < GPUCC_KEY_COMPONENTS; i++) {
-			j->parts[i].name = j->components[i].name;
-			j->parts[i].value = j->components[i].value;
-		}
-		j->r.key_part_count = GPUCC_KEY_COMPONENTS;
-		j->r.key_parts = j->parts;
-	}
-	if (c->o.cache) {
+	set_key(j, e);
+	/* A key the source's record led to, just missed, is not asked again. */
+	bool missed = m->recorded.missed_key &&
+	              memcmp(&m->recorded.missed, &e->key, sizeof e->key) == 0;
+	if (c->o.cache && !missed) {
 		gpucc_image *img = NULL;
 		rc = gpucc_cache_lookup(&img, c->o.cache, &e->key);
 		take_hit(j, rc, img);
@@ -1073,8 +1106,9 @@ static int link_modules(gpucc_compile *c)
 	return 0;
 }
 
-/* A module made of a source for targets[target]: clang's IR (taken from
- * r), or, when there is none, a module that fails with r's error. */
+/* A module made of a source for targets[target]: clang's IR or the
+ * entry its record led to (taken from r), or, when there is neither, a
+ * module that fails with r's error. */
 static int source_module(module *out, const module *source, size_t target_index,
                          gpucc_source_result *r)
 {
@@ -1084,22 +1118,105 @@ static int source_module(module *out, const module *source, size_t target_index,
 	out->entry_name = strdup(source->entry_name);
 	out->one_target = true;
 	out->only_target = target_index;
+	bool made = r->ir || r->hit;
 	out->data = r->ir ? r->ir : malloc(1);
 	out->size = r->ir ? r->ir_size : 0;
 	r->ir = NULL;
-	out->fail_code = r->ir || out->size || !r->error_code ? 0 : r->error_code;
-	if (!out->size && !out->fail_code)
-		out->fail_code = GPUCC_ERROR;
+	out->fail_code = made ? 0 : r->error_code ? r->error_code : GPUCC_ERROR;
 	out->fail_message = r->error;
 	out->source_note = r->note;
 	out->source_warnings = r->warnings;
 	out->source_diagnostics = r->diagnostics;
 	r->error = r->note = r->warnings = r->diagnostics = NULL;
+	out->recorded = *r; /* hit, record and missed key: the rest are NULL now */
+	memset(r, 0, sizeof *r);
 	if (!out->name || !out->shown || !out->entry_name || !out->data)
 		return gpucc_error_oom();
 	gpucc_digest_buffer(&out->sha256, out->data, out->size);
-	gpucc_module_facts_read(&out->facts, out->data, out->size);
+	if (out->size)
+		gpucc_module_facts_read(&out->facts, out->data, out->size);
 	return 0;
+}
+
+/* What an entry's key names besides the IR, for jobs of the vendor's
+ * targets, as the run knows it before any IR (formats/key.md): the key
+ * schema, gpucc's and LLVM's versions, the options (code-object as the run
+ * asks for it: the IR settles the rest), the tools' versions or that they
+ * are missing, and the digest of every device library a job of the vendor
+ * may link.  A source record's name takes it, so that a toolchain changed
+ * since a record was written never leads to a key of the old one. */
+typedef struct identity_text {
+	char text[4096];
+	size_t used;
+} identity_text;
+
+static void identity_add(identity_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void identity_add(identity_text *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(t->text + t->used, sizeof t->text - t->used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->used += (size_t)n < sizeof t->text - t->used ? (size_t)n : sizeof t->text - 1 - t->used;
+}
+
+/* A device library's name and digest ("absent" when there is none). */
+static void identity_lib(gpucc_compile *c, identity_text *t, const char *dir, const char *file)
+{
+	char path[8192], hex[GPUCC_DIGEST_HEX_SIZE] = "absent";
+	gpucc_digest d;
+	snprintf(path, sizeof path, "%s/%s", dir ? dir : "", file);
+	if (dir && gpucc_toolchain_digest(&c->toolchain, path, &d) == 0)
+		gpucc_digest_to_hex(hex, &d);
+	gpucc_error_clear();
+	identity_add(t, "%s %s\n", file, hex);
+}
+
+static void source_identity(gpucc_compile *c, gpucc_vendor vendor, gpucc_digest *out)
+{
+	static const char *const rocm[] = {
+		"hip.bc", "ocml.bc", "ockl.bc", "oclc_abi_version_400.bc", "oclc_abi_version_500.bc",
+		"oclc_correctly_rounded_sqrt_off.bc", "oclc_correctly_rounded_sqrt_on.bc",
+		"oclc_daz_opt_off.bc", "oclc_daz_opt_on.bc", "oclc_finite_only_off.bc",
+		"oclc_finite_only_on.bc", "oclc_unsafe_math_off.bc", "oclc_unsafe_math_on.bc",
+		"oclc_wavefrontsize64_off.bc", "oclc_wavefrontsize64_on.bc"};
+	bool nvidia = vendor == GPUCC_VENDOR_NVIDIA;
+	identity_text t = {.used = 0};
+	identity_add(&t, "schema=%d\ngpucc=%s\nllvm=%s\ncode-object=%d\nmissing=%d%d%d\n",
+	             GPUCC_KEY_SCHEMA, gpucc_version(), gpucc_llvm_version(),
+	             c->o.code_object_version, c->ptxas_error != NULL, c->nvjitlink_error != NULL,
+	             c->ld_lld_error != NULL);
+	const gpucc_option *o = nvidia ? c->nvidia_options : c->amd_options;
+	size_t count = nvidia ? c->nvidia_option_count : c->amd_option_count;
+	for (size_t i = nvidia ? 0 : 1; i < count; i++) /* AMD's first is code-object */
+		identity_add(&t, "%s=%s\n", o[i].name, o[i].value);
+	if (nvidia) {
+		const char *lib = c->toolchain.libdevice;
+		const char *slash = lib ? strrchr(lib, '/') : NULL;
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - lib) : 0, lib ? lib : "");
+		identity_lib(c, &t, slash ? dir : NULL, slash ? slash + 1 : "libdevice.10.bc");
+	}
+	for (size_t i = 0; !nvidia && i < sizeof rocm / sizeof rocm[0]; i++)
+		identity_lib(c, &t, c->toolchain.rocm_dir, rocm[i]);
+	identity_lib(c, &t, c->toolchain.libclc_dir,
+	             nvidia ? "nvptx64--nvidiacl.bc" : "amdgcn--amdhsa.bc");
+	gpucc_digest_buffer(out, t.text, t.used);
+}
+
+/* Write the records of the sources whose IR clang made, now that the jobs
+ * have keys: for a job that hit or was compiled. */
+static void store_records(gpucc_compile *c)
+{
+	for (size_t i = 0; i < c->job_count; i++) {
+		const job *j = &c->jobs[i];
+		const module *m = &c->modules[j->module];
+		if (m->recorded.record && (j->r.status == GPUCC_COMPILE_HIT ||
+		                           j->r.status == GPUCC_COMPILE_COMPILED))
+			gpucc_source_record_store(c->o.cache, &m->recorded, &j->entry.key);
+	}
 }
 
 /* The progress of the sources' pairs, before any job: reported as
@@ -1169,6 +1286,7 @@ static int expand_sources(gpucc_compile *c)
 		.fast_math = c->o.fast_math,
 		.ftz = c->o.ftz,
 		.relocatable = c->o.link_modules,
+		.identity = {{{0}}},
 		.clang = c->o.clang,
 		.args = c->o.clang_args,
 		.arg_count = c->o.clang_arg_count,
@@ -1179,6 +1297,14 @@ static int expand_sources(gpucc_compile *c)
 		.pair_done = c->o.progress ? source_progress : NULL,
 		.pair_done_ctx = c,
 	};
+	bool known[3] = {false, false, false};
+	for (size_t t = 0; t < c->target_count && c->o.cache; t++) {
+		gpucc_vendor v = c->targets[t].parsed.vendor;
+		if ((v == GPUCC_VENDOR_NVIDIA || v == GPUCC_VENDOR_AMD) && !known[v]) {
+			source_identity(c, v, &settings.identity[v]);
+			known[v] = true;
+		}
+	}
 	int rc = gpucc_sources_resolve(pairs, pair_count, &settings);
 	size_t n = 0;
 	k = 0;
@@ -1582,6 +1708,8 @@ int gpucc_compile_run(gpucc_compile *c)
 	c->ran = true;
 	if ((rc = compile_misses(c)) != 0)
 		return rc;
+	if (c->o.cache)
+		store_records(c);
 	bool failed = false;
 	for (size_t i = 0; i < c->job_count; i++)
 		failed |= c->jobs[i].r.status == GPUCC_COMPILE_FAILED;

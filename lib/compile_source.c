@@ -3,17 +3,21 @@
  * (lib/compile_source.h): clang 19 run as a tool, device code only, the
  * front end's IR at the session's -O level (what clang's own device build
  * feeds its optimiser: gpucc links the device libraries and optimises, as
- * for any module), and direct-mode records that find that IR again without
- * running clang.
+ * for any module), and direct-mode records that lead from a source to the
+ * key of the entry its IR compiled to, without running clang or reading IR.
  *
  * Direct mode, after ccache's: a record's name is the SHA-256 of the
- * source's bytes, the normalised clang command line, clang's version and
- * the environment clang reads include paths from; the record lists, for
- * each IR it led to, every file that compile read (clang -MD) with its
- * SHA-256.  A lookup hashes those files again (through the toolchain's
- * memos, valid while a file's size, times, inode and device hold): all
- * equal, and the recorded IR is clang's output without running it; one
- * differs, and clang runs.  Normalised means: an absolute path outside the
+ * source's bytes, the normalised clang command line, clang's version, the
+ * environment clang reads include paths from, and all that an entry's key
+ * names besides the IR (the vendor's identity, from lib/compile.c); the
+ * record lists, for each key the source led to, every file that compile
+ * read (clang -MD) with its SHA-256.  A lookup hashes those files again
+ * (through the toolchain's memos, valid while a file's size, times, inode
+ * and device hold): all equal, and the IR clang would write is the one
+ * that was keyed, so the key is the entry's; when the cache holds it, it
+ * is the pair's hit.  One file differs, or the entry is gone, and clang
+ * runs.  clang's output itself is never cached: it is a tool's, as
+ * ptxas's is.  Normalised means: an absolute path outside the
  * system's directories (/usr, /opt... and the CUDA toolkit's) is written
  * relative to the working directory, in the record's name and in its file
  * list alike, so that a build tree moved elsewhere finds its records; with
@@ -34,6 +38,7 @@
 #include "compile_source.h"
 
 #include "atomic_file.h"
+#include "cache_internal.h"
 #include "errors.h"
 #include "escape.h"
 
@@ -61,8 +66,8 @@
 
 extern char **environ;
 
-#define RECORD_MAGIC "gpucc-source-record 1"
-#define RECORD_RESULTS 8            /* IRs one record keeps, newest first */
+#define RECORD_MAGIC GPUCC_SOURCE_RECORD_MAGIC
+#define RECORD_RESULTS 8            /* keys one record keeps, newest first */
 #define RECORD_MAX_BYTES (16 << 20) /* a larger record is ignored */
 #define WARNING_LINES 40            /* clang's warning lines kept per pair */
 
@@ -102,6 +107,8 @@ bool gpucc_source_language_serves(gpucc_source_language language, gpucc_vendor v
 
 void gpucc_source_result_release(gpucc_source_result *r)
 {
+	gpucc_image_free(r->hit);
+	free(r->record);
 	free(r->ir);
 	free(r->note);
 	free(r->warnings);
@@ -125,7 +132,7 @@ typedef struct context {
 	char cwd[PATH_MAX];
 	char temp_dir[PATH_MAX]; /* "" until made */
 	char stub_dir[PATH_MAX + 16]; /* "" when CUDA needs no stub */
-	char *records_dir;       /* CACHE/v1/sources, or NULL */
+	char *records_dir;       /* CACHE/v1/sources, or NULL: no records */
 	bool records_writable;
 	char env_key[4096];      /* CPATH and friends, as keyed */
 	long clock_granularity_ns;
@@ -553,6 +560,8 @@ static int record_name(gpucc_digest *out, const context *x, const gpucc_source_p
 	gpucc_digest_buffer(&d, p->data, p->size);
 	field(&h, d.bytes, sizeof d.bytes);
 	field_text(&h, x->env_key);
+	const gpucc_digest *identity = &x->s->identity[p->target->vendor];
+	field(&h, identity->bytes, sizeof identity->bytes);
 	if (x->s->debug_info)
 		field_text(&h, x->cwd); /* DWARF names the directory */
 	gpucc_sha256_final(&h, out->bytes);
@@ -602,12 +611,12 @@ static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t 
 
 /* ---- records ------------------------------------------------------------------ */
 
-/* CACHE/v1/sources/ab/NAME.SUFFIX */
-static char *record_path(const context *x, const gpucc_digest *name, const char *suffix)
+/* RECORDS_DIR/ab/NAME.record */
+static char *record_path(const char *records_dir, const gpucc_digest *name)
 {
 	char hex[GPUCC_DIGEST_HEX_SIZE];
 	gpucc_digest_to_hex(hex, name);
-	return string_printf("%s/%.2s/%s.%s", x->records_dir, hex, hex, suffix);
+	return string_printf("%s/%.2s/%s.record", records_dir, hex, hex);
 }
 
 static char *read_small_file(const char *path, size_t max, size_t *size)
@@ -640,10 +649,45 @@ static char *read_small_file(const char *path, size_t max, size_t *size)
 	return buf;
 }
 
-/* Look the record up: on a hit, the IR in r->ir; either way a note. */
+/* Whether every one of the count lines from *line on ("HEX PATH") names a
+ * file that still has that digest; *line moves past them.  The first file
+ * that does not goes into *why (when still NULL).  False too when the
+ * lines are cut short or damaged. */
+static bool files_unchanged(context *x, char **line, unsigned long count, char **why)
+{
+	bool all = true;
+	size_t i = 0;
+	for (; i < count && **line; i++) {
+		char *end = strchr(*line, '\n');
+		if (!end)
+			break;
+		*end = '\0';
+		char *l = *line;
+		*line = end + 1;
+		gpucc_digest want, got;
+		if (strlen(l) < 66 || l[64] != ' ' || (l[64] = '\0', 0) ||
+		    gpucc_digest_from_hex(&want, l) != 0)
+			return false;
+		if (!all)
+			continue;
+		const char *dep = l + 65;
+		int rc = file_digest(x, dep, &got, 0, NULL);
+		if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
+			all = false;
+			if (!*why)
+				*why = string_printf(rc == GPUCC_ENOTFOUND ? "miss: '%s' is gone"
+				                                           : "miss: '%s' changed", dep);
+		}
+	}
+	return all && i == count && count > 0; /* a listing names the source at least */
+}
+
+/* Look the record up: on a hit, the entry of its key in r->hit; either way
+ * a note.  A result whose files are unchanged but whose entry the cache no
+ * longer holds is a miss, its key kept in r->missed. */
 static void record_lookup(context *x, const gpucc_digest *name, gpucc_source_result *r)
 {
-	char *path = record_path(x, name, "record");
+	char *path = record_path(x->records_dir, name);
 	size_t size = 0;
 	char *text = path ? read_small_file(path, RECORD_MAX_BYTES, &size) : NULL;
 	free(path);
@@ -655,66 +699,36 @@ static void record_lookup(context *x, const gpucc_digest *name, gpucc_source_res
 	char *why = NULL;
 	char *line = text + sizeof RECORD_MAGIC;
 	while (*line) {
-		/* "ir HEX COUNT" then COUNT lines "HEX PATH". */
+		/* "entry KEY COUNT" then COUNT lines "HEX PATH". */
 		char *end = strchr(line, '\n');
 		if (!end)
 			break;
 		*end = '\0';
-		char ir_hex[GPUCC_DIGEST_HEX_SIZE];
+		char key_hex[GPUCC_DIGEST_HEX_SIZE];
 		unsigned long count;
-		if (sscanf(line, "ir %64s %lu", ir_hex, &count) != 2)
+		gpucc_digest key;
+		if (sscanf(line, "entry %64s %lu", key_hex, &count) != 2 ||
+		    gpucc_digest_from_hex(&key, key_hex) != 0)
 			break;
 		line = end + 1;
-		bool all = true;
-		size_t i = 0;
-		for (; i < count && *line; i++) {
-			end = strchr(line, '\n');
-			if (!end)
-				break;
-			*end = '\0';
-			gpucc_digest want, got;
-			if (strlen(line) < 66 || line[64] != ' ' || (line[64] = '\0', 0) ||
-			    gpucc_digest_from_hex(&want, line) != 0) {
-				all = false;
-				line = end + 1;
-				break;
-			}
-			const char *dep = line + 65;
-			if (all) {
-				int rc = file_digest(x, dep, &got, 0, NULL);
-				if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
-					all = false;
-					if (!why)
-						why = string_printf(rc == GPUCC_ENOTFOUND ? "miss: '%s' is gone"
-						                                            : "miss: '%s' changed",
-						                    dep);
-				}
-			}
-			line = end + 1;
-		}
-		if (i < count || count == 0) /* cut short, or listing not even the source */
-			all = false;
-		if (!all)
+		if (!files_unchanged(x, &line, count, &why))
 			continue;
-		gpucc_digest ir_digest, got;
-		if (gpucc_digest_from_hex(&ir_digest, ir_hex) != 0)
-			continue;
-		char *ir_path = record_path(x, &ir_digest, "bc");
-		size_t ir_size = 0;
-		char *ir = ir_path ? read_small_file(ir_path, (size_t)1 << 32, &ir_size) : NULL;
-		free(ir_path);
-		if (ir)
-			gpucc_digest_buffer(&got, ir, ir_size);
-		if (!ir || memcmp(&got, &ir_digest, sizeof got) != 0) {
-			free(ir);
+		gpucc_image *img = NULL;
+		pthread_mutex_lock(&x->lock); /* the cache's counters are the handle's */
+		int rc = gpucc_cache_lookup(&img, x->s->cache, &key);
+		pthread_mutex_unlock(&x->lock);
+		if (rc != 0) {
+			gpucc_error_clear();
+			r->missed = key;
+			r->missed_key = true;
 			if (!why)
-				why = strdup("miss: the record's IR is missing or damaged");
+				why = string_printf("miss: the record's entry %.16s is no longer cached",
+				                    key_hex);
 			continue;
 		}
 		char hex[GPUCC_DIGEST_HEX_SIZE];
 		gpucc_digest_to_hex(hex, name);
-		r->ir = (unsigned char *)ir;
-		r->ir_size = ir_size;
+		r->hit = img;
 		r->note = string_printf("hit: record %.16s, %lu files unchanged", hex, count);
 		free(why);
 		free(text);
@@ -796,22 +810,15 @@ static void text_str(textbuf *t, const char *s)
 	text_add(t, s, strlen(s));
 }
 
-/* Record what clang read for this IR: the IR under its digest, then the
- * record with this result first and up to RECORD_RESULTS - 1 earlier ones
- * of other IR.  Returns NULL, or why nothing was recorded. */
-static char *record_store(context *x, const gpucc_digest *name, const gpucc_depfile *deps,
-                          const unsigned char *ir, size_t ir_size, int64_t clang_start_ns)
+/* What a record will list of a compile clang ran, its files and their
+ * digests ("HEX PATH\n" lines, the count first as "N\n"), into r->record.
+ * Returns NULL, or why nothing will be recorded. */
+static char *record_prepare(context *x, const gpucc_depfile *deps, int64_t clang_start_ns,
+                            gpucc_source_result *r)
 {
-	textbuf t = {0};
-	gpucc_digest ir_digest;
-	gpucc_digest_buffer(&ir_digest, ir, ir_size);
-	char hex[GPUCC_DIGEST_HEX_SIZE], line[128];
-	gpucc_digest_to_hex(hex, &ir_digest);
 	textbuf body = {0};
 	size_t kept = 0;
-	char *why = NULL;
-	bool aborted = false; /* a file not listed: nothing may be recorded */
-	for (size_t i = 0; i < deps->count && !aborted; i++) {
+	for (size_t i = 0; i < deps->count; i++) {
 		const char *dep = deps->paths[i];
 		/* gpucc's own files (the CUDA stubs) are the same for a gpucc
 		 * version, which names the record. */
@@ -819,22 +826,21 @@ static char *record_store(context *x, const gpucc_digest *name, const gpucc_depf
 			continue;
 		char *norm = normalise_path(x, dep);
 		if (!norm || strchr(norm, '\n')) {
-			why = norm ? string_printf("not recorded: a file's name holds a line break")
-			           : NULL;
-			aborted = true;
+			free(body.data);
 			free(norm);
-			break;
+			return norm ? strdup("not recorded: a file's name holds a line break")
+			            : strdup("not recorded: out of memory");
 		}
 		gpucc_digest d;
 		bool changed = false;
 		int rc = file_digest(x, dep, &d, clang_start_ns - x->clock_granularity_ns, &changed);
 		if (rc != 0 || changed) {
-			why = string_printf(rc != 0 ? "not recorded: '%s' cannot be read"
-			                            : "not recorded: '%s' changed while clang ran",
-			                    norm);
-			aborted = true;
+			char *why = string_printf(rc != 0 ? "not recorded: '%s' cannot be read"
+			                                  : "not recorded: '%s' changed while clang ran",
+			                          norm);
+			free(body.data);
 			free(norm);
-			break;
+			return why;
 		}
 		char dh[GPUCC_DIGEST_HEX_SIZE];
 		gpucc_digest_to_hex(dh, &d);
@@ -845,58 +851,80 @@ static char *record_store(context *x, const gpucc_digest *name, const gpucc_depf
 		kept++;
 		free(norm);
 	}
-	if (aborted || body.failed) {
-		free(body.data);
-		return why ? why : strdup("not recorded: out of memory");
-	}
-	char *ir_path = record_path(x, &ir_digest, "bc");
-	if (!ir_path || (!is_regular(ir_path) && write_atomic(ir_path, ir, ir_size) != 0)) {
-		free(ir_path);
-		free(body.data);
-		return strdup("not recorded: the cache could not take the IR");
-	}
-	free(ir_path);
-	text_str(&t, RECORD_MAGIC "\n");
-	snprintf(line, sizeof line, "ir %s %zu\n", hex, kept);
-	text_str(&t, line);
+	char count[32];
+	snprintf(count, sizeof count, "%zu\n", kept);
+	textbuf t = {0};
+	text_str(&t, count);
 	if (body.data)
 		text_str(&t, body.data);
 	free(body.data);
-	/* The earlier results, but one of this IR. */
-	char *path = record_path(x, name, "record");
+	if (t.failed) {
+		free(t.data);
+		return strdup("not recorded: out of memory");
+	}
+	r->record = t.data;
+	return NULL;
+}
+
+/* The earlier results of the record at path, but those of key, after t's
+ * first: RECORD_RESULTS in all. */
+static void keep_earlier(textbuf *t, const char *path, const char *key_hex)
+{
 	size_t size = 0;
-	char *old = path ? read_small_file(path, RECORD_MAX_BYTES, &size) : NULL;
-	if (old && strncmp(old, RECORD_MAGIC "\n", sizeof RECORD_MAGIC) == 0) {
-		size_t results = 1;
-		char *p = old + sizeof RECORD_MAGIC;
-		while (*p && results < RECORD_RESULTS) {
-			char ir_hex[GPUCC_DIGEST_HEX_SIZE];
-			unsigned long count;
-			char *end = strchr(p, '\n');
-			if (!end || sscanf(p, "ir %64s %lu", ir_hex, &count) != 2)
+	char *old = read_small_file(path, RECORD_MAX_BYTES, &size);
+	if (!old || strncmp(old, RECORD_MAGIC "\n", sizeof RECORD_MAGIC) != 0) {
+		free(old);
+		return;
+	}
+	size_t results = 1;
+	char *p = old + sizeof RECORD_MAGIC;
+	while (*p && results < RECORD_RESULTS) {
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		unsigned long count;
+		char *end = strchr(p, '\n');
+		if (!end || sscanf(p, "entry %64s %lu", hex, &count) != 2)
+			break;
+		char *start = p;
+		p = end + 1;
+		unsigned long i = 0;
+		for (; i < count && *p; i++) {
+			end = strchr(p, '\n');
+			if (!end)
 				break;
-			char *start = p;
 			p = end + 1;
-			unsigned long i = 0;
-			for (; i < count && *p; i++) {
-				end = strchr(p, '\n');
-				if (!end)
-					break;
-				p = end + 1;
-			}
-			if (i < count)
-				break;
-			if (strcmp(ir_hex, hex) == 0)
-				continue;
-			text_add(&t, start, (size_t)(p - start));
-			results++;
 		}
+		if (i < count)
+			break;
+		if (strcmp(hex, key_hex) == 0)
+			continue;
+		text_add(t, start, (size_t)(p - start));
+		results++;
 	}
 	free(old);
-	int rc = !path || t.failed ? -1 : write_atomic(path, t.data, t.size);
+}
+
+void gpucc_source_record_store(gpucc_cache *cache, const gpucc_source_result *r,
+                               const gpucc_digest *key)
+{
+	if (!r->record || !cache || !gpucc_cache_writable(cache))
+		return;
+	char *dir = string_printf("%s/v1/sources", gpucc_cache_dir(cache));
+	char *path = dir ? record_path(dir, &r->record_name) : NULL;
+	free(dir);
+	if (!path)
+		return;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	textbuf t = {0};
+	text_str(&t, RECORD_MAGIC "\nentry ");
+	text_str(&t, hex);
+	text_str(&t, " ");
+	text_str(&t, r->record); /* "N\n" and the N files */
+	keep_earlier(&t, path, hex);
+	if (!t.failed)
+		write_atomic(path, t.data, t.size); /* not written: a later miss */
 	free(path);
 	free(t.data);
-	return rc == 0 ? NULL : strdup("not recorded: the cache could not take the record");
 }
 
 /* ---- running clang ----------------------------------------------------------- */
@@ -1073,12 +1101,13 @@ static void compile_pair(context *x, size_t index)
 	}
 	if (x->records_dir) {
 		record_lookup(x, &name, r);
-		if (r->ir) {
+		if (r->hit) {
 			arglist_release(&a);
 			return;
 		}
 	} else {
-		r->note = strdup("miss: no cache");
+		r->note = strdup(x->s->relocatable && x->s->cache ? "miss: linked sources are not recorded"
+		                                                  : "miss: no cache");
 	}
 	char err_path[PATH_MAX + 32], out_path[PATH_MAX + 32], dep_path[PATH_MAX + 32];
 	snprintf(err_path, sizeof err_path, "%s/%zu.err", x->temp_dir, index);
@@ -1140,7 +1169,8 @@ static void compile_pair(context *x, size_t index)
 			why = strdup("not recorded: clang wrote no dependency list");
 			gpucc_error_clear();
 		} else {
-			why = record_store(x, &name, &deps, r->ir, r->ir_size, start);
+			why = record_prepare(x, &deps, start, r);
+			r->record_name = name;
 			gpucc_depfile_release(&deps);
 		}
 		free(dep_text);
@@ -1336,7 +1366,7 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 	bool cuda = false;
 	for (size_t i = 0; i < count; i++)
 		cuda |= pairs[i].language == GPUCC_LANGUAGE_CUDA;
-	if (s->cache) {
+	if (s->cache && !s->relocatable) {
 		x.records_dir = string_printf("%s/v1/sources", gpucc_cache_dir(s->cache));
 		x.records_writable = gpucc_cache_writable(s->cache);
 		if (!x.records_dir) {
@@ -1369,7 +1399,7 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 	if (x.temp_dir[0])
 		nftw(x.temp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	for (size_t i = 0; i < count; i++)
-		if (!pairs[i].result.ir && !pairs[i].result.error) {
+		if (!pairs[i].result.hit && !pairs[i].result.ir && !pairs[i].result.error) {
 			set_error(&pairs[i].result, GPUCC_ERROR, &pairs[i], "out of memory");
 		}
 	free(x.clang);

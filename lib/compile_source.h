@@ -1,9 +1,12 @@
 /*
  * lib/compile_source.h -- HIP, CUDA and OpenCL C sources to IR modules, by
- * clang 19 run as a tool, found again through direct-mode records in the
- * cache (lib/compile_source.c; formats/cache.md, "Sources").  What
- * lib/compile.c asks of it: for each (source, target) pair, the IR module
- * of that source for that target, or why there is none.
+ * clang 19 run as a tool, and direct-mode records in the cache that lead
+ * from a source straight to the key of the entry its IR compiled to
+ * (lib/compile_source.c; formats/cache.md, "Sources").  What lib/compile.c
+ * asks of it: for each (source, target) pair, the cache's entry a record
+ * leads to, else the IR module of that source for that target, or why
+ * there is none; and, once the IR's entry is keyed, that the record be
+ * written.
  */
 #ifndef GPUCC_LIB_COMPILE_SOURCE_H
 #define GPUCC_LIB_COMPILE_SOURCE_H
@@ -32,10 +35,17 @@ const char *gpucc_source_language_name(gpucc_source_language language);
 /* Whether clang compiles the language for the vendor's targets. */
 bool gpucc_source_language_serves(gpucc_source_language language, gpucc_vendor vendor);
 
-/* What a pair resolves to. */
+/* What a pair resolves to: hit, or ir, or an error. */
 typedef struct gpucc_source_result {
-	unsigned char *ir;   /* the module (bitcode), owned; NULL on failure */
+	gpucc_image *hit;    /* a record's hit: the entry its key names, open (from
+	                        gpucc_cache_lookup), owned; NULL otherwise */
+	unsigned char *ir;   /* clang's module (bitcode), owned; NULL on a hit or failure */
 	size_t ir_size;
+	char *record;        /* with ir, when the cache takes records: the files clang
+	                        read, for gpucc_source_record_store; else NULL */
+	gpucc_digest record_name;
+	bool missed_key;     /* a record's key was looked up and not found: */
+	gpucc_digest missed; /* that key (the cache need not be asked again) */
 	char *note;          /* how it was found, for --explain (gpucc_compile_result.source) */
 	char *warnings;      /* clang's warnings, lines "SOURCE: TARGET: clang: ..."; or NULL */
 	int error_code;      /* 0, or why there is no module: */
@@ -61,7 +71,13 @@ typedef struct gpucc_source_settings {
 	int opt_level;
 	int code_object_version;     /* 0: GPUCC_DEFAULT_CODE_OBJECT_VERSION */
 	bool debug_info, fast_math, ftz;
-	bool relocatable;            /* the modules are linked (clang -fgpu-rdc) */
+	bool relocatable;            /* the modules are linked (clang -fgpu-rdc): no
+	                                records (a linked entry needs every unit's IR) */
+	/* What the key of an entry names besides the IR, for the vendor's
+	 * targets (indexed by gpucc_vendor): gpucc's and LLVM's versions, the
+	 * options, the tools' versions and the device libraries' digests
+	 * (lib/compile.c, source_identity).  Part of a record's name. */
+	gpucc_digest identity[3];
 	const char *clang;           /* NULL: search */
 	const char *const *args;
 	size_t arg_count;
@@ -74,11 +90,18 @@ typedef struct gpucc_source_settings {
 	void *pair_done_ctx;
 } gpucc_source_settings;
 
-/* Resolve every pair: a record's IR when each file it lists still has its
- * digest, else clang's (and a record of it, when the cache is writable).
- * A pair that fails says why in its result; the return value is an error
- * only for what stops them all (out of memory). */
+/* Resolve every pair: the entry of a record's key when each file the
+ * record lists still has its digest and the cache holds the entry, else
+ * clang's IR (with what a record of it will hold, when the cache is
+ * writable).  A pair that fails says why in its result; the return value is
+ * an error only for what stops them all (out of memory). */
 int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_source_settings *s);
+/* Write r's record (r->record, r->record_name) in cache, leading to key:
+ * this result first, then up to seven earlier ones of other keys.  Best
+ * effort: a record not written is a later miss.  Nothing without
+ * r->record. */
+void gpucc_source_record_store(gpucc_cache *cache, const gpucc_source_result *r,
+                               const gpucc_digest *key);
 void gpucc_source_result_release(gpucc_source_result *r);
 
 #endif

@@ -83,9 +83,9 @@ assert_same image.gpucc image.before
 # the run: LLVM would compile them for that one under the target's label.
 # Refused before compiling, naming the target that fits.
 expect_exit 5 "$GPUCC" compile --cache c "$K/bad/other_cpu.amdgpu.ll" -t gfx90a -o image.gpucc
-assert_grep "^gpucc compile: error: .*other_cpu.amdgpu.ll: gfx90a: the module's functions are for \"target-cpu\" gfx1030, which no target of the run is: add --target gfx1030$" err
+assert_grep "^gpucc compile: error: .*other_cpu.amdgpu.ll: gfx90a: the module's functions are for \"target-cpu\" gfx1030, which no target of the run is: compile it for target gfx1030 too$" err
 expect_exit 5 "$GPUCC" compile --cache c "$K/bad/other_cpu.nvptx.ll" -t sm_90 -o image.gpucc
-assert_grep "other_cpu.nvptx.ll: sm_90:ptx78: the module's functions are for \"target-cpu\" sm_80, which no target of the run is: add --target sm_80$" err
+assert_grep "other_cpu.nvptx.ll: sm_90:ptx78: the module's functions are for \"target-cpu\" sm_80, which no target of the run is: compile it for target sm_80 too$" err
 expect_exit 0 "$GPUCC" compile --no-cache "$K/bad/other_cpu.nvptx.ll" -t sm_80
 # A newer PTX ISA than a target that fixes one; sm_90 takes the module's.
 expect_exit 5 "$GPUCC" compile --cache c "$K/bad/newer_ptx.nvptx.ll" -t sm_90:ptx78 -o image.gpucc

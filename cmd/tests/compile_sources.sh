@@ -5,7 +5,10 @@
 # change to nothing but one included header's contents is a miss, which
 # --explain names, and putting it back hits again; the build tree moved to
 # another directory still hits (relative and absolute paths alike) and
-# writes the same image; -I, -isystem, -D, -U, -std=, -include and
+# writes the same image; a record leads to an entry key, not to IR (no IR
+# is cached), and an entry evicted, another -O level or a changed device
+# library is a miss; cache verify reports a damaged record, gc removes the
+# records whose entries are gone, clear every one; -I, -isystem, -D, -U, -std=, -include and
 # --clang-arg reach clang and its key; --link links sources per target; clang's error is one line naming
 # source and target (exit 5), a missing clang one line (exit 6); a clang
 # past --job-timeout fails its job; a run killed while clang runs leaves
@@ -156,6 +159,79 @@ expect_exit 0 "$GPUCC" compile "$PWD/../src/saxpy.hip" -t gfx90a --cache "$TEST_
 assert_grep "hit: record" out
 [ "$(runs)" -eq 0 ] || fail "absolute paths in a moved tree ran clang $(runs) times"
 
+# ---- records lead to keys: clang's IR is never cached ---------------------------
+[ -z "$(find "$TEST_DIR/cache" -name '*.bc')" ] ||
+	fail "IR is stored in the cache: $(find "$TEST_DIR/cache" -name '*.bc' | head -3)"
+rec=$(find "$TEST_DIR/cache/v1/sources" -name '*.record' | head -1)
+[ -n "$rec" ] || fail "no source record was written"
+[ "$(head -1 "$rec")" = "gpucc-source-record 2" ] || fail "'$rec' is not a record of format 2"
+hip() { # EXIT ARGS...: the HIP source alone, for gfx90a
+	local code=$1; shift
+	expect_exit "$code" "$GPUCC" compile ../src/saxpy.hip -t gfx90a --cache "$TEST_DIR/cache" \
+		--clang "$TEST_DIR/clang-counting" -I ../include "$@"
+}
+hip 0 --json -o hip.gpucc
+key=$(python3 -c 'import json; print(json.load(open("out"))["results"][0]["key"])')
+entry="$TEST_DIR/cache/v1/${key:0:2}/$key.gpucc"
+assert_file "$entry"
+# A record whose entry was evicted is a miss: clang runs, the image is the same.
+rm "$entry"
+: >"$TEST_DIR/clang-runs"
+hip 0 --explain -o evicted.gpucc
+assert_grep "source       miss: the record's entry ${key:0:16} is no longer cached" out
+[ "$(runs)" -eq 1 ] || fail "a record whose entry was evicted ran clang $(runs) times, expected 1"
+assert_same hip.gpucc evicted.gpucc
+assert_file "$entry"
+: >"$TEST_DIR/clang-runs"
+hip 0 --explain
+assert_grep "source       hit: record" out
+[ "$(runs)" -eq 0 ] || fail "the entry compiled again did not hit through the record"
+# What an entry's key names besides the IR names the record: another -O
+# level, or a device library changed, finds no record, and never the old key.
+hip 0 --explain -O3
+assert_grep "source       miss: no record" out
+[ "$(runs)" -eq 1 ] || fail "-O3 ran clang $(runs) times, expected 1"
+cp -r /usr/lib/x86_64-linux-gnu/amdgcn/bitcode devlibs
+cp devlibs/oclc_daz_opt_on.bc devlibs/oclc_daz_opt_off.bc # linked for sinf
+: >"$TEST_DIR/clang-runs"
+GPUCC_ROCM_DEVICE_LIBS=$PWD/devlibs hip 0 --json
+python3 - "$key" <<'PY' || fail "a changed device library was not a miss of the record and the key (above)"
+import json, sys
+r = json.load(open("out"))["results"][0]
+assert r["source"] == "miss: no record" and r["status"] == "compiled" and r["key"] != sys.argv[1], r
+PY
+[ "$(runs)" -eq 1 ] || fail "a changed device library ran clang $(runs) times, expected 1"
+GPUCC_ROCM_DEVICE_LIBS=$PWD/devlibs hip 0 --explain
+assert_grep "source       hit: record" out
+hip 0 --json
+python3 - "$key" <<'PY' || fail "the installed libraries did not hit their own record (above)"
+import json, sys
+r = json.load(open("out"))["results"][0]
+assert r["source"].startswith("hit: record") and r["key"] == sys.argv[1], r
+PY
+[ "$(runs)" -eq 1 ] || fail "records of either library directory ran clang again"
+
+# ---- gc, clear and verify manage the records -----------------------------------
+records() { find "$TEST_DIR/cache/v1/sources" -type f | wc -l; }
+expect_exit 0 "$GPUCC" cache verify --cache "$TEST_DIR/cache"
+cp "$rec" rec.orig
+echo "entry not-a-key 1" >>"$rec"
+expect_exit 3 "$GPUCC" cache verify --cache "$TEST_DIR/cache"
+assert_grep "source record '$rec' is damaged: a result does not start 'entry <key> <count>'" err
+assert_file "$rec"
+cp rec.orig "$rec"
+expect_exit 0 "$GPUCC" cache verify --cache "$TEST_DIR/cache"
+before=$(records)
+expect_exit 0 "$GPUCC" cache gc --cache "$TEST_DIR/cache"
+[ "$(records)" -eq "$before" ] || fail "gc removed records whose entries are cached ($before, now $(records))"
+rm "$TEST_DIR"/cache/v1/??/*.gpucc
+expect_exit 0 "$GPUCC" cache gc --cache "$TEST_DIR/cache"
+[ "$(records)" -eq 0 ] || fail "gc left $(records) records whose entries are gone"
+hip 0
+[ "$(records)" -eq 1 ] || fail "a compile wrote $(records) records, expected 1"
+expect_exit 0 "$GPUCC" cache clear --cache "$TEST_DIR/cache"
+[ -z "$(ls -A "$TEST_DIR/cache/v1/sources")" ] || fail "clear left $(ls -A "$TEST_DIR/cache/v1/sources")"
+
 # ---- flags reach clang and the key ----------------------------------------------
 if [ -n "$cuda" ]; then
 	expect_exit 5 "$GPUCC" compile ../src/scale.cu -t sm_90 --cache "$TEST_DIR/cache"
@@ -208,6 +284,15 @@ r = json.load(open("out"))
 assert [(x["module"], x["target"], x["status"]) for x in r["results"]] == [
     ("helper.hip+user.hip", "gfx90a", "compiled"), ("helper.hip+user.hip", "gfx1100", "compiled")], r
 assert [k["name"] for k in r["results"][0]["kernels"]] == ["k"], r' || fail "--link of two sources did not give one entry per target"
+# Linked sources are not recorded (a linked entry needs every unit's IR):
+# clang runs again, and the linked module's key hits.
+linked() { expect_exit 0 "$GPUCC" compile helper.hip user.hip -t gfx90a --link --cache "$TEST_DIR/cache" \
+	--clang "$TEST_DIR/clang-counting" "$@"; }
+linked
+: >"$TEST_DIR/clang-runs"
+linked --explain
+assert_grep "helper.hip+user.hip gfx90a: hit" out
+[ "$(runs)" -eq 2 ] || fail "linked sources ran clang $(runs) times, expected 2"
 
 # ---- failures: one line each, naming source and target -------------------------
 printf 'extern "C" __global__ void broken(float *y) { y[0] = undeclared; }\n' >broken.hip
