@@ -33,6 +33,14 @@
  * the backend calls abort() while compiling any module whose name contains
  * SUBSTRING (after parsing, before emitting). */
 #define GPUCC_BACKEND_FAULT_ENV "GPUCC_BACKEND_FAULT"
+/* ... or "nvjitlink:SUBSTRING": the same, inside the stretch marked as
+ * libnvJitLink's (below). */
+
+/* The backend runs in a gpucc-compile-worker, whose stderr only the
+ * compile reads: these lines mark the stretch spent in libnvJitLink, so
+ * that a crash there is named for it, not for LLVM (lib/compile_worker.c). */
+#define GPUCC_BACKEND_IN_NVJITLINK "gpucc-compile-worker: in libnvJitLink"
+#define GPUCC_BACKEND_OUT_OF_NVJITLINK "gpucc-compile-worker: out of libnvJitLink"
 
 /* One compile: a module for one target with one set of options.  Everything
  * is borrowed for the duration of the call. */

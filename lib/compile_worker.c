@@ -230,13 +230,30 @@ static void crash_words(gpucc_worker *w, off_t offset, char *out, size_t size)
 		size_t len = strcspn(line, "\n");
 		bool noise = len == 0 || line[0] == ' ' || line[0] == '#' || line[0] == '\t' ||
 		             (line[0] >= '0' && line[0] <= '9') || strncmp(line, "PLEASE ", 7) == 0 ||
-		             strncmp(line, "Stack dump", 10) == 0;
+		             strncmp(line, "Stack dump", 10) == 0 ||
+		             strncmp(line, "gpucc-compile-worker: ", 22) == 0;
 		if (!noise) {
 			snprintf(out, size, "%.*s", (int)len, line);
 			return;
 		}
 		line += len + (line[len] == '\n');
 	}
+}
+
+/* What the worker was running when it crashed, from the marks the backend
+ * writes on its stderr (lib/backend.h): "libnvJitLink" between its in and
+ * out marks, else "LLVM". */
+static const char *crashed_in(gpucc_worker *w, off_t offset)
+{
+	char text[16384];
+	ssize_t n = pread(w->stderr_fd, text, sizeof text - 1, offset);
+	if (n <= 0)
+		return "LLVM";
+	text[n] = '\0';
+	const char *in = NULL;
+	for (const char *p = text; (p = strstr(p, GPUCC_BACKEND_IN_NVJITLINK)) != NULL; p++)
+		in = p;
+	return in && !strstr(in, GPUCC_BACKEND_OUT_OF_NVJITLINK) ? "libnvJitLink" : "LLVM";
 }
 
 static void fail_job(gpucc_backend_result *out, int code, const gpucc_backend_job *job,
@@ -295,17 +312,18 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 	int status = worker_stop(w, true);
 	char words[400];
 	crash_words(w, offset, words, sizeof words);
+	const char *culprit = crashed_in(w, offset);
 	worker_clean(w);
 	if (rc == 2) {
-		fail_job(out, GPUCC_ECOMPILE, job, "LLVM ran past the job time limit (%u s): stopped",
-		         w->limits.timeout_seconds);
+		fail_job(out, GPUCC_ECOMPILE, job, "%s ran past the job time limit (%u s): stopped",
+		         culprit, w->limits.timeout_seconds);
 		return out->code;
 	}
 	if (rc == 1 && WIFSIGNALED(status)) {
 		const char *name = signal_name(WTERMSIG(status));
 		char number[24];
 		snprintf(number, sizeof number, "signal %d", WTERMSIG(status));
-		fail_job(out, GPUCC_ECOMPILE, job, "LLVM crashed (%s)%s%s", name ? name : number,
+		fail_job(out, GPUCC_ECOMPILE, job, "%s crashed (%s)%s%s", culprit, name ? name : number,
 		         words[0] ? ": " : "", words);
 	} else {
 		fail_job(out, GPUCC_ERROR, job, "the compile worker ended (%s %d)%s%s",

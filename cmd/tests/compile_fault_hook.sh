@@ -23,3 +23,16 @@ done
 expect_exit 0 "$GPUCC" compile --cache crash -j1 "$K/amdgpu/vector_add.ll" crash_here.ll -t gfx90a --json
 python3 -c "import json; d = json.load(open('out')); assert d['hits'] == 1 and d['compiled'] == 1, d" ||
 	fail "after the crash: expected one hit and one compile"
+
+# A crash inside libnvJitLink (injected within the stretch the backend
+# marks as its) is named for it, not for LLVM.
+cuda=${CUDA_PATH:-/usr/local/cuda}
+if ls "$cuda"/lib64/libnvJitLink.so* >/dev/null 2>&1; then
+	cp "$K/nvptx/vector_add.ll" jit_crash.ll
+	GPUCC_BACKEND_FAULT=nvjitlink:jit_crash expect_exit 5 "$GPUCC" compile --no-cache -j1 \
+		--cubin-with nvjitlink jit_crash.ll -t sm_90
+	assert_one_line err
+	assert_grep "^gpucc compile: error: jit_crash.ll: sm_90:ptx78: libnvJitLink crashed (SIGABRT)$" err
+else
+	echo "not checked: a crash in libnvJitLink (no libnvJitLink in $cuda/lib64)"
+fi

@@ -1151,15 +1151,27 @@ static int check_ptx_structors(compile *c)
 	return 0;
 }
 
-static void fault_injection(const gpucc_backend_job *job)
+static void fault_injection(const gpucc_backend_job *job, const char *where)
 {
 #ifdef GPUCC_TEST_HOOKS
 	const char *fault = getenv(GPUCC_BACKEND_FAULT_ENV);
-	if (fault && strncmp(fault, "abort:", 6) == 0 && fault[6] && strstr(job->module_name, fault + 6))
+	size_t n = strlen(where);
+	if (fault && strncmp(fault, where, n) == 0 && fault[n] == ':' && fault[n + 1] &&
+	    strstr(job->module_name, fault + n + 1))
 		abort();
 #else
 	(void)job;
+	(void)where;
 #endif
+}
+
+/* A line on stderr, whole (GPUCC_BACKEND_IN_NVJITLINK). */
+static void mark(const char *line)
+{
+	char text[128];
+	int n = snprintf(text, sizeof text, "%s\n", line);
+	ssize_t ignored = write(STDERR_FILENO, text, (size_t)n);
+	(void)ignored;
 }
 
 static int create_machine(compile *c)
@@ -1326,7 +1338,10 @@ static int run_ptxas(compile *c, const char *ptx, size_t ptx_size)
 static int run_nvjitlink(compile *c, const char *ptx, size_t ptx_size)
 {
 	backend_nvjitlink_result r;
+	mark(GPUCC_BACKEND_IN_NVJITLINK);
+	fault_injection(c->job, "nvjitlink");
 	backend_nvjitlink_status status = backend_nvjitlink_cubin(c->job, ptx, ptx_size, &r);
+	mark(GPUCC_BACKEND_OUT_OF_NVJITLINK);
 	char prefix[512];
 	snprintf(prefix, sizeof prefix, "%s: %s: ", c->job->module_name, c->job->target_name);
 	bool to_ptxas = status == BACKEND_NVJITLINK_UNDEFINED && c->job->ptxas;
@@ -1590,7 +1605,7 @@ static int run_pipeline(compile *c)
 	if ((rc = link_device_libs(c)) != 0 || (rc = keep_own_unreached_functions(c)) != 0 ||
 	    (rc = drop_unreached_library_code(c)) != 0)
 		return rc;
-	fault_injection(job);
+	fault_injection(job, "abort");
 	if ((rc = optimise(c)) != 0 || (rc = check_externals(c)) != 0 ||
 	    (rc = check_ptx_names(c)) != 0 || (rc = check_ptx_structors(c)) != 0 ||
 	    (rc = check_alloca_address_space(c)) != 0)
