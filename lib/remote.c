@@ -617,6 +617,40 @@ static int read_local(gpucc_cache *c, const gpucc_digest *key, remote_blob *b)
 	return 0;
 }
 
+/* The local entry of key i into local[i], read once for every remote that
+ * lacks it; false when it cannot be read (gone since it was seen). */
+static bool local_bytes(gpucc_cache *c, const gpucc_digest *keys, size_t i, remote_blob *local,
+                        bool *have)
+{
+	if (local[i].data)
+		return true;
+	if (have[i] && read_local(c, &keys[i], &local[i]) != 0)
+		have[i] = false;
+	return have[i];
+}
+
+/* Sign send[0..n) for r in place (signed copies into *out, to be freed);
+ * false when an entry cannot be signed. */
+static bool sign_all(remote *r, const gpucc_digest *batch, remote_blob *send, size_t n,
+                     remote_blob **out)
+{
+	remote_blob *signed_blobs = calloc(n ? n : 1, sizeof *signed_blobs);
+	*out = signed_blobs;
+	size_t k = 0;
+	for (; signed_blobs && k < n; k++) {
+		if (gpucc_remote_sign(r, &batch[k], &send[k], &signed_blobs[k]) != 0)
+			break;
+		send[k] = signed_blobs[k];
+	}
+	if (signed_blobs && k == n)
+		return true;
+	for (size_t made = 0; signed_blobs && made < k; made++)
+		free(signed_blobs[made].data);
+	free(signed_blobs);
+	*out = NULL;
+	return false;
+}
+
 int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t count,
                             bool check_existing, gpucc_remote_push_result *out)
 {
@@ -628,18 +662,19 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 	int rc = 0;
 	remote_blob *local = calloc(count ? count : 1, sizeof *local);
 	bool *have = calloc(count ? count : 1, sizeof *have);
+	size_t *index = malloc((count ? count : 1) * sizeof *index);
 	gpucc_digest *batch = malloc((count ? count : 1) * sizeof *batch);
 	remote_blob *send = calloc(count ? count : 1, sizeof *send);
 	remote_outcome *outcome = calloc(count ? count : 1, sizeof *outcome);
-	if (!local || !have || !batch || !send || !outcome) {
+	if (!local || !have || !index || !batch || !send || !outcome) {
 		rc = gpucc_error_oom();
 		goto done;
 	}
-	for (size_t i = 0; i < count; i++) {
-		have[i] = read_local(c, &keys[i], &local[i]) == 0;
-		if (!have[i])
-			res.missing++;
-	}
+	/* Held locally is a stat here; the bytes are read only for a remote
+	 * that lacks the entry, so that checking what is present already
+	 * costs no reading. */
+	for (size_t i = 0; i < count; i++)
+		have[i] = held_locally(c, &keys[i]);
 	for (size_t ri = 0; s && ri < s->count; ri++) {
 		remote *r = s->remotes[ri];
 		if (r->read_only || !ready(c, r))
@@ -647,9 +682,8 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 		size_t n = 0;
 		for (size_t i = 0; i < count; i++) {
 			if (have[i]) {
-				batch[n] = keys[i];
-				send[n] = local[i];
-				n++;
+				index[n] = i;
+				batch[n++] = keys[i];
 			}
 		}
 		if (n == 0)
@@ -669,7 +703,7 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 					outcome[k] == REMOTE_TIMEOUT ? s->unsaved.timeouts++ : s->unsaved.errors++;
 				}
 				batch[kept] = batch[k];
-				send[kept] = send[k];
+				index[kept] = index[k];
 				kept++;
 			}
 			n = failed ? 0 : kept;
@@ -679,25 +713,24 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 				rc = GPUCC_ERROR;
 			}
 		}
+		size_t readable = 0;
+		for (size_t k = 0; k < n; k++) {
+			if (!local_bytes(c, keys, index[k], local, have))
+				continue;
+			batch[readable] = batch[k];
+			send[readable++] = local[index[k]];
+		}
+		n = readable;
 		if (n == 0)
 			continue;
 		remote_blob *signed_blobs = NULL;
-		if (r->sign_key) {
-			/* Nothing goes out unsigned from a writer that signs. */
-			size_t k = 0;
-			signed_blobs = calloc(n, sizeof *signed_blobs);
-			for (; signed_blobs && k < n; k++) {
-				if (gpucc_remote_sign(r, &batch[k], &send[k], &signed_blobs[k]) != 0)
-					break;
-				send[k] = signed_blobs[k];
-			}
-			if (k < n) {
-				snprintf(r->why, sizeof r->why, "cannot sign an entry");
-				disable(c, r, "uploading");
-				res.failed += n;
-				rc = GPUCC_ERROR;
-				n = 0;
-			}
+		/* Nothing goes out unsigned from a writer that signs. */
+		if (r->sign_key && !sign_all(r, batch, send, n, &signed_blobs)) {
+			snprintf(r->why, sizeof r->why, "cannot sign an entry");
+			disable(c, r, "uploading");
+			res.failed += n;
+			rc = GPUCC_ERROR;
+			n = 0;
 		}
 		if (n) {
 			r->why[0] = '\0';
@@ -721,6 +754,8 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 			free(signed_blobs[k].data);
 		free(signed_blobs);
 	}
+	for (size_t i = 0; i < count; i++)
+		res.missing += !have[i];
 	if (rc != 0)
 		gpucc_error_set(GPUCC_ERROR, "%" PRIu64 " upload%s failed", res.failed,
 		                res.failed == 1 ? "" : "s");
@@ -729,6 +764,7 @@ done:
 		free(local[i].data);
 	free(local);
 	free(have);
+	free(index);
 	free(batch);
 	free(send);
 	free(outcome);

@@ -39,6 +39,7 @@ static struct {
 	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
 	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
 	void (*easy_cleanup)(CURL *);
+	void (*easy_reset)(CURL *);
 	const char *(*easy_strerror)(CURLcode);
 	CURLM *(*multi_init)(void);
 	CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
@@ -80,6 +81,7 @@ static void load(void)
 	          resolve(h, "curl_easy_setopt", &curl.easy_setopt) &&
 	          resolve(h, "curl_easy_getinfo", &curl.easy_getinfo) &&
 	          resolve(h, "curl_easy_cleanup", &curl.easy_cleanup) &&
+	          resolve(h, "curl_easy_reset", &curl.easy_reset) &&
 	          resolve(h, "curl_easy_strerror", &curl.easy_strerror) &&
 	          resolve(h, "curl_multi_init", &curl.multi_init) &&
 	          resolve(h, "curl_multi_setopt", &curl.multi_setopt) &&
@@ -104,7 +106,28 @@ typedef struct http_state {
 	CURLM *multi;
 	struct curl_slist *headers;
 	bool multiplexed; /* a transfer went over HTTP/2: streams share a connection */
+	/* Easy handles of finished transfers, reset, for the next ones: a
+	 * handle is kilobytes to allocate and clear, per request. */
+	CURL *spare[HTTP_MAX_STREAMS];
+	size_t spare_count;
 } http_state;
+
+static CURL *take_handle(http_state *st)
+{
+	return st->spare_count ? st->spare[--st->spare_count] : curl.easy_init();
+}
+
+/* A finished transfer's handle, out of the multi handle, kept for reuse. */
+static void keep_handle(http_state *st, CURL *e)
+{
+	curl.multi_remove_handle(st->multi, e);
+	if (st->spare_count < HTTP_MAX_STREAMS) {
+		curl.easy_reset(e);
+		st->spare[st->spare_count++] = e;
+	} else {
+		curl.easy_cleanup(e);
+	}
+}
 
 static int http_connect(remote *r)
 {
@@ -139,6 +162,8 @@ static void http_close(remote *r)
 	http_state *st = r->state;
 	if (!st)
 		return;
+	while (st->spare_count)
+		curl.easy_cleanup(st->spare[--st->spare_count]);
 	curl.multi_cleanup(st->multi);
 	curl.slist_free_all(st->headers);
 	free(st);
@@ -214,7 +239,7 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 	}
 	size_t url_size = strlen(r->url) + strlen(t->name) + 2;
 	char *url = malloc(url_size);
-	t->easy = url ? curl.easy_init() : NULL;
+	t->easy = url ? take_handle(st) : NULL;
 	if (!t->easy) {
 		free(url);
 		return false;
@@ -396,6 +421,8 @@ static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_m
 			st->multiplexed |= version == CURL_HTTP_VERSION_2_0;
 			active--;
 			failed |= done->outcome == REMOTE_ERROR || done->outcome == REMOTE_TIMEOUT;
+			keep_handle(st, done->easy);
+			done->easy = NULL;
 		}
 		if (!failed && running && (mc = curl.multi_poll(st->multi, NULL, 0, 1000, NULL)) != CURLM_OK)
 			break;
@@ -410,8 +437,9 @@ static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_m
 				         method_name(method), t[i].name, (int)mc);
 		}
 	}
+	/* What is left are the transfers dropped unfinished. */
 	for (size_t i = 0; i < count; i++) {
-		if (i < added)
+		if (t[i].easy && i < added)
 			curl.multi_remove_handle(st->multi, t[i].easy);
 		if (t[i].easy)
 			curl.easy_cleanup(t[i].easy);
