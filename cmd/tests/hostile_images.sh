@@ -1,5 +1,5 @@
 # cmd/tests/hostile_images.sh -- every command that reads images, on every
-# hostile image of testdata/hostile/make_hostile_images.py (issue 6), and
+# hostile image of testdata/hostile/make_hostile_images.py, and
 # the limits that bound what reading costs (formats/image.md, "Limits").
 #
 # For each image and each of verify, list, show, cat, extract, merge, delta
