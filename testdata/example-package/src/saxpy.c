@@ -24,8 +24,11 @@ static int fail(saxpy_kernels *k, int status)
 int saxpy_kernels_init(saxpy_kernels *k, const char *target)
 {
 	memset(k, 0, sizeof *k);
-	if (gpucc_image_open_memory(&k->image, saxpy_kernels_image, (size_t)saxpy_kernels_image_size,
-	                            "saxpy_kernels_image") != 0)
+	/* For lookup: a kernel's entry is found through the image's index,
+	 * without parsing the whole manifest. */
+	if (gpucc_image_open_memory_for_lookup(&k->image, saxpy_kernels_image,
+	                                       (size_t)saxpy_kernels_image_size,
+	                                       "saxpy_kernels_image") != 0)
 		return fail(k, SAXPY_ERROR);
 	if (!target) {
 		int rc = gpucc_module_load(&k->module, k->image, "saxpy", NULL);
