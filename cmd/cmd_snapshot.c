@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,9 +27,17 @@ static const cmd_option options[] = {
 	{0},
 };
 
+/* The whole of f in *out (malloc'd): read, not mapped, so that a file cut
+ * short while it is read is read short, never a SIGBUS.  A regular file's
+ * buffer is sized from its length at once, so a large list is read
+ * without copies.  -1 (errno set) on an error. */
 static int read_stream(FILE *f, char **out, size_t *out_size)
 {
+	struct stat st;
 	size_t size = 0, cap = 1 << 20;
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uintmax_t)st.st_size < SIZE_MAX / 2)
+		cap = (size_t)st.st_size + 1; /* + 1: the end is seen without a realloc */
 	char *buf = malloc(cap);
 	if (!buf)
 		return -1;

@@ -1,7 +1,9 @@
 /*
  * lib/snapshot.c -- snapshots (gpucc/snapshot.h, formats/snapshot.md):
- * building them from items, reading and writing their files and text form,
- * and the delta of two.  (Snapshots of images and caches: lib/source.c.)
+ * building them from items, reading and writing their files, writing their
+ * text form, and the delta of two.  (Sorting items: lib/snapshot_sort.c;
+ * parsing the text form: lib/snapshot_text.c; snapshots of images and
+ * caches: lib/source.c.)
  *
  * An in-memory snapshot is one array of gpucc_snapshot_item sorted by key;
  * a snapshot read from a file is that file's bytes, checked, with the array
@@ -36,74 +38,6 @@ struct gpucc_snapshot {
 
 /* ---- building ------------------------------------------------------------ */
 
-static int item_compare(const void *a, const void *b)
-{
-	return memcmp(a, b, GPUCC_DIGEST_SIZE);
-}
-
-/* Sort items by key in O(n): a counting pass on the first two key bytes
- * (keys are SHA-256 digests, so buckets are even), then each small bucket
- * sorted.  Uses a second array as large as the first. */
-static int sort_items(gpucc_snapshot_item *items, size_t count)
-{
-	if (count < 4096) {
-		if (count > 1) /* an empty set may have no array */
-			qsort(items, count, sizeof *items, item_compare);
-		return 0;
-	}
-	size_t *start = calloc(65537, sizeof *start);
-	gpucc_snapshot_item *sorted = malloc(count * sizeof *sorted);
-	if (!start || !sorted) {
-		free(start);
-		free(sorted);
-		return gpucc_error_oom();
-	}
-	for (size_t i = 0; i < count; i++)
-		start[((size_t)items[i].key.bytes[0] << 8 | items[i].key.bytes[1]) + 1]++;
-	for (size_t b = 1; b <= 65536; b++)
-		start[b] += start[b - 1];
-	size_t *next = start; /* start[b] advances to the end of bucket b */
-	for (size_t i = 0; i < count; i++)
-		sorted[next[(size_t)items[i].key.bytes[0] << 8 | items[i].key.bytes[1]]++] = items[i];
-	/* next[b] is now the end of bucket b, which is where b+1 starts. */
-	size_t begin = 0;
-	for (size_t b = 0; b < 65536; b++) {
-		size_t end = next[b];
-		if (end - begin > 1)
-			qsort(sorted + begin, end - begin, sizeof *sorted, item_compare);
-		begin = end;
-	}
-	memcpy(items, sorted, count * sizeof *items);
-	free(sorted);
-	free(start);
-	return 0;
-}
-
-/* Sort and collapse items in place; a key with two contents is a conflict
- * (named by what). */
-static int normalise_items(gpucc_snapshot_item *items, size_t *count, const char *what)
-{
-	int rc = sort_items(items, *count);
-	if (rc)
-		return rc;
-	size_t out = 0;
-	for (size_t i = 0; i < *count; i++) {
-		if (out > 0 && memcmp(&items[out - 1].key, &items[i].key, GPUCC_DIGEST_SIZE) == 0) {
-			if (memcmp(&items[out - 1].content, &items[i].content, GPUCC_DIGEST_SIZE) != 0) {
-				char hex[GPUCC_DIGEST_HEX_SIZE];
-				gpucc_digest_to_hex(hex, &items[i].key);
-				return gpucc_error_set(GPUCC_ECONFLICT,
-				                       "conflict: key %s appears twice with different contents in %s",
-				                       hex, what);
-			}
-			continue;
-		}
-		items[out++] = items[i];
-	}
-	*count = out;
-	return 0;
-}
-
 /* Take ownership of items (malloc'd) as a new snapshot. */
 static int snapshot_adopt(gpucc_snapshot **out, gpucc_snapshot_item *items, size_t count)
 {
@@ -122,7 +56,7 @@ static int snapshot_adopt(gpucc_snapshot **out, gpucc_snapshot_item *items, size
 int gpucc_snapshot_from_items(gpucc_snapshot **out, gpucc_snapshot_item *items, size_t count,
                               const char *what)
 {
-	int rc = normalise_items(items, &count, what);
+	int rc = gpucc_snapshot_items_normalise(&items, &count, what);
 	if (rc) {
 		free(items);
 		return rc;
@@ -136,17 +70,12 @@ int gpucc_snapshot_new(gpucc_snapshot **out, const gpucc_snapshot_item *items, s
 	*out = NULL;
 	if (count != 0)
 		GPUCC_REQUIRE(items);
-	gpucc_snapshot_item *copy = malloc((count ? count : 1) * sizeof *copy);
+	gpucc_snapshot_item *copy = gpucc_snapshot_items_alloc(count);
 	if (!copy)
 		return gpucc_error_oom();
 	if (count)
 		memcpy(copy, items, count * sizeof *copy);
-	int rc = normalise_items(copy, &count, "the snapshot's items");
-	if (rc) {
-		free(copy);
-		return rc;
-	}
-	return snapshot_adopt(out, copy, count);
+	return gpucc_snapshot_from_items(out, copy, count, "the snapshot's items");
 }
 
 void gpucc_snapshot_free(gpucc_snapshot *s)
@@ -253,7 +182,7 @@ int gpucc_snapshot_read(gpucc_snapshot **out, const char *path)
 		return rc;
 	}
 	size_t size = (size_t)st.st_size;
-	unsigned char *buffer = malloc(size);
+	unsigned char *buffer = gpucc_snapshot_alloc(size);
 	if (!buffer) {
 		close(fd);
 		return gpucc_error_oom();
@@ -322,80 +251,6 @@ int gpucc_snapshot_write(const gpucc_snapshot *s, const char *path)
 
 /* ---- text form ------------------------------------------------------------ */
 
-/* 0..15, or -1 for a character that is not a hex digit (either case).
- * No table built on first use: two threads parsing at once would race. */
-static int hex_value(unsigned char c)
-{
-	if ((unsigned)(c - '0') < 10)
-		return c - '0';
-	c |= 0x20; /* 'A'..'F' to 'a'..'f'; no other character lands on them */
-	if ((unsigned)(c - 'a') < 6)
-		return c - 'a' + 10;
-	return -1;
-}
-
-static bool parse_hex32(gpucc_digest *out, const char *p)
-{
-	for (int i = 0; i < 32; i++) {
-		int hi = hex_value((unsigned char)p[2 * i]), lo = hex_value((unsigned char)p[2 * i + 1]);
-		if ((hi | lo) < 0)
-			return false;
-		out->bytes[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return true;
-}
-
-int gpucc_snapshot_parse_text(gpucc_snapshot **out, const char *text, size_t size,
-                              const char *name)
-{
-	GPUCC_REQUIRE(out);
-	*out = NULL;
-	if (size != 0)
-		GPUCC_REQUIRE(text);
-	if (!name)
-		name = "snapshot text";
-	if (size == 0)
-		text = ""; /* an empty buffer may come as NULL: memchr must not see it */
-	size_t lines = 0;
-	for (const char *p = text; (p = memchr(p, '\n', size - (size_t)(p - text))) != NULL; p++)
-		lines++;
-	lines++; /* a last line without newline */
-	gpucc_snapshot_item *items = malloc(lines * sizeof *items);
-	if (!items)
-		return gpucc_error_oom();
-	size_t count = 0, line_no = 0;
-	const char *p = text, *end = text + size;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *line_end = nl ? nl : end;
-		line_no++;
-		size_t len = (size_t)(line_end - p);
-		if (len && p[len - 1] == '\r')
-			len--;
-		if (len == 0) {
-			p = line_end + 1;
-			continue;
-		}
-		if (len != 129 || p[64] != ' ' || !parse_hex32(&items[count].key, p) ||
-		    !parse_hex32(&items[count].content, p + 65)) {
-			free(items);
-			return gpucc_error_set(GPUCC_ECORRUPT,
-			                       "'%s' line %zu: expected 'KEY CONTENT' (64 hex digits each)",
-			                       name, line_no);
-		}
-		count++;
-		p = line_end + 1;
-	}
-	char what[1100];
-	snprintf(what, sizeof what, "'%s'", name);
-	int rc = normalise_items(items, &count, what);
-	if (rc) {
-		free(items);
-		return rc;
-	}
-	return snapshot_adopt(out, items, count);
-}
-
 int gpucc_snapshot_write_text(const gpucc_snapshot *s, int fd)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -447,7 +302,7 @@ int gpucc_snapshot_delta(gpucc_snapshot **out, const gpucc_snapshot *source,
 	gpucc_conflict_policy policy = opts ? opts->on_conflict : GPUCC_CONFLICT_FAIL;
 	if (gpucc_conflict_policy_check(policy) != 0)
 		return GPUCC_EINVALID;
-	gpucc_snapshot_item *items = malloc((source->count ? source->count : 1) * sizeof *items);
+	gpucc_snapshot_item *items = gpucc_snapshot_items_alloc(source->count);
 	if (!items)
 		return gpucc_error_oom();
 	size_t n = 0, j = 0;

@@ -14,4 +14,16 @@
 int gpucc_snapshot_from_items(gpucc_snapshot **out, gpucc_snapshot_item *items, size_t count,
                               const char *what);
 
+/* malloc(size), a large block asked of the kernel in large pages (fewer
+ * page faults on first touch), or NULL (lib/snapshot_sort.c). */
+void *gpucc_snapshot_alloc(size_t size);
+
+/* gpucc_snapshot_alloc for count items (at least one), or NULL. */
+gpucc_snapshot_item *gpucc_snapshot_items_alloc(size_t count);
+
+/* Sort *items (count of them, malloc'd; the sorted array may replace it,
+ * the old one then freed) and collapse identical repeats, updating *count;
+ * a key with two contents is GPUCC_ECONFLICT, named by what. */
+int gpucc_snapshot_items_normalise(gpucc_snapshot_item **items, size_t *count, const char *what);
+
 #endif
