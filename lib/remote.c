@@ -31,6 +31,10 @@
 #define REMOTE_STATS_FILE "remote-stats"
 #define REMOTE_STATS_MAGIC "gpucc-remote-stats 1"
 #define DEFAULT_CONNECT_TIMEOUT_MS 100
+/* Over TLS connecting includes the handshake, and a process's first
+ * handshake loads the system's CA bundle: some 100-400 ms on a busy
+ * machine. */
+#define DEFAULT_TLS_CONNECT_TIMEOUT_MS 1000
 #define DEFAULT_TIMEOUT_MS 2000
 
 struct remote_set {
@@ -54,6 +58,7 @@ static void remote_free(remote *r)
 	for (size_t i = 0; i < r->header_count; i++)
 		free(r->headers[i]);
 	free(r->headers);
+	free(r->cacert);
 	free(r->host);
 	free(r->user);
 	free(r->password);
@@ -190,6 +195,21 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 		}
 		r->headers = grown;
 		r->header_count++;
+	} else if (strcmp(attr, "cacert") == 0 && value && r->backend == &gpucc_remote_http_backend) {
+		/* Read now, so that a wrong path is the user's error, not a TLS
+		 * failure at the first request. */
+		struct stat st;
+		const char *defect = !*value                   ? "empty path"
+		                     : access(value, R_OK) != 0 ? strerror(errno)
+		                     : stat(value, &st) != 0    ? strerror(errno)
+		                     : !S_ISREG(st.st_mode)     ? "not a regular file"
+		                                                : NULL;
+		if (defect)
+			return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': cacert file '%s': %s",
+			                       origin, r->shown, value, defect);
+		free(r->cacert);
+		if (!(r->cacert = strdup(value)))
+			return gpucc_error_oom();
 	} else if ((strcmp(attr, "password") == 0 || strcmp(attr, "user") == 0) && value &&
 	           r->backend == &gpucc_remote_redis_backend) {
 		char **slot = attr[0] == 'p' ? &r->password : &r->user;
@@ -200,9 +220,11 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 		                       "%s: remote '%s': unknown attribute '%s%s%s' (known: read-only, "
 		                       "connect-timeout=MS, timeout=MS, sign=KEY-FILE, trust=KEYS-FILE%s)",
 		                       origin, r->shown, attr, value ? "=" : "", value ? value : "",
-		                       r->s3 ? ", layout=flat|subdirs|bazel, endpoint=URL, region=NAME"
+		                       r->s3 ? ", layout=flat|subdirs|bazel, endpoint=URL, region=NAME, "
+		                               "cacert=PATH"
 		                       : r->backend == &gpucc_remote_http_backend
-		                           ? ", layout=flat|subdirs|bazel, bearer=TOKEN, header=NAME:VALUE"
+		                           ? ", layout=flat|subdirs|bazel, bearer=TOKEN, header=NAME:VALUE, "
+		                             "cacert=PATH"
 		                           : ", user=NAME, password=SECRET");
 	}
 	if (!ok)
@@ -223,7 +245,7 @@ static int parse_remote(remote **out, char *word, const char *origin)
 		*attrs++ = '\0';
 	r->url = strdup(word);
 	r->shown = shown_url(word);
-	r->connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
+	r->connect_timeout_ms = 0; /* none given: a default below */
 	r->timeout_ms = DEFAULT_TIMEOUT_MS;
 	if (!r->url || !r->shown) {
 		remote_free(r);
@@ -292,6 +314,10 @@ static int parse_remote(remote **out, char *word, const char *origin)
 			rc = gpucc_error_oom();
 		}
 	}
+	if (r->connect_timeout_ms == 0)
+		r->connect_timeout_ms = strncmp(r->url, "https://", 8) == 0
+		                            ? DEFAULT_TLS_CONNECT_TIMEOUT_MS
+		                            : DEFAULT_CONNECT_TIMEOUT_MS;
 	if (rc != 0) {
 		remote_free(r);
 		return rc;

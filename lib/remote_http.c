@@ -106,6 +106,7 @@ typedef struct http_state {
 	CURLM *multi;
 	struct curl_slist *headers;
 	bool multiplexed; /* a transfer went over HTTP/2: streams share a connection */
+	char *cainfo;     /* CURLOPT_CAINFO; NULL: libcurl's built-in CA bundle */
 	/* Easy handles of finished transfers, reset, for the next ones: a
 	 * handle is kilobytes to allocate and clear, per request. */
 	CURL *spare[HTTP_MAX_STREAMS];
@@ -129,6 +130,22 @@ static void keep_handle(http_state *st, CURL *e)
 	}
 }
 
+/* The CA certificates TLS servers are verified against: cacert=PATH, else
+ * the file the usual environment names (curl's CURL_CA_BUNDLE, OpenSSL's
+ * SSL_CERT_FILE, which libcurl itself does not read), else NULL. */
+static const char *ca_file(const remote *r)
+{
+	if (r->cacert)
+		return r->cacert;
+	const char *names[] = {"CURL_CA_BUNDLE", "SSL_CERT_FILE"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = getenv(names[i]);
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}
+
 static int http_connect(remote *r)
 {
 	pthread_once(&load_once, load);
@@ -136,8 +153,11 @@ static int http_connect(remote *r)
 		snprintf(r->why, sizeof r->why, "%s", load_error);
 		return -1;
 	}
+	const char *ca = ca_file(r);
 	http_state *st = calloc(1, sizeof *st);
-	if (!st || !(st->multi = curl.multi_init())) {
+	if (!st || !(st->multi = curl.multi_init()) || (ca && !(st->cainfo = strdup(ca)))) {
+		if (st && st->multi)
+			curl.multi_cleanup(st->multi);
 		free(st);
 		snprintf(r->why, sizeof r->why, "out of memory");
 		return -1;
@@ -166,6 +186,7 @@ static void http_close(remote *r)
 		curl.easy_cleanup(st->spare[--st->spare_count]);
 	curl.multi_cleanup(st->multi);
 	curl.slist_free_all(st->headers);
+	free(st->cainfo);
 	free(st);
 	r->state = NULL;
 }
@@ -290,6 +311,9 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 	curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, r->connect_timeout_ms);
 	curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, r->timeout_ms);
 	curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* Peer and host verification stay libcurl's default: on. */
+	if (st->cainfo)
+		curl.easy_setopt(e, CURLOPT_CAINFO, st->cainfo);
 	curl.easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
 	switch (method) {
 	case HTTP_GET:

@@ -79,6 +79,8 @@ struct remote {
 	const struct remote_s3_credentials *credentials; /* the set's; NULL: none */
 	char **headers;      /* HTTP: extra "Name: value" lines */
 	size_t header_count;
+	char *cacert;        /* HTTP: the CA certificates a TLS server is verified
+	                      * against (cacert=PATH); NULL: libcurl's default */
 	/* Signatures (lib/remote_sign.c): the key uploads are signed with (an
 	 * EVP_PKEY), and the public keys a fetched object must be signed by;
 	 * none: signatures are neither made nor needed. */

@@ -8,7 +8,11 @@
 #                          logging each request's SigV4 inputs to DIR/s3.log
 #                          (cmd/tests/remote_sigv4.py reads them); /cache/
 #                          and /sub/ also take DELETE;
-#                          sets NGINX_PID, NGINX_PORT
+#                          sets NGINX_PID, NGINX_PORT; with NGINX_TLS_CERT
+#                          and NGINX_TLS_KEY set, also HTTPS (HTTP/2 where
+#                          nginx has it: NGINX_HTTP2=yes) on NGINX_TLS_PORT:
+#                          /cache/, and /auth/ (401 without "Bearer
+#                          s3cr3t"), each request logged to DIR/tls.log
 #   start_redis DIR [CONF-LINE...]   redis-server on TCP and DIR/redis.sock;
 #                          sets REDIS_PID, REDIS_PORT, REDIS_SOCK
 #   stop_pid PID           SIGKILL (a stopped process too, which then runs
@@ -59,6 +63,11 @@ start_nginx() {
 	mkdir -p "$dir/store/cache" "$dir/store/sub" "$dir/store/empty" "$dir/tmp"
 	for attempt in 1 2 3 4 5; do
 		NGINX_PORT=$(free_port)
+		local tls_server=""
+		if [ -n "${NGINX_TLS_CERT:-}" ]; then
+			NGINX_TLS_PORT=$(free_port)
+			tls_server=$(nginx_tls_server "$dir" "$nginx")
+		fi
 		local user=""
 		[ "$(id -u)" = 0 ] && user="user root;"
 		cat > "$dir/nginx.conf" <<EOF
@@ -71,6 +80,7 @@ error_log $dir/error.log;
 events { worker_connections 256; }
 http {
 	access_log $dir/access.log;
+	log_format tls '\$server_protocol \$connection \$request_method \$uri \$status \$remote_user|\$http_authorization|\$http_x_team';
 	log_format s3 '\$request_method \$uri|\$http_authorization|\$http_x_amz_content_sha256|\$request_uri|\$http_host|\$http_x_amz_date|\$msec|\$http_x_amz_security_token';
 	client_body_temp_path $dir/tmp/body;
 	proxy_temp_path $dir/tmp/proxy;
@@ -108,16 +118,48 @@ http {
 		location /fail500/ { return 500; }
 		location /fail429/ { return 429; }
 	}
+$tls_server
 }
 EOF
 		"$nginx" -e "$dir/error.log" -p "$dir" -c "$dir/nginx.conf" 2>>"$dir/start.log" &
 		NGINX_PID=$!
 		SERVER_PIDS="$SERVER_PIDS $NGINX_PID"
-		wait_listening "$NGINX_PID" "$NGINX_PORT" && return 0
+		wait_listening "$NGINX_PID" "$NGINX_PORT" &&
+			{ [ -z "$tls_server" ] || wait_listening "$NGINX_PID" "$NGINX_TLS_PORT"; } && return 0
 		stop_pid "$NGINX_PID"
 	done
 	cat "$dir/start.log" "$dir/error.log" >&2
 	fail "nginx did not start"
+}
+
+# Whether this nginx was built with HTTP/2 (its HTTPS server then offers it).
+nginx_has_http2() {
+	"$1" -V 2>&1 | grep -q -- --with-http_v2_module
+}
+
+# start_nginx's HTTPS server block, on NGINX_TLS_PORT.
+nginx_tls_server() {
+	local dir=$1 h2=""
+	nginx_has_http2 "$2" && h2=" http2"
+	mkdir -p "$dir/store/auth"
+	cat <<EOF
+	server {
+		listen 127.0.0.1:$NGINX_TLS_PORT ssl$h2;
+		ssl_certificate $NGINX_TLS_CERT;
+		ssl_certificate_key $NGINX_TLS_KEY;
+		root $dir/store;
+		access_log $dir/tls.log tls;
+		location /cache/ {
+			dav_methods PUT DELETE;
+			create_full_put_path on;
+		}
+		location /auth/ {
+			dav_methods PUT DELETE;
+			create_full_put_path on;
+			if (\$http_authorization != "Bearer s3cr3t") { return 401; }
+		}
+	}
+EOF
 }
 
 start_redis() {
