@@ -223,6 +223,38 @@ compile_with() {
 # Fields of compile's --json summary.
 json_count() { grep -o "\"$1\":[0-9]*" "${2:-out}" | head -1 | cut -d: -f2; }
 
+# uploads CACHE IMAGE REMOTE-ARGS...: an empty CACHE compiles both modules
+# and uploads them, warning nothing; IMAGE is ref.gpucc's bytes.
+uploads() {
+	local cache=$1 image=$2
+	compile_with "$@"
+	[ "$(json_count compiled)" = 2 ] || fail "$cache compiled $(json_count compiled), not 2"
+	assert_no_grep warning err
+	assert_same "$image" ref.gpucc
+}
+
+# objects_are_entries DIR CACHE: DIR on the server holds two objects, each
+# an entry of CACHE byte for byte.
+objects_are_entries() {
+	[ "$(find "$1" -maxdepth 1 -name '*.gpucc' | wc -l)" = 2 ] || fail "$2 did not upload 2 objects to $1"
+	for f in "$1"/*.gpucc; do
+		cmp -s "$f" "$2/v1/$(basename "$f" | cut -c1-2)/$(basename "$f")" || fail "uploaded $f is not $2's entry"
+	done
+}
+
+# hits_remote CACHE IMAGE REMOTE-ARGS...: an empty CACHE compiles nothing,
+# both entries come from the remote without loading LLVM, warning nothing;
+# IMAGE is ref.gpucc's bytes.
+hits_remote() {
+	local cache=$1 image=$2
+	compile_with "$@"
+	[ "$(json_count compiled)" = 0 ] || fail "$cache compiled $(json_count compiled): the remote did not serve"
+	[ "$(json_count hits)" = 2 ] || fail "$cache hit $(json_count hits), not 2"
+	assert_grep '"llvm_loaded":false' out
+	assert_no_grep warning err
+	assert_same "$image" ref.gpucc
+}
+
 # The one warning a failing remote gives, naming it; no other warning.
 assert_one_remote_warning() {
 	local n

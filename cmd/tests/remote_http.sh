@@ -22,20 +22,9 @@ compile_with ref ref.gpucc --no-remote
 [ "$(json_count compiled)" = 2 ] || fail "the reference compiled $(json_count compiled) entries, not 2"
 
 # Machine A compiles and uploads; machine B compiles nothing.
-compile_with A a.gpucc --remote "$URL"
-[ "$(json_count compiled)" = 2 ] || fail "A compiled $(json_count compiled), not 2"
-assert_no_grep warning err
-assert_same a.gpucc ref.gpucc
-[ "$(find "$STORE/cache" -maxdepth 1 -name '*.gpucc' | wc -l)" = 2 ] || fail "A did not upload 2 objects"
-for f in "$STORE"/cache/*.gpucc; do
-	cmp -s "$f" "A/v1/$(basename "$f" | cut -c1-2)/$(basename "$f")" || fail "uploaded $f is not A's entry"
-done
-compile_with B b.gpucc --remote "$URL"
-[ "$(json_count compiled)" = 0 ] || fail "B compiled $(json_count compiled) entries: the remote did not serve them"
-[ "$(json_count hits)" = 2 ] || fail "B hit $(json_count hits), not 2"
-assert_grep '"llvm_loaded":false' out
-assert_no_grep warning err
-assert_same b.gpucc ref.gpucc
+uploads A a.gpucc --remote "$URL"
+objects_are_entries "$STORE/cache" A
+hits_remote B b.gpucc --remote "$URL"
 expect_exit 0 "$GPUCC" cache stats --cache B --json
 assert_grep '"remote": {"hits": 2, "misses": 0, "errors": 0, "timeouts": 0, "bytes_in": [1-9]' out
 expect_exit 0 "$GPUCC" cache stats --cache B
@@ -107,11 +96,7 @@ out += skeleton[used:]
 assert out == open(entry, 'rb').read()
 EOF2
 done
-compile_with BZ2 bz2.gpucc --remote "$URL/bzl|layout=bazel"
-[ "$(json_count hits)" = 2 ] || fail "bazel layout: BZ2 hit $(json_count hits), not 2"
-[ "$(json_count compiled)" = 0 ] || fail "bazel layout: BZ2 compiled $(json_count compiled)"
-assert_no_grep warning err
-assert_same bz2.gpucc ref.gpucc
+hits_remote BZ2 bz2.gpucc --remote "$URL/bzl|layout=bazel"
 for f in BZ1/v1/*/*.gpucc; do
 	cmp -s "$f" "BZ2/${f#BZ1/}" || fail "bazel layout: BZ2's $f is not BZ1's"
 done
