@@ -119,14 +119,7 @@ assert_grep "^gpucc cat: '12\\\\n34' is not a key or key prefix" err
 
 # An ambiguous prefix lists its candidates.  Eighteen entries (options differ)
 # must share a first hex digit somewhere.
-python3 - "$EXAMPLE" > many.json <<'PY'
-import json, sys
-ex = sys.argv[1]
-print(json.dumps({"entries": [
-    {"module_file": ex + "/saxpy.nvptx.ll", "target": "sm_90", "kernels": ["saxpy"],
-     "options": {"variant": str(i)}, "ptx": ex + "/saxpy.sm_90.ptx"} for i in range(18)]}))
-PY
-expect_exit 0 "$GPUCC" pack -o many.gpucc many.json
+pack_variants many.gpucc 18
 expect_exit 0 "$GPUCC" stats many.gpucc
 assert_grep '^entries: *18$' out
 assert_grep '^payloads: *1 distinct, 1166 bytes$' out

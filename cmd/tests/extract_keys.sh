@@ -100,14 +100,7 @@ assert_grep "^gpucc extract: 'three.gpucc': no entry with key '0123456789abcdef'
 [ ! -s out ] || fail "extract of an unknown key printed: $(cat out)"
 assert_no_file none
 # Eighteen entries must share a first hex digit: that prefix is ambiguous.
-python3 - "$EXAMPLE" > many.json <<'PY'
-import json, sys
-ex = sys.argv[1]
-print(json.dumps({"entries": [
-    {"module_file": ex + "/saxpy.nvptx.ll", "target": "sm_90", "kernels": ["saxpy"],
-     "options": {"variant": str(i)}, "ptx": ex + "/saxpy.sm_90.ptx"} for i in range(18)]}))
-PY
-expect_exit 0 "$GPUCC" pack -o many.gpucc many.json
+pack_variants many.gpucc 18
 digit=$("$GPUCC" list many.gpucc | awk 'NR > 1 { print substr($1, 1, 1) }' | sort | uniq -d | head -n 1)
 [ -n "$digit" ] || fail "no shared first digit among 18 keys"
 expect_exit 2 "$GPUCC" extract many.gpucc "$digit" -C none

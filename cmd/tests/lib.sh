@@ -15,6 +15,8 @@
 #                       exactly these kernels and no externals: its key
 #   result_keys JSON TARGET    "key module kernel,..." per compiled or hit
 #                       result of a target starting with TARGET
+#   pack_variants IMAGE N   pack N entries of testdata/example's saxpy PTX
+#                       that differ in an option only (so in their keys)
 set -u
 : "${GPUCC:?GPUCC must name the gpucc binary}"
 : "${TESTDATA:?TESTDATA must name testdata/}"
@@ -79,4 +81,15 @@ for r in d["results"]:
     if r["status"] in ("compiled", "hit") and r["target"].startswith(sys.argv[2]):
         print(r["key"], r["module"].rsplit("/", 1)[-1], ",".join(k["name"] for k in r["kernels"]))
 PY
+}
+
+pack_variants() {
+	python3 - "$TESTDATA/example" "$2" > "$1.json" <<'PY'
+import json, sys
+ex, n = sys.argv[1], int(sys.argv[2])
+print(json.dumps({"entries": [
+    {"module_file": ex + "/saxpy.nvptx.ll", "target": "sm_90", "kernels": ["saxpy"],
+     "options": {"variant": str(i)}, "ptx": ex + "/saxpy.sm_90.ptx"} for i in range(n)]}))
+PY
+	expect_exit 0 "$GPUCC" pack -o "$1" "$1.json"
 }
