@@ -233,6 +233,25 @@ uploads() {
 	assert_same "$image" ref.gpucc
 }
 
+# push_then_pull REMOTE SOURCE EMPTY: cache push of ref.gpucc from cache P
+# uploads both entries, a second push finds them there; cache pull of
+# SOURCE (ref.gpucc or its snapshot) into an empty cache Q fetches both, and
+# a compile from Q then hits both; a pull from the remote EMPTY finds
+# neither (exit 2).
+push_then_pull() {
+	expect_exit 0 "$GPUCC" cache push ref.gpucc --cache P --remote "$1"
+	assert_grep "^2 uploaded, 0 present already, 0 failed$" out
+	expect_exit 0 "$GPUCC" cache push ref.gpucc --cache P --remote "$1"
+	assert_grep "^0 uploaded, 2 present already, 0 failed$" out
+	expect_exit 0 "$GPUCC" cache pull "$2" --cache Q --remote "$1"
+	assert_grep "^2 fetched, 0 present already, 0 not found$" out
+	compile_with Q q.gpucc --no-remote
+	[ "$(json_count hits)" = 2 ] || fail "pull did not fill the cache"
+	assert_same q.gpucc ref.gpucc
+	expect_exit 2 "$GPUCC" cache pull ref.gpucc --cache Q2 --remote "$3"
+	assert_grep "^0 fetched, 0 present already, 2 not found$" out
+}
+
 # objects_are_entries DIR CACHE: DIR on the server holds two objects, each
 # an entry of CACHE byte for byte.
 objects_are_entries() {

@@ -247,18 +247,8 @@ fault dead FDEAD "$URL" "Couldn't connect\|Connection refused"
 start_nginx "$TEST_DIR/nginx2"
 STORE=$TEST_DIR/nginx2/store
 URL=http://127.0.0.1:$NGINX_PORT/cache
-expect_exit 0 "$GPUCC" cache push ref.gpucc --cache P --remote "$URL"
-assert_grep "^2 uploaded, 0 present already, 0 failed$" out
-expect_exit 0 "$GPUCC" cache push ref.gpucc --cache P --remote "$URL"
-assert_grep "^0 uploaded, 2 present already, 0 failed$" out
 expect_exit 0 "$GPUCC" snapshot ref.gpucc -o ref.snap
-expect_exit 0 "$GPUCC" cache pull ref.snap --cache Q --remote "$URL"
-assert_grep "^2 fetched, 0 present already, 0 not found$" out
-compile_with Q q.gpucc --no-remote
-[ "$(json_count hits)" = 2 ] || fail "pull did not fill the cache"
-assert_same q.gpucc ref.gpucc
-expect_exit 2 "$GPUCC" cache pull ref.gpucc --cache Q2 --remote "$URL/nothing-here"
-assert_grep "^0 fetched, 0 present already, 2 not found$" out
+push_then_pull "$URL" ref.snap "$URL/nothing-here"
 expect_exit 129 "$GPUCC" cache pull ref.gpucc --cache Q3 --no-remote
 expect_exit 1 "$GPUCC" cache push ref.gpucc --cache P2 --remote "http://127.0.0.1:$NGINX_PORT/fail500"
 assert_grep "HTTP status 500" err

@@ -161,16 +161,6 @@ assert_grep "403" err
 
 # ---- push and pull ----------------------------------------------------------------
 PUSHED="s3://gpucc/pushed|$ENDPOINT"
-expect_exit 0 "$GPUCC" cache push ref.gpucc --cache P --remote "$PUSHED"
-assert_grep "^2 uploaded, 0 present already, 0 failed$" out
-expect_exit 0 "$GPUCC" cache push ref.gpucc --cache P --remote "$PUSHED"
-assert_grep "^0 uploaded, 2 present already, 0 failed$" out
-expect_exit 0 "$GPUCC" cache pull ref.gpucc --cache Q --remote "$PUSHED"
-assert_grep "^2 fetched, 0 present already, 0 not found$" out
-compile_with Q q.gpucc --no-remote
-[ "$(json_count hits)" = 2 ] || fail "pull did not fill the cache"
-assert_same q.gpucc ref.gpucc
-expect_exit 2 "$GPUCC" cache pull ref.gpucc --cache Q2 --remote "s3://gpucc/nothing-here|$ENDPOINT"
-assert_grep "^0 fetched, 0 present already, 2 not found$" out
+push_then_pull "$PUSHED" ref.gpucc "s3://gpucc/nothing-here|$ENDPOINT"
 
 kill -0 "$S3_PID" 2>/dev/null || fail "s3rver died during the test"
