@@ -675,7 +675,7 @@ const cmd_spec cmd_compile_spec = {
 		"\n"
 		"Sources (.hip, .cu, .cl; -x LANG) go through clang-19 to IR for each target\n"
 		"their language serves, then compile as modules; records of the files clang\n"
-		"read find that IR again without it (docs/compile.md, \"Sources\").\n"
+		"read lead to its entries again without it (docs/compile.md, \"Sources\").\n"
 		"\n"
 		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
 		"never loads it.  Entries go into the cache (see `gpucc cache`) as they are\n"
