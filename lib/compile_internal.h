@@ -36,6 +36,8 @@ typedef struct gpucc_toolchain {
 	char *memo_path;     /* where memos are kept (NULL: not kept) */
 	gpucc_file_memo *memos;
 	size_t memo_count;
+	size_t *memo_slots;  /* hash of (kind, path) -> memo index + 1; 0 empty */
+	size_t memo_slot_count; /* a power of two, at least twice memo_count */
 	bool memo_dirty;
 } gpucc_toolchain;
 
@@ -52,6 +54,10 @@ void gpucc_toolchain_save(gpucc_toolchain *tc);
 void gpucc_toolchain_release(gpucc_toolchain *tc);
 /* SHA-256 of a device library, remembered by path and identity. */
 int gpucc_toolchain_digest(gpucc_toolchain *tc, const char *path, gpucc_digest *out);
+/* The same for a caller that has just stat()ed path: st is what it saw. */
+struct stat;
+int gpucc_toolchain_digest_stat(gpucc_toolchain *tc, const char *path, const struct stat *st,
+                                gpucc_digest *out);
 /* ptxas's version ("13.0.88"), remembered likewise; "none" without ptxas.
  * The string is owned by tc. */
 int gpucc_toolchain_ptxas_version(gpucc_toolchain *tc, const char **out);

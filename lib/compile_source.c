@@ -130,8 +130,10 @@ typedef struct context {
 	char *cuda_dir;          /* a toolkit with include/cuda_runtime.h, or NULL */
 	char *cccl_dir;          /* its include/cccl when that has CUB, or NULL */
 	char cwd[PATH_MAX];
-	char temp_dir[PATH_MAX]; /* "" until made */
-	char stub_dir[PATH_MAX + 16]; /* "" when CUDA needs no stub */
+	char temp_dir[PATH_MAX]; /* "" until a miss needs it (temp_error: could not) */
+	char temp_error[512];
+	bool cuda_stub;          /* CUDA needs the stub (the toolkit lacks the header) */
+	char stub_dir[PATH_MAX + 16]; /* where the stub is, once temp_dir is made */
 	char *records_dir;       /* CACHE/v1/sources, or NULL: no records */
 	bool records_writable;
 	char env_key[4096];      /* CPATH and friends, as keyed */
@@ -442,7 +444,7 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 		 * it, <<<>>> finds no cudaConfigureCall under -nocudalib. */
 		arg(a, "-Xclang");
 		arg(a, "-target-sdk-version=12.5");
-		if (x->stub_dir[0]) {
+		if (x->cuda_stub) {
 			arg(a, "-isystem");
 			arg_as(a, x->stub_dir, "<gpucc-cuda-stubs>");
 		}
@@ -604,7 +606,7 @@ static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t 
 	else
 		snprintf(absolute, sizeof absolute, "%s/%s", x->cwd, path);
 	pthread_mutex_lock(&x->lock);
-	int rc = gpucc_toolchain_digest(x->s->toolchain, absolute, out);
+	int rc = gpucc_toolchain_digest_stat(x->s->toolchain, absolute, &st, out);
 	pthread_mutex_unlock(&x->lock);
 	return rc == 0 ? 0 : GPUCC_ERROR;
 }
@@ -1077,6 +1079,8 @@ static char *warning_lines(const gpucc_source_pair *p, const char *err)
 	return t.data;
 }
 
+static bool temp_dir_ready(context *x);
+
 static void compile_pair(context *x, size_t index)
 {
 	gpucc_source_pair *p = &x->pairs[index];
@@ -1108,6 +1112,20 @@ static void compile_pair(context *x, size_t index)
 	} else {
 		r->note = strdup(x->s->relocatable && x->s->cache ? "miss: linked sources are not recorded"
 		                                                  : "miss: no cache");
+	}
+	/* The name above depends only on the arguments' keyed forms; the
+	 * paths clang is given exist once the temporary directory does. */
+	if (!temp_dir_ready(x)) {
+		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", x->temp_error);
+		arglist_release(&a);
+		return;
+	}
+	arglist_release(&a);
+	build_args(&a, x, p, index);
+	if (a.failed) {
+		set_error(r, GPUCC_ERROR, p, "out of memory");
+		arglist_release(&a);
+		return;
 	}
 	char err_path[PATH_MAX + 32], out_path[PATH_MAX + 32], dep_path[PATH_MAX + 32];
 	snprintf(err_path, sizeof err_path, "%s/%zu.err", x->temp_dir, index);
@@ -1304,7 +1322,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 }
 
 /* $TMPDIR/gpucc-backend-PID-XXXXXX, and in it the CUDA stubs. */
-static int make_temp_dir(context *x, bool cuda)
+static int make_temp_dir(context *x)
 {
 	const char *tmp = getenv("TMPDIR");
 	snprintf(x->temp_dir, sizeof x->temp_dir, "%s/gpucc-backend-%ld-XXXXXX",
@@ -1315,14 +1333,7 @@ static int make_temp_dir(context *x, bool cuda)
 		x->temp_dir[0] = '\0';
 		return rc;
 	}
-	if (!cuda || !x->cuda_dir)
-		return 0;
-	/* CUDA 13 removed texture_fetch_functions.h, which clang-19's CUDA
-	 * wrapper includes: an empty one stands in. */
-	char *have = string_printf("%s/include/texture_fetch_functions.h", x->cuda_dir);
-	bool present = have && is_regular(have);
-	free(have);
-	if (present)
+	if (!x->cuda_stub)
 		return 0;
 	snprintf(x->stub_dir, sizeof x->stub_dir, "%s/stubs", x->temp_dir);
 	char stub[PATH_MAX + 64 + 16];
@@ -1332,6 +1343,36 @@ static int make_temp_dir(context *x, bool cuda)
 		return gpucc_error_set_errno("cannot write '%s'", stub);
 	close(fd);
 	return 0;
+}
+
+/* Whether the temporary directory exists, made by the first pair that
+ * needs it: a run whose records all hit makes none. */
+static bool temp_dir_ready(context *x)
+{
+	pthread_mutex_lock(&x->lock);
+	if (!x->temp_dir[0] && !x->temp_error[0] && make_temp_dir(x) != 0) {
+		snprintf(x->temp_error, sizeof x->temp_error, "%s", gpucc_error_last()->message);
+		gpucc_error_clear();
+	}
+	bool ready = x->temp_dir[0] != '\0';
+	pthread_mutex_unlock(&x->lock);
+	return ready;
+}
+
+/* Whether CUDA sources need the stub header: CUDA 13 removed
+ * texture_fetch_functions.h, which clang-19's CUDA wrapper includes, and an
+ * empty one stands in. */
+static bool needs_cuda_stub(const context *x)
+{
+	bool cuda = false;
+	for (size_t i = 0; i < x->count; i++)
+		cuda |= x->pairs[i].language == GPUCC_LANGUAGE_CUDA;
+	if (!cuda || !x->cuda_dir)
+		return false;
+	char *have = string_printf("%s/include/texture_fetch_functions.h", x->cuda_dir);
+	bool present = have && is_regular(have);
+	free(have);
+	return !present;
 }
 
 int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_source_settings *s)
@@ -1363,9 +1404,7 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 	}
 	find_clang(&x);
 	find_cuda(&x);
-	bool cuda = false;
-	for (size_t i = 0; i < count; i++)
-		cuda |= pairs[i].language == GPUCC_LANGUAGE_CUDA;
+	x.cuda_stub = needs_cuda_stub(&x);
 	if (s->cache && !s->relocatable) {
 		x.records_dir = string_printf("%s/v1/sources", gpucc_cache_dir(s->cache));
 		x.records_writable = gpucc_cache_writable(s->cache);
@@ -1374,19 +1413,11 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 			return gpucc_error_oom();
 		}
 	}
-	int rc = 0;
-	if (x.clang && (rc = make_temp_dir(&x, cuda)) != 0) {
-		/* No clang can run: every pair says why (a record may still hit). */
-		snprintf(x.clang_error, sizeof x.clang_error, "%s", gpucc_error_last()->message);
-		gpucc_error_clear();
-		free(x.clang);
-		x.clang = NULL;
-		rc = 0;
-	}
 	unsigned n = s->jobs ? s->jobs : 1;
 	if (n > count)
 		n = (unsigned)count;
-	pthread_t *threads = calloc(n, sizeof *threads);
+	/* One at a time: on this thread. */
+	pthread_t *threads = n > 1 ? calloc(n, sizeof *threads) : NULL;
 	unsigned started = 0;
 	for (unsigned i = 0; threads && i < n; i++)
 		if (pthread_create(&threads[started], NULL, pair_thread, &x) == 0)
@@ -1407,5 +1438,5 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 	free(x.cccl_dir);
 	free(x.records_dir);
 	pthread_mutex_destroy(&x.lock);
-	return rc;
+	return 0;
 }

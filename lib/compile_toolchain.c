@@ -99,6 +99,63 @@ static char *cuda_file(const char *relative, bool executable)
 
 #define MEMO_FIELDS 8
 
+/* The memos are found through an open-addressed hash table of (kind,
+ * path): a source's record checks hundreds of header digests, each a
+ * lookup. */
+static size_t memo_hash(const char *kind, const char *path)
+{
+	uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+	for (const char *p = kind; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ 0xff) * 1099511628211ULL; /* between the two: no byte of either */
+	for (const char *p = path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return (size_t)(h ^ (h >> 32));
+}
+
+static gpucc_file_memo *memo_lookup(gpucc_toolchain *tc, const char *kind, const char *path)
+{
+	if (!tc->memo_slot_count)
+		return NULL;
+	size_t mask = tc->memo_slot_count - 1;
+	for (size_t i = memo_hash(kind, path) & mask; tc->memo_slots[i]; i = (i + 1) & mask) {
+		gpucc_file_memo *m = &tc->memos[tc->memo_slots[i] - 1];
+		if (strcmp(m->path, path) == 0 && strcmp(m->kind, kind) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+static void memo_slot_put(gpucc_toolchain *tc, size_t index)
+{
+	size_t mask = tc->memo_slot_count - 1;
+	size_t i = memo_hash(tc->memos[index].kind, tc->memos[index].path) & mask;
+	while (tc->memo_slots[i])
+		i = (i + 1) & mask;
+	tc->memo_slots[i] = index + 1;
+}
+
+/* Enter memos[index] (its kind and path set; not yet counted when it is
+ * the newest) into the table, growing it first when it would be more than
+ * half full.  False when out of memory. */
+static bool memo_index(gpucc_toolchain *tc, size_t index)
+{
+	if (2 * (index + 1) > tc->memo_slot_count) {
+		size_t count = tc->memo_slot_count ? 2 * tc->memo_slot_count : 64;
+		size_t *slots = calloc(count, sizeof *slots);
+		if (!slots)
+			return false;
+		free(tc->memo_slots);
+		tc->memo_slots = slots;
+		tc->memo_slot_count = count;
+		for (size_t i = 0; i < index; i++)
+			memo_slot_put(tc, i);
+	}
+	memo_slot_put(tc, index);
+	return true;
+}
+
+
 static void memo_load(gpucc_toolchain *tc)
 {
 	/* Only a regular file: a FIFO in the cache would block every compile. */
@@ -129,6 +186,8 @@ static void memo_load(gpucc_toolchain *tc)
 		}
 		if (n != MEMO_FIELDS || !*fields[0] || !*fields[MEMO_FIELDS - 1])
 			continue;
+		if (memo_lookup(tc, fields[0], fields[MEMO_FIELDS - 1]))
+			continue; /* a repeated line: the first one stands */
 		gpucc_file_memo *grown = realloc(tc->memos, sizeof *grown * (tc->memo_count + 1));
 		if (!grown)
 			break;
@@ -142,7 +201,7 @@ static void memo_load(gpucc_toolchain *tc)
 		m->identity.device = strtoull(fields[5], NULL, 10);
 		m->value = strdup(fields[6]);
 		m->path = strdup(fields[7]);
-		if (!m->kind || !m->value || !m->path) {
+		if (!m->kind || !m->value || !m->path || !memo_index(tc, tc->memo_count)) {
 			free(m->kind);
 			free(m->value);
 			free(m->path);
@@ -239,6 +298,7 @@ void gpucc_toolchain_release(gpucc_toolchain *tc)
 		free(tc->memos[i].value);
 	}
 	free(tc->memos);
+	free(tc->memo_slots);
 	free(tc->libdevice);
 	free(tc->rocm_dir);
 	free(tc->libclc_dir);
@@ -262,27 +322,29 @@ static bool same_identity(const gpucc_file_identity *a, const gpucc_file_identit
 
 /* The memo of kind for path, or NULL; *stale tells whether the file has
  * changed since (or cannot be read: then *id is zeroed). */
+static gpucc_file_memo *memo_find_stat(gpucc_toolchain *tc, const char *kind, const char *path,
+                                       const struct stat *st, gpucc_file_identity *id, bool *stale)
+{
+	id->size = (uint64_t)st->st_size;
+	id->mtime_ns = nanoseconds(st->st_mtim);
+	id->ctime_ns = nanoseconds(st->st_ctim);
+	id->inode = (uint64_t)st->st_ino;
+	id->device = (uint64_t)st->st_dev;
+	gpucc_file_memo *m = memo_lookup(tc, kind, path);
+	*stale = !m || !same_identity(&m->identity, id);
+	return m;
+}
+
 static gpucc_file_memo *memo_find(gpucc_toolchain *tc, const char *kind, const char *path,
                                   gpucc_file_identity *id, bool *stale)
 {
-	memset(id, 0, sizeof *id);
-	*stale = true;
 	struct stat st;
-	if (stat(path, &st) != 0)
+	if (stat(path, &st) != 0) {
+		memset(id, 0, sizeof *id);
+		*stale = true;
 		return NULL;
-	id->size = (uint64_t)st.st_size;
-	id->mtime_ns = nanoseconds(st.st_mtim);
-	id->ctime_ns = nanoseconds(st.st_ctim);
-	id->inode = (uint64_t)st.st_ino;
-	id->device = (uint64_t)st.st_dev;
-	for (size_t i = 0; i < tc->memo_count; i++) {
-		gpucc_file_memo *m = &tc->memos[i];
-		if (strcmp(m->kind, kind) != 0 || strcmp(m->path, path) != 0)
-			continue;
-		*stale = !same_identity(&m->identity, id);
-		return m;
 	}
-	return NULL;
+	return memo_find_stat(tc, kind, path, &st, id, stale);
 }
 
 /* Remember value for (kind, path) as of identity id; the memo, or NULL when
@@ -290,10 +352,7 @@ static gpucc_file_memo *memo_find(gpucc_toolchain *tc, const char *kind, const c
 static gpucc_file_memo *memo_put(gpucc_toolchain *tc, const char *kind, const char *path,
                                  const gpucc_file_identity *id, const char *value)
 {
-	gpucc_file_memo *m = NULL;
-	for (size_t i = 0; i < tc->memo_count && !m; i++)
-		if (strcmp(tc->memos[i].kind, kind) == 0 && strcmp(tc->memos[i].path, path) == 0)
-			m = &tc->memos[i];
+	gpucc_file_memo *m = memo_lookup(tc, kind, path);
 	char *copy = strdup(value);
 	if (!copy)
 		return NULL;
@@ -309,9 +368,16 @@ static gpucc_file_memo *memo_put(gpucc_toolchain *tc, const char *kind, const ch
 			return NULL;
 		}
 		tc->memos = grown;
-		m = &grown[tc->memo_count++];
+		m = &grown[tc->memo_count];
 		m->kind = k;
 		m->path = p;
+		if (!memo_index(tc, tc->memo_count)) {
+			free(k);
+			free(p);
+			free(copy);
+			return NULL;
+		}
+		tc->memo_count++;
 		m->value = NULL;
 	}
 	free(m->value);
@@ -323,9 +389,18 @@ static gpucc_file_memo *memo_put(gpucc_toolchain *tc, const char *kind, const ch
 
 int gpucc_toolchain_digest(gpucc_toolchain *tc, const char *path, gpucc_digest *out)
 {
+	struct stat st;
+	if (stat(path, &st) != 0)
+		memset(&st, 0, sizeof st); /* reading it fails below, with the reason */
+	return gpucc_toolchain_digest_stat(tc, path, &st, out);
+}
+
+int gpucc_toolchain_digest_stat(gpucc_toolchain *tc, const char *path, const struct stat *st,
+                                gpucc_digest *out)
+{
 	gpucc_file_identity id;
 	bool stale;
-	gpucc_file_memo *m = memo_find(tc, "sha256", path, &id, &stale);
+	gpucc_file_memo *m = memo_find_stat(tc, "sha256", path, st, &id, &stale);
 	if (m && !stale && gpucc_digest_from_hex(out, m->value) == 0)
 		return 0;
 	int rc = gpucc_digest_file(out, NULL, path);

@@ -122,6 +122,14 @@ python3 -c 'import json; r = json.load(open("out")); assert r["hits"] == r["jobs
 assert_same first.gpucc second.gpucc
 compile 0 --explain
 assert_grep "source       hit: record" out
+# Hits need no temporary directory (CUDA's stub header included): they work
+# where none can be made; a miss there names the directory it could not make.
+TMPDIR=$TEST_DIR/no-such-dir compile 0 -o third.gpucc
+assert_same first.gpucc third.gpucc
+TMPDIR=$TEST_DIR/no-such-dir compile 6 -o fourth.gpucc -DFACTOR=4.0f -DMISS
+assert_grep "cannot make a temporary directory in '$TEST_DIR/no-such-dir'" err
+[ ! -e fourth.gpucc ] || fail "a run that could compile nothing wrote its image"
+[ "$(runs)" -eq 0 ] || fail "clang ran $(runs) times without a temporary directory"
 
 # ---- a header changed anywhere is a miss, never a stale hit ---------------------
 cp ../include/scale.h scale.h.orig

@@ -327,6 +327,48 @@ static void test_toolchain_memo(void)
 	check_dir_remove();
 }
 
+/* Hundreds of memos (a source's headers): each is found again after the
+ * table grew and after a reload (none is added twice), and the one file
+ * changed among them gets its new digest. */
+static void test_toolchain_many_memos(void)
+{
+	enum { FILES = 300 };
+	CHECK_INT(check_dir_create("test_compile_memos"), 0);
+	char memo_dir[256], path[FILES][256], text[64];
+	snprintf(memo_dir, sizeof memo_dir, "%s", check_dir);
+	gpucc_toolchain tc;
+	gpucc_digest got, expected;
+	CHECK_INT(gpucc_toolchain_init(&tc, memo_dir), 0);
+	for (int i = 0; i < FILES; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "header%03d.h", i);
+		snprintf(path[i], sizeof path[i], "%s", path_in_dir(name));
+		snprintf(text, sizeof text, "#define H%d %d\n", i, i);
+		write_text(path[i], text);
+		CHECK_INT(gpucc_toolchain_digest(&tc, path[i], &got), 0);
+	}
+	CHECK_INT(tc.memo_count, FILES);
+	gpucc_toolchain_save(&tc);
+	gpucc_toolchain_release(&tc);
+
+	/* Reloaded; one file rewritten in place with another size. */
+	write_text(path[FILES / 2], "changed, and longer than before\n");
+	CHECK_INT(gpucc_toolchain_init(&tc, memo_dir), 0);
+	CHECK_INT(tc.memo_count, FILES);
+	for (int i = 0; i < FILES; i++) {
+		if (i == FILES / 2)
+			snprintf(text, sizeof text, "changed, and longer than before\n");
+		else
+			snprintf(text, sizeof text, "#define H%d %d\n", i, i);
+		CHECK_INT(gpucc_toolchain_digest(&tc, path[i], &got), 0);
+		gpucc_digest_buffer(&expected, text, strlen(text));
+		CHECK(gpucc_digest_compare(&got, &expected) == 0);
+	}
+	CHECK_INT(tc.memo_count, FILES);
+	gpucc_toolchain_release(&tc);
+	check_dir_remove();
+}
+
 static void test_compile_and_unavailable(void)
 {
 	const char *backend = getenv("GPUCC_BACKEND");
@@ -442,6 +484,7 @@ int main(void)
 	RUN(test_keys);
 	RUN(test_entry_key_target);
 	RUN(test_toolchain_memo);
+	RUN(test_toolchain_many_memos);
 	RUN(test_nvjitlink_version);
 	RUN(test_compile_and_unavailable);
 	RUN(test_hit_module_name);
