@@ -569,6 +569,14 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 						                 "not be stored: %s", r->shown,
 						                 gpucc_error_last()->message);
 					local_failed = true;
+				} else if (stored == GPUCC_EUNAVAILABLE) {
+					/* Not checked (libcrypto, which checks signatures,
+					 * could not be loaded): this process's lack, not the
+					 * object's fault, so not rejected and removed. */
+					if (!failed)
+						snprintf(r->why, sizeof r->why, "%s", gpucc_error_last()->message);
+					s->unsaved.errors++;
+					failed = true;
 				} else {
 					if (!failed) {
 						char hex[GPUCC_DIGEST_HEX_SIZE];

@@ -4,16 +4,21 @@
  * appends a fixed trailer to each object it uploads; a reader configured
  * with trusted public keys accepts only objects whose trailer names one of
  * them and whose signature verifies.  libcrypto (OpenSSL 3) does the
- * cryptography.
+ * cryptography: it is loaded with dlopen (libcrypto.so.3) the first time a
+ * key is read, made or checked, so that a process that never signs nor
+ * verifies does not pay for loading it; only its headers are needed to
+ * build.
  */
 #include "remote_internal.h"
 
 #include "errors.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,86 @@
 #define SIGNATURE_SIZE 64
 #define TRAILER_SIZE (PUBLIC_SIZE + SIGNATURE_SIZE + MAGIC_SIZE)
 #define MESSAGE_PREFIX "gpucc-remote-entry-v1"
+#define CRYPTO_SONAME "libcrypto.so.3"
+
+/* The libcrypto functions used, resolved by name: none of them is a macro
+ * in OpenSSL 3's headers. */
+static struct {
+	EVP_PKEY *(*pem_read_private_key)(FILE *, EVP_PKEY **, pem_password_cb *, void *);
+	int (*pem_write_private_key)(FILE *, const EVP_PKEY *, const EVP_CIPHER *,
+	                             const unsigned char *, int, pem_password_cb *, void *);
+	int (*pkey_get_id)(const EVP_PKEY *);
+	void (*pkey_free)(EVP_PKEY *);
+	int (*pkey_get_raw_public_key)(const EVP_PKEY *, unsigned char *, size_t *);
+	EVP_PKEY *(*pkey_new_raw_public_key)(int, ENGINE *, const unsigned char *, size_t);
+	EVP_PKEY_CTX *(*pkey_ctx_new_id)(int, ENGINE *);
+	void (*pkey_ctx_free)(EVP_PKEY_CTX *);
+	int (*pkey_keygen_init)(EVP_PKEY_CTX *);
+	int (*pkey_keygen)(EVP_PKEY_CTX *, EVP_PKEY **);
+	EVP_MD_CTX *(*md_ctx_new)(void);
+	void (*md_ctx_free)(EVP_MD_CTX *);
+	int (*digest_sign_init)(EVP_MD_CTX *, EVP_PKEY_CTX **, const EVP_MD *, ENGINE *,
+	                        EVP_PKEY *);
+	int (*digest_sign)(EVP_MD_CTX *, unsigned char *, size_t *, const unsigned char *, size_t);
+	int (*digest_verify_init)(EVP_MD_CTX *, EVP_PKEY_CTX **, const EVP_MD *, ENGINE *,
+	                          EVP_PKEY *);
+	int (*digest_verify)(EVP_MD_CTX *, const unsigned char *, size_t, const unsigned char *,
+	                     size_t);
+} crypto;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[256];
+
+static bool resolve(void *h, const char *name, void *slot)
+{
+	void *symbol = dlsym(h, name);
+	if (!symbol) {
+		snprintf(load_error, sizeof load_error, "%s lacks %s", CRYPTO_SONAME, name);
+		return false;
+	}
+	memcpy(slot, &symbol, sizeof symbol);
+	return true;
+}
+
+static void load(void)
+{
+	void *h = dlopen(CRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *why = dlerror();
+		snprintf(load_error, sizeof load_error, "cannot load %s: %s", CRYPTO_SONAME,
+		         why ? why : "dlopen failed");
+		return;
+	}
+	bool ok = resolve(h, "PEM_read_PrivateKey", &crypto.pem_read_private_key) &&
+	          resolve(h, "PEM_write_PrivateKey", &crypto.pem_write_private_key) &&
+	          resolve(h, "EVP_PKEY_get_id", &crypto.pkey_get_id) &&
+	          resolve(h, "EVP_PKEY_free", &crypto.pkey_free) &&
+	          resolve(h, "EVP_PKEY_get_raw_public_key", &crypto.pkey_get_raw_public_key) &&
+	          resolve(h, "EVP_PKEY_new_raw_public_key", &crypto.pkey_new_raw_public_key) &&
+	          resolve(h, "EVP_PKEY_CTX_new_id", &crypto.pkey_ctx_new_id) &&
+	          resolve(h, "EVP_PKEY_CTX_free", &crypto.pkey_ctx_free) &&
+	          resolve(h, "EVP_PKEY_keygen_init", &crypto.pkey_keygen_init) &&
+	          resolve(h, "EVP_PKEY_keygen", &crypto.pkey_keygen) &&
+	          resolve(h, "EVP_MD_CTX_new", &crypto.md_ctx_new) &&
+	          resolve(h, "EVP_MD_CTX_free", &crypto.md_ctx_free) &&
+	          resolve(h, "EVP_DigestSignInit", &crypto.digest_sign_init) &&
+	          resolve(h, "EVP_DigestSign", &crypto.digest_sign) &&
+	          resolve(h, "EVP_DigestVerifyInit", &crypto.digest_verify_init) &&
+	          resolve(h, "EVP_DigestVerify", &crypto.digest_verify);
+	if (!ok) {
+		memset(&crypto, 0, sizeof crypto);
+		return;
+	}
+	load_error[0] = '\0';
+}
+
+/* Load libcrypto once; false, with load_error saying why, when it cannot
+ * be used. */
+static bool crypto_ready(void)
+{
+	pthread_once(&load_once, load);
+	return crypto.digest_verify != NULL;
+}
 
 /* What is signed: a fixed prefix (with its NUL), the key, the SHA-256 of
  * the entry file's bytes. */
@@ -53,16 +138,19 @@ static void to_hex(char *out, const unsigned char *bytes, size_t n)
 
 int gpucc_remote_load_signing_key(remote *r, const char *path)
 {
+	if (!crypto_ready())
+		return gpucc_error_set(GPUCC_EUNAVAILABLE, "cannot read signing key '%s': %s", path,
+		                       load_error);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return gpucc_error_set_errno("cannot open signing key '%s'", path);
-	EVP_PKEY *k = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+	EVP_PKEY *k = crypto.pem_read_private_key(f, NULL, NULL, NULL);
 	fclose(f);
-	if (!k || EVP_PKEY_get_id(k) != EVP_PKEY_ED25519) {
-		EVP_PKEY_free(k);
+	if (!k || crypto.pkey_get_id(k) != EVP_PKEY_ED25519) {
+		crypto.pkey_free(k);
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not an Ed25519 private key in PEM", path);
 	}
-	EVP_PKEY_free(r->sign_key);
+	crypto.pkey_free(r->sign_key);
 	r->sign_key = k;
 	return 0;
 }
@@ -114,7 +202,9 @@ int gpucc_remote_load_trusted_keys(remote *r, const char *path)
 
 void gpucc_remote_free_keys(remote *r)
 {
-	EVP_PKEY_free(r->sign_key);
+	/* A key was only ever read with libcrypto loaded. */
+	if (r->sign_key)
+		crypto.pkey_free(r->sign_key);
 	r->sign_key = NULL;
 	free(r->trusted);
 	r->trusted = NULL;
@@ -124,6 +214,10 @@ void gpucc_remote_free_keys(remote *r)
 int gpucc_remote_sign(remote *r, const gpucc_digest *key, const remote_blob *in, remote_blob *out)
 {
 	unsigned char message[sizeof MESSAGE_PREFIX + 64];
+	if (!crypto_ready()) {
+		gpucc_error_set(GPUCC_EUNAVAILABLE, "cannot sign: %s", load_error);
+		return -1;
+	}
 	message_of(message, key, in->data, in->size);
 	out->size = in->size + TRAILER_SIZE;
 	out->data = malloc(out->size);
@@ -132,12 +226,12 @@ int gpucc_remote_sign(remote *r, const gpucc_digest *key, const remote_blob *in,
 	memcpy(out->data, in->data, in->size);
 	unsigned char *trailer = out->data + in->size;
 	size_t public_size = PUBLIC_SIZE, signature_size = SIGNATURE_SIZE;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	bool ok = ctx && EVP_PKEY_get_raw_public_key(r->sign_key, trailer, &public_size) == 1 &&
-	          EVP_DigestSignInit(ctx, NULL, NULL, NULL, r->sign_key) == 1 &&
-	          EVP_DigestSign(ctx, trailer + PUBLIC_SIZE, &signature_size, message,
-	                         sizeof message) == 1;
-	EVP_MD_CTX_free(ctx);
+	EVP_MD_CTX *ctx = crypto.md_ctx_new();
+	bool ok = ctx && crypto.pkey_get_raw_public_key(r->sign_key, trailer, &public_size) == 1 &&
+	          crypto.digest_sign_init(ctx, NULL, NULL, NULL, r->sign_key) == 1 &&
+	          crypto.digest_sign(ctx, trailer + PUBLIC_SIZE, &signature_size, message,
+	                             sizeof message) == 1;
+	crypto.md_ctx_free(ctx);
 	if (!ok) {
 		free(out->data);
 		out->data = NULL;
@@ -167,17 +261,21 @@ int gpucc_remote_check_signature(remote *r, const gpucc_digest *key, remote_blob
 		if (!trusted) {
 			rc = gpucc_error_set(GPUCC_ECORRUPT, "signed by key %.16s..., which is not trusted",
 			                     hex);
+		} else if (!crypto_ready()) {
+			rc = gpucc_error_set(GPUCC_EUNAVAILABLE, "cannot verify its signature: %s",
+			                     load_error);
 		} else {
 			unsigned char message[sizeof MESSAGE_PREFIX + 64];
 			message_of(message, key, b->data, entry_size);
-			EVP_PKEY *pub = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, trailer,
-			                                            PUBLIC_SIZE);
-			EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-			bool ok = pub && ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, pub) == 1 &&
-			          EVP_DigestVerify(ctx, trailer + PUBLIC_SIZE, SIGNATURE_SIZE, message,
-			                           sizeof message) == 1;
-			EVP_MD_CTX_free(ctx);
-			EVP_PKEY_free(pub);
+			EVP_PKEY *pub = crypto.pkey_new_raw_public_key(EVP_PKEY_ED25519, NULL, trailer,
+			                                               PUBLIC_SIZE);
+			EVP_MD_CTX *ctx = crypto.md_ctx_new();
+			bool ok = pub && ctx &&
+			          crypto.digest_verify_init(ctx, NULL, NULL, NULL, pub) == 1 &&
+			          crypto.digest_verify(ctx, trailer + PUBLIC_SIZE, SIGNATURE_SIZE, message,
+			                               sizeof message) == 1;
+			crypto.md_ctx_free(ctx);
+			crypto.pkey_free(pub);
 			if (!ok)
 				rc = gpucc_error_set(GPUCC_ECORRUPT,
 				                     "its signature by key %.16s... does not verify", hex);
@@ -191,28 +289,31 @@ int gpucc_signing_key_generate(const char *path, char public_hex[65])
 {
 	GPUCC_REQUIRE(path);
 	GPUCC_REQUIRE(public_hex);
+	if (!crypto_ready())
+		return gpucc_error_set(GPUCC_EUNAVAILABLE, "cannot generate an Ed25519 key: %s",
+		                       load_error);
 	EVP_PKEY *k = NULL;
-	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
-	if (!ctx || EVP_PKEY_keygen_init(ctx) != 1 || EVP_PKEY_keygen(ctx, &k) != 1) {
-		EVP_PKEY_CTX_free(ctx);
+	EVP_PKEY_CTX *ctx = crypto.pkey_ctx_new_id(EVP_PKEY_ED25519, NULL);
+	if (!ctx || crypto.pkey_keygen_init(ctx) != 1 || crypto.pkey_keygen(ctx, &k) != 1) {
+		crypto.pkey_ctx_free(ctx);
 		return gpucc_error_set(GPUCC_ERROR, "cannot generate an Ed25519 key");
 	}
-	EVP_PKEY_CTX_free(ctx);
+	crypto.pkey_ctx_free(ctx);
 	unsigned char pub[PUBLIC_SIZE];
 	size_t pub_size = sizeof pub;
-	EVP_PKEY_get_raw_public_key(k, pub, &pub_size);
+	crypto.pkey_get_raw_public_key(k, pub, &pub_size);
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		EVP_PKEY_free(k);
+		crypto.pkey_free(k);
 		return gpucc_error_set_errno("cannot create '%s'", path);
 	}
 	FILE *f = fdopen(fd, "w");
-	bool ok = f && PEM_write_PrivateKey(f, k, NULL, NULL, 0, NULL, NULL) == 1;
+	bool ok = f && crypto.pem_write_private_key(f, k, NULL, NULL, 0, NULL, NULL) == 1;
 	if (f)
 		ok = fclose(f) == 0 && ok;
 	else
 		close(fd);
-	EVP_PKEY_free(k);
+	crypto.pkey_free(k);
 	if (!ok) {
 		unlink(path);
 		return gpucc_error_set(GPUCC_ERROR, "cannot write the key to '%s'", path);
