@@ -6,6 +6,8 @@
 #   bench_pair NAME GOAL GPUCC_CMD PEER_CMD
 #   bench_pair_direct NAME GOAL GPUCC_CMD PEER_CMD
 #       The same without a shell, for commands of a few milliseconds.
+#       BENCH_PREPARE (a shell command), when set, runs before each timed
+#       run of GPUCC_CMD, untimed (hyperfine --prepare).
 #   bench_in_process NAME GOAL GPUCC_MS PEER_CMD
 #       The same row for a library call timed inside its own process
 #       (GPUCC_MS, the mean of many calls) against a command.
@@ -44,7 +46,9 @@ bench_setup() {
 bench_pair() {
 	name=$1 goal=$2 ours=$3 peer=$4
 	json="$WORK/hyperfine.json"
+	# shellcheck disable=SC2086
 	hyperfine --style none --warmup 2 --runs "${BENCH_RUNS:-10}" ${BENCH_NO_SHELL:+-N} \
+		${BENCH_PREPARE:+--prepare "$BENCH_PREPARE" --prepare true} \
 		--export-json "$json" -n gpucc "$ours" -n peer "$peer" >/dev/null
 	bench_row "$json" "$name" "$goal" "$peer" ""
 }
