@@ -6,13 +6,17 @@
  * record under ac/ and its payloads under cas/ (lib/remote_bazel.c), two
  * rounds of requests.
  *
- * libcurl is loaded with dlopen (libcurl.so.4) the first time an HTTP remote
- * is used; only its headers are needed to build.  A batch is one curl multi
- * handle: transfers run in parallel, multiplexed over one connection where
- * the server speaks HTTP/2, else over a few HTTP/1.1 connections, all kept
- * for the next batch.  Status 404 is a miss; any other status but 2xx, a
+ * A plain http:// remote (not S3) goes through gpucc's own HTTP/1.1 client
+ * (lib/http_client.c): up to 8 keep-alive connections, a batch's requests
+ * run over them in parallel.  For https:// and S3 (SigV4) libcurl is loaded
+ * with dlopen (libcurl.so.4) the first time such a remote is used; only its
+ * headers are needed to build.  A batch there is one curl multi handle:
+ * transfers run in parallel, multiplexed over one connection where the
+ * server speaks HTTP/2, else over a few HTTP/1.1 connections, all kept for
+ * the next batch.  Status 404 is a miss; any other status but 2xx, a
  * transfer error, a short body and a timeout are failures.
  */
+#include "http_client.h"
 #include "remote_internal.h"
 
 /* Built where the client's headers are (scripts/setup installs them);
@@ -103,6 +107,7 @@ static void load(void)
 }
 
 typedef struct http_state {
+	http_client *plain; /* plain http://: the built-in client, no libcurl */
 	CURLM *multi;
 	struct curl_slist *headers;
 	bool multiplexed; /* a transfer went over HTTP/2: streams share a connection */
@@ -146,8 +151,45 @@ static const char *ca_file(const remote *r)
 	return NULL;
 }
 
+/* A plain http:// remote (no TLS, no SigV4): served without libcurl. */
+static bool is_plain(const remote *r)
+{
+	return !r->s3 && strncmp(r->url, "http://", 7) == 0;
+}
+
+/* The built-in client for r, with the remote's headers and bearer token. */
+static int plain_connect(remote *r)
+{
+	http_state *st = calloc(1, sizeof *st);
+	const char **lines = malloc((r->header_count + 1) * sizeof *lines);
+	char *bearer = NULL;
+	if (!st || !lines || (r->bearer && asprintf(&bearer, "Authorization: Bearer %s", r->bearer) < 0)) {
+		free(st);
+		free(lines);
+		snprintf(r->why, sizeof r->why, "out of memory");
+		return -1;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < r->header_count; i++)
+		lines[n++] = r->headers[i];
+	if (r->bearer)
+		lines[n++] = bearer;
+	st->plain = http_client_open(r->url, lines, n, r->connect_timeout_ms, r->timeout_ms, r->why,
+	                             sizeof r->why);
+	free(bearer);
+	free(lines);
+	if (!st->plain) {
+		free(st);
+		return -1;
+	}
+	r->state = st;
+	return 0;
+}
+
 static int http_connect(remote *r)
 {
+	if (is_plain(r))
+		return plain_connect(r);
 	pthread_once(&load_once, load);
 	if (!curl.easy_init) {
 		snprintf(r->why, sizeof r->why, "%s", load_error);
@@ -182,6 +224,12 @@ static void http_close(remote *r)
 	http_state *st = r->state;
 	if (!st)
 		return;
+	if (st->plain) {
+		http_client_close(st->plain);
+		free(st);
+		r->state = NULL;
+		return;
+	}
 	while (st->spare_count)
 		curl.easy_cleanup(st->spare[--st->spare_count]);
 	curl.multi_cleanup(st->multi);
@@ -246,11 +294,10 @@ static size_t on_read(char *buffer, size_t size, size_t count, void *ctx)
 	return n;
 }
 
-/* Prepare t's request of method for key's object, or with cas for the
- * payload of SHA-256 key under layout=bazel. */
-static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method method, bool cas)
+/* t's object name: key's object, or with cas the payload of SHA-256 key
+ * under layout=bazel. */
+static void name_transfer(const remote *r, transfer *t, const gpucc_digest *key, bool cas)
 {
-	http_state *st = r->state;
 	if (cas) {
 		char hex[GPUCC_DIGEST_HEX_SIZE];
 		gpucc_digest_to_hex(hex, key);
@@ -258,6 +305,13 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 	} else {
 		gpucc_remote_object_name(t->name, sizeof t->name, r, key);
 	}
+}
+
+/* Prepare t's request of method for key's object (name_transfer). */
+static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method method, bool cas)
+{
+	http_state *st = r->state;
+	name_transfer(r, t, key, cas);
 	size_t url_size = strlen(r->url) + strlen(t->name) + 2;
 	char *url = malloc(url_size);
 	t->easy = url ? take_handle(st) : NULL;
@@ -344,22 +398,23 @@ static const char *method_name(http_method m)
 	return m == HTTP_GET ? "GET" : m == HTTP_HEAD ? "HEAD" : m == HTTP_PUT ? "PUT" : "DELETE";
 }
 
-/* Judge a finished transfer; the first failure's reason goes to r->why. */
-static void judge(remote *r, transfer *t, CURLcode code, http_method method)
+typedef enum { ENDED_WHOLE, ENDED_TIMEOUT, ENDED_ERROR } transfer_end;
+
+/* Judge a finished transfer by how it ended, its HTTP status and the
+ * client's error text; the first failure's reason goes to r->why. */
+static void judge(remote *r, transfer *t, http_method method, transfer_end end, long status,
+                  const char *error)
 {
-	long status = 0;
-	curl.easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
 	t->done = true;
-	if (code == CURLE_OPERATION_TIMEDOUT) {
+	if (end == ENDED_TIMEOUT) {
 		t->outcome = REMOTE_TIMEOUT;
 		if (!r->why[0])
 			snprintf(r->why, sizeof r->why, "%s %s timed out (%s)", method_name(method), t->name,
-			         t->error[0] ? t->error : curl.easy_strerror(code));
-	} else if (code != CURLE_OK) {
+			         error);
+	} else if (end == ENDED_ERROR) {
 		t->outcome = REMOTE_ERROR;
 		if (!r->why[0])
-			snprintf(r->why, sizeof r->why, "%s %s: %s", method_name(method), t->name,
-			         t->error[0] ? t->error : curl.easy_strerror(code));
+			snprintf(r->why, sizeof r->why, "%s %s: %s", method_name(method), t->name, error);
 	} else if (status == 404 && method != HTTP_PUT) {
 		t->outcome = REMOTE_MISS;
 	} else if (status >= 200 && status < 300) {
@@ -372,33 +427,89 @@ static void judge(remote *r, transfer *t, CURLcode code, http_method method)
 	}
 }
 
+/* judge for a transfer libcurl finished with code. */
+static void judge_curl(remote *r, transfer *t, CURLcode code, http_method method)
+{
+	long status = 0;
+	curl.easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+	transfer_end end = code == CURLE_OPERATION_TIMEDOUT ? ENDED_TIMEOUT
+	                   : code != CURLE_OK               ? ENDED_ERROR
+	                                                    : ENDED_WHOLE;
+	judge(r, t, method, end, status, t->error[0] ? t->error : curl.easy_strerror(code));
+}
+
+typedef struct plain_batch {
+	remote *r;
+	http_method method;
+} plain_batch;
+
+/* A request of the built-in client ended: judged; false (stop the batch)
+ * at a failure. */
+static bool plain_done(http_request *q, void *ctx)
+{
+	plain_batch *pb = ctx;
+	transfer *t = q->user;
+	transfer_end end = q->state == HTTP_REQUEST_DONE        ? ENDED_WHOLE
+	                   : q->state == HTTP_REQUEST_TIMED_OUT ? ENDED_TIMEOUT
+	                                                        : ENDED_ERROR;
+	judge(pb->r, t, pb->method, end, q->status, q->error);
+	if (pb->method == HTTP_GET && t->outcome == REMOTE_OK) {
+		free(t->blob->data);
+		t->blob->data = q->data;
+		t->blob->size = q->size;
+		q->data = NULL;
+	}
+	return t->outcome != REMOTE_ERROR && t->outcome != REMOTE_TIMEOUT;
+}
+
+/* run_window's transfers t[0..count) over the built-in client. */
+static void plain_window(remote *r, transfer *t, const gpucc_digest *keys, size_t count,
+                         http_method method, bool cas)
+{
+	http_state *st = r->state;
+	http_request *q = calloc(count ? count : 1, sizeof *q);
+	const char *base = http_client_base_path(st->plain);
+	bool ok = q != NULL;
+	for (size_t i = 0; ok && i < count; i++) {
+		name_transfer(r, &t[i], &keys[i], cas);
+		t[i].outcome = REMOTE_MISS;
+		q[i] = (http_request){.method = method_name(method),
+		                      .send_body = method == HTTP_PUT,
+		                      .body = method == HTTP_PUT ? t[i].blob->data : NULL,
+		                      .body_size = method == HTTP_PUT ? t[i].blob->size : 0,
+		                      .keep_body = method == HTTP_GET,
+		                      .max_body = REMOTE_MAX_OBJECT,
+		                      .user = &t[i]};
+		ok = asprintf(&q[i].target, "%s/%s", base, t[i].name) >= 0;
+		if (!ok)
+			q[i].target = NULL;
+	}
+	if (ok) {
+		plain_batch pb = {.r = r, .method = method};
+		http_client_run(st->plain, q, count, plain_done, &pb);
+	} else {
+		snprintf(r->why, sizeof r->why, "out of memory");
+		for (size_t i = 0; i < count; i++) {
+			t[i].done = true;
+			t[i].outcome = REMOTE_ERROR;
+		}
+	}
+	for (size_t i = 0; q && i < count; i++) {
+		free(q[i].target);
+		free(q[i].data);
+	}
+	free(q);
+}
+
 /* Transfers one batch keeps in flight at most: their handles and buffers
  * are the memory a batch takes. */
 #define HTTP_WINDOW 1024
 
-/* Run one batch of count transfers of method; at the first failure the
- * transfers still running are dropped (the remote is done for). */
-static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_method method,
-                       bool cas, remote_blob *blobs, remote_outcome *outcomes)
+/* run_window's transfers t[0..count) over libcurl's multi handle. */
+static void curl_window(remote *r, transfer *t, const gpucc_digest *keys, size_t count,
+                        http_method method, bool cas)
 {
 	http_state *st = r->state;
-	transfer *t = calloc(count ? count : 1, sizeof *t);
-	bool bodiless = method == HTTP_HEAD || method == HTTP_DELETE;
-	remote_blob *heads = bodiless ? calloc(count ? count : 1, sizeof *heads) : NULL;
-	if (!t || (bodiless && !heads)) {
-		free(t);
-		free(heads);
-		snprintf(r->why, sizeof r->why, "out of memory");
-		for (size_t i = 0; i < count; i++) {
-			if (blobs)
-				blobs[i].outcome = REMOTE_ERROR;
-			if (outcomes)
-				outcomes[i] = REMOTE_ERROR;
-		}
-		return;
-	}
-	remote_sigpipe_guard guard;
-	gpucc_remote_sigpipe_block(&guard);
 	/* Transfers are started as others end, never more than the server's
 	 * connections (or HTTP/2 streams) carry at once: a transfer libcurl
 	 * queued would spend its connect timeout waiting for a connection. */
@@ -411,7 +522,6 @@ static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_m
 		while (!failed && added < count && active < most) {
 			size_t i = added;
 			t[i].outcome = REMOTE_MISS;
-			t[i].blob = heads ? &heads[i] : &blobs[i];
 			if (!setup(r, &t[i], &keys[i], method, cas) ||
 			    curl.multi_add_handle(st->multi, t[i].easy) != CURLM_OK) {
 				t[i].outcome = REMOTE_ERROR;
@@ -439,7 +549,7 @@ static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_m
 			curl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&done);
 			if (!done)
 				continue;
-			judge(r, done, msg->data.result, method);
+			judge_curl(r, done, msg->data.result, method);
 			long version = 0;
 			curl.easy_getinfo(msg->easy_handle, CURLINFO_HTTP_VERSION, &version);
 			st->multiplexed |= version == CURL_HTTP_VERSION_2_0;
@@ -470,6 +580,37 @@ static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_m
 		if (t[i].headers)
 			curl.slist_free_all(t[i].headers);
 	}
+}
+
+/* Run one batch of count transfers of method; at the first failure the
+ * transfers still running are dropped (the remote is done for). */
+static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_method method,
+                       bool cas, remote_blob *blobs, remote_outcome *outcomes)
+{
+	http_state *st = r->state;
+	transfer *t = calloc(count ? count : 1, sizeof *t);
+	bool bodiless = method == HTTP_HEAD || method == HTTP_DELETE;
+	remote_blob *heads = bodiless ? calloc(count ? count : 1, sizeof *heads) : NULL;
+	if (!t || (bodiless && !heads)) {
+		free(t);
+		free(heads);
+		snprintf(r->why, sizeof r->why, "out of memory");
+		for (size_t i = 0; i < count; i++) {
+			if (blobs)
+				blobs[i].outcome = REMOTE_ERROR;
+			if (outcomes)
+				outcomes[i] = REMOTE_ERROR;
+		}
+		return;
+	}
+	remote_sigpipe_guard guard;
+	gpucc_remote_sigpipe_block(&guard);
+	for (size_t i = 0; i < count; i++)
+		t[i].blob = heads ? &heads[i] : &blobs[i];
+	if (st->plain)
+		plain_window(r, t, keys, count, method, cas);
+	else
+		curl_window(r, t, keys, count, method, cas);
 	gpucc_remote_sigpipe_restore(&guard);
 	for (size_t i = 0; i < count; i++) {
 		remote_outcome o = t[i].done ? t[i].outcome : REMOTE_MISS;

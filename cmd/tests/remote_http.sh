@@ -39,14 +39,20 @@ compile_with B b2.gpucc --no-remote
 [ "$(json_count hits)" = 2 ] || fail "B's local cache did not keep the remote's entries"
 assert_same b2.gpucc ref.gpucc
 
-# A local hit never loads libcurl; a miss that asks the remote does.
+# A local hit never loads libcurl, nor does a remote hit over plain http://
+# (gpucc's own HTTP/1.1 client serves it); S3 (SigV4, below) does.
 if command -v strace >/dev/null; then
 	no_leak_check strace -f -e trace=openat -o trace "$GPUCC" compile --cache B --no-cubin -t sm_90 \
 		$MODULES --remote "$URL" >/dev/null 2>err || fail "traced local hit failed"
 	assert_no_grep libcurl trace
 	no_leak_check strace -f -e trace=openat -o trace "$GPUCC" compile --cache B2 --no-cubin -t sm_90 \
-		$MODULES --remote "$URL" >/dev/null 2>err || fail "traced remote hit failed"
-	assert_grep 'libcurl\.so\.4' trace
+		$MODULES --remote "$URL" -o b2t.gpucc --json >out 2>err || fail "traced remote hit failed"
+	[ "$(json_count hits)" = 2 ] || fail "traced remote hit: $(json_count hits) hits, not 2"
+	assert_no_grep libcurl trace
+else
+	LD_DEBUG=files "$GPUCC" compile --cache B2 --no-cubin -t sm_90 $MODULES --remote "$URL" \
+		>/dev/null 2>trace || fail "remote hit under LD_DEBUG failed"
+	assert_no_grep libcurl trace
 fi
 
 # layout=subdirs: objects under their key's first two hex digits.
@@ -131,6 +137,84 @@ assert_grep "rejected: the action-cache record is malformed" err
 [ ! -e "$record" ] || fail "bazel layout: the record cut short was not deleted"
 expect_exit 129 "$GPUCC" compile --cache BZX --no-cubin -t sm_90 vector_add.ll --remote "$URL|layout=ant"
 assert_grep "bad value 'ant' for layout" err
+
+# gpucc's own HTTP/1.1 client against a server nginx cannot play
+# (python3's http.server over the objects above): bodies in chunks, bodies
+# until the connection closes, a body cut short, and a server that closes a
+# kept connection when the next request comes (the request is retried once
+# on a fresh connection).  What each request carried is logged.
+cat > pyserver.py <<'EOF2'
+import http.server, os, socketserver, sys
+root, log = sys.argv[1], open(sys.argv[2], 'a', buffering=1)
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+    def log_message(self, *a): pass
+    def do_GET(self):
+        self.served = getattr(self, 'served', 0) + 1
+        log.write('%s %s|%s|%s\n' % (self.command, self.path, self.headers.get('Authorization', ''),
+                                     self.headers.get('X-Team', '')))
+        mode, _, rest = self.path.lstrip('/').partition('/')
+        if mode == 'idle' and self.served > 1:
+            self.close_connection = True  # closed as the next request comes
+            return
+        try:
+            body = open(os.path.join(root, rest), 'rb').read()
+        except OSError:
+            self.send_response(404); self.send_header('Content-Length', '0'); self.end_headers()
+            return
+        self.send_response(200)
+        if mode == 'chunked':
+            self.send_header('Transfer-Encoding', 'chunked'); self.end_headers()
+            for i in range(0, len(body), 1000):
+                part = body[i:i + 1000]
+                self.wfile.write(b'%x;ext=1\r\n%s\r\n' % (len(part), part))
+            self.wfile.write(b'0\r\nX-Trailer: yes\r\n\r\n')
+        elif mode == 'close':
+            self.send_header('Connection', 'close'); self.end_headers()
+            self.wfile.write(body); self.close_connection = True
+        elif mode == 'cut':
+            self.send_header('Content-Length', str(len(body))); self.end_headers()
+            self.wfile.write(body[:len(body) // 2]); self.close_connection = True
+        else:
+            self.send_header('Content-Length', str(len(body))); self.end_headers()
+            self.wfile.write(body)
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+s = S(('127.0.0.1', 0), H)
+open(sys.argv[3] + '.tmp', 'w').write(str(s.server_address[1]))
+os.rename(sys.argv[3] + '.tmp', sys.argv[3])
+s.serve_forever()
+EOF2
+python3 pyserver.py "$STORE/cache" py.log py.port &
+SERVER_PIDS="$SERVER_PIDS $!"
+for _ in $(seq 100); do [ -s py.port ] && break; sleep 0.1; done
+[ -s py.port ] || fail "the python3 server did not start"
+PY=http://127.0.0.1:$(cat py.port)
+compile_with PCH pch.gpucc --remote "http://alice:pa55@127.0.0.1:$(cat py.port)/chunked|header=X-Team:gpu"
+[ "$(json_count hits)" = 2 ] || { cat err >&2; fail "chunked: hit $(json_count hits), not 2"; }
+assert_same pch.gpucc ref.gpucc
+assert_no_grep warning err
+[ "$(grep -c '^GET /chunked/.*|Basic YWxpY2U6cGE1NQ==|gpu$' py.log)" = 2 ] ||
+	{ cat py.log >&2; fail "chunked: the GETs did not carry basic auth and the extra header"; }
+compile_with PCL pcl.gpucc --remote "$PY/close"
+[ "$(json_count hits)" = 2 ] || { cat err >&2; fail "body until close: hit $(json_count hits), not 2"; }
+assert_same pcl.gpucc ref.gpucc
+assert_no_grep warning err
+compile_with PCUT pcut.gpucc --remote "$PY/cut"
+assert_same pcut.gpucc ref.gpucc
+assert_one_remote_warning "$PY/cut"
+assert_grep "closed the connection before the response's end" err
+[ "$(json_count hits)" = 0 ] || fail "a body cut short was a hit"
+# layout=bazel makes two rounds of GETs (ac/, then cas/) in one process:
+# the second finds its kept connections closed by the server.
+: > py.log
+compile_with PID pid.gpucc --remote "$PY/idle/bzl|layout=bazel|bearer=t0ken"
+[ "$(json_count hits)" = 2 ] || { cat err >&2; fail "idle close: hit $(json_count hits), not 2"; }
+assert_same pid.gpucc ref.gpucc
+assert_no_grep warning err
+grep -q '^GET /idle/bzl/cas/.*|Bearer t0ken|$' py.log || fail "idle close: no bearer token sent"
+[ "$(grep -c '^GET /idle/bzl/cas/' py.log)" -gt "$(ls "$BZL/cas" | wc -l)" ] ||
+	fail "idle close: no request was retried on a fresh connection"
 
 # GPUCC_REMOTE, the cache's config, and --no-remote over both.
 GPUCC_REMOTE="$URL" compile_with E e.gpucc
