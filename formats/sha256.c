@@ -9,9 +9,14 @@
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_SHANI_CODE 1
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h> /* glibc's CPUID results, read once by ld.so */
+#define HAVE_GLIBC_CPU_FEATURES 1
+#else
+#include <cpuid.h>
+#endif
 #endif
 
 static const uint32_t K[64] = {
@@ -142,14 +147,21 @@ SHANI_TARGET static void blocks_shani(uint32_t state[8], const unsigned char *da
 	_mm_storeu_si128((__m128i *)&state[4], _mm_alignr_epi8(dchg, feba, 8));
 }
 
+/* Whether the processor (and the kernel) let us use the SHA extensions.
+ * glibc's copy of CPUID where there is one: CPUID itself traps to the
+ * hypervisor in a virtual machine, tens of microseconds each. */
 static int have_shani(void)
 {
+#ifdef HAVE_GLIBC_CPU_FEATURES
+	return CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSSE3) && CPU_FEATURE_ACTIVE(SSE4_1);
+#else
 	unsigned a, b, c, d;
 	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSSE3) || !(c & bit_SSE4_1))
 		return 0;
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		return 0;
 	return (b & bit_SHA) != 0;
+#endif
 }
 #endif
 
