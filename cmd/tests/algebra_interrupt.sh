@@ -37,18 +37,21 @@ dflt="env --default-signal=INT,TERM,HUP"
 # signal_mid_write SIG OUT CMD...: run CMD, send SIG once its temporary file
 # beside OUT exists, and check that it died of SIG leaving no dot-file
 # beside OUT.  A run that ends, or writes nothing for 1,000 polls, before
-# its temporary file is seen fails the test, saying how it ended.
+# its temporary file is seen fails the test, saying how it ended.  The
+# temporary file is .OUT.tmp.PID.N; the probe of the directory made before
+# it (.OUT.tmp.probe.*, unlinked at once) does not count.
 signal_mid_write() {
 	local sig=$1 out=$2; shift 2
 	local pid i how
 	$dflt "$@" >out 2>err &
 	pid=$!
+	local seen=""
 	for i in $(seq 1000); do
-		ls -a | grep -q "^\.$out\.tmp\." && break
+		ls -a | grep -q "^\.$out\.tmp\.[0-9]" && { seen=1; break; }
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.01
 	done
-	if ! ls -a | grep -q "^\.$out\.tmp\."; then
+	if [ -z "$seen" ]; then
 		how="still running after $i polls"
 		kill -0 "$pid" 2>/dev/null || { wait "$pid"; how="exited $? after $i polls"; }
 		kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
@@ -76,7 +79,7 @@ done
 cp small.gpucc out.gpucc
 $dflt "$GPUCC" merge out.gpucc r1.gpucc r2.gpucc --zstd=19 -o out.gpucc >holder.out 2>holder.err &
 holder=$!
-for i in $(seq 1000); do ls -a | grep -q '^\.out\.gpucc\.tmp\.' && break; sleep 0.01; done
+for i in $(seq 1000); do ls -a | grep -q '^\.out\.gpucc\.tmp\.[0-9]' && break; sleep 0.01; done
 $dflt "$GPUCC" merge out.gpucc small.gpucc -o out.gpucc >out 2>err &
 waiter=$!
 # Interrupted once it waits: it has opened the lock file (and then blocks in
@@ -98,7 +101,7 @@ ls -a | grep '^\.out\.gpucc\.' && fail "the interrupted holder left the files ab
 # Ignored on entry (nohup), a signal stays ignored: the merge completes.
 ( trap '' HUP; exec "$GPUCC" merge small.gpucc r1.gpucc --zstd=3 -o hup.gpucc ) >out 2>err &
 pid=$!
-for i in $(seq 1000); do ls -a | grep -q '^\.hup\.gpucc\.tmp\.' && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
+for i in $(seq 1000); do ls -a | grep -q '^\.hup\.gpucc\.tmp\.[0-9]' && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.01; done
 kill -HUP "$pid" 2>/dev/null
 wait "$pid" || { cat err >&2; fail "a merge ignoring SIGHUP did not complete"; }
 assert_verifies hup.gpucc
