@@ -111,6 +111,7 @@ typedef struct http_state {
 	CURLM *multi;
 	struct curl_slist *headers;
 	bool multiplexed; /* a transfer went over HTTP/2: streams share a connection */
+	bool conflict;    /* a PUT was refused with 409: its collection is missing */
 	char *cainfo;     /* CURLOPT_CAINFO; NULL: libcurl's built-in CA bundle */
 	/* Easy handles of finished transfers, reset, for the next ones: a
 	 * handle is kilobytes to allocate and clear, per request. */
@@ -239,7 +240,7 @@ static void http_close(remote *r)
 	r->state = NULL;
 }
 
-typedef enum { HTTP_GET, HTTP_HEAD, HTTP_PUT, HTTP_DELETE } http_method;
+typedef enum { HTTP_GET, HTTP_HEAD, HTTP_PUT, HTTP_DELETE, HTTP_MKCOL } http_method;
 
 typedef struct transfer {
 	CURL *easy;
@@ -294,9 +295,17 @@ static size_t on_read(char *buffer, size_t size, size_t count, void *ctx)
 	return n;
 }
 
+static const char *method_name(http_method m)
+{
+	return m == HTTP_GET ? "GET" : m == HTTP_HEAD ? "HEAD" : m == HTTP_PUT ? "PUT"
+	       : m == HTTP_DELETE ? "DELETE" : "MKCOL";
+}
+
 /* t's object name: key's object, or with cas the payload of SHA-256 key
- * under layout=bazel. */
-static void name_transfer(const remote *r, transfer *t, const gpucc_digest *key, bool cas)
+ * under layout=bazel; for MKCOL, the collection that object is in ("ab/",
+ * "cas/", "ac/"). */
+static void name_transfer(const remote *r, transfer *t, const gpucc_digest *key, bool cas,
+                          http_method method)
 {
 	if (cas) {
 		char hex[GPUCC_DIGEST_HEX_SIZE];
@@ -305,13 +314,16 @@ static void name_transfer(const remote *r, transfer *t, const gpucc_digest *key,
 	} else {
 		gpucc_remote_object_name(t->name, sizeof t->name, r, key);
 	}
+	char *slash = strrchr(t->name, '/');
+	if (method == HTTP_MKCOL && slash)
+		slash[1] = '\0';
 }
 
 /* Prepare t's request of method for key's object (name_transfer). */
 static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method method, bool cas)
 {
 	http_state *st = r->state;
-	name_transfer(r, t, key, cas);
+	name_transfer(r, t, key, cas, method);
 	size_t url_size = strlen(r->url) + strlen(t->name) + 2;
 	char *url = malloc(url_size);
 	t->easy = url ? take_handle(st) : NULL;
@@ -386,17 +398,14 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 		curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_discard);
 		break;
 	case HTTP_DELETE:
-		curl.easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+	case HTTP_MKCOL:
+		curl.easy_setopt(e, CURLOPT_CUSTOMREQUEST, method_name(method));
 		curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_discard);
 		break;
 	}
 	return true;
 }
 
-static const char *method_name(http_method m)
-{
-	return m == HTTP_GET ? "GET" : m == HTTP_HEAD ? "HEAD" : m == HTTP_PUT ? "PUT" : "DELETE";
-}
 
 typedef enum { ENDED_WHOLE, ENDED_TIMEOUT, ENDED_ERROR } transfer_end;
 
@@ -415,12 +424,14 @@ static void judge(remote *r, transfer *t, http_method method, transfer_end end, 
 		t->outcome = REMOTE_ERROR;
 		if (!r->why[0])
 			snprintf(r->why, sizeof r->why, "%s %s: %s", method_name(method), t->name, error);
-	} else if (status == 404 && method != HTTP_PUT) {
+	} else if (status == 404 && method != HTTP_PUT && method != HTTP_MKCOL) {
 		t->outcome = REMOTE_MISS;
-	} else if (status >= 200 && status < 300) {
-		t->outcome = REMOTE_OK;
+	} else if ((status >= 200 && status < 300) || (method == HTTP_MKCOL && status == 405)) {
+		t->outcome = REMOTE_OK; /* MKCOL's 405: the collection exists already */
 	} else {
 		t->outcome = REMOTE_ERROR;
+		if (method == HTTP_PUT && status == 409)
+			((http_state *)r->state)->conflict = true;
 		if (!r->why[0])
 			snprintf(r->why, sizeof r->why, "HTTP status %ld for %s %s", status,
 			         method_name(method), t->name);
@@ -471,7 +482,7 @@ static void plain_window(remote *r, transfer *t, const gpucc_digest *keys, size_
 	const char *base = http_client_base_path(st->plain);
 	bool ok = q != NULL;
 	for (size_t i = 0; ok && i < count; i++) {
-		name_transfer(r, &t[i], &keys[i], cas);
+		name_transfer(r, &t[i], &keys[i], cas, method);
 		t[i].outcome = REMOTE_MISS;
 		q[i] = (http_request){.method = method_name(method),
 		                      .send_body = method == HTTP_PUT,
@@ -589,7 +600,7 @@ static void run_window(remote *r, const gpucc_digest *keys, size_t count, http_m
 {
 	http_state *st = r->state;
 	transfer *t = calloc(count ? count : 1, sizeof *t);
-	bool bodiless = method == HTTP_HEAD || method == HTTP_DELETE;
+	bool bodiless = method == HTTP_HEAD || method == HTTP_DELETE || method == HTTP_MKCOL;
 	remote_blob *heads = bodiless ? calloc(count ? count : 1, sizeof *heads) : NULL;
 	if (!t || (bodiless && !heads)) {
 		free(t);
@@ -740,6 +751,61 @@ static void bazel_get(remote *r, const gpucc_digest *keys, size_t count, remote_
 /* Store the payloads of every blob under cas/, then, when all are stored,
  * the records under ac/: a reader never finds a record whose payloads are
  * yet to come. */
+/* PUT blobs[i] as keys[i]'s object.  A WebDAV server that makes no
+ * collections on PUT (Apache's mod_dav; nginx has create_full_put_path)
+ * refuses an object whose collection ("ab/", "cas/", "ac/") is missing
+ * with 409 Conflict: then those collections are made (MKCOL, one per
+ * collection) and the objects not stored are put again, once. */
+static void put_batch(remote *r, const gpucc_digest *keys, size_t count, bool cas,
+                      remote_blob *blobs, remote_outcome *out)
+{
+	http_state *st = r->state;
+	st->conflict = false;
+	run_batch(r, keys, count, HTTP_PUT, cas, blobs, out);
+	if (!st->conflict || r->layout == REMOTE_LAYOUT_FLAT)
+		return;
+	size_t *redo = malloc(count * sizeof *redo);
+	gpucc_digest *again = malloc(count * sizeof *again);
+	gpucc_digest *parents = malloc(count * sizeof *parents);
+	remote_blob *blobs2 = malloc(count * sizeof *blobs2);
+	remote_outcome *out2 = malloc(count * sizeof *out2);
+	size_t n = 0, p = 0;
+	for (size_t i = 0; redo && again && parents && blobs2 && out2 && i < count; i++) {
+		if (out[i] == REMOTE_OK)
+			continue;
+		transfer a = {0}, b = {0};
+		name_transfer(r, &a, &keys[i], cas, HTTP_MKCOL);
+		bool known = false;
+		for (size_t k = 0; k < p && !known; k++) {
+			name_transfer(r, &b, &parents[k], cas, HTTP_MKCOL);
+			known = strcmp(a.name, b.name) == 0;
+		}
+		if (!known)
+			parents[p++] = keys[i];
+		redo[n] = i;
+		again[n] = keys[i];
+		blobs2[n] = blobs[i];
+		n++;
+	}
+	if (n) {
+		r->why[0] = '\0';
+		run_batch(r, parents, p, HTTP_MKCOL, cas, NULL, out2);
+		bool made = true;
+		for (size_t k = 0; k < p; k++)
+			made &= out2[k] == REMOTE_OK;
+		if (made) {
+			run_batch(r, again, n, HTTP_PUT, cas, blobs2, out2);
+			for (size_t k = 0; k < n; k++)
+				out[redo[k]] = out2[k];
+		}
+	}
+	free(redo);
+	free(again);
+	free(parents);
+	free(blobs2);
+	free(out2);
+}
+
 static void bazel_put(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
                       remote_outcome *out)
 {
@@ -762,7 +828,7 @@ static void bazel_put(remote *r, const gpucc_digest *keys, const remote_blob *bl
 				parts[n].size = (size_t)split[i].spans[k].size;
 			}
 		}
-		run_batch(r, names, total, HTTP_PUT, true, parts, stored);
+		put_batch(r, names, total, true, parts, stored);
 		for (size_t n2 = 0; n2 < total; n2++)
 			ok &= stored[n2] == REMOTE_OK;
 	} else {
@@ -774,7 +840,7 @@ static void bazel_put(remote *r, const gpucc_digest *keys, const remote_blob *bl
 			parts[i] = split[i].record;
 	}
 	if (ok)
-		run_batch(r, keys, count, HTTP_PUT, false, parts, out);
+		put_batch(r, keys, count, false, parts, out);
 	for (size_t i = 0; split && i < made; i++)
 		gpucc_remote_bazel_free(&split[i]);
 	free(split);
@@ -812,7 +878,7 @@ static void http_put(remote *r, const gpucc_digest *keys, const remote_blob *blo
 		return;
 	}
 	memcpy(copy, blobs, count * sizeof *copy);
-	run_batch(r, keys, count, HTTP_PUT, false, copy, out);
+	put_batch(r, keys, count, false, copy, out);
 	free(copy);
 }
 
