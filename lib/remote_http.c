@@ -767,19 +767,17 @@ static void put_batch(remote *r, const gpucc_digest *keys, size_t count, bool ca
 	size_t *redo = malloc(count * sizeof *redo);
 	gpucc_digest *again = malloc(count * sizeof *again);
 	gpucc_digest *parents = malloc(count * sizeof *parents);
+	transfer *names = malloc(count * sizeof *names); /* the parents' names */
 	remote_blob *blobs2 = malloc(count * sizeof *blobs2);
 	remote_outcome *out2 = malloc(count * sizeof *out2);
 	size_t n = 0, p = 0;
-	for (size_t i = 0; redo && again && parents && blobs2 && out2 && i < count; i++) {
+	for (size_t i = 0; redo && again && parents && names && blobs2 && out2 && i < count; i++) {
 		if (out[i] == REMOTE_OK)
 			continue;
-		transfer a = {0}, b = {0};
-		name_transfer(r, &a, &keys[i], cas, HTTP_MKCOL);
+		name_transfer(r, &names[p], &keys[i], cas, HTTP_MKCOL);
 		bool known = false;
-		for (size_t k = 0; k < p && !known; k++) {
-			name_transfer(r, &b, &parents[k], cas, HTTP_MKCOL);
-			known = strcmp(a.name, b.name) == 0;
-		}
+		for (size_t k = 0; k < p && !known; k++)
+			known = strcmp(names[k].name, names[p].name) == 0;
 		if (!known)
 			parents[p++] = keys[i];
 		redo[n] = i;
@@ -802,6 +800,7 @@ static void put_batch(remote *r, const gpucc_digest *keys, size_t count, bool ca
 	free(redo);
 	free(again);
 	free(parents);
+	free(names);
 	free(blobs2);
 	free(out2);
 }
