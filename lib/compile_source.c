@@ -123,7 +123,7 @@ typedef struct context {
 	const gpucc_source_settings *s;
 	gpucc_source_pair *pairs;
 	size_t count, next, finished;
-	pthread_mutex_t lock;    /* next, finished, and the toolchain's memos */
+	pthread_mutex_t lock;    /* next, finished, the toolchain's memos, temp_dir */
 	char *clang;             /* NULL: none (clang_error says why) */
 	char clang_error[512];
 	const char *clang_version; /* "19.1.7", owned by the toolchain */
@@ -1096,7 +1096,11 @@ static void compile_pair(context *x, size_t index)
 		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", x->clang_error);
 		return;
 	}
+	/* Under the lock: another pair may be making the temporary directory,
+	 * whose paths the arguments read (not their keyed forms). */
+	pthread_mutex_lock(&x->lock);
 	build_args(&a, x, p, index);
+	pthread_mutex_unlock(&x->lock);
 	gpucc_digest name;
 	if (a.failed || record_name(&name, x, p, &a) != 0) {
 		set_error(r, GPUCC_ERROR, p, "out of memory");
