@@ -104,6 +104,12 @@ extern const remote_backend gpucc_remote_redis_backend;
  * out needs 72 bytes. */
 void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpucc_digest *key);
 
+/* Resolve name in the library handle (file, as loaded) into slot, a
+ * function pointer's address; false with error set ("FILE lacks NAME")
+ * when the library lacks it. */
+bool gpucc_remote_resolve(void *handle, const char *file, const char *name, void *slot,
+                          char *error, size_t size);
+
 /* A dropped connection must not end the process by SIGPIPE: SIGPIPE is
  * blocked in the calling thread between these two calls, and one raised
  * meanwhile is taken off the pending set. */

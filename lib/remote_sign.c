@@ -63,13 +63,7 @@ static char load_error[256];
 
 static bool resolve(void *h, const char *name, void *slot)
 {
-	void *symbol = dlsym(h, name);
-	if (!symbol) {
-		snprintf(load_error, sizeof load_error, "%s lacks %s", CRYPTO_SONAME, name);
-		return false;
-	}
-	memcpy(slot, &symbol, sizeof symbol);
-	return true;
+	return gpucc_remote_resolve(h, CRYPTO_SONAME, name, slot, load_error, sizeof load_error);
 }
 
 static void load(void)

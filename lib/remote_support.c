@@ -1,14 +1,17 @@
 /*
  * lib/remote_support.c -- what the remote backends (lib/remote_http.c,
- * lib/remote_redis.c) share with lib/remote.c: object names and keeping
- * SIGPIPE from ending the process (lib/remote_internal.h).
+ * lib/remote_redis.c, lib/remote_sign.c) share with lib/remote.c: object
+ * names, keeping SIGPIPE from ending the process, and resolving the
+ * functions of a client library they load (lib/remote_internal.h).
  */
 #include "remote_internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpucc_digest *key)
@@ -21,6 +24,18 @@ void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpu
 		snprintf(out, size, "ac/%s", hex);
 	else
 		snprintf(out, size, "%s.gpucc", hex);
+}
+
+bool gpucc_remote_resolve(void *handle, const char *file, const char *name, void *slot,
+                          char *error, size_t size)
+{
+	void *symbol = dlsym(handle, name);
+	if (!symbol) {
+		snprintf(error, size, "%s lacks %s", file, name);
+		return false;
+	}
+	memcpy(slot, &symbol, sizeof symbol);
+	return true;
 }
 
 void gpucc_remote_sigpipe_block(remote_sigpipe_guard *g)
