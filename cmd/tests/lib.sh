@@ -22,8 +22,16 @@ set -u
 : "${TESTDATA:?TESTDATA must name testdata/}"
 : "${SRCROOT:?SRCROOT must name the source tree}"
 TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gpucc-test.XXXXXX")
-trap 'chmod -R u+w "$TEST_DIR" 2>/dev/null; rm -rf "$TEST_DIR"' EXIT
+TEST_BIN=$(mktemp -d "${TMPDIR:-/tmp}/gpucc-test-bin.XXXXXX")
+trap 'chmod -R u+w "$TEST_DIR" 2>/dev/null; rm -rf "$TEST_DIR" "$TEST_BIN"' EXIT
 cd "$TEST_DIR" || exit 1
+# python3 is the interpreter meson runs under ($PYTHON3, the build's), not
+# the first on PATH: a version manager's shim there (pyenv's) costs ~0.4 s
+# of CPU per run, and the tests run python3 a few thousand times.  A link
+# on PATH, so that subshells, xargs and scripts find it too.
+if [ -n "${PYTHON3:-}" ] && [ -x "$PYTHON3" ]; then
+	ln -s "$PYTHON3" "$TEST_BIN/python3" && PATH=$TEST_BIN:$PATH
+fi
 export SOURCE_DATE_EPOCH=0
 unset GPUCC_CACHE_DIR
 case ${SANITIZE:-none} in
