@@ -3,8 +3,9 @@
  * backend module, libgpucc-llvm.so (lib/backend_llvm/).
  *
  * libgpucc never links libLLVM (docs/design.md invariant 8): it computes keys and
- * looks them up without LLVM, and dlopen()s the backend module only when a job
- * misses.  The module exports one symbol, GPUCC_BACKEND_ENTRY, which returns a
+ * looks them up without LLVM; a job that misses is compiled in a worker
+ * process (lib/compile_worker.c), which links the backend's code, and only
+ * `gpucc embed` dlopen()s the backend module itself.  The module exports one symbol, GPUCC_BACKEND_ENTRY, which returns a
  * table of function pointers.  The table is versioned: libgpucc asks for the
  * ABI version it was built with; a module returns NULL for a version it does
  * not speak.  New operations (e.g. `gpucc embed`'s host-object emission) are
@@ -124,14 +125,16 @@ struct gpucc_backend {
 
 typedef const gpucc_backend *(*gpucc_backend_entry_fn)(unsigned abi_version);
 
-/* libgpucc side (lib/compile_backend.c): load the module once per process.
+/* libgpucc side (lib/compile_backend.c): find the module once per process.
  * Search order: $GPUCC_BACKEND (a path), the directory of the running
  * libgpucc, the executable's directory, then GPUCC_LIBDIR/gpucc/.
- * GPUCC_EUNAVAILABLE, naming what was tried, when none loads. */
-int gpucc_backend_load(const gpucc_backend **out);
+ * GPUCC_EUNAVAILABLE, naming what was tried, when none is there. */
 /* The compile worker program (lib/backend_llvm/worker_main.c) beside the
- * loaded backend module; only after gpucc_backend_load succeeded. */
+ * module, found without loading LLVM into this process: compiles run in
+ * workers, which load it themselves. */
 #define GPUCC_WORKER_NAME "gpucc-compile-worker"
-const char *gpucc_backend_worker_program(void);
+int gpucc_backend_worker_program(const char **out);
+/* Load the module (embed runs it in process). */
+int gpucc_backend_load(const gpucc_backend **out);
 
 #endif

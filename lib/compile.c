@@ -1,8 +1,8 @@
 /*
  * lib/compile.c -- compile sessions (gpucc/compile.h): plan every module x
  * target job without LLVM (read modules, choose device libraries, compute
- * keys, look them up), then compile the misses on a pool of threads through
- * the backend module, insert new entries into the cache as they arrive, and
+ * keys, look them up), then compile the misses on a pool of threads, each
+ * with its compile worker process (lib/compile_worker.c), insert new entries into the cache as they arrive, and
  * hand every entry to the image writer in job order.
  *
  * Determinism: each job is compiled on its own (one module, one LLVMContext
@@ -1411,7 +1411,6 @@ int gpucc_compile_plan(gpucc_compile *c)
 
 typedef struct pool {
 	gpucc_compile *c;
-	const gpucc_backend *backend;
 	const char *worker_program; /* gpucc-compile-worker, beside the backend */
 	size_t *misses;
 	size_t miss_count;
@@ -1592,23 +1591,6 @@ static unsigned thread_count(const gpucc_compile *c, size_t misses)
 	return n ? n : 1;
 }
 
-/* Keys name the LLVM gpucc was built with (gpucc_llvm_version), known
- * without loading LLVM; the backend reports the LLVM it runs with.  When
- * they differ (libLLVM upgraded under an installed gpucc), what would be
- * compiled is not what its key says: refuse.  Keying on the loaded LLVM
- * instead would load it for every compile, hits included, which a compile
- * whose keys all hit must not do. */
-static int check_backend_llvm(const gpucc_backend *b)
-{
-	const char *built = gpucc_llvm_version();
-	if (b->llvm_version && strcmp(b->llvm_version, built) == 0)
-		return 0;
-	return gpucc_error_set(GPUCC_EUNAVAILABLE,
-	                       "the LLVM backend runs LLVM %s, but gpucc was built with LLVM %s, "
-	                       "which keys name: rebuild gpucc against the installed LLVM",
-	                       b->llvm_version ? b->llvm_version : "(unknown)", built);
-}
-
 static int compile_misses(gpucc_compile *c)
 {
 	pool p = {.c = c};
@@ -1622,11 +1604,10 @@ static int compile_misses(gpucc_compile *c)
 		free(p.misses);
 		return 0;
 	}
-	int rc = gpucc_backend_load(&p.backend);
-	if (rc == 0) {
-		c->backend_loaded = true;
-		rc = check_backend_llvm(p.backend);
-	}
+	/* The workers load LLVM, and refuse to compile when it is not the LLVM
+	 * gpucc was built with (gpucc_llvm_version, which keys name, known
+	 * without loading it): this process does not. */
+	int rc = gpucc_backend_worker_program(&p.worker_program);
 	if (rc != 0) {
 		const char *why = gpucc_error_last()->message;
 		for (size_t i = 0; i < p.miss_count; i++) {
@@ -1637,7 +1618,6 @@ static int compile_misses(gpucc_compile *c)
 		free(p.misses);
 		return 0;
 	}
-	p.worker_program = gpucc_backend_worker_program();
 	if (access(p.worker_program, X_OK) != 0) {
 		for (size_t i = 0; i < p.miss_count; i++) {
 			job *j = &c->jobs[p.misses[i]];
@@ -1648,6 +1628,7 @@ static int compile_misses(gpucc_compile *c)
 		free(p.misses);
 		return 0;
 	}
+	c->backend_loaded = true; /* by the workers */
 	unsigned n = thread_count(c, p.miss_count);
 	pthread_t *threads = calloc(n, sizeof *threads);
 	if (!threads) {

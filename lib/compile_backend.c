@@ -1,7 +1,9 @@
 /*
- * lib/compile_backend.c -- finding and loading the LLVM backend module
- * (libgpucc-llvm.so) with dlopen, once per process, only when a compile
- * misses (docs/design.md invariant 8).
+ * lib/compile_backend.c -- finding the LLVM backend module (libgpucc-llvm.so)
+ * and the compile worker beside it, once per process, only when a compile
+ * misses (docs/design.md invariant 8); loading the module with dlopen for
+ * embed, which runs it in process.  A compile loads no LLVM here: its
+ * workers do.
  *
  * Search order: $GPUCC_BACKEND (a path to the module); beside the running
  * libgpucc (found with dladdr), also in its gpucc/ subdirectory (the
@@ -23,11 +25,14 @@
 
 #include "gpucc_build_config.h"
 
+static pthread_once_t find_once = PTHREAD_ONCE_INIT;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char module_path[PATH_MAX];    /* "" until found */
+static char worker_program[PATH_MAX]; /* beside the module */
+static char find_message[1024];
 static const gpucc_backend *loaded;
-static char worker_program[PATH_MAX]; /* beside the loaded module */
 static int load_code;
-static char load_message[1024];
+static char load_message[PATH_MAX + 1024];
 
 static bool exists(const char *path)
 {
@@ -35,40 +40,15 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Try one path; true when the search should stop (loaded, or a module that
- * exists but cannot be loaded: reporting that beats a silent fallback). */
+/* Try one path; true when the search should stop (the module is there). */
 static bool try_path(const char *path)
 {
 	if (!exists(path))
 		return false;
-	void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!handle) {
-		const char *why = dlerror();
-		load_code = GPUCC_EUNAVAILABLE;
-		snprintf(load_message, sizeof load_message,
-		         "cannot load the LLVM backend '%s': %s (is libLLVM-19 installed?)", path,
-		         why ? why : "unknown error");
-		return true;
-	}
-	/* POSIX guarantees a data pointer from dlsym converts to a function
-	 * pointer; ISO C does not, so convert through memcpy. */
-	void *symbol = dlsym(handle, GPUCC_BACKEND_ENTRY);
-	gpucc_backend_entry_fn entry = NULL;
-	if (symbol)
-		memcpy(&entry, &symbol, sizeof entry);
-	const gpucc_backend *b = entry ? entry(GPUCC_BACKEND_ABI) : NULL;
-	if (!b || b->struct_size < sizeof(gpucc_backend)) {
-		load_code = GPUCC_EUNAVAILABLE;
-		snprintf(load_message, sizeof load_message,
-		         "'%s' is not a gpucc LLVM backend of ABI version %d", path, GPUCC_BACKEND_ABI);
-		dlclose(handle);
-		return true;
-	}
-	loaded = b; /* never unloaded: LLVM does not like being unloaded */
+	snprintf(module_path, sizeof module_path, "%s", path);
 	const char *slash = strrchr(path, '/');
 	snprintf(worker_program, sizeof worker_program, "%.*s%s", slash ? (int)(slash - path + 1) : 0,
 	         path, GPUCC_WORKER_NAME);
-	load_code = 0;
 	return true;
 }
 
@@ -89,19 +69,18 @@ static void dir_of(char *out, size_t size, const char *file)
 		snprintf(out, size, ".");
 }
 
-static void load(void)
+static void find(void)
 {
-	load_code = GPUCC_EUNAVAILABLE;
 	const char *env = getenv("GPUCC_BACKEND");
 	if (env && *env) {
 		if (!try_path(env))
-			snprintf(load_message, sizeof load_message,
+			snprintf(find_message, sizeof find_message,
 			         "GPUCC_BACKEND names '%s', which does not exist", env);
 		return;
 	}
 	char dir[PATH_MAX];
 	Dl_info info;
-	if (dladdr(&load_once, &info) && info.dli_fname && *info.dli_fname) {
+	if (dladdr(&find_once, &info) && info.dli_fname && *info.dli_fname) {
 		dir_of(dir, sizeof dir, info.dli_fname);
 		if (try_dir(dir, "") || try_dir(dir, "gpucc") || try_dir(dir, "backend_llvm"))
 			return;
@@ -116,22 +95,63 @@ static void load(void)
 	}
 	if (try_dir(GPUCC_LIBDIR, "gpucc"))
 		return;
-	snprintf(load_message, sizeof load_message,
+	snprintf(find_message, sizeof find_message,
 	         "the LLVM backend (%s) was not found beside libgpucc, beside the program or in "
 	         "'%s/gpucc'; set GPUCC_BACKEND to its path",
 	         GPUCC_BACKEND_NAME, GPUCC_LIBDIR);
 }
 
-const char *gpucc_backend_worker_program(void)
+static int found(void)
 {
-	return worker_program;
+	pthread_once(&find_once, find);
+	return module_path[0] ? 0 : gpucc_error_set(GPUCC_EUNAVAILABLE, "%s", find_message);
+}
+
+int gpucc_backend_worker_program(const char **out)
+{
+	int rc = found();
+	if (rc == 0)
+		*out = worker_program;
+	return rc;
+}
+
+static void load(void)
+{
+	load_code = GPUCC_EUNAVAILABLE;
+	void *handle = dlopen(module_path, RTLD_NOW | RTLD_LOCAL);
+	if (!handle) {
+		const char *why = dlerror();
+		snprintf(load_message, sizeof load_message,
+		         "cannot load the LLVM backend '%s': %s (is libLLVM-19 installed?)", module_path,
+		         why ? why : "unknown error");
+		return;
+	}
+	/* POSIX guarantees a data pointer from dlsym converts to a function
+	 * pointer; ISO C does not, so convert through memcpy. */
+	void *symbol = dlsym(handle, GPUCC_BACKEND_ENTRY);
+	gpucc_backend_entry_fn entry = NULL;
+	if (symbol)
+		memcpy(&entry, &symbol, sizeof entry);
+	const gpucc_backend *b = entry ? entry(GPUCC_BACKEND_ABI) : NULL;
+	if (!b || b->struct_size < sizeof(gpucc_backend)) {
+		snprintf(load_message, sizeof load_message,
+		         "'%s' is not a gpucc LLVM backend of ABI version %d", module_path,
+		         GPUCC_BACKEND_ABI);
+		dlclose(handle);
+		return;
+	}
+	loaded = b; /* never unloaded: LLVM does not like being unloaded */
+	load_code = 0;
 }
 
 int gpucc_backend_load(const gpucc_backend **out)
 {
+	int rc = found();
+	if (rc != 0)
+		return rc;
 	pthread_once(&load_once, load);
 	if (!loaded)
-		return gpucc_error_set(load_code ? load_code : GPUCC_EUNAVAILABLE, "%s", load_message);
+		return gpucc_error_set(load_code, "%s", load_message);
 	*out = loaded;
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include "compile_worker.h"
 #include "compile_worker_protocol.h"
 #include "errors.h"
+#include "gpucc/common.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,7 +118,8 @@ static int worker_start(gpucc_worker *w)
 	snprintf(caller, sizeof caller, "%ld", (long)getpid());
 	snprintf(memory, sizeof memory, "%llu", (unsigned long long)w->limits.memory_bytes);
 	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", w->dir);
-	char *argv[] = {w->program, caller, w->limits.memory_bytes ? memory : NULL, NULL};
+	char *argv[] = {w->program, caller, (char *)gpucc_llvm_version(),
+	                w->limits.memory_bytes ? memory : NULL, NULL};
 	size_t env_count = 0;
 	while (environ[env_count])
 		env_count++;
@@ -313,13 +315,29 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 	char words[400];
 	crash_words(w, offset, words, sizeof words);
 	const char *culprit = crashed_in(w, offset);
+	char runs[64] = ""; /* what a worker running another LLVM said first */
+	if (rc == 1 && WIFEXITED(status) && WEXITSTATUS(status) == GPUCC_WORKER_EXIT_OTHER_LLVM) {
+		char line[128];
+		ssize_t n = pread(w->stderr_fd, line, sizeof line - 1, 0);
+		line[n > 0 ? n : 0] = '\0';
+		if (sscanf(line, "runs LLVM %63s", runs) != 1)
+			snprintf(runs, sizeof runs, "(unknown)");
+	}
 	worker_clean(w);
 	if (rc == 2) {
 		fail_job(out, GPUCC_ECOMPILE, job, "%s ran past the job time limit (%u s): stopped",
 		         culprit, w->limits.timeout_seconds);
 		return out->code;
 	}
-	if (rc == 1 && WIFSIGNALED(status)) {
+	if (runs[0]) {
+		fail_job(out, GPUCC_EUNAVAILABLE, job,
+		         "the LLVM backend runs LLVM %s, but gpucc was built with LLVM %s, "
+		         "which keys name: rebuild gpucc against the installed LLVM",
+		         runs, gpucc_llvm_version());
+	} else if (rc == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		fail_job(out, GPUCC_EUNAVAILABLE, job, "the compile worker '%s' cannot start%s%s",
+		         w->program, words[0] ? ": " : "", words);
+	} else if (rc == 1 && WIFSIGNALED(status)) {
 		const char *name = signal_name(WTERMSIG(status));
 		char number[24];
 		snprintf(number, sizeof number, "signal %d", WTERMSIG(status));

@@ -24,5 +24,9 @@ void gpucc_wire_result_release(gpucc_backend_result *r);
  * Returns the worker's exit status: 0, 3 when the backend thread could
  * not start (said on stderr), 4 after a malformed job or a failed send. */
 int gpucc_wire_serve(const gpucc_backend *b, int fd);
+/* The worker's exit status when the LLVM it runs is not the one its caller
+ * was built with (which keys name); it first writes "runs LLVM VERSION" on
+ * stderr. */
+#define GPUCC_WORKER_EXIT_OTHER_LLVM 5
 
 #endif

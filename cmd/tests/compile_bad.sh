@@ -136,15 +136,31 @@ assert_grep "^ *ld.lld=19\.99\.0$" out
 [ "$(head -1 out)" != "$real_key" ] || fail "the ld.lld version does not change the key"
 assert_grep "^ld.lld-version	.*	19\.99\.0	$PWD/lld19/ld.lld-19$" lldc/compile-toolchain
 
-# A backend that runs another LLVM than gpucc was built with: keys would
-# name the wrong one, so nothing is compiled with it.
-if command -v cc >/dev/null; then
-	cc -std=c11 -D_GNU_SOURCE -shared -fPIC -I"$SRCROOT/lib" -I"$SRCROOT/lib/include" -I"$BUILDDIR/lib/include" \
-		-o stub_backend.so "$SRCROOT/cmd/tests/compile_stub_backend.c" || fail "cannot build the stub backend"
-	GPUCC_BACKEND=$PWD/stub_backend.so expect_exit 6 "$GPUCC" compile --cache c "$K/nvptx/multi.ll" -t sm_90 -o stub.gpucc
-	assert_grep "multi.ll: sm_90:ptx78: the LLVM backend runs LLVM 19.0.0-stub, but gpucc was built with LLVM" err
-	assert_no_grep "stub backend was asked" err
+# A worker the dynamic loader cannot start (libLLVM missing: a script that
+# says and exits what ld.so would): each job fails with its words.
+mkdir -p noworker
+: > noworker/libgpucc-llvm.so
+printf '#!/bin/sh\necho "$0: error while loading shared libraries: libLLVM.so.19.1: cannot open shared object file: No such file or directory" >&2\nexit 127\n' \
+	> noworker/gpucc-compile-worker
+chmod +x noworker/gpucc-compile-worker
+GPUCC_BACKEND=$PWD/noworker/libgpucc-llvm.so expect_exit 6 "$GPUCC" compile --cache nw "$K/nvptx/multi.ll" -t sm_90 -o nw.gpucc
+assert_grep "multi.ll: sm_90:ptx78: the compile worker '$PWD/noworker/gpucc-compile-worker' cannot start: .*libLLVM.so.19.1: cannot open shared object file" err
+assert_one_line err
+assert_no_file nw.gpucc
+
+# A worker that runs another LLVM than gpucc was built with (the test hook
+# GPUCC_TEST_WORKER_LLVM makes it claim one): keys would name the wrong
+# one, so nothing is compiled with it, and nothing is cached.
+if [ "$TEST_HOOKS" = 1 ]; then
+	GPUCC_TEST_WORKER_LLVM=19.0.0-stub expect_exit 6 "$GPUCC" compile --cache stubc "$K/nvptx/multi.ll" \
+		"$K/nvptx/vector_add.ll" -t sm_90 -o stub.gpucc
+	assert_grep "multi.ll: sm_90:ptx78: the LLVM backend runs LLVM 19.0.0-stub, but gpucc was built with LLVM $(\
+		"$GPUCC" --version | sed -n 's/.*LLVM \([0-9.]*\).*/\1/p')" err
+	assert_grep "vector_add.ll: sm_90:ptx78: the LLVM backend runs LLVM 19.0.0-stub" err
 	assert_no_file stub.gpucc
+	expect_exit 0 "$GPUCC" cache stats --cache stubc --json
+	python3 -c 'import json, sys; d = json.load(open("out")); sys.exit(d["entries"] != 0)' ||
+		fail "a worker running another LLVM cached something: $(cat out)"
 fi
 
 # A ptxas that gives no version fails the NVIDIA jobs, each named, as a

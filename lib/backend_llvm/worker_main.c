@@ -3,18 +3,22 @@
  * which libgpucc compiles a job (lib/compile_worker.c starts it), so that
  * LLVM's crash, abort or hang ends this process, not the caller.
  *
- * usage (by libgpucc only): gpucc-compile-worker CALLER-PID [MEMORY-BYTES]
+ * usage (by libgpucc only): gpucc-compile-worker CALLER-PID LLVM-VERSION [MEMORY-BYTES]
  *   fd 3  the socket to the caller (lib/compile_worker_protocol.h)
  *   fd 2  where LLVM's last words go (a file the caller reads after a crash)
  *
  * It runs in a process group of its own (the caller kills the group to stop
  * a job, tools included), dies with its caller (PR_SET_PDEATHSIG, then the
- * whole group), and, given MEMORY-BYTES, bounds its address space.
+ * whole group), and, given MEMORY-BYTES, bounds its address space.  It
+ * compiles nothing when the LLVM it runs is not LLVM-VERSION, the one its
+ * caller was built with and names in keys (libLLVM upgraded under an
+ * installed gpucc): exit GPUCC_WORKER_EXIT_OTHER_LLVM.
  */
 #include "backend.h"
 #include "compile_worker_protocol.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -42,7 +46,7 @@ static void kill_group(int sig)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || argc > 3)
+	if (argc < 3 || argc > 4)
 		return 2;
 	pid_t caller = (pid_t)strtol(argv[1], NULL, 10);
 	struct sigaction sa;
@@ -52,13 +56,24 @@ int main(int argc, char **argv)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != caller) /* the caller died before the line above */
 		return 1;
-	if (argc == 3) {
-		rlim_t bytes = (rlim_t)strtoull(argv[2], NULL, 10);
+	if (argc == 4) {
+		rlim_t bytes = (rlim_t)strtoull(argv[3], NULL, 10);
 		struct rlimit rl = {bytes, bytes};
 		setrlimit(RLIMIT_AS, &rl);
 	}
 	const gpucc_backend *b = gpucc_backend_get(GPUCC_BACKEND_ABI);
 	if (!b)
 		return 3;
+	const char *runs = b->llvm_version;
+#ifdef GPUCC_TEST_HOOKS
+	/* Test builds: the LLVM this worker claims to run (compile_bad). */
+	const char *claim = getenv("GPUCC_TEST_WORKER_LLVM");
+	if (claim && *claim)
+		runs = claim;
+#endif
+	if (!runs || strcmp(runs, argv[2]) != 0) {
+		fprintf(stderr, "runs LLVM %s\n", runs ? runs : "(unknown)");
+		return GPUCC_WORKER_EXIT_OTHER_LLVM;
+	}
 	return gpucc_wire_serve(b, 3);
 }

@@ -240,7 +240,8 @@ GPUCC_API size_t gpucc_compile_result_count(const gpucc_compile *c);
 GPUCC_API const gpucc_compile_result *gpucc_compile_result_at(const gpucc_compile *c, size_t index);
 /* Threads the last run compiled on (0 when nothing was compiled). */
 GPUCC_API unsigned gpucc_compile_threads_used(const gpucc_compile *c);
-/* True when the last run loaded the LLVM backend. */
+/* True when the last run ran LLVM (in its compile workers); false when
+ * nothing missed. */
 GPUCC_API bool gpucc_compile_backend_loaded(const gpucc_compile *c);
 
 #ifdef __cplusplus
