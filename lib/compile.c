@@ -2,8 +2,9 @@
  * lib/compile.c -- compile sessions (gpucc/compile.h): plan every module x
  * target job without LLVM (read modules, choose device libraries, compute
  * keys, look them up), then compile the misses on a pool of threads, each
- * with its compile worker process (lib/compile_worker.c), insert new entries into the cache as they arrive, and
- * hand every entry to the image writer in job order.
+ * with its compile worker process (lib/compile_worker.c), insert new entries
+ * into the cache as they arrive, and hand every entry to the image writer in
+ * job order.
  *
  * Determinism: each job is compiled on its own (one module, one LLVMContext
  * per thread, device libraries cloned from a pristine copy), so a result does

@@ -53,6 +53,8 @@ struct gpucc_worker {
 	int socket;      /* the caller's end */
 	int stderr_fd;   /* the worker's stderr, read after a crash */
 	char dir[PATH_MAX];
+	char other_llvm[64]; /* the LLVM a worker said it runs, not gpucc's: no
+	                        more workers for this slot */
 };
 
 /* ---- the caller's side ---------------------------------------------------------- */
@@ -277,6 +279,18 @@ static void fail_job(gpucc_backend_result *out, int code, const gpucc_backend_jo
 	out->code = code;
 }
 
+/* Keys name the LLVM gpucc was built with (gpucc_llvm_version), known
+ * without loading LLVM; a worker that runs another (libLLVM upgraded under
+ * an installed gpucc) would compile what its key does not say. */
+static int other_llvm(gpucc_backend_result *out, const gpucc_backend_job *job, const char *runs)
+{
+	fail_job(out, GPUCC_EUNAVAILABLE, job,
+	         "the LLVM backend runs LLVM %s, but gpucc was built with LLVM %s, "
+	         "which keys name: rebuild gpucc against the installed LLVM",
+	         runs, gpucc_llvm_version());
+	return out->code;
+}
+
 static const char *signal_name(int sig)
 {
 	switch (sig) {
@@ -294,6 +308,8 @@ static const char *signal_name(int sig)
 int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_backend_result *out)
 {
 	memset(out, 0, sizeof *out);
+	if (w->other_llvm[0])
+		return other_llvm(out, job, w->other_llvm);
 	if (w->pid == 0 && worker_start(w) != 0) {
 		fail_job(out, GPUCC_EUNAVAILABLE, job, "%s", gpucc_error_last()->message);
 		gpucc_error_clear();
@@ -315,13 +331,12 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 	char words[400];
 	crash_words(w, offset, words, sizeof words);
 	const char *culprit = crashed_in(w, offset);
-	char runs[64] = ""; /* what a worker running another LLVM said first */
 	if (rc == 1 && WIFEXITED(status) && WEXITSTATUS(status) == GPUCC_WORKER_EXIT_OTHER_LLVM) {
-		char line[128];
+		char line[128]; /* what it said first */
 		ssize_t n = pread(w->stderr_fd, line, sizeof line - 1, 0);
 		line[n > 0 ? n : 0] = '\0';
-		if (sscanf(line, "runs LLVM %63s", runs) != 1)
-			snprintf(runs, sizeof runs, "(unknown)");
+		if (sscanf(line, "runs LLVM %63s", w->other_llvm) != 1)
+			snprintf(w->other_llvm, sizeof w->other_llvm, "(unknown)");
 	}
 	worker_clean(w);
 	if (rc == 2) {
@@ -329,11 +344,8 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 		         culprit, w->limits.timeout_seconds);
 		return out->code;
 	}
-	if (runs[0]) {
-		fail_job(out, GPUCC_EUNAVAILABLE, job,
-		         "the LLVM backend runs LLVM %s, but gpucc was built with LLVM %s, "
-		         "which keys name: rebuild gpucc against the installed LLVM",
-		         runs, gpucc_llvm_version());
+	if (w->other_llvm[0]) {
+		other_llvm(out, job, w->other_llvm);
 	} else if (rc == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		fail_job(out, GPUCC_EUNAVAILABLE, job, "the compile worker '%s' cannot start%s%s",
 		         w->program, words[0] ? ": " : "", words);
