@@ -209,6 +209,33 @@ else
 	echo "SKIP (part): no ptxas lacking sm_70 here (CUDA 13's); the PTX-only fallback is untested"
 fi
 
+# ---- AMDGPU: a code object is a whole program ----------------------------------------
+# The module's own functions but kernels become internal, as clang's HIP
+# driver asks (-amdgpu-internalize-symbols): one no kernel calls is not
+# compiled, and none is exported; variables (a host program reads them by
+# name) and what @llvm.used names stay.  At -O0 nothing is dropped.
+cat >whole.hip <<'EOF'
+extern "C" __attribute__((device, noinline)) int unreached_helper(int x) { return x * 3 + 1; }
+extern "C" __attribute__((device, noinline)) int reached_helper(int x) { return x * 5 + 2; }
+extern "C" __attribute__((device, used)) int kept_helper(int x) { return x * 7 + 3; }
+extern "C" __attribute__((device)) int visible_counter;
+__attribute__((device)) int visible_counter = 0;
+extern "C" __attribute__((global)) void whole(int *p) { p[0] = reached_helper(p[0]) + visible_counter; }
+EOF
+hip_ir whole.hip gfx90a whole.bc -nogpuinc -Xclang -disable-llvm-passes
+llvm-dis-19 whole.bc -o - | grep -q '^define .*@unreached_helper' || fail "clang-19 dropped unreached_helper: this test's premise"
+expect_exit 0 "$GPUCC" compile --no-cache whole.bc -t gfx90a -o whole.gpucc
+hsaco whole.gpucc gfx90a && mv gfx90a.hsaco whole.hsaco
+llvm-readelf-19 --syms whole.hsaco > whole.syms
+assert_grep ' whole$' whole.syms
+assert_grep ' visible_counter$' whole.syms
+assert_grep ' kept_helper$' whole.syms
+assert_no_grep 'unreached_helper' whole.syms
+! grep ' reached_helper$' whole.syms | grep -q GLOBAL || fail "reached_helper is still exported"
+expect_exit 0 "$GPUCC" compile --no-cache -O0 whole.bc -t gfx90a -o whole0.gpucc
+hsaco whole0.gpucc gfx90a && mv gfx90a.hsaco whole0.hsaco
+llvm-readelf-19 --syms whole0.hsaco | grep -q ' unreached_helper$' || fail "-O0 dropped unreached_helper"
+
 # ---- a backend failure: one line; the detail with --verbose -----------------------
 cat >bad.ll <<'EOF'
 target triple = "amdgcn-amd-amdhsa"

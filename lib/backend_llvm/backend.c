@@ -10,8 +10,10 @@
  *   reflect FTZ, AMDGPU code object version) and fast-math/FTZ attributes on
  *   the module's functions -> link the device libraries libgpucc chose (a
  *   function the module defines keeps its definition) -> internalise every
- *   library symbol the module did not define -> at -O0, delete the library
- *   code the module does not reach (the optimiser does at -O1 and above)
+ *   library symbol the module did not define (AMDGPU: and the module's own
+ *   functions but kernels, a code object being a whole program) -> at -O0,
+ *   delete the library code the module does not reach (the optimiser does
+ *   at -O1 and above)
  *   -> LLVMRunPasses("default<On>")
  *   -> refuse calls nothing defines (but the CUDA driver's vprintf, malloc,
  *   free, __assertfail; dynamic shared memory is no external) -> refuse
@@ -34,6 +36,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
+#include <llvm-c/Comdat.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/DebugInfo.h>
 #include <llvm-c/IRReader.h>
@@ -962,6 +965,51 @@ static int add_compiler_used(compile *c, LLVMValueRef *fns, size_t n)
 	return 0;
 }
 
+/* Whether @llvm.used or @llvm.compiler.used names v (through a cast). */
+static bool named_used(LLVMModuleRef m, LLVMValueRef v)
+{
+	static const char *const lists[] = {"llvm.used", "llvm.compiler.used"};
+	for (int l = 0; l < 2; l++) {
+		LLVMValueRef list = LLVMGetNamedGlobal(m, lists[l]);
+		LLVMValueRef init = list ? LLVMGetInitializer(list) : NULL;
+		int n = init ? LLVMGetNumOperands(init) : 0;
+		for (int i = 0; i < n; i++) {
+			LLVMValueRef e = LLVMGetOperand(init, (unsigned)i);
+			while (e && LLVMIsAConstantExpr(e))
+				e = LLVMGetOperand(e, 0);
+			if (e == v)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* AMDGPU: a code object is a whole program (ld.lld links it alone, and the
+ * loader finds only kernels and variables by name), so the module's own
+ * functions that are not entry points become internal, as clang's HIP
+ * driver asks with -amdgpu-internalize-symbols: the optimiser then drops
+ * what no kernel reaches instead of compiling it (half the backend's time
+ * for a rocPRIM-sized unit).  Variables stay as they are (a host program
+ * reads them by name), and so does what @llvm.used or @llvm.compiler.used
+ * names.  Not at -O0, where nothing unreached would be dropped (and LLVM
+ * 19 crashes on a local function nothing reaches: below). */
+static void internalize_own_functions(compile *c)
+{
+	if (c->job->vendor != GPUCC_VENDOR_AMD || c->job->opt_level == 0)
+		return;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		LLVMLinkage linkage = LLVMGetLinkage(f);
+		unsigned cc = LLVMGetFunctionCallConv(f);
+		if (LLVMIsDeclaration(f) || linkage == LLVMInternalLinkage ||
+		    linkage == LLVMPrivateLinkage || linkage == LLVMAvailableExternallyLinkage ||
+		    (cc != LLVMCCallConv && cc != LLVMFastCallConv) || named_used(c->module, f))
+			continue;
+		LLVMSetLinkage(f, LLVMInternalLinkage);
+		LLVMSetVisibility(f, LLVMDefaultVisibility);
+		LLVMSetComdat(f, NULL); /* one object: nothing to deduplicate */
+	}
+}
+
 /* At -O0, LLVM 19's AMDGPU register usage analysis crashes the process on
  * a local function that nothing outside such functions reaches (the same
  * llvm-project issue 64863): codegen skips it, the analysis does not.  The
@@ -1602,8 +1650,10 @@ static int run_pipeline(compile *c)
 	if ((rc = collect_defined(c)) != 0 || (rc = set_module_flags(c)) != 0)
 		return rc;
 	set_math_attributes(c);
-	if ((rc = link_device_libs(c)) != 0 || (rc = keep_own_unreached_functions(c)) != 0 ||
-	    (rc = drop_unreached_library_code(c)) != 0)
+	if ((rc = link_device_libs(c)) != 0)
+		return rc;
+	internalize_own_functions(c);
+	if ((rc = keep_own_unreached_functions(c)) != 0 || (rc = drop_unreached_library_code(c)) != 0)
 		return rc;
 	fault_injection(job, "abort");
 	if ((rc = optimise(c)) != 0 || (rc = check_externals(c)) != 0 ||
