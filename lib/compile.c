@@ -1371,6 +1371,14 @@ int gpucc_compile_plan(gpucc_compile *c)
 		free(c->toolchain.ptxas);
 		c->toolchain.ptxas = NULL;
 	}
+	/* The tools' `--version` probes of a run with an empty memo (a new
+	 * cache) run side by side: clang's, for sources, beside ld.lld's and
+	 * ptxas's, which build_options waits for. */
+	for (size_t i = 0; i < c->module_count; i++)
+		if (c->modules[i].language != GPUCC_LANGUAGE_FROM_NAME) {
+			gpucc_sources_prefetch(&c->toolchain, c->o.clang);
+			break;
+		}
 	if ((rc = build_options(c)) != 0)
 		return rc;
 	if ((rc = expand_sources(c)) != 0)

@@ -8,6 +8,9 @@
 
 #include "gpucc/common.h"
 
+#include <sys/types.h>
+#include <time.h>
+
 /* What stat() says about a file that changes whenever its bytes may have:
  * size and mtime, and also ctime, inode and device, which a copy that
  * restores the mtime (cp -p, rsync -t, tar x) cannot set back. */
@@ -39,6 +42,15 @@ typedef struct gpucc_toolchain {
 	size_t *memo_slots;  /* hash of (kind, path) -> memo index + 1; 0 empty */
 	size_t memo_slot_count; /* a power of two, at least twice memo_count */
 	bool memo_dirty;
+	/* `TOOL --version` runs started ahead (gpucc_toolchain_prefetch_version),
+	 * read by the tool_version that asks for them. */
+	struct gpucc_version_probe {
+		char *kind, *tool;
+		pid_t pid;
+		int fd;
+		struct timespec start;
+	} probes[4];
+	size_t probe_count;
 } gpucc_toolchain;
 
 /* Find the tools: libdevice in $CUDA_PATH/nvvm/libdevice, then
@@ -51,6 +63,10 @@ typedef struct gpucc_toolchain {
 int gpucc_toolchain_init(gpucc_toolchain *tc, const char *memo_dir);
 /* Save changed memos (atomically; best effort). */
 void gpucc_toolchain_save(gpucc_toolchain *tc);
+/* Start `tool --version` now, unless a fresh memo of kind knows the answer,
+ * so that it runs beside other work (another tool's probe) until the
+ * version of kind is asked for; what fails is reported then. */
+void gpucc_toolchain_prefetch_version(gpucc_toolchain *tc, const char *kind, const char *tool);
 void gpucc_toolchain_release(gpucc_toolchain *tc);
 /* SHA-256 of a device library, remembered by path and identity. */
 int gpucc_toolchain_digest(gpucc_toolchain *tc, const char *path, gpucc_digest *out);

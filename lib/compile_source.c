@@ -1230,35 +1230,62 @@ static void *pair_thread(void *arg)
 
 /* ---- finding the tools ------------------------------------------------------- */
 
+/* The clangs to try, in order: the one named, else clang-19 and clang on
+ * PATH, the one found when gpucc was built, LLVM 19's.  Those found on
+ * PATH are also in searched (to free). */
+static size_t clang_candidates(const char *named, const char *candidates[8], char *searched[4],
+                               size_t *searched_count)
+{
+	size_t n = 0;
+	*searched_count = 0;
+	if (named) {
+		candidates[n++] = named;
+		return n;
+	}
+	static const char *const names[] = {"clang-19", "clang"};
+	const char *path = getenv("PATH");
+	for (size_t k = 0; k < 2 && path; k++) {
+		for (const char *p = path; *p;) {
+			size_t len = strcspn(p, ":");
+			char *c = len ? string_printf("%.*s/%s", (int)len, p, names[k]) : NULL;
+			if (c && is_executable(c)) {
+				searched[(*searched_count)++] = c;
+				candidates[n++] = c;
+				break;
+			}
+			free(c);
+			p += len + (p[len] == ':');
+		}
+	}
+	if (GPUCC_BUILD_CLANG[0])
+		candidates[n++] = GPUCC_BUILD_CLANG; /* found when gpucc was built */
+	candidates[n++] = "/usr/lib/llvm-19/bin/clang";
+	return n;
+}
+
+void gpucc_sources_prefetch(gpucc_toolchain *tc, const char *clang)
+{
+	const char *candidates[8];
+	char *searched[4] = {0};
+	size_t searched_count;
+	size_t n = clang_candidates(clang, candidates, searched, &searched_count);
+	for (size_t i = 0; i < n; i++) {
+		if (is_executable(candidates[i])) {
+			gpucc_toolchain_prefetch_version(tc, "clang-version", candidates[i]);
+			break;
+		}
+	}
+	for (size_t i = 0; i < searched_count; i++)
+		free(searched[i]);
+}
+
 static void find_clang(context *x)
 {
 	const gpucc_source_settings *s = x->s;
 	const char *candidates[8];
-	size_t n = 0;
 	char *searched[4] = {0};
-	size_t searched_count = 0;
-	if (s->clang) {
-		candidates[n++] = s->clang;
-	} else {
-		static const char *const names[] = {"clang-19", "clang"};
-		const char *path = getenv("PATH");
-		for (size_t k = 0; k < 2 && path; k++) {
-			for (const char *p = path; *p;) {
-				size_t len = strcspn(p, ":");
-				char *c = len ? string_printf("%.*s/%s", (int)len, p, names[k]) : NULL;
-				if (c && is_executable(c)) {
-					searched[searched_count++] = c;
-					candidates[n++] = c;
-					break;
-				}
-				free(c);
-				p += len + (p[len] == ':');
-			}
-		}
-		if (GPUCC_BUILD_CLANG[0])
-			candidates[n++] = GPUCC_BUILD_CLANG; /* found when gpucc was built */
-		candidates[n++] = "/usr/lib/llvm-19/bin/clang";
-	}
+	size_t searched_count;
+	size_t n = clang_candidates(s->clang, candidates, searched, &searched_count);
 	char refused[512] = "";
 	for (size_t i = 0; i < n && !x->clang; i++) {
 		if (!is_executable(candidates[i]))

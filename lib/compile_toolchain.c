@@ -292,6 +292,14 @@ void gpucc_toolchain_save(gpucc_toolchain *tc)
 
 void gpucc_toolchain_release(gpucc_toolchain *tc)
 {
+	for (size_t i = 0; i < tc->probe_count; i++) { /* started ahead, never asked for */
+		kill(-tc->probes[i].pid, SIGKILL);
+		close(tc->probes[i].fd);
+		while (waitpid(tc->probes[i].pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		free(tc->probes[i].kind);
+		free(tc->probes[i].tool);
+	}
 	for (size_t i = 0; i < tc->memo_count; i++) {
 		free(tc->memos[i].kind);
 		free(tc->memos[i].path);
@@ -415,10 +423,9 @@ int gpucc_toolchain_digest_stat(gpucc_toolchain *tc, const char *path, const str
 /* How long `tool --version` may take: a hung tool must not hang a build. */
 #define VERSION_TIMEOUT_MS 10000
 
-/* Run `tool --version` with stderr to /dev/null: the start of its standard
- * output, NUL-terminated, in text.  The tool runs in a process group of its
- * own, killed whole when it does not answer within VERSION_TIMEOUT_MS. */
-static int version_output(const char *tool, char *text, size_t size)
+/* Start `tool --version` with stderr to /dev/null, its standard output on
+ * the pipe *fd, in a process group of its own. */
+static int version_start(const char *tool, pid_t *pid, int *fd, struct timespec *start)
 {
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) != 0)
@@ -437,8 +444,7 @@ static int version_output(const char *tool, char *text, size_t size)
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setpgroup(&attr, 0);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-	pid_t pid;
-	int rc = posix_spawn(&pid, tool, &actions, &attr, argv, environ);
+	int rc = posix_spawn(pid, tool, &actions, &attr, argv, environ);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&actions);
 	close(fds[1]);
@@ -447,16 +453,25 @@ static int version_output(const char *tool, char *text, size_t size)
 		errno = rc;
 		return gpucc_error_set_errno("cannot run '%s'", tool);
 	}
+	*fd = fds[0];
+	clock_gettime(CLOCK_MONOTONIC, start);
+	return 0;
+}
+
+/* The start of what a version_start'ed tool prints, NUL-terminated, in
+ * text; the tool is killed (its whole group) when it does not answer
+ * within VERSION_TIMEOUT_MS of its start, and waited for either way. */
+static int version_finish(const char *tool, pid_t pid, int fd, const struct timespec *start,
+                          char *text, size_t size)
+{
 	size_t used = 0;
 	bool timed_out = false;
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		long long left = VERSION_TIMEOUT_MS - ((long long)(now.tv_sec - start.tv_sec) * 1000 +
-		                                       (now.tv_nsec - start.tv_nsec) / 1000000);
-		struct pollfd p = {fds[0], POLLIN, 0};
+		long long left = VERSION_TIMEOUT_MS - ((long long)(now.tv_sec - start->tv_sec) * 1000 +
+		                                       (now.tv_nsec - start->tv_nsec) / 1000000);
+		struct pollfd p = {fd, POLLIN, 0};
 		int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
 		if (ready < 0 && errno == EINTR)
 			continue;
@@ -464,7 +479,7 @@ static int version_output(const char *tool, char *text, size_t size)
 			timed_out = true;
 			break;
 		}
-		ssize_t n = read(fds[0], text + used, size - 1 - used);
+		ssize_t n = read(fd, text + used, size - 1 - used);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -474,7 +489,7 @@ static int version_output(const char *tool, char *text, size_t size)
 			break;
 	}
 	text[used] = '\0';
-	close(fds[0]);
+	close(fd);
 	if (timed_out)
 		kill(-pid, SIGKILL);
 	int status;
@@ -484,6 +499,28 @@ static int version_output(const char *tool, char *text, size_t size)
 		return gpucc_error_set(GPUCC_EUNAVAILABLE, "'%s --version' did not answer in %d s",
 		                       tool, VERSION_TIMEOUT_MS / 1000);
 	return 0;
+}
+
+/* What `tool --version` prints (the start of it), from the probe started
+ * ahead for (kind, tool) when there is one. */
+static int version_output(gpucc_toolchain *tc, const char *kind, const char *tool, char *text,
+                          size_t size)
+{
+	for (size_t i = 0; i < tc->probe_count; i++) {
+		struct gpucc_version_probe p = tc->probes[i];
+		if (strcmp(p.kind, kind) != 0 || strcmp(p.tool, tool) != 0)
+			continue;
+		tc->probes[i] = tc->probes[--tc->probe_count];
+		int rc = version_finish(tool, p.pid, p.fd, &p.start, text, size);
+		free(p.kind);
+		free(p.tool);
+		return rc;
+	}
+	pid_t pid;
+	int fd;
+	struct timespec start;
+	int rc = version_start(tool, &pid, &fd, &start);
+	return rc != 0 ? rc : version_finish(tool, pid, fd, &start, text, size);
 }
 
 /* The version number ("13.0.88") that follows marker in text, into out;
@@ -514,7 +551,7 @@ static int tool_version(gpucc_toolchain *tc, const char *kind, const char *tool,
 		return 0;
 	}
 	char text[4096], version[64];
-	int rc = version_output(tool, text, sizeof text);
+	int rc = version_output(tc, kind, tool, text, sizeof text);
 	if (rc != 0)
 		return rc;
 	if (!version_after(text, marker, version, sizeof version))
@@ -591,6 +628,28 @@ int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version)
 	                       "no LLD 19 on PATH, which AMDGPU code objects are linked with: found %s "
 	                       "(install lld-19)",
 	                       refused);
+}
+
+void gpucc_toolchain_prefetch_version(gpucc_toolchain *tc, const char *kind, const char *tool)
+{
+	gpucc_file_identity id;
+	bool stale;
+	gpucc_file_memo *m = memo_find(tc, kind, tool, &id, &stale);
+	if ((m && !stale) || tc->probe_count == sizeof tc->probes / sizeof tc->probes[0])
+		return;
+	for (size_t i = 0; i < tc->probe_count; i++)
+		if (strcmp(tc->probes[i].kind, kind) == 0 && strcmp(tc->probes[i].tool, tool) == 0)
+			return;
+	struct gpucc_version_probe *p = &tc->probes[tc->probe_count];
+	p->kind = strdup(kind);
+	p->tool = strdup(tool);
+	if (p->kind && p->tool && version_start(tool, &p->pid, &p->fd, &p->start) == 0) {
+		tc->probe_count++;
+		return;
+	}
+	free(p->kind);
+	free(p->tool);
+	gpucc_error_clear(); /* asked again, and reported, when needed */
 }
 
 int gpucc_toolchain_tool_version(gpucc_toolchain *tc, const char *kind, const char *tool,

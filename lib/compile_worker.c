@@ -329,7 +329,10 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 	/* The worker is gone, or must go: the job fails, the next starts another. */
 	int status = worker_stop(w, true);
 	char words[400];
-	crash_words(w, offset, words, sizeof words);
+	/* A worker that could not start wrote before this job's offset was
+	 * taken: its words are the file's first. */
+	bool no_start = rc == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 127;
+	crash_words(w, no_start ? 0 : offset, words, sizeof words);
 	const char *culprit = crashed_in(w, offset);
 	if (rc == 1 && WIFEXITED(status) && WEXITSTATUS(status) == GPUCC_WORKER_EXIT_OTHER_LLVM) {
 		char line[128]; /* what it said first */
@@ -346,7 +349,7 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 	}
 	if (w->other_llvm[0]) {
 		other_llvm(out, job, w->other_llvm);
-	} else if (rc == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+	} else if (no_start) {
 		fail_job(out, GPUCC_EUNAVAILABLE, job, "the compile worker '%s' cannot start%s%s",
 		         w->program, words[0] ? ": " : "", words);
 	} else if (rc == 1 && WIFSIGNALED(status)) {
