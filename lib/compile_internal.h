@@ -67,6 +67,8 @@ void gpucc_toolchain_save(gpucc_toolchain *tc);
  * so that it runs beside other work (another tool's probe) until the
  * version of kind is asked for; what fails is reported then. */
 void gpucc_toolchain_prefetch_version(gpucc_toolchain *tc, const char *kind, const char *tool);
+/* Whether any memo of kind is kept (of any tool, fresh or not). */
+bool gpucc_toolchain_has_kind(const gpucc_toolchain *tc, const char *kind);
 void gpucc_toolchain_release(gpucc_toolchain *tc);
 /* SHA-256 of a device library, remembered by path and identity. */
 int gpucc_toolchain_digest(gpucc_toolchain *tc, const char *path, gpucc_digest *out);

@@ -1265,6 +1265,10 @@ static size_t clang_candidates(const char *named, const char *candidates[8], cha
 
 void gpucc_sources_prefetch(gpucc_toolchain *tc, const char *clang)
 {
+	/* A cache that ever knew a clang most likely knows this one: not worth
+	 * the search of PATH a hit would pay for twice. */
+	if (gpucc_toolchain_has_kind(tc, "clang-version"))
+		return;
 	const char *candidates[8];
 	char *searched[4] = {0};
 	size_t searched_count;

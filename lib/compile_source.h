@@ -98,7 +98,8 @@ typedef struct gpucc_source_settings {
 int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_source_settings *s);
 /* Start the version probe of the clang gpucc_sources_resolve will try first
  * (clang: the one named, or NULL), so that it runs beside the probes of
- * the other tools a run needs. */
+ * the other tools a run needs; only when no clang's version is
+ * remembered (a new cache). */
 void gpucc_sources_prefetch(gpucc_toolchain *tc, const char *clang);
 /* Write r's record (r->record, r->record_name) in cache, leading to key:
  * this result first, then up to seven earlier ones of other keys.  Best

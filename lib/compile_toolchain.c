@@ -630,6 +630,14 @@ int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version)
 	                       refused);
 }
 
+bool gpucc_toolchain_has_kind(const gpucc_toolchain *tc, const char *kind)
+{
+	for (size_t i = 0; i < tc->memo_count; i++)
+		if (strcmp(tc->memos[i].kind, kind) == 0)
+			return true;
+	return false;
+}
+
 void gpucc_toolchain_prefetch_version(gpucc_toolchain *tc, const char *kind, const char *tool)
 {
 	gpucc_file_identity id;
