@@ -329,12 +329,13 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 	/* The worker is gone, or must go: the job fails, the next starts another. */
 	int status = worker_stop(w, true);
 	char words[400];
+	int exited = rc == 1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	/* A worker that could not start wrote before this job's offset was
 	 * taken: its words are the file's first. */
-	bool no_start = rc == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 127;
+	bool no_start = exited == 127;
 	crash_words(w, no_start ? 0 : offset, words, sizeof words);
 	const char *culprit = crashed_in(w, offset);
-	if (rc == 1 && WIFEXITED(status) && WEXITSTATUS(status) == GPUCC_WORKER_EXIT_OTHER_LLVM) {
+	if (exited == GPUCC_WORKER_EXIT_OTHER_LLVM) {
 		char line[128]; /* what it said first */
 		ssize_t n = pread(w->stderr_fd, line, sizeof line - 1, 0);
 		line[n > 0 ? n : 0] = '\0';
