@@ -15,6 +15,7 @@
 #                       exactly these kernels and no externals: its key
 #   result_keys JSON TARGET    "key module kernel,..." per compiled or hit
 #                       result of a target starting with TARGET
+#   remove_test_dirs    the EXIT trap's cleanup, for a test that sets its own
 #   pack_variants IMAGE N   pack N entries of testdata/example's saxpy PTX
 #                       that differ in an option only (so in their keys)
 set -u
@@ -23,7 +24,13 @@ set -u
 : "${SRCROOT:?SRCROOT must name the source tree}"
 TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gpucc-test.XXXXXX")
 TEST_BIN=$(mktemp -d "${TMPDIR:-/tmp}/gpucc-test-bin.XXXXXX")
-trap 'chmod -R u+w "$TEST_DIR" 2>/dev/null; rm -rf "$TEST_DIR" "$TEST_BIN"' EXIT
+# remove_test_dirs: the EXIT trap's work; a test that sets its own trap
+# calls it last.
+remove_test_dirs() {
+	chmod -R u+w "$TEST_DIR" 2>/dev/null
+	rm -rf "$TEST_DIR" "$TEST_BIN"
+}
+trap remove_test_dirs EXIT
 cd "$TEST_DIR" || exit 1
 # python3 is the interpreter meson runs under ($PYTHON3, the build's), not
 # the first on PATH: a version manager's shim there (pyenv's) costs ~0.4 s

@@ -39,7 +39,7 @@ stop_apache() {
 	wait "$APACHE_PID" 2>/dev/null
 	APACHE_PID=""
 }
-trap 'stop_apache; stop_servers; chmod -R u+w "$TEST_DIR" 2>/dev/null; rm -rf "$TEST_DIR"' EXIT
+trap 'stop_apache; stop_servers; remove_test_dirs' EXIT
 
 # start_apache DIR: the document root DIR/store with Dav On, every request
 # logged to DIR/logs/access.log as "METHOD PATH STATUS"; sets APACHE_PORT.

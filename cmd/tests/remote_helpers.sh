@@ -31,7 +31,7 @@ stop_servers() {
 	for p in $SERVER_PIDS; do stop_pid "$p"; done
 	SERVER_PIDS=""
 }
-trap 'stop_servers; chmod -R u+w "$TEST_DIR" 2>/dev/null; rm -rf "$TEST_DIR"' EXIT
+trap 'stop_servers; remove_test_dirs' EXIT
 
 command -v python3 >/dev/null || skip "python3 is not installed (it finds free ports)"
 
