@@ -7,9 +7,11 @@
  *
  * Search order: $GPUCC_BACKEND (a path to the module); beside the running
  * libgpucc (found with dladdr), also in its gpucc/ subdirectory (the
- * installed layout) and its backend_llvm/ subdirectory (the build tree); the
- * executable's directory and ../lib/backend_llvm from it (the build tree when
- * libgpucc is linked statically); then GPUCC_LIBDIR/gpucc/.
+ * installed layout) and its backend_llvm/ subdirectory (the build tree); when
+ * libgpucc is linked statically (the gpucc command is), the executable's
+ * directory, the installed layout from it (BINDIR/../LIBDIR/gpucc, so that a
+ * staged or moved install finds its own backend) and ../lib/backend_llvm
+ * from it (the build tree); then GPUCC_LIBDIR/gpucc/.
  */
 #include "backend.h"
 #include "errors.h"
@@ -90,7 +92,9 @@ static void find(void)
 	if (n > 0) {
 		exe[n] = '\0';
 		dir_of(dir, sizeof dir, exe);
-		if (try_dir(dir, "") || try_dir(dir, "../lib/backend_llvm") || try_dir(dir, "../../lib/backend_llvm"))
+		if (try_dir(dir, "") ||
+		    (*GPUCC_LIBDIR_FROM_BINDIR && try_dir(dir, GPUCC_LIBDIR_FROM_BINDIR "/gpucc")) ||
+		    try_dir(dir, "../lib/backend_llvm") || try_dir(dir, "../../lib/backend_llvm"))
 			return;
 	}
 	if (try_dir(GPUCC_LIBDIR, "gpucc"))

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""lib/tests/check_layers.py BUILDDIR -- the layers docs/design.md describes,
+"""lib/tests/check_layers.py BUILDDIR LIBGPUCC_SO -- the layers docs/design.md describes,
 checked on what the build compiled: no circle between the files of
 libgpucc and formats/ (file A calls a function file B defines, and B, by way
-of others or not, calls back into A), and nothing in formats/ that calls
-into lib/.  Reads the symbols of the object files with nm; exit 1 naming
+of others or not, calls back into A), nothing in formats/ that calls
+into lib/, and nothing in cmd/ that calls a function libgpucc.so does not
+export.  Reads the symbols of the object files with nm; exit 1 naming
 each circle and the functions that close it."""
 import collections
 import glob
@@ -22,15 +23,30 @@ if not objects:
     print(f"check_layers: no object files of libgpucc under '{build}'", file=sys.stderr)
     sys.exit(1)
 
-defined, used = {}, collections.defaultdict(set)
-for name, (path, _) in objects.items():
-    out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
+
+def nm_symbols(paths):
+    """{path: (defined, undefined)} of object files, from one nm (a process
+    costs ~0.1 s: it loads binutils' plugins)."""
+    out = subprocess.run(["nm", "-A"] + paths, capture_output=True, text=True, check=True).stdout
+    table = {p: (set(), set()) for p in paths}
     for line in out.splitlines():
-        fields = line.split()
+        path, _, rest = line.rpartition(":")
+        fields = rest.split()
+        if path not in table:
+            continue
         if len(fields) == 3 and fields[1] in "TDBRV":
-            defined[fields[2]] = name
+            table[path][0].add(fields[2])
         elif len(fields) == 2 and fields[0] == "U":
-            used[name].add(fields[1])
+            table[path][1].add(fields[1])
+    return table
+
+
+defined, used = {}, collections.defaultdict(set)
+table = nm_symbols([path for path, _ in objects.values()])
+for name, (path, _) in objects.items():
+    for symbol in table[path][0]:
+        defined[symbol] = name
+    used[name] |= table[path][1]
 
 calls = collections.defaultdict(set)   # file -> files it calls into
 why = collections.defaultdict(set)     # (file, file) -> symbols
@@ -79,6 +95,27 @@ for root in sorted(objects):
                     break
             if len(component) > 1:
                 circles.append(sorted(component))
+
+# The command links the static library (cmd/meson.build), where nothing
+# stops it calling a hidden function: it may call only what libgpucc.so
+# exports (the public API), besides what its own files define.
+cmd_dir = build + "/cmd/gpucc.p"
+cmd_objects = [os.path.join(cmd_dir, f) for f in  # (glob would skip .._formats_escape.c.o)
+               (os.listdir(cmd_dir) if os.path.isdir(cmd_dir) else []) if f.endswith(".o")]
+cmd_defined, cmd_used = set(), set()
+for d, u in (nm_symbols(cmd_objects) if cmd_objects else {}).values():
+    cmd_defined |= d
+    cmd_used |= u
+if not cmd_used:
+    failures.append(f"no objects of the gpucc command under '{build}'")
+else:
+    out = subprocess.run(["nm", "-D", "--defined-only", sys.argv[2]], capture_output=True,
+                         text=True, check=True).stdout
+    exported = {line.split()[-1] for line in out.splitlines() if line.strip()}
+    hidden = sorted(s for s in cmd_used - cmd_defined
+                    if s.startswith("gpucc_") and s not in exported)
+    if hidden:
+        failures.append("cmd/ calls functions libgpucc.so does not export: " + ", ".join(hidden))
 
 for component in circles:
     links = [f"{a} -> {b} ({', '.join(sorted(why[(a, b)])[:3])})"
