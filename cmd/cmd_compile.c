@@ -370,6 +370,24 @@ static void cache_warning(void *ctx, const char *message)
 	fprintf(stderr, "gpucc compile: warning: cache: %s\n", message);
 }
 
+/* Ctrl-C's clean-up, started when something needs it (cmd/interrupt.h). */
+typedef struct watch_state {
+	const cmd_args *args;
+	const char *output;
+	bool watching;
+	int rc; /* cmd_interrupt_watch's, when it failed */
+} watch_state;
+
+/* Before clang runs for a source: its temporary directory, the image's
+ * temporary file and the workers' directories are all watched from here. */
+static bool watch_before_clang(void *ctx)
+{
+	watch_state *w = ctx;
+	if (!w->watching && (w->rc = cmd_interrupt_watch(w->args, w->output, true)) == EXIT_OK)
+		w->watching = true;
+	return w->watching;
+}
+
 static int run(const cmd_args *args)
 {
 	gpucc_compile_options o;
@@ -554,12 +572,19 @@ static int run(const cmd_args *args)
 		}
 		sources |= source;
 	}
-	/* clang runs while the run is planned: what it leaves in $TMPDIR goes
-	 * with Ctrl-C too. */
-	bool watching = sources;
-	if (sources && (rc = cmd_interrupt_watch(args, output, true)) != EXIT_OK)
+	/* clang runs while the run is planned, for the sources whose records
+	 * missed: what it leaves in $TMPDIR goes with Ctrl-C too, watched
+	 * from just before it starts (watch_before_clang). */
+	watch_state watch = {.args = args, .output = output, .rc = EXIT_OK};
+	if (sources && gpucc_compile_set_before_clang(c, watch_before_clang, &watch) != 0) {
+		rc = cmd_fail(args);
 		goto cleanup;
+	}
 	int status = gpucc_compile_plan(c);
+	if (watch.rc != EXIT_OK) {
+		rc = watch.rc;
+		goto cleanup;
+	}
 	if (status == 0 && !dry_run) {
 		/* Ctrl-C or a cancelled CI job leaves neither the image's
 		 * temporary file nor the backend's directories in $TMPDIR.  The
@@ -570,7 +595,7 @@ static int run(const cmd_args *args)
 		bool misses = false;
 		for (size_t i = 0; i < gpucc_compile_result_count(c) && !misses; i++)
 			misses = gpucc_compile_result_at(c, i)->status == GPUCC_COMPILE_PENDING;
-		if (!watching && (output || misses) &&
+		if (!watch.watching && (output || misses) &&
 		    (rc = cmd_interrupt_watch(args, output, misses)) != EXIT_OK)
 			goto cleanup;
 		status = gpucc_compile_run(c);

@@ -141,6 +141,8 @@ struct gpucc_compile {
 	/* The cubin tool of the run's NVIDIA jobs (choose_cubin_tool): nvjitlink
 	 * (the library's path, owned by the toolchain) or NULL for ptxas. */
 	gpucc_cubin_tool cubin_tool;
+	bool (*before_clang)(void *ctx); /* gpucc_compile_set_before_clang */
+	void *before_clang_ctx;
 	const char *nvjitlink;
 	const char *nvjitlink_version; /* "13.0.88" with nvjitlink */
 	char *nvjitlink_error; /* why NVIDIA jobs cannot be keyed (--cubin-with nvjitlink
@@ -263,6 +265,16 @@ int gpucc_compile_set_cubin_tool(gpucc_compile *c, gpucc_cubin_tool tool)
 		return gpucc_error_set(GPUCC_EINVALID, "cubin tool %d: expected auto, ptxas or nvjitlink",
 		                       (int)tool);
 	c->cubin_tool = tool;
+	return 0;
+}
+
+int gpucc_compile_set_before_clang(gpucc_compile *c, bool (*fn)(void *ctx), void *ctx)
+{
+	GPUCC_REQUIRE(c);
+	if (c->planned)
+		return gpucc_error_set(GPUCC_EINVALID, "the hook before clang must be set before planning");
+	c->before_clang = fn;
+	c->before_clang_ctx = ctx;
 	return 0;
 }
 
@@ -1297,6 +1309,8 @@ static int expand_sources(gpucc_compile *c)
 		.toolchain = &c->toolchain,
 		.pair_done = c->o.progress ? source_progress : NULL,
 		.pair_done_ctx = c,
+		.before_clang = c->before_clang,
+		.before_clang_ctx = c->before_clang_ctx,
 	};
 	bool known[3] = {false, false, false};
 	for (size_t t = 0; t < c->target_count && c->o.cache; t++) {

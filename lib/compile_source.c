@@ -124,6 +124,8 @@ typedef struct context {
 	gpucc_source_pair *pairs;
 	size_t count, next, finished;
 	pthread_mutex_t lock;    /* next, finished, the toolchain's memos, temp_dir */
+	gpucc_digest *names;     /* each pair's record name */
+	bool *to_run;            /* the pairs whose record missed: clang runs */
 	char *clang;             /* NULL: none (clang_error says why) */
 	char clang_error[512];
 	const char *clang_version; /* "19.1.7", owned by the toolchain */
@@ -1081,7 +1083,9 @@ static char *warning_lines(const gpucc_source_pair *p, const char *err)
 
 static bool temp_dir_ready(context *x);
 
-static void compile_pair(context *x, size_t index)
+/* The first half of a pair: its record's name, and the record looked up.
+ * Whether clang must run (no hit, nothing failed). */
+static bool look_up_pair(context *x, size_t index)
 {
 	gpucc_source_pair *p = &x->pairs[index];
 	gpucc_source_result *r = &p->result;
@@ -1090,41 +1094,45 @@ static void compile_pair(context *x, size_t index)
 		set_error(r, GPUCC_EUNAVAILABLE, p,
 		          "CUDA sources need the CUDA toolkit's headers, and no toolkit was found "
 		          "(include/cuda_runtime.h in $CUDA_PATH or /usr/local/cuda)");
-		return;
+		return false;
 	}
 	if (!x->clang) {
 		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", x->clang_error);
-		return;
+		return false;
 	}
 	/* Under the lock: another pair may be making the temporary directory,
 	 * whose paths the arguments read (not their keyed forms). */
 	pthread_mutex_lock(&x->lock);
 	build_args(&a, x, p, index);
 	pthread_mutex_unlock(&x->lock);
-	gpucc_digest name;
-	if (a.failed || record_name(&name, x, p, &a) != 0) {
+	int rc = a.failed ? GPUCC_ERROR : record_name(&x->names[index], x, p, &a);
+	arglist_release(&a);
+	if (rc != 0) {
 		set_error(r, GPUCC_ERROR, p, "out of memory");
-		arglist_release(&a);
-		return;
+		return false;
 	}
 	if (x->records_dir) {
-		record_lookup(x, &name, r);
-		if (r->hit) {
-			arglist_release(&a);
-			return;
-		}
-	} else {
-		r->note = strdup(x->s->relocatable && x->s->cache ? "miss: linked sources are not recorded"
-		                                                  : "miss: no cache");
+		record_lookup(x, &x->names[index], r);
+		return !r->hit;
 	}
-	/* The name above depends only on the arguments' keyed forms; the
-	 * paths clang is given exist once the temporary directory does. */
+	r->note = strdup(x->s->relocatable && x->s->cache ? "miss: linked sources are not recorded"
+	                                                  : "miss: no cache");
+	return true;
+}
+
+/* The second half of a pair whose record missed: clang. */
+static void compile_pair(context *x, size_t index)
+{
+	gpucc_source_pair *p = &x->pairs[index];
+	gpucc_source_result *r = &p->result;
+	const gpucc_digest name = x->names[index];
+	arglist a = {0};
+	/* The name depends only on the arguments' keyed forms; the paths clang
+	 * is given exist once the temporary directory does. */
 	if (!temp_dir_ready(x)) {
 		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", x->temp_error);
-		arglist_release(&a);
 		return;
 	}
-	arglist_release(&a);
 	build_args(&a, x, p, index);
 	if (a.failed) {
 		set_error(r, GPUCC_ERROR, p, "out of memory");
@@ -1210,21 +1218,28 @@ static void compile_pair(context *x, size_t index)
 	arglist_release(&a);
 }
 
+static void pair_finished(context *x, size_t i)
+{
+	if (!x->s->pair_done)
+		return;
+	pthread_mutex_lock(&x->lock);
+	x->s->pair_done(x->s->pair_done_ctx, &x->pairs[i], ++x->finished, x->count);
+	pthread_mutex_unlock(&x->lock);
+}
+
 static void *pair_thread(void *arg)
 {
 	context *x = arg;
 	for (;;) {
 		pthread_mutex_lock(&x->lock);
+		while (x->next < x->count && !x->to_run[x->next])
+			x->next++;
 		size_t i = x->next < x->count ? x->next++ : (size_t)-1;
 		pthread_mutex_unlock(&x->lock);
 		if (i == (size_t)-1)
 			return NULL;
 		compile_pair(x, i);
-		if (x->s->pair_done) {
-			pthread_mutex_lock(&x->lock);
-			x->s->pair_done(x->s->pair_done_ctx, &x->pairs[i], ++x->finished, x->count);
-			pthread_mutex_unlock(&x->lock);
-		}
+		pair_finished(x, i);
 	}
 }
 
@@ -1448,20 +1463,49 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 			return gpucc_error_oom();
 		}
 	}
+	x.names = calloc(count, sizeof *x.names);
+	x.to_run = calloc(count, sizeof *x.to_run);
+	if (!x.names || !x.to_run) {
+		free(x.names);
+		free(x.to_run);
+		free(x.records_dir);
+		pthread_mutex_destroy(&x.lock);
+		return gpucc_error_oom();
+	}
+	/* First every record, on this thread (stats of the files each lists:
+	 * a run whose records all hit starts no thread and no process); then
+	 * clang for the pairs that missed, jobs at a time, once the caller
+	 * was told. */
+	size_t misses = 0;
+	for (size_t i = 0; i < count; i++) {
+		x.to_run[i] = look_up_pair(&x, i);
+		misses += x.to_run[i];
+		if (!x.to_run[i])
+			pair_finished(&x, i);
+	}
+	if (misses && s->before_clang && !s->before_clang(s->before_clang_ctx)) {
+		for (size_t i = 0; i < count; i++)
+			if (x.to_run[i])
+				set_error(&pairs[i].result, GPUCC_ERROR, &pairs[i],
+				          "stopped by the caller before clang ran");
+		misses = 0;
+	}
 	unsigned n = s->jobs ? s->jobs : 1;
-	if (n > count)
-		n = (unsigned)count;
+	if (n > misses)
+		n = (unsigned)misses;
 	/* One at a time: on this thread. */
 	pthread_t *threads = n > 1 ? calloc(n, sizeof *threads) : NULL;
 	unsigned started = 0;
 	for (unsigned i = 0; threads && i < n; i++)
 		if (pthread_create(&threads[started], NULL, pair_thread, &x) == 0)
 			started++;
-	if (started == 0)
+	if (started == 0 && misses)
 		pair_thread(&x);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
 	free(threads);
+	free(x.names);
+	free(x.to_run);
 	if (x.temp_dir[0])
 		nftw(x.temp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	for (size_t i = 0; i < count; i++)

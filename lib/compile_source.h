@@ -88,6 +88,11 @@ typedef struct gpucc_source_settings {
 	/* Called after each pair, by one thread at a time; may be NULL. */
 	void (*pair_done)(void *ctx, const gpucc_source_pair *p, size_t done, size_t total);
 	void *pair_done_ctx;
+	/* Called on the calling thread once every record was looked up, before
+	 * clang first runs (and its temporary directory is made), only when
+	 * some pair missed; false: those pairs fail unrun.  May be NULL. */
+	bool (*before_clang)(void *ctx);
+	void *before_clang_ctx;
 } gpucc_source_settings;
 
 /* Resolve every pair: the entry of a record's key when each file the

@@ -328,8 +328,9 @@ expect_exit 5 "$GPUCC" compile flags.hip -t gfx90a --no-cache --clang "$PWD/clan
 assert_grep "clang-hanging ran past the job timeout (1 s)" err
 kill -0 "$(cat hang.pid)" 2>/dev/null && fail "the hanging clang outlived its timeout"
 [ -z "$(ls "$TMPDIR")" ] || fail "clang's temporary files are left in \$TMPDIR: $(ls "$TMPDIR")"
-# Killed while clang runs: clang goes with gpucc, and so do its files.
-"$GPUCC" compile flags.hip -t gfx90a --no-cache --clang "$PWD/clang-hanging" >/dev/null 2>&1 &
+# Killed while clang runs (the record missed, so gpucc started watching for
+# signals just before): clang goes with gpucc, and so do its files.
+"$GPUCC" compile flags.hip -t gfx90a --cache hang-cache --clang "$PWD/clang-hanging" >/dev/null 2>&1 &
 pid=$!
 rm -f hang.pid
 for _ in $(seq 300); do [ -s hang.pid ] && break; sleep 0.1; done

@@ -8,7 +8,8 @@
  * remembered only while the file is the same, and a miss that cannot load
  * the backend.
  * One real compile checks results, kernels and the entry's fields, and a
- * hit under another name records that name.
+ * hit under another name records that name; a source calls the hook before
+ * clang when its record misses, never when it hits.
  */
 #include "check.h"
 
@@ -449,6 +450,63 @@ static void test_hit_module_name(void)
 	check_dir_remove();
 }
 
+static bool clang_counted(void *ctx)
+{
+	int *calls = ctx;
+	return ++calls[0] <= calls[1]; /* calls[1]: how many may go on */
+}
+
+/* One plan of k.hip for gfx90a through cache with the hook before clang
+ * (allowed: whether it lets clang run); the pair's status. */
+static gpucc_compile_status plan_source(gpucc_cache *cache, const char *source, int calls[2],
+                                        bool run)
+{
+	gpucc_compile_options o;
+	gpucc_compile_options_init(&o);
+	o.jobs = 1;
+	o.cache = cache;
+	gpucc_compile *c;
+	CHECK_INT(gpucc_compile_new(&c, &o), 0);
+	CHECK_INT(gpucc_compile_add_target(c, "gfx90a"), 0);
+	CHECK_INT(gpucc_compile_add_source(c, source, GPUCC_LANGUAGE_FROM_NAME), 0);
+	CHECK_INT(gpucc_compile_set_before_clang(c, clang_counted, calls), 0);
+	int rc = gpucc_compile_plan(c);
+	CHECK_INT(gpucc_compile_set_before_clang(c, NULL, NULL), GPUCC_EINVALID);
+	if (rc == 0 && run)
+		rc = gpucc_compile_run(c);
+	const gpucc_compile_result *r = gpucc_compile_result_count(c) ? gpucc_compile_result_at(c, 0) : NULL;
+	gpucc_compile_status status = r ? r->status : GPUCC_COMPILE_FAILED;
+	if (r && r->status == GPUCC_COMPILE_FAILED && calls[0] > calls[1])
+		CHECK(r->error && strstr(r->error, "stopped by the caller before clang ran"));
+	gpucc_compile_free(c);
+	return status;
+}
+
+/* The hook before clang: called once when a source's record misses, and
+ * false fails it unrun; never called when every record hits. */
+static void test_before_clang(void)
+{
+	const char *backend = getenv("GPUCC_BACKEND");
+	if (!backend || !*backend || system("clang-19 --version >/dev/null 2>&1") != 0)
+		return; /* no clang-19 or no backend: nothing can fill a record */
+	CHECK_INT(check_dir_create("test_compile_before_clang"), 0);
+	const char *source = path_in_dir("k.hip");
+	write_text(source, "extern \"C\" __global__ void k(float *p) { p[0] *= 2.0f; }\n");
+	gpucc_cache *cache = NULL;
+	CHECK_INT(gpucc_cache_open(&cache, path_in_dir("cache"), 0), 0);
+	if (!cache)
+		return;
+	int refused[2] = {0, 0}, allowed[2] = {0, 1}, hit[2] = {0, 0};
+	CHECK_INT(plan_source(cache, source, refused, true), GPUCC_COMPILE_FAILED);
+	CHECK_INT(refused[0], 1);
+	CHECK_INT(plan_source(cache, source, allowed, true), GPUCC_COMPILE_COMPILED);
+	CHECK_INT(allowed[0], 1);
+	CHECK_INT(plan_source(cache, source, hit, false), GPUCC_COMPILE_HIT);
+	CHECK_INT(hit[0], 0);
+	gpucc_cache_free(cache);
+	check_dir_remove();
+}
+
 /* libnvJitLink's version is read from the toolkit banner it carries,
  * without loading it: the banner whose line ends in ", V" and digits. */
 static void test_nvjitlink_version(void)
@@ -488,6 +546,7 @@ int main(void)
 	RUN(test_nvjitlink_version);
 	RUN(test_compile_and_unavailable);
 	RUN(test_hit_module_name);
+	RUN(test_before_clang);
 	RUN(test_module_facts_bitcode); /* may skip: last */
 	return CHECK_DONE();
 }

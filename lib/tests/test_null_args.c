@@ -376,6 +376,8 @@ static void fixture_close(fixture *f)
 	  gpucc_compile_add_target(f->compile, NONE))                                               \
 	X(gpucc_compile_set_cubin_tool, c, 0, NULL,                                                 \
 	  gpucc_compile_set_cubin_tool(NONE, GPUCC_CUBIN_AUTO))                                     \
+	X(gpucc_compile_set_before_clang, c, 0, NULL,                                               \
+	  gpucc_compile_set_before_clang(NONE, NULL, NULL))                                         \
 	X(gpucc_compile_add_file, c, 0, NULL, gpucc_compile_add_file(NONE, f->image_path))          \
 	X(gpucc_compile_add_file, path, 0, NULL, gpucc_compile_add_file(f->compile, NONE))          \
 	X(gpucc_compile_add_source, c, 0, NULL,                                                     \

@@ -198,6 +198,15 @@ typedef enum gpucc_cubin_tool {
  * options.no_cubin wins over any.  GPUCC_EINVALID for another value or
  * after planning. */
 GPUCC_API int gpucc_compile_set_cubin_tool(gpucc_compile *c, gpucc_cubin_tool tool);
+
+/* fn is called once, on the calling thread, during gpucc_compile_plan:
+ * after every source's record was looked up, before clang first runs for a
+ * source that missed (and makes the temporary directory it writes in).  A
+ * plan whose sources all hit never calls it, so a caller that removes
+ * temporaries on a signal can start watching there (the gpucc command
+ * does): a hit pays for no watching.  fn returning false fails the sources
+ * that missed, unrun.  Before planning; GPUCC_EINVALID after. */
+GPUCC_API int gpucc_compile_set_before_clang(gpucc_compile *c, bool (*fn)(void *ctx), void *ctx);
 /* Add a module file (.ll text or .bc bitcode, told apart by content); it is
  * read now.  GPUCC_ENOTFOUND when it does not exist, GPUCC_EINVALID when it
  * is not a regular file (a directory, a FIFO: never waited on) or its name
