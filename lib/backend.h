@@ -26,7 +26,7 @@
 
 #include "gpucc/common.h"
 
-#define GPUCC_BACKEND_ABI 2
+#define GPUCC_BACKEND_ABI 3
 #define GPUCC_BACKEND_ENTRY "gpucc_backend_get"
 
 /* Fault injection for crash tests, in builds with the test hooks (meson
@@ -76,6 +76,9 @@ typedef struct gpucc_backend_job {
 	const size_t *device_lib_sizes;
 	const char *ptxas;         /* NVIDIA: path, or NULL for no cubin */
 	const char *ld_lld;        /* AMD: path of ld.lld; required */
+	bool ld_lld_in_process;    /* AMD: link with the LLD linked into the worker
+	                              (lld_link.h), which is that ld.lld's code;
+	                              the process when it cannot */
 	const char *nvjitlink;     /* NVIDIA: path of libnvJitLink, which makes the
 	                              cubin in process (ptxas then only for PTX it
 	                              cannot link alone), or NULL: ptxas's */

@@ -135,6 +135,7 @@ struct gpucc_compile {
 	gpucc_option nvidia_options[OPTION_COUNT], amd_options[OPTION_COUNT];
 	size_t nvidia_option_count, amd_option_count;
 	char *ld_lld_error; /* why AMD jobs cannot be keyed (no LLD 19), or NULL */
+	bool ld_lld_in_process; /* the workers link with their own LLD (lld_is_built_in) */
 	char *ptxas_error;  /* why NVIDIA jobs cannot be keyed (a ptxas that gives no version) */
 	int ptxas_error_code;
 	const char *ptxas_version; /* "13.0.88", "none"; owned by the toolchain */
@@ -485,6 +486,23 @@ static int choose_cubin_tool(gpucc_compile *c)
  * AMD jobs fail when planned, with the reason kept in ld_lld_error, and the
  * NVIDIA ones go on; so do the AMD jobs when the ptxas found gives no
  * version (ptxas_error). */
+/* Whether the worker's own LLD (lib/backend_llvm/lld_link.h) is the ld.lld
+ * found, at path with version: the ld.lld-19 the build found (one file,
+ * however reached) and of the LLVM version the worker's LLD was built from.
+ * Then it links, in process, what that ld.lld would, byte for byte; another
+ * ld.lld (one put first on PATH) runs as a process, as asked. */
+static bool lld_is_built_in(const char *path, const char *version)
+{
+	if (!*GPUCC_BUILD_LLD_VERSION || !*GPUCC_BUILD_LD_LLD || !path ||
+	    strcmp(version, GPUCC_BUILD_LLD_VERSION) != 0)
+		return false;
+	char *found = realpath(path, NULL), *built = realpath(GPUCC_BUILD_LD_LLD, NULL);
+	bool same = found && built && strcmp(found, built) == 0;
+	free(found);
+	free(built);
+	return same;
+}
+
 static int build_options(gpucc_compile *c)
 {
 	const char *ptxas = "none", *ld_lld = "none";
@@ -506,6 +524,7 @@ static int build_options(gpucc_compile *c)
 		if (!c->ld_lld_error)
 			return gpucc_error_oom();
 	}
+	c->ld_lld_in_process = amd && !c->ld_lld_error && lld_is_built_in(c->toolchain.ld_lld, ld_lld);
 	const char *on_off[] = {"off", "on"};
 	gpucc_option *n = c->nvidia_options;
 	n[0] = (gpucc_option){"debug-info", on_off[c->o.debug_info]};
@@ -1523,6 +1542,7 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		.ptxas = nvidia ? c->toolchain.ptxas : NULL,
 		.ld_lld = nvidia ? NULL : c->toolchain.ld_lld,
 		.nvjitlink = nvidia ? c->nvjitlink : NULL,
+		.ld_lld_in_process = !nvidia && c->ld_lld_in_process,
 	};
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);

@@ -265,6 +265,7 @@ static void encode_job(buffer *b, const gpucc_backend_job *j)
 	put_string(b, j->ptxas);
 	put_string(b, j->ld_lld);
 	put_string(b, j->nvjitlink);
+	put_u64(b, j->ld_lld_in_process);
 }
 
 /* The arrays a decoded job points into, owned by the worker. */
@@ -340,6 +341,7 @@ static bool decode_job(reader *r, gpucc_backend_job *j, job_arrays *a)
 	j->ptxas = get_string(r);
 	j->ld_lld = get_string(r);
 	j->nvjitlink = get_string(r);
+	j->ld_lld_in_process = get_u64(r) != 0;
 	return !r->bad && j->module_name && j->module_data && j->target_name && j->triple &&
 	       j->cpu && j->features;
 }

@@ -22,7 +22,9 @@
  *   space) -> emit:
  *     NVPTX:  PTX text; with ptxas, `ptxas -arch=sm_XY -v` (whole program)
  *             gives an executable cubin and per-kernel resources;
- *     AMDGPU: a relocatable object, linked by `ld.lld -shared` into a code
+ *     AMDGPU: a relocatable object, linked by `ld.lld -shared` (by the
+ *             LLD linked into the worker where it is that ld.lld:
+ *             lld_link.h) into a code
  *             object whose metadata note gives kernels and resources, and
  *             whose target ID must be the job's.
  *
@@ -33,6 +35,7 @@
  * notes (remarks are dropped) as "MODULE: TARGET: SEVERITY: text" lines.
  */
 #include "backend_llvm.h"
+#include "lld_link.h"
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
@@ -1509,13 +1512,29 @@ static int finish_amdgpu(compile *c, LLVMMemoryBufferRef buffer)
 		return fail(c, GPUCC_EUNAVAILABLE, "ld.lld-19 was not found: it links AMDGPU code objects");
 	if (backend_file_write(object, LLVMGetBufferStart(buffer), LLVMGetBufferSize(buffer)) != 0)
 		return fail(c, GPUCC_ERROR, "cannot write '%s': %s", object, strerror(errno));
-	char *argv[] = {(char *)c->job->ld_lld, (char *)"-shared", (char *)"-o", hsaco, object, NULL};
-	int status = backend_run_tool(argv, log);
-	if (status < 0)
-		return fail(c, GPUCC_EUNAVAILABLE, "cannot run '%s': %s", c->job->ld_lld, strerror(errno));
+	char *argv[] = {(char *)c->job->ld_lld, (char *)"-shared", (char *)"-o", hsaco, object,
+	                (char *)"--threads=1", NULL};
 	void *output = NULL;
 	size_t output_size = 0;
-	if (backend_file_read(log, &output, &output_size) == 0 && output_size) {
+	int status = -1;
+	if (c->job->ld_lld_in_process) {
+		/* The same link in this process; -1: LLD cannot, run ld.lld. */
+		char messages[8192];
+		status = backend_lld_link((const char *const *)argv, 6, messages, sizeof messages);
+		if (status >= 0 && (output = strdup(messages)) != NULL)
+			output_size = strlen(messages);
+	}
+	if (status < 0) {
+		argv[5] = NULL; /* ld.lld's own threads as it likes */
+		if ((status = backend_run_tool(argv, log)) < 0)
+			return fail(c, GPUCC_EUNAVAILABLE, "cannot run '%s': %s", c->job->ld_lld,
+			            strerror(errno));
+		if (backend_file_read(log, &output, &output_size) != 0) {
+			output = NULL;
+			output_size = 0;
+		}
+	}
+	if (output_size) {
 		char prefix[512];
 		snprintf(prefix, sizeof prefix, "%s: %s: ", c->job->module_name, c->job->target_name);
 		backend_text_append_lines(&c->thread->diagnostics, prefix, output, output_size);
