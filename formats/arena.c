@@ -8,8 +8,15 @@
 #include "arena.h"
 
 #include <stdalign.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 #define BLOCK_FIRST ((size_t)1024)
 #define BLOCK_MAX ((size_t)64 * 1024)
@@ -72,9 +79,15 @@ void *gpucc_arena_alloc(gpucc_arena *a, size_t size)
 			capacity = BLOCK_MAX;
 		if (capacity < size)
 			capacity = size;
-		/* calloc: large blocks come straight from the kernel, already
-		 * zero, so allocations need no memset of their own. */
-		b = calloc(1, sizeof *b + capacity);
+		/* Zeroed here, so that allocations need no memset of their own;
+		 * a large arena's blocks take their page faults in one call
+		 * first. */
+		if (capacity < BLOCK_MAX) {
+			b = calloc(1, sizeof *b + capacity);
+		} else if ((b = malloc(sizeof *b + capacity)) != NULL) {
+			gpucc_memory_prefault(b, sizeof *b + capacity);
+			memset(b, 0, sizeof *b + capacity);
+		}
 		if (!b)
 			return NULL;
 		b->used = 0;
@@ -86,6 +99,19 @@ void *gpucc_arena_alloc(gpucc_arena *a, size_t size)
 	void *p = b->data + b->used;
 	b->used += size;
 	return p; /* zero: blocks are calloc'd and never reused */
+}
+
+void gpucc_memory_prefault(void *p, size_t size)
+{
+	static size_t page;
+	if (!page) {
+		long n = sysconf(_SC_PAGESIZE);
+		page = n > 0 ? (size_t)n : 4096;
+	}
+	uintptr_t from = (uintptr_t)p & ~(uintptr_t)(page - 1);
+	uintptr_t to = ((uintptr_t)p + size + page - 1) & ~(uintptr_t)(page - 1);
+	if (size)
+		(void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 }
 
 char *gpucc_arena_strdup(gpucc_arena *a, const char *s)

@@ -25,6 +25,7 @@ struct parse_ctx;
 typedef struct vec {
 	unsigned char *data;
 	size_t count, capacity, item;
+	size_t prefaulted; /* bytes from data on whose pages faults were taken ahead */
 	struct parse_ctx *c;
 } vec;
 
@@ -105,6 +106,16 @@ static void *vec_push(vec *v)
 		v->c->vector_bytes += (capacity - v->capacity) * v->item;
 		v->data = grown;
 		v->capacity = capacity;
+		v->prefaulted = v->count * v->item; /* what was written is there */
+	}
+	/* A large vector (a manifest's entries) takes its page faults a window
+	 * at a time, ahead of the slots written into it. */
+	size_t end = (v->count + 1) * v->item, window = (size_t)256 << 10;
+	if (end > v->prefaulted && v->capacity * v->item >= 2 * window) {
+		size_t upto = v->prefaulted + window < v->capacity * v->item ? v->prefaulted + window
+		                                                             : v->capacity * v->item;
+		gpucc_memory_prefault(v->data + v->prefaulted, upto - v->prefaulted);
+		v->prefaulted = upto;
 	}
 	void *slot = v->data + v->count++ * v->item;
 	memset(slot, 0, v->item);
@@ -117,7 +128,7 @@ static void vec_release(vec *v)
 	v->c->vector_bytes -= v->capacity * v->item;
 	free(v->data);
 	v->data = NULL;
-	v->count = v->capacity = 0;
+	v->count = v->capacity = v->prefaulted = 0;
 }
 
 /* The per-entry vectors a parse reuses from entry to entry. */

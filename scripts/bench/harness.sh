@@ -1,6 +1,7 @@
 # scripts/bench/harness.sh -- sourced by the benchmarks.  Times gpucc and the
-# tool a user would otherwise reach for side by side, in one hyperfine run,
-# and prints the ratio gpucc/peer with the goal it is held to.
+# tool a user would otherwise reach for side by side, in interleaved rounds
+# of hyperfine runs, and prints the ratio gpucc/peer with the goal it is
+# held to.
 #
 #   bench_setup                     build gpucc (release) and make $WORK
 #   bench_pair NAME GOAL GPUCC_CMD PEER_CMD
@@ -15,7 +16,8 @@
 #       "-" for a comparison reported without a goal.
 #       Prints one Markdown table row; appends it to $BENCH_RESULTS.
 #
-# Environment: BENCH_RUNS (default 10), BUILD_DIR (default build-bench),
+# Environment: BENCH_RUNS (default 10), BENCH_ROUNDS (default: BENCH_RUNS, at
+# most 10), BUILD_DIR (default build-bench),
 # BENCH_RESULTS (default $WORK/results.md), BENCH_GPUCC (a gpucc to measure
 # as it is: no setup, no build; the list and algebra benchmarks only).
 set -eu
@@ -45,12 +47,31 @@ bench_setup() {
 
 bench_pair() {
 	name=$1 goal=$2 ours=$3 peer=$4
-	json="$WORK/hyperfine.json"
+	# Interleaved: BENCH_ROUNDS rounds (default: one per run, at most 10)
+	# of a few runs each, the two sides in turn and the first side
+	# alternating, so that the machine's drift over minutes (±15% here)
+	# falls on both sides alike instead of on whichever ran second.
+	runs=${BENCH_RUNS:-10}
+	rounds=${BENCH_ROUNDS:-$((runs < 10 ? runs : 10))}
+	per=$(((runs + rounds - 1) / rounds))
+	round=0 jsons=""
+	while [ "$round" -lt "$rounds" ]; do
+		json="$WORK/hyperfine.$round.json"
+		if [ $((round % 2)) = 0 ]; then
+			set -- -n gpucc "$ours" -n peer "$peer"
+		else
+			set -- -n peer "$peer" -n gpucc "$ours"
+		fi
+		# shellcheck disable=SC2086
+		hyperfine --style none --warmup $((round == 0 ? 2 : 0)) --runs "$per" \
+			${BENCH_NO_SHELL:+-N} \
+			${BENCH_PREPARE:+--prepare "$BENCH_PREPARE" --prepare true} \
+			--export-json "$json" "$@" >/dev/null 2>&1
+		jsons="$jsons $json"
+		round=$((round + 1))
+	done
 	# shellcheck disable=SC2086
-	hyperfine --style none --warmup 2 --runs "${BENCH_RUNS:-10}" ${BENCH_NO_SHELL:+-N} \
-		${BENCH_PREPARE:+--prepare "$BENCH_PREPARE" --prepare true} \
-		--export-json "$json" -n gpucc "$ours" -n peer "$peer" >/dev/null
-	bench_row "$json" "$name" "$goal" "$peer" ""
+	bench_row "$name" "$goal" "$peer" "" $jsons
 }
 
 # bench_pair_direct: bench_pair with each command run without a shell
@@ -65,17 +86,22 @@ bench_in_process() {
 	json="$WORK/hyperfine.json"
 	hyperfine --style none --warmup 2 --runs "${BENCH_RUNS:-10}" \
 		--export-json "$json" -n peer "$peer" >/dev/null
-	bench_row "$json" "$name" "$goal" "$peer" "$ours_ms"
+	bench_row "$name" "$goal" "$peer" "$ours_ms" "$json"
 }
 
-# bench_row HYPERFINE_JSON NAME GOAL PEER_CMD [GPUCC_MS]
+# bench_row NAME GOAL PEER_CMD GPUCC_MS|"" HYPERFINE_JSON...: the means of
+# every run in the JSON files (rounds of one comparison).
 bench_row() {
 	python3 - "$@" <<'PY' | tee -a "$BENCH_RESULTS"
 import json, sys
-results = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
-name, goal, peer, fixed = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
-ours = float(fixed) / 1000 if fixed else results["gpucc"]["mean"]
-theirs = results["peer"]["mean"]
+name, goal, peer, fixed = sys.argv[1:5]
+times = {}
+for path in sys.argv[5:]:
+    for r in json.load(open(path))["results"]:
+        times.setdefault(r["command"], []).extend(r["times"])
+mean = lambda name: sum(times[name]) / len(times[name])
+ours = float(fixed) / 1000 if fixed else mean("gpucc")
+theirs = mean("peer")
 ratio = ours / theirs
 if goal == "-":
     met = "-"
