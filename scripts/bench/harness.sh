@@ -57,16 +57,18 @@ bench_pair() {
 	round=0 jsons=""
 	while [ "$round" -lt "$rounds" ]; do
 		json="$WORK/hyperfine.$round.json"
+		# BENCH_PREPARE goes with gpucc's command: hyperfine pairs the
+		# --prepare options with the commands in order.
 		if [ $((round % 2)) = 0 ]; then
 			set -- -n gpucc "$ours" -n peer "$peer"
+			[ -z "${BENCH_PREPARE:-}" ] || set -- --prepare "$BENCH_PREPARE" --prepare true "$@"
 		else
 			set -- -n peer "$peer" -n gpucc "$ours"
+			[ -z "${BENCH_PREPARE:-}" ] || set -- --prepare true --prepare "$BENCH_PREPARE" "$@"
 		fi
 		# shellcheck disable=SC2086
 		hyperfine --style none --warmup $((round == 0 ? 2 : 0)) --runs "$per" \
-			${BENCH_NO_SHELL:+-N} \
-			${BENCH_PREPARE:+--prepare "$BENCH_PREPARE" --prepare true} \
-			--export-json "$json" "$@" >/dev/null 2>&1
+			${BENCH_NO_SHELL:+-N} --export-json "$json" "$@" >/dev/null 2>&1
 		jsons="$jsons $json"
 		round=$((round + 1))
 	done
