@@ -7,7 +7,8 @@
 # image -- and starts: it resolves its kernel per target, and reports that no GPU is
 # present on a machine without one.  As a packager would check: the
 # installed gpucc carries libgpucc (linked statically) and compiles from
-# where it was staged (its backend found relative to it), the shared library has a SONAME and exports exactly the public API, each
+# where it was staged (its backend found relative to it), the shared
+# library has a SONAME and exports exactly the public API, each
 # header compiles alone in C and C++, gpucc.pc links libgpucc.a, the man
 # pages are clean roff with an EXIT STATUS, completion completes; and the
 # example links statically, and rebuilds its image when a kernel changes.
