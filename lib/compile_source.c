@@ -1484,10 +1484,13 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 			pair_finished(&x, i);
 	}
 	if (misses && s->before_clang && !s->before_clang(s->before_clang_ctx)) {
-		for (size_t i = 0; i < count; i++)
-			if (x.to_run[i])
-				set_error(&pairs[i].result, GPUCC_ERROR, &pairs[i],
-				          "stopped by the caller before clang ran");
+		for (size_t i = 0; i < count; i++) {
+			if (!x.to_run[i])
+				continue;
+			set_error(&pairs[i].result, GPUCC_ERROR, &pairs[i],
+			          "stopped by the caller before clang ran");
+			pair_finished(&x, i);
+		}
 		misses = 0;
 	}
 	unsigned n = s->jobs ? s->jobs : 1;
