@@ -479,13 +479,6 @@ static int choose_cubin_tool(gpucc_compile *c)
 	return 0;
 }
 
-/* The normalised options of each vendor, sorted by name (formats/key.md):
- * only those that can change that vendor's output, the versions of the
- * tools that make the payloads included (ptxas's and, when it makes the
- * cubins, libnvJitLink's; ld.lld's for code objects).  Without LLD 19 the
- * AMD jobs fail when planned, with the reason kept in ld_lld_error, and the
- * NVIDIA ones go on; so do the AMD jobs when the ptxas found gives no
- * version (ptxas_error). */
 /* Whether the worker's own LLD (lib/backend_llvm/lld_link.h) is the ld.lld
  * found, at path with version: the ld.lld-19 the build found (one file,
  * however reached) and of the LLVM version the worker's LLD was built from.
@@ -503,6 +496,13 @@ static bool lld_is_built_in(const char *path, const char *version)
 	return same;
 }
 
+/* The normalised options of each vendor, sorted by name (formats/key.md):
+ * only those that can change that vendor's output, the versions of the
+ * tools that make the payloads included (ptxas's and, when it makes the
+ * cubins, libnvJitLink's; ld.lld's for code objects).  Without LLD 19 the
+ * AMD jobs fail when planned, with the reason kept in ld_lld_error, and the
+ * NVIDIA ones go on; so do the AMD jobs when the ptxas found gives no
+ * version (ptxas_error). */
 static int build_options(gpucc_compile *c)
 {
 	const char *ptxas = "none", *ld_lld = "none";

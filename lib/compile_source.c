@@ -1100,11 +1100,9 @@ static bool look_up_pair(context *x, size_t index)
 		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", x->clang_error);
 		return false;
 	}
-	/* Under the lock: another pair may be making the temporary directory,
-	 * whose paths the arguments read (not their keyed forms). */
-	pthread_mutex_lock(&x->lock);
+	/* Every record is looked up before clang runs, so no temporary
+	 * directory exists yet: the record's name reads the keyed forms only. */
 	build_args(&a, x, p, index);
-	pthread_mutex_unlock(&x->lock);
 	int rc = a.failed ? GPUCC_ERROR : record_name(&x->names[index], x, p, &a);
 	arglist_release(&a);
 	if (rc != 0) {

@@ -1512,6 +1512,7 @@ static int finish_amdgpu(compile *c, LLVMMemoryBufferRef buffer)
 		return fail(c, GPUCC_EUNAVAILABLE, "ld.lld-19 was not found: it links AMDGPU code objects");
 	if (backend_file_write(object, LLVMGetBufferStart(buffer), LLVMGetBufferSize(buffer)) != 0)
 		return fail(c, GPUCC_ERROR, "cannot write '%s': %s", object, strerror(errno));
+	/* One thread: a tiny link, and no thread pool left in the worker. */
 	char *argv[] = {(char *)c->job->ld_lld, (char *)"-shared", (char *)"-o", hsaco, object,
 	                (char *)"--threads=1", NULL};
 	void *output = NULL;
@@ -1520,12 +1521,12 @@ static int finish_amdgpu(compile *c, LLVMMemoryBufferRef buffer)
 	if (c->job->ld_lld_in_process) {
 		/* The same link in this process; -1: LLD cannot, run ld.lld. */
 		char messages[8192];
-		status = backend_lld_link((const char *const *)argv, 6, messages, sizeof messages);
+		status = backend_lld_link((const char *const *)argv, sizeof argv / sizeof *argv - 1,
+		                          messages, sizeof messages);
 		if (status >= 0 && (output = strdup(messages)) != NULL)
 			output_size = strlen(messages);
 	}
 	if (status < 0) {
-		argv[5] = NULL; /* ld.lld's own threads as it likes */
 		if ((status = backend_run_tool(argv, log)) < 0)
 			return fail(c, GPUCC_EUNAVAILABLE, "cannot run '%s': %s", c->job->ld_lld,
 			            strerror(errno));
