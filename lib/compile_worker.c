@@ -353,6 +353,9 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 	} else if (no_start) {
 		fail_job(out, GPUCC_EUNAVAILABLE, job, "the compile worker '%s' cannot start%s%s",
 		         w->program, words[0] ? ": " : "", words);
+	} else if (exited == GPUCC_WORKER_EXIT_NO_MEMORY) {
+		fail_job(out, GPUCC_ECOMPILE, job, "the compile worker ran out of memory%s%s",
+		         words[0] ? ": " : "", words);
 	} else if (rc == 1 && WIFSIGNALED(status)) {
 		const char *name = signal_name(WTERMSIG(status));
 		char number[24];

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -208,8 +209,8 @@ static int read_exact(int fd, void *data, size_t size, const struct timespec *de
 	return 0;
 }
 
-/* One message: 0 and *out (malloc()ed), or read_exact's codes (3: too
- * large to hold). */
+/* One message: 0 and *out (malloc()ed), or read_exact's codes, 3 for a
+ * size past 1 TiB, 4 when there is no memory for it (*size: its size). */
 static int receive_message(int fd, unsigned char **out, size_t *size,
                            const struct timespec *deadline)
 {
@@ -221,9 +222,10 @@ static int receive_message(int fd, unsigned char **out, size_t *size,
 	uint64_t n = get_u64(&r);
 	if (n > ((uint64_t)1 << 40))
 		return 3;
+	*size = (size_t)n;
 	*out = malloc(n ? (size_t)n : 1);
 	if (!*out)
-		return 3;
+		return 4;
 	if ((rc = read_exact(fd, *out, (size_t)n, deadline)) != 0) {
 		free(*out);
 		*out = NULL;
@@ -467,8 +469,20 @@ int gpucc_wire_serve(const gpucc_backend *b, int fd)
 	for (;;) {
 		unsigned char *message = NULL;
 		size_t size = 0;
-		if (receive_message(fd, &message, &size, &no_deadline) != 0)
-			break; /* the caller closed its end */
+		int rc = receive_message(fd, &message, &size, &no_deadline);
+		if (rc == 4) {
+			/* The caller reads the worker's stderr after its end. */
+			char line[64];
+			int len = snprintf(line, sizeof line, "cannot hold a job of %zu bytes\n", size);
+			ssize_t ignored = write(STDERR_FILENO, line, (size_t)len);
+			(void)ignored;
+			status = GPUCC_WORKER_EXIT_NO_MEMORY;
+			break;
+		}
+		if (rc != 0) {
+			status = rc == 3 ? 4 : 0; /* a malformed job, or the caller closed its end */
+			break;
+		}
 		reader r = {message, size, 0, false};
 		gpucc_backend_job job;
 		job_arrays arrays;

@@ -22,8 +22,13 @@ void gpucc_wire_result_release(gpucc_backend_result *r);
 /* The worker's loop: compile each job read from fd with backend b (on one
  * backend thread) and send its result, until the caller closes its end.
  * Returns the worker's exit status: 0, 3 when the backend thread could
- * not start (said on stderr), 4 after a malformed job or a failed send. */
+ * not start (said on stderr), 4 after a malformed job or a failed send,
+ * GPUCC_WORKER_EXIT_NO_MEMORY when a job does not fit in its memory. */
 int gpucc_wire_serve(const gpucc_backend *b, int fd);
+/* The worker's exit status when it cannot hold a job it was sent (its
+ * address space is bounded); it first writes "cannot hold a job of N
+ * bytes" on stderr. */
+#define GPUCC_WORKER_EXIT_NO_MEMORY 6
 /* The worker's exit status when the LLVM it runs is not the one its caller
  * was built with (which keys name); it first writes "runs LLVM VERSION" on
  * stderr. */

@@ -230,16 +230,11 @@ with open("big.txt", "w") as f:
         d = hashlib.sha256(str(i).encode()).hexdigest()
         f.write(d + " " + d + "\n")'
 expect_exit 0 "$GPUCC" snapshot -q --keys big.txt -o big.snap
-peak_kib() {
-	python3 -c 'import resource, subprocess, sys
-subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@" || fail "'$*' failed"
-}
 if [ -z "$SANITIZE_CFLAGS" ]; then
 	size_kib=$(($(wc -c < big.snap) / 1024))
 	for cmd in "snapshot --show big.snap" "snapshot --show --json big.snap" \
 		"snapshot -q big.snap -o big2.snap" "delta -q A.gpucc --since big.snap -o d-big.gpucc"; do
-		kib=$(peak_kib "$GPUCC" $cmd)
+		kib=$(peak_rss_kib "$GPUCC" $cmd) || exit 1
 		[ "$kib" -lt $((size_kib * 3 / 2 + 8192)) ] ||
 			fail "'gpucc $cmd' peaked at $kib KiB for a $size_kib KiB snapshot"
 	done

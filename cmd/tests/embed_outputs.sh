@@ -240,13 +240,12 @@ PY
 	rm big.ptx
 	# peak RSS in MiB of embedding IMAGE
 	peak() {
-		python3 -c 'import resource, subprocess, sys
-subprocess.run(sys.argv[1:], check=True)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' \
-			"$GPUCC" embed "$1" -o peak.o --symbol big || fail "embed '$1' failed"
+		local kib
+		kib=$(peak_rss_kib "$GPUCC" embed "$1" -o peak.o --symbol big) || exit 1
+		echo $((kib / 1024))
 	}
-	small=$(peak image.gpucc)
-	large=$(peak big.gpucc)
+	small=$(peak image.gpucc) || exit 1
+	large=$(peak big.gpucc) || exit 1
 	echo "peak RSS: $small MiB for a small image, $large MiB for 64 MiB"
 	[ $((large - small)) -lt 32 ] ||
 		fail "embedding a 64 MiB image takes $((large - small)) MiB more than a small one"

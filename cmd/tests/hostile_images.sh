@@ -25,6 +25,7 @@
 
 command -v python3 >/dev/null || skip "python3 is needed to make the fixtures"
 MAX_RSS_KB=$((64 * 1024))     # peak resident memory of any one command
+unset GLIBC_TUNABLES           # ... with glibc's malloc as users have it (lib.sh)
 MAX_AS=$((1024 * 1024 * 1024)) # address space of any one command
 
 # Layout: inputs in in/, each command's outputs in res/, bookkeeping in t/

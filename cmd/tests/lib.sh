@@ -11,6 +11,8 @@
 #   $SANITIZE_CFLAGS    the -fsanitize flags of the build under test (empty
 #                       without), for programs a test links against libgpucc
 #   no_leak_check CMD…  run CMD with LeakSanitizer off (it cannot run under ptrace)
+#   peak_rss_kib CMD…   run CMD (stdout discarded; fail if it fails) and print
+#                       its peak resident memory in KiB
 #   result_key JSON KERNELS…   compile --json's one result compiled, with
 #                       exactly these kernels and no externals: its key
 #   result_keys JSON TARGET    "key module kernel,..." per compiled or hit
@@ -48,6 +50,14 @@ esac
 
 no_leak_check() {
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@"
+}
+
+# glibc's malloc as users have it (scripts/test gives it huge pages, which
+# round what a process holds up to 2 MiB steps).
+peak_rss_kib() {
+	env -u GLIBC_TUNABLES python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@" || fail "'$*' failed"
 }
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

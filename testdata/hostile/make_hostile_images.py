@@ -39,7 +39,9 @@ and two payloads, as formats/image.md describes.  Cases other than the
 index's are made of it as a format 1.0 image, without the index (which
 readers read as they always have): they are about the other members.
 """
+import fcntl
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -771,41 +773,60 @@ def many_entries(good):
     proto = dict(good.json["entries"][0])
     proto.update(module="m", kernels=[], externals=[], payloads=[], options={})
     proto["toolchain"] = {"gpucc": "0", "llvm": "0", "device_libs": []}
-    proto["key"] = "KEY"
-    text = json.dumps(proto, separators=(",", ":")).encode()
-    before, after = text.split(b"KEY")
+    proto["key"] = "0" * 64
+    before, after = json.dumps(proto, separators=(",", ":")).encode().split(b"0" * 64)
+    first, last = b'{"format":"gpucc-image","version":1,"entries":[\n', b"\n]}\n"
     count = 2000000
-    parts = [b'{"format":"gpucc-image","version":1,"entries":[\n']
-    parts.append(b",\n".join(b"%s%064x%s" % (before, i, after) for i in range(count)))
-    parts.append(b"\n]}\n")
-    manifest = b"".join(parts)
-    return good.head(manifest) + END
+    size = len(first) + count * (len(before) + 64 + len(after)) + (count - 1) * 2 + len(last)
+    low_digits = [b"%04x" % low for low in range(1 << 16)]
+
+    def text():
+        """The manifest in parts of 65,536 entries whose keys share their
+        first 60 digits (one join each: a format per entry would take
+        seconds), streamed: whole, it would take 660 MB of memory."""
+        yield first
+        for high in range(0, count, 1 << 16):
+            shared = before + b"%060x" % (high >> 16)
+            lows = low_digits[:min(1 << 16, count - high)]
+            yield (b",\n" if high else b"") + shared + (after + b",\n" + shared).join(lows) + after
+        yield last
+    # An iterator, not a list: the one variant reads it once.
+    return itertools.chain(member("GPUCC-IMAGE", good.format),
+                           [header("manifest.json", size)], text(), [padding(size)], END)
 
 
 @case("first", "is not listed in the manifest", variants=("zstd-cli",))
 def many_members(good):
     """2,000,000 empty members between the manifest and the payloads."""
-    return good.head() + list(numbered_headers("payloads/t", 2000000)) + good.body() + END
+    return itertools.chain(good.head(), numbered_headers("payloads/t", 2000000), good.body(), END)
 
 
 def numbered_headers(stem, count):
     """count empty-member headers named stem0000000, stem0000001, ...: one
-    template, with only the digits and the checksum redone (a header() call
-    each would take half a minute)."""
+    template, with only the digits and the checksum redone, 10,000 headers
+    (the same first three digits) in one join (a header() call each would
+    take half a minute)."""
     template = header(stem + "0" * 7, 0)
     at = len(stem)
     base = sum(template[:148]) + 8 * ord(" ") + sum(template[156:]) - 7 * ord("0")
     pre, mid, post = template[:at], template[at + 7:148], template[156:]
-    digit_sums = [sum(b"%d" % i) - ord("0") * len(b"%d" % i) for i in range(10000)]
+    # Per last four digits: those digits and what follows them up to the
+    # checksum, and what they add to it.
+    low_parts = [b"%04d" % low + mid for low in range(10000)]
+    low_sums = [sum(b"%04d" % low) for low in range(10000)]
+    checksums = {}
     for high in range(0, count, 10000):
-        chunk = []
         high_digits = b"%03d" % (high // 10000)
-        high_sum = sum(high_digits)
-        for low in range(min(10000, count - high)):
-            digits = high_digits + b"%04d" % low
-            checksum = base + high_sum + 4 * ord("0") + digit_sums[low]
-            chunk.append(pre + digits + mid + b"%06o\0 " % checksum + post)
-        yield b"".join(chunk)
+        high_sum = base + sum(high_digits)
+        n = min(10000, count - high)
+        fields = []
+        for low_part, low_sum in zip(low_parts[:n], low_sums[:n]):
+            checksum = high_sum + low_sum
+            field = checksums.get(checksum)
+            if field is None:
+                field = checksums[checksum] = b"%06o\0 " % checksum
+            fields.append(low_part + field)
+        yield pre + high_digits + (post + pre + high_digits).join(fields) + post
 
 
 # ---- the index (formats/image.md, "The index") -------------------------------------
@@ -1051,6 +1072,10 @@ def main():
                 file = name + ".zst.gpucc"
                 with open(os.path.join(out, file), "wb") as f:
                     p = subprocess.Popen([zstd_cli, "-q", "-1", "-c"], stdin=subprocess.PIPE, stdout=f)
+                    try:  # a GB through the pipe: 1 MiB at a time, not 64 KiB
+                        fcntl.fcntl(p.stdin, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+                    except OSError:
+                        pass
                     for chunk in plain(pieces):
                         p.stdin.write(chunk)
                     p.stdin.close()
