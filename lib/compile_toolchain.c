@@ -18,6 +18,7 @@
 
 #include "atomic_file.h"
 #include "errors.h"
+#include "gpucc_build_config.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -538,6 +539,19 @@ static bool version_after(const char *text, const char *marker, char *out, size_
 	return true;
 }
 
+/* The version the build saw the ld.lld it found print (meson.build), when
+ * id is that file's identity then and kind asks for it; else NULL.  The
+ * build's memo, as it were: a file replaced or touched since has another
+ * identity, and is asked. */
+static const char *build_memo(const char *kind, const gpucc_file_identity *id)
+{
+	static const gpucc_file_identity ld_lld = GPUCC_BUILD_LD_LLD_IDENTITY;
+	if (strcmp(kind, "ld.lld-version") == 0 && *GPUCC_BUILD_LD_LLD_SEEN_VERSION &&
+	    same_identity(&ld_lld, id))
+		return GPUCC_BUILD_LD_LLD_SEEN_VERSION;
+	return NULL;
+}
+
 /* The version of tool (the number after marker in what `tool --version`
  * prints), remembered as a memo of kind; owned by tc. */
 static int tool_version(gpucc_toolchain *tc, const char *kind, const char *tool,
@@ -551,11 +565,16 @@ static int tool_version(gpucc_toolchain *tc, const char *kind, const char *tool,
 		return 0;
 	}
 	char text[4096], version[64];
-	int rc = version_output(tc, kind, tool, text, sizeof text);
-	if (rc != 0)
-		return rc;
-	if (!version_after(text, marker, version, sizeof version))
-		return gpucc_error_set(GPUCC_EUNAVAILABLE, "'%s --version' printed no version", tool);
+	const char *known = build_memo(kind, &id);
+	if (known) {
+		snprintf(version, sizeof version, "%s", known);
+	} else {
+		int rc = version_output(tc, kind, tool, text, sizeof text);
+		if (rc != 0)
+			return rc;
+		if (!version_after(text, marker, version, sizeof version))
+			return gpucc_error_set(GPUCC_EUNAVAILABLE, "'%s --version' printed no version", tool);
+	}
 	if (!(m = memo_put(tc, kind, tool, &id, version)))
 		return gpucc_error_oom();
 	*out = m->value;

@@ -3,8 +3,9 @@
 # ld.lld-19 found: no ld.lld process links a job (strace's execve trace),
 # and the image is byte for byte the one ld.lld processes make when another
 # ld.lld-19 (a copy of the real one, so another file) is first on PATH and
-# links every job itself.  Skipped where the build has no LLD library
-# (liblld-19-dev) or strace is missing.
+# links every job itself.  The ld.lld-19 the build found is not run even
+# for its version (the build's memo of it); the copy is.  Skipped where the
+# build has no LLD library (liblld-19-dev) or strace is missing.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 grep -q 'GPUCC_BUILD_LLD_VERSION "19' "$BUILDDIR/gpucc_build_config.h" ||
@@ -23,6 +24,10 @@ no_leak_check strace -f -qq -e trace=execve -o inproc.trace \
 	"$GPUCC" compile --cache inproc-cache -j2 $targets "$@" -o inproc.gpucc >out 2>err ||
 	{ cat err >&2; fail "the compile with the worker's LLD failed"; }
 [ "$(links inproc.trace)" = 0 ] || fail "ld.lld processes linked although the worker's LLD is that ld.lld"
+# Nor is that ld.lld asked its version (the build saw it: meson.build), though
+# the cache is new; the copy below, another file, is.
+versions() { grep -c 'execve(".*ld\.lld[^"]*", \[.*"--version"' "$1"; }
+[ "$(versions inproc.trace)" = 0 ] || fail "the ld.lld the build saw was asked its version"
 grep -q 'gpucc-compile-worker' inproc.trace || fail "no compile worker ran (nothing was compiled)"
 
 mkdir bin && cp "$(readlink -f "$lld")" bin/ld.lld-19
@@ -34,6 +39,8 @@ compiled=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["com
 [ "$compiled" = 12 ] || fail "$compiled of 12 jobs compiled"
 [ "$(links process.trace)" = 12 ] ||
 	fail "$(links process.trace) ld.lld processes linked 12 jobs with another ld.lld-19 first on PATH"
+[ "$(versions process.trace)" = 1 ] ||
+	fail "another ld.lld-19 first on PATH was asked its version $(versions process.trace) times, not once"
 cmp -s inproc.gpucc process.gpucc ||
 	fail "code objects linked in process differ from ld.lld's (keys or bytes)"
 expect_exit 0 "$GPUCC" verify inproc.gpucc
