@@ -546,10 +546,10 @@ static bool version_after(const char *text, const char *marker, char *out, size_
 static const char *build_memo(const char *kind, const gpucc_file_identity *id)
 {
 	static const gpucc_file_identity ld_lld = GPUCC_BUILD_LD_LLD_IDENTITY;
-	if (strcmp(kind, "ld.lld-version") == 0 && *GPUCC_BUILD_LD_LLD_SEEN_VERSION &&
-	    same_identity(&ld_lld, id))
-		return GPUCC_BUILD_LD_LLD_SEEN_VERSION;
-	return NULL;
+	static const char version[] = GPUCC_BUILD_LD_LLD_SEEN_VERSION;
+	if (strcmp(kind, "ld.lld-version") != 0 || !same_identity(&ld_lld, id))
+		return NULL;
+	return version[0] ? version : NULL; /* "": the build found none */
 }
 
 /* The version of tool (the number after marker in what `tool --version`
