@@ -180,10 +180,15 @@ typedef struct reader {
 	uint64_t entry_id;
 	unsigned entry_width;
 	size_t entry_end;
-	/* The record just read: operands in ops. */
+	/* The record just read: operands in ops, which grows as records need
+	 * (up to MAX_RECORD_OPS), and chars as long, for the operands as a
+	 * string: most records have a few operands, and a reader per module
+	 * read stays small. */
 	uint64_t code;
-	size_t op_count;
-	bool truncated; /* more operands than ops holds */
+	uint64_t *ops;
+	char *chars;
+	size_t op_count, op_capacity;
+	bool truncated; /* more operands than ops can hold */
 	const unsigned char *blob;
 	size_t blob_size;
 	bool stop;      /* a pass has what it came for */
@@ -219,8 +224,6 @@ typedef struct reader {
 	abbrev blockinfo[MAX_BLOCKINFO_ABBREVS];
 	uint64_t blockinfo_owner[MAX_BLOCKINFO_ABBREVS];     /* the block id it is for */
 	unsigned blockinfo_of[MAX_BLOCKINFO_ABBREVS];        /* the BLOCKINFO that defined it */
-	uint64_t ops[MAX_RECORD_OPS];
-	char chars[MAX_RECORD_OPS + 1];
 } reader;
 
 /* A DEFINE_ABBREV's body into r->defined.  Fixed(0) and VBR(0) read as
@@ -265,14 +268,27 @@ static bool read_abbrev_definition(reader *r)
 	return !r->c.bad;
 }
 
-/* One more operand of the record; past MAX_RECORD_OPS it is dropped and
- * the record marked truncated. */
+/* One more operand of the record; past MAX_RECORD_OPS, or past what
+ * memory allows, it is dropped and the record marked truncated. */
 static void push_op(reader *r, uint64_t v)
 {
-	if (r->op_count < MAX_RECORD_OPS)
-		r->ops[r->op_count++] = v;
-	else
-		r->truncated = true;
+	if (r->op_count == r->op_capacity) {
+		size_t capacity = 2 * r->op_capacity;
+		if (capacity > MAX_RECORD_OPS)
+			capacity = MAX_RECORD_OPS;
+		uint64_t *ops = capacity > r->op_capacity ? realloc(r->ops, capacity * sizeof *ops) : NULL;
+		if (ops)
+			r->ops = ops;
+		char *chars = ops ? realloc(r->chars, capacity + 1) : NULL;
+		if (chars)
+			r->chars = chars;
+		if (!chars) {
+			r->truncated = true;
+			return;
+		}
+		r->op_capacity = capacity;
+	}
+	r->ops[r->op_count++] = v;
 }
 
 /* One operand of a literal, fixed, VBR or char6 kind (char6 as its
@@ -598,7 +614,7 @@ static bool attribute_string(reader *r, size_t *i, size_t at, size_t *size)
 {
 	size_t n = 0;
 	for (; *i < r->op_count && r->ops[*i] != 0; (*i)++, n++) {
-		if (r->ops[*i] > 255 || at + n >= sizeof r->chars)
+		if (r->ops[*i] > 255 || at + n > r->op_capacity)
 			return false;
 		r->chars[at + n] = (char)r->ops[*i];
 	}
@@ -1121,6 +1137,15 @@ void gpucc_bitcode_facts(gpucc_module_facts *out, const unsigned char *data, siz
 	if (r) {
 		memset(r, 0, offsetof(reader, levels));
 		r->out = out;
+		r->op_capacity = 64;
+		r->ops = malloc(r->op_capacity * sizeof *r->ops);
+		r->chars = malloc(r->op_capacity + 1);
+		if (!r->ops || !r->chars) {
+			free(r->ops);
+			free(r->chars);
+			free(r);
+			r = NULL;
+		}
 	}
 	bool walked = r && read_stream(r, stream, stream_size);
 	if (walked) {
@@ -1140,7 +1165,10 @@ void gpucc_bitcode_facts(gpucc_module_facts *out, const unsigned char *data, siz
 		clear_attributes(out);
 	if (!out->flags_known)
 		out->code_object_version = 0;
-	if (r)
+	if (r) {
 		free(r->globals);
+		free(r->ops);
+		free(r->chars);
+	}
 	free(r);
 }
