@@ -11,8 +11,8 @@
  * ASan process costs over an uninstrumented one.  At start-up, this asks
  * the kernel to back that .bss with huge pages (MADV_COLLAPSE: no sysfs
  * setting needed, unless transparent huge pages are off) and to populate
- * what lies outside them in one call: `gpucc list` under ASan takes 43 ms
- * of CPU before, 31 ms after.  The scan reads the same memory as before;
+ * what lies outside them in one call: `gpucc list` under ASan takes 40 ms
+ * of CPU before, 28 ms after.  The scan reads the same memory as before;
  * only its faults are gone.
  *
  * Each call may fail (a kernel before 6.1, huge pages off, another
