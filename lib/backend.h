@@ -35,7 +35,8 @@
  * SUBSTRING (after parsing, before emitting). */
 #define GPUCC_BACKEND_FAULT_ENV "GPUCC_BACKEND_FAULT"
 /* ... or "nvjitlink:SUBSTRING": the same, inside the stretch marked as
- * libnvJitLink's (below). */
+ * libnvJitLink's (below); or "exit:SUBSTRING": the worker exits 3, a
+ * status the worker protocol does not define, where "abort" aborts. */
 
 /* The backend runs in a gpucc-compile-worker, whose stderr only the
  * compile reads: these lines mark the stretch spent in libnvJitLink, so

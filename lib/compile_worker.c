@@ -363,7 +363,9 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 		fail_job(out, GPUCC_ECOMPILE, job, "%s crashed (%s)%s%s", culprit, name ? name : number,
 		         words[0] ? ": " : "", words);
 	} else {
-		fail_job(out, GPUCC_ERROR, job, "the compile worker ended (%s %d)%s%s",
+		/* An exit status the protocol does not define: LLVM's fatal
+		 * errors exit(1) after their words, which end the message. */
+		fail_job(out, GPUCC_ECOMPILE, job, "the compile worker ended (%s %d)%s%s",
 		         WIFEXITED(status) ? "exit" : "status",
 		         WIFEXITED(status) ? WEXITSTATUS(status) : status, words[0] ? ": " : "", words);
 	}

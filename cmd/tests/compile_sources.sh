@@ -95,6 +95,7 @@ compile() { # EXIT ARGS...: the run every check repeats, in proj/build
 }
 
 # ---- one command: sources to a multi-target image -----------------------------
+settle # the files above are older than clang's start: the run records them
 compile 0 -o first.gpucc --json
 python3 - "$want" <<'PY' || fail "the first run's results are not the sources' compiles (above)"
 import json, sys
@@ -134,6 +135,7 @@ assert_grep "cannot make a temporary directory in '$TEST_DIR/no-such-dir'" err
 # ---- a header changed anywhere is a miss, never a stale hit ---------------------
 cp ../include/scale.h scale.h.orig
 echo '#define SCALE 4.0f' >../include/scale.h # the same size, other contents
+settle # recorded: the next check finds this record, with local.h changed
 compile 0 --explain -o changed.gpucc
 assert_grep "saxpy.hip gfx90a: miss" out
 assert_grep "source       miss: '../include/scale.h' changed" out
@@ -218,6 +220,42 @@ r = json.load(open("out"))["results"][0]
 assert r["source"].startswith("hit: record") and r["key"] == sys.argv[1], r
 PY
 [ "$(runs)" -eq 1 ] || fail "records of either library directory ran clang again"
+
+# ---- every file of a record is checked on a hit, the last one too -------------
+mkdir -p last && cd last || fail "no directory last"
+printf '#define FIRST 1.0f\n' >first.h
+printf '#define LAST 1.0f\n' >last.h
+printf '#include <hip/hip_runtime.h>\n#include "first.h"\n#include "last.h"\nextern "C" __global__ void k(float *y) { y[0] = FIRST + LAST; }\n' >last.hip
+last() { expect_exit 0 "$GPUCC" compile last.hip -t gfx90a --cache "$TEST_DIR/last-cache" \
+	--clang "${last_clang:-$TEST_DIR/clang-counting}" "$@"; }
+last_record() { find "$TEST_DIR/last-cache/v1/sources" -name '*.record' 2>/dev/null; }
+settle
+last -o last1.gpucc
+# The check's premise: the record lists last.h last.
+[ "$(tail -1 "$(last_record)" | cut -d' ' -f2-)" = last.h ] ||
+	fail "the record does not list last.h last: $(cat "$(last_record)")"
+printf '#define LAST 2.0f\n' >last.h # the same size, other contents
+: >"$TEST_DIR/clang-runs"
+last --explain -o last2.gpucc
+assert_grep "source       miss: 'last.h' changed" out
+[ "$(runs)" -eq 1 ] || fail "a change to the record's last file ran clang $(runs) times, expected 1"
+cmp -s last1.gpucc last2.gpucc && fail "a change to the record's last file left the image as it was"
+
+# ---- a file that changes while clang runs leaves no record ------------------------
+# (The IR may be of either version.)  A clang that rewrites last.h as it starts:
+printf '#!/bin/sh\ncase "$1" in --version) ;; *) echo "#define LAST 3.0f" >"%s/last.h" ;; esac\nexec "%s/clang-counting" "$@"\n' \
+	"$PWD" "$TEST_DIR" >"$TEST_DIR/clang-rewriting"
+chmod +x "$TEST_DIR/clang-rewriting"
+rm -rf "$TEST_DIR/last-cache"
+: >"$TEST_DIR/clang-runs"
+last_clang=$TEST_DIR/clang-rewriting last --explain
+assert_grep "not recorded: 'last.h' changed while clang ran" out
+[ "$(cat last.h)" = "#define LAST 3.0f" ] || fail "the rewriting clang did not rewrite last.h"
+[ -z "$(last_record)" ] || fail "a compile during which last.h changed was recorded: $(last_record)"
+last --explain
+assert_grep "source       miss: no record" out
+[ "$(runs)" -eq 2 ] || fail "after a compile that left no record, clang ran $(runs) times in all, expected 2"
+cd .. || fail "cannot leave last"
 
 # ---- gc, clear and verify manage the records -----------------------------------
 records() { find "$TEST_DIR/cache/v1/sources" -type f | wc -l; }

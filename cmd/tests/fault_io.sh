@@ -101,6 +101,15 @@ faulted_output s.snap "$GPUCC" snapshot a.gpucc -o s.snap
 expect_exit 0 "$GPUCC" embed b.gpucc -o e.o --symbol pkg_image
 faulted_output e.o "$GPUCC" embed a.gpucc -o e.o --symbol pkg_image
 assert_verifies m.gpucc d.gpucc
+# The temporary file is flushed itself before its rename (the directory's
+# fsync after the rename does not make its bytes durable): its own fsync
+# failing, and no other call, fails the command and keeps the old output.
+cp m.gpucc old.m.gpucc
+GPUCC_FAULT_OPS=fsync shim EIO 0 "$TEST_DIR/.m.gpucc.tmp.*" "$GPUCC" merge -q a.gpucc b.gpucc -o m.gpucc
+[ "$(grep -c '^fsync ' calls)" -eq 1 ] || { cat calls >&2; fail "merge did not fsync its temporary file once"; }
+check_one_failure m.gpucc EIO
+assert_same m.gpucc old.m.gpucc
+no_temporaries .
 # Large enough (8 MiB of payloads) that merge copies on several threads
 # (lib/image_writer_plain.c): a fault in any of them fails the whole merge.
 make_image big1.gpucc P 0 40 v0 110000

@@ -17,6 +17,9 @@
 #                       exactly these kernels and no externals: its key
 #   result_keys JSON TARGET    "key module kernel,..." per compiled or hit
 #                       result of a target starting with TARGET
+#   settle              wait out the file clock's granularity after writing
+#                       what the next compile's clang reads, when the test
+#                       needs that compile's direct-mode record
 #   remove_test_dirs    the EXIT trap's cleanup, for a test that sets its own
 #   pack_variants IMAGE N   pack N entries of testdata/example's saxpy PTX
 #                       that differ in an option only (so in their keys)
@@ -83,6 +86,13 @@ assert_no_grep() {
 assert_no_file() { [ ! -e "$1" ] || fail "'$1' should not exist"; }
 assert_file() { [ -f "$1" ] || fail "'$1' should exist"; }
 assert_same() { cmp -s "$1" "$2" || fail "'$1' and '$2' differ"; }
+# A file whose mtime or ctime is within the file clock's granularity (a
+# kernel tick: 1 to 10 ms) of clang's start may have changed while clang
+# read it, so direct mode records nothing of that compile
+# (lib/compile_source.c).  A header written just before a compile that is
+# fast enough falls inside that window; 50 ms is past any tick.
+settle() { sleep 0.05; }
+
 assert_one_line() {
 	[ "$(wc -l < "$1")" -eq 1 ] || { cat "$1" >&2; fail "$1 should hold exactly one line"; }
 }

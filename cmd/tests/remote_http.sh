@@ -300,6 +300,17 @@ set -- "$STORE"/cache/*.gpucc
 cp "$1" "$STORE/cache/swap/$(basename "$2")"
 cp "$2" "$STORE/cache/swap/$(basename "$1")"
 fault swapped FSWAP "$URL/swap" "rejected: .*another key"
+# An object under its own key whose fields were edited (-O2 made -O3 in its
+# manifest, the sizes kept): its key, recomputed from the fields, is another.
+victim=$(damaged fields)
+python3 - "$victim" <<'EOF' || fail "no -O level to edit in the object"
+import sys
+p = sys.argv[1]
+b = open(p, 'rb').read()
+assert b.count(b'"opt-level":"2"') == 1
+open(p, 'wb').write(b.replace(b'"opt-level":"2"', b'"opt-level":"3"'))
+EOF
+fault edited FFIELDS "$URL/fields" "rejected: .*key components"
 
 # A full server: reads miss, the upload is refused (507).
 compile_with FULL full.gpucc --remote "$BASE/full"

@@ -483,12 +483,42 @@ static void test_names(void)
 	}
 }
 
+/* A payload of 2^40 bytes is the largest a manifest may list, in both
+ * places that hold to it: the writer's check (gpucc_entry_validate) and
+ * the reader's parse, each with its own words for one byte more. */
+static void test_payload_size_bound(void)
+{
+	gpucc_entry e = sample("payload sizes");
+	payloads[1].size = GPUCC_PAYLOAD_MAX_SIZE + 1;
+	CHECK_INT(gpucc_key_compute(&e.key, &e), 0);
+	CHECK_INT(gpucc_entry_validate(&e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("payload of 1099511627777 bytes is too large");
+	payloads[1].size = GPUCC_PAYLOAD_MAX_SIZE;
+	CHECK_INT(gpucc_key_compute(&e.key, &e), 0);
+	CHECK_INT(gpucc_entry_validate(&e), 0);
+	const gpucc_entry *list[1] = {&e};
+	char *json;
+	size_t size;
+	CHECK_INT(gpucc_manifest_write(&json, &size, list, 1), 0);
+	gpucc_manifest m;
+	CHECK_INT(gpucc_manifest_parse(&m, json, size, "bound.json"), 0);
+	CHECK(m.entry_count == 1 && m.entries[0].payloads[1].size == GPUCC_PAYLOAD_MAX_SIZE);
+	gpucc_manifest_release(&m);
+	char *over = replace(json, "\"size\":1099511627776", "\"size\":1099511627777");
+	CHECK(strcmp(over, json) != 0);
+	expect_refused(over, GPUCC_ECORRUPT, "a payload's 'size' is not a sane byte count");
+	free(over);
+	free(json);
+	payloads[1].size = 5;
+}
+
 int main(void)
 {
 	RUN(test_round_trip);
 	RUN(test_refusals);
 	RUN(test_long_member_names);
 	RUN(test_kernel_resource_bound);
+	RUN(test_payload_size_bound);
 	RUN(test_payload_member_name);
 	RUN(test_names);
 	return CHECK_DONE();

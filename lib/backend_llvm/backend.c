@@ -1207,9 +1207,12 @@ static void fault_injection(const gpucc_backend_job *job, const char *where)
 #ifdef GPUCC_TEST_HOOKS
 	const char *fault = getenv(GPUCC_BACKEND_FAULT_ENV);
 	size_t n = strlen(where);
-	if (fault && strncmp(fault, where, n) == 0 && fault[n] == ':' && fault[n + 1] &&
-	    strstr(job->module_name, fault + n + 1))
-		abort();
+	if (!fault || strncmp(fault, where, n) != 0 || fault[n] != ':' || !fault[n + 1] ||
+	    !strstr(job->module_name, fault + n + 1))
+		return;
+	if (strcmp(where, "exit") == 0)
+		_exit(3);
+	abort();
 #else
 	(void)job;
 	(void)where;
@@ -1676,6 +1679,7 @@ static int run_pipeline(compile *c)
 	if ((rc = keep_own_unreached_functions(c)) != 0 || (rc = drop_unreached_library_code(c)) != 0)
 		return rc;
 	fault_injection(job, "abort");
+	fault_injection(job, "exit");
 	if ((rc = optimise(c)) != 0 || (rc = check_externals(c)) != 0 ||
 	    (rc = check_ptx_names(c)) != 0 || (rc = check_ptx_structors(c)) != 0 ||
 	    (rc = check_alloca_address_space(c)) != 0)

@@ -536,6 +536,43 @@ static void test_hostile(void)
 	free(orig);
 }
 
+/* A payload read through the index is checked against its digest, as one
+ * read through the manifest is: one byte of entry 7's payload flipped, its
+ * lookup succeeds and the read fails, naming the mismatch. */
+static void test_index_payload_digest(void)
+{
+	size_t size;
+	unsigned char *b = check_read_file(path_in_dir("a.gpucc"), &size);
+	if (!b)
+		return;
+	unsigned char *at = memmem(b, size, payload_bytes[7], payload_size[7]);
+	CHECK(at != NULL);
+	size_t r = 0;
+	while (r < ENTRIES && strcmp(ref_kernel[r], "k7") != 0)
+		r++;
+	CHECK(r < ENTRIES);
+	if (at && r < ENTRIES) {
+		at[payload_size[7] / 2] ^= 0x01;
+		gpucc_image *img = NULL;
+		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "flipped"), 0);
+		CHECK(img && gpucc_image_reads_by_index(img));
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &ref_key[r]);
+		const gpucc_entry *e = NULL;
+		CHECK_INT(gpucc_image_lookup(&e, img, hex), 0);
+		void *data = NULL;
+		size_t n = 0;
+		if (e) {
+			CHECK_INT(gpucc_image_read_payload(&data, &n, img, &e->payloads[0]), GPUCC_ECORRUPT);
+			CHECK_ERROR_HAS(GPUCC_DIGEST_MISMATCH);
+			CHECK(data == NULL);
+		}
+		gpucc_free(data);
+		gpucc_image_free(img);
+	}
+	free(b);
+}
+
 /* A format member of an unknown minor version is refused. */
 static void test_versions(void)
 {
@@ -563,6 +600,7 @@ int main(void)
 	RUN(test_only_what_is_found);
 	RUN(test_without_index);
 	RUN(test_hostile);
+	RUN(test_index_payload_digest);
 	RUN(test_versions);
 	check_dir_remove();
 	return CHECK_DONE();
