@@ -104,5 +104,9 @@ void backend_nvjitlink_result_release(backend_nvjitlink_result *r);
  * process, so that the first job's backend_nvjitlink_cubin finds it loaded
  * (or waits for the load).  Best effort: failures are the first job's. */
 void backend_nvjitlink_preload(const char *path);
+/* Wait for a preload under way to end.  A process must call it before it
+ * exits: exit's destructors (LLVM's, the C library's) running while the
+ * preload thread runs libnvJitLink's initialisers end it by SIGSEGV. */
+void backend_nvjitlink_settle(void);
 
 #endif

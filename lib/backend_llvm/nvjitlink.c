@@ -60,6 +60,8 @@ typedef struct nvjl_library {
 static pthread_mutex_t library_lock = PTHREAD_MUTEX_INITIALIZER;
 static nvjl_library library;
 static bool preload_started; /* under library_lock */
+static bool preload_running;  /* under library_lock; preload_ended signals its end */
+static pthread_cond_t preload_ended = PTHREAD_COND_INITIALIZER;
 
 /* dlsym of "__nvJitLink<name>_<major>_<minor>", else of the major's ".0"
  * symbol (a minor release that kept its predecessor's API). */
@@ -140,12 +142,21 @@ static void append_log(backend_text *text, nvjl_handle h, nvjl_size_fn size_of, 
 	free(log);
 }
 
+static void preload_end(void)
+{
+	pthread_mutex_lock(&library_lock);
+	preload_running = false;
+	pthread_cond_broadcast(&preload_ended);
+	pthread_mutex_unlock(&library_lock);
+}
+
 static void *preload_main(void *path)
 {
 	pthread_mutex_lock(&library_lock);
 	library_load(path);
 	pthread_mutex_unlock(&library_lock);
 	free(path);
+	preload_end();
 	return NULL;
 }
 
@@ -154,18 +165,30 @@ void backend_nvjitlink_preload(const char *path)
 	pthread_mutex_lock(&library_lock);
 	bool start = !preload_started && !library.path;
 	preload_started = true;
+	preload_running = start;
 	pthread_mutex_unlock(&library_lock);
-	char *copy = start ? strdup(path) : NULL;
-	if (!copy)
+	if (!start)
 		return;
+	char *copy = strdup(path);
 	pthread_attr_t attr;
 	pthread_t thread;
-	bool started = pthread_attr_init(&attr) == 0 &&
+	bool started = copy && pthread_attr_init(&attr) == 0 &&
 	               pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
 	               pthread_create(&thread, &attr, preload_main, copy) == 0;
-	pthread_attr_destroy(&attr);
-	if (!started) /* the first job loads it itself */
+	if (copy)
+		pthread_attr_destroy(&attr);
+	if (!started) { /* the first job loads it itself */
 		free(copy);
+		preload_end();
+	}
+}
+
+void backend_nvjitlink_settle(void)
+{
+	pthread_mutex_lock(&library_lock);
+	while (preload_running)
+		pthread_cond_wait(&preload_ended, &library_lock);
+	pthread_mutex_unlock(&library_lock);
 }
 
 void backend_nvjitlink_result_release(backend_nvjitlink_result *r)

@@ -15,6 +15,7 @@
  * installed gpucc): exit GPUCC_WORKER_EXIT_OTHER_LLVM.
  */
 #include "backend.h"
+#include "backend_llvm.h"
 #include "compile_worker_protocol.h"
 
 #include <signal.h>
@@ -75,5 +76,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "runs LLVM %s\n", runs ? runs : "(unknown)");
 		return GPUCC_WORKER_EXIT_OTHER_LLVM;
 	}
-	return gpucc_wire_serve(b, 3);
+	int status = gpucc_wire_serve(b, 3);
+	backend_nvjitlink_settle(); /* no exit while libnvJitLink initialises */
+	return status;
 }
