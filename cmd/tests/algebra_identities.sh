@@ -281,6 +281,23 @@ if command -v strace >/dev/null; then
 	no_leak_check strace -f -e trace=fsync,fdatasync -o synced.trace \
 		"$GPUCC" merge -q A.gpucc B.gpucc -o AB-synced.gpucc || fail "merge under strace failed"
 	assert_grep "fsync" synced.trace
+	# In order: the temporary file's own fsync, its rename over the output,
+	# then the directory's fsync (which makes the rename durable).
+	no_leak_check strace -f -y -e trace=fsync,fdatasync,rename,renameat,renameat2 -o order.trace \
+		"$GPUCC" merge -q A.gpucc B.gpucc -o AB-ordered.gpucc || fail "merge under strace failed"
+	python3 - "$(pwd -P)" <<'PY' || { cat order.trace >&2; fail "merge's output was not made durable in order (above)"; }
+import re, sys
+d = sys.argv[1]
+calls = [l for l in open("order.trace") if "sync(" in l or "rename" in l]
+def first(pattern, after=-1):
+    for i, l in enumerate(calls):
+        if i > after and re.search(pattern, l):
+            return i
+    sys.exit("no call matching %s after call %d" % (pattern, after))
+temp = first(r"f(data)?sync\(\d+<%s/\.AB-ordered\.gpucc\.tmp\.[^>]*>\)\s+= 0" % re.escape(d))
+moved = first(r"rename.*\.AB-ordered\.gpucc\.tmp\..*AB-ordered\.gpucc\"", temp)
+first(r"fsync\(\d+<%s>\)\s+= 0" % re.escape(d), moved)
+PY
 	no_leak_check strace -f -e trace=fsync,fdatasync -o unsynced.trace \
 		"$GPUCC" merge -q --no-sync A.gpucc B.gpucc -o AB-unsynced.gpucc ||
 		fail "merge --no-sync under strace failed"

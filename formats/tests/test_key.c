@@ -118,6 +118,30 @@ static void test_refuses_unsorted(void)
 	e = base();
 	e.key_schema = 2;
 	CHECK_INT(gpucc_key_compute(&d, &e), GPUCC_EVERSION);
+	/* One name twice is not "sorted and unique"; nor are device
+	 * libraries out of order or listed twice. */
+	gpucc_option twice[2] = {{"opt-level", "2"}, {"opt-level", "3"}};
+	e = base();
+	e.options = twice;
+	CHECK_INT(gpucc_key_compute(&d, &e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("options must be sorted by name and unique ('opt-level')");
+	gpucc_device_lib two[2] = {{"ocml.bc", {{0}}}, {"ockl.bc", {{0}}}};
+	e = base();
+	e.device_libs = two;
+	e.device_lib_count = 2;
+	CHECK_INT(gpucc_key_compute(&d, &e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("device libraries must be sorted by name and unique ('ockl.bc')");
+	two[0].name = "ockl.bc";
+	CHECK_INT(gpucc_key_compute(&d, &e), GPUCC_EINVALID);
+	two[1].name = "ocml.bc";
+	CHECK_INT(gpucc_key_compute(&d, &e), 0);
+	/* No versions or no target: no key. */
+	for (int i = 0; i < 3; i++) {
+		e = base();
+		*(i == 0 ? &e.gpucc_version : i == 1 ? &e.llvm_version : &e.target) = NULL;
+		CHECK_INT(gpucc_key_compute(&d, &e), GPUCC_EINVALID);
+		CHECK_ERROR_HAS("an entry needs gpucc and llvm versions and a target");
+	}
 }
 
 static void test_components(void)

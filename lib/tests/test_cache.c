@@ -9,8 +9,10 @@
 
 #include <gpucc.h>
 
+#include "atomic_file.h"
 #include "cache_internal.h" /* gpucc_cache_test_before_publish, staging paths */
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -873,10 +875,71 @@ static void test_merge_and_delta(void)
 	gpucc_cache_free(c);
 }
 
+/* A published file's directory is swept of the temporary files killed
+ * writers left beside it (".NAME.tmp.*" that no writer holds locked), and
+ * also when descriptor 0 is closed, so that the directory opens as it. */
+static void test_sweeps_abandoned(void)
+{
+	gpucc_snapshot_item items[3];
+	random_items(items, 3, 7);
+	gpucc_snapshot *s;
+	CHECK_INT(gpucc_snapshot_new(&s, items, 3), 0);
+	for (int closed = 0; closed < 2; closed++) {
+		char left[512];
+		snprintf(left, sizeof left, "%s", path_in_dir(".swept.snap.tmp.1.abcdef"));
+		int fd = open(left, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CHECK(fd >= 0);
+		if (fd >= 0)
+			close(fd);
+		if (closed)
+			close(0);
+		CHECK_INT(gpucc_snapshot_write(s, path_in_dir("swept.snap")), 0);
+		if (closed)
+			CHECK_INT(open("/dev/null", O_RDONLY), 0);
+		CHECK(access(left, F_OK) != 0);
+	}
+	gpucc_snapshot_free(s);
+}
+
+/* Descriptor 0 closed while a file is written: the commit's descriptors
+ * (the one that holds the lock through the rename, the directory's) may
+ * be 0, and are used and closed like any other. */
+static void test_commit_with_descriptor_0(void)
+{
+	gpucc_atomic_file f;
+	CHECK_INT(gpucc_atomic_file_open(&f, path_in_dir("zero.out")), 0);
+	CHECK_INT(gpucc_write_all(f.fd, "zero", 4), 0);
+	close(0);
+	CHECK_INT(gpucc_atomic_file_commit(&f), 0);
+	CHECK_INT(open("/dev/null", O_RDONLY), 0);
+	char got[8] = {0};
+	int fd = open(path_in_dir("zero.out"), O_RDONLY);
+	CHECK(fd >= 0 && read(fd, got, sizeof got) == 4 && memcmp(got, "zero", 4) == 0);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The descriptors this process holds open. */
+static int open_descriptors(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
 int main(void)
 {
 	if (check_dir_create("test-cache") != 0)
 		return 1;
+	/* Every insert, publish, lookup and merge below closes what it opened,
+	 * the descriptor that holds a temporary file's lock through its
+	 * rename included: a library a long-lived program calls must not leak. */
+	int descriptors = open_descriptors();
 	RUN(test_insert_lookup);
 	RUN(test_corrupt_entry_is_a_miss);
 	RUN(test_gc_is_lru);
@@ -891,7 +954,10 @@ int main(void)
 	RUN(test_cache_is_a_file);
 	RUN(test_existing_only);
 	RUN(test_snapshots);
+	RUN(test_sweeps_abandoned);
+	RUN(test_commit_with_descriptor_0);
 	RUN(test_merge_and_delta);
+	CHECK_INT(open_descriptors(), descriptors);
 	if (check_dir_remove() != 0)
 		return 1;
 	return CHECK_DONE();
