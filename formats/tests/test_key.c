@@ -135,6 +135,18 @@ static void test_refuses_unsorted(void)
 	CHECK_INT(gpucc_key_compute(&d, &e), GPUCC_EINVALID);
 	two[1].name = "ocml.bc";
 	CHECK_INT(gpucc_key_compute(&d, &e), 0);
+	/* An option whose name holds '=' or a line break, or whose value
+	 * holds a line break, would spell another option list. */
+	gpucc_option spelt[1] = {{"a=b", "1"}};
+	for (int i = 0; i < 3; i++) {
+		spelt[0] = i == 0 ? (gpucc_option){"a=b", "1"}
+		         : i == 1 ? (gpucc_option){"a\nb", "1"} : (gpucc_option){"a", "1\nb=2"};
+		e = base();
+		e.options = spelt;
+		e.option_count = 1;
+		CHECK_INT(gpucc_key_compute(&d, &e), GPUCC_EINVALID);
+		CHECK_ERROR_HAS("has '=' or a newline in it");
+	}
 	/* No versions or no target: no key. */
 	for (int i = 0; i < 3; i++) {
 		e = base();

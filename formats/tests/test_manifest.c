@@ -200,6 +200,12 @@ static void test_refusals(void)
 		 "\"device_libs\":[{\"name\":\"a.bc\",\"sha256\":\"" HEX64 "\"},"
 		 "{\"name\":\"a.bc\",\"sha256\":\"" HEX64 "\"}]",
 		 "device libraries must be sorted by name and unique ('a.bc')"},
+		/* Payloads: each an object of its three fields, each once. */
+		{"\"payloads\":[", "\"payloads\":[1,", "a payload is not an object"},
+		{"\"part\":\"ptx\"", "\"part\":\"ptx\",\"part\":\"ptx\"",
+		 "entry 0: a payload field appears twice"},
+		{"\"size\":3}", "\"sizes\":3}", "entry 0: a payload lacks 'part', 'sha256' or 'size'"},
+		{",\"size\":3}", ",@\"size\":3}", "not valid JSON"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *bad = replace(json, cases[i].from, cases[i].to);
@@ -483,6 +489,78 @@ static void test_names(void)
 	}
 }
 
+/* The writer's checks of one entry (gpucc_entry_validate), each with its
+ * words; the reader refuses most of these while parsing, before. */
+static void expect_invalid(gpucc_entry *e, const char *needle)
+{
+	gpucc_key_compute(&e->key, e);
+	CHECK_INT(gpucc_entry_validate(e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS(needle);
+}
+
+static void test_validate_entry(void)
+{
+	gpucc_entry e = sample("validate");
+	CHECK_INT(gpucc_entry_validate(&e), 0);
+	e.target = NULL;
+	CHECK_INT(gpucc_entry_validate(&e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("an entry needs a target and a triple");
+	e = sample("validate");
+	e.triple = NULL;
+	CHECK_INT(gpucc_entry_validate(&e), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("an entry needs a target and a triple");
+
+	gpucc_kernel unnamed[1] = {{"", -1, -1, -1}};
+	e = sample("validate");
+	e.kernels = unnamed;
+	e.kernel_count = 1;
+	expect_invalid(&e, "a kernel has an empty name");
+
+	const char *unsorted[2] = {"vprintf", "malloc"}, *twice[2] = {"malloc", "malloc"};
+	e = sample("validate");
+	e.externals = unsorted;
+	e.external_count = 2;
+	expect_invalid(&e, "externals must be sorted and unique ('malloc')");
+	e.externals = twice;
+	expect_invalid(&e, "externals must be sorted and unique ('malloc')");
+
+	gpucc_payload kinds[2];
+	memcpy(kinds, payloads, sizeof kinds);
+	e = sample("validate");
+	e.payloads = kinds;
+	kinds[1].part = (gpucc_part)GPUCC_PART_COUNT;
+	expect_invalid(&e, "unknown payload kind");
+	kinds[1].part = GPUCC_PART_PTX; /* one kind twice */
+	expect_invalid(&e, "payloads must be sorted by kind, one of each");
+	kinds[0].part = GPUCC_PART_CUBIN; /* two kinds, out of order */
+	expect_invalid(&e, "payloads must be sorted by kind, one of each");
+
+	/* Names: at most GPUCC_MANIFEST_STRING_MAX bytes, a blank allowed, a
+	 * control character not. */
+	char *name = malloc(GPUCC_MANIFEST_STRING_MAX + 2);
+	memset(name, 'm', GPUCC_MANIFEST_STRING_MAX + 1);
+	name[GPUCC_MANIFEST_STRING_MAX] = '\0';
+	e = sample("validate");
+	e.module = name;
+	gpucc_key_compute(&e.key, &e);
+	CHECK_INT(gpucc_entry_validate(&e), 0);
+	name[GPUCC_MANIFEST_STRING_MAX] = 'm';
+	name[GPUCC_MANIFEST_STRING_MAX + 1] = '\0';
+	expect_invalid(&e, "is a string of 65537 bytes, longer than the 65536 a manifest allows");
+	free(name);
+	e = sample("validate");
+	e.module = "my kernels.ll";
+	gpucc_key_compute(&e.key, &e);
+	CHECK_INT(gpucc_entry_validate(&e), 0);
+	e.module = "my\x1fkernels.ll";
+	expect_invalid(&e, "holds a control character");
+	/* A key schema this gpucc does not know: no key to check it by. */
+	e = sample("validate");
+	e.key_schema = 2;
+	CHECK_INT(gpucc_entry_validate(&e), GPUCC_EVERSION);
+	CHECK_ERROR_HAS("key schema 2 is not supported");
+}
+
 /* A payload of 2^40 bytes is the largest a manifest may list, in both
  * places that hold to it: the writer's check (gpucc_entry_validate) and
  * the reader's parse, each with its own words for one byte more. */
@@ -519,6 +597,7 @@ int main(void)
 	RUN(test_long_member_names);
 	RUN(test_kernel_resource_bound);
 	RUN(test_payload_size_bound);
+	RUN(test_validate_entry);
 	RUN(test_payload_member_name);
 	RUN(test_names);
 	return CHECK_DONE();

@@ -536,6 +536,168 @@ static void test_hostile(void)
 	free(orig);
 }
 
+/* A header the index cannot have refuses the open for lookups, naming
+ * the defect: the reader never walks a table it has not measured. */
+static void test_index_header_refusals(void)
+{
+	size_t size;
+	unsigned char *orig = check_read_file(path_in_dir("a.gpucc"), &size);
+	if (!orig)
+		return;
+	unsigned char *b = malloc(size);
+	struct {
+		size_t at;
+		uint32_t value;
+		const char *needle;
+	} cases[] = {
+		{INDEX_AT, 0x58585858u, "corrupt index: bad magic number"},
+		{INDEX_AT + 20, 1, "corrupt index: reserved header bytes are not zero"},
+		{INDEX_AT + 8, ENTRIES + 1, "corrupt index: its size does not match its record counts"},
+		{INDEX_AT + 16, 0, "corrupt index: its size does not match its record counts"},
+		{INDEX_AT + 28, 12345, "corrupt index: it names another manifest size than the manifest"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memcpy(b, orig, size);
+		put32(b + cases[i].at, cases[i].value);
+		gpucc_image *img = NULL;
+		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "header"), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS(cases[i].needle);
+		gpucc_image_free(img);
+	}
+	free(b);
+	free(orig);
+}
+
+/* Fan-out values a lookup reads: one over the record count, or one less
+ * than the value before it, makes that lookup fail naming the defect; an
+ * empty bucket is no defect, its keys are not found. */
+static void test_fanout_lookups(void)
+{
+	size_t size;
+	unsigned char *orig = check_read_file(path_in_dir("a.gpucc"), &size);
+	if (!orig)
+		return;
+	unsigned char *b = malloc(size);
+	unsigned char *fanout = b + INDEX_AT + GPUCC_INDEX_HEADER_SIZE;
+	size_t r = 300;
+	unsigned first = ref_key[r].bytes[0];
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &ref_key[r]);
+	struct {
+		uint32_t value;
+		const char *needle;
+	} cases[] = {
+		{ENTRIES + 5, "corrupt index: a fan-out value exceeds the record count"},
+		{0, "corrupt index: the fan-out decreases"},
+	};
+	CHECK(first > 0);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memcpy(b, orig, size);
+		put32(fanout + 4 * first, cases[i].value);
+		gpucc_image *img = NULL;
+		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "fan-out"), 0);
+		const gpucc_entry *e = NULL;
+		CHECK_INT(gpucc_image_lookup(&e, img, hex), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS(cases[i].needle);
+		gpucc_image_free(img);
+	}
+	/* A first byte no key has: its bucket is empty. */
+	bool used[256] = {false};
+	for (size_t i = 0; i < ENTRIES; i++)
+		used[ref_key[i].bytes[0]] = true;
+	unsigned empty = 0;
+	while (empty < 256 && used[empty])
+		empty++;
+	CHECK(empty < 256);
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_memory_for_lookup(&img, orig, size, "empty bucket"), 0);
+	char prefix[8];
+	snprintf(prefix, sizeof prefix, "%02x", empty);
+	const gpucc_entry *e = NULL;
+	CHECK_INT(gpucc_image_lookup(&e, img, prefix), GPUCC_ENOTFOUND);
+	gpucc_image_free(img);
+	free(b);
+	free(orig);
+}
+
+/* The index of a.gpucc read from memory, for formats/image_index.c's own
+ * API. */
+typedef struct {
+	const unsigned char *index;
+	size_t size;
+} memory_index;
+
+static int memory_index_read(void *ctx, uint64_t offset, void *buf, size_t len)
+{
+	const memory_index *m = ctx;
+	if (offset > m->size || len > m->size - offset)
+		return GPUCC_ECORRUPT;
+	memcpy(buf, m->index + offset, len);
+	return 0;
+}
+
+/* A record whose key's first byte is not its bucket's fails the lookup
+ * that reads it, naming that; a prefix that is not hex is refused by the
+ * index reader itself, whatever its caller checked. */
+static void test_records_in_buckets(void)
+{
+	size_t size;
+	unsigned char *orig = check_read_file(path_in_dir("a.gpucc"), &size);
+	if (!orig)
+		return;
+	unsigned char *b = malloc(size);
+	size_t r = 300;
+	unsigned first = ref_key[r].bytes[0];
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &ref_key[r]);
+	CHECK(first < 255);
+	/* Record r+1 a copy of record r's key: the lookup of that key finds
+	 * two, out of order, not an ambiguous prefix. */
+	memcpy(b, orig, size);
+	memcpy(record(b, r + 1), record(b, r), 32);
+	gpucc_image *dup = NULL;
+	CHECK_INT(gpucc_image_open_memory_for_lookup(&dup, b, size, "duplicate"), 0);
+	const gpucc_entry *found = NULL;
+	CHECK_INT(gpucc_image_lookup(&found, dup, hex), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("corrupt index: records are not in strictly increasing key order");
+	gpucc_image_free(dup);
+	/* Record r alone moved to the next bucket; then every record of its
+	 * bucket. */
+	for (int all = 0; all < 2; all++) {
+		memcpy(b, orig, size);
+		for (size_t i = 0; i < ENTRIES; i++)
+			if (i == r || (all && ref_key[i].bytes[0] == first))
+				record(b, i)[0] = (unsigned char)(first + 1);
+		gpucc_image *img = NULL;
+		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "bucket"), 0);
+		const gpucc_entry *e = NULL;
+		CHECK_INT(gpucc_image_lookup(&e, img, hex), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS("corrupt index: a record lies outside its fan-out bucket");
+		gpucc_image_free(img);
+	}
+	memory_index m = {orig + INDEX_AT, gpucc_index_size(get32(orig + INDEX_AT + 8),
+	                                                    get32(orig + INDEX_AT + 12),
+	                                                    get32(orig + INDEX_AT + 16))};
+	gpucc_index_reader reader = {.read = memory_index_read, .ctx = &m, .name = "memory",
+	                             .size = m.size};
+	uint64_t manifest_size = ((uint64_t)get32(orig + INDEX_AT + 24) << 32) | get32(orig + INDEX_AT + 28);
+	CHECK_INT(gpucc_index_open(&reader, manifest_size), 0);
+	uint32_t at = 0, count = 0;
+	CHECK_INT(gpucc_index_find_prefix(&reader, hex, &at, &count), 0);
+	CHECK_INT(count, 1);
+	gpucc_index_record rec;
+	CHECK_INT(gpucc_index_record_at(&reader, ENTRIES - 1, &rec), 0);
+	CHECK_INT(gpucc_index_record_at(&reader, ENTRIES, &rec), GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("corrupt index: no such record");
+	const char *const not_prefixes[] = {"", "x", "0x", "A0"};
+	for (size_t i = 0; i < sizeof not_prefixes / sizeof not_prefixes[0]; i++) {
+		CHECK_INT(gpucc_index_find_prefix(&reader, not_prefixes[i], &at, &count), GPUCC_EINVALID);
+		CHECK_ERROR_HAS("is not a key prefix");
+	}
+	free(b);
+	free(orig);
+}
+
 /* A payload read through the index is checked against its digest, as one
  * read through the manifest is: one byte of entry 7's payload flipped, its
  * lookup succeeds and the read fails, naming the mismatch. */
@@ -601,6 +763,9 @@ int main(void)
 	RUN(test_without_index);
 	RUN(test_hostile);
 	RUN(test_index_payload_digest);
+	RUN(test_index_header_refusals);
+	RUN(test_fanout_lookups);
+	RUN(test_records_in_buckets);
 	RUN(test_versions);
 	check_dir_remove();
 	return CHECK_DONE();
