@@ -328,6 +328,22 @@ static void test_corruption_is_caught(void)
 		CHECK_INT(bad, 1);
 		gpucc_image_free(img);
 	}
+	at[0] = 'g';
+	/* An entry whose fields were edited (-O2 made -O3, the manifest's size
+	 * kept): it opens, and verify recomputes its key from its fields. */
+	char *level = memmem(bytes, size, "\"opt-level\":\"2\"", 15);
+	CHECK(level != NULL);
+	if (level) {
+		level[13] = '3';
+		CHECK_INT(gpucc_image_open_memory(&img, bytes, size, "edited"), 0);
+		if (img) {
+			CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+			CHECK_ERROR_HAS("'edited': corrupt manifest: entry 0: key ");
+			CHECK_ERROR_HAS("does not match the entry's key components");
+			gpucc_image_free(img);
+		}
+		level[13] = '2';
+	}
 	/* Truncation. */
 	CHECK_INT(gpucc_image_open_memory(&img, bytes, 1536, "cut"), GPUCC_ECORRUPT);
 	free(bytes);
@@ -686,7 +702,9 @@ static void test_payload_count_failure(void)
 
 /* Verify the image at path read from a pipe: what `cat x | gpucc verify
  * /dev/stdin` does. */
-static int verify_from_pipe(const char *path)
+/* Verify the image at path read from a pipe, on descriptor 0 when
+ * as_stdin (as `gpucc verify -` reads it). */
+static int verify_from_pipe(const char *path, bool as_stdin)
 {
 	int fds[2];
 	CHECK_INT(pipe(fds), 0);
@@ -704,13 +722,19 @@ static int verify_from_pipe(const char *path)
 		_exit(0);
 	}
 	close(fds[1]);
+	int saved = as_stdin ? dup(0) : -1;
+	int fd = as_stdin ? dup2(fds[0], 0) : fds[0];
 	gpucc_image *img;
-	int rc = gpucc_image_open_fd(&img, fds[0], "pipe");
+	int rc = gpucc_image_open_fd(&img, fd, "pipe");
 	if (rc == 0) {
 		rc = gpucc_image_verify(img);
 		gpucc_image_free(img);
 	}
 	close(fds[0]);
+	if (as_stdin) {
+		dup2(saved, 0);
+		close(saved);
+	}
 	int status;
 	waitpid(child, &status, 0);
 	return rc;
@@ -721,8 +745,10 @@ static void test_verify_from_pipe(void)
 	const char *plain = path_in_dir("pipe.gpucc"), *zstd = path_in_dir("pipe.zst.gpucc");
 	CHECK_INT(write_image(plain, 0, modules, 5), 0);
 	CHECK_INT(write_image(zstd, 3, modules, 5), 0);
-	CHECK_INT(verify_from_pipe(plain), 0);
-	CHECK_INT(verify_from_pipe(zstd), 0);
+	for (int as_stdin = 0; as_stdin < 2; as_stdin++) {
+		CHECK_INT(verify_from_pipe(plain, as_stdin), 0);
+		CHECK_INT(verify_from_pipe(zstd, as_stdin), 0);
+	}
 }
 
 static void test_empty_image_and_failed_commit(void)

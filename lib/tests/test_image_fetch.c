@@ -247,6 +247,44 @@ static void test_corrupt_and_truncated(void)
 	free(bytes);
 }
 
+/* A payload whose data end the bytes given, its size a multiple of the
+ * block (so no padding follows), is found: only the end-of-archive
+ * blocks are missing, which a fetch does not read. */
+static void test_payload_at_the_very_end(void)
+{
+	const char *path = path_in_dir("one.gpucc");
+	gpucc_image_writer *w = NULL;
+	gpucc_write_options opts = {.version = GPUCC_WRITE_OPTIONS_VERSION};
+	CHECK_INT(gpucc_image_writer_new(&w, path, &opts), 0);
+	static unsigned char data[2 * BLOCK];
+	memset(data, 0xab, sizeof data);
+	gpucc_entry e;
+	gpucc_kernel k;
+	char target[GPUCC_TARGET_NAME_SIZE];
+	make_entry(&e, &k, target, 7);
+	gpucc_payload_source src = {GPUCC_PART_HSACO, NULL, data, sizeof data};
+	CHECK_INT(gpucc_image_writer_add(w, &e, &src, 1), 0);
+	CHECK_INT(gpucc_image_writer_commit(w), 0);
+	gpucc_image_writer_free(w);
+	size_t size = 0;
+	unsigned char *bytes = check_read_file(path, &size);
+	if (!bytes)
+		return;
+	size_t end = size;
+	while (end > 0 && bytes[end - 1] == 0)
+		end--;
+	CHECK(end % BLOCK == 0 && end >= sizeof data && bytes[end - sizeof data] == 0xab);
+	gpucc_digest sha;
+	gpucc_digest_buffer(&sha, data, sizeof data);
+	void *out = NULL;
+	size_t n = 0;
+	CHECK_INT(gpucc_image_fetch_payload_memory(&out, &n, bytes, end, "no end", &sha, GPUCC_PART_HSACO),
+	          0);
+	CHECK(out && n == sizeof data && memcmp(out, data, n) == 0);
+	gpucc_free(out);
+	free(bytes);
+}
+
 /* A child process that writes size bytes into the FIFO at path. */
 static pid_t feed_fifo(const char *path, const unsigned char *bytes, size_t size)
 {
@@ -312,6 +350,7 @@ int main(void)
 	RUN(test_every_payload_compressed);
 	RUN(test_absent_and_wrong_kind);
 	RUN(test_corrupt_and_truncated);
+	RUN(test_payload_at_the_very_end);
 	RUN(test_fifo);
 	if (check_dir_remove() != 0)
 		return 1;

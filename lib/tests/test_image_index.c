@@ -16,6 +16,7 @@
 
 #include "image_index.h"
 #include "image_internal.h"
+#include "ustar.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -48,32 +49,61 @@ static void make_payloads(void)
 	}
 }
 
-/* Entry i: gfx90a, kernels "k<i>", "pair<i/2>" and "common". */
-static int add_entry(gpucc_image_writer *w, size_t i)
-{
+/* Entry i: gfx90a, kernels "k<i>", "pair<i/2>" and "common"; t holds
+ * what it points at. */
+typedef struct {
 	char module[32], kernel[32], pair[32], target[GPUCC_TARGET_NAME_SIZE];
+	gpucc_kernel k[3];
+	gpucc_entry e;
+} test_entry;
+
+static int entry_of(test_entry *t, size_t i)
+{
 	gpucc_target parsed;
 	if (gpucc_target_parse(&parsed, "gfx90a") != 0)
 		return -1;
-	gpucc_target_format(target, &parsed);
-	snprintf(module, sizeof module, "module %zu", i);
-	snprintf(kernel, sizeof kernel, "k%zu", i);
-	snprintf(pair, sizeof pair, "pair%zu", i / 2);
-	gpucc_kernel k[3] = {{"common", -1, -1, -1}, {kernel, 10, -1, -1}, {pair, -1, -1, -1}};
-	gpucc_entry e = {0};
-	e.key_schema = 1;
-	e.module = "module.ll";
-	gpucc_digest_buffer(&e.module_sha256, module, strlen(module));
-	e.target = target;
-	e.triple = gpucc_target_triple(&parsed);
-	e.gpucc_version = gpucc_version();
-	e.llvm_version = "19.1.7";
-	e.kernel_count = 3;
-	e.kernels = k;
-	if (gpucc_entry_compute_key(&e.key, &e) != 0)
+	gpucc_target_format(t->target, &parsed);
+	snprintf(t->module, sizeof t->module, "module %zu", i);
+	snprintf(t->kernel, sizeof t->kernel, "k%zu", i);
+	snprintf(t->pair, sizeof t->pair, "pair%zu", i / 2);
+	t->k[0] = (gpucc_kernel){"common", -1, -1, -1};
+	t->k[1] = (gpucc_kernel){t->kernel, 10, -1, -1};
+	t->k[2] = (gpucc_kernel){t->pair, -1, -1, -1};
+	memset(&t->e, 0, sizeof t->e);
+	t->e.key_schema = 1;
+	t->e.module = "module.ll";
+	gpucc_digest_buffer(&t->e.module_sha256, t->module, strlen(t->module));
+	t->e.target = t->target;
+	t->e.triple = gpucc_target_triple(&parsed);
+	t->e.gpucc_version = gpucc_version();
+	t->e.llvm_version = "19.1.7";
+	t->e.kernel_count = 3;
+	t->e.kernels = t->k;
+	return gpucc_entry_compute_key(&t->e.key, &t->e);
+}
+
+static int add_entry(gpucc_image_writer *w, size_t i)
+{
+	test_entry t;
+	if (entry_of(&t, i) != 0)
 		return -1;
 	gpucc_payload_source src = {GPUCC_PART_HSACO, NULL, payload_bytes[i], payload_size[i]};
-	return gpucc_image_writer_add(w, &e, &src, 1);
+	return gpucc_image_writer_add(w, &t.e, &src, 1);
+}
+
+/* The key of entry i in hex. */
+static void test_entry_key(size_t i, char hex[GPUCC_DIGEST_HEX_SIZE])
+{
+	test_entry t;
+	CHECK_INT(entry_of(&t, i), 0);
+	gpucc_digest_to_hex(hex, &t.e.key);
+}
+
+/* check_write_image's add function for entries chosen_entries[0], [1]... */
+static const size_t *chosen_entries;
+static int add_chosen(gpucc_image_writer *w, size_t i)
+{
+	return add_entry(w, chosen_entries[i]);
 }
 
 static int write_image(const char *path, int zstd)
@@ -474,6 +504,13 @@ static void test_hostile(void)
 	memset(refs + (r + 3) * 8, 0, 8);
 	CHECK_INT(lookups_are_honest(b, size, "payload offsets"), 0);
 	verify_refuses(b, size);
+	{ /* the index of the manifest's size, other bytes: where they differ */
+		gpucc_image *img = NULL;
+		CHECK_INT(gpucc_image_open_memory(&img, b, size, "offsets"), 0);
+		CHECK_INT(gpucc_image_verify(img), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS("member 'manifest.idx': it disagrees with the manifest (at byte ");
+		gpucc_image_free(img);
+	}
 
 	/* A kernel record naming another entry: selection falls back. */
 	memcpy(b, orig, size);
@@ -564,6 +601,151 @@ static void test_index_header_refusals(void)
 		CHECK_ERROR_HAS(cases[i].needle);
 		gpucc_image_free(img);
 	}
+	free(b);
+	free(orig);
+}
+
+/* An ambiguous prefix names its first 8 candidates (then "..."), and
+ * only keys that have the prefix. */
+static void test_ambiguous_prefixes(void)
+{
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_for_lookup(&img, path_in_dir("a.gpucc")), 0);
+	if (!img)
+		return;
+	const gpucc_entry *e = NULL;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &ref_key[0]);
+	char prefix[3] = {hex[0], 0, 0};
+	CHECK_INT(gpucc_image_lookup(&e, img, prefix), GPUCC_EAMBIGUOUS);
+	const char *m = gpucc_error_last()->message;
+	size_t listed = 0;
+	for (const char *c = strstr(m, "match ("); c && (c = strchr(c, ',')) != NULL; c++)
+		listed++;
+	CHECK_INT(listed, 8); /* 8 keys and "...": 8 commas */
+	CHECK(strstr(m, ", ...)") != NULL);
+	/* Two hex digits shared by 2 to 8 keys: every one listed, no other. */
+	bool checked = false;
+	for (size_t i = 0; i + 1 < ENTRIES && !checked; i++) {
+		if (ref_key[i].bytes[0] != ref_key[i + 1].bytes[0] ||
+		    (i + 8 < ENTRIES && ref_key[i + 8].bytes[0] == ref_key[i].bytes[0]) ||
+		    (i > 0 && ref_key[i - 1].bytes[0] == ref_key[i].bytes[0]))
+			continue;
+		size_t n = 0;
+		while (i + n < ENTRIES && ref_key[i + n].bytes[0] == ref_key[i].bytes[0])
+			n++;
+		gpucc_digest_to_hex(hex, &ref_key[i]);
+		prefix[0] = hex[0];
+		prefix[1] = hex[1];
+		CHECK_INT(gpucc_image_lookup(&e, img, prefix), GPUCC_EAMBIGUOUS);
+		m = gpucc_error_last()->message;
+		for (size_t k = 0; k < n; k++) {
+			gpucc_digest_to_hex(hex, &ref_key[i + k]);
+			hex[16] = '\0';
+			CHECK(strstr(m, hex) != NULL);
+		}
+		const char *list = strstr(m, "match (");
+		size_t commas = 0;
+		for (const char *c = list; c && (c = strchr(c, ',')) != NULL; c++)
+			commas++;
+		CHECK_INT(commas, n - 1);
+		CHECK(strstr(m, "...") == NULL);
+		checked = true;
+		/* A candidate's record out of range: the listing fails on it. */
+		size_t size;
+		unsigned char *b = check_read_file(path_in_dir("a.gpucc"), &size);
+		if (b) {
+			put32(record(b, i + 1) + 32, 0x7fffff00u);
+			gpucc_image *bad = NULL;
+			CHECK_INT(gpucc_image_open_memory_for_lookup(&bad, b, size, "candidates"), 0);
+			CHECK_INT(gpucc_image_lookup(&e, bad, prefix), GPUCC_ECORRUPT);
+			CHECK_ERROR_HAS("corrupt index: an entry's range lies outside the manifest");
+			gpucc_image_free(bad);
+			free(b);
+		}
+	}
+	CHECK(checked);
+	gpucc_image_free(img);
+
+	/* Exactly 8 candidates: all named, no "...".  Entries chosen so that 8
+	 * keys share their first hex digit and 2 others do not. */
+	static size_t chosen[10];
+	size_t per_digit[16][8], in_digit[16] = {0};
+	int digit = -1;
+	for (size_t i = 0; i < ENTRIES && digit < 0; i++) {
+		test_entry_key(i, hex);
+		int d = hex[0] >= 'a' ? hex[0] - 'a' + 10 : hex[0] - '0';
+		if (in_digit[d] < 8)
+			per_digit[d][in_digit[d]++] = i;
+		if (in_digit[d] == 8)
+			digit = d;
+	}
+	CHECK(digit >= 0);
+	if (digit < 0)
+		return;
+	size_t n = 0;
+	for (; n < 8; n++)
+		chosen[n] = per_digit[digit][n];
+	for (int d = 0; d < 16 && n < 10; d++)
+		for (size_t k = 0; k < in_digit[d] && d != digit && n < 10; k++)
+			chosen[n++] = per_digit[d][k];
+	chosen_entries = chosen;
+	CHECK_INT(check_write_image(path_in_dir("eight.gpucc"), 0, 10, add_chosen), 0);
+	CHECK_INT(gpucc_image_open_for_lookup(&img, path_in_dir("eight.gpucc")), 0);
+	prefix[0] = "0123456789abcdef"[digit];
+	prefix[1] = '\0';
+	CHECK_INT(gpucc_image_lookup(&e, img, prefix), GPUCC_EAMBIGUOUS);
+	m = gpucc_error_last()->message;
+	CHECK(strstr(m, ": 8 entries match (") != NULL);
+	CHECK(strstr(m, "...") == NULL);
+	gpucc_image_free(img);
+}
+
+/* gpucc_image_find on a parsed manifest: every key found, keys between,
+ * before and after them not. */
+static void test_find_parsed(void)
+{
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open(&img, path_in_dir("a.gpucc")), 0);
+	if (!img)
+		return;
+	for (size_t i = 0; i < ENTRIES; i++) {
+		const gpucc_entry *e = gpucc_image_find(img, &ref_key[i]);
+		CHECK(e && gpucc_digest_compare(&e->key, &ref_key[i]) == 0);
+		gpucc_digest other = ref_key[i];
+		other.bytes[31] ^= 0x01;
+		CHECK(gpucc_image_find(img, &other) == NULL);
+	}
+	gpucc_digest low, high;
+	memset(&low, 0, sizeof low);
+	memset(&high, 0xff, sizeof high);
+	CHECK(gpucc_image_find(img, &low) == NULL);
+	CHECK(gpucc_image_find(img, &high) == NULL);
+	gpucc_image_free(img);
+}
+
+/* An index member shorter than its header and fan-out tables, in an
+ * archive otherwise whole: a.gpucc with its index cut to 100 bytes. */
+static void test_index_too_short(void)
+{
+	size_t size;
+	unsigned char *orig = check_read_file(path_in_dir("a.gpucc"), &size);
+	if (!orig)
+		return;
+	uint64_t index_size = gpucc_index_size(get32(orig + INDEX_AT + 8), get32(orig + INDEX_AT + 12),
+	                                       get32(orig + INDEX_AT + 16));
+	size_t manifest_header = INDEX_AT + gpucc_ustar_padded(index_size);
+	size_t keep = size - manifest_header;
+	unsigned char *b = calloc(1, INDEX_AT + BLOCK + keep);
+	memcpy(b, orig, INDEX_AT - BLOCK); /* the format member */
+	CHECK(gpucc_ustar_format(b + INDEX_AT - BLOCK, "manifest.idx", 100, 0));
+	memcpy(b + INDEX_AT, orig + INDEX_AT, 100);
+	memcpy(b + INDEX_AT + BLOCK, orig + manifest_header, keep);
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, INDEX_AT + BLOCK + keep, "short"),
+	          GPUCC_ECORRUPT);
+	CHECK_ERROR_HAS("corrupt index: shorter than its header and fan-out tables");
+	gpucc_image_free(img);
 	free(b);
 	free(orig);
 }
@@ -698,6 +880,81 @@ static void test_records_in_buckets(void)
 	free(orig);
 }
 
+/* What an entry record may point at: a range of at least 2 bytes up to
+ * the manifest's very end, at most GPUCC_PART_COUNT payload references
+ * anywhere in their table.  A record past those bounds fails the lookup
+ * as "corrupt index"; one within them that is still wrong fails it when
+ * its object is parsed or held against it. */
+static void test_record_ranges(void)
+{
+	size_t size;
+	unsigned char *orig = check_read_file(path_in_dir("a.gpucc"), &size);
+	if (!orig)
+		return;
+	unsigned char *b = malloc(size);
+	size_t r = 300;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &ref_key[r]);
+	const unsigned char *manifest = memmem(orig, size, "{\"format\":\"gpucc-image\"", 22);
+	CHECK(manifest != NULL);
+	if (!manifest) {
+		free(b);
+		free(orig);
+		return;
+	}
+	uint32_t manifest_size = get32(orig + INDEX_AT + 28);
+	const unsigned char *empty = memmem(manifest, manifest_size, "{}", 2);
+	CHECK(empty != NULL);
+	uint32_t refs = get32(orig + INDEX_AT + 12);
+	struct {
+		uint32_t offset, length, first, count; /* UINT32_MAX: the record's own */
+		const char *needle;
+	} cases[] = {
+		/* "{}", 2 bytes: a range, but no entry */
+		{(uint32_t)(empty - manifest), 2, UINT32_MAX, UINT32_MAX, "corrupt manifest: "},
+		{(uint32_t)(empty - manifest), 1, UINT32_MAX, UINT32_MAX,
+		 "corrupt index: an entry's range lies outside the manifest"},
+		/* the last 2 bytes: in the manifest, not an entry */
+		{manifest_size - 2, 2, UINT32_MAX, UINT32_MAX, "corrupt manifest: "},
+		{manifest_size - 2, 3, UINT32_MAX, UINT32_MAX,
+		 "corrupt index: an entry's range lies outside the manifest"},
+		{manifest_size, 2, UINT32_MAX, UINT32_MAX,
+		 "corrupt index: an entry's range lies outside the manifest"},
+		/* GPUCC_PART_COUNT references, in the table: the entry has 1 */
+		{UINT32_MAX, UINT32_MAX, 0, GPUCC_PART_COUNT, "payloads, the entry 1"},
+		{UINT32_MAX, UINT32_MAX, 0, GPUCC_PART_COUNT + 1,
+		 "corrupt index: an entry's payload references lie outside the table"},
+		/* none, from the table's end: the entry has 1 */
+		{UINT32_MAX, UINT32_MAX, refs, 0, "has 0 payloads, the entry 1"},
+		{UINT32_MAX, UINT32_MAX, refs, 1,
+		 "corrupt index: an entry's payload references lie outside the table"},
+		{UINT32_MAX, UINT32_MAX, refs + 1, 0,
+		 "corrupt index: an entry's payload references lie outside the table"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memcpy(b, orig, size);
+		unsigned char *rec = record(b, r);
+		if (cases[i].offset != UINT32_MAX) {
+			put32(rec + 32, cases[i].offset);
+			put32(rec + 36, cases[i].length);
+		}
+		if (cases[i].first != UINT32_MAX) {
+			put32(rec + 40, cases[i].first);
+			put32(rec + 44, cases[i].count);
+		}
+		gpucc_image *img = NULL;
+		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "ranges"), 0);
+		const gpucc_entry *e = NULL;
+		CHECK_INT(gpucc_image_lookup(&e, img, hex), GPUCC_ECORRUPT);
+		if (!strstr(gpucc_error_last()->message, cases[i].needle))
+			fprintf(stderr, "  case %zu\n", i);
+		CHECK_ERROR_HAS(cases[i].needle);
+		gpucc_image_free(img);
+	}
+	free(b);
+	free(orig);
+}
+
 /* A payload read through the index is checked against its digest, as one
  * read through the manifest is: one byte of entry 7's payload flipped, its
  * lookup succeeds and the read fails, naming the mismatch. */
@@ -764,8 +1021,12 @@ int main(void)
 	RUN(test_hostile);
 	RUN(test_index_payload_digest);
 	RUN(test_index_header_refusals);
+	RUN(test_index_too_short);
+	RUN(test_ambiguous_prefixes);
+	RUN(test_find_parsed);
 	RUN(test_fanout_lookups);
 	RUN(test_records_in_buckets);
+	RUN(test_record_ranges);
 	RUN(test_versions);
 	check_dir_remove();
 	return CHECK_DONE();
