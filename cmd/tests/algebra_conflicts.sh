@@ -81,6 +81,16 @@ assert_one_line err
 assert_grep "cache '$GPUCC_CACHE_DIR' and 'B.gpucc'" err
 expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o after.snap
 assert_same before.snap after.snap
+# Conflicts among the inputs of a merge into a cache: each reported, and
+# the policy chooses as it does for an image.
+for policy in first last; do
+	expect_exit 0 "$GPUCC" merge A.gpucc B.gpucc --into "into-$policy" --on-conflict=$policy
+	[ "$(grep -c "warning: conflict: key [0-9a-f]\{64\} differs in 'A.gpucc' and 'B.gpucc'" err)" -eq 2 ] ||
+		{ cat err >&2; fail "merge --into --on-conflict=$policy did not report its two conflicts"; }
+	expect_exit 0 "$GPUCC" snapshot "into-$policy" -o "into-$policy.snap"
+	expect_exit 0 "$GPUCC" snapshot "$policy.gpucc" -o "image-$policy.snap"
+	assert_same "into-$policy.snap" "image-$policy.snap"
+done
 expect_exit 0 "$GPUCC" cache import --on-conflict=first B.gpucc
 assert_grep "warning: conflict: key [0-9a-f]\{64\} differs in '$GPUCC_CACHE_DIR' and 'B.gpucc'; keeping '$GPUCC_CACHE_DIR'$" err
 expect_exit 0 "$GPUCC" cache import --on-conflict=last B.gpucc

@@ -724,6 +724,15 @@ static void test_existing_only(void)
 	}
 }
 
+static void count_conflict(void *ctx, const gpucc_digest *key, const char *first,
+                           const char *second)
+{
+	(void)key;
+	CHECK_STR(first, "old");
+	CHECK_STR(second, "new");
+	++*(int *)ctx;
+}
+
 static void random_items(gpucc_snapshot_item *items, size_t n, unsigned seed)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -789,6 +798,30 @@ static void test_snapshots(void)
 		CHECK_INT(gpucc_snapshot_new(&changed, items, n), 0);
 		CHECK_INT(gpucc_snapshot_delta(&d, changed, "new", half, "old", NULL, NULL), GPUCC_ECONFLICT);
 		CHECK_ERROR_HAS("'old' and 'new'");
+		CHECK_INT(gpucc_snapshot_delta(&d, changed, NULL, half, NULL, NULL, NULL), GPUCC_ECONFLICT);
+		CHECK_ERROR_HAS("'base' and 'source'");
+		/* first and last: each conflict reported, and chosen as asked */
+		for (int last = 0; last < 2; last++) {
+			gpucc_algebra_options chosen;
+			gpucc_algebra_options_init(&chosen);
+			chosen.on_conflict = last ? GPUCC_CONFLICT_LAST : GPUCC_CONFLICT_FIRST;
+			int reported = 0;
+			chosen.conflict_fn = count_conflict;
+			chosen.conflict_ctx = &reported;
+			CHECK_INT(gpucc_snapshot_delta(&d, changed, "new", half, "old", &chosen, NULL), 0);
+			CHECK_INT(reported, 1);
+			const gpucc_snapshot_item *got = d ? gpucc_snapshot_find(d, &items[0].key) : NULL;
+			CHECK(last ? got && memcmp(&got->content, &items[0].content, sizeof got->content) == 0
+			           : got == NULL);
+			gpucc_snapshot_free(d);
+		}
+		/* a policy the library does not know is refused, not taken for one */
+		gpucc_algebra_options unknown;
+		gpucc_algebra_options_init(&unknown);
+		unknown.on_conflict = (gpucc_conflict_policy)99;
+		d = NULL;
+		CHECK_INT(gpucc_snapshot_delta(&d, s, "s", half, "half", &unknown, NULL), GPUCC_EINVALID);
+		CHECK(d == NULL);
 		/* and two contents for one key cannot make one snapshot */
 		memcpy(items + n, items, sizeof *items);
 		items[n].content.bytes[0] ^= 1;
