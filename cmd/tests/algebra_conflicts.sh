@@ -94,6 +94,7 @@ done
 expect_exit 0 "$GPUCC" cache import --on-conflict=first B.gpucc
 assert_grep "warning: conflict: key [0-9a-f]\{64\} differs in '$GPUCC_CACHE_DIR' and 'B.gpucc'; keeping '$GPUCC_CACHE_DIR'$" err
 expect_exit 0 "$GPUCC" cache import --on-conflict=last B.gpucc
+assert_grep "^imported 4 entries into '$GPUCC_CACHE_DIR' (2 new, 2 already there, 2 conflicts)$" out
 expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o c.snap
 expect_exit 0 "$GPUCC" snapshot last.gpucc -o last.snap
 assert_same c.snap last.snap

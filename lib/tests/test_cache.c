@@ -134,7 +134,12 @@ static void test_insert_lookup(void)
 	CHECK_INT(gpucc_cache_open(&c, path_in_dir("c1"), 0), 0);
 	CHECK(gpucc_cache_writable(c));
 	CHECK_INT(insert(c, "a", "ptx a", GPUCC_CONFLICT_FAIL), 0);
+	struct stat first, again;
+	CHECK_INT(stat(entry_file(c, "a"), &first), 0);
 	CHECK_INT(insert(c, "a", "ptx a", GPUCC_CONFLICT_FAIL), 0); /* identical: kept */
+	/* ... as it was: the file is not written again */
+	CHECK_INT(stat(entry_file(c, "a"), &again), 0);
+	CHECK(first.st_ino == again.st_ino && first.st_dev == again.st_dev);
 	CHECK_INT(insert(c, "a", "ptx A", GPUCC_CONFLICT_FAIL), GPUCC_ECONFLICT);
 	CHECK_ERROR_HAS("conflict");
 
@@ -908,6 +913,32 @@ static void test_merge_and_delta(void)
 	gpucc_cache_free(c);
 }
 
+/* A directory where an entry's file should be is a corrupt entry, which
+ * the arriving one replaces; it cannot, and the insert fails saying so
+ * (nothing is said to be inserted that is not). */
+static void test_directory_in_place(void)
+{
+	gpucc_cache *c;
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("dir-in-place"), 0), 0);
+	warnings = 0;
+	gpucc_cache_set_warning_handler(c, count_warning, NULL);
+	CHECK_INT(insert(c, "elsewhere", "ptx", GPUCC_CONFLICT_FAIL), 0); /* the shards exist */
+	char path[512];
+	snprintf(path, sizeof path, "%s", entry_file(c, "dir"));
+	char shard[512];
+	snprintf(shard, sizeof shard, "%s", path);
+	*strrchr(shard, '/') = '\0';
+	mkdir(shard, 0755);
+	CHECK_INT(mkdir(path, 0755), 0);
+	CHECK(insert(c, "dir", "ptx", GPUCC_CONFLICT_FAIL) != 0);
+	CHECK_ERROR_HAS("cannot replace corrupt cache entry");
+	CHECK(warnings >= 1);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+	rmdir(path);
+	gpucc_cache_free(c);
+}
+
 /* A published file's directory is swept of the temporary files killed
  * writers left beside it (".NAME.tmp.*" that no writer holds locked), and
  * also when descriptor 0 is closed, so that the directory opens as it. */
@@ -988,6 +1019,7 @@ int main(void)
 	RUN(test_existing_only);
 	RUN(test_snapshots);
 	RUN(test_sweeps_abandoned);
+	RUN(test_directory_in_place);
 	RUN(test_commit_with_descriptor_0);
 	RUN(test_merge_and_delta);
 	CHECK_INT(open_descriptors(), descriptors);
