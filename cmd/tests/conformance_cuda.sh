@@ -49,7 +49,7 @@ TARGETS="sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a"
 # cuda_pair NAME SOURCE PROC: the three builds of one pair (run by xargs).
 cuda_pair() {
 	local name=$1 src=$2 proc=$3 base=$1.$3
-	local cuda=("$CLANG" -fno-crash-diagnostics -x cuda -std=c++17 --cuda-path="$CUDA" -Wno-unknown-cuda-version
+	local cuda=("$CONF_CLANG" -fno-crash-diagnostics -x cuda -std=c++17 --cuda-path="$CUDA" -Wno-unknown-cuda-version
 	            -isystem "$STUB" -isystem "$CCCL" --cuda-gpu-arch="$proc" --cuda-device-only -O2)
 	"${cuda[@]}" -Xclang -disable-llvm-passes -nocudalib -Xclang -target-sdk-version=12.5 \
 		-emit-llvm -c "$src" -o "ir/$base.ir.bc" 2> "log/$base.ir" ||
@@ -58,7 +58,7 @@ cuda_pair() {
 		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
 	"${cuda[@]}" -S "$src" -o "ref/$base.ptx" -### 2> "log/$base.driver" || return 1
 	# shellcheck disable=SC2046
-	"$CLANG" -fno-crash-diagnostics -x ir --target=nvptx64-nvidia-cuda -march="$proc" -nogpulib -O2 \
+	"$CONF_CLANG" -fno-crash-diagnostics -x ir --target=nvptx64-nvidia-cuda -march="$proc" -nogpulib -O2 \
 		$(conf_libraries_of "log/$base.driver") \
 		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
 		{ cat "log/$base.o2" >&2; echo "clang-19 -x ir failed on ir/$base.ir.bc" >&2; return 1; }

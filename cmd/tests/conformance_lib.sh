@@ -59,14 +59,14 @@
 # (the modules gpucc gets), ref/NAME.PROC.{hsaco,ptx} (clang's end-to-end
 # build), log/ (clang's messages), skip/NAME.PROC (a refusal's reason).
 
-: "${CLANG:=clang-19}"
+: "${CONF_CLANG:=clang-19}"
 CONF=$TESTDATA/conformance
 CONF_JOBS=${CONF_JOBS:-2}
 CONF_T0=$SECONDS
 
 conf_init() {
 	command -v python3 >/dev/null || fail "python3 is needed to read --json output"
-	command -v "$CLANG" >/dev/null || skip "no $CLANG here: the $1 conformance suite needs clang-19 to compile its sources (scripts/setup installs it)"
+	command -v "$CONF_CLANG" >/dev/null || skip "no $CONF_CLANG here: the $1 conformance suite needs clang-19 to compile its sources (scripts/setup installs it)"
 	command -v llvm-as-19 >/dev/null || skip "no llvm-as-19 here (llvm-19; scripts/setup installs it)"
 	command -v llvm-readelf-19 >/dev/null || skip "no llvm-readelf-19 here (llvm-19; scripts/setup installs it)"
 	command -v ld.lld-19 >/dev/null || skip "no ld.lld-19 here (lld-19; scripts/setup installs it)"
@@ -74,7 +74,7 @@ conf_init() {
 	: > pairs
 	PTXAS=${CUDA_PATH:-/usr/local/cuda}/bin/ptxas
 	[ -x "$PTXAS" ] || PTXAS=$(command -v ptxas || true)
-	export CLANG CONF PTXAS
+	export CONF_CLANG CONF PTXAS
 }
 
 # The ROCm device libraries, as a directory clang-19 accepts for every AMD

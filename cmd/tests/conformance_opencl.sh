@@ -47,14 +47,14 @@ opencl_pair() {
 	gfx*) triple=(--target=amdgcn-amd-amdhsa -mcpu="$proc") lib=$CLC/amdgcn--amdhsa.bc ref=(-o "ref/$base.hsaco") ;;
 	*) triple=(--target=nvptx64-nvidia-cuda -march="$proc") lib=$CLC/nvptx64--nvidiacl.bc ref=(-S -o "ref/$base.ptx") ;;
 	esac
-	local cl=("$CLANG" -fno-crash-diagnostics -x cl -cl-std=CL1.2 "${triple[@]}" --cuda-path="$CUDA" -nogpulib -O2
+	local cl=("$CONF_CLANG" -fno-crash-diagnostics -x cl -cl-std=CL1.2 "${triple[@]}" --cuda-path="$CUDA" -nogpulib -O2
 	          -Wno-unused-command-line-argument)
 	local libclc=(-Xclang -mlink-builtin-bitcode -Xclang "$lib")
 	"${cl[@]}" -Xclang -disable-llvm-passes -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
 		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
 	"${cl[@]}" "${libclc[@]}" "$src" "${ref[@]}" 2> "log/$base.ref" ||
 		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
-	"$CLANG" -fno-crash-diagnostics -x ir "${triple[@]}" -nogpulib -O2 "${libclc[@]}" \
+	"$CONF_CLANG" -fno-crash-diagnostics -x ir "${triple[@]}" -nogpulib -O2 "${libclc[@]}" \
 		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
 		{ cat "log/$base.o2" >&2; echo "clang-19 -x ir failed on ir/$base.ir.bc" >&2; return 1; }
 }
