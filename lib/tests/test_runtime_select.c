@@ -69,6 +69,15 @@ static const select_case cases[] = {
 	{"amd code object v5, HIP unknown", "gfx90a", {"gfx90a/hsaco%5"}, NULL, "gfx90a/hsaco", NULL},
 	{"amd no code object recorded on HIP 5.2", "gfx90a#50221151", {"gfx90a/hsaco"}, NULL,
 	 "gfx90a/hsaco", NULL},
+	/* The other vendor's entries never fit, listed first or alone. */
+	{"amd device skips nvidia entries", "gfx90a:sramecc+:xnack-",
+	 {"sm_90:ptx78/cubin+ptx", "gfx90a/hsaco"}, NULL, "gfx90a/hsaco", NULL},
+	{"amd device, nvidia entries only", "gfx90a:sramecc+:xnack-", {"sm_90:ptx78/cubin+ptx"}, NULL,
+	 NULL, NULL},
+	{"nvidia device skips amd entries", "sm_90@12040", {"gfx90a/hsaco", "sm_80:ptx78/ptx"}, NULL,
+	 "sm_80:ptx78/ptx", NULL},
+	{"nvidia device, amd entries only", "sm_90@12040", {"gfx90a/hsaco", "gfx942/hsaco"}, NULL, NULL,
+	 NULL},
 	/* NVIDIA */
 	{"nvidia cubin for the exact sm", "sm_90@12040", {"sm_80:ptx84/ptx", "sm_90:ptx78/cubin+ptx"},
 	 NULL, "sm_90:ptx78/cubin", NULL},
@@ -106,6 +115,11 @@ static const select_case cases[] = {
 	 "runs on sm_75"},
 	{"nvidia sm_90a cubin only on sm_90", "sm_91@12040", {"sm_90a:ptx80/cubin"}, NULL, NULL,
 	 "sm_90a:ptx80 (cubin)"},
+	/* Cubins of one earlier minor: the highest PTX ISA, in either order. */
+	{"nvidia earlier-minor cubins: highest PTX ISA", "sm_89@12040",
+	 {"sm_86:ptx78/cubin", "sm_86:ptx71/cubin"}, NULL, "sm_86:ptx78/cubin", NULL},
+	{"nvidia earlier-minor cubins: highest PTX ISA, reversed", "sm_89@12040",
+	 {"sm_86:ptx71/cubin", "sm_86:ptx78/cubin"}, NULL, "sm_86:ptx78/cubin", NULL},
 	{"nvidia exact cubin before PTX", "sm_86@12040", {"sm_86:ptx71/cubin", "sm_86:ptx84/ptx"},
 	 NULL, "sm_86:ptx71/cubin", NULL},
 	{"nvidia driver without PTX JIT", "sm_90@7050", {"sm_90:ptx78/ptx"}, NULL, NULL,
