@@ -59,6 +59,8 @@
 # (the modules gpucc gets), ref/NAME.PROC.{hsaco,ptx} (clang's end-to-end
 # build), log/ (clang's messages), skip/NAME.PROC (a refusal's reason).
 
+# The clang the suites run (CONF_CLANG; not CLANG, which scripts/test reads
+# as its own switch for the clang-19 build and leaves in the environment).
 : "${CONF_CLANG:=clang-19}"
 CONF=$TESTDATA/conformance
 CONF_JOBS=${CONF_JOBS:-2}
