@@ -172,10 +172,10 @@ void backend_nvjitlink_preload(const char *path)
 	char *copy = strdup(path);
 	pthread_attr_t attr;
 	pthread_t thread;
-	bool started = copy && pthread_attr_init(&attr) == 0 &&
-	               pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+	bool attr_made = copy && pthread_attr_init(&attr) == 0;
+	bool started = attr_made && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
 	               pthread_create(&thread, &attr, preload_main, copy) == 0;
-	if (copy)
+	if (attr_made)
 		pthread_attr_destroy(&attr);
 	if (!started) { /* the first job loads it itself */
 		free(copy);
