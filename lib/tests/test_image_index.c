@@ -857,6 +857,29 @@ static void test_records_in_buckets(void)
 		CHECK_ERROR_HAS("corrupt index: a record lies outside its fan-out bucket");
 		gpucc_image_free(img);
 	}
+	/* The last record of a bucket of 3 or more, which the bisection for
+	 * the bucket's 2-digit prefix does not read: the scan of the matches
+	 * meets it. */
+	for (size_t i = 0; i + 2 < ENTRIES; i++) {
+		unsigned byte = ref_key[i].bytes[0];
+		if ((i > 0 && ref_key[i - 1].bytes[0] == byte) || ref_key[i + 2].bytes[0] != byte ||
+		    byte == 255)
+			continue;
+		size_t last = i + 2;
+		while (last + 1 < ENTRIES && ref_key[last + 1].bytes[0] == byte)
+			last++;
+		memcpy(b, orig, size);
+		record(b, last)[0] = (unsigned char)(byte + 1);
+		gpucc_image *img = NULL;
+		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "scan"), 0);
+		char two[8];
+		snprintf(two, sizeof two, "%02x", byte);
+		const gpucc_entry *e = NULL;
+		CHECK_INT(gpucc_image_lookup(&e, img, two), GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS("corrupt index: a record lies outside its fan-out bucket");
+		gpucc_image_free(img);
+		break;
+	}
 	memory_index m = {orig + INDEX_AT, gpucc_index_size(get32(orig + INDEX_AT + 8),
 	                                                    get32(orig + INDEX_AT + 12),
 	                                                    get32(orig + INDEX_AT + 16))};
