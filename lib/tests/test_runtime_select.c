@@ -118,8 +118,9 @@ static const select_case cases[] = {
 	/* Cubins of one earlier minor: the highest PTX ISA, in either order. */
 	{"nvidia earlier-minor cubins: highest PTX ISA", "sm_89@12040",
 	 {"sm_86:ptx78/cubin", "sm_86:ptx71/cubin"}, NULL, "sm_86:ptx78/cubin", NULL},
-	{"nvidia earlier-minor cubins: highest PTX ISA, reversed", "sm_89@12040",
-	 {"sm_86:ptx71/cubin", "sm_86:ptx78/cubin"}, NULL, "sm_86:ptx78/cubin", NULL},
+	/* (these keys put the lower PTX ISA first) */
+	{"nvidia earlier-minor cubins: highest PTX ISA, keys reversed", "sm_89@12040",
+	 {"sm_86:ptx71/cubin/k", "sm_86:ptx78/cubin/k"}, NULL, "sm_86:ptx78/cubin", NULL},
 	{"nvidia exact cubin before PTX", "sm_86@12040", {"sm_86:ptx71/cubin", "sm_86:ptx84/ptx"},
 	 NULL, "sm_86:ptx71/cubin", NULL},
 	{"nvidia driver without PTX JIT", "sm_90@7050", {"sm_90:ptx78/ptx"}, NULL, NULL,
@@ -345,6 +346,22 @@ static void test_cuda_bad_compute_capability(void)
 	}
 }
 
+/* gpucc_entry_fits itself: the other vendor's entry never fits. */
+static void test_fits_vendor(void)
+{
+	built b = {0};
+	build_entry(&b, "gfx90a/hsaco");
+	build_entry(&b, "sm_80:ptx78/ptx");
+	gpucc_target nvidia, amd;
+	parse_device(&nvidia, "sm_90@12040");
+	parse_device(&amd, "gfx90a:sramecc+:xnack-");
+	gpucc_selection s;
+	CHECK(!gpucc_entry_fits(&s, &b.entries[0], &nvidia));
+	CHECK(!gpucc_entry_fits(&s, &b.entries[1], &amd));
+	CHECK(gpucc_entry_fits(&s, &b.entries[0], &amd));
+	CHECK(gpucc_entry_fits(&s, &b.entries[1], &nvidia));
+}
+
 static void test_hip_arch_names(void)
 {
 	gpucc_target t;
@@ -370,5 +387,6 @@ int main(void)
 	RUN(test_driver_ptx_isa);
 	RUN(test_cuda_bad_compute_capability);
 	RUN(test_hip_arch_names);
+	RUN(test_fits_vendor);
 	return CHECK_DONE();
 }
