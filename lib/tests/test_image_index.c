@@ -424,6 +424,22 @@ static size_t lookups_are_honest(const unsigned char *b, size_t size, const char
 	return failed;
 }
 
+/* A lookup of prefix in b, opened for lookups, fails as corrupt, its
+ * message holding needle. */
+static void lookup_refused(const unsigned char *b, size_t size, const char *prefix,
+                           const char *needle)
+{
+	gpucc_image *img = NULL;
+	CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "hostile"), 0);
+	const gpucc_entry *e = NULL;
+	if (img)
+		CHECK_INT(gpucc_image_lookup(&e, img, prefix), GPUCC_ECORRUPT);
+	if (!strstr(gpucc_error_last()->message, needle))
+		fprintf(stderr, "  looking up %s\n", prefix);
+	CHECK_ERROR_HAS(needle);
+	gpucc_image_free(img);
+}
+
 /* A full open of b refuses it at verify, naming the index. */
 static void verify_refuses(const unsigned char *b, size_t size)
 {
@@ -656,11 +672,7 @@ static void test_ambiguous_prefixes(void)
 		unsigned char *b = check_read_file(path_in_dir("a.gpucc"), &size);
 		if (b) {
 			put32(record(b, i + 1) + 32, 0x7fffff00u);
-			gpucc_image *bad = NULL;
-			CHECK_INT(gpucc_image_open_memory_for_lookup(&bad, b, size, "candidates"), 0);
-			CHECK_INT(gpucc_image_lookup(&e, bad, prefix), GPUCC_ECORRUPT);
-			CHECK_ERROR_HAS("corrupt index: an entry's range lies outside the manifest");
-			gpucc_image_free(bad);
+			lookup_refused(b, size, prefix, "corrupt index: an entry's range lies outside the manifest");
 			free(b);
 		}
 	}
@@ -776,12 +788,7 @@ static void test_fanout_lookups(void)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		memcpy(b, orig, size);
 		put32(fanout + 4 * first, cases[i].value);
-		gpucc_image *img = NULL;
-		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "fan-out"), 0);
-		const gpucc_entry *e = NULL;
-		CHECK_INT(gpucc_image_lookup(&e, img, hex), GPUCC_ECORRUPT);
-		CHECK_ERROR_HAS(cases[i].needle);
-		gpucc_image_free(img);
+		lookup_refused(b, size, hex, cases[i].needle);
 	}
 	/* A first byte no key has: its bucket is empty. */
 	bool used[256] = {false};
@@ -837,12 +844,7 @@ static void test_records_in_buckets(void)
 	 * two, out of order, not an ambiguous prefix. */
 	memcpy(b, orig, size);
 	memcpy(record(b, r + 1), record(b, r), 32);
-	gpucc_image *dup = NULL;
-	CHECK_INT(gpucc_image_open_memory_for_lookup(&dup, b, size, "duplicate"), 0);
-	const gpucc_entry *found = NULL;
-	CHECK_INT(gpucc_image_lookup(&found, dup, hex), GPUCC_ECORRUPT);
-	CHECK_ERROR_HAS("corrupt index: records are not in strictly increasing key order");
-	gpucc_image_free(dup);
+	lookup_refused(b, size, hex, "corrupt index: records are not in strictly increasing key order");
 	/* Record r alone moved to the next bucket; then every record of its
 	 * bucket. */
 	for (int all = 0; all < 2; all++) {
@@ -850,12 +852,7 @@ static void test_records_in_buckets(void)
 		for (size_t i = 0; i < ENTRIES; i++)
 			if (i == r || (all && ref_key[i].bytes[0] == first))
 				record(b, i)[0] = (unsigned char)(first + 1);
-		gpucc_image *img = NULL;
-		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "bucket"), 0);
-		const gpucc_entry *e = NULL;
-		CHECK_INT(gpucc_image_lookup(&e, img, hex), GPUCC_ECORRUPT);
-		CHECK_ERROR_HAS("corrupt index: a record lies outside its fan-out bucket");
-		gpucc_image_free(img);
+		lookup_refused(b, size, hex, "corrupt index: a record lies outside its fan-out bucket");
 	}
 	/* The last record of a bucket of 3 or more, which the bisection for
 	 * the bucket's 2-digit prefix does not read: the scan of the matches
@@ -870,14 +867,9 @@ static void test_records_in_buckets(void)
 			last++;
 		memcpy(b, orig, size);
 		record(b, last)[0] = (unsigned char)(byte + 1);
-		gpucc_image *img = NULL;
-		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "scan"), 0);
 		char two[8];
 		snprintf(two, sizeof two, "%02x", byte);
-		const gpucc_entry *e = NULL;
-		CHECK_INT(gpucc_image_lookup(&e, img, two), GPUCC_ECORRUPT);
-		CHECK_ERROR_HAS("corrupt index: a record lies outside its fan-out bucket");
-		gpucc_image_free(img);
+		lookup_refused(b, size, two, "corrupt index: a record lies outside its fan-out bucket");
 		break;
 	}
 	memory_index m = {orig + INDEX_AT, gpucc_index_size(get32(orig + INDEX_AT + 8),
@@ -965,14 +957,7 @@ static void test_record_ranges(void)
 			put32(rec + 40, cases[i].first);
 			put32(rec + 44, cases[i].count);
 		}
-		gpucc_image *img = NULL;
-		CHECK_INT(gpucc_image_open_memory_for_lookup(&img, b, size, "ranges"), 0);
-		const gpucc_entry *e = NULL;
-		CHECK_INT(gpucc_image_lookup(&e, img, hex), GPUCC_ECORRUPT);
-		if (!strstr(gpucc_error_last()->message, cases[i].needle))
-			fprintf(stderr, "  case %zu\n", i);
-		CHECK_ERROR_HAS(cases[i].needle);
-		gpucc_image_free(img);
+		lookup_refused(b, size, hex, cases[i].needle);
 	}
 	free(b);
 	free(orig);
