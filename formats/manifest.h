@@ -59,6 +59,27 @@ int gpucc_manifest_parse_entry(gpucc_manifest *out, const char *json, size_t siz
  * (GPUCC_ECORRUPT naming the first that is not). */
 int gpucc_manifest_check_keys(const gpucc_manifest *m, const char *name);
 
+/* The line layout of an indexed (format 1.1) image's manifest
+ * (formats/image.md, "The index"): the first line, then each entry's object
+ * on a line of its own (a ',' ends every line but the last), then the
+ * last line.  It is the canonical form's layout. */
+#define GPUCC_MANIFEST_LAYOUT_HEAD "{\"format\":\"gpucc-image\",\"version\":1,\"entries\":["
+#define GPUCC_MANIFEST_LAYOUT_TAIL "\n]}\n"
+/* Check that json (size bytes, parsed into m) is so laid out: its first
+ * line, each entry's object (where m->spans says) beginning a line and
+ * holding no newline, a ',' and a newline between entries, and the last
+ * line.  GPUCC_ECORRUPT naming the first byte out of place. */
+int gpucc_manifest_check_layout(const gpucc_manifest *m, const char *json, size_t size,
+                                const char *name);
+/* Whether an entry object of length bytes stands on a line of its own, from
+ * the bytes around it alone: window holds the byte before the object, the
+ * object, and up to 4 bytes after it (window_size in all); at_end says
+ * that the window reaches the manifest's end.  In a manifest that
+ * gpucc_manifest_check_layout takes, this holds exactly of the objects of
+ * its entries list. */
+bool gpucc_manifest_entry_on_line(const char *window, size_t window_size, size_t length,
+                                  bool at_end);
+
 /* Write the canonical JSON for entries (sorted by key, unique) to a new
  * NUL-terminated buffer (caller frees with free()). */
 int gpucc_manifest_write(char **out, size_t *out_size, const gpucc_entry *const *entries,

@@ -236,17 +236,16 @@ static void out_entry(out_buffer *b, const gpucc_entry *e, bool with_module)
 	out_str(b, "]}");
 }
 
+_Static_assert(GPUCC_IMAGE_FORMAT_VERSION == 1, "the layout's first line states version 1");
+
 static void out_manifest(out_buffer *b, const gpucc_entry *const *entries, size_t count)
 {
-	char header[96];
-	snprintf(header, sizeof header, "{\"format\":\"gpucc-image\",\"version\":%d,\"entries\":[",
-	         GPUCC_IMAGE_FORMAT_VERSION);
-	out_str(b, header);
+	out_str(b, GPUCC_MANIFEST_LAYOUT_HEAD);
 	for (size_t i = 0; i < count; i++) {
 		out_str(b, i ? ",\n" : "\n");
 		out_entry(b, entries[i], true);
 	}
-	out_str(b, "\n]}\n");
+	out_str(b, GPUCC_MANIFEST_LAYOUT_TAIL);
 }
 
 /* The buffer's whole contents in *out (and *out_size), or out of memory. */
@@ -305,10 +304,7 @@ int gpucc_manifest_entry_spans(uint64_t **out, const gpucc_entry *const *entries
 		return gpucc_error_oom();
 	/* out_manifest's bytes, counted: each object's first and last. */
 	out_buffer b = {.counting = true};
-	char header[96];
-	snprintf(header, sizeof header, "{\"format\":\"gpucc-image\",\"version\":%d,\"entries\":[",
-	         GPUCC_IMAGE_FORMAT_VERSION);
-	out_str(&b, header);
+	out_str(&b, GPUCC_MANIFEST_LAYOUT_HEAD);
 	for (size_t i = 0; i < count; i++) {
 		out_str(&b, i ? ",\n" : "\n");
 		uint64_t start = b.total;

@@ -96,25 +96,37 @@ static int indexed_entry_at(gpucc_image *img, uint32_t i, const indexed_entry **
 	if (*out)
 		return 0;
 
+	/* The object, with the byte before it and up to 4 after it: the line
+	 * it stands on (formats/image.md, "The index"). */
 	indexed_entry *x = calloc(1, sizeof *x);
-	char *json = malloc(rec.object_length);
-	if (!x || !json) {
+	uint64_t from = rec.object_offset ? rec.object_offset - 1 : 0;
+	uint64_t to = rec.object_offset + rec.object_length + 4;
+	to = to < img->manifest_size ? to : img->manifest_size;
+	char *window = malloc((size_t)(to - from));
+	if (!x || !window) {
 		free(x);
-		free(json);
+		free(window);
 		return gpucc_error_oom();
 	}
-	ssize_t n = gpucc_image_read_at(img, img->manifest_offset + rec.object_offset, json,
-	                                rec.object_length);
-	if (n < 0)
-		rc = gpucc_error_set_errno("cannot read '%s'", img->name);
-	else if ((size_t)n != rec.object_length)
-		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: it ends inside its manifest",
-		                     img->name);
-	else
-		rc = gpucc_manifest_parse_entry(&x->manifest, json, rec.object_length, img->name, i);
-	free(json);
 	char hex[GPUCC_DIGEST_HEX_SIZE], found[GPUCC_DIGEST_HEX_SIZE];
 	gpucc_digest_to_hex(hex, &rec.key);
+	ssize_t n = gpucc_image_read_at(img, img->manifest_offset + from, window, (size_t)(to - from));
+	if (n < 0)
+		rc = gpucc_error_set_errno("cannot read '%s'", img->name);
+	else if ((uint64_t)n != to - from)
+		rc = gpucc_error_set(GPUCC_ECORRUPT, "'%s': truncated image: it ends inside its manifest",
+		                     img->name);
+	else if (rec.object_offset == 0 ||
+	         !gpucc_manifest_entry_on_line(window, (size_t)(to - from), rec.object_length,
+	                                       to == img->manifest_size))
+		rc = gpucc_error_set(GPUCC_ECORRUPT,
+		                     "'%s': corrupt index: the record of key %.12s points to no line of "
+		                     "the manifest's entries",
+		                     img->name, hex);
+	else
+		rc = gpucc_manifest_parse_entry(&x->manifest, window + 1, rec.object_length, img->name,
+		                                i);
+	free(window);
 	const gpucc_entry *e = rc == 0 ? &x->manifest.entries[0] : NULL;
 	if (e && gpucc_digest_compare(&e->key, &rec.key) != 0) {
 		gpucc_digest_to_hex(found, &e->key);

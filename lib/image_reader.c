@@ -120,14 +120,21 @@ static int check_manifest_size(const gpucc_image *img, uint64_t size)
 }
 
 /* Parse the manifest's size bytes at json into img->manifest, its parsed
- * form under the manifest limit too. */
+ * form under the manifest limit too; an indexed image's laid out one entry
+ * per line. */
 int gpucc_image_parse_manifest(gpucc_image *img, const char *json, size_t size)
 {
 	char limit[32], how[96], hint[160];
 	snprintf(hint, sizeof hint, "(the manifest limit, %s; %s)",
 	         size_text(limit, img->limits.manifest_size), limit_hint(how, img, "manifest=SIZE"));
-	return gpucc_manifest_parse_limited(&img->manifest, json, size, img->name,
-	                                    img->limits.manifest_size, hint);
+	int rc = gpucc_manifest_parse_limited(&img->manifest, json, size, img->name,
+	                                      img->limits.manifest_size, hint);
+	/* An index's lookups take an entry from the line it stands on: the
+	 * manifest they read must be laid out so (formats/image.md). */
+	if (rc == 0 && img->format_minor &&
+	    (rc = gpucc_manifest_check_layout(&img->manifest, json, size, img->name)) != 0)
+		gpucc_manifest_release(&img->manifest);
+	return rc;
 }
 
 /* libarchive calls that check the limits after reading: a header, or data. */

@@ -153,6 +153,33 @@ PY
 expect_exit 0 "$GPUCC" verify t/retarred.gpucc
 rm t/padded.gpucc t/retarred.gpucc
 
+# ---- the runtime's readers serve only listed entries --------------------------
+# What the matrix asks of show and cat, asked of gpucc_image_open_mapped and
+# gpucc_image_open_memory_for_lookup (an embedded image), by key and by
+# kernel: an entry hidden from list, or off its line, is never served.
+listed() { "$GPUCC" list "$1" 2>/dev/null | awk 'NR > 1 { print $1 }'; }
+sm90=$(awk '$2 ~ /^sm_90/ { print $1 }' t/good.list)
+"$LOOKUP_PROBE" in/good.gpucc "$sm90" saxpy sm_90 > t/probe || fail "lookup_probe good.gpucc"
+[ "$(grep -c ": $sm90[0-9a-f]* sm_90" t/probe)" = 4 ] ||
+	fail "the good image's sm_90 entry not served four times: $(cat t/probe)"
+for image in index-entry-in-ignored-field index-entry-on-line-in-field manifest-entry-across-lines; do
+	"$LOOKUP_PROBE" "in/hostile/$image.gpucc" "$sm90" saxpy sm_90 > t/probe ||
+		fail "lookup_probe $image"
+	[ "$(wc -l < t/probe)" = 4 ] || fail "$image: not four answers: $(cat t/probe)"
+	while read -r how what rest; do
+		case $rest in
+		error:*"points to no line of the manifest's entries"*) ;;
+		error:*) fail "$image: $how $what: another error: $rest" ;;
+		*)
+			served=${rest%% *}
+			listed "in/hostile/$image.gpucc" | grep -q "^${served:0:12}" ||
+				fail "$image: $how $what served $served, which list does not show"
+			;;
+		esac
+	done < t/probe
+done
+grep -q "error:" t/probe || fail "the last probe met no error: $(cat t/probe)"
+
 # ---- hostile output directories ------------------------------------------------
 # Links planted where outputs go are replaced, never written through.
 echo "keep me" > victim

@@ -590,9 +590,117 @@ static void test_payload_size_bound(void)
 	payloads[1].size = 5;
 }
 
+/* The canonical manifest of three entries (made from modules "a", "b",
+ * "c"), sorted by key. */
+static char *three_entries(size_t *size)
+{
+	gpucc_entry e[3] = {sample("a"), sample("b"), sample("c")};
+	const gpucc_entry *list[3] = {&e[0], &e[1], &e[2]};
+	for (int i = 0; i < 3; i++)
+		for (int j = i + 1; j < 3; j++)
+			if (gpucc_digest_compare(&list[j]->key, &list[i]->key) < 0) {
+				const gpucc_entry *t = list[i];
+				list[i] = list[j];
+				list[j] = t;
+			}
+	char *json = NULL;
+	CHECK_INT(gpucc_manifest_write(&json, size, list, 3), 0);
+	return json;
+}
+
+/* json parsed (it must be) and checked against the layout: 0, or the
+ * error with "not laid out" and needle. */
+static void expect_layout(const char *json, const char *needle)
+{
+	gpucc_manifest m;
+	CHECK_INT(gpucc_manifest_parse(&m, json, strlen(json), "m.json"), 0);
+	int rc = gpucc_manifest_check_layout(&m, json, strlen(json), "m.json");
+	if (!needle) {
+		CHECK_INT(rc, 0);
+	} else {
+		if (rc != GPUCC_ECORRUPT)
+			fprintf(stderr, "  for %s: rc %d\n", needle, rc);
+		CHECK_INT(rc, GPUCC_ECORRUPT);
+		CHECK_ERROR_HAS("'m.json': corrupt manifest: not laid out one entry per line");
+		CHECK_ERROR_HAS(needle);
+	}
+	gpucc_manifest_release(&m);
+}
+
+/* An indexed image's manifest is laid out one entry per line: what the
+ * writer makes, and no other JSON text of the same entries. */
+static void test_layout(void)
+{
+	size_t size;
+	char *json = three_entries(&size);
+	if (!json)
+		return;
+	expect_layout(json, NULL);
+	expect_layout("{\"format\":\"gpucc-image\",\"version\":1,\"entries\":[\n]}\n", NULL);
+	struct {
+		const char *from, *to, *needle;
+	} cases[] = {
+		{"{\"format\":", "{ \"format\":", "another first line at byte 0"},
+		{"\"entries\":[\n", "\"entries\":[\n\n", "an entry that does not begin a line"},
+		{"\"entries\":[\n{", "\"entries\":[\n {", "an entry that does not begin a line"},
+		{"},\n{", "} ,\n{", "something else than ','"},
+		{"},\n{", "},\r\n{", "an entry that does not begin a line"},
+		{"\"key_schema\"", "\n\"key_schema\"", "a newline inside an entry"},
+		{"\n]}\n", "\n]}\n\n", "another end than the line ']}'"},
+		{"\n]}\n", "\n]}", "another end than the line ']}'"},
+		{"\n]}\n", "]}\n", "another end than the line ']}'"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *edited = replace(json, cases[i].from, cases[i].to);
+		CHECK(strcmp(edited, json) != 0);
+		expect_layout(edited, cases[i].needle);
+		free(edited);
+	}
+	/* Spaces inside an entry's line are JSON the layout takes. */
+	char *spaced = replace(json, "\"key_schema\"", " \"key_schema\" ");
+	expect_layout(spaced, NULL);
+	free(spaced);
+	free(json);
+}
+
+/* gpucc_manifest_entry_on_line: from the bytes around an object alone. */
+static void test_entry_on_line(void)
+{
+	size_t size;
+	char *json = three_entries(&size);
+	gpucc_manifest m;
+	if (!json || gpucc_manifest_parse(&m, json, size, "m.json") != 0) {
+		CHECK(0);
+		free(json);
+		return;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		size_t from = m.spans[2 * i] - 1, len = m.spans[2 * i + 1];
+		size_t to = from + 1 + len + 4 < size ? from + 1 + len + 4 : size;
+		CHECK(gpucc_manifest_entry_on_line(json + from, to - from, len, to == size));
+		/* the last entry's line, not said to end the manifest or cut
+		 * short */
+		if (i == 2) {
+			CHECK(!gpucc_manifest_entry_on_line(json + from, to - from, len, false));
+			CHECK(!gpucc_manifest_entry_on_line(json + from, to - from - 1, len, true));
+		}
+		/* a range one byte off either way */
+		CHECK(!gpucc_manifest_entry_on_line(json + from + 1, to - from - 1, len - 1, to == size));
+		CHECK(!gpucc_manifest_entry_on_line(json + from, to - from, len - 1, to == size));
+	}
+	/* An entry held in a field of another, on that entry's line. */
+	const char *held = "\n{\"a\":{\"key\":1}},\n";
+	CHECK(gpucc_manifest_entry_on_line(held, strlen(held), strlen(held) - 3, false));
+	CHECK(!gpucc_manifest_entry_on_line(held + 6, strlen(held) - 6, 9, false));
+	gpucc_manifest_release(&m);
+	free(json);
+}
+
 int main(void)
 {
 	RUN(test_round_trip);
+	RUN(test_layout);
+	RUN(test_entry_on_line);
 	RUN(test_refusals);
 	RUN(test_long_member_names);
 	RUN(test_kernel_resource_bound);

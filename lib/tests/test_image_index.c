@@ -900,6 +900,8 @@ static void test_records_in_buckets(void)
  * anywhere in their table.  A record past those bounds fails the lookup
  * as "corrupt index"; one within them that is still wrong fails it when
  * its object is parsed or held against it. */
+#define NO_LINE "points to no line of the manifest's entries"
+
 static void test_record_ranges(void)
 {
 	size_t size;
@@ -925,12 +927,12 @@ static void test_record_ranges(void)
 		uint32_t offset, length, first, count; /* UINT32_MAX: the record's own */
 		const char *needle;
 	} cases[] = {
-		/* "{}", 2 bytes: a range, but no entry */
-		{(uint32_t)(empty - manifest), 2, UINT32_MAX, UINT32_MAX, "corrupt manifest: "},
+		/* "{}", 2 bytes: a range, but no entry's line */
+		{(uint32_t)(empty - manifest), 2, UINT32_MAX, UINT32_MAX, NO_LINE},
 		{(uint32_t)(empty - manifest), 1, UINT32_MAX, UINT32_MAX,
 		 "corrupt index: an entry's range lies outside the manifest"},
-		/* the last 2 bytes: in the manifest, not an entry */
-		{manifest_size - 2, 2, UINT32_MAX, UINT32_MAX, "corrupt manifest: "},
+		/* the last 2 bytes: in the manifest, not an entry's line */
+		{manifest_size - 2, 2, UINT32_MAX, UINT32_MAX, NO_LINE},
 		{manifest_size - 2, 3, UINT32_MAX, UINT32_MAX,
 		 "corrupt index: an entry's range lies outside the manifest"},
 		{manifest_size, 2, UINT32_MAX, UINT32_MAX,

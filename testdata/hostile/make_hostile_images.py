@@ -50,6 +50,10 @@ import subprocess
 import sys
 import tarfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "cmd", "tests"))
+import image_spec  # noqa: E402 (found through the path above)
+
 BLOCK = 512
 CASES = []
 
@@ -836,6 +840,11 @@ def numbered_headers(stem, count):
 INDEX_RECORDS = 32 + 1024
 INDEX_RECORD = 48
 INDEX_DISAGREES = "member 'manifest.idx': it disagrees with the manifest"
+# A lookup takes an entry only from a line of its own, and an indexed
+# image's manifest is laid out one entry per line.
+NO_LINE = "points to no line of the manifest's entries"
+NOT_LAID_OUT = "not laid out one entry per line"
+OFF_LINES = "\\(%s\\|%s\\)" % (NO_LINE, NOT_LAID_OUT)
 
 
 def index_defect(lookup):
@@ -904,9 +913,10 @@ def index_points_into_other_entry(good):
     return good.indexed(index=bytes(index))
 
 
-@case("index", index_defect("corrupt manifest"), variants=("plain",))
+@case("index", index_defect(NO_LINE), variants=("plain",))
 def index_points_mid_object(good):
-    """The looked-up entry's range starts inside its object: not JSON."""
+    """The looked-up entry's range starts inside its object: on no line of
+    its own."""
     index, mine, _ = index_parts(good)
     put32(index, mine + 32, u32(index, mine + 32) + 1)
     put32(index, mine + 36, u32(index, mine + 36) - 1)
@@ -995,14 +1005,105 @@ def index_bad_magic_compressed(good):
     return good.indexed(index=bytes(index))
 
 
-@case("index", index_defect("corrupt manifest"), variants=("plain",))
+@case("open", OFF_LINES, variants=("plain",))
 def index_of_other_manifest(good):
     """The manifest's text changed, its size not (a space before its first
     entry, a newline less at its end), but not its index: every range is
-    off by one, and parses as no entry."""
+    off by one, on no line of its own, and the manifest is not laid out
+    one entry per line."""
     assert good.manifest.endswith(b"\n]}\n")
     manifest = good.manifest.replace(b"[\n{", b"[\n {", 1)[:-4] + b"]}\n"
     return good.indexed(manifest=manifest)
+
+
+# ---- the index bound to the manifest's lines (formats/image.md, "The index")
+# A lookup takes an entry only from a line of its own in the manifest; an
+# indexed image's manifest is laid out one entry per line.
+
+LAYOUT_HEAD = b'{"format":"gpucc-image","version":1,"entries":['
+
+
+def entry_text(e):
+    return json.dumps(e, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def hidden_in_other(good, opening, closing, payload_after_end):
+    """An image whose manifest lists only the other entry, the looked-up
+    one's object held in a field "x" of it the schema does not name
+    (opening, the object, closing), its index pointing there; the looked-up
+    entry's payload after the end-of-archive marker, or listed nowhere
+    before it. What tar -t, list and devices --image show is the other
+    entry; a lookup of the looked-up key must not serve the hidden one."""
+    _, mine, _ = index_parts(good)
+    mine_key = good.index[mine:mine + 32].hex()
+    entries = good.json["entries"]
+    hidden = next(e for e in entries if e["key"] == mine_key)
+    other = next(e for e in entries if e["key"] != mine_key)
+    hidden_text = entry_text(hidden)
+    other_text = entry_text(other)[:-1] + b',"x":' + opening + hidden_text + closing + b"}"
+    man = LAYOUT_HEAD + b"\n" + other_text + b"\n]}\n"
+    start_other = len(LAYOUT_HEAD) + 1
+    start_hidden = start_other + other_text.index(hidden_text)
+    spans = sorted([(other, start_other, len(other_text)),
+                    (hidden, start_hidden, len(hidden_text))], key=lambda s: s[0]["key"])
+    names = dict(good.payloads)
+    other_names = {"payloads/%s%s" % (p["sha256"], image_spec.PART_EXTENSION[p["part"]])
+                   for p in other["payloads"]}
+    hidden_names = sorted(n for n in names if n not in other_names)
+    size = image_spec.index_size(spans)
+    at = 512 + image_spec.pad(16) + 512 + image_spec.pad(size) + 512 + image_spec.pad(len(man))
+    where = {}
+    for name in sorted(other_names):
+        where[name], at = at, at + 512 + image_spec.pad(len(names[name]))
+    if payload_after_end:
+        at += 2 * BLOCK
+    for name in hidden_names:
+        where[name], at = at, at + 512 + image_spec.pad(len(names[name]))
+    index = image_spec.index_bytes(spans, len(man), where)
+    listed = [(n, names[n]) for n in sorted(other_names)]
+    hidden_members = [(n, names[n]) for n in hidden_names]
+    out = (member("GPUCC-IMAGE", b"gpucc-image 1.1\n") + member("manifest.idx", index) +
+           member("manifest.json", man) + good.body(listed))
+    if payload_after_end:
+        return out + END + good.body(hidden_members) + END
+    return out + good.body(hidden_members) + END
+
+
+@case("index", index_defect(NO_LINE), variants=("plain",))
+def index_entry_in_ignored_field(good):
+    """The looked-up entry held in a field of the other, on its line, its
+    payload after the end-of-archive marker: tar -t, list and extract see
+    only the other entry."""
+    return hidden_in_other(good, b"", b"", True)
+
+
+@case("open", OFF_LINES, variants=("plain",))
+def index_entry_on_line_in_field(good):
+    """The looked-up entry held in an array in a field of the other, on a
+    line of its own (which the layout refuses), its payload a member
+    that no listed entry names."""
+    return hidden_in_other(good, b"[\n", b"\n]", False)
+
+
+@case("open", OFF_LINES, variants=("plain",))
+def manifest_entry_across_lines(good):
+    """A newline inside the looked-up entry's object, the index computed
+    for that manifest: valid JSON, but not the layout."""
+    _, mine, _ = index_parts(good)
+    at = good.manifest.index(b'"key":"%s"' % good.index[mine:mine + 32].hex().encode())
+    man = good.manifest[:at] + b"\n" + good.manifest[at:]
+    return indexed_with_manifest(good, man)
+
+
+@case("open", OFF_LINES)
+def manifest_pretty_printed(good):
+    """The manifest as json.dumps indents it, the index computed for it."""
+    return indexed_with_manifest(good, json.dumps(good.json, indent=1).encode() + b"\n")
+
+
+def indexed_with_manifest(good, man):
+    index, _ = image_spec.index_member(man, 16, {n: len(d) for n, d in good.payloads})
+    return good.indexed(index=index, manifest=man)
 
 
 @case("open", "second member is 'manifest.json', expected 'manifest.idx'")
