@@ -347,6 +347,7 @@ static bool start(http_client *c, conn *k, http_request *req)
 	req->state = HTTP_REQUEST_PENDING;
 	req->status = 0;
 	req->size = 0;
+	req->until_close = false;
 	req->error[0] = '\0';
 	k->deadline = now_ms() + c->timeout_ms;
 	free(k->head);
@@ -736,6 +737,7 @@ static int do_receive(http_client *c, conn *k)
 		if (n == 0) {
 			if (!k->in_head && k->mode == BODY_CLOSE) {
 				k->close_after = true;
+				k->req->until_close = true;
 				return 1;
 			}
 			return retry_or_fail(c, k, 0, NULL);

@@ -38,6 +38,10 @@ typedef struct http_request {
 	int status;
 	unsigned char *data; /* keep_body: the response body, malloc'd */
 	size_t size;
+	/* DONE: the body had neither a length nor chunks, and ended where the
+	 * server closed the connection; a body cut short in transit looks
+	 * the same as a whole one. */
+	bool until_close;
 	char error[256];
 } http_request;
 

@@ -66,6 +66,7 @@ static void remote_free(remote *r)
 	free(r->s3_bucket_path);
 	free(r->region);
 	free(r->endpoint);
+	free(r->fault);
 	gpucc_remote_free_keys(r);
 	free(r);
 }
@@ -424,6 +425,11 @@ static bool ready(gpucc_cache *c, remote *r)
 		return false;
 	if (r->connected)
 		return true;
+	if (r->fault) {
+		snprintf(r->why, sizeof r->why, "%s", r->fault);
+		disable(c, r, NULL);
+		return false;
+	}
 	r->why[0] = '\0';
 	if (r->backend->connect(r) != 0) {
 		disable(c, r, NULL);
@@ -494,8 +500,10 @@ static int verify_and_store(gpucc_cache *c, remote *r, const gpucc_digest *key,
 }
 
 /* Delete the rejected objects of keys from a writable remote, so that the
- * next writer replaces them rather than finding them present.  Its own
- * failures are not reported: the rejection already is, once. */
+ * next writer replaces them rather than finding them present.  Only after
+ * a batch whose every transfer ended whole and framed: a failed or
+ * doubtful transfer says nothing of the server's copy.  Its own failures
+ * are not reported: the rejection already is, once. */
 static void remove_rejected(remote *r, const gpucc_digest *keys, size_t count)
 {
 	if (r->read_only || !r->backend->del)
@@ -579,11 +587,18 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 					if (!failed) {
 						char hex[GPUCC_DIGEST_HEX_SIZE];
 						gpucc_digest_to_hex(hex, &batch[k]);
-						snprintf(r->why, sizeof r->why, "entry %.16s... rejected: %s", hex,
-						         gpucc_error_last()->message);
+						snprintf(r->why, sizeof r->why, "entry %.16s... rejected: %s%s", hex,
+						         gpucc_error_last()->message,
+						         b->unframed ? " (its body ended at the connection's close: "
+						                       "maybe cut short in transit)" : "");
 					}
 					s->unsaved.errors++;
 					failed = true;
+					/* An object that may have been cut short on the way
+					 * is the transfer's failure: the server's copy may be
+					 * whole, and nothing is deleted. */
+					if (b->unframed)
+						transport_failed = true;
 					/* batch[0..k) is done with: the rejected keys gather there. */
 					batch[bad++] = batch[k];
 				}

@@ -420,8 +420,13 @@ static void judge(remote *r, transfer *t, http_method method, transfer_end end, 
 			snprintf(r->why, sizeof r->why, "%s %s: %s", method_name(method), t->name, error);
 	} else if (status == 404 && method != HTTP_PUT && method != HTTP_MKCOL) {
 		t->outcome = REMOTE_MISS;
-	} else if ((status >= 200 && status < 300) || (method == HTTP_MKCOL && status == 405)) {
-		t->outcome = REMOTE_OK; /* MKCOL's 405: the collection exists already */
+	} else if ((method == HTTP_GET || method == HTTP_HEAD)
+	               ? status == 200
+	               : (status >= 200 && status < 300) || (method == HTTP_MKCOL && status == 405)) {
+		/* An object is a 200 with its bytes: 204 (no content), 206 (a
+		 * part) or any other 2xx to a GET or HEAD is a failure, never an
+		 * object to verify.  MKCOL's 405: the collection exists already. */
+		t->outcome = REMOTE_OK;
 	} else {
 		t->outcome = REMOTE_ERROR;
 		if (method == HTTP_PUT && status == 409)
@@ -441,6 +446,16 @@ static void judge_curl(remote *r, transfer *t, CURLcode code, http_method method
 	                   : code != CURLE_OK               ? ENDED_ERROR
 	                                                    : ENDED_WHOLE;
 	judge(r, t, method, end, status, t->error[0] ? t->error : curl.easy_strerror(code));
+	if (method == HTTP_GET && t->outcome == REMOTE_OK) {
+		/* HTTP/1.x without a Content-Length (chunks, or the connection's
+		 * close): a cut-short body is not told apart with certainty. */
+		curl_off_t length = -1;
+		long version = 0;
+		curl.easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+		curl.easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
+		t->blob->unframed = length < 0 && version != CURL_HTTP_VERSION_2_0 &&
+		                    version != CURL_HTTP_VERSION_3;
+	}
 }
 
 typedef struct plain_batch {
@@ -462,6 +477,7 @@ static bool plain_done(http_request *q, void *ctx)
 		free(t->blob->data);
 		t->blob->data = q->data;
 		t->blob->size = q->size;
+		t->blob->unframed = q->until_close;
 		q->data = NULL;
 	}
 	return t->outcome != REMOTE_ERROR && t->outcome != REMOTE_TIMEOUT;
@@ -699,6 +715,8 @@ static void bazel_join_all(remote_blob *out, size_t count, const remote_bazel *r
 		out[i].data = NULL;
 		out[i].size = 0;
 		out[i].outcome = payloads_outcome(payloads + first[i], rec[i].count);
+		for (size_t k = 0; k < rec[i].count; k++)
+			out[i].unframed |= payloads[first[i] + k].unframed;
 		const char *why = NULL;
 		if (out[i].outcome == REMOTE_OK &&
 		    gpucc_remote_bazel_join(&out[i], &rec[i], payloads + first[i], &why) != 0)

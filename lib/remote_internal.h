@@ -35,6 +35,11 @@ typedef struct remote_blob {
 	size_t size;
 	remote_outcome outcome;
 	const char *bad; /* REMOTE_BAD: why, a static string */
+	/* get: the transfer cannot tell a whole object from one cut short (an
+	 * HTTP body that ended where the server closed the connection): an
+	 * object that then fails verification is the transfer's failure, not
+	 * the object's, and nothing is deleted for it. */
+	bool unframed;
 } remote_blob;
 
 typedef enum remote_layout {
@@ -90,6 +95,9 @@ struct remote {
 	/* Redis: the parsed URL. */
 	char *host, *user, *password, *unix_path;
 	int port, db;
+	/* A defect of its configuration found when it was parsed (its trust=
+	 * file): it is disabled at its first use, with this as the reason. */
+	char *fault;
 	char why[512]; /* the backend's reason for the last failure */
 };
 
@@ -120,9 +128,21 @@ typedef struct remote_sigpipe_guard {
 void gpucc_remote_sigpipe_block(remote_sigpipe_guard *g);
 void gpucc_remote_sigpipe_restore(remote_sigpipe_guard *g);
 
-/* lib/remote_sign.c: load sign=PATH and trust=PATH; release both. */
+/* lib/remote_sign.c: load sign=PATH and trust=PATH; release both.  A
+ * trust file that cannot be read, or holds a line that is not a key (or
+ * no key), sets r->fault (0 returned): the remote is then disabled at its
+ * first use, with one warning; nonzero only when memory runs out. */
 int gpucc_remote_load_signing_key(remote *r, const char *path);
 int gpucc_remote_load_trusted_keys(remote *r, const char *path);
+/* The most bytes a trust file may hold. */
+#define REMOTE_TRUST_FILE_MAX (1 << 20)
+/* Parse a trust file's text[0..size): one key a line, 64 hex digits,
+ * blanks around it; '#' starts a comment; blank lines.  The keys into
+ * *keys (malloc'd), *count of them; -1 with *why set, and *line the
+ * 1-based line at fault (0: the file as a whole), when a line is not a
+ * key, or none is there. */
+int gpucc_remote_parse_trusted_keys(const char *text, size_t size, unsigned char (**keys)[32],
+                                    size_t *count, size_t *line, const char **why);
 void gpucc_remote_free_keys(remote *r);
 /* out: in's bytes with r's signature trailer for key (malloc'd data);
  * -1 when signing fails. */
