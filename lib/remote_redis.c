@@ -1,7 +1,9 @@
 /*
  * lib/remote_redis.c -- the Redis remote (formats/remote.md): one string
  * value per entry under "gpucc:v1:<key hex>", read with MGET, written with
- * pipelined SETs, checked with pipelined EXISTS, removed with pipelined DELs.
+ * pipelined SETs, checked with pipelined TYPEs (a key of another type, which
+ * MGET reads as nil, is absent, so that a SET replaces it), removed with
+ * pipelined DELs.
  *
  * hiredis is loaded with dlopen (libhiredis.so.0.14) the first time a Redis
  * remote is used; only its headers (of the same version, from the same
@@ -313,17 +315,17 @@ static void redis_get(remote *r, const gpucc_digest *keys, size_t count, remote_
 	free(p.names);
 }
 
-/* ---- EXISTS, SET and DEL ------------------------------------------------ */
+/* ---- TYPE, SET and DEL -------------------------------------------------- */
 
 typedef struct each_ctx {
 	remote_outcome *out;
 	const remote_blob *blobs;
 } each_ctx;
 
-static int make_exists(pipeline *p, size_t i, const char **argv, size_t *lens)
+static int make_type(pipeline *p, size_t i, const char **argv, size_t *lens)
 {
-	argv[0] = "EXISTS";
-	lens[0] = 6;
+	argv[0] = "TYPE";
+	lens[0] = 4;
 	argv[1] = p->names[i];
 	lens[1] = strlen(p->names[i]);
 	return 2;
@@ -376,15 +378,27 @@ static void take_each(pipeline *p, size_t i, redisReply *reply)
 	}
 }
 
+/* TYPE's reply: present only as a string, the type gpucc stores (any
+ * other type is what MGET reads as nil, and a SET replaces). */
+static void take_type(pipeline *p, size_t i, redisReply *reply)
+{
+	each_ctx *e = p->ctx;
+	if (reply->type == REDIS_REPLY_STATUS)
+		e->out[i] = reply->len == 6 && memcmp(reply->str, "string", 6) == 0 ? REMOTE_OK
+		                                                                   : REMOTE_MISS;
+	else
+		take_each(p, i, reply);
+}
+
 /* One command per key, pipelined, each outcome into out (every one
  * REMOTE_ERROR when the names cannot be made). */
 static void run_each(remote *r, const char *command, int argc,
                      int (*make)(pipeline *, size_t, const char **, size_t *),
-                     const gpucc_digest *keys, const remote_blob *blobs, size_t count,
-                     remote_outcome *out)
+                     void (*take)(pipeline *, size_t, redisReply *), const gpucc_digest *keys,
+                     const remote_blob *blobs, size_t count, remote_outcome *out)
 {
 	each_ctx e = {out, blobs};
-	pipeline p = {r, command, count, make, take_each, lost_each, &e, keys, make_names(keys, count)};
+	pipeline p = {r, command, count, make, take, lost_each, &e, keys, make_names(keys, count)};
 	if (!p.names) {
 		snprintf(r->why, sizeof r->why, "out of memory");
 		for (size_t i = 0; i < count; i++)
@@ -397,18 +411,18 @@ static void run_each(remote *r, const char *command, int argc,
 
 static void redis_exists(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
 {
-	run_each(r, "EXISTS", 2, make_exists, keys, NULL, count, out);
+	run_each(r, "TYPE", 2, make_type, take_type, keys, NULL, count, out);
 }
 
 static void redis_put(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
                       remote_outcome *out)
 {
-	run_each(r, "SET", 3, make_set, keys, blobs, count, out);
+	run_each(r, "SET", 3, make_set, take_each, keys, blobs, count, out);
 }
 
 static void redis_del(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
 {
-	run_each(r, "DEL", 2, make_del, keys, NULL, count, out);
+	run_each(r, "DEL", 2, make_del, take_each, keys, NULL, count, out);
 }
 
 const remote_backend gpucc_remote_redis_backend = {

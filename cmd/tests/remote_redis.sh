@@ -76,6 +76,17 @@ fault "cut short" FCUT "$URL" "$SHOWN" "rejected"
 # write it back: put it back from A for the tests below.)
 redis-cli -p "$REDIS_PORT" -a s3cret --no-auth-warning -x SET "$key" < value >/dev/null
 
+# A key of another type (a list) where an entry's string belongs: MGET
+# reads it as nil, a miss; cache push finds it absent and replaces it.
+rcli DEL "$key" >/dev/null
+rcli RPUSH "$key" a b >/dev/null
+expect_exit 0 "$GPUCC" cache push ref.gpucc --cache A --remote "$URL"
+assert_grep "^1 uploaded, 1 present already, 0 failed$" out
+assert_no_grep warning err
+[ "$(rcli TYPE "$key")" = string ] || fail "cache push did not replace the list under $key"
+rcli --raw GET "$key" | head -c -1 > replaced
+cmp -s replaced value || fail "the value cache push stored under $key is not A's entry"
+
 # Full: reads work, every write is refused (maxmemory).
 rcli CONFIG SET maxmemory 1 >/dev/null
 rcli CONFIG SET maxmemory-policy noeviction >/dev/null
