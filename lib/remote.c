@@ -36,6 +36,10 @@
  * machine. */
 #define DEFAULT_TLS_CONNECT_TIMEOUT_MS 1000
 #define DEFAULT_TIMEOUT_MS 2000
+/* The longest URL, and the longest attribute value (a token, a header, a
+ * password), a remote's spec may give: longer is refused, never cut. */
+#define REMOTE_URL_MAX 4096
+#define REMOTE_VALUE_MAX 4096
 
 struct remote_set {
 	remote **remotes;
@@ -100,6 +104,40 @@ static char *shown_url(const char *url)
 	return out;
 }
 
+/* The first control character in s (CR, LF, TAB, DEL...), NULL for none:
+ * in a URL or a header it would end a protocol line early. */
+static const char *control_char(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return s;
+	return NULL;
+}
+
+/* s with its control characters spelt '?', for one-line messages. */
+static void hide_controls(char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* What is wrong with a value of attr (NULL: nothing): every value is
+ * bounded and free of control characters. */
+static const char *value_defect(const char *value, char *buf, size_t size)
+{
+	const char *c = control_char(value);
+	if (c) {
+		snprintf(buf, size, "holds a control character (0x%02x)", (unsigned char)*c);
+		return buf;
+	}
+	if (strlen(value) > REMOTE_VALUE_MAX) {
+		snprintf(buf, size, "is longer than %d bytes", REMOTE_VALUE_MAX);
+		return buf;
+	}
+	return NULL;
+}
+
 static char *dup_range(const char *from, const char *to)
 {
 	return strndup(from, (size_t)(to - from));
@@ -152,6 +190,10 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 	if (eq)
 		*eq = '\0';
 	bool ok = true;
+	char value_fault[64];
+	if (value && value_defect(value, value_fault, sizeof value_fault))
+		return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': the value of '%s' %s", origin,
+		                       r->shown, attr, value_fault);
 	if (strcmp(attr, "read-only") == 0 && !value) {
 		r->read_only = true;
 	} else if (strcmp(attr, "sign") == 0 && value) {
@@ -182,7 +224,8 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 		free(*slot);
 		*slot = strdup(value);
 		ok = *value && (attr[0] == 'r' || strncmp(value, "http://", 7) == 0 ||
-		                strncmp(value, "https://", 8) == 0);
+		                strncmp(value, "https://", 8) == 0) &&
+		     (attr[0] == 'r' || !strpbrk(value, "?#"));
 	} else if (strcmp(attr, "bearer") == 0 && value && r->backend == &gpucc_remote_http_backend) {
 		free(r->bearer);
 		r->bearer = strdup(value);
@@ -252,7 +295,26 @@ static int parse_remote(remote **out, char *word, const char *origin)
 		remote_free(r);
 		return gpucc_error_oom();
 	}
+	hide_controls(r->shown);
 	int rc = 0;
+	/* A URL goes into request lines and object names as it is: a control
+	 * character would end a line early, a query or fragment would not
+	 * name objects under it; a password is spelt in the URL, not escaped,
+	 * so it cannot hold them either (Redis takes password=). */
+	const char *control = control_char(word), *query = strpbrk(word, "?#");
+	if (control)
+		rc = gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': a control character (0x%02x) in "
+		                     "the URL", origin, r->shown, (unsigned char)*control);
+	else if (strlen(word) > REMOTE_URL_MAX)
+		rc = gpucc_error_set(GPUCC_EINVALID, "%s: remote '%.64s...': the URL is longer than %d "
+		                     "bytes", origin, r->shown, REMOTE_URL_MAX);
+	else if (query && strncmp(word, "redis+unix:", 11) != 0)
+		rc = gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': '%c' in the URL (a remote's URL "
+		                     "has no query or fragment)", origin, r->shown, *query);
+	if (rc != 0) {
+		remote_free(r);
+		return rc;
+	}
 	if (strncmp(word, "http://", 7) == 0 || strncmp(word, "https://", 8) == 0) {
 		r->backend = &gpucc_remote_http_backend;
 		const char *host = strstr(word, "://") + 3;

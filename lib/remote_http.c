@@ -205,10 +205,10 @@ static int http_connect(remote *r)
 	st->headers = curl.slist_append(NULL, "Expect:");
 	for (size_t i = 0; i < r->header_count; i++)
 		st->headers = curl.slist_append(st->headers, r->headers[i]);
-	if (r->bearer) {
-		char line[4096];
-		snprintf(line, sizeof line, "Authorization: Bearer %s", r->bearer);
-		st->headers = curl.slist_append(st->headers, line);
+	char *bearer = NULL;
+	if (r->bearer && asprintf(&bearer, "Authorization: Bearer %s", r->bearer) >= 0) {
+		st->headers = curl.slist_append(st->headers, bearer);
+		free(bearer);
 	}
 	r->state = st;
 	return 0;
@@ -349,9 +349,11 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 		snprintf(line, sizeof line, "x-amz-content-sha256: %s", hex);
 		h = curl.slist_append(h, line);
 		const remote_s3_credentials *cr = r->credentials;
-		if (cr && cr->session_token) {
-			snprintf(line, sizeof line, "x-amz-security-token: %s", cr->session_token);
-			h = curl.slist_append(h, line);
+		char *token = NULL;
+		if (cr && cr->session_token &&
+		    asprintf(&token, "x-amz-security-token: %s", cr->session_token) >= 0) {
+			h = curl.slist_append(h, token);
+			free(token);
 		}
 		t->headers = h;
 		curl.easy_setopt(e, CURLOPT_HTTPHEADER, h);

@@ -283,6 +283,18 @@ GPUCC_REMOTE="gopher://x" compile_with G2 g2.gpucc
 assert_grep "^gpucc compile: warning: GPUCC_REMOTE: remote 'gopher://x': unknown scheme" err
 expect_exit 129 "$GPUCC" compile --cache G3 --no-cubin -t sm_90 vector_add.ll --remote "$URL|bogus"
 assert_grep "unknown attribute 'bogus'" err
+# A URL with a query, a fragment or a control character, and an attribute
+# value over 4096 bytes or with a CR, are refused: one line naming the
+# remote and the defect (the CR spelt '?'), never sent nor cut.
+long=$(head -c 5000 /dev/zero | tr '\0' t)
+for bad in "$URL?x=1|'?' in the URL" "$URL#top|'#' in the URL" \
+	"$URL"$'\r'"|a control character (0x0d) in the URL" \
+	"$URL|bearer=$long|the value of 'bearer' is longer than 4096 bytes" \
+	"$URL|header=X-Team:a"$'\r'"b|the value of 'header' holds a control character (0x0d)"; do
+	expect_exit 129 "$GPUCC" compile --cache G3 --no-cubin -t sm_90 vector_add.ll --remote "${bad%|*}"
+	[ "$(wc -l < err)" = 1 ] || { cat err >&2; fail "'${bad#*|}': not one line"; }
+	assert_grep "remote '$URL[^']*': ${bad##*|}" err
+done
 expect_exit 129 "$GPUCC" compile --cache G3 --no-cubin -t sm_90 vector_add.ll --remote "$URL" --no-remote
 # A password in a URL is never printed.
 compile_with G4 g4.gpucc --remote "http://user:secret@127.0.0.1:$NGINX_PORT/fail500"
