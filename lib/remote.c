@@ -8,7 +8,8 @@
  * Every remote failure is a miss: the first one of a remote is reported
  * once through the cache's warning handler and disables that remote for the
  * rest of the handle's life, so that a dead or sick server costs a run at
- * most one round of its timeouts.
+ * most one round of its timeouts, and all its batches in a process at most
+ * its total time (total-timeout=).
  */
 #include "cache_internal.h"
 #include "remote_internal.h"
@@ -36,6 +37,7 @@
  * machine. */
 #define DEFAULT_TLS_CONNECT_TIMEOUT_MS 1000
 #define DEFAULT_TIMEOUT_MS 2000
+#define DEFAULT_TOTAL_TIMEOUT_MS 60000
 /* The longest URL, and the longest attribute value (a token, a header, a
  * password), a remote's spec may give: longer is refused, never cut. */
 #define REMOTE_URL_MAX 4096
@@ -210,6 +212,8 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 		ok = parse_ms(&r->connect_timeout_ms, value);
 	} else if (strcmp(attr, "timeout") == 0 && value) {
 		ok = parse_ms(&r->timeout_ms, value);
+	} else if (strcmp(attr, "total-timeout") == 0 && value) {
+		ok = parse_ms(&r->total_timeout_ms, value);
 	} else if (strcmp(attr, "layout") == 0 && value && r->backend == &gpucc_remote_http_backend) {
 		if (strcmp(value, "flat") == 0)
 			r->layout = REMOTE_LAYOUT_FLAT;
@@ -262,7 +266,7 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 	} else {
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "%s: remote '%s': unknown attribute '%s%s%s' (known: read-only, "
-		                       "connect-timeout=MS, timeout=MS, sign=KEY-FILE, trust=KEYS-FILE%s)",
+		                       "connect-timeout=MS, timeout=MS, total-timeout=MS, sign=KEY-FILE, trust=KEYS-FILE%s)",
 		                       origin, r->shown, attr, value ? "=" : "", value ? value : "",
 		                       r->s3 ? ", layout=flat|subdirs|bazel, endpoint=URL, region=NAME, "
 		                               "cacert=PATH"
@@ -291,6 +295,7 @@ static int parse_remote(remote **out, char *word, const char *origin)
 	r->shown = shown_url(word);
 	r->connect_timeout_ms = 0; /* none given: a default below */
 	r->timeout_ms = DEFAULT_TIMEOUT_MS;
+	r->total_timeout_ms = DEFAULT_TOTAL_TIMEOUT_MS;
 	if (!r->url || !r->shown) {
 		remote_free(r);
 		return gpucc_error_oom();
@@ -477,14 +482,31 @@ static void disable(gpucc_cache *c, remote *r, const char *doing)
 	if (r->disabled)
 		return;
 	r->disabled = true;
+	if (r->deadline_ms && gpucc_remote_now_ms() >= r->deadline_ms) {
+		/* What failed failed for the total's end: say that first. */
+		char why[sizeof r->why];
+		snprintf(why, sizeof why, "%s", r->why);
+		snprintf(r->why, sizeof r->why, "its total time in this run (total-timeout=%ld ms) ran "
+		         "out%s%.400s", r->total_timeout_ms, why[0] ? ": " : "", why);
+	}
 	gpucc_cache_warn(c, "remote '%s': %s%s%s; not used again in this run", r->shown,
 	                 doing ? doing : "", doing ? ": " : "", r->why[0] ? r->why : "failed");
 }
 
+/* Begin a batch on r (connecting at its first): its deadline is what is
+ * left of its total time; false (r disabled) when r cannot be used.
+ * batch_end adds the batch's time to the total spent. */
 static bool ready(gpucc_cache *c, remote *r)
 {
 	if (r->disabled)
 		return false;
+	r->batch_start_ms = gpucc_remote_now_ms();
+	r->deadline_ms = r->batch_start_ms + (r->total_timeout_ms - r->spent_ms);
+	if (r->spent_ms >= r->total_timeout_ms) {
+		r->why[0] = '\0';
+		disable(c, r, NULL);
+		return false;
+	}
 	if (r->connected)
 		return true;
 	if (r->fault) {
@@ -499,6 +521,11 @@ static bool ready(gpucc_cache *c, remote *r)
 	}
 	r->connected = true;
 	return true;
+}
+
+static void batch_end(remote *r)
+{
+	r->spent_ms += gpucc_remote_now_ms() - r->batch_start_ms;
 }
 
 /* ---- fetching and verifying --------------------------------------------- */
@@ -683,6 +710,7 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 			remove_rejected(r, batch, bad);
 		if (failed)
 			disable(c, r, NULL);
+		batch_end(r);
 	}
 	s->unsaved.misses += wanted;
 	free(want);
@@ -830,8 +858,10 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 			send[readable++] = local[index[k]];
 		}
 		n = readable;
-		if (n == 0)
+		if (n == 0) {
+			batch_end(r);
 			continue;
+		}
 		remote_blob *signed_blobs = NULL;
 		/* Nothing goes out unsigned from a writer that signs. */
 		if (r->sign_key && !sign_all(r, batch, send, n, &signed_blobs)) {
@@ -862,6 +892,7 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 		for (size_t k = 0; signed_blobs && k < n; k++)
 			free(signed_blobs[k].data);
 		free(signed_blobs);
+		batch_end(r);
 	}
 	for (size_t i = 0; i < count; i++)
 		res.missing += !have[i];

@@ -370,8 +370,14 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 	/* Over TLS, wait for ALPN to say whether one HTTP/2 connection
 	 * carries them all; cleartext HTTP/1.1 opens connections at once. */
 	curl.easy_setopt(e, CURLOPT_PIPEWAIT, strncmp(r->url, "https:", 6) == 0 ? 1L : 0L);
-	curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, r->connect_timeout_ms);
-	curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, r->timeout_ms);
+	/* Each transfer within the batch's deadline: its timeout, or what is
+	 * left of the batch when that is less (1 ms: nothing is). */
+	long request_ms = gpucc_remote_request_ms(r);
+	if (request_ms < 1)
+		request_ms = 1;
+	curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	                 r->connect_timeout_ms < request_ms ? r->connect_timeout_ms : request_ms);
+	curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, request_ms);
 	curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	/* Peer and host verification stay libcurl's default: on. */
 	if (st->cainfo)
@@ -509,6 +515,7 @@ static void plain_window(remote *r, transfer *t, const gpucc_digest *keys, size_
 	}
 	if (ok) {
 		plain_batch pb = {.r = r, .method = method};
+		http_client_set_deadline(st->plain, r->deadline_ms);
 		http_client_run(st->plain, q, count, plain_done, &pb);
 	} else {
 		snprintf(r->why, sizeof r->why, "out of memory");

@@ -75,6 +75,12 @@ struct remote {
 	void *state; /* the backend's, after connect */
 	bool connected, disabled, read_only;
 	long connect_timeout_ms, timeout_ms;
+	/* The most time all of this remote's batches may take in one process
+	 * (total-timeout=MS), the time they took so far, and the end of the
+	 * batch under way (gpucc_remote_now_ms's clock): no request of the
+	 * batch runs past it. */
+	long total_timeout_ms;
+	long long spent_ms, deadline_ms, batch_start_ms;
 	remote_layout layout;
 	char *bearer;        /* HTTP: Authorization: Bearer */
 	/* S3 (served by the HTTP backend): url is endpoint/bucket[/prefix],
@@ -111,6 +117,13 @@ extern const remote_backend gpucc_remote_redis_backend;
  * "<hex[0:2]>/<hex>.gpucc" (subdirs) or "ac/<hex>" (bazel, the record);
  * out needs 72 bytes. */
 void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpucc_digest *key);
+
+/* Milliseconds of CLOCK_MONOTONIC (http_client.c keeps the same clock). */
+long long gpucc_remote_now_ms(void);
+/* The time one request of r started now may take: r->timeout_ms, or what
+ * is left of the batch (r->deadline_ms) when that is less; 0 when nothing
+ * is left. */
+long gpucc_remote_request_ms(const remote *r);
 
 /* Resolve name in the library handle (file, as loaded) into slot, a
  * function pointer's address; false with error set ("FILE lacks NAME")
@@ -154,6 +167,10 @@ int gpucc_remote_check_signature(remote *r, const gpucc_digest *key, remote_blob
 
 /* lib/remote_bazel.c: an entry file as layout=bazel stores it, a record
  * (ac/<key>) and the payloads it lists (cas/<sha256>). */
+/* The most payloads one record may list (an entry has at most one of each
+ * of four kinds: formats/manifest.md): a record listing more is
+ * malformed, so that one record costs a bounded number of requests. */
+#define REMOTE_BAZEL_MAX_PAYLOADS 16
 typedef struct remote_bazel_span {
 	uint64_t offset, size; /* where the payload sits in the entry file */
 	gpucc_digest digest;   /* its SHA-256: its name under cas/ */

@@ -147,7 +147,7 @@ assert_grep "bad value 'ant' for layout" err
 # request carried is logged; a DELETE removes the file, as a writable
 # WebDAV server would.
 cat > pyserver.py <<'EOF2'
-import http.server, os, socketserver, sys
+import http.server, os, socketserver, sys, time
 root, log = sys.argv[1], open(sys.argv[2], 'a', buffering=1)
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
@@ -160,6 +160,8 @@ class H(http.server.BaseHTTPRequestHandler):
         if mode == 'idle' and self.served > 1:
             self.close_connection = True  # closed as the next request comes
             return
+        if mode == 'hang':
+            time.sleep(3600)  # answers nothing, for longer than any test
         if mode == 'nocontent':
             self.send_response(204); self.end_headers()
             return
@@ -259,6 +261,14 @@ for mode in closecut cutcas; do
 	assert_no_grep '^DELETE' py.log
 	kept_all "$STORE/cache/pybzl" orig/bzl
 done
+# A remote's batches in one process have a total time (total-timeout=):
+# a server that answers nothing, under a timeout of ten minutes, costs
+# the run that total, then one warning.
+FAULT=total
+compile_with PHANG phang.gpucc --remote "$PY/hang/pyflat|timeout=600000|total-timeout=300"
+assert_same phang.gpucc ref.gpucc
+assert_one_remote_warning "$PY/hang/pyflat"
+assert_grep "its total time in this run (total-timeout=300 ms) ran out" err
 # layout=bazel makes two rounds of GETs (ac/, then cas/) in one process:
 # the second finds its kept connections closed by the server.
 : > py.log

@@ -111,6 +111,33 @@ wait "$gpucc_pid" || { cat err >&2; fail "compile failed when its remote was kil
 assert_same FKILL.gpucc ref.gpucc
 assert_one_remote_warning "$SHOWN"
 
+# A server that drips its MGET reply a byte at a time, each byte well
+# within the timeout, for ever: the timeout bounds the whole reply.
+cat > drip.py <<'EOF2'
+import os, socket, sys, threading, time
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(8)
+open(sys.argv[1] + '.tmp', 'w').write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + '.tmp', sys.argv[1])
+def serve(c):
+    try:
+        c.recv(65536)  # the MGET
+        c.sendall(b'*2\r\n$100000000\r\n')
+        while True:
+            c.sendall(b'x'); time.sleep(0.05)
+    except OSError:
+        pass
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF2
+python3 drip.py drip.port &
+SERVER_PIDS="$SERVER_PIDS $!"
+for _ in $(seq 100); do [ -s drip.port ] && break; sleep 0.1; done
+[ -s drip.port ] || fail "the dripping server did not start"
+DRIP="redis://127.0.0.1:$(cat drip.port)"
+fault dripping FDRIP "$DRIP|timeout=500" "$DRIP" "MGET: timed out"
+[ "$(json_count compiled)" = 2 ] || fail "dripping: compiled $(json_count compiled), not 2"
+
 # Dead: nothing listens.
 fault dead FDEAD "$URL" "$SHOWN" "cannot connect"
 echo "remote_redis: ok"

@@ -181,6 +181,24 @@ static void test_forged_records(void)
 	forged(text); /* a short digest */
 	snprintf(text, sizeof text, "gpucc-remote-record 1\n1\n+2 2 %s\nskeleton", hex);
 	forged(text);
+	/* At most REMOTE_BAZEL_MAX_PAYLOADS payloads, each a request. */
+	for (size_t n = REMOTE_BAZEL_MAX_PAYLOADS; n <= REMOTE_BAZEL_MAX_PAYLOADS + 1; n++) {
+		char many[8192];
+		int at = snprintf(many, sizeof many, "gpucc-remote-record 1\n%zu\n", n);
+		for (size_t i = 0; i < n; i++)
+			at += snprintf(many + at, sizeof many - (size_t)at, "%zu 1 %s\n", i, hex);
+		snprintf(many + at, sizeof many - (size_t)at, "x");
+		remote_blob rec = {.data = (unsigned char *)many, .size = strlen(many),
+		                   .outcome = REMOTE_OK};
+		remote_bazel p;
+		const char *w = NULL;
+		int rc = gpucc_remote_bazel_parse(&p, &rec, &w);
+		CHECK_INT(rc, n <= REMOTE_BAZEL_MAX_PAYLOADS ? 0 : -1);
+		if (rc == 0) {
+			CHECK_INT(p.count, n);
+			gpucc_remote_bazel_free(&p);
+		}
+	}
 	/* The smallest valid one: no payloads, the skeleton is the file. */
 	remote_blob r = {.data = (unsigned char *)"gpucc-remote-record 1\n0\nxyz", .size = 27, .outcome = REMOTE_OK};
 	remote_bazel parsed;
