@@ -43,6 +43,10 @@
 #define REMOTE_URL_MAX 4096
 #define REMOTE_VALUE_MAX 4096
 
+#ifdef GPUCC_TEST_HOOKS
+const remote_backend *gpucc_remote_test_backend;
+#endif
+
 struct remote_set {
 	remote **remotes;
 	size_t count;
@@ -342,6 +346,10 @@ static int parse_remote(remote **out, char *word, const char *origin)
 			                     origin, r->shown);
 		else
 			r->unix_path = strdup(path);
+#ifdef GPUCC_TEST_HOOKS
+	} else if (gpucc_remote_test_backend && strncmp(word, "test:", 5) == 0) {
+		r->backend = gpucc_remote_test_backend;
+#endif
 	} else if (strncmp(word, "s3://", 5) == 0) {
 		r->backend = &gpucc_remote_http_backend;
 		r->s3 = true;
@@ -608,6 +616,88 @@ static void remove_rejected(remote *r, const gpucc_digest *keys, size_t count)
 	free(outcomes);
 }
 
+/* Fetch the n keys of want[0..n) (indexes into keys) from r, verify and
+ * store each as it is taken, and free its bytes before returning: the
+ * memory one call holds is n objects.  Found keys are marked in found;
+ * the indexes not found are moved to the front of want, their number
+ * returned.  r is disabled at its first failure. */
+static size_t fetch_piece(gpucc_cache *c, remote_set *s, remote *r, const gpucc_digest *keys,
+                          size_t *want, size_t n, gpucc_digest *batch, remote_blob *blobs,
+                          bool *found)
+{
+	for (size_t k = 0; k < n; k++)
+		batch[k] = keys[want[k]];
+	memset(blobs, 0, n * sizeof *blobs);
+	r->why[0] = '\0';
+	r->backend->get(r, batch, n, blobs);
+	bool failed = false, local_failed = false, transport_failed = false;
+	size_t kept = 0, bad = 0;
+	for (size_t k = 0; k < n; k++) {
+		remote_blob *b = &blobs[k];
+		bool got = false;
+		int stored = b->outcome == REMOTE_OK ? verify_and_store(c, r, &batch[k], b) : 0;
+		if (b->outcome == REMOTE_BAD)
+			stored = gpucc_error_set(GPUCC_ECORRUPT, "%s", b->bad);
+		if (b->outcome == REMOTE_OK || b->outcome == REMOTE_BAD) {
+			s->unsaved.bytes_in += b->size;
+			if (stored == 0) {
+				got = true;
+				s->unsaved.hits++;
+			} else if (stored == LOCAL_STORE_FAILED) {
+				/* Verified, but the local cache refused it: a miss, and
+				 * the cache's problem, said once. */
+				if (!local_failed)
+					gpucc_cache_warn(c, "an entry from remote '%s' verified but could not "
+					                 "be stored: %s", r->shown, gpucc_error_last()->message);
+				local_failed = true;
+			} else if (stored == GPUCC_EUNAVAILABLE) {
+				/* Not checked (libcrypto, which checks signatures, could
+				 * not be loaded): this process's lack, not the object's
+				 * fault, so not rejected and removed. */
+				if (!failed)
+					snprintf(r->why, sizeof r->why, "%s", gpucc_error_last()->message);
+				s->unsaved.errors++;
+				failed = true;
+			} else {
+				if (!failed) {
+					char hex[GPUCC_DIGEST_HEX_SIZE];
+					gpucc_digest_to_hex(hex, &batch[k]);
+					snprintf(r->why, sizeof r->why, "entry %.16s... rejected: %s%s", hex,
+					         gpucc_error_last()->message,
+					         b->unframed ? " (its body ended at the connection's close: "
+					                       "maybe cut short in transit)" : "");
+				}
+				s->unsaved.errors++;
+				failed = true;
+				/* An object that may have been cut short on the way is
+				 * the transfer's failure: the server's copy may be
+				 * whole, and nothing is deleted. */
+				if (b->unframed)
+					transport_failed = true;
+				/* batch[0..k) is done with: the rejected keys gather there. */
+				batch[bad++] = batch[k];
+			}
+		} else if (b->outcome == REMOTE_ERROR) {
+			s->unsaved.errors++;
+			failed = transport_failed = true;
+		} else if (b->outcome == REMOTE_TIMEOUT) {
+			s->unsaved.timeouts++;
+			failed = transport_failed = true;
+		}
+		free(b->data);
+		b->data = NULL;
+		if (got && found)
+			found[want[k]] = true;
+		if (!got)
+			want[kept++] = want[k];
+	}
+	if (bad && !transport_failed)
+		remove_rejected(r, batch, bad);
+	if (failed)
+		disable(c, r, NULL);
+	return kept;
+}
+
 int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t count, bool *found)
 {
 	GPUCC_REQUIRE(c);
@@ -620,8 +710,8 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 		return 0;
 	/* Index into keys of those still wanted. */
 	size_t *want = malloc(count * sizeof *want);
-	gpucc_digest *batch = malloc(count * sizeof *batch);
-	remote_blob *blobs = calloc(count, sizeof *blobs);
+	gpucc_digest *batch = malloc(REMOTE_FETCH_PIECE * sizeof *batch);
+	remote_blob *blobs = calloc(REMOTE_FETCH_PIECE, sizeof *blobs);
 	if (!want || !batch || !blobs) {
 		free(want);
 		free(batch);
@@ -638,78 +728,21 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 		remote *r = s->remotes[ri];
 		if (!ready(c, r))
 			continue;
-		for (size_t k = 0; k < wanted; k++)
-			batch[k] = keys[want[k]];
-		memset(blobs, 0, wanted * sizeof *blobs);
-		r->why[0] = '\0';
-		r->backend->get(r, batch, wanted, blobs);
-		bool failed = false, local_failed = false, transport_failed = false;
-		size_t kept = 0, bad = 0;
-		for (size_t k = 0; k < wanted; k++) {
-			remote_blob *b = &blobs[k];
-			bool got = false;
-			int stored = b->outcome == REMOTE_OK ? verify_and_store(c, r, &batch[k], b) : 0;
-			if (b->outcome == REMOTE_BAD)
-				stored = gpucc_error_set(GPUCC_ECORRUPT, "%s", b->bad);
-			if (b->outcome == REMOTE_OK || b->outcome == REMOTE_BAD) {
-				s->unsaved.bytes_in += b->size;
-				if (stored == 0) {
-					got = true;
-					s->unsaved.hits++;
-				} else if (stored == LOCAL_STORE_FAILED) {
-					/* Verified, but the local cache refused it: a
-					 * miss, and the cache's problem, said once. */
-					if (!local_failed)
-						gpucc_cache_warn(c, "an entry from remote '%s' verified but could "
-						                 "not be stored: %s", r->shown,
-						                 gpucc_error_last()->message);
-					local_failed = true;
-				} else if (stored == GPUCC_EUNAVAILABLE) {
-					/* Not checked (libcrypto, which checks signatures,
-					 * could not be loaded): this process's lack, not the
-					 * object's fault, so not rejected and removed. */
-					if (!failed)
-						snprintf(r->why, sizeof r->why, "%s", gpucc_error_last()->message);
-					s->unsaved.errors++;
-					failed = true;
-				} else {
-					if (!failed) {
-						char hex[GPUCC_DIGEST_HEX_SIZE];
-						gpucc_digest_to_hex(hex, &batch[k]);
-						snprintf(r->why, sizeof r->why, "entry %.16s... rejected: %s%s", hex,
-						         gpucc_error_last()->message,
-						         b->unframed ? " (its body ended at the connection's close: "
-						                       "maybe cut short in transit)" : "");
-					}
-					s->unsaved.errors++;
-					failed = true;
-					/* An object that may have been cut short on the way
-					 * is the transfer's failure: the server's copy may be
-					 * whole, and nothing is deleted. */
-					if (b->unframed)
-						transport_failed = true;
-					/* batch[0..k) is done with: the rejected keys gather there. */
-					batch[bad++] = batch[k];
-				}
-			} else if (b->outcome == REMOTE_ERROR) {
-				s->unsaved.errors++;
-				failed = transport_failed = true;
-			} else if (b->outcome == REMOTE_TIMEOUT) {
-				s->unsaved.timeouts++;
-				failed = transport_failed = true;
-			}
-			free(b->data);
-			b->data = NULL;
-			if (got && found)
-				found[want[k]] = true;
-			if (!got)
-				want[kept++] = want[k];
+		/* In pieces of REMOTE_FETCH_PIECE keys, each verified, stored
+		 * and freed before the next is asked: the objects in memory at
+		 * once do not grow with the batch.  After a failure the rest are
+		 * kept for the next remote, unasked. */
+		size_t kept = 0;
+		for (size_t first = 0; first < wanted; first += REMOTE_FETCH_PIECE) {
+			size_t n = wanted - first < REMOTE_FETCH_PIECE ? wanted - first : REMOTE_FETCH_PIECE;
+			size_t left = n;
+			if (!r->disabled)
+				left = fetch_piece(c, s, r, keys, want + first, n, batch, blobs, found);
+			/* kept <= first: the piece's misses move down in place. */
+			memmove(want + kept, want + first, left * sizeof *want);
+			kept += left;
 		}
 		wanted = kept;
-		if (bad && !transport_failed)
-			remove_rejected(r, batch, bad);
-		if (failed)
-			disable(c, r, NULL);
 		batch_end(r);
 	}
 	s->unsaved.misses += wanted;

@@ -29,6 +29,11 @@ typedef enum remote_outcome {
 
 /* The most bytes one entry may take on the wire: more is an error. */
 #define REMOTE_MAX_OBJECT ((size_t)1 << 30)
+/* The keys one call of a backend's get is given: a fetch of any number of
+ * keys holds at most this many objects in memory at once (each verified,
+ * stored and freed before the next piece is asked).  As many as the HTTP
+ * client's connections, so that a piece still runs in parallel. */
+#define REMOTE_FETCH_PIECE 8
 
 typedef struct remote_blob {
 	unsigned char *data; /* malloc'd (get) or borrowed (put) */
@@ -109,6 +114,11 @@ struct remote {
 
 extern const remote_backend gpucc_remote_http_backend;
 extern const remote_backend gpucc_remote_redis_backend;
+#ifdef GPUCC_TEST_HOOKS
+/* A test hook (meson option test_hooks): when set, a remote spelt
+ * "test:ANYTHING" is served by this backend (lib/tests/test_remote_fetch.c). */
+extern const remote_backend *gpucc_remote_test_backend;
+#endif
 
 /* lib/remote_support.c: what the backends share with lib/remote.c, apart
  * from it so that no file of the remote layer calls back into another. */
