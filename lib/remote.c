@@ -787,18 +787,6 @@ static int read_local(gpucc_cache *c, const gpucc_digest *key, remote_blob *b)
 	return 0;
 }
 
-/* The local entry of key i into local[i], read once for every remote that
- * lacks it; false when it cannot be read (gone since it was seen). */
-static bool local_bytes(gpucc_cache *c, const gpucc_digest *keys, size_t i, remote_blob *local,
-                        bool *have)
-{
-	if (local[i].data)
-		return true;
-	if (have[i] && read_local(c, &keys[i], &local[i]) != 0)
-		have[i] = false;
-	return have[i];
-}
-
 /* Sign send[0..n) for r in place (signed copies into *out, to be freed);
  * false when an entry cannot be signed. */
 static bool sign_all(remote *r, const gpucc_digest *batch, remote_blob *send, size_t n,
@@ -821,6 +809,60 @@ static bool sign_all(remote *r, const gpucc_digest *batch, remote_blob *send, si
 	return false;
 }
 
+/* Upload the n keys batch[0..n) (index[k]: their place in keys, have[]
+ * cleared for an entry gone since it was seen) to r: their local bytes
+ * read, signed when r signs, put, and freed; the memory one call holds is
+ * n entries.  Counts into res and s; false when r failed (disabled). */
+static bool push_piece(gpucc_cache *c, remote_set *s, remote *r, const gpucc_digest *batch,
+                       const size_t *index, size_t n, bool *have, gpucc_remote_push_result *res)
+{
+	gpucc_digest piece[REMOTE_FETCH_PIECE];
+	remote_blob send[REMOTE_FETCH_PIECE], local[REMOTE_FETCH_PIECE];
+	remote_outcome outcome[REMOTE_FETCH_PIECE];
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++) {
+		remote_blob b = {0};
+		if (read_local(c, &batch[k], &b) != 0) {
+			have[index[k]] = false;
+			continue;
+		}
+		piece[m] = batch[k];
+		local[m] = b;
+		send[m++] = b;
+	}
+	bool failed = false;
+	remote_blob *signed_blobs = NULL;
+	/* Nothing goes out unsigned from a writer that signs. */
+	if (m && r->sign_key && !sign_all(r, piece, send, m, &signed_blobs)) {
+		snprintf(r->why, sizeof r->why, "cannot sign an entry");
+		disable(c, r, "uploading");
+		res->failed += m;
+		failed = true;
+	} else if (m) {
+		r->why[0] = '\0';
+		r->backend->put(r, piece, send, m, outcome);
+		for (size_t k = 0; k < m; k++) {
+			if (outcome[k] == REMOTE_OK) {
+				res->uploaded++;
+				s->unsaved.bytes_out += send[k].size;
+			} else {
+				res->failed++;
+				outcome[k] == REMOTE_TIMEOUT ? s->unsaved.timeouts++ : s->unsaved.errors++;
+				failed = true;
+			}
+		}
+		if (failed)
+			disable(c, r, "uploading");
+	}
+	for (size_t k = 0; k < m; k++) {
+		free(local[k].data);
+		if (signed_blobs)
+			free(signed_blobs[k].data);
+	}
+	free(signed_blobs);
+	return !failed;
+}
+
 int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t count,
                             bool check_existing, gpucc_remote_push_result *out)
 {
@@ -830,13 +872,11 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 	gpucc_remote_push_result res = {0};
 	remote_set *s = remote_set_of(c, false);
 	int rc = 0;
-	remote_blob *local = calloc(count ? count : 1, sizeof *local);
 	bool *have = calloc(count ? count : 1, sizeof *have);
 	size_t *index = malloc((count ? count : 1) * sizeof *index);
 	gpucc_digest *batch = malloc((count ? count : 1) * sizeof *batch);
-	remote_blob *send = calloc(count ? count : 1, sizeof *send);
 	remote_outcome *outcome = calloc(count ? count : 1, sizeof *outcome);
-	if (!local || !have || !index || !batch || !send || !outcome) {
+	if (!have || !index || !batch || !outcome) {
 		rc = gpucc_error_oom();
 		goto done;
 	}
@@ -856,10 +896,8 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 				batch[n++] = keys[i];
 			}
 		}
-		if (n == 0)
-			continue;
 		bool failed = false;
-		if (check_existing) {
+		if (n && check_existing) {
 			r->why[0] = '\0';
 			r->backend->exists(r, batch, n, outcome);
 			size_t kept = 0;
@@ -880,51 +918,21 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 			if (failed) {
 				disable(c, r, "checking what it holds");
 				res.failed += kept;
-				rc = GPUCC_ERROR;
 			}
 		}
-		size_t readable = 0;
-		for (size_t k = 0; k < n; k++) {
-			if (!local_bytes(c, keys, index[k], local, have))
+		/* In pieces, as fetching is: the entries in memory at once do not
+		 * grow with the batch.  After a failure the rest are not sent. */
+		for (size_t first = 0; first < n; first += REMOTE_FETCH_PIECE) {
+			size_t m = n - first < REMOTE_FETCH_PIECE ? n - first : REMOTE_FETCH_PIECE;
+			if (failed) {
+				for (size_t k = first; k < first + m; k++)
+					res.failed += have[index[k]];
 				continue;
-			batch[readable] = batch[k];
-			send[readable++] = local[index[k]];
-		}
-		n = readable;
-		if (n == 0) {
-			batch_end(r);
-			continue;
-		}
-		remote_blob *signed_blobs = NULL;
-		/* Nothing goes out unsigned from a writer that signs. */
-		if (r->sign_key && !sign_all(r, batch, send, n, &signed_blobs)) {
-			snprintf(r->why, sizeof r->why, "cannot sign an entry");
-			disable(c, r, "uploading");
-			res.failed += n;
-			rc = GPUCC_ERROR;
-			n = 0;
-		}
-		if (n) {
-			r->why[0] = '\0';
-			r->backend->put(r, batch, send, n, outcome);
-		}
-		for (size_t k = 0; k < n; k++) {
-			if (outcome[k] == REMOTE_OK) {
-				res.uploaded++;
-				s->unsaved.bytes_out += send[k].size;
-			} else {
-				res.failed++;
-				outcome[k] == REMOTE_TIMEOUT ? s->unsaved.timeouts++ : s->unsaved.errors++;
-				failed = true;
 			}
+			failed = !push_piece(c, s, r, batch + first, index + first, m, have, &res);
 		}
-		if (failed) {
-			disable(c, r, "uploading");
+		if (failed)
 			rc = GPUCC_ERROR;
-		}
-		for (size_t k = 0; signed_blobs && k < n; k++)
-			free(signed_blobs[k].data);
-		free(signed_blobs);
 		batch_end(r);
 	}
 	for (size_t i = 0; i < count; i++)
@@ -933,13 +941,9 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 		gpucc_error_set(GPUCC_ERROR, "%" PRIu64 " upload%s failed", res.failed,
 		                res.failed == 1 ? "" : "s");
 done:
-	for (size_t i = 0; local && i < count; i++)
-		free(local[i].data);
-	free(local);
 	free(have);
 	free(index);
 	free(batch);
-	free(send);
 	free(outcome);
 	if (out)
 		*out = res;
