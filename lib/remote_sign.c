@@ -180,7 +180,8 @@ int gpucc_remote_parse_trusted_keys(const char *text, size_t size, unsigned char
 				int hi = hex_nibble((unsigned char)p[2 * i]);
 				int lo = hex_nibble((unsigned char)p[2 * i + 1]);
 				ok = hi >= 0 && lo >= 0;
-				key[i] = (unsigned char)(hi << 4 | lo);
+				if (ok)
+					key[i] = (unsigned char)(hi << 4 | lo);
 			}
 			if (!ok) {
 				*why = "not a public key (64 hex digits)";
