@@ -197,6 +197,11 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 		*eq = '\0';
 	bool ok = true;
 	char value_fault[64];
+	const char *bad_name = control_char(attr);
+	if (bad_name)
+		return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': an attribute's name holds a "
+		                       "control character (0x%02x)", origin, r->shown,
+		                       (unsigned char)*bad_name);
 	if (value && value_defect(value, value_fault, sizeof value_fault))
 		return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': the value of '%s' %s", origin,
 		                       r->shown, attr, value_fault);
@@ -270,7 +275,8 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 	} else {
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "%s: remote '%s': unknown attribute '%s%s%s' (known: read-only, "
-		                       "connect-timeout=MS, timeout=MS, total-timeout=MS, sign=KEY-FILE, trust=KEYS-FILE%s)",
+		                       "connect-timeout=MS, timeout=MS, total-timeout=MS, sign=KEY-FILE, "
+		                       "trust=KEYS-FILE%s)",
 		                       origin, r->shown, attr, value ? "=" : "", value ? value : "",
 		                       r->s3 ? ", layout=flat|subdirs|bazel, endpoint=URL, region=NAME, "
 		                               "cacert=PATH"

@@ -13,8 +13,10 @@
  * headers are needed to build.  A batch there is one curl multi handle:
  * transfers run in parallel, multiplexed over one connection where the
  * server speaks HTTP/2, else over a few HTTP/1.1 connections, all kept for
- * the next batch.  Status 404 is a miss; any other status but 2xx, a
- * transfer error, a short body and a timeout are failures.
+ * the next batch.  Status 404 is a miss; any other status but 200 (GET,
+ * HEAD) or 2xx (PUT, DELETE, MKCOL), a transfer error, a short body and a
+ * timeout are failures.  No request outlives its batch's deadline
+ * (r->deadline_ms).
  */
 #include "http_client.h"
 #include "remote_internal.h"

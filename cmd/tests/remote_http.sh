@@ -300,7 +300,8 @@ long=$(head -c 5000 /dev/zero | tr '\0' t)
 for bad in "$URL?x=1|'?' in the URL" "$URL#top|'#' in the URL" \
 	"$URL"$'\r'"|a control character (0x0d) in the URL" \
 	"$URL|bearer=$long|the value of 'bearer' is longer than 4096 bytes" \
-	"$URL|header=X-Team:a"$'\r'"b|the value of 'header' holds a control character (0x0d)"; do
+	"$URL|header=X-Team:a"$'\r'"b|the value of 'header' holds a control character (0x0d)" \
+	"$URL|read"$'\r'"-only|an attribute's name holds a control character (0x0d)"; do
 	expect_exit 129 "$GPUCC" compile --cache G3 --no-cubin -t sm_90 vector_add.ll --remote "${bad%|*}"
 	[ "$(wc -l < err)" = 1 ] || { cat err >&2; fail "'${bad#*|}': not one line"; }
 	assert_grep "remote '$URL[^']*': ${bad##*|}" err
