@@ -137,6 +137,9 @@ for _ in $(seq 100); do [ -s drip.port ] && break; sleep 0.1; done
 DRIP="redis://127.0.0.1:$(cat drip.port)"
 fault dripping FDRIP "$DRIP|timeout=500" "$DRIP" "MGET: timed out"
 [ "$(json_count compiled)" = 2 ] || fail "dripping: compiled $(json_count compiled), not 2"
+# Under a timeout of ten minutes, the remote's total time in the run ends it.
+fault "dripping, total" FDRIPT "$DRIP|timeout=600000|total-timeout=300" "$DRIP" \
+	"its total time in this run (total-timeout=300 ms) ran out: MGET: timed out"
 
 # Dead: nothing listens.
 fault dead FDEAD "$URL" "$SHOWN" "cannot connect"
