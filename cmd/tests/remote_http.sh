@@ -7,8 +7,11 @@
 # mid-request, one frozen by SIGSTOP, a full one refusing writes, a dead
 # one), each a compile that succeeds with one warning naming the remote and
 # an image byte-identical to a local-only build; a rejected object deleted
-# from a writable remote, kept on a read-only one; S3's SigV4 signatures
-# recomputed (cmd/tests/remote_sigv4.py).
+# from a writable remote, kept on a read-only one, and nothing deleted
+# after a transfer that failed (a 204, a body cut short before the close);
+# a remote's total time; specs refused (a query, a CR, long values); trust
+# files read whole; S3's SigV4 signatures recomputed
+# (cmd/tests/remote_sigv4.py).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/remote_helpers.sh"
 

@@ -2,9 +2,10 @@
 # redis-server on 127.0.0.1, over TCP and a Unix socket, with a password and
 # a read-only ACL user: two machines sharing one remote (the second
 # compiling nothing), and the faults (a key overwritten -- deleted unless
-# the remote is read-only --, the server frozen
-# by SIGSTOP, killed mid-request, full, a read-only user asked to write, a
-# wrong password), each a compile that succeeds with one warning naming the
+# the remote is read-only --, a key of another type, which push replaces,
+# the server frozen by SIGSTOP, killed mid-request, full, a read-only user
+# asked to write, a wrong password, a server dripping its reply a byte at a
+# time), each a compile that succeeds with one warning naming the
 # remote and an image byte-identical to a local-only build.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/remote_helpers.sh"
