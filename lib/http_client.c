@@ -69,6 +69,7 @@ struct http_client {
 	char *base_path; /* "" or "/..." */
 	char *fixed;     /* header lines every request carries */
 	long connect_timeout_ms, timeout_ms;
+	long long deadline; /* http_client_set_deadline's; LLONG_MAX: none */
 	struct addrinfo *addrs; /* resolved at the first connect */
 	conn conns[HTTP_CLIENT_CONNECTIONS];
 };
@@ -237,6 +238,7 @@ http_client *http_client_open(const char *url, const char *const *headers, size_
 		c->conns[i].fd = -1;
 	c->connect_timeout_ms = connect_timeout_ms;
 	c->timeout_ms = timeout_ms;
+	c->deadline = LLONG_MAX;
 	char *auth = NULL, *host_field = NULL;
 	int rc = parse_url(c, url, &auth, &host_field, why, why_size);
 	if (rc == 0 && build_fixed(c, auth, headers, count, host_field) != 0)
@@ -303,6 +305,8 @@ static bool try_connect(http_client *c, conn *k, const struct addrinfo *a, int l
 			k->addr = a;
 			k->phase = PHASE_CONNECTING;
 			k->connect_deadline = now_ms() + c->connect_timeout_ms;
+			if (k->connect_deadline > c->deadline)
+				k->connect_deadline = c->deadline;
 			return true;
 		}
 		last_errno = errno;
@@ -327,12 +331,16 @@ static bool conn_begin(http_client *c, conn *k)
 		return true;
 	}
 	if (!c->addrs) {
-		struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-		int rc = getaddrinfo(c->host, c->port, &hints, &c->addrs);
+		long long left = k->deadline - now_ms();
+		long wait = left < c->connect_timeout_ms ? (long)left : c->connect_timeout_ms;
+		int rc = wait > 0 ? http_resolve(c->host, c->port, wait, &c->addrs)
+		                  : HTTP_RESOLVE_TIMED_OUT;
 		if (rc != 0) {
 			c->addrs = NULL;
-			req_fail(k->req, HTTP_REQUEST_FAILED, "cannot resolve host '%s': %s", c->host,
-			         gai_strerror(rc));
+			bool late = rc == HTTP_RESOLVE_TIMED_OUT;
+			req_fail(k->req, late ? HTTP_REQUEST_TIMED_OUT : HTTP_REQUEST_FAILED,
+			         "cannot resolve host '%s': %s", c->host,
+			         late ? "timed out" : gai_strerror(rc));
 			return false;
 		}
 	}
@@ -347,8 +355,11 @@ static bool start(http_client *c, conn *k, http_request *req)
 	req->state = HTTP_REQUEST_PENDING;
 	req->status = 0;
 	req->size = 0;
+	req->until_close = false;
 	req->error[0] = '\0';
 	k->deadline = now_ms() + c->timeout_ms;
+	if (k->deadline > c->deadline)
+		k->deadline = c->deadline;
 	free(k->head);
 	char length[48] = "";
 	if (req->send_body)
@@ -362,6 +373,60 @@ static bool start(http_client *c, conn *k, http_request *req)
 	}
 	k->head_size = (size_t)n;
 	return conn_begin(c, k);
+}
+
+void http_client_set_deadline(http_client *c, long long deadline_ms)
+{
+	c->deadline = deadline_ms;
+}
+
+/* A lookup getaddrinfo_a runs on its own thread.  When time runs out
+ * before it ends and it cannot be cancelled, that thread still writes
+ * into it: it is left allocated (a few hundred bytes, once per remote). */
+typedef struct lookup {
+	struct gaicb cb;
+	struct addrinfo hints;
+	char *host, *port;
+} lookup;
+
+int http_resolve(const char *host, const char *port, long timeout_ms, struct addrinfo **out)
+{
+	*out = NULL;
+	lookup *l = calloc(1, sizeof *l);
+	if (!l || !(l->host = strdup(host)) || !(l->port = strdup(port))) {
+		if (l)
+			free(l->host);
+		free(l);
+		return EAI_MEMORY;
+	}
+	l->hints = (struct addrinfo){.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+	l->cb = (struct gaicb){.ar_name = l->host, .ar_service = l->port, .ar_request = &l->hints};
+	struct gaicb *list[1] = {&l->cb};
+	int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, NULL);
+	long long end = now_ms() + timeout_ms;
+	while (rc == 0 && (rc = gai_error(&l->cb)) == EAI_INPROGRESS) {
+		long long left = end - now_ms();
+		if (left <= 0)
+			break;
+		struct timespec ts = {(time_t)(left / 1000), (long)(left % 1000) * 1000000};
+		gai_suspend((const struct gaicb *const *)list, 1, &ts);
+		rc = 0;
+	}
+	if (rc == EAI_INPROGRESS) {
+		if (gai_cancel(&l->cb) != EAI_CANCELED && gai_error(&l->cb) == EAI_INPROGRESS)
+			return HTTP_RESOLVE_TIMED_OUT; /* still running: l stays allocated */
+		rc = gai_error(&l->cb);
+		if (rc == EAI_CANCELED || rc == EAI_INPROGRESS)
+			rc = HTTP_RESOLVE_TIMED_OUT;
+	}
+	if (rc == 0)
+		*out = l->cb.ar_result;
+	else if (l->cb.ar_result)
+		freeaddrinfo(l->cb.ar_result);
+	free(l->host);
+	free(l->port);
+	free(l);
+	return rc;
 }
 
 /* ---- the response ----------------------------------------------------- */
@@ -736,6 +801,7 @@ static int do_receive(http_client *c, conn *k)
 		if (n == 0) {
 			if (!k->in_head && k->mode == BODY_CLOSE) {
 				k->close_after = true;
+				k->req->until_close = true;
 				return 1;
 			}
 			return retry_or_fail(c, k, 0, NULL);

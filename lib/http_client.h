@@ -9,6 +9,7 @@
 #ifndef GPUCC_LIB_HTTP_CLIENT_H
 #define GPUCC_LIB_HTTP_CLIENT_H
 
+#include <netdb.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -38,6 +39,10 @@ typedef struct http_request {
 	int status;
 	unsigned char *data; /* keep_body: the response body, malloc'd */
 	size_t size;
+	/* DONE: the body had neither a length nor chunks, and ended where the
+	 * server closed the connection; a body cut short in transit looks
+	 * the same as a whole one. */
+	bool until_close;
 	char error[256];
 } http_request;
 
@@ -51,6 +56,16 @@ http_client *http_client_open(const char *url, const char *const *headers, size_
 
 /* The URL's path ("" for none): request targets are built under it. */
 const char *http_client_base_path(const http_client *c);
+
+/* No request runs past deadline_ms (CLOCK_MONOTONIC, in ms) from now on:
+ * each one's time is its timeout or what is left before it, whichever is
+ * less; name resolution and connecting too.  Default: no deadline. */
+void http_client_set_deadline(http_client *c, long long deadline_ms);
+
+/* getaddrinfo for host and port (a number), given up after timeout_ms:
+ * 0, HTTP_RESOLVE_TIMED_OUT, or getaddrinfo's error code (negative). */
+#define HTTP_RESOLVE_TIMED_OUT 1
+int http_resolve(const char *host, const char *port, long timeout_ms, struct addrinfo **out);
 
 /* Called as each request ends (DONE, FAILED or TIMED_OUT); false stops
  * the batch: requests in flight are dropped (left PENDING), no more start. */

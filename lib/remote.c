@@ -8,7 +8,8 @@
  * Every remote failure is a miss: the first one of a remote is reported
  * once through the cache's warning handler and disables that remote for the
  * rest of the handle's life, so that a dead or sick server costs a run at
- * most one round of its timeouts.
+ * most one round of its timeouts, and all its batches in a process at most
+ * its total time (total-timeout=).
  */
 #include "cache_internal.h"
 #include "remote_internal.h"
@@ -36,6 +37,15 @@
  * machine. */
 #define DEFAULT_TLS_CONNECT_TIMEOUT_MS 1000
 #define DEFAULT_TIMEOUT_MS 2000
+#define DEFAULT_TOTAL_TIMEOUT_MS 60000
+/* The longest URL, and the longest attribute value (a token, a header, a
+ * password), a remote's spec may give: longer is refused, never cut. */
+#define REMOTE_URL_MAX 4096
+#define REMOTE_VALUE_MAX 4096
+
+#ifdef GPUCC_TEST_HOOKS
+const remote_backend *gpucc_remote_test_backend;
+#endif
 
 struct remote_set {
 	remote **remotes;
@@ -66,6 +76,7 @@ static void remote_free(remote *r)
 	free(r->s3_bucket_path);
 	free(r->region);
 	free(r->endpoint);
+	free(r->fault);
 	gpucc_remote_free_keys(r);
 	free(r);
 }
@@ -97,6 +108,40 @@ static char *shown_url(const char *url)
 	if (out)
 		sprintf(out, "%.*s***%s", (int)head, url, at);
 	return out;
+}
+
+/* The first control character in s (CR, LF, TAB, DEL...), NULL for none:
+ * in a URL or a header it would end a protocol line early. */
+static const char *control_char(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return s;
+	return NULL;
+}
+
+/* s with its control characters spelt '?', for one-line messages. */
+static void hide_controls(char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* What is wrong with a value of attr (NULL: nothing): every value is
+ * bounded and free of control characters. */
+static const char *value_defect(const char *value, char *buf, size_t size)
+{
+	const char *c = control_char(value);
+	if (c) {
+		snprintf(buf, size, "holds a control character (0x%02x)", (unsigned char)*c);
+		return buf;
+	}
+	if (strlen(value) > REMOTE_VALUE_MAX) {
+		snprintf(buf, size, "is longer than %d bytes", REMOTE_VALUE_MAX);
+		return buf;
+	}
+	return NULL;
 }
 
 static char *dup_range(const char *from, const char *to)
@@ -151,6 +196,15 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 	if (eq)
 		*eq = '\0';
 	bool ok = true;
+	char value_fault[64];
+	const char *bad_name = control_char(attr);
+	if (bad_name)
+		return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': an attribute's name holds a "
+		                       "control character (0x%02x)", origin, r->shown,
+		                       (unsigned char)*bad_name);
+	if (value && value_defect(value, value_fault, sizeof value_fault))
+		return gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': the value of '%s' %s", origin,
+		                       r->shown, attr, value_fault);
 	if (strcmp(attr, "read-only") == 0 && !value) {
 		r->read_only = true;
 	} else if (strcmp(attr, "sign") == 0 && value) {
@@ -167,6 +221,8 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 		ok = parse_ms(&r->connect_timeout_ms, value);
 	} else if (strcmp(attr, "timeout") == 0 && value) {
 		ok = parse_ms(&r->timeout_ms, value);
+	} else if (strcmp(attr, "total-timeout") == 0 && value) {
+		ok = parse_ms(&r->total_timeout_ms, value);
 	} else if (strcmp(attr, "layout") == 0 && value && r->backend == &gpucc_remote_http_backend) {
 		if (strcmp(value, "flat") == 0)
 			r->layout = REMOTE_LAYOUT_FLAT;
@@ -181,7 +237,8 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 		free(*slot);
 		*slot = strdup(value);
 		ok = *value && (attr[0] == 'r' || strncmp(value, "http://", 7) == 0 ||
-		                strncmp(value, "https://", 8) == 0);
+		                strncmp(value, "https://", 8) == 0) &&
+		     (attr[0] == 'r' || !strpbrk(value, "?#"));
 	} else if (strcmp(attr, "bearer") == 0 && value && r->backend == &gpucc_remote_http_backend) {
 		free(r->bearer);
 		r->bearer = strdup(value);
@@ -218,7 +275,8 @@ static int parse_attribute(remote *r, char *attr, const char *origin)
 	} else {
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "%s: remote '%s': unknown attribute '%s%s%s' (known: read-only, "
-		                       "connect-timeout=MS, timeout=MS, sign=KEY-FILE, trust=KEYS-FILE%s)",
+		                       "connect-timeout=MS, timeout=MS, total-timeout=MS, sign=KEY-FILE, "
+		                       "trust=KEYS-FILE%s)",
 		                       origin, r->shown, attr, value ? "=" : "", value ? value : "",
 		                       r->s3 ? ", layout=flat|subdirs|bazel, endpoint=URL, region=NAME, "
 		                               "cacert=PATH"
@@ -247,11 +305,31 @@ static int parse_remote(remote **out, char *word, const char *origin)
 	r->shown = shown_url(word);
 	r->connect_timeout_ms = 0; /* none given: a default below */
 	r->timeout_ms = DEFAULT_TIMEOUT_MS;
+	r->total_timeout_ms = DEFAULT_TOTAL_TIMEOUT_MS;
 	if (!r->url || !r->shown) {
 		remote_free(r);
 		return gpucc_error_oom();
 	}
+	hide_controls(r->shown);
 	int rc = 0;
+	/* A URL goes into request lines and object names as it is: a control
+	 * character would end a line early, a query or fragment would not
+	 * name objects under it; a password is spelt in the URL, not escaped,
+	 * so it cannot hold them either (Redis takes password=). */
+	const char *control = control_char(word), *query = strpbrk(word, "?#");
+	if (control)
+		rc = gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': a control character (0x%02x) in "
+		                     "the URL", origin, r->shown, (unsigned char)*control);
+	else if (strlen(word) > REMOTE_URL_MAX)
+		rc = gpucc_error_set(GPUCC_EINVALID, "%s: remote '%.64s...': the URL is longer than %d "
+		                     "bytes", origin, r->shown, REMOTE_URL_MAX);
+	else if (query && strncmp(word, "redis+unix:", 11) != 0)
+		rc = gpucc_error_set(GPUCC_EINVALID, "%s: remote '%s': '%c' in the URL (a remote's URL "
+		                     "has no query or fragment)", origin, r->shown, *query);
+	if (rc != 0) {
+		remote_free(r);
+		return rc;
+	}
 	if (strncmp(word, "http://", 7) == 0 || strncmp(word, "https://", 8) == 0) {
 		r->backend = &gpucc_remote_http_backend;
 		const char *host = strstr(word, "://") + 3;
@@ -274,6 +352,10 @@ static int parse_remote(remote **out, char *word, const char *origin)
 			                     origin, r->shown);
 		else
 			r->unix_path = strdup(path);
+#ifdef GPUCC_TEST_HOOKS
+	} else if (gpucc_remote_test_backend && strncmp(word, "test:", 5) == 0) {
+		r->backend = gpucc_remote_test_backend;
+#endif
 	} else if (strncmp(word, "s3://", 5) == 0) {
 		r->backend = &gpucc_remote_http_backend;
 		r->s3 = true;
@@ -414,16 +496,38 @@ static void disable(gpucc_cache *c, remote *r, const char *doing)
 	if (r->disabled)
 		return;
 	r->disabled = true;
+	if (r->deadline_ms && gpucc_remote_now_ms() >= r->deadline_ms) {
+		/* What failed failed for the total's end: say that first. */
+		char why[sizeof r->why];
+		snprintf(why, sizeof why, "%s", r->why);
+		snprintf(r->why, sizeof r->why, "its total time in this run (total-timeout=%ld ms) ran "
+		         "out%s%.400s", r->total_timeout_ms, why[0] ? ": " : "", why);
+	}
 	gpucc_cache_warn(c, "remote '%s': %s%s%s; not used again in this run", r->shown,
 	                 doing ? doing : "", doing ? ": " : "", r->why[0] ? r->why : "failed");
 }
 
+/* Begin a batch on r (connecting at its first): its deadline is what is
+ * left of its total time; false (r disabled) when r cannot be used.
+ * batch_end adds the batch's time to the total spent. */
 static bool ready(gpucc_cache *c, remote *r)
 {
 	if (r->disabled)
 		return false;
+	r->batch_start_ms = gpucc_remote_now_ms();
+	r->deadline_ms = r->batch_start_ms + (r->total_timeout_ms - r->spent_ms);
+	if (r->spent_ms >= r->total_timeout_ms) {
+		r->why[0] = '\0';
+		disable(c, r, NULL);
+		return false;
+	}
 	if (r->connected)
 		return true;
+	if (r->fault) {
+		snprintf(r->why, sizeof r->why, "%s", r->fault);
+		disable(c, r, NULL);
+		return false;
+	}
 	r->why[0] = '\0';
 	if (r->backend->connect(r) != 0) {
 		disable(c, r, NULL);
@@ -431,6 +535,11 @@ static bool ready(gpucc_cache *c, remote *r)
 	}
 	r->connected = true;
 	return true;
+}
+
+static void batch_end(remote *r)
+{
+	r->spent_ms += gpucc_remote_now_ms() - r->batch_start_ms;
 }
 
 /* ---- fetching and verifying --------------------------------------------- */
@@ -494,8 +603,10 @@ static int verify_and_store(gpucc_cache *c, remote *r, const gpucc_digest *key,
 }
 
 /* Delete the rejected objects of keys from a writable remote, so that the
- * next writer replaces them rather than finding them present.  Its own
- * failures are not reported: the rejection already is, once. */
+ * next writer replaces them rather than finding them present.  Only after
+ * a batch whose every transfer ended whole and framed: a failed or
+ * doubtful transfer says nothing of the server's copy.  Its own failures
+ * are not reported: the rejection already is, once. */
 static void remove_rejected(remote *r, const gpucc_digest *keys, size_t count)
 {
 	if (r->read_only || !r->backend->del)
@@ -511,6 +622,88 @@ static void remove_rejected(remote *r, const gpucc_digest *keys, size_t count)
 	free(outcomes);
 }
 
+/* Fetch the n keys of want[0..n) (indexes into keys) from r, verify and
+ * store each as it is taken, and free its bytes before returning: the
+ * memory one call holds is n objects.  Found keys are marked in found;
+ * the indexes not found are moved to the front of want, their number
+ * returned.  r is disabled at its first failure. */
+static size_t fetch_piece(gpucc_cache *c, remote_set *s, remote *r, const gpucc_digest *keys,
+                          size_t *want, size_t n, gpucc_digest *batch, remote_blob *blobs,
+                          bool *found)
+{
+	for (size_t k = 0; k < n; k++)
+		batch[k] = keys[want[k]];
+	memset(blobs, 0, n * sizeof *blobs);
+	r->why[0] = '\0';
+	r->backend->get(r, batch, n, blobs);
+	bool failed = false, local_failed = false, transport_failed = false;
+	size_t kept = 0, bad = 0;
+	for (size_t k = 0; k < n; k++) {
+		remote_blob *b = &blobs[k];
+		bool got = false;
+		int stored = b->outcome == REMOTE_OK ? verify_and_store(c, r, &batch[k], b) : 0;
+		if (b->outcome == REMOTE_BAD)
+			stored = gpucc_error_set(GPUCC_ECORRUPT, "%s", b->bad);
+		if (b->outcome == REMOTE_OK || b->outcome == REMOTE_BAD) {
+			s->unsaved.bytes_in += b->size;
+			if (stored == 0) {
+				got = true;
+				s->unsaved.hits++;
+			} else if (stored == LOCAL_STORE_FAILED) {
+				/* Verified, but the local cache refused it: a miss, and
+				 * the cache's problem, said once. */
+				if (!local_failed)
+					gpucc_cache_warn(c, "an entry from remote '%s' verified but could not "
+					                 "be stored: %s", r->shown, gpucc_error_last()->message);
+				local_failed = true;
+			} else if (stored == GPUCC_EUNAVAILABLE) {
+				/* Not checked (libcrypto, which checks signatures, could
+				 * not be loaded): this process's lack, not the object's
+				 * fault, so not rejected and removed. */
+				if (!failed)
+					snprintf(r->why, sizeof r->why, "%s", gpucc_error_last()->message);
+				s->unsaved.errors++;
+				failed = true;
+			} else {
+				if (!failed) {
+					char hex[GPUCC_DIGEST_HEX_SIZE];
+					gpucc_digest_to_hex(hex, &batch[k]);
+					snprintf(r->why, sizeof r->why, "entry %.16s... rejected: %s%s", hex,
+					         gpucc_error_last()->message,
+					         b->unframed ? " (its body ended at the connection's close: "
+					                       "maybe cut short in transit)" : "");
+				}
+				s->unsaved.errors++;
+				failed = true;
+				/* An object that may have been cut short on the way is
+				 * the transfer's failure: the server's copy may be
+				 * whole, and nothing is deleted. */
+				if (b->unframed)
+					transport_failed = true;
+				/* batch[0..k) is done with: the rejected keys gather there. */
+				batch[bad++] = batch[k];
+			}
+		} else if (b->outcome == REMOTE_ERROR) {
+			s->unsaved.errors++;
+			failed = transport_failed = true;
+		} else if (b->outcome == REMOTE_TIMEOUT) {
+			s->unsaved.timeouts++;
+			failed = transport_failed = true;
+		}
+		free(b->data);
+		b->data = NULL;
+		if (got && found)
+			found[want[k]] = true;
+		if (!got)
+			want[kept++] = want[k];
+	}
+	if (bad && !transport_failed)
+		remove_rejected(r, batch, bad);
+	if (failed)
+		disable(c, r, NULL);
+	return kept;
+}
+
 int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t count, bool *found)
 {
 	GPUCC_REQUIRE(c);
@@ -523,8 +716,8 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 		return 0;
 	/* Index into keys of those still wanted. */
 	size_t *want = malloc(count * sizeof *want);
-	gpucc_digest *batch = malloc(count * sizeof *batch);
-	remote_blob *blobs = calloc(count, sizeof *blobs);
+	gpucc_digest *batch = malloc(REMOTE_FETCH_PIECE * sizeof *batch);
+	remote_blob *blobs = calloc(REMOTE_FETCH_PIECE, sizeof *blobs);
 	if (!want || !batch || !blobs) {
 		free(want);
 		free(batch);
@@ -541,71 +734,22 @@ int gpucc_cache_remote_fetch(gpucc_cache *c, const gpucc_digest *keys, size_t co
 		remote *r = s->remotes[ri];
 		if (!ready(c, r))
 			continue;
-		for (size_t k = 0; k < wanted; k++)
-			batch[k] = keys[want[k]];
-		memset(blobs, 0, wanted * sizeof *blobs);
-		r->why[0] = '\0';
-		r->backend->get(r, batch, wanted, blobs);
-		bool failed = false, local_failed = false, transport_failed = false;
-		size_t kept = 0, bad = 0;
-		for (size_t k = 0; k < wanted; k++) {
-			remote_blob *b = &blobs[k];
-			bool got = false;
-			int stored = b->outcome == REMOTE_OK ? verify_and_store(c, r, &batch[k], b) : 0;
-			if (b->outcome == REMOTE_BAD)
-				stored = gpucc_error_set(GPUCC_ECORRUPT, "%s", b->bad);
-			if (b->outcome == REMOTE_OK || b->outcome == REMOTE_BAD) {
-				s->unsaved.bytes_in += b->size;
-				if (stored == 0) {
-					got = true;
-					s->unsaved.hits++;
-				} else if (stored == LOCAL_STORE_FAILED) {
-					/* Verified, but the local cache refused it: a
-					 * miss, and the cache's problem, said once. */
-					if (!local_failed)
-						gpucc_cache_warn(c, "an entry from remote '%s' verified but could "
-						                 "not be stored: %s", r->shown,
-						                 gpucc_error_last()->message);
-					local_failed = true;
-				} else if (stored == GPUCC_EUNAVAILABLE) {
-					/* Not checked (libcrypto, which checks signatures,
-					 * could not be loaded): this process's lack, not the
-					 * object's fault, so not rejected and removed. */
-					if (!failed)
-						snprintf(r->why, sizeof r->why, "%s", gpucc_error_last()->message);
-					s->unsaved.errors++;
-					failed = true;
-				} else {
-					if (!failed) {
-						char hex[GPUCC_DIGEST_HEX_SIZE];
-						gpucc_digest_to_hex(hex, &batch[k]);
-						snprintf(r->why, sizeof r->why, "entry %.16s... rejected: %s", hex,
-						         gpucc_error_last()->message);
-					}
-					s->unsaved.errors++;
-					failed = true;
-					/* batch[0..k) is done with: the rejected keys gather there. */
-					batch[bad++] = batch[k];
-				}
-			} else if (b->outcome == REMOTE_ERROR) {
-				s->unsaved.errors++;
-				failed = transport_failed = true;
-			} else if (b->outcome == REMOTE_TIMEOUT) {
-				s->unsaved.timeouts++;
-				failed = transport_failed = true;
-			}
-			free(b->data);
-			b->data = NULL;
-			if (got && found)
-				found[want[k]] = true;
-			if (!got)
-				want[kept++] = want[k];
+		/* In pieces of REMOTE_FETCH_PIECE keys, each verified, stored
+		 * and freed before the next is asked: the objects in memory at
+		 * once do not grow with the batch.  After a failure the rest are
+		 * kept for the next remote, unasked. */
+		size_t kept = 0;
+		for (size_t first = 0; first < wanted; first += REMOTE_FETCH_PIECE) {
+			size_t n = wanted - first < REMOTE_FETCH_PIECE ? wanted - first : REMOTE_FETCH_PIECE;
+			size_t left = n;
+			if (!r->disabled)
+				left = fetch_piece(c, s, r, keys, want + first, n, batch, blobs, found);
+			/* kept <= first: the piece's misses move down in place. */
+			memmove(want + kept, want + first, left * sizeof *want);
+			kept += left;
 		}
 		wanted = kept;
-		if (bad && !transport_failed)
-			remove_rejected(r, batch, bad);
-		if (failed)
-			disable(c, r, NULL);
+		batch_end(r);
 	}
 	s->unsaved.misses += wanted;
 	free(want);
@@ -649,18 +793,6 @@ static int read_local(gpucc_cache *c, const gpucc_digest *key, remote_blob *b)
 	return 0;
 }
 
-/* The local entry of key i into local[i], read once for every remote that
- * lacks it; false when it cannot be read (gone since it was seen). */
-static bool local_bytes(gpucc_cache *c, const gpucc_digest *keys, size_t i, remote_blob *local,
-                        bool *have)
-{
-	if (local[i].data)
-		return true;
-	if (have[i] && read_local(c, &keys[i], &local[i]) != 0)
-		have[i] = false;
-	return have[i];
-}
-
 /* Sign send[0..n) for r in place (signed copies into *out, to be freed);
  * false when an entry cannot be signed. */
 static bool sign_all(remote *r, const gpucc_digest *batch, remote_blob *send, size_t n,
@@ -683,6 +815,60 @@ static bool sign_all(remote *r, const gpucc_digest *batch, remote_blob *send, si
 	return false;
 }
 
+/* Upload the n keys batch[0..n) (index[k]: their place in keys, have[]
+ * cleared for an entry gone since it was seen) to r: their local bytes
+ * read, signed when r signs, put, and freed; the memory one call holds is
+ * n entries.  Counts into res and s; false when r failed (disabled). */
+static bool push_piece(gpucc_cache *c, remote_set *s, remote *r, const gpucc_digest *batch,
+                       const size_t *index, size_t n, bool *have, gpucc_remote_push_result *res)
+{
+	gpucc_digest piece[REMOTE_FETCH_PIECE];
+	remote_blob send[REMOTE_FETCH_PIECE], local[REMOTE_FETCH_PIECE];
+	remote_outcome outcome[REMOTE_FETCH_PIECE];
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++) {
+		remote_blob b = {0};
+		if (read_local(c, &batch[k], &b) != 0) {
+			have[index[k]] = false;
+			continue;
+		}
+		piece[m] = batch[k];
+		local[m] = b;
+		send[m++] = b;
+	}
+	bool failed = false;
+	remote_blob *signed_blobs = NULL;
+	/* Nothing goes out unsigned from a writer that signs. */
+	if (m && r->sign_key && !sign_all(r, piece, send, m, &signed_blobs)) {
+		snprintf(r->why, sizeof r->why, "cannot sign an entry");
+		disable(c, r, "uploading");
+		res->failed += m;
+		failed = true;
+	} else if (m) {
+		r->why[0] = '\0';
+		r->backend->put(r, piece, send, m, outcome);
+		for (size_t k = 0; k < m; k++) {
+			if (outcome[k] == REMOTE_OK) {
+				res->uploaded++;
+				s->unsaved.bytes_out += send[k].size;
+			} else {
+				res->failed++;
+				outcome[k] == REMOTE_TIMEOUT ? s->unsaved.timeouts++ : s->unsaved.errors++;
+				failed = true;
+			}
+		}
+		if (failed)
+			disable(c, r, "uploading");
+	}
+	for (size_t k = 0; k < m; k++) {
+		free(local[k].data);
+		if (signed_blobs)
+			free(signed_blobs[k].data);
+	}
+	free(signed_blobs);
+	return !failed;
+}
+
 int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t count,
                             bool check_existing, gpucc_remote_push_result *out)
 {
@@ -692,13 +878,11 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 	gpucc_remote_push_result res = {0};
 	remote_set *s = remote_set_of(c, false);
 	int rc = 0;
-	remote_blob *local = calloc(count ? count : 1, sizeof *local);
 	bool *have = calloc(count ? count : 1, sizeof *have);
 	size_t *index = malloc((count ? count : 1) * sizeof *index);
 	gpucc_digest *batch = malloc((count ? count : 1) * sizeof *batch);
-	remote_blob *send = calloc(count ? count : 1, sizeof *send);
 	remote_outcome *outcome = calloc(count ? count : 1, sizeof *outcome);
-	if (!local || !have || !index || !batch || !send || !outcome) {
+	if (!have || !index || !batch || !outcome) {
 		rc = gpucc_error_oom();
 		goto done;
 	}
@@ -718,10 +902,8 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 				batch[n++] = keys[i];
 			}
 		}
-		if (n == 0)
-			continue;
 		bool failed = false;
-		if (check_existing) {
+		if (n && check_existing) {
 			r->why[0] = '\0';
 			r->backend->exists(r, batch, n, outcome);
 			size_t kept = 0;
@@ -742,49 +924,22 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 			if (failed) {
 				disable(c, r, "checking what it holds");
 				res.failed += kept;
-				rc = GPUCC_ERROR;
 			}
 		}
-		size_t readable = 0;
-		for (size_t k = 0; k < n; k++) {
-			if (!local_bytes(c, keys, index[k], local, have))
+		/* In pieces, as fetching is: the entries in memory at once do not
+		 * grow with the batch.  After a failure the rest are not sent. */
+		for (size_t first = 0; first < n; first += REMOTE_FETCH_PIECE) {
+			size_t m = n - first < REMOTE_FETCH_PIECE ? n - first : REMOTE_FETCH_PIECE;
+			if (failed) {
+				for (size_t k = first; k < first + m; k++)
+					res.failed += have[index[k]];
 				continue;
-			batch[readable] = batch[k];
-			send[readable++] = local[index[k]];
-		}
-		n = readable;
-		if (n == 0)
-			continue;
-		remote_blob *signed_blobs = NULL;
-		/* Nothing goes out unsigned from a writer that signs. */
-		if (r->sign_key && !sign_all(r, batch, send, n, &signed_blobs)) {
-			snprintf(r->why, sizeof r->why, "cannot sign an entry");
-			disable(c, r, "uploading");
-			res.failed += n;
-			rc = GPUCC_ERROR;
-			n = 0;
-		}
-		if (n) {
-			r->why[0] = '\0';
-			r->backend->put(r, batch, send, n, outcome);
-		}
-		for (size_t k = 0; k < n; k++) {
-			if (outcome[k] == REMOTE_OK) {
-				res.uploaded++;
-				s->unsaved.bytes_out += send[k].size;
-			} else {
-				res.failed++;
-				outcome[k] == REMOTE_TIMEOUT ? s->unsaved.timeouts++ : s->unsaved.errors++;
-				failed = true;
 			}
+			failed = !push_piece(c, s, r, batch + first, index + first, m, have, &res);
 		}
-		if (failed) {
-			disable(c, r, "uploading");
+		if (failed)
 			rc = GPUCC_ERROR;
-		}
-		for (size_t k = 0; signed_blobs && k < n; k++)
-			free(signed_blobs[k].data);
-		free(signed_blobs);
+		batch_end(r);
 	}
 	for (size_t i = 0; i < count; i++)
 		res.missing += !have[i];
@@ -792,13 +947,9 @@ int gpucc_cache_remote_push(gpucc_cache *c, const gpucc_digest *keys, size_t cou
 		gpucc_error_set(GPUCC_ERROR, "%" PRIu64 " upload%s failed", res.failed,
 		                res.failed == 1 ? "" : "s");
 done:
-	for (size_t i = 0; local && i < count; i++)
-		free(local[i].data);
-	free(local);
 	free(have);
 	free(index);
 	free(batch);
-	free(send);
 	free(outcome);
 	if (out)
 		*out = res;

@@ -20,8 +20,6 @@
 
 #define RECORD_MAGIC "gpucc-remote-record 1\n"
 #define PAYLOAD_PREFIX "payloads/"
-/* The most payloads one record may list: more is a malformed record. */
-#define MAX_SPANS 65536
 
 void gpucc_remote_bazel_free(remote_bazel *b)
 {
@@ -32,7 +30,7 @@ void gpucc_remote_bazel_free(remote_bazel *b)
 
 static bool add_span(remote_bazel *b, uint64_t offset, uint64_t size, const unsigned char *data)
 {
-	if (b->count == MAX_SPANS)
+	if (b->count == REMOTE_BAZEL_MAX_PAYLOADS)
 		return false;
 	remote_bazel_span *grown = realloc(b->spans, (b->count + 1) * sizeof *grown);
 	if (!grown)
@@ -136,7 +134,7 @@ int gpucc_remote_bazel_parse(remote_bazel *b, const remote_blob *record, const c
 	p += magic;
 	const char *nl = memchr(p, '\n', (size_t)(end - p));
 	unsigned long count = nl && *p >= '0' && *p <= '9' ? strtoul(p, &stop, 10) : 0;
-	if (!nl || stop != nl || count > MAX_SPANS)
+	if (!nl || stop != nl || count > REMOTE_BAZEL_MAX_PAYLOADS)
 		return -1;
 	p = nl + 1;
 	b->spans = calloc(count ? count : 1, sizeof *b->spans);

@@ -13,8 +13,10 @@
  * headers are needed to build.  A batch there is one curl multi handle:
  * transfers run in parallel, multiplexed over one connection where the
  * server speaks HTTP/2, else over a few HTTP/1.1 connections, all kept for
- * the next batch.  Status 404 is a miss; any other status but 2xx, a
- * transfer error, a short body and a timeout are failures.
+ * the next batch.  Status 404 is a miss; any other status but 200 (GET,
+ * HEAD) or 2xx (PUT, DELETE, MKCOL), a transfer error, a short body and a
+ * timeout are failures.  No request outlives its batch's deadline
+ * (r->deadline_ms).
  */
 #include "http_client.h"
 #include "remote_internal.h"
@@ -205,10 +207,10 @@ static int http_connect(remote *r)
 	st->headers = curl.slist_append(NULL, "Expect:");
 	for (size_t i = 0; i < r->header_count; i++)
 		st->headers = curl.slist_append(st->headers, r->headers[i]);
-	if (r->bearer) {
-		char line[4096];
-		snprintf(line, sizeof line, "Authorization: Bearer %s", r->bearer);
-		st->headers = curl.slist_append(st->headers, line);
+	char *bearer = NULL;
+	if (r->bearer && asprintf(&bearer, "Authorization: Bearer %s", r->bearer) >= 0) {
+		st->headers = curl.slist_append(st->headers, bearer);
+		free(bearer);
 	}
 	r->state = st;
 	return 0;
@@ -349,9 +351,11 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 		snprintf(line, sizeof line, "x-amz-content-sha256: %s", hex);
 		h = curl.slist_append(h, line);
 		const remote_s3_credentials *cr = r->credentials;
-		if (cr && cr->session_token) {
-			snprintf(line, sizeof line, "x-amz-security-token: %s", cr->session_token);
-			h = curl.slist_append(h, line);
+		char *token = NULL;
+		if (cr && cr->session_token &&
+		    asprintf(&token, "x-amz-security-token: %s", cr->session_token) >= 0) {
+			h = curl.slist_append(h, token);
+			free(token);
 		}
 		t->headers = h;
 		curl.easy_setopt(e, CURLOPT_HTTPHEADER, h);
@@ -368,8 +372,14 @@ static bool setup(remote *r, transfer *t, const gpucc_digest *key, http_method m
 	/* Over TLS, wait for ALPN to say whether one HTTP/2 connection
 	 * carries them all; cleartext HTTP/1.1 opens connections at once. */
 	curl.easy_setopt(e, CURLOPT_PIPEWAIT, strncmp(r->url, "https:", 6) == 0 ? 1L : 0L);
-	curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, r->connect_timeout_ms);
-	curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, r->timeout_ms);
+	/* Each transfer within the batch's deadline: its timeout, or what is
+	 * left of the batch when that is less (1 ms: nothing is). */
+	long request_ms = gpucc_remote_request_ms(r);
+	if (request_ms < 1)
+		request_ms = 1;
+	curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	                 r->connect_timeout_ms < request_ms ? r->connect_timeout_ms : request_ms);
+	curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, request_ms);
 	curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	/* Peer and host verification stay libcurl's default: on. */
 	if (st->cainfo)
@@ -420,8 +430,13 @@ static void judge(remote *r, transfer *t, http_method method, transfer_end end, 
 			snprintf(r->why, sizeof r->why, "%s %s: %s", method_name(method), t->name, error);
 	} else if (status == 404 && method != HTTP_PUT && method != HTTP_MKCOL) {
 		t->outcome = REMOTE_MISS;
-	} else if ((status >= 200 && status < 300) || (method == HTTP_MKCOL && status == 405)) {
-		t->outcome = REMOTE_OK; /* MKCOL's 405: the collection exists already */
+	} else if ((method == HTTP_GET || method == HTTP_HEAD)
+	               ? status == 200
+	               : (status >= 200 && status < 300) || (method == HTTP_MKCOL && status == 405)) {
+		/* An object is a 200 with its bytes: 204 (no content), 206 (a
+		 * part) or any other 2xx to a GET or HEAD is a failure, never an
+		 * object to verify.  MKCOL's 405: the collection exists already. */
+		t->outcome = REMOTE_OK;
 	} else {
 		t->outcome = REMOTE_ERROR;
 		if (method == HTTP_PUT && status == 409)
@@ -441,6 +456,16 @@ static void judge_curl(remote *r, transfer *t, CURLcode code, http_method method
 	                   : code != CURLE_OK               ? ENDED_ERROR
 	                                                    : ENDED_WHOLE;
 	judge(r, t, method, end, status, t->error[0] ? t->error : curl.easy_strerror(code));
+	if (method == HTTP_GET && t->outcome == REMOTE_OK) {
+		/* HTTP/1.x without a Content-Length (chunks, or the connection's
+		 * close): a cut-short body is not told apart with certainty. */
+		curl_off_t length = -1;
+		long version = 0;
+		curl.easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+		curl.easy_getinfo(t->easy, CURLINFO_HTTP_VERSION, &version);
+		t->blob->unframed = length < 0 && version != CURL_HTTP_VERSION_2_0 &&
+		                    version != CURL_HTTP_VERSION_3;
+	}
 }
 
 typedef struct plain_batch {
@@ -462,6 +487,7 @@ static bool plain_done(http_request *q, void *ctx)
 		free(t->blob->data);
 		t->blob->data = q->data;
 		t->blob->size = q->size;
+		t->blob->unframed = q->until_close;
 		q->data = NULL;
 	}
 	return t->outcome != REMOTE_ERROR && t->outcome != REMOTE_TIMEOUT;
@@ -491,6 +517,7 @@ static void plain_window(remote *r, transfer *t, const gpucc_digest *keys, size_
 	}
 	if (ok) {
 		plain_batch pb = {.r = r, .method = method};
+		http_client_set_deadline(st->plain, r->deadline_ms);
 		http_client_run(st->plain, q, count, plain_done, &pb);
 	} else {
 		snprintf(r->why, sizeof r->why, "out of memory");
@@ -699,6 +726,8 @@ static void bazel_join_all(remote_blob *out, size_t count, const remote_bazel *r
 		out[i].data = NULL;
 		out[i].size = 0;
 		out[i].outcome = payloads_outcome(payloads + first[i], rec[i].count);
+		for (size_t k = 0; k < rec[i].count; k++)
+			out[i].unframed |= payloads[first[i] + k].unframed;
 		const char *why = NULL;
 		if (out[i].outcome == REMOTE_OK &&
 		    gpucc_remote_bazel_join(&out[i], &rec[i], payloads + first[i], &why) != 0)

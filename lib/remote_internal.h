@@ -29,12 +29,22 @@ typedef enum remote_outcome {
 
 /* The most bytes one entry may take on the wire: more is an error. */
 #define REMOTE_MAX_OBJECT ((size_t)1 << 30)
+/* The keys one call of a backend's get is given: a fetch of any number of
+ * keys holds at most this many objects in memory at once (each verified,
+ * stored and freed before the next piece is asked).  As many as the HTTP
+ * client's connections, so that a piece still runs in parallel. */
+#define REMOTE_FETCH_PIECE 8
 
 typedef struct remote_blob {
 	unsigned char *data; /* malloc'd (get) or borrowed (put) */
 	size_t size;
 	remote_outcome outcome;
 	const char *bad; /* REMOTE_BAD: why, a static string */
+	/* get: the transfer cannot tell a whole object from one cut short (an
+	 * HTTP body that ended where the server closed the connection): an
+	 * object that then fails verification is the transfer's failure, not
+	 * the object's, and nothing is deleted for it. */
+	bool unframed;
 } remote_blob;
 
 typedef enum remote_layout {
@@ -70,6 +80,12 @@ struct remote {
 	void *state; /* the backend's, after connect */
 	bool connected, disabled, read_only;
 	long connect_timeout_ms, timeout_ms;
+	/* The most time all of this remote's batches may take in one process
+	 * (total-timeout=MS), the time they took so far, and the end of the
+	 * batch under way (gpucc_remote_now_ms's clock): no request of the
+	 * batch runs past it. */
+	long total_timeout_ms;
+	long long spent_ms, deadline_ms, batch_start_ms;
 	remote_layout layout;
 	char *bearer;        /* HTTP: Authorization: Bearer */
 	/* S3 (served by the HTTP backend): url is endpoint/bucket[/prefix],
@@ -90,11 +106,19 @@ struct remote {
 	/* Redis: the parsed URL. */
 	char *host, *user, *password, *unix_path;
 	int port, db;
+	/* A defect of its configuration found when it was parsed (its trust=
+	 * file): it is disabled at its first use, with this as the reason. */
+	char *fault;
 	char why[512]; /* the backend's reason for the last failure */
 };
 
 extern const remote_backend gpucc_remote_http_backend;
 extern const remote_backend gpucc_remote_redis_backend;
+#ifdef GPUCC_TEST_HOOKS
+/* A test hook (meson option test_hooks): when set, a remote spelt
+ * "test:ANYTHING" is served by this backend (lib/tests/test_remote_fetch.c). */
+extern const remote_backend *gpucc_remote_test_backend;
+#endif
 
 /* lib/remote_support.c: what the backends share with lib/remote.c, apart
  * from it so that no file of the remote layer calls back into another. */
@@ -103,6 +127,13 @@ extern const remote_backend gpucc_remote_redis_backend;
  * "<hex[0:2]>/<hex>.gpucc" (subdirs) or "ac/<hex>" (bazel, the record);
  * out needs 72 bytes. */
 void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpucc_digest *key);
+
+/* Milliseconds of CLOCK_MONOTONIC (http_client.c keeps the same clock). */
+long long gpucc_remote_now_ms(void);
+/* The time one request of r started now may take: r->timeout_ms, or what
+ * is left of the batch (r->deadline_ms) when that is less; 0 when nothing
+ * is left. */
+long gpucc_remote_request_ms(const remote *r);
 
 /* Resolve name in the library handle (file, as loaded) into slot, a
  * function pointer's address; false with error set ("FILE lacks NAME")
@@ -120,9 +151,21 @@ typedef struct remote_sigpipe_guard {
 void gpucc_remote_sigpipe_block(remote_sigpipe_guard *g);
 void gpucc_remote_sigpipe_restore(remote_sigpipe_guard *g);
 
-/* lib/remote_sign.c: load sign=PATH and trust=PATH; release both. */
+/* lib/remote_sign.c: load sign=PATH and trust=PATH; release both.  A
+ * trust file that cannot be read, or holds a line that is not a key (or
+ * no key), sets r->fault (0 returned): the remote is then disabled at its
+ * first use, with one warning; nonzero only when memory runs out. */
 int gpucc_remote_load_signing_key(remote *r, const char *path);
 int gpucc_remote_load_trusted_keys(remote *r, const char *path);
+/* The most bytes a trust file may hold. */
+#define REMOTE_TRUST_FILE_MAX (1 << 20)
+/* Parse a trust file's text[0..size): one key a line, 64 hex digits,
+ * blanks around it; '#' starts a comment; blank lines.  The keys into
+ * *keys (malloc'd), *count of them; -1 with *why set, and *line the
+ * 1-based line at fault (0: the file as a whole), when a line is not a
+ * key, or none is there. */
+int gpucc_remote_parse_trusted_keys(const char *text, size_t size, unsigned char (**keys)[32],
+                                    size_t *count, size_t *line, const char **why);
 void gpucc_remote_free_keys(remote *r);
 /* out: in's bytes with r's signature trailer for key (malloc'd data);
  * -1 when signing fails. */
@@ -134,6 +177,10 @@ int gpucc_remote_check_signature(remote *r, const gpucc_digest *key, remote_blob
 
 /* lib/remote_bazel.c: an entry file as layout=bazel stores it, a record
  * (ac/<key>) and the payloads it lists (cas/<sha256>). */
+/* The most payloads one record may list (an entry has at most one of each
+ * of four kinds: formats/manifest.md): a record listing more is
+ * malformed, so that one record costs a bounded number of requests. */
+#define REMOTE_BAZEL_MAX_PAYLOADS 16
 typedef struct remote_bazel_span {
 	uint64_t offset, size; /* where the payload sits in the entry file */
 	gpucc_digest digest;   /* its SHA-256: its name under cas/ */

@@ -1,15 +1,20 @@
 /*
  * lib/remote_redis.c -- the Redis remote (formats/remote.md): one string
  * value per entry under "gpucc:v1:<key hex>", read with MGET, written with
- * pipelined SETs, checked with pipelined EXISTS, removed with pipelined DELs.
+ * pipelined SETs, checked with pipelined TYPEs (a key of another type, which
+ * MGET reads as nil, is absent, so that a SET replaces it), removed with
+ * pipelined DELs.
  *
  * hiredis is loaded with dlopen (libhiredis.so.0.14) the first time a Redis
  * remote is used; only its headers (of the same version, from the same
  * package) are needed to build.  One connection per remote, over TCP or a
  * Unix socket, with AUTH (a password, or an ACL user and password) and
  * SELECT.  The connect timeout bounds the connection; the timeout bounds
- * each read and write on it.
+ * each command, from the first byte of its reply awaited to the last (and
+ * each write of the pipeline's commands), and no command outlives its
+ * batch's deadline (r->deadline_ms).
  */
+#include "http_client.h"
 #include "remote_internal.h"
 
 /* Built where the client's headers are (scripts/setup installs them);
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #define HIREDIS_LIBRARY_FILE "libhiredis.so.0.14"
 #define KEY_PREFIX "gpucc:v1:"
@@ -33,9 +39,10 @@
 static struct {
 	redisContext *(*connect_tcp)(const char *, int, const struct timeval);
 	redisContext *(*connect_unix)(const char *, const struct timeval);
-	int (*set_timeout)(redisContext *, const struct timeval);
 	int (*append_argv)(redisContext *, int, const char **, const size_t *);
-	int (*get_reply)(redisContext *, void **);
+	int (*buffer_read)(redisContext *);
+	int (*buffer_write)(redisContext *, int *);
+	int (*reply_from_reader)(redisContext *, void **);
 	void (*free_reply)(void *);
 	void (*free_context)(redisContext *);
 } hiredis;
@@ -59,9 +66,10 @@ static void load(void)
 	}
 	bool ok = resolve(h, "redisConnectWithTimeout", &hiredis.connect_tcp) &&
 	          resolve(h, "redisConnectUnixWithTimeout", &hiredis.connect_unix) &&
-	          resolve(h, "redisSetTimeout", &hiredis.set_timeout) &&
 	          resolve(h, "redisAppendCommandArgv", &hiredis.append_argv) &&
-	          resolve(h, "redisGetReply", &hiredis.get_reply) &&
+	          resolve(h, "redisBufferRead", &hiredis.buffer_read) &&
+	          resolve(h, "redisBufferWrite", &hiredis.buffer_write) &&
+	          resolve(h, "redisGetReplyFromReader", &hiredis.reply_from_reader) &&
 	          resolve(h, "freeReplyObject", &hiredis.free_reply) &&
 	          resolve(h, "redisFree", &hiredis.free_context);
 	if (!ok)
@@ -92,17 +100,63 @@ static remote_outcome context_failure(remote *r, const char *doing)
 	return timeout ? REMOTE_TIMEOUT : REMOTE_ERROR;
 }
 
+/* Bound the socket's next blocking read or write to ms. */
+static void socket_wait(redisContext *ctx, long ms)
+{
+	struct timeval tv = ms_to_timeval(ms > 0 ? ms : 1);
+	setsockopt(ctx->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(ctx->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+/* The next reply into *reply, the commands not yet sent sent first.  A
+ * reply has one request's time (gpucc_remote_request_ms) from when it is
+ * awaited to its last byte: hiredis's own redisGetReply waits a timeout
+ * per read, so a server dripping a byte at a time would hold it for ever.
+ * Sending has that time per write, within the batch's deadline.  The
+ * outcome: REMOTE_OK, or the failure (r->why set). */
+static remote_outcome reply_within(remote *r, void **reply, const char *doing)
+{
+	redisContext *ctx = r->state;
+	*reply = NULL;
+	int written = 0;
+	while (!written) {
+		long ms = gpucc_remote_request_ms(r);
+		if (ms == 0)
+			break;
+		socket_wait(ctx, ms);
+		if (hiredis.buffer_write(ctx, &written) != REDIS_OK)
+			return context_failure(r, doing);
+	}
+	long long end = gpucc_remote_now_ms() + gpucc_remote_request_ms(r);
+	if (written && hiredis.reply_from_reader(ctx, reply) != REDIS_OK)
+		return context_failure(r, doing);
+	while (!*reply) {
+		long long left = end - gpucc_remote_now_ms();
+		if (!written || left <= 0) {
+			if (!r->why[0])
+				snprintf(r->why, sizeof r->why, "%s: timed out", doing);
+			return REMOTE_TIMEOUT;
+		}
+		socket_wait(ctx, (long)left);
+		if (hiredis.buffer_read(ctx) != REDIS_OK ||
+		    hiredis.reply_from_reader(ctx, reply) != REDIS_OK)
+			return context_failure(r, doing);
+	}
+	return REMOTE_OK;
+}
+
 /* Send argv and wait for the reply; NULL (r->why set) on failure or an
  * error reply. */
 static redisReply *command(remote *r, int argc, const char **argv, const char *doing)
 {
 	redisContext *ctx = r->state;
 	void *reply = NULL;
-	if (hiredis.append_argv(ctx, argc, argv, NULL) != REDIS_OK ||
-	    hiredis.get_reply(ctx, &reply) != REDIS_OK || !reply) {
+	if (hiredis.append_argv(ctx, argc, argv, NULL) != REDIS_OK) {
 		context_failure(r, doing);
 		return NULL;
 	}
+	if (reply_within(r, &reply, doing) != REMOTE_OK)
+		return NULL;
 	redisReply *rr = reply;
 	if (rr->type == REDIS_REPLY_ERROR) {
 		snprintf(r->why, sizeof r->why, "%s: %.*s", doing, (int)rr->len, rr->str);
@@ -128,21 +182,57 @@ static int redis_connect(remote *r)
 	}
 	remote_sigpipe_guard guard;
 	gpucc_remote_sigpipe_block(&guard);
-	struct timeval connect_tv = ms_to_timeval(r->connect_timeout_ms);
-	redisContext *ctx = r->unix_path ? hiredis.connect_unix(r->unix_path, connect_tv)
-	                                 : hiredis.connect_tcp(r->host, r->port, connect_tv);
+	long wait = gpucc_remote_request_ms(r);
+	if (wait > r->connect_timeout_ms)
+		wait = r->connect_timeout_ms;
+	redisContext *ctx = NULL;
 	int rc = 0;
-	if (!ctx) {
+	if (r->unix_path) {
+		ctx = hiredis.connect_unix(r->unix_path, ms_to_timeval(wait));
+	} else {
+		/* hiredis would resolve the name itself, with no time limit: it is
+		 * resolved here, within the connect timeout, and hiredis given the
+		 * addresses in turn. */
+		char port[8];
+		snprintf(port, sizeof port, "%d", r->port);
+		struct addrinfo *addrs = NULL;
+		long long end = gpucc_remote_now_ms() + wait;
+		int gai = wait > 0 ? http_resolve(r->host, port, wait, &addrs) : HTTP_RESOLVE_TIMED_OUT;
+		if (gai != 0) {
+			snprintf(r->why, sizeof r->why, "cannot resolve host '%s': %s", r->host,
+			         gai == HTTP_RESOLVE_TIMED_OUT ? "timed out" : gai_strerror(gai));
+			rc = -1;
+		}
+		for (struct addrinfo *a = addrs; a && rc == 0; a = a->ai_next) {
+			char numeric[64];
+			long left = (long)(end - gpucc_remote_now_ms());
+			if (left < 1 || getnameinfo(a->ai_addr, a->ai_addrlen, numeric, sizeof numeric, NULL,
+			                            0, NI_NUMERICHOST) != 0)
+				continue;
+			if (ctx)
+				hiredis.free_context(ctx);
+			ctx = hiredis.connect_tcp(numeric, r->port, ms_to_timeval(left));
+			if (ctx && !ctx->err)
+				break;
+		}
+		if (addrs)
+			freeaddrinfo(addrs);
+		if (rc == 0 && !ctx) {
+			snprintf(r->why, sizeof r->why, "cannot connect: timed out");
+			rc = -1;
+		}
+	}
+	if (rc == 0 && !ctx) {
 		snprintf(r->why, sizeof r->why, "cannot connect: out of memory");
 		rc = -1;
-	} else if (ctx->err) {
+	} else if (rc == 0 && ctx->err) {
 		snprintf(r->why, sizeof r->why, "cannot connect: %s", ctx->errstr);
-		hiredis.free_context(ctx);
 		rc = -1;
-	} else {
+	} else if (rc == 0) {
 		r->state = ctx;
-		hiredis.set_timeout(ctx, ms_to_timeval(r->timeout_ms));
 	}
+	if (rc != 0 && ctx)
+		hiredis.free_context(ctx);
 	redisReply *reply;
 	if (rc == 0 && r->password) {
 		const char *argv[3] = {"AUTH", r->user ? r->user : r->password, r->password};
@@ -209,8 +299,9 @@ static void run_pipeline(pipeline *p, int max_argc)
 			p->lost(p, i, REMOTE_ERROR);
 			continue;
 		}
-		if (hiredis.get_reply(ctx, &reply) != REDIS_OK || !reply) {
-			p->lost(p, i, context_failure(p->r, p->doing));
+		remote_outcome o = reply_within(p->r, &reply, p->doing);
+		if (o != REMOTE_OK) {
+			p->lost(p, i, o);
 			for (i++; i < p->count; i++)
 				p->lost(p, i, REMOTE_MISS);
 			break;
@@ -313,17 +404,17 @@ static void redis_get(remote *r, const gpucc_digest *keys, size_t count, remote_
 	free(p.names);
 }
 
-/* ---- EXISTS, SET and DEL ------------------------------------------------ */
+/* ---- TYPE, SET and DEL -------------------------------------------------- */
 
 typedef struct each_ctx {
 	remote_outcome *out;
 	const remote_blob *blobs;
 } each_ctx;
 
-static int make_exists(pipeline *p, size_t i, const char **argv, size_t *lens)
+static int make_type(pipeline *p, size_t i, const char **argv, size_t *lens)
 {
-	argv[0] = "EXISTS";
-	lens[0] = 6;
+	argv[0] = "TYPE";
+	lens[0] = 4;
 	argv[1] = p->names[i];
 	lens[1] = strlen(p->names[i]);
 	return 2;
@@ -376,15 +467,27 @@ static void take_each(pipeline *p, size_t i, redisReply *reply)
 	}
 }
 
+/* TYPE's reply: present only as a string, the type gpucc stores (any
+ * other type is what MGET reads as nil, and a SET replaces). */
+static void take_type(pipeline *p, size_t i, redisReply *reply)
+{
+	each_ctx *e = p->ctx;
+	if (reply->type == REDIS_REPLY_STATUS)
+		e->out[i] = reply->len == 6 && memcmp(reply->str, "string", 6) == 0 ? REMOTE_OK
+		                                                                   : REMOTE_MISS;
+	else
+		take_each(p, i, reply);
+}
+
 /* One command per key, pipelined, each outcome into out (every one
  * REMOTE_ERROR when the names cannot be made). */
 static void run_each(remote *r, const char *command, int argc,
                      int (*make)(pipeline *, size_t, const char **, size_t *),
-                     const gpucc_digest *keys, const remote_blob *blobs, size_t count,
-                     remote_outcome *out)
+                     void (*take)(pipeline *, size_t, redisReply *), const gpucc_digest *keys,
+                     const remote_blob *blobs, size_t count, remote_outcome *out)
 {
 	each_ctx e = {out, blobs};
-	pipeline p = {r, command, count, make, take_each, lost_each, &e, keys, make_names(keys, count)};
+	pipeline p = {r, command, count, make, take, lost_each, &e, keys, make_names(keys, count)};
 	if (!p.names) {
 		snprintf(r->why, sizeof r->why, "out of memory");
 		for (size_t i = 0; i < count; i++)
@@ -397,18 +500,18 @@ static void run_each(remote *r, const char *command, int argc,
 
 static void redis_exists(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
 {
-	run_each(r, "EXISTS", 2, make_exists, keys, NULL, count, out);
+	run_each(r, "TYPE", 2, make_type, take_type, keys, NULL, count, out);
 }
 
 static void redis_put(remote *r, const gpucc_digest *keys, const remote_blob *blobs, size_t count,
                       remote_outcome *out)
 {
-	run_each(r, "SET", 3, make_set, keys, blobs, count, out);
+	run_each(r, "SET", 3, make_set, take_each, keys, blobs, count, out);
 }
 
 static void redis_del(remote *r, const gpucc_digest *keys, size_t count, remote_outcome *out)
 {
-	run_each(r, "DEL", 2, make_del, keys, NULL, count, out);
+	run_each(r, "DEL", 2, make_del, take_each, keys, NULL, count, out);
 }
 
 const remote_backend gpucc_remote_redis_backend = {

@@ -149,49 +149,129 @@ int gpucc_remote_load_signing_key(remote *r, const char *path)
 	return 0;
 }
 
+int gpucc_remote_parse_trusted_keys(const char *text, size_t size, unsigned char (**keys)[32],
+                                    size_t *count, size_t *line, const char **why)
+{
+	*keys = NULL;
+	*count = 0;
+	*line = 0;
+	*why = NULL;
+	const char *p = text, *end = text + size;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *stop = nl ? nl : end;
+		++*line;
+		/* The line without its comment, then without blanks around. */
+		const char *hash = memchr(p, '#', (size_t)(stop - p));
+		const char *last = hash ? hash : stop;
+		if (memchr(p, '\0', (size_t)(stop - p))) {
+			*why = "a NUL byte (not a text file)";
+			goto bad;
+		}
+		while (p < last && (*p == ' ' || *p == '\t'))
+			p++;
+		while (last > p && (last[-1] == ' ' || last[-1] == '\t' || last[-1] == '\r'))
+			last--;
+		size_t n = (size_t)(last - p);
+		if (n) {
+			unsigned char key[PUBLIC_SIZE];
+			bool ok = n == 2 * PUBLIC_SIZE;
+			for (size_t i = 0; ok && i < PUBLIC_SIZE; i++) {
+				int hi = hex_nibble((unsigned char)p[2 * i]);
+				int lo = hex_nibble((unsigned char)p[2 * i + 1]);
+				ok = hi >= 0 && lo >= 0;
+				if (ok)
+					key[i] = (unsigned char)(hi << 4 | lo);
+			}
+			if (!ok) {
+				*why = "not a public key (64 hex digits)";
+				goto bad;
+			}
+			unsigned char(*grown)[PUBLIC_SIZE] = realloc(*keys, (*count + 1) * sizeof *grown);
+			if (!grown) {
+				*why = "out of memory";
+				goto bad;
+			}
+			*keys = grown;
+			memcpy((*keys)[(*count)++], key, PUBLIC_SIZE);
+		}
+		p = nl ? nl + 1 : end;
+	}
+	if (*count == 0) {
+		*line = 0;
+		*why = "holds no public key";
+		return -1;
+	}
+	return 0;
+bad:
+	free(*keys);
+	*keys = NULL;
+	*count = 0;
+	return -1;
+}
+
+/* A defect of the trust file: the remote is disabled at its first use
+ * with this reason (r->fault), not the run failed. */
+static int trust_fault(remote *r, const char *path, size_t line, const char *why)
+{
+	free(r->fault);
+	r->fault = NULL;
+	int n = line ? asprintf(&r->fault, "trusted keys '%s', line %zu: %s", path, line, why)
+	             : asprintf(&r->fault, "trusted keys '%s': %s", path, why);
+	if (n < 0) {
+		r->fault = NULL;
+		return gpucc_error_oom();
+	}
+	return 0;
+}
+
 int gpucc_remote_load_trusted_keys(remote *r, const char *path)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return gpucc_error_set_errno("cannot open trusted keys '%s'", path);
-	char line[512];
-	int number = 0, rc = 0;
-	while (rc == 0 && fgets(line, sizeof line, f)) {
-		number++;
-		char *hash = strchr(line, '#');
-		if (hash)
-			*hash = '\0';
-		char *p = line;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		size_t n = strcspn(p, " \t\r\n");
-		if (n == 0)
-			continue;
-		unsigned char key[PUBLIC_SIZE];
-		bool ok = n == 2 * PUBLIC_SIZE;
-		for (size_t i = 0; ok && i < PUBLIC_SIZE; i++) {
-			int hi = hex_nibble(p[2 * i]), lo = hex_nibble(p[2 * i + 1]);
-			ok = hi >= 0 && lo >= 0;
-			key[i] = (unsigned char)(hi << 4 | lo);
-		}
-		if (!ok) {
-			rc = gpucc_error_set(GPUCC_EINVALID,
-			                     "'%s', line %d: not a public key (64 hex digits)", path, number);
-			break;
-		}
-		unsigned char(*grown)[PUBLIC_SIZE] =
-			realloc(r->trusted, (r->trusted_count + 1) * sizeof *grown);
-		if (!grown) {
-			rc = gpucc_error_oom();
-			break;
-		}
-		r->trusted = grown;
-		memcpy(r->trusted[r->trusted_count++], key, PUBLIC_SIZE);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		int err = errno;
+		if (fd >= 0)
+			close(fd);
+		return trust_fault(r, path, 0, strerror(err));
 	}
-	fclose(f);
-	if (rc == 0 && r->trusted_count == 0)
-		rc = gpucc_error_set(GPUCC_EINVALID, "'%s' holds no public key", path);
-	return rc;
+	if (!S_ISREG(st.st_mode) || st.st_size > REMOTE_TRUST_FILE_MAX) {
+		close(fd);
+		return trust_fault(r, path, 0, !S_ISREG(st.st_mode) ? "not a regular file"
+		                                                     : "larger than 1 MiB");
+	}
+	/* Whole, in one piece: a line of any length is one line. */
+	size_t size = (size_t)st.st_size, done = 0;
+	char *text = malloc(size ? size : 1);
+	if (!text) {
+		close(fd);
+		return gpucc_error_oom();
+	}
+	while (done < size) {
+		ssize_t n = read(fd, text + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	int err = errno;
+	close(fd);
+	if (done != size) {
+		free(text);
+		return trust_fault(r, path, 0, done < size && err ? strerror(err) : "changed while read");
+	}
+	unsigned char(*keys)[PUBLIC_SIZE] = NULL;
+	size_t count = 0, line = 0;
+	const char *why = NULL;
+	int rc = gpucc_remote_parse_trusted_keys(text, size, &keys, &count, &line, &why);
+	free(text);
+	if (rc != 0)
+		return trust_fault(r, path, line, why);
+	free(r->trusted);
+	r->trusted = keys;
+	r->trusted_count = count;
+	return 0;
 }
 
 void gpucc_remote_free_keys(remote *r)

@@ -62,3 +62,18 @@ void gpucc_remote_sigpipe_restore(remote_sigpipe_guard *g)
 	}
 	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
+
+long long gpucc_remote_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long gpucc_remote_request_ms(const remote *r)
+{
+	long long left = r->deadline_ms - gpucc_remote_now_ms();
+	if (left <= 0)
+		return 0;
+	return left < r->timeout_ms ? (long)left : r->timeout_ms;
+}

@@ -7,8 +7,11 @@
 # mid-request, one frozen by SIGSTOP, a full one refusing writes, a dead
 # one), each a compile that succeeds with one warning naming the remote and
 # an image byte-identical to a local-only build; a rejected object deleted
-# from a writable remote, kept on a read-only one; S3's SigV4 signatures
-# recomputed (cmd/tests/remote_sigv4.py).
+# from a writable remote, kept on a read-only one, and nothing deleted
+# after a transfer that failed (a 204, a body cut short before the close);
+# a remote's total time; specs refused (a query, a CR, long values); trust
+# files read whole; S3's SigV4 signatures recomputed
+# (cmd/tests/remote_sigv4.py).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/remote_helpers.sh"
 
@@ -142,9 +145,12 @@ assert_grep "bad value 'ant' for layout" err
 # (python3's http.server over the objects above): bodies in chunks, bodies
 # until the connection closes, a body cut short, and a server that closes a
 # kept connection when the next request comes (the request is retried once
-# on a fresh connection).  What each request carried is logged.
+# on a fresh connection); 204 (no content) to a GET, and bodies until the
+# connection closes cut short (every one, or only cas/'s).  What each
+# request carried is logged; a DELETE removes the file, as a writable
+# WebDAV server would.
 cat > pyserver.py <<'EOF2'
-import http.server, os, socketserver, sys
+import http.server, os, socketserver, sys, time
 root, log = sys.argv[1], open(sys.argv[2], 'a', buffering=1)
 class H(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
@@ -156,6 +162,11 @@ class H(http.server.BaseHTTPRequestHandler):
         mode, _, rest = self.path.lstrip('/').partition('/')
         if mode == 'idle' and self.served > 1:
             self.close_connection = True  # closed as the next request comes
+            return
+        if mode == 'hang':
+            time.sleep(3600)  # answers nothing, for longer than any test
+        if mode == 'nocontent':
+            self.send_response(204); self.end_headers()
             return
         try:
             body = open(os.path.join(root, rest), 'rb').read()
@@ -172,14 +183,27 @@ class H(http.server.BaseHTTPRequestHandler):
         elif mode == 'close':
             self.send_header('Connection', 'close'); self.end_headers()
             self.wfile.write(body); self.close_connection = True
+        elif mode == 'closecut' or (mode == 'cutcas' and '/cas/' in rest):
+            self.send_header('Connection', 'close'); self.end_headers()
+            self.wfile.write(body[:len(body) // 2]); self.close_connection = True
         elif mode == 'cut':
             self.send_header('Content-Length', str(len(body))); self.end_headers()
             self.wfile.write(body[:len(body) // 2]); self.close_connection = True
         else:
             self.send_header('Content-Length', str(len(body))); self.end_headers()
             self.wfile.write(body)
+    def do_DELETE(self):
+        log.write('%s %s\n' % (self.command, self.path))
+        mode, _, rest = self.path.lstrip('/').partition('/')
+        try:
+            os.unlink(os.path.join(root, rest))
+            self.send_response(204)
+        except OSError:
+            self.send_response(404)
+        self.send_header('Content-Length', '0'); self.end_headers()
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
+    def handle_error(self, *a): pass  # a client that hung up early
 s = S(('127.0.0.1', 0), H)
 open(sys.argv[3] + '.tmp', 'w').write(str(s.server_address[1]))
 os.rename(sys.argv[3] + '.tmp', sys.argv[3])
@@ -205,6 +229,49 @@ assert_same pcut.gpucc ref.gpucc
 assert_one_remote_warning "$PY/cut"
 assert_grep "closed the connection before the response's end" err
 [ "$(json_count hits)" = 0 ] || fail "a body cut short was a hit"
+# A transfer that fails deletes nothing: a 204 to a GET is no object, and
+# a body that ended at the connection's close yet does not verify may have
+# been cut on the way, so the server's copies (whole here) are kept.
+mkdir -p "$STORE/cache/pyflat" orig
+cp "$STORE"/cache/*.gpucc "$STORE/cache/pyflat/"
+cp -r "$STORE/cache/pyflat" orig/flat
+cp -r "$BZL" "$STORE/cache/pybzl"
+cp -r "$BZL" orig/bzl
+kept_all() { # DIR ORIG: every file of ORIG still in DIR, unchanged
+	local f
+	for f in $(cd "$2" && find . -type f); do
+		cmp -s "$2/$f" "$1/$f" || fail "$FAULT: $1/$f was deleted or changed"
+	done
+}
+for mode in "nocontent HTTP status 204 for GET" "closecut maybe cut short in transit"; do
+	FAULT=${mode%% *}
+	: > py.log
+	compile_with "P$FAULT" "p$FAULT.gpucc" --remote "$PY/$FAULT/pyflat"
+	assert_same "p$FAULT.gpucc" ref.gpucc
+	assert_one_remote_warning "$PY/$FAULT/pyflat"
+	assert_grep "${mode#* }" err
+	[ "$(json_count hits)" = 0 ] || fail "$FAULT: a hit"
+	assert_no_grep '^DELETE' py.log
+	kept_all "$STORE/cache/pyflat" orig/flat
+done
+for mode in closecut cutcas; do
+	FAULT=bazel-$mode
+	: > py.log
+	compile_with "PB$mode" "pb$mode.gpucc" --remote "$PY/$mode/pybzl|layout=bazel"
+	assert_same "pb$mode.gpucc" ref.gpucc
+	assert_one_remote_warning "$PY/$mode/pybzl"
+	assert_grep "maybe cut short in transit" err
+	assert_no_grep '^DELETE' py.log
+	kept_all "$STORE/cache/pybzl" orig/bzl
+done
+# A remote's batches in one process have a total time (total-timeout=):
+# a server that answers nothing, under a timeout of ten minutes, costs
+# the run that total, then one warning.
+FAULT=total
+compile_with PHANG phang.gpucc --remote "$PY/hang/pyflat|timeout=600000|total-timeout=300"
+assert_same phang.gpucc ref.gpucc
+assert_one_remote_warning "$PY/hang/pyflat"
+assert_grep "its total time in this run (total-timeout=300 ms) ran out" err
 # layout=bazel makes two rounds of GETs (ac/, then cas/) in one process:
 # the second finds its kept connections closed by the server.
 : > py.log
@@ -229,6 +296,19 @@ GPUCC_REMOTE="gopher://x" compile_with G2 g2.gpucc
 assert_grep "^gpucc compile: warning: GPUCC_REMOTE: remote 'gopher://x': unknown scheme" err
 expect_exit 129 "$GPUCC" compile --cache G3 --no-cubin -t sm_90 vector_add.ll --remote "$URL|bogus"
 assert_grep "unknown attribute 'bogus'" err
+# A URL with a query, a fragment or a control character, and an attribute
+# value over 4096 bytes or with a CR, are refused: one line naming the
+# remote and the defect (the CR spelt '?'), never sent nor cut.
+long=$(head -c 5000 /dev/zero | tr '\0' t)
+for bad in "$URL?x=1|'?' in the URL" "$URL#top|'#' in the URL" \
+	"$URL"$'\r'"|a control character (0x0d) in the URL" \
+	"$URL|bearer=$long|the value of 'bearer' is longer than 4096 bytes" \
+	"$URL|header=X-Team:a"$'\r'"b|the value of 'header' holds a control character (0x0d)" \
+	"$URL|read"$'\r'"-only|an attribute's name holds a control character (0x0d)"; do
+	expect_exit 129 "$GPUCC" compile --cache G3 --no-cubin -t sm_90 vector_add.ll --remote "${bad%|*}"
+	[ "$(wc -l < err)" = 1 ] || { cat err >&2; fail "'${bad#*|}': not one line"; }
+	assert_grep "remote '$URL[^']*': ${bad##*|}" err
+done
 expect_exit 129 "$GPUCC" compile --cache G3 --no-cubin -t sm_90 vector_add.ll --remote "$URL" --no-remote
 # A password in a URL is never printed.
 compile_with G4 g4.gpucc --remote "http://user:secret@127.0.0.1:$NGINX_PORT/fail500"
@@ -395,6 +475,7 @@ grep -E '^[0-9a-f]{64}$' out > trusted || fail "keygen printed no public key"
 [ "$(stat -c %a ci.key)" = 600 ] || fail "the private key is not mode 600"
 expect_exit 1 "$GPUCC" cache keygen ci.key
 expect_exit 0 "$GPUCC" cache keygen other.key
+grep -E '^[0-9a-f]{64}$' out > other.pub || fail "keygen printed no public key"
 # A trusted writer signs; a reader that trusts its key takes the entries.
 compile_with S1 s1.gpucc --remote "$URL/signed|sign=$TEST_DIR/ci.key"
 [ "$(json_count compiled)" = 2 ] || fail "the signing writer compiled $(json_count compiled)"
@@ -415,6 +496,33 @@ signed_fault() { # NAME CACHE PATH PATTERN
 signed_fault unsigned SU "" "not signed"
 compile_with S3 s3.gpucc --remote "$URL/forged|sign=$TEST_DIR/other.key"
 signed_fault "untrusted signer" SF forged "which is not trusted"
+# The trust file is read whole: the tail of a long comment line is comment,
+# never a key (read in 512-byte pieces, it was one).
+{ printf '#%0510d' 0; cat other.pub; cat trusted; } > long-comment
+FAULT="long comment"
+compile_with S4 s4.gpucc --remote "$URL/forged2|sign=$TEST_DIR/other.key"
+compile_with SLC slc.gpucc --remote "$URL/forged2|read-only|trust=$TEST_DIR/long-comment"
+assert_same slc.gpucc ref.gpucc
+assert_one_remote_warning "$URL/forged2"
+assert_grep "which is not trusted" err
+# A line that is no key (one over 512 bytes, a key with more after it, a
+# NUL byte), a file with no key, or none at all: the remote is disabled
+# at its first use, with one warning naming the file and line; the build
+# goes on.
+{ cat trusted; printf '%0600d\n' 0; } > long-line
+{ cat trusted; echo "$(cat other.pub) extra"; } > key-and-more
+{ cat trusted; printf 'ab\0cd\n'; } > nul-byte
+printf '# nothing\n\n' > no-key
+for bad in "long-line line 2: not a public key" "key-and-more line 2: not a public key" \
+	"nul-byte line 2: a NUL byte" "no-key holds no public key" "missing No such file"; do
+	file=${bad%% *}
+	FAULT="trust file $file"
+	compile_with "ST$file" "st$file.gpucc" --remote "$URL/signed|trust=$TEST_DIR/$file"
+	assert_same "st$file.gpucc" ref.gpucc
+	assert_one_remote_warning "$URL/signed"
+	assert_grep "trusted keys '$TEST_DIR/$file'.*${bad#* }" err
+	[ "$(json_count hits)" = 0 ] || fail "$FAULT: a hit"
+done
 mkdir -p "$STORE/cache/tampered"
 cp "$STORE"/cache/signed/*.gpucc "$STORE/cache/tampered/"
 for f in "$STORE"/cache/tampered/*.gpucc; do
@@ -427,6 +535,8 @@ open(p, 'wb').write(bytes(b))
 EOF2
 done
 signed_fault "altered signature" ST tampered "does not verify"
-expect_exit 129 "$GPUCC" compile --cache SX --no-cubin -t sm_90 vector_add.ll --remote "$URL|trust=$TEST_DIR/ci.key"
-assert_grep "not a public key" err
+FAULT="trust file of a private key"
+compile_with SX sx.gpucc --remote "$URL/signed|trust=$TEST_DIR/ci.key"
+assert_one_remote_warning "$URL/signed"
+assert_grep "trusted keys '$TEST_DIR/ci.key', line 1: not a public key" err
 echo "remote_http: ok"

@@ -2,9 +2,10 @@
 # redis-server on 127.0.0.1, over TCP and a Unix socket, with a password and
 # a read-only ACL user: two machines sharing one remote (the second
 # compiling nothing), and the faults (a key overwritten -- deleted unless
-# the remote is read-only --, the server frozen
-# by SIGSTOP, killed mid-request, full, a read-only user asked to write, a
-# wrong password), each a compile that succeeds with one warning naming the
+# the remote is read-only --, a key of another type, which push replaces,
+# the server frozen by SIGSTOP, killed mid-request, full, a read-only user
+# asked to write, a wrong password, a server dripping its reply a byte at a
+# time), each a compile that succeeds with one warning naming the
 # remote and an image byte-identical to a local-only build.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/remote_helpers.sh"
@@ -76,6 +77,17 @@ fault "cut short" FCUT "$URL" "$SHOWN" "rejected"
 # write it back: put it back from A for the tests below.)
 redis-cli -p "$REDIS_PORT" -a s3cret --no-auth-warning -x SET "$key" < value >/dev/null
 
+# A key of another type (a list) where an entry's string belongs: MGET
+# reads it as nil, a miss; cache push finds it absent and replaces it.
+rcli DEL "$key" >/dev/null
+rcli RPUSH "$key" a b >/dev/null
+expect_exit 0 "$GPUCC" cache push ref.gpucc --cache A --remote "$URL"
+assert_grep "^1 uploaded, 1 present already, 0 failed$" out
+assert_no_grep warning err
+[ "$(rcli TYPE "$key")" = string ] || fail "cache push did not replace the list under $key"
+rcli --raw GET "$key" | head -c -1 > replaced
+cmp -s replaced value || fail "the value cache push stored under $key is not A's entry"
+
 # Full: reads work, every write is refused (maxmemory).
 rcli CONFIG SET maxmemory 1 >/dev/null
 rcli CONFIG SET maxmemory-policy noeviction >/dev/null
@@ -99,6 +111,36 @@ stop_pid "$REDIS_PID"
 wait "$gpucc_pid" || { cat err >&2; fail "compile failed when its remote was killed"; }
 assert_same FKILL.gpucc ref.gpucc
 assert_one_remote_warning "$SHOWN"
+
+# A server that drips its MGET reply a byte at a time, each byte well
+# within the timeout, for ever: the timeout bounds the whole reply.
+cat > drip.py <<'EOF2'
+import os, socket, sys, threading, time
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(8)
+open(sys.argv[1] + '.tmp', 'w').write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + '.tmp', sys.argv[1])
+def serve(c):
+    try:
+        c.recv(65536)  # the MGET
+        c.sendall(b'*2\r\n$100000000\r\n')
+        while True:
+            c.sendall(b'x'); time.sleep(0.05)
+    except OSError:
+        pass
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF2
+python3 drip.py drip.port &
+SERVER_PIDS="$SERVER_PIDS $!"
+for _ in $(seq 100); do [ -s drip.port ] && break; sleep 0.1; done
+[ -s drip.port ] || fail "the dripping server did not start"
+DRIP="redis://127.0.0.1:$(cat drip.port)"
+fault dripping FDRIP "$DRIP|timeout=500" "$DRIP" "MGET: timed out"
+[ "$(json_count compiled)" = 2 ] || fail "dripping: compiled $(json_count compiled), not 2"
+# Under a timeout of ten minutes, the remote's total time in the run ends it.
+fault "dripping, total" FDRIPT "$DRIP|timeout=600000|total-timeout=300" "$DRIP" \
+	"its total time in this run (total-timeout=300 ms) ran out: MGET: timed out"
 
 # Dead: nothing listens.
 fault dead FDEAD "$URL" "$SHOWN" "cannot connect"

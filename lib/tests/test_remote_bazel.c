@@ -66,7 +66,7 @@ static remote_blob *payloads_of(const remote_bazel *b)
 static void test_round_trip(void)
 {
 	make_entry();
-	remote_blob object = {entry, entry_size, REMOTE_OK, NULL};
+	remote_blob object = {.data = entry, .size = entry_size, .outcome = REMOTE_OK};
 	remote_bazel split, parsed;
 	CHECK_INT(gpucc_remote_bazel_split(&split, &object), 0);
 	CHECK_INT(split.count, 2);
@@ -97,7 +97,7 @@ static void test_round_trip(void)
  * entry file, unless the damage left the record as it was. */
 static void damaged(const unsigned char *record, size_t size, bool intact)
 {
-	remote_blob r = {(unsigned char *)record, size, REMOTE_OK, NULL};
+	remote_blob r = {.data = (unsigned char *)record, .size = size, .outcome = REMOTE_OK};
 	remote_bazel parsed;
 	const char *why = NULL;
 	if (gpucc_remote_bazel_parse(&parsed, &r, &why) != 0) {
@@ -124,7 +124,7 @@ static void damaged(const unsigned char *record, size_t size, bool intact)
 static void test_damaged_records(void)
 {
 	make_entry();
-	remote_blob object = {entry, entry_size, REMOTE_OK, NULL};
+	remote_blob object = {.data = entry, .size = entry_size, .outcome = REMOTE_OK};
 	remote_bazel split;
 	CHECK_INT(gpucc_remote_bazel_split(&split, &object), 0);
 	size_t n = split.record.size;
@@ -156,7 +156,7 @@ static void test_damaged_records(void)
 
 static void forged(const char *text)
 {
-	remote_blob r = {(unsigned char *)text, strlen(text), REMOTE_OK, NULL};
+	remote_blob r = {.data = (unsigned char *)text, .size = strlen(text), .outcome = REMOTE_OK};
 	remote_bazel parsed;
 	const char *why = NULL;
 	CHECK(gpucc_remote_bazel_parse(&parsed, &r, &why) != 0);
@@ -181,8 +181,26 @@ static void test_forged_records(void)
 	forged(text); /* a short digest */
 	snprintf(text, sizeof text, "gpucc-remote-record 1\n1\n+2 2 %s\nskeleton", hex);
 	forged(text);
+	/* At most REMOTE_BAZEL_MAX_PAYLOADS payloads, each a request. */
+	for (size_t n = REMOTE_BAZEL_MAX_PAYLOADS; n <= REMOTE_BAZEL_MAX_PAYLOADS + 1; n++) {
+		char many[8192];
+		int at = snprintf(many, sizeof many, "gpucc-remote-record 1\n%zu\n", n);
+		for (size_t i = 0; i < n; i++)
+			at += snprintf(many + at, sizeof many - (size_t)at, "%zu 1 %s\n", i, hex);
+		snprintf(many + at, sizeof many - (size_t)at, "x");
+		remote_blob rec = {.data = (unsigned char *)many, .size = strlen(many),
+		                   .outcome = REMOTE_OK};
+		remote_bazel p;
+		const char *w = NULL;
+		int rc = gpucc_remote_bazel_parse(&p, &rec, &w);
+		CHECK_INT(rc, n <= REMOTE_BAZEL_MAX_PAYLOADS ? 0 : -1);
+		if (rc == 0) {
+			CHECK_INT(p.count, n);
+			gpucc_remote_bazel_free(&p);
+		}
+	}
 	/* The smallest valid one: no payloads, the skeleton is the file. */
-	remote_blob r = {(unsigned char *)"gpucc-remote-record 1\n0\nxyz", 27, REMOTE_OK, NULL};
+	remote_blob r = {.data = (unsigned char *)"gpucc-remote-record 1\n0\nxyz", .size = 27, .outcome = REMOTE_OK};
 	remote_bazel parsed;
 	const char *why = NULL;
 	CHECK_INT(gpucc_remote_bazel_parse(&parsed, &r, &why), 0);
