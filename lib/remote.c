@@ -571,15 +571,17 @@ static bool held_locally(gpucc_cache *c, const gpucc_digest *key)
 /* Check a remote's bytes for key as an untrusted image: exactly one entry,
  * the key asked for, that key recomputed from the entry's fields, every
  * payload's digest; then insert it into the local cache.  0; an error whose
- * message says what was wrong with the object; or LOCAL_STORE_FAILED. */
+ * message says what was wrong with the object (b->untrusted set when it is
+ * this reader's trust that refuses it); or LOCAL_STORE_FAILED. */
 static int verify_and_store(gpucc_cache *c, remote *r, const gpucc_digest *key,
-                            const remote_blob *b)
+                            remote_blob *b)
 {
 	char name[600];
 	snprintf(name, sizeof name, "%s", r->shown);
 	gpucc_image *img = NULL;
 	remote_blob entry = *b;
 	int rc = gpucc_remote_check_signature(r, key, &entry);
+	b->untrusted = entry.untrusted;
 	if (rc == 0)
 		rc = gpucc_image_open_memory(&img, entry.data, entry.size, name);
 	if (rc == 0 && gpucc_image_entry_count(img) != 1)
@@ -680,8 +682,11 @@ static size_t fetch_piece(gpucc_cache *c, remote_set *s, remote *r, const gpucc_
 				 * whole, and nothing is deleted. */
 				if (b->unframed)
 					transport_failed = true;
-				/* batch[0..k) is done with: the rejected keys gather there. */
-				batch[bad++] = batch[k];
+				/* batch[0..k) is done with: the rejected keys gather there
+				 * (not those this reader's trust refuses, which others
+				 * may trust). */
+				if (!b->untrusted)
+					batch[bad++] = batch[k];
 			}
 		} else if (b->outcome == REMOTE_ERROR) {
 			s->unsaved.errors++;

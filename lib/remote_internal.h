@@ -45,6 +45,11 @@ typedef struct remote_blob {
 	 * object that then fails verification is the transfer's failure, not
 	 * the object's, and nothing is deleted for it. */
 	bool unframed;
+	/* get: refused by this reader's trust (unsigned, or signed by a key
+	 * its trust= file does not list), which says nothing against the
+	 * object: readers who trust its signer take it, and it is never
+	 * deleted. */
+	bool untrusted;
 } remote_blob;
 
 typedef enum remote_layout {

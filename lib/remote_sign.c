@@ -325,6 +325,7 @@ int gpucc_remote_check_signature(remote *r, const gpucc_digest *key, remote_blob
 	if (r->trusted_count == 0) {
 		/* No trust configured: a signature is neither needed nor read. */
 	} else if (!has_trailer) {
+		b->untrusted = true;
 		rc = gpucc_error_set(GPUCC_ECORRUPT, "not signed, and only signed entries are trusted");
 	} else {
 		bool trusted = false;
@@ -333,6 +334,7 @@ int gpucc_remote_check_signature(remote *r, const gpucc_digest *key, remote_blob
 		char hex[2 * PUBLIC_SIZE + 1];
 		to_hex(hex, trailer, PUBLIC_SIZE);
 		if (!trusted) {
+			b->untrusted = true;
 			rc = gpucc_error_set(GPUCC_ECORRUPT, "signed by key %.16s..., which is not trusted",
 			                     hex);
 		} else if (!crypto_ready()) {

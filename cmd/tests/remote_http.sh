@@ -495,7 +495,12 @@ signed_fault() { # NAME CACHE PATH PATTERN
 }
 signed_fault unsigned SU "" "not signed"
 compile_with S3 s3.gpucc --remote "$URL/forged|sign=$TEST_DIR/other.key"
+ls -l "$STORE/cache/forged" > forged.before
 signed_fault "untrusted signer" SF forged "which is not trusted"
+# What this reader's trust refuses, others may trust: never deleted.
+ls -l "$STORE/cache/forged" > forged.after
+cmp -s forged.before forged.after || fail "entries of a signer not trusted here were deleted"
+[ "$(grep -c '\.gpucc$' forged.after)" -ge 2 ] || fail "the forged remote holds no entries"
 # The trust file is read whole: the tail of a long comment line is comment,
 # never a key (read in 512-byte pieces, it was one).
 { printf '#%0510d' 0; cat other.pub; cat trusted; } > long-comment
