@@ -36,7 +36,10 @@
 #define GPUCC_BACKEND_FAULT_ENV "GPUCC_BACKEND_FAULT"
 /* ... or "nvjitlink:SUBSTRING": the same, inside the stretch marked as
  * libnvJitLink's (below); or "exit:SUBSTRING": the worker exits 3, a
- * status the worker protocol does not define, where "abort" aborts. */
+ * status the worker protocol does not define, where "abort" aborts; or
+ * "unchecked:SUBSTRING": the backend does not refuse AMD graphics calling
+ * conventions itself, leaving them to LLVM (which diagnoses, then
+ * crashes). */
 
 /* The backend runs in a gpucc-compile-worker, whose stderr only the
  * compile reads: these lines mark the stretch spent in libnvJitLink, so

@@ -86,7 +86,7 @@ struct gpucc_backend_thread {
 	const gpucc_backend_job *job;
 	backend_text diagnostics;
 	bool saw_error;
-	char first_error[320]; /* the first line of the first error since saw_error was cleared */
+	char first_error[2048]; /* the first line of the first error since saw_error was cleared */
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -140,6 +140,27 @@ static void initialize_targets(void)
 	warm_up_pipelines();
 }
 
+/* Every error LLVM diagnoses also goes to stderr as one line,
+ * "gpucc-compile-worker: error: TEXT": LLVM may crash right after one (the
+ * AMDGPU instruction selector does on a graphics shader under HSA), and the
+ * worker's caller then reads it there (lib/compile_worker.c).  One write,
+ * so that lines of several threads do not interleave. */
+static void error_to_stderr(const char *text, size_t len)
+{
+	static const char prefix[] = "gpucc-compile-worker: error: ";
+	char *line = malloc(sizeof prefix + len + 1);
+	if (!line)
+		return;
+	memcpy(line, prefix, sizeof prefix - 1);
+	size_t n = sizeof prefix - 1;
+	for (size_t i = 0; i < len; i++)
+		line[n++] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
+	line[n++] = '\n';
+	ssize_t ignored = write(STDERR_FILENO, line, n);
+	(void)ignored;
+	free(line);
+}
+
 static void diagnostic_handler(LLVMDiagnosticInfoRef info, void *opaque)
 {
 	gpucc_backend_thread *t = opaque;
@@ -149,17 +170,24 @@ static void diagnostic_handler(LLVMDiagnosticInfoRef info, void *opaque)
 	char *text = LLVMGetDiagInfoDescription(info);
 	const char *what = severity == LLVMDSError ? "error" : severity == LLVMDSWarning ? "warning"
 	                                                                                  : "note";
+	/* LLVM places a diagnostic without a source location at
+	 * "<unknown>:0:0: ", which says nothing. */
+	static const char nowhere[] = "<unknown>:0:0: ";
+	const char *said = text ? text : "";
+	if (strncmp(said, nowhere, sizeof nowhere - 1) == 0)
+		said += sizeof nowhere - 1;
 	if (severity == LLVMDSError && !t->saw_error)
-		snprintf(t->first_error, sizeof t->first_error, "%.*s",
-		         text ? (int)strcspn(text, "\n") : 0, text ? text : "");
+		snprintf(t->first_error, sizeof t->first_error, "%.*s", (int)strcspn(said, "\n"), said);
 	if (severity == LLVMDSError)
 		t->saw_error = true;
-	size_t len = text ? strlen(text) : 0;
-	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+	size_t len = strlen(said);
+	while (len && (said[len - 1] == '\n' || said[len - 1] == ' '))
 		len--;
+	if (severity == LLVMDSError)
+		error_to_stderr(said, len);
 	if (t->job)
 		backend_text_append(&t->diagnostics, "%s: %s: %s: %.*s\n", t->job->module_name,
-		                    t->job->target_name, what, (int)len, text ? text : "");
+		                    t->job->target_name, what, (int)len, said);
 	LLVMDisposeMessage(text);
 }
 
@@ -213,6 +241,7 @@ typedef struct compile {
 } compile;
 
 static int fail(compile *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fault_asked(const gpucc_backend_job *job, const char *where);
 
 /* Record the failure: "MODULE: TARGET: <message>". */
 static int fail(compile *c, int code, const char *fmt, ...)
@@ -427,6 +456,47 @@ static int check_function_targets(compile *c)
 				            value_name(f), (int)n, features + i, job->target_name);
 			i += n + 1;
 		}
+	}
+	return 0;
+}
+
+/* AMDGPU: the graphics calling conventions (llvm/IR/CallingConv.h) and
+ * their names in LLVM IR. */
+static const char *amdgpu_graphics_convention(unsigned cc)
+{
+	switch (cc) {
+	case 87: return "amdgpu_vs";
+	case 88: return "amdgpu_gs";
+	case 89: return "amdgpu_ps";
+	case 90: return "amdgpu_cs";
+	case 93: return "amdgpu_hs";
+	case 95: return "amdgpu_ls";
+	case 96: return "amdgpu_es";
+	case 100: return "amdgpu_gfx";
+	case 104: return "amdgpu_cs_chain";
+	case 105: return "amdgpu_cs_chain_preserve";
+	default: return NULL;
+	}
+}
+
+/* AMDGPU under HSA runs compute kernels and what they call: LLVM 19's
+ * instruction selector diagnoses a function of a graphics calling
+ * convention ("unsupported non-compute shaders with HSA") and then
+ * dereferences NULL, crashing the process.  Refused before that, naming
+ * the function. */
+static int check_calling_conventions(compile *c)
+{
+	/* The test hook "unchecked:" leaves them to LLVM (compile_crash.sh). */
+	if (c->job->vendor != GPUCC_VENDOR_AMD || fault_asked(c->job, "unchecked"))
+		return 0;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		const char *name = amdgpu_graphics_convention(LLVMGetFunctionCallConv(f));
+		if (name && !LLVMIsDeclaration(f))
+			return fail(c, GPUCC_ECOMPILE,
+			            "function '%s' has the graphics calling convention %s, which %s (HSA) "
+			            "does not run: only compute kernels (amdgpu_kernel) and the functions "
+			            "they call compile for it",
+			            value_name(f), name, c->job->triple);
 	}
 	return 0;
 }
@@ -1202,13 +1272,26 @@ static int check_ptx_structors(compile *c)
 	return 0;
 }
 
-static void fault_injection(const gpucc_backend_job *job, const char *where)
+/* Whether the test hook asks for fault `where` in this job
+ * (GPUCC_BACKEND_FAULT_ENV); never in a build without the hooks. */
+static bool fault_asked(const gpucc_backend_job *job, const char *where)
 {
 #ifdef GPUCC_TEST_HOOKS
 	const char *fault = getenv(GPUCC_BACKEND_FAULT_ENV);
 	size_t n = strlen(where);
-	if (!fault || strncmp(fault, where, n) != 0 || fault[n] != ':' || !fault[n + 1] ||
-	    !strstr(job->module_name, fault + n + 1))
+	return fault && strncmp(fault, where, n) == 0 && fault[n] == ':' && fault[n + 1] &&
+	       strstr(job->module_name, fault + n + 1);
+#else
+	(void)job;
+	(void)where;
+	return false;
+#endif
+}
+
+static void fault_injection(const gpucc_backend_job *job, const char *where)
+{
+#ifdef GPUCC_TEST_HOOKS
+	if (!fault_asked(job, where))
 		return;
 	if (strcmp(where, "exit") == 0)
 		_exit(3);
@@ -1263,6 +1346,11 @@ static int optimise(compile *c)
 		LLVMDisposeErrorMessage(message);
 		return rc;
 	}
+	/* A pass that diagnoses an error goes on (AMDGPU's printf lowering
+	 * drops a call whose format is no constant string and says so): the
+	 * module it leaves is not what was asked for. */
+	if (c->thread->saw_error)
+		return fail(c, GPUCC_ECOMPILE, "optimisation failed: %s", c->thread->first_error);
 	return 0;
 }
 
@@ -1663,7 +1751,7 @@ static int run_pipeline(compile *c)
 	LLVMDisposeMessage(layout_text);
 	LLVMDisposeTargetData(layout);
 
-	if ((rc = check_function_targets(c)) != 0)
+	if ((rc = check_function_targets(c)) != 0 || (rc = check_calling_conventions(c)) != 0)
 		return rc;
 	if (!job->debug_info)
 		LLVMStripModuleDebugInfo(c->module);
@@ -1720,7 +1808,11 @@ static int compile_job(gpucc_backend_thread *t, const gpucc_backend_job *job,
 	backend_text_release(&t->diagnostics);
 	if (job->vendor == GPUCC_VENDOR_NVIDIA && job->nvjitlink) /* loads while LLVM works */
 		backend_nvjitlink_preload(job->nvjitlink);
+	t->saw_error = false;
 	int rc = run_pipeline(&c);
+	/* Whatever stage diagnosed it, an error LLVM reported fails the job. */
+	if (rc == 0 && t->saw_error)
+		rc = fail(&c, GPUCC_ECOMPILE, "LLVM reported an error: %s", t->first_error);
 	if (c.machine)
 		LLVMDisposeTargetMachine(c.machine);
 	if (c.module)
