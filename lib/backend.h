@@ -26,7 +26,7 @@
 
 #include "gpucc/common.h"
 
-#define GPUCC_BACKEND_ABI 3
+#define GPUCC_BACKEND_ABI 4
 #define GPUCC_BACKEND_ENTRY "gpucc_backend_get"
 
 /* Fault injection for crash tests, in builds with the test hooks (meson
@@ -110,6 +110,8 @@ typedef struct gpucc_backend_result {
 	char *ptxas_refused;  /* NVIDIA: ptxas's (or nvJitLink's) words when it does not
 	                         compile for the target's processor or PTX ISA (an older
 	                         or newer CUDA): the entry is PTX only; else NULL */
+	bool no_kernels;      /* failed (GPUCC_ECOMPILE) because the module defines no
+	                         kernel: a source of host code only, for the caller */
 } gpucc_backend_result;
 
 typedef struct gpucc_backend gpucc_backend;

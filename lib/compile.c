@@ -68,6 +68,7 @@ typedef struct module {
 	 * clang made of it, each for one target (lib/compile_source.c). */
 	gpucc_source_language language; /* FROM_NAME: a module of IR */
 	bool one_target;    /* jobs for targets[only_target] alone */
+	bool from_source;   /* made by clang of a source unit (or found through its record) */
 	size_t only_target;
 	int fail_code;      /* nonzero: no module could be made; fail_message says why */
 	char *fail_message;
@@ -114,6 +115,8 @@ typedef struct job {
 	gpucc_entry hit_entry; /* its entry under this job's module name (r.entry) */
 	gpucc_backend_result out;
 	bool have_out;
+	bool no_kernels;    /* SKIPPED: a source unit that defines no kernel */
+	size_t warnings_before_no_kernels; /* strlen(warnings) before it said so */
 	gpucc_kernel *kernels;
 	gpucc_payload payloads[GPUCC_PART_COUNT];
 	gpucc_payload_source sources[GPUCC_PART_COUNT];
@@ -1149,6 +1152,7 @@ static int source_module(module *out, const module *source, size_t target_index,
 	out->shown = strdup(source->shown);
 	out->entry_name = strdup(source->entry_name);
 	out->one_target = true;
+	out->from_source = true;
 	out->only_target = target_index;
 	bool made = r->ir || r->hit;
 	out->data = r->ir ? r->ir : malloc(1);
@@ -1559,7 +1563,19 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		            m->shown, j->target_name, c->nvjitlink ? "nvJitLink" : "ptxas",
 		            c->nvjitlink ? c->nvjitlink_version : c->ptxas_version,
 		            j->out.ptxas_refused);
-	if (rc != 0) {
+	if (rc != 0 && j->out.no_kernels && m->from_source) {
+		/* Host code only (clang's own build of it has no device code
+		 * either): nothing to add, which is worth a warning, not an
+		 * error, unless no unit of the run has a kernel
+		 * (gpucc_compile_run). */
+		job_fail(j, 0, "%s: %s: skipped: the source defines no kernel", m->shown,
+		         j->target_name);
+		j->r.status = GPUCC_COMPILE_SKIPPED;
+		j->no_kernels = true;
+		j->warnings_before_no_kernels = j->warnings ? strlen(j->warnings) : 0;
+		add_warning(j, "%s: %s: the source defines no kernel (host code only): it adds nothing",
+		            m->shown, j->target_name);
+	} else if (rc != 0) {
 		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
 	} else if (build_entry(c, j) != 0) {
 		job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->shown, j->target_name);
@@ -1734,6 +1750,27 @@ int gpucc_compile_run(gpucc_compile *c)
 		return rc;
 	if (c->o.cache)
 		store_records(c);
+	/* Source units of host code only add nothing; a run in which no unit
+	 * has a kernel has nothing to give, and fails as one would. */
+	bool any_entry = false, any_empty = false;
+	for (size_t i = 0; i < c->job_count; i++) {
+		gpucc_compile_status status = c->jobs[i].r.status;
+		any_entry |= status == GPUCC_COMPILE_HIT || status == GPUCC_COMPILE_COMPILED;
+		any_empty |= c->jobs[i].no_kernels;
+	}
+	for (size_t i = 0; i < c->job_count && any_empty && !any_entry; i++) {
+		job *j = &c->jobs[i];
+		if (!j->no_kernels)
+			continue;
+		/* The error says it: the warning goes. */
+		if (j->warnings) {
+			j->warnings[j->warnings_before_no_kernels] = '\0';
+			j->r.warnings = *j->warnings ? j->warnings : NULL;
+		}
+		job_fail(j, GPUCC_ECOMPILE,
+		         "%s: %s: no kernels: the source defines none (host code only), and no other "
+		         "unit of the run does", c->modules[j->module].shown, j->target_name);
+	}
 	bool failed = false;
 	for (size_t i = 0; i < c->job_count; i++)
 		failed |= c->jobs[i].r.status == GPUCC_COMPILE_FAILED;

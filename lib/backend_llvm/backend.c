@@ -1755,9 +1755,11 @@ static int run_pipeline(compile *c)
 		return rc;
 	if (!job->debug_info)
 		LLVMStripModuleDebugInfo(c->module);
-	if (!find_kernels(c))
+	if (!find_kernels(c)) {
+		c->out->no_kernels = true;
 		return fail(c, GPUCC_ECOMPILE, "no kernels: the module defines no %s function",
 		            job->vendor == GPUCC_VENDOR_NVIDIA ? "ptx_kernel" : "amdgpu_kernel");
+	}
 	if ((rc = collect_defined(c)) != 0 || (rc = set_module_flags(c)) != 0)
 		return rc;
 	set_math_attributes(c);
@@ -1826,9 +1828,11 @@ static int compile_job(gpucc_backend_thread *t, const gpucc_backend_job *job,
 	if (rc != 0) {
 		/* A failure keeps only its message and diagnostics. */
 		char *message = out->message, *diagnostics = out->diagnostics;
+		bool no_kernels = out->no_kernels;
 		out->message = out->diagnostics = NULL;
 		result_release(out);
 		out->code = rc;
+		out->no_kernels = no_kernels;
 		out->message = message;
 		out->diagnostics = diagnostics;
 	}
