@@ -237,6 +237,9 @@ typedef struct compile {
 	char *module_layout; /* the module's own data layout, before the target's */
 	char **defined; /* names the module itself defines, sorted */
 	size_t defined_count;
+	LLVMValueRef *annotated; /* NVPTX: kernels by !nvvm.annotations, not by convention */
+	size_t annotated_count;
+	bool annotated_lost; /* out of memory while listing them: internalise nothing */
 	char path_base[PATH_MAX + 64];
 } compile;
 
@@ -368,6 +371,14 @@ static bool find_kernels(compile *c)
 		    len == 6 && memcmp(s, "kernel", 6) == 0) {
 			keep_kernel(operands[0]);
 			found = true;
+			LLVMValueRef *grown =
+				realloc(c->annotated, sizeof *grown * (c->annotated_count + 1));
+			if (grown) {
+				c->annotated = grown;
+				c->annotated[c->annotated_count++] = operands[0];
+			} else {
+				c->annotated_lost = true;
+			}
 		}
 	}
 	free(nodes);
@@ -1065,15 +1076,27 @@ static bool named_used(LLVMModuleRef m, LLVMValueRef v)
  * for a rocPRIM-sized unit).  Variables stay as they are (a host program
  * reads them by name), and so does what @llvm.used or @llvm.compiler.used
  * names.  Not at -O0, where nothing unreached would be dropped (and LLVM
- * 19 crashes on a local function nothing reaches: below). */
+ * 19 crashes on a local function nothing reaches: below).
+ * NVPTX: the PTX is a whole program too (ptxas and nvJitLink make an
+ * executable cubin of it, the driver's JIT loads it alone), and there an
+ * exported function is worse than useless: a template instance clang emits
+ * linkonce_odr becomes a `.weak .func`, which ptxas inside nvJitLink
+ * compiles once for every caller, so that a kernel whose launch bounds cap
+ * its registers cannot call it ("Entry function ... with max regcount of
+ * 64 calls function ... with regcount of 100"), where a local function is
+ * compiled for its callers.  At every level: nothing of LLVM's NVPTX
+ * stumbles on an unreached local function. */
 static void internalize_own_functions(compile *c)
 {
-	if (c->job->vendor != GPUCC_VENDOR_AMD || c->job->opt_level == 0)
+	if ((c->job->vendor == GPUCC_VENDOR_AMD && c->job->opt_level == 0) || c->annotated_lost)
 		return;
 	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
 		LLVMLinkage linkage = LLVMGetLinkage(f);
 		unsigned cc = LLVMGetFunctionCallConv(f);
-		if (LLVMIsDeclaration(f) || linkage == LLVMInternalLinkage ||
+		bool annotated = false;
+		for (size_t i = 0; i < c->annotated_count && !annotated; i++)
+			annotated = c->annotated[i] == f;
+		if (annotated || LLVMIsDeclaration(f) || linkage == LLVMInternalLinkage ||
 		    linkage == LLVMPrivateLinkage || linkage == LLVMAvailableExternallyLinkage ||
 		    (cc != LLVMCCallConv && cc != LLVMFastCallConv) || named_used(c->module, f))
 			continue;
@@ -1823,6 +1846,7 @@ static int compile_job(gpucc_backend_thread *t, const gpucc_backend_job *job,
 	for (size_t i = 0; i < c.defined_count; i++)
 		free(c.defined[i]);
 	free(c.defined);
+	free(c.annotated);
 	t->job = NULL;
 	out->diagnostics = backend_text_take(&t->diagnostics);
 	if (rc != 0) {
