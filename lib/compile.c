@@ -87,6 +87,10 @@ typedef struct target {
 	char cpu[32];
 	char features[64];
 	bool ptx_explicit; /* NVIDIA: the spelling named a PTX ISA (":ptxNN") */
+	/* For messages about a source before clang made its module: NVIDIA
+	 * without ptx_explicit, the processor alone ("sm_75": the PTX ISA is the
+	 * one clang's IR will ask for, not name's default); else name. */
+	char open_name[GPUCC_TARGET_NAME_SIZE];
 } target;
 
 typedef struct job {
@@ -296,6 +300,10 @@ int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 	snprintf(t.cpu, sizeof t.cpu, "%s", gpucc_target_cpu(&t.parsed));
 	gpucc_target_llvm_features(t.features, &t.parsed);
 	t.ptx_explicit = t.parsed.vendor == GPUCC_VENDOR_NVIDIA && strstr(spelling, ":ptx") != NULL;
+	snprintf(t.open_name, sizeof t.open_name, "%.*s",
+	         t.parsed.vendor == GPUCC_VENDOR_NVIDIA && !t.ptx_explicit ? (int)strcspn(t.name, ":")
+	                                                                   : (int)strlen(t.name),
+	         t.name);
 	for (size_t i = 0; i < c->target_count; i++)
 		if (strcmp(c->targets[i].name, t.name) == 0)
 			return 0;
@@ -563,25 +571,30 @@ static int job_fail(job *j, int code, const char *fmt, ...) __attribute__((forma
  * the backend's words). */
 /* A message of job_fail's or add_warning's: formatted, its control
  * characters spelt as in libgpucc's error messages (formats/escape.h). */
-static void spell_message(char out[1024], const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+static char *spell_message(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
-static void spell_message(char out[1024], const char *fmt, va_list ap)
+/* Whole, however long (a C++ name, a tool's line): NULL when out of memory. */
+static char *spell_message(const char *fmt, va_list ap)
 {
-	char raw[1024];
-	vsnprintf(raw, sizeof raw, fmt, ap);
-	gpucc_escape_controls(out, 1024, raw);
+	char *raw = NULL;
+	if (vasprintf(&raw, fmt, ap) < 0)
+		return NULL;
+	size_t size = strlen(raw) * GPUCC_ESCAPED_BYTE_MAX + 1;
+	char *out = malloc(size);
+	if (out)
+		gpucc_escape_controls(out, size, raw);
+	free(raw);
+	return out;
 }
 
 static int job_fail(job *j, int code, const char *fmt, ...)
 {
-	char message[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	spell_message(message, fmt, ap);
+	char *message = spell_message(fmt, ap);
 	va_end(ap);
 	free(j->error);
-	j->error = strdup(message);
+	j->error = message;
 	j->r.error = j->error ? j->error : "out of memory";
 	j->r.error_code = code;
 	j->r.status = GPUCC_COMPILE_FAILED;
@@ -759,19 +772,47 @@ static void add_warning(job *j, const char *fmt, ...) __attribute__((format(prin
 /* Append one warning line ("MODULE: TARGET: warning: ...") to the job's. */
 static void add_warning(job *j, const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	spell_message(line, fmt, ap);
+	char *line = spell_message(fmt, ap);
 	va_end(ap);
+	if (!line)
+		return;
 	size_t old = j->warnings ? strlen(j->warnings) : 0;
 	char *grown = realloc(j->warnings, old + strlen(line) + 2);
-	if (!grown)
+	if (!grown) {
+		free(line);
 		return;
+	}
 	memcpy(grown + old, line, strlen(line));
 	memcpy(grown + old + strlen(line), "\n", 2);
+	free(line);
 	j->warnings = grown;
 	j->r.warnings = grown;
+}
+
+/* The target job j names in its messages: as the module fits it, except
+ * that a source's module that asks for no PTX ISA (no function: host code
+ * only) leaves an NVIDIA target's open ("sm_75"), clang's choice, rather
+ * than naming the target's default. */
+static const char *job_shown_target(const gpucc_compile *c, const job *j)
+{
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	if (m->from_source && !t->ptx_explicit && m->facts.ptx_isa == 0)
+		return t->open_name;
+	return j->target_name[0] ? j->target_name : t->name;
+}
+
+/* For a triple that is not the target's: ", written for NVIDIA targets
+ * (sm_XY)" when it is the other vendor's, else "". */
+static const char *other_vendor_clause(const char *triple)
+{
+	if (strncmp(triple, "nvptx", 5) == 0)
+		return ": the module is written for NVIDIA targets (sm_XY)";
+	if (strncmp(triple, "amdgcn", 6) == 0)
+		return ": the module is written for AMD targets (gfxNNN)";
+	return "";
 }
 
 /* Skip job j when the module is for another target of the run: its triple
@@ -788,8 +829,9 @@ static bool skip_unfit(gpucc_compile *c, job *j)
 		for (size_t i = 0; i < c->target_count; i++)
 			fits_another |= triple_fits(f->triple, c->targets[i].parsed.vendor);
 		if (!fits_another) {
-			job_fail(j, GPUCC_ECOMPILE, "%s: %s: module triple '%s' does not fit target %s (%s)",
-			         m->shown, t->name, f->triple, t->name, gpucc_target_triple(&t->parsed));
+			job_fail(j, GPUCC_ECOMPILE, "%s: %s: module triple '%s' does not fit target %s (%s)%s",
+			         m->shown, t->name, f->triple, t->name, gpucc_target_triple(&t->parsed),
+			         other_vendor_clause(f->triple));
 			return true;
 		}
 		job_fail(j, 0, "%s: %s: skipped: the module's triple '%s' is for the run's other targets",
@@ -1310,6 +1352,7 @@ static int expand_sources(gpucc_compile *c)
 			                               .language = m->language,
 			                               .target = &c->targets[t].parsed,
 			                               .target_name = c->targets[t].name,
+			                               .target_shown = c->targets[t].open_name,
 			                               .ptx_explicit = c->targets[t].ptx_explicit};
 			pair_target[k++] = t;
 		}
@@ -1569,12 +1612,12 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		 * error, unless no unit of the run has a kernel
 		 * (gpucc_compile_run). */
 		job_fail(j, 0, "%s: %s: skipped: the source defines no kernel", m->shown,
-		         j->target_name);
+		         job_shown_target(c, j));
 		j->r.status = GPUCC_COMPILE_SKIPPED;
 		j->no_kernels = true;
 		j->warnings_before_no_kernels = j->warnings ? strlen(j->warnings) : 0;
 		add_warning(j, "%s: %s: the source defines no kernel (host code only): it adds nothing",
-		            m->shown, j->target_name);
+		            m->shown, job_shown_target(c, j));
 	} else if (rc != 0) {
 		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
 	} else if (build_entry(c, j) != 0) {
@@ -1769,7 +1812,7 @@ int gpucc_compile_run(gpucc_compile *c)
 		}
 		job_fail(j, GPUCC_ECOMPILE,
 		         "%s: %s: no kernels: the source defines none (host code only), and no other "
-		         "unit of the run does", c->modules[j->module].shown, j->target_name);
+		         "unit of the run does", c->modules[j->module].shown, job_shown_target(c, j));
 	}
 	bool failed = false;
 	for (size_t i = 0; i < c->job_count; i++)

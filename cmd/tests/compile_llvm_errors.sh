@@ -6,7 +6,9 @@
 #   - a function of an AMD graphics calling convention is refused up
 #     front, naming it and its convention; and when LLVM is left to meet it
 #     (the test hook "unchecked:"), its crash is one line that carries the
-#     error LLVM printed before it.
+#     error LLVM printed before it;
+#   - an intrinsic LLVM does not know is named so; C++ names are demangled,
+#     whole; a module written for the other vendor says so.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 mkdir tmp
@@ -69,3 +71,52 @@ if [ "$TEST_HOOKS" = 1 ]; then
 else
 	echo "SKIPPED: LLVM's own crash on a graphics shader: the build has no test hooks"
 fi
+
+# --- names in messages --------------------------------------------------------
+# An intrinsic this LLVM does not know is named as such, not as a call
+# nothing defines.
+cat >intrinsic.ll <<'LL'
+target triple = "nvptx64-nvidia-cuda"
+declare float @llvm.nvvm.no.such.intrinsic.f32(float)
+define ptx_kernel void @k(ptr %p) {
+  %x = load float, ptr %p
+  %y = call float @llvm.nvvm.no.such.intrinsic.f32(float %x)
+  store float %y, ptr %p
+  ret void
+}
+LL
+expect_exit 5 "$GPUCC" compile --no-cache intrinsic.ll -t sm_90
+one_line_error err "^gpucc compile: error: intrinsic.ll: sm_90:ptx[0-9]*: call to 'llvm.nvvm.no.such.intrinsic.f32', an intrinsic LLVM 19\.[0-9.]* does not know"
+
+# C++ names are demangled, whole however long: a name of 40 nested
+# namespaces demangles to 1,000 characters, and the line is longer still.
+long=$(python3 -c 'print("_ZN" + "".join("23namespace_component_%03d" % i for i in range(40)) + "4longEv")')
+want=$(python3 -c 'print("::".join("namespace_component_%03d" % i for i in range(40)) + "::long()")')
+cat >mangled.ll <<LL
+target triple = "nvptx64-nvidia-cuda"
+declare i32 @_Z6ext_fni(i32)
+declare void @$long()
+define ptx_kernel void @k(ptr %p) {
+  %x = load i32, ptr %p
+  %y = call i32 @_Z6ext_fni(i32 %x)
+  store i32 %y, ptr %p
+  call void @$long()
+  ret void
+}
+LL
+expect_exit 5 "$GPUCC" compile --no-cache mangled.ll -t sm_90
+assert_one_line err
+grep -qF "unresolvable external calls to 'ext_fn(int)', '$want'" err ||
+	fail "names not demangled whole: $(cat err)"
+
+# A module written for the other vendor says so: by its triple, and without
+# one, by a kernel's calling convention or an intrinsic (where LLVM aborted).
+expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/kernels/nvptx/vector_add.ll" -t gfx942
+one_line_error err "vector_add.ll: gfx942: module triple 'nvptx64-nvidia-cuda' does not fit target gfx942 (amdgcn-amd-amdhsa): the module is written for NVIDIA targets (sm_XY)$"
+expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/kernels/amdgpu/vector_add.ll" -t sm_90
+one_line_error err "vector_add.ll: sm_90:ptx[0-9]*: module triple 'amdgcn-amd-amdhsa' does not fit target sm_90:ptx[0-9]* (nvptx64-nvidia-cuda): the module is written for AMD targets (gfxNNN)$"
+expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/kernels/crash/ptx_kernel_notriple.ll" -t gfx90a
+one_line_error err "ptx_kernel_notriple.ll: gfx90a: function '[^']*' has the calling convention ptx_kernel, NVIDIA's: the module is written for NVIDIA targets (sm_XY), not for gfx90a$"
+expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/kernels/crash/amd_intrinsic_notriple.ll" -t sm_90
+one_line_error err "amd_intrinsic_notriple.ll: sm_90:ptx[0-9]*: the module calls 'llvm.amdgcn.[a-z.]*', an intrinsic of AMD's: it is written for AMD targets (gfxNNN), not for sm_90"
+[ -z "$(ls tmp)" ] || fail "left $(ls tmp) in TMPDIR"

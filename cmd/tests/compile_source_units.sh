@@ -3,7 +3,10 @@
 #   - a unit of host code only (no kernel: clang's own build of it has no
 #     device code) is a warning naming it, and adds nothing; the run's other
 #     units compile, exit 0; a run in which no unit has a kernel fails, one
-#     line, exit 5.
+#     line, exit 5;
+#   - clang's warnings are written once per unit, as clang wrote them, and
+#     never cut without saying so; a failure before clang's IR names the
+#     target as far as it is known (sm_75, not the default sm_75:ptx63).
 . "$SRCROOT/cmd/tests/lib.sh"
 
 command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it"
@@ -13,6 +16,9 @@ command -v ld.lld-19 >/dev/null || skip "ld.lld-19 is not installed (lld-19)"
 	skip "the ROCm device libraries are not installed (rocm-device-libs)"
 export TMPDIR=$TEST_DIR/tmp
 mkdir -p "$TMPDIR"
+CUDA=${CUDA_PATH:-/usr/local/cuda}
+cuda=
+[ -f "$CUDA/include/cuda_runtime.h" ] && cuda=1
 
 # --- units of host code only ------------------------------------------------
 cat >host.hip <<'EOF'
@@ -56,15 +62,52 @@ expect_exit 5 "$GPUCC" compile --no-cache host.hip -t gfx90a
 assert_one_line err
 assert_grep "^gpucc compile: error: host.hip: gfx90a: no kernels: the source defines none (host code only), and no other unit of the run does$" err
 
-# CUDA alike (no toolkit needed: neither unit includes anything).
-expect_exit 0 "$GPUCC" compile --no-cache host.cu kern.cu -t sm_75
-assert_one_line err
-assert_grep "^gpucc compile: warning: host.cu: sm_75[:a-z0-9]*: the source defines no kernel (host code only): it adds nothing$" err
-expect_exit 5 "$GPUCC" compile --no-cache host.cu -t sm_75
-assert_one_line err
-assert_grep "^gpucc compile: error: host.cu: sm_75[:a-z0-9]*: no kernels: " err
+# CUDA alike (gpucc gives clang the toolkit's path, so it needs one).
+if [ -n "$cuda" ]; then
+	expect_exit 0 "$GPUCC" compile --no-cache host.cu kern.cu -t sm_75
+	assert_one_line err
+	assert_grep "^gpucc compile: warning: host.cu: sm_75: the source defines no kernel (host code only): it adds nothing$" err
+	expect_exit 5 "$GPUCC" compile --no-cache host.cu -t sm_75
+	assert_one_line err
+	assert_grep "^gpucc compile: error: host.cu: sm_75: no kernels: " err
+else
+	echo "SKIPPED: CUDA units of host code only: no CUDA toolkit in '$CUDA'"
+fi
 # A module of IR without kernels stays an error, whatever else the run holds.
 printf 'target triple = "amdgcn-amd-amdhsa"\ndefine void @f() {\n  ret void\n}\n' >nokernel.ll
 expect_exit 5 "$GPUCC" compile --no-cache nokernel.ll kern.hip -t gfx90a
 assert_grep "^gpucc compile: error: nokernel.ll: gfx90a: no kernels: the module defines no amdgpu_kernel function$" err
 [ -z "$(ls "$TMPDIR")" ] || fail "left $(ls "$TMPDIR") in TMPDIR"
+
+# --- clang's words --------------------------------------------------------------
+# clang's warnings, alike for every target, are written once per unit, as
+# clang wrote them, without its per-target count.
+cat >warn.hip <<'HIP'
+#include <hip/hip_runtime.h>
+#warning "check the tile size"
+__global__ void fill(int *p) { p[threadIdx.x] = 1; }
+HIP
+expect_exit 0 "$GPUCC" compile --no-cache warn.hip -t gfx90a -t gfx1030 -t gfx1100
+[ "$(grep -c 'warn.hip:2:2: warning: "check the tile size"' err)" -eq 1 ] ||
+	fail "clang's warning not written once: $(cat err)"
+assert_no_grep "generated when compiling for" err
+# Many warnings are never cut silently: what is left out is counted.
+python3 -c 'print("#include <hip/hip_runtime.h>"); [print("#warning \"w%d\"" % i) for i in range(300)]; print("__global__ void fill(int *p) { p[0] = 1; }")' >many.hip
+expect_exit 0 "$GPUCC" compile --no-cache many.hip -t gfx90a
+assert_grep "warning: \"w0\"" err
+assert_grep "([0-9]* more lines of clang's not shown)" err
+
+# A failure before clang's IR names the target as far as it is known: an
+# NVIDIA target without a PTX ISA is the processor alone (the PTX ISA is the
+# one clang's IR asks for), not the target's default ISA.
+cat >broken.cu <<'CU'
+__global__ void fill(int *p) { p[0] = undefined_name; }
+CU
+if [ -n "$cuda" ]; then
+	expect_exit 5 "$GPUCC" compile --no-cache broken.cu -t sm_75 -t sm_90:ptx80
+	assert_grep "^gpucc compile: error: broken.cu: sm_75: clang-19: broken.cu:1:[0-9]*: error: use of undeclared identifier 'undefined_name'$" err
+	assert_grep "^gpucc compile: error: broken.cu: sm_90:ptx80: clang-19: " err
+	assert_no_grep "sm_75:ptx" err
+else
+	echo "SKIPPED: CUDA sources: no CUDA toolkit in '$CUDA'"
+fi

@@ -148,17 +148,23 @@ static void initialize_targets(void)
 static void error_to_stderr(const char *text, size_t len)
 {
 	static const char prefix[] = "gpucc-compile-worker: error: ";
+	char *raw = strndup(text, len);
+	char *plain = raw ? backend_demangle_names(raw) : NULL;
+	const char *said = plain ? plain : raw ? raw : "";
+	len = strlen(said);
 	char *line = malloc(sizeof prefix + len + 1);
-	if (!line)
-		return;
-	memcpy(line, prefix, sizeof prefix - 1);
-	size_t n = sizeof prefix - 1;
-	for (size_t i = 0; i < len; i++)
-		line[n++] = text[i] == '\n' || text[i] == '\r' ? ' ' : text[i];
-	line[n++] = '\n';
-	ssize_t ignored = write(STDERR_FILENO, line, n);
-	(void)ignored;
+	if (line) {
+		memcpy(line, prefix, sizeof prefix - 1);
+		size_t n = sizeof prefix - 1;
+		for (size_t i = 0; i < len; i++)
+			line[n++] = said[i] == '\n' || said[i] == '\r' ? ' ' : said[i];
+		line[n++] = '\n';
+		ssize_t ignored = write(STDERR_FILENO, line, n);
+		(void)ignored;
+	}
 	free(line);
+	free(plain);
+	free(raw);
 }
 
 static void diagnostic_handler(LLVMDiagnosticInfoRef info, void *opaque)
@@ -246,15 +252,22 @@ typedef struct compile {
 static int fail(compile *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool fault_asked(const gpucc_backend_job *job, const char *where);
 
-/* Record the failure: "MODULE: TARGET: <message>". */
+/* Record the failure: "MODULE: TARGET: <message>", C++ symbol names in the
+ * message demangled (LLVM's and the tools' words quote them mangled). */
 static int fail(compile *c, int code, const char *fmt, ...)
 {
-	backend_text text = {0};
-	backend_text_append(&text, "%s: %s: ", c->job->module_name, c->job->target_name);
+	backend_text said = {0};
 	va_list ap;
 	va_start(ap, fmt);
-	backend_text_appendv(&text, fmt, ap);
+	backend_text_appendv(&said, fmt, ap);
 	va_end(ap);
+	char *raw = backend_text_take(&said);
+	char *plain = raw ? backend_demangle_names(raw) : NULL;
+	backend_text text = {0};
+	backend_text_append(&text, "%s: %s: %s", c->job->module_name, c->job->target_name,
+	                    plain ? plain : raw ? raw : "out of memory");
+	free(plain);
+	free(raw);
 	free(c->out->message);
 	/* One line all the same: libgpucc spells control characters (job_fail,
 	 * lib/compile.c). */
@@ -508,6 +521,44 @@ static int check_calling_conventions(compile *c)
 			            "does not run: only compute kernels (amdgpu_kernel) and the functions "
 			            "they call compile for it",
 			            value_name(f), name, c->job->triple);
+	}
+	return 0;
+}
+
+/* A module without a triple (or with the target's) that is written for
+ * the other vendor all the same: for an AMD target, kernels of NVIDIA's
+ * calling convention and none of AMD's (LLVM: "Unsupported calling
+ * convention", an abort; a module with kernels for both vendors, in
+ * testdata, compiles for each), or for either, a call to the other
+ * vendor's intrinsics (LLVM: "Cannot select: intrinsic %llvm.amdgcn...",
+ * an abort).  Said so, naming what gives it away. */
+static int check_other_vendor(compile *c)
+{
+	bool nvidia = c->job->vendor == GPUCC_VENDOR_NVIDIA;
+	const char *theirs = nvidia ? "AMD" : "NVIDIA";
+	const char *spelling = nvidia ? "gfxNNN" : "sm_XY";
+	LLVMValueRef nvidia_kernel = NULL;
+	bool amd_kernel = false;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		unsigned cc = LLVMGetFunctionCallConv(f);
+		if (!nvidia_kernel && cc == CC_PTX_KERNEL && !LLVMIsDeclaration(f))
+			nvidia_kernel = f;
+		amd_kernel |= cc == CC_AMDGPU_KERNEL && !LLVMIsDeclaration(f);
+	}
+	if (!nvidia && nvidia_kernel && !amd_kernel)
+		return fail(c, GPUCC_ECOMPILE,
+		            "function '%s' has the calling convention ptx_kernel, NVIDIA's: the "
+		            "module is written for NVIDIA targets (sm_XY), not for %s",
+		            value_name(nvidia_kernel), c->job->target_name);
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		const char *name = value_name(f);
+		bool foreign = nvidia ? has_prefix(name, "llvm.amdgcn.") || has_prefix(name, "llvm.r600.")
+		                      : has_prefix(name, "llvm.nvvm.");
+		if (foreign && LLVMGetFirstUse(f))
+			return fail(c, GPUCC_ECOMPILE,
+			            "the module calls '%s', an intrinsic of %s's: it is written for %s "
+			            "targets (%s), not for %s",
+			            name, theirs, theirs, spelling, c->job->target_name);
 	}
 	return 0;
 }
@@ -1189,6 +1240,18 @@ static int check_externals(compile *c)
 		if (!LLVMIsDeclaration(f) || LLVMGetIntrinsicID(f) != 0 || !LLVMGetFirstUse(f))
 			continue;
 		const char *name = value_name(f);
+		if (has_prefix(name, "llvm.")) {
+			/* LLVM's own namespace, but no intrinsic this LLVM knows
+			 * (LLVMGetIntrinsicID is 0): a newer LLVM's, or a typo;
+			 * nothing but LLVM could define it. */
+			backend_text_release(&missing);
+			unsigned major, minor, patch;
+			LLVMGetVersion(&major, &minor, &patch);
+			return fail(c, GPUCC_ECOMPILE,
+			            "call to '%s', an intrinsic LLVM %u.%u.%u does not know (a newer "
+			            "LLVM's, or a misspelt name): no device library can define it",
+			            name, major, minor, patch);
+		}
 		if (driver_provides(c, name)) {
 			if (!push_name(&c->out->externals, &c->out->external_count, name)) {
 				backend_text_release(&missing);
@@ -1760,8 +1823,15 @@ static int run_pipeline(compile *c)
 
 	const char *triple = LLVMGetTarget(c->module);
 	if (!triple_fits(triple, job->vendor))
-		return fail(c, GPUCC_ECOMPILE, "module triple '%s' does not fit target %s (%s)", triple,
-		            job->target_name, job->triple);
+		return fail(c, GPUCC_ECOMPILE, "module triple '%s' does not fit target %s (%s)%s", triple,
+		            job->target_name, job->triple,
+		            strncmp(triple, "nvptx", 5) == 0    ? ": the module is written for NVIDIA "
+		                                                  "targets (sm_XY)"
+		            : strncmp(triple, "amdgcn", 6) == 0 ? ": the module is written for AMD "
+		                                                  "targets (gfxNNN)"
+		                                                : "");
+	if ((rc = check_other_vendor(c)) != 0)
+		return rc;
 	LLVMSetTarget(c->module, job->triple);
 	if ((rc = create_machine(c)) != 0)
 		return rc;
