@@ -120,6 +120,7 @@ typedef struct job {
 	gpucc_backend_result out;
 	bool have_out;
 	bool no_kernels;    /* SKIPPED: a source unit that defines no kernel */
+	char *refused;      /* the warning that the cubin tool refused the target, unprefixed */
 	size_t warnings_before_no_kernels; /* strlen(warnings) before it said so */
 	gpucc_kernel *kernels;
 	gpucc_payload payloads[GPUCC_PART_COUNT];
@@ -216,6 +217,7 @@ static void job_release(gpucc_compile *c, job *j)
 {
 	free(j->error);
 	free(j->diagnostics);
+	free(j->refused);
 	free(j->warnings);
 	for (size_t i = 0; i < j->lib_count; i++)
 		free(j->lib_paths[i]);
@@ -768,6 +770,7 @@ static void report_progress(gpucc_compile *c, job *j)
 }
 
 static void add_warning(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_diagnostic(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Append one warning line ("MODULE: TARGET: warning: ...") to the job's. */
 static void add_warning(job *j, const char *fmt, ...)
@@ -789,6 +792,28 @@ static void add_warning(job *j, const char *fmt, ...)
 	free(line);
 	j->warnings = grown;
 	j->r.warnings = grown;
+}
+
+/* Append one line of the tools' own ("MODULE: TARGET: ...") to the job's
+ * diagnostics, as the backend gives them. */
+static void add_diagnostic(job *j, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *line = NULL;
+	int n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	size_t old = j->diagnostics ? strlen(j->diagnostics) : 0;
+	char *grown = realloc(j->diagnostics, old + (size_t)n + 2);
+	if (grown) {
+		memcpy(grown + old, line, (size_t)n);
+		memcpy(grown + old + (size_t)n, "\n", 2);
+		j->diagnostics = grown;
+		j->r.diagnostics = grown;
+	}
+	free(line);
 }
 
 /* The target job j names in its messages: as the module fits it, except
@@ -881,6 +906,84 @@ static int fit_target(gpucc_compile *c, job *j)
 	return 0;
 }
 
+/* Append each line of text to *out as "KIND BODY\n", BODY what follows
+ * prefix in the line (the whole line when it lacks the prefix), or what
+ * follows mark in it when mark is given (lines without it are left out). */
+static void add_kind_lines(char **out, size_t *size, char kind, const char *text,
+                           const char *prefix, const char *mark)
+{
+	for (const char *p = text; p && *p;) {
+		size_t len = strcspn(p, "\n");
+		const char *body = p;
+		size_t body_len = len;
+		if (mark) {
+			const char *at = memmem(p, len, mark, strlen(mark));
+			body = at ? at + strlen(mark) : NULL;
+			body_len = at ? len - (size_t)(body - p) : 0;
+		} else if (len >= strlen(prefix) && memcmp(p, prefix, strlen(prefix)) == 0) {
+			body = p + strlen(prefix);
+			body_len = len - strlen(prefix);
+		}
+		char *grown = body && len ? realloc(*out, *size + body_len + 4) : NULL;
+		if (grown) {
+			grown[(*size)++] = kind;
+			grown[(*size)++] = ' ';
+			memcpy(grown + *size, body, body_len);
+			*size += body_len;
+			grown[(*size)++] = '\n';
+			grown[*size] = '\0';
+			*out = grown;
+		}
+		p += len + (p[len] == '\n');
+	}
+}
+
+/* Keep beside a compiled entry in the cache what its compile said that a
+ * hit would not say again, for hits to replay (replay_warnings): clang's
+ * warnings ("c"), the tools' lines ("d": ptxas's or nvJitLink's warnings),
+ * and the cubin tool's refusal of the target ("w").  Without the
+ * "MODULE: TARGET: " prefix, which the hit gives its own.  Under c->lock. */
+static void store_warnings(gpucc_compile *c, job *j)
+{
+	const module *m = &c->modules[j->module];
+	char *prefix = NULL;
+	if (asprintf(&prefix, "%s: %s: ", m->shown, j->target_name) < 0)
+		return;
+	char *text = NULL;
+	size_t size = 0;
+	add_kind_lines(&text, &size, 'c', m->source_warnings, prefix, ": clang: ");
+	add_kind_lines(&text, &size, 'd', j->out.diagnostics, prefix, NULL);
+	add_kind_lines(&text, &size, 'w', j->refused, prefix, NULL);
+	gpucc_cache_warnings_store(c->o.cache, &j->entry.key, text);
+	free(text);
+	free(prefix);
+}
+
+/* A hit says what the compile that made its entry said (store_warnings), as
+ * a ccache hit replays the compiler's stderr: the tools' lines and
+ * warnings, and clang's warnings when clang did not run now (with_clang: a
+ * source's record led to the entry). */
+static void replay_warnings(gpucc_compile *c, job *j, bool with_clang)
+{
+	if (!c->o.cache || j->r.status != GPUCC_COMPILE_HIT)
+		return;
+	const module *m = &c->modules[j->module];
+	char *text = gpucc_cache_warnings_load(c->o.cache, &j->r.key);
+	for (const char *p = text; p && *p;) {
+		size_t len = strcspn(p, "\n");
+		int body_len = len >= 2 ? (int)len - 2 : 0;
+		const char *body = p + (len >= 2 ? 2 : len);
+		if (p[0] == 'c' && with_clang)
+			add_warning(j, "%s: %s: clang: %.*s", m->shown, j->target_name, body_len, body);
+		else if (p[0] == 'w')
+			add_warning(j, "%s: %s: %.*s", m->shown, j->target_name, body_len, body);
+		else if (p[0] == 'd')
+			add_diagnostic(j, "%s: %s: %.*s", m->shown, j->target_name, body_len, body);
+		p += len + (p[len] == '\n');
+	}
+	free(text);
+}
+
 /* A lookup's result (rc, img) makes the job a hit, or leaves it pending. */
 static void take_hit(job *j, int rc, gpucc_image *img)
 {
@@ -930,6 +1033,7 @@ static int plan_recorded(gpucc_compile *c, job *j)
 	take_hit(j, 0, img);
 	j->r.target = j->target_name;
 	set_key(j, &j->hit_entry);
+	replay_warnings(c, j, true);
 	return 0;
 }
 
@@ -995,6 +1099,7 @@ static int plan_job(gpucc_compile *c, job *j)
 		gpucc_image *img = NULL;
 		rc = gpucc_cache_lookup(&img, c->o.cache, &e->key);
 		take_hit(j, rc, img);
+		replay_warnings(c, j, false);
 	}
 	return 0;
 }
@@ -1600,12 +1705,14 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		j->diagnostics = strdup(j->out.diagnostics);
 		j->r.diagnostics = j->diagnostics;
 	}
-	if (rc == 0 && j->out.ptxas_refused)
-		add_warning(j, "%s: %s: %s %s does not compile for this target (%s): PTX "
-		            "only, which the driver compiles when it loads it",
-		            m->shown, j->target_name, c->nvjitlink ? "nvJitLink" : "ptxas",
-		            c->nvjitlink ? c->nvjitlink_version : c->ptxas_version,
-		            j->out.ptxas_refused);
+	if (rc == 0 && j->out.ptxas_refused &&
+	    asprintf(&j->refused, "%s %s does not compile for this target (%s): PTX only, which "
+	             "the driver compiles when it loads it", c->nvjitlink ? "nvJitLink" : "ptxas",
+	             c->nvjitlink ? c->nvjitlink_version : c->ptxas_version,
+	             j->out.ptxas_refused) < 0)
+		j->refused = NULL;
+	if (j->refused)
+		add_warning(j, "%s: %s: %s", m->shown, j->target_name, j->refused);
 	if (rc != 0 && j->out.no_kernels && m->from_source) {
 		/* Host code only (clang's own build of it has no device code
 		 * either): nothing to add, which is worth a warning, not an
@@ -1649,6 +1756,8 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 			            whole_cache ? "; nothing more is cached in this run" : "");
 			c->cache_failed |= whole_cache;
 			gpucc_error_clear();
+		} else {
+			store_warnings(c, j);
 		}
 	}
 	report_progress(c, j);

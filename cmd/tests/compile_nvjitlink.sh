@@ -5,7 +5,7 @@
 # ptxas's never share a key), auto takes it when found and falls back to
 # ptxas when it is not ($GPUCC_NVJITLINK naming a missing file), a PTX it
 # rejects is one line naming module and target, a processor it does not
-# know gives PTX only with one warning, PTX with an undefined variable gets
+# know gives PTX only with one warning (a hit too), PTX with an undefined variable gets
 # ptxas's cubin, a launch-bounded kernel calling a template function that
 # an unbounded one calls too builds as it does with ptxas, --no-cubin runs
 # neither, `cache prune` judges the option,
@@ -122,6 +122,14 @@ assert_one_line err
 assert_grep "warning: .*vector_add.ll: sm_70:ptx[0-9]*: nvJitLink $version does not compile for this target (-arch=sm_70: unsupported architecture): PTX only" err
 "$GPUCC" list old.gpucc > list.txt
 assert_no_grep "cubin" list.txt
+# A hit says so again, as its compile did (the warning is kept beside the
+# entry in the cache).
+expect_exit 0 "$GPUCC" compile --cache old-cache "$K/nvptx/vector_add.ll" -t sm_70 --cubin-with nvjitlink
+cp err old.err
+expect_exit 0 "$GPUCC" compile --cache old-cache "$K/nvptx/vector_add.ll" -t sm_70 --cubin-with nvjitlink --json
+assert_grep '"status": *"hit"' out
+assert_one_line err
+assert_same old.err err
 
 # ---- a variable nothing defines: ptxas's whole-program cubin ----------------------
 expect_exit 0 "$GPUCC" compile --no-cache "$K/driver_calls.ll" -t sm_90 --cubin-with nvjitlink -o calls.gpucc --json

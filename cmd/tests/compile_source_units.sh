@@ -6,7 +6,9 @@
 #     line, exit 5;
 #   - clang's warnings are written once per unit, as clang wrote them, and
 #     never cut without saying so; a failure before clang's IR names the
-#     target as far as it is known (sm_75, not the default sm_75:ptx63).
+#     target as far as it is known (sm_75, not the default sm_75:ptx63);
+#   - a hit replays the warnings of the compile that made its entry, clang's
+#     included, as a ccache hit replays the compiler's stderr.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it"
@@ -111,3 +113,26 @@ if [ -n "$cuda" ]; then
 else
 	echo "SKIPPED: CUDA sources: no CUDA toolkit in '$CUDA'"
 fi
+
+# --- a hit replays what its compile said -------------------------------------
+# As a ccache hit replays the compiler's stderr: the second run hits (its
+# record: clang does not run) and writes clang's warning all the same, once.
+expect_exit 0 "$GPUCC" compile --cache cache warn.hip -t gfx90a -t gfx1030
+cp err first.err
+expect_exit 0 "$GPUCC" compile --cache cache warn.hip -t gfx90a -t gfx1030 --json
+python3 - out <<'PY' || fail "the second run: $(cat out)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["status"] for r in d["results"]] == ["hit", "hit"], d["results"]
+assert all(r["source"].startswith("hit: ") for r in d["results"]), d["results"]
+assert all('warning: "check the tile size"' in r["warnings"] for r in d["results"]), d["results"]
+PY
+expect_exit 0 "$GPUCC" compile --cache cache warn.hip -t gfx90a -t gfx1030
+assert_same first.err err
+# The warnings live beside their entries and go with them.
+[ "$(find cache/v1 -name '*.warnings' | wc -l)" -eq 2 ] || fail "expected one warnings file per entry"
+expect_exit 0 "$GPUCC" cache clear --cache cache
+[ -z "$(find cache/v1 -name '*.warnings')" ] || fail "cache clear left warnings behind"
+# A unit without warnings stores none.
+expect_exit 0 "$GPUCC" compile --cache cache kern.hip -t gfx90a
+[ -z "$(find cache/v1 -name '*.warnings')" ] || fail "a compile without warnings stored some"
