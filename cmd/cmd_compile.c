@@ -108,6 +108,13 @@ static void put_diagnostics(FILE *f, const char *text)
 	}
 }
 
+/* Whether a line of a count that clang adds ("2 warnings generated when
+ * compiling for sm_90."), which differs from target to target. */
+static bool clang_count_line(const char *line, size_t len)
+{
+	return len && line[0] >= '1' && line[0] <= '9' && memmem(line, len, " generated", 10) != NULL;
+}
+
 /* clang's own lines for a source it refused (a job of a source that failed
  * before its key was known, so in clang), as clang wrote them: its
  * `file:line:col: error:` form is what editors and IDEs parse.  libgpucc
@@ -134,9 +141,7 @@ static void put_clang_lines(FILE *f, const gpucc_compile_result *r, char **shown
 		size_t len = strcspn(p, "\n");
 		const char *line = len > prefix ? p + prefix : p;
 		size_t line_len = len > prefix ? len - prefix : len;
-		bool count_line = line_len && line[0] >= '1' && line[0] <= '9' &&
-		                  memmem(line, line_len, " generated", 10) != NULL;
-		if (!count_line) {
+		if (!clang_count_line(line, line_len)) {
 			memcpy(text + used, line, line_len);
 			used += line_len;
 			text[used++] = '\n';
@@ -163,13 +168,48 @@ static void put_clang_lines(FILE *f, const gpucc_compile_result *r, char **shown
 		free(text);
 }
 
-/* Each warning line, prefixed as every message is.  libgpucc spells their
- * control characters already. */
-static void put_warnings(FILE *f, const char *text)
+/* A job's warnings.  clang's ("SOURCE: TARGET: clang: LINE", a job of a
+ * source) are written as clang wrote them, its count left out, and each
+ * distinct text once per run, however many targets clang warned alike for
+ * (shown, *count: as put_clang_lines); every other line is prefixed as
+ * every message is.  libgpucc spells their control characters already. */
+static void put_warnings(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count)
 {
+	static const char mark[] = ": clang: ";
+	const char *text = r->warnings;
+	size_t used = 0;
+	char *clang = r->source ? malloc(strlen(text) + 1) : NULL;
 	for (const char *p = text; *p;) {
 		size_t len = strcspn(p, "\n");
-		fprintf(f, "gpucc compile: warning: %.*s\n", (int)len, p);
+		const char *at = clang ? memmem(p, len, mark, sizeof mark - 1) : NULL;
+		if (at) {
+			const char *line = at + sizeof mark - 1;
+			size_t line_len = len - (size_t)(line - p);
+			if (!clang_count_line(line, line_len)) {
+				memcpy(clang + used, line, line_len);
+				used += line_len;
+				clang[used++] = '\n';
+			}
+		}
+		p += len + (p[len] == '\n');
+	}
+	if (clang) {
+		clang[used] = '\0';
+		bool seen = used == 0;
+		for (size_t i = 0; i < *count && !seen; i++)
+			seen = strcmp(shown[i], clang) == 0;
+		if (!seen)
+			fputs(clang, f);
+		if (!seen && *count < SHOWN_MAX)
+			shown[(*count)++] = clang;
+		else
+			free(clang);
+	}
+	bool grouped = clang != NULL;
+	for (const char *p = text; *p;) {
+		size_t len = strcspn(p, "\n");
+		if (!(grouped && memmem(p, len, mark, sizeof mark - 1)))
+			fprintf(f, "gpucc compile: warning: %.*s\n", (int)len, p);
 		p += len + (p[len] == '\n');
 	}
 }
@@ -623,7 +663,7 @@ static int run(const cmd_args *args)
 		else if (r->status == GPUCC_COMPILE_FAILED)
 			put_clang_lines(stderr, r, clang_shown, &clang_shown_count);
 		if (r->warnings)
-			put_warnings(stderr, r->warnings);
+			put_warnings(stderr, r, clang_shown, &clang_shown_count);
 		if (r->status == GPUCC_COMPILE_FAILED) {
 			fprintf(stderr, "gpucc compile: error: %s\n", r->error);
 			if (!first_failed)
@@ -695,12 +735,14 @@ const cmd_spec cmd_compile_spec = {
 		"--link links every MODULE into one first (relocatable device code, clang\n"
 		"-fgpu-rdc).  clang -O0 output (optnone) stays unoptimised, with a warning.  A\n"
 		"failure is one line naming module and target; --verbose adds LLVM's own lines.\n"
+		"Any error LLVM reports fails its job.\n"
 		"LLVM 19 knows sm_20..sm_90a and up to gfx1201: Blackwell (sm_100, sm_120) runs\n"
 		"sm_90 PTX, which its driver compiles at load.\n"
 		"\n"
 		"Sources (.hip, .cu, .cl; -x LANG) go through clang-19 to IR for each target\n"
 		"their language serves, then compile as modules; records of the files clang\n"
 		"read lead to its entries again without it (docs/compile.md, \"Sources\").\n"
+		"A unit of host code only is a warning.  Hits replay their compile's warnings.\n"
 		"\n"
 		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
 		"never loads it.  Entries go into the cache (see `gpucc cache`) as they are\n"

@@ -26,7 +26,7 @@
 
 #include "gpucc/common.h"
 
-#define GPUCC_BACKEND_ABI 3
+#define GPUCC_BACKEND_ABI 4
 #define GPUCC_BACKEND_ENTRY "gpucc_backend_get"
 
 /* Fault injection for crash tests, in builds with the test hooks (meson
@@ -36,7 +36,10 @@
 #define GPUCC_BACKEND_FAULT_ENV "GPUCC_BACKEND_FAULT"
 /* ... or "nvjitlink:SUBSTRING": the same, inside the stretch marked as
  * libnvJitLink's (below); or "exit:SUBSTRING": the worker exits 3, a
- * status the worker protocol does not define, where "abort" aborts. */
+ * status the worker protocol does not define, where "abort" aborts; or
+ * "unchecked:SUBSTRING": the backend does not refuse AMD graphics calling
+ * conventions itself, leaving them to LLVM (which diagnoses, then
+ * crashes). */
 
 /* The backend runs in a gpucc-compile-worker, whose stderr only the
  * compile reads: these lines mark the stretch spent in libnvJitLink, so
@@ -107,6 +110,8 @@ typedef struct gpucc_backend_result {
 	char *ptxas_refused;  /* NVIDIA: ptxas's (or nvJitLink's) words when it does not
 	                         compile for the target's processor or PTX ISA (an older
 	                         or newer CUDA): the entry is PTX only; else NULL */
+	bool no_kernels;      /* failed (GPUCC_ECOMPILE) because the module defines no
+	                         kernel: a source of host code only, for the caller */
 } gpucc_backend_result;
 
 typedef struct gpucc_backend gpucc_backend;

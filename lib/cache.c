@@ -150,6 +150,31 @@ char *gpucc_cache_entry_path(const gpucc_cache *c, const gpucc_digest *key, bool
 	return p;
 }
 
+char *gpucc_cache_warnings_path(const gpucc_cache *c, const gpucc_digest *key)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	size_t n = strlen(c->dir) + 120;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%s/" LAYOUT_DIR "/%.2s/%s" WARNINGS_SUFFIX, c->dir, hex, hex);
+	return p;
+}
+
+void gpucc_cache_remove_warnings_of(const char *entry_path)
+{
+	size_t len = strlen(entry_path), suffix = strlen(ENTRY_SUFFIX);
+	if (len < suffix || strcmp(entry_path + len - suffix, ENTRY_SUFFIX) != 0)
+		return;
+	char *path = malloc(len - suffix + sizeof WARNINGS_SUFFIX);
+	if (!path)
+		return;
+	memcpy(path, entry_path, len - suffix);
+	memcpy(path + len - suffix, WARNINGS_SUFFIX, sizeof WARNINGS_SUFFIX);
+	unlink(path);
+	free(path);
+}
+
 int gpucc_cache_make_directory(const char *path)
 {
 	if (mkdir(path, 0777) == 0 || errno == EEXIST)

@@ -22,6 +22,9 @@
 #define LAYOUT_DIR GPUCC_CACHE_LAYOUT_DIR
 #define STAGING_DIR "v1/tmp"
 #define ENTRY_SUFFIX ".gpucc"
+/* Beside an entry: the warnings of the compile that made it, which a hit
+ * replays (formats/cache.md). */
+#define WARNINGS_SUFFIX ".warnings"
 #define PENDING_INFIX ".new."
 /* Warnings found while opening, kept until a handler is set. */
 #define OPEN_WARNINGS_MAX 8
@@ -57,6 +60,11 @@ typedef struct stats_record {
 char *gpucc_cache_path_join(const char *a, const char *b);
 /* DIR/v1/<xx>/<key>.gpucc, or the shard directory when shard_only. */
 char *gpucc_cache_entry_path(const gpucc_cache *c, const gpucc_digest *key, bool shard_only);
+/* DIR/v1/<xx>/<key>.warnings. */
+char *gpucc_cache_warnings_path(const gpucc_cache *c, const gpucc_digest *key);
+/* Remove the warnings beside the entry file at entry_path (it ends in
+ * ENTRY_SUFFIX), if any: whoever removes an entry removes them too. */
+void gpucc_cache_remove_warnings_of(const char *entry_path);
 /* mkdir, where an existing directory is success; -1 (errno set) else. */
 int gpucc_cache_make_directory(const char *path);
 /* DIR/stats's counters; all zeros when it is absent or unreadable. */

@@ -7,6 +7,7 @@
  */
 #include "cache_impl.h"
 
+#include "atomic_file.h"
 #include "errors.h"
 #include "image_internal.h"
 #include "manifest.h" /* gpucc_entry_validate */
@@ -432,4 +433,34 @@ int gpucc_cache_staging_path(char **out, gpucc_cache *c, const char *suffix)
 		return gpucc_error_oom();
 	*out = p;
 	return 0;
+}
+
+/* ---- the warnings beside an entry ------------------------------------------- */
+
+void gpucc_cache_warnings_store(gpucc_cache *c, const gpucc_digest *key, const char *text)
+{
+	if (!c->writable || !c->exists)
+		return;
+	char *path = gpucc_cache_warnings_path(c, key);
+	if (!path)
+		return;
+	size_t size = text ? strlen(text) : 0;
+	if (size == 0 || size > GPUCC_CACHE_WARNINGS_MAX) {
+		unlink(path);
+		free(path);
+		return;
+	}
+	/* As an entry is written: a reader sees the old file or the new one.
+	 * Leftovers of a killed writer are the cache's gc's to remove. */
+	gpucc_atomic_file f;
+	if (gpucc_atomic_file_open(&f, path) == 0) {
+		f.no_sweep = true;
+		f.no_sync = true; /* what a power loss costs is a replay, not an entry */
+		if (gpucc_write_all(f.fd, text, size) == 0)
+			gpucc_atomic_file_commit(&f);
+		else
+			gpucc_atomic_file_abort(&f);
+	}
+	gpucc_error_clear(); /* a nicety: its failure is no error of the compile */
+	free(path);
 }

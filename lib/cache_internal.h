@@ -27,6 +27,17 @@ int gpucc_cache_insert_entry_from(gpucc_cache *c, gpucc_image *src, const gpucc_
                                   gpucc_conflict_fn fn, void *fn_ctx,
                                   cache_insert_outcome *outcome);
 
+/* The warnings of the compile that made an entry, kept beside it so that a
+ * hit replays them, as a ccache hit replays a compiler's stderr
+ * (formats/cache.md).  Text, at most GPUCC_CACHE_WARNINGS_MAX bytes. */
+#define GPUCC_CACHE_WARNINGS_MAX (64 << 10)
+/* The text stored for key; NULL when there is none (or it cannot be read:
+ * a replay is a nicety, never an error). */
+char *gpucc_cache_warnings_load(gpucc_cache *c, const gpucc_digest *key);
+/* Store text for key (NULL or "", or longer than the maximum: remove what
+ * is there), atomically; a failure is silent. */
+void gpucc_cache_warnings_store(gpucc_cache *c, const gpucc_digest *key, const char *text);
+
 /* A new path (free()) for a temporary file in the cache's staging directory,
  * created if needed; gc removes what killed processes leave there. */
 int gpucc_cache_staging_path(char **out, gpucc_cache *c, const char *suffix);

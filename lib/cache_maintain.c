@@ -374,6 +374,7 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 					free(path);
 				continue;
 			}
+			gpucc_cache_remove_warnings_of(path);
 			result.removed_entries++;
 			result.removed_bytes += (uint64_t)st.st_size;
 			result.entries--;
@@ -456,9 +457,12 @@ typedef struct judged_ctx {
 static bool remove_if_untouched(const char *path, const struct stat *st)
 {
 	struct stat now;
-	return stat(path, &now) == 0 && now.st_ino == st->st_ino && now.st_dev == st->st_dev &&
-	       now.st_mtim.tv_sec == st->st_mtim.tv_sec &&
-	       now.st_mtim.tv_nsec == st->st_mtim.tv_nsec && unlink(path) == 0;
+	if (!(stat(path, &now) == 0 && now.st_ino == st->st_ino && now.st_dev == st->st_dev &&
+	      now.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+	      now.st_mtim.tv_nsec == st->st_mtim.tv_nsec && unlink(path) == 0))
+		return false;
+	gpucc_cache_remove_warnings_of(path);
+	return true;
 }
 
 static int judge_one(void *ctx, const gpucc_digest *key, int shard_fd, const char *name)

@@ -174,7 +174,32 @@ int gpucc_cache_remove_if_same(gpucc_cache *c, const char *path, const struct st
 	}
 	if (lstat(path, &now) != 0 || now.st_ino != read_st->st_ino || now.st_dev != read_st->st_dev)
 		return 0;
-	return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+	if (unlink(path) != 0 && errno != ENOENT)
+		return -1;
+	gpucc_cache_remove_warnings_of(path);
+	return 0;
+}
+
+char *gpucc_cache_warnings_load(gpucc_cache *c, const gpucc_digest *key)
+{
+	char *path = c->exists ? gpucc_cache_warnings_path(c, key) : NULL;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
+	free(path);
+	struct stat st;
+	char *text = NULL;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    st.st_size <= GPUCC_CACHE_WARNINGS_MAX && (text = malloc((size_t)st.st_size + 1))) {
+		ssize_t n = pread(fd, text, (size_t)st.st_size, 0);
+		if (n != st.st_size || memchr(text, '\0', (size_t)n)) {
+			free(text);
+			text = NULL;
+		} else {
+			text[n] = '\0';
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return text;
 }
 
 /* The entry file at path, checked as a lookup checks it; st gets its

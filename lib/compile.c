@@ -68,6 +68,7 @@ typedef struct module {
 	 * clang made of it, each for one target (lib/compile_source.c). */
 	gpucc_source_language language; /* FROM_NAME: a module of IR */
 	bool one_target;    /* jobs for targets[only_target] alone */
+	bool from_source;   /* made by clang of a source unit (or found through its record) */
 	size_t only_target;
 	int fail_code;      /* nonzero: no module could be made; fail_message says why */
 	char *fail_message;
@@ -86,6 +87,10 @@ typedef struct target {
 	char cpu[32];
 	char features[64];
 	bool ptx_explicit; /* NVIDIA: the spelling named a PTX ISA (":ptxNN") */
+	/* For messages about a source before clang made its module: NVIDIA
+	 * without ptx_explicit, the processor alone ("sm_75": the PTX ISA is the
+	 * one clang's IR will ask for, not name's default); else name. */
+	char open_name[GPUCC_TARGET_NAME_SIZE];
 } target;
 
 typedef struct job {
@@ -114,6 +119,9 @@ typedef struct job {
 	gpucc_entry hit_entry; /* its entry under this job's module name (r.entry) */
 	gpucc_backend_result out;
 	bool have_out;
+	bool no_kernels;    /* SKIPPED: a source unit that defines no kernel */
+	char *refused;      /* the warning that the cubin tool refused the target, unprefixed */
+	size_t warnings_before_no_kernels; /* strlen(warnings) before it said so */
 	gpucc_kernel *kernels;
 	gpucc_payload payloads[GPUCC_PART_COUNT];
 	gpucc_payload_source sources[GPUCC_PART_COUNT];
@@ -209,6 +217,7 @@ static void job_release(gpucc_compile *c, job *j)
 {
 	free(j->error);
 	free(j->diagnostics);
+	free(j->refused);
 	free(j->warnings);
 	for (size_t i = 0; i < j->lib_count; i++)
 		free(j->lib_paths[i]);
@@ -293,6 +302,10 @@ int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 	snprintf(t.cpu, sizeof t.cpu, "%s", gpucc_target_cpu(&t.parsed));
 	gpucc_target_llvm_features(t.features, &t.parsed);
 	t.ptx_explicit = t.parsed.vendor == GPUCC_VENDOR_NVIDIA && strstr(spelling, ":ptx") != NULL;
+	snprintf(t.open_name, sizeof t.open_name, "%.*s",
+	         t.parsed.vendor == GPUCC_VENDOR_NVIDIA && !t.ptx_explicit ? (int)strcspn(t.name, ":")
+	                                                                   : (int)strlen(t.name),
+	         t.name);
 	for (size_t i = 0; i < c->target_count; i++)
 		if (strcmp(c->targets[i].name, t.name) == 0)
 			return 0;
@@ -560,25 +573,30 @@ static int job_fail(job *j, int code, const char *fmt, ...) __attribute__((forma
  * the backend's words). */
 /* A message of job_fail's or add_warning's: formatted, its control
  * characters spelt as in libgpucc's error messages (formats/escape.h). */
-static void spell_message(char out[1024], const char *fmt, va_list ap)
-	__attribute__((format(printf, 2, 0)));
+static char *spell_message(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
-static void spell_message(char out[1024], const char *fmt, va_list ap)
+/* Whole, however long (a C++ name, a tool's line): NULL when out of memory. */
+static char *spell_message(const char *fmt, va_list ap)
 {
-	char raw[1024];
-	vsnprintf(raw, sizeof raw, fmt, ap);
-	gpucc_escape_controls(out, 1024, raw);
+	char *raw = NULL;
+	if (vasprintf(&raw, fmt, ap) < 0)
+		return NULL;
+	size_t size = strlen(raw) * GPUCC_ESCAPED_BYTE_MAX + 1;
+	char *out = malloc(size);
+	if (out)
+		gpucc_escape_controls(out, size, raw);
+	free(raw);
+	return out;
 }
 
 static int job_fail(job *j, int code, const char *fmt, ...)
 {
-	char message[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	spell_message(message, fmt, ap);
+	char *message = spell_message(fmt, ap);
 	va_end(ap);
 	free(j->error);
-	j->error = strdup(message);
+	j->error = message;
 	j->r.error = j->error ? j->error : "out of memory";
 	j->r.error_code = code;
 	j->r.status = GPUCC_COMPILE_FAILED;
@@ -752,23 +770,74 @@ static void report_progress(gpucc_compile *c, job *j)
 }
 
 static void add_warning(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_diagnostic(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Append one warning line ("MODULE: TARGET: warning: ...") to the job's. */
 static void add_warning(job *j, const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	spell_message(line, fmt, ap);
+	char *line = spell_message(fmt, ap);
 	va_end(ap);
+	if (!line)
+		return;
 	size_t old = j->warnings ? strlen(j->warnings) : 0;
 	char *grown = realloc(j->warnings, old + strlen(line) + 2);
-	if (!grown)
+	if (!grown) {
+		free(line);
 		return;
+	}
 	memcpy(grown + old, line, strlen(line));
 	memcpy(grown + old + strlen(line), "\n", 2);
+	free(line);
 	j->warnings = grown;
 	j->r.warnings = grown;
+}
+
+/* Append one line of the tools' own ("MODULE: TARGET: ...") to the job's
+ * diagnostics, as the backend gives them. */
+static void add_diagnostic(job *j, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *line = NULL;
+	int n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	size_t old = j->diagnostics ? strlen(j->diagnostics) : 0;
+	char *grown = realloc(j->diagnostics, old + (size_t)n + 2);
+	if (grown) {
+		memcpy(grown + old, line, (size_t)n);
+		memcpy(grown + old + (size_t)n, "\n", 2);
+		j->diagnostics = grown;
+		j->r.diagnostics = grown;
+	}
+	free(line);
+}
+
+/* The target job j names in its messages: as the module fits it, except
+ * that a source's module that asks for no PTX ISA (no function: host code
+ * only) leaves an NVIDIA target's open ("sm_75"), clang's choice, rather
+ * than naming the target's default. */
+static const char *job_shown_target(const gpucc_compile *c, const job *j)
+{
+	const module *m = &c->modules[j->module];
+	const target *t = &c->targets[j->target];
+	if (m->from_source && !t->ptx_explicit && m->facts.ptx_isa == 0)
+		return t->open_name;
+	return j->target_name[0] ? j->target_name : t->name;
+}
+
+/* For a triple that is not the target's: ", written for NVIDIA targets
+ * (sm_XY)" when it is the other vendor's, else "". */
+static const char *other_vendor_clause(const char *triple)
+{
+	if (strncmp(triple, "nvptx", 5) == 0)
+		return ": the module is written for NVIDIA targets (sm_XY)";
+	if (strncmp(triple, "amdgcn", 6) == 0)
+		return ": the module is written for AMD targets (gfxNNN)";
+	return "";
 }
 
 /* Skip job j when the module is for another target of the run: its triple
@@ -785,8 +854,9 @@ static bool skip_unfit(gpucc_compile *c, job *j)
 		for (size_t i = 0; i < c->target_count; i++)
 			fits_another |= triple_fits(f->triple, c->targets[i].parsed.vendor);
 		if (!fits_another) {
-			job_fail(j, GPUCC_ECOMPILE, "%s: %s: module triple '%s' does not fit target %s (%s)",
-			         m->shown, t->name, f->triple, t->name, gpucc_target_triple(&t->parsed));
+			job_fail(j, GPUCC_ECOMPILE, "%s: %s: module triple '%s' does not fit target %s (%s)%s",
+			         m->shown, t->name, f->triple, t->name, gpucc_target_triple(&t->parsed),
+			         other_vendor_clause(f->triple));
 			return true;
 		}
 		job_fail(j, 0, "%s: %s: skipped: the module's triple '%s' is for the run's other targets",
@@ -834,6 +904,84 @@ static int fit_target(gpucc_compile *c, job *j)
 	if (!nvidia) /* options are sorted by name: "code-object" is first */
 		j->options[0].value = fitted.code_object_version == 5 ? "5" : "4";
 	return 0;
+}
+
+/* Append each line of text to *out as "KIND BODY\n", BODY what follows
+ * prefix in the line (the whole line when it lacks the prefix), or what
+ * follows mark in it when mark is given (lines without it are left out). */
+static void add_kind_lines(char **out, size_t *size, char kind, const char *text,
+                           const char *prefix, const char *mark)
+{
+	for (const char *p = text; p && *p;) {
+		size_t len = strcspn(p, "\n");
+		const char *body = p;
+		size_t body_len = len;
+		if (mark) {
+			const char *at = memmem(p, len, mark, strlen(mark));
+			body = at ? at + strlen(mark) : NULL;
+			body_len = at ? len - (size_t)(body - p) : 0;
+		} else if (len >= strlen(prefix) && memcmp(p, prefix, strlen(prefix)) == 0) {
+			body = p + strlen(prefix);
+			body_len = len - strlen(prefix);
+		}
+		char *grown = body && len ? realloc(*out, *size + body_len + 4) : NULL;
+		if (grown) {
+			grown[(*size)++] = kind;
+			grown[(*size)++] = ' ';
+			memcpy(grown + *size, body, body_len);
+			*size += body_len;
+			grown[(*size)++] = '\n';
+			grown[*size] = '\0';
+			*out = grown;
+		}
+		p += len + (p[len] == '\n');
+	}
+}
+
+/* Keep beside a compiled entry in the cache what its compile said that a
+ * hit would not say again, for hits to replay (replay_warnings): clang's
+ * warnings ("c"), the tools' lines ("d": ptxas's or nvJitLink's warnings),
+ * and the cubin tool's refusal of the target ("w").  Without the
+ * "MODULE: TARGET: " prefix, which the hit gives its own.  Under c->lock. */
+static void store_warnings(gpucc_compile *c, job *j)
+{
+	const module *m = &c->modules[j->module];
+	char *prefix = NULL;
+	if (asprintf(&prefix, "%s: %s: ", m->shown, j->target_name) < 0)
+		return;
+	char *text = NULL;
+	size_t size = 0;
+	add_kind_lines(&text, &size, 'c', m->source_warnings, prefix, ": clang: ");
+	add_kind_lines(&text, &size, 'd', j->out.diagnostics, prefix, NULL);
+	add_kind_lines(&text, &size, 'w', j->refused, prefix, NULL);
+	gpucc_cache_warnings_store(c->o.cache, &j->entry.key, text);
+	free(text);
+	free(prefix);
+}
+
+/* A hit says what the compile that made its entry said (store_warnings), as
+ * a ccache hit replays the compiler's stderr: the tools' lines and
+ * warnings, and clang's warnings when clang did not run now (with_clang: a
+ * source's record led to the entry). */
+static void replay_warnings(gpucc_compile *c, job *j, bool with_clang)
+{
+	if (!c->o.cache || j->r.status != GPUCC_COMPILE_HIT)
+		return;
+	const module *m = &c->modules[j->module];
+	char *text = gpucc_cache_warnings_load(c->o.cache, &j->r.key);
+	for (const char *p = text; p && *p;) {
+		size_t len = strcspn(p, "\n");
+		int body_len = len >= 2 ? (int)len - 2 : 0;
+		const char *body = p + (len >= 2 ? 2 : len);
+		if (p[0] == 'c' && with_clang)
+			add_warning(j, "%s: %s: clang: %.*s", m->shown, j->target_name, body_len, body);
+		else if (p[0] == 'w')
+			add_warning(j, "%s: %s: %.*s", m->shown, j->target_name, body_len, body);
+		else if (p[0] == 'd')
+			add_diagnostic(j, "%s: %s: %.*s", m->shown, j->target_name, body_len, body);
+		p += len + (p[len] == '\n');
+	}
+	free(text);
 }
 
 /* A lookup's result (rc, img) makes the job a hit, or leaves it pending. */
@@ -885,6 +1033,7 @@ static int plan_recorded(gpucc_compile *c, job *j)
 	take_hit(j, 0, img);
 	j->r.target = j->target_name;
 	set_key(j, &j->hit_entry);
+	replay_warnings(c, j, true);
 	return 0;
 }
 
@@ -950,6 +1099,7 @@ static int plan_job(gpucc_compile *c, job *j)
 		gpucc_image *img = NULL;
 		rc = gpucc_cache_lookup(&img, c->o.cache, &e->key);
 		take_hit(j, rc, img);
+		replay_warnings(c, j, false);
 	}
 	return 0;
 }
@@ -1149,6 +1299,7 @@ static int source_module(module *out, const module *source, size_t target_index,
 	out->shown = strdup(source->shown);
 	out->entry_name = strdup(source->entry_name);
 	out->one_target = true;
+	out->from_source = true;
 	out->only_target = target_index;
 	bool made = r->ir || r->hit;
 	out->data = r->ir ? r->ir : malloc(1);
@@ -1306,6 +1457,7 @@ static int expand_sources(gpucc_compile *c)
 			                               .language = m->language,
 			                               .target = &c->targets[t].parsed,
 			                               .target_name = c->targets[t].name,
+			                               .target_shown = c->targets[t].open_name,
 			                               .ptx_explicit = c->targets[t].ptx_explicit};
 			pair_target[k++] = t;
 		}
@@ -1553,13 +1705,27 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		j->diagnostics = strdup(j->out.diagnostics);
 		j->r.diagnostics = j->diagnostics;
 	}
-	if (rc == 0 && j->out.ptxas_refused)
-		add_warning(j, "%s: %s: %s %s does not compile for this target (%s): PTX "
-		            "only, which the driver compiles when it loads it",
-		            m->shown, j->target_name, c->nvjitlink ? "nvJitLink" : "ptxas",
-		            c->nvjitlink ? c->nvjitlink_version : c->ptxas_version,
-		            j->out.ptxas_refused);
-	if (rc != 0) {
+	if (rc == 0 && j->out.ptxas_refused &&
+	    asprintf(&j->refused, "%s %s does not compile for this target (%s): PTX only, which "
+	             "the driver compiles when it loads it", c->nvjitlink ? "nvJitLink" : "ptxas",
+	             c->nvjitlink ? c->nvjitlink_version : c->ptxas_version,
+	             j->out.ptxas_refused) < 0)
+		j->refused = NULL;
+	if (j->refused)
+		add_warning(j, "%s: %s: %s", m->shown, j->target_name, j->refused);
+	if (rc != 0 && j->out.no_kernels && m->from_source) {
+		/* Host code only (clang's own build of it has no device code
+		 * either): nothing to add, which is worth a warning, not an
+		 * error, unless no unit of the run has a kernel
+		 * (gpucc_compile_run). */
+		job_fail(j, 0, "%s: %s: skipped: the source defines no kernel", m->shown,
+		         job_shown_target(c, j));
+		j->r.status = GPUCC_COMPILE_SKIPPED;
+		j->no_kernels = true;
+		j->warnings_before_no_kernels = j->warnings ? strlen(j->warnings) : 0;
+		add_warning(j, "%s: %s: the source defines no kernel (host code only): it adds nothing",
+		            m->shown, job_shown_target(c, j));
+	} else if (rc != 0) {
 		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
 	} else if (build_entry(c, j) != 0) {
 		job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->shown, j->target_name);
@@ -1590,6 +1756,8 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 			            whole_cache ? "; nothing more is cached in this run" : "");
 			c->cache_failed |= whole_cache;
 			gpucc_error_clear();
+		} else {
+			store_warnings(c, j);
 		}
 	}
 	report_progress(c, j);
@@ -1734,6 +1902,27 @@ int gpucc_compile_run(gpucc_compile *c)
 		return rc;
 	if (c->o.cache)
 		store_records(c);
+	/* Source units of host code only add nothing; a run in which no unit
+	 * has a kernel has nothing to give, and fails as one would. */
+	bool any_entry = false, any_empty = false;
+	for (size_t i = 0; i < c->job_count; i++) {
+		gpucc_compile_status status = c->jobs[i].r.status;
+		any_entry |= status == GPUCC_COMPILE_HIT || status == GPUCC_COMPILE_COMPILED;
+		any_empty |= c->jobs[i].no_kernels;
+	}
+	for (size_t i = 0; i < c->job_count && any_empty && !any_entry; i++) {
+		job *j = &c->jobs[i];
+		if (!j->no_kernels)
+			continue;
+		/* The error says it: the warning goes. */
+		if (j->warnings) {
+			j->warnings[j->warnings_before_no_kernels] = '\0';
+			j->r.warnings = *j->warnings ? j->warnings : NULL;
+		}
+		job_fail(j, GPUCC_ECOMPILE,
+		         "%s: %s: no kernels: the source defines none (host code only), and no other "
+		         "unit of the run does", c->modules[j->module].shown, job_shown_target(c, j));
+	}
 	bool failed = false;
 	for (size_t i = 0; i < c->job_count; i++)
 		failed |= c->jobs[i].r.status == GPUCC_COMPILE_FAILED;

@@ -69,7 +69,7 @@ extern char **environ;
 #define RECORD_MAGIC GPUCC_SOURCE_RECORD_MAGIC
 #define RECORD_RESULTS 8            /* keys one record keeps, newest first */
 #define RECORD_MAX_BYTES (16 << 20) /* a larger record is ignored */
-#define WARNING_LINES 40            /* clang's warning lines kept per pair */
+#define WARNING_LINES 400           /* clang's warning lines kept per pair, then a count */
 
 /* ---- languages -------------------------------------------------------------- */
 
@@ -1050,29 +1050,41 @@ static void set_error(gpucc_source_result *r, int code, const gpucc_source_pair 
 	vsnprintf(message, sizeof message, fmt, ap);
 	va_end(ap);
 	free(r->error);
-	r->error = string_printf("%s: %s: %s", p->shown, p->target_name, message);
+	r->error = string_printf("%s: %s: %s", p->shown, p->target_shown ? p->target_shown : p->target_name,
+	                         message);
 	r->error_code = code;
 	free(r->ir);
 	r->ir = NULL;
 }
 
-/* clang's warning lines, prefixed "SOURCE: TARGET: clang: ". */
+/* clang's warning lines, prefixed "SOURCE: TARGET: clang: ", at most
+ * WARNING_LINES of them, then a line that says how many more there were. */
 static char *warning_lines(const gpucc_source_pair *p, const char *err)
 {
 	textbuf t = {0};
-	int lines = 0;
-	for (const char *q = err; *q && lines < WARNING_LINES;) {
+	size_t lines = 0;
+	for (const char *q = err; *q;) {
 		size_t len = strcspn(q, "\n");
-		if (len) {
+		if (len && ++lines <= WARNING_LINES) {
 			text_str(&t, p->shown);
 			text_str(&t, ": ");
-			text_str(&t, p->target_name);
+			text_str(&t, p->target_shown ? p->target_shown : p->target_name);
 			text_str(&t, ": clang: ");
 			text_add(&t, q, len);
 			text_str(&t, "\n");
-			lines++;
 		}
 		q += len + (q[len] == '\n');
+	}
+	if (lines > WARNING_LINES) {
+		char more[96];
+		snprintf(more, sizeof more, "(%zu more lines of clang's not shown)",
+		         lines - WARNING_LINES);
+		text_str(&t, p->shown);
+		text_str(&t, ": ");
+		text_str(&t, p->target_shown ? p->target_shown : p->target_name);
+		text_str(&t, ": clang: ");
+		text_str(&t, more);
+		text_str(&t, "\n");
 	}
 	if (t.failed) {
 		free(t.data);

@@ -62,6 +62,8 @@ typedef struct gpucc_source_pair {
 	gpucc_source_language language;
 	const gpucc_target *target;
 	const char *target_name;     /* canonical */
+	const char *target_shown;    /* in messages, where clang's IR has not fitted the
+	                                target yet; NULL: target_name */
 	bool ptx_explicit;           /* NVIDIA: the spelling named the PTX ISA, which
 	                                clang is then held to */
 	gpucc_source_result result;  /* out */

@@ -220,28 +220,43 @@ void gpucc_worker_free(gpucc_worker *w)
 	free(w);
 }
 
-/* The first line of what the worker wrote on stderr since offset that says
- * something ("LLVM ERROR: ...", an assertion), else "". */
+/* What the worker said before it died, from its stderr since offset: the
+ * last error LLVM diagnosed (the backend writes each as a line
+ * "gpucc-compile-worker: error: TEXT": LLVM may crash after one, which is
+ * then the reason), else the first line that says something ("LLVM ERROR:
+ * ...", an assertion), else "". */
 static void crash_words(gpucc_worker *w, off_t offset, char *out, size_t size)
 {
+	static const char diagnosed[] = "gpucc-compile-worker: error: ";
 	out[0] = '\0';
-	char text[4096];
-	ssize_t n = pread(w->stderr_fd, text, sizeof text - 1, offset);
-	if (n <= 0)
+	char *text = malloc(65536);
+	if (!text)
 		return;
-	text[n] = '\0';
+	ssize_t n = pread(w->stderr_fd, text, 65535, offset);
+	text[n > 0 ? n : 0] = '\0';
+	const char *first = NULL, *last_error = NULL;
+	size_t first_len = 0, last_error_len = 0;
 	for (char *line = text; *line;) {
 		size_t len = strcspn(line, "\n");
 		bool noise = len == 0 || line[0] == ' ' || line[0] == '#' || line[0] == '\t' ||
 		             (line[0] >= '0' && line[0] <= '9') || strncmp(line, "PLEASE ", 7) == 0 ||
 		             strncmp(line, "Stack dump", 10) == 0 ||
 		             strncmp(line, "gpucc-compile-worker: ", 22) == 0;
-		if (!noise) {
-			snprintf(out, size, "%.*s", (int)len, line);
-			return;
+		if (len > sizeof diagnosed - 1 && strncmp(line, diagnosed, sizeof diagnosed - 1) == 0 &&
+		    line[len] == '\n') {
+			last_error = line + sizeof diagnosed - 1;
+			last_error_len = len - (sizeof diagnosed - 1);
+		} else if (!noise && !first) {
+			first = line;
+			first_len = len;
 		}
 		line += len + (line[len] == '\n');
 	}
+	if (last_error)
+		snprintf(out, size, "%.*s", (int)last_error_len, last_error);
+	else if (first)
+		snprintf(out, size, "%.*s", (int)first_len, first);
+	free(text);
 }
 
 /* What the worker was running when it crashed, from the marks the backend
@@ -266,7 +281,7 @@ static void fail_job(gpucc_backend_result *out, int code, const gpucc_backend_jo
 static void fail_job(gpucc_backend_result *out, int code, const gpucc_backend_job *job,
                      const char *fmt, ...)
 {
-	char what[768];
+	char what[4096];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
@@ -328,7 +343,7 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 		return out->code;
 	/* The worker is gone, or must go: the job fails, the next starts another. */
 	int status = worker_stop(w, true);
-	char words[400];
+	char words[2048];
 	int exited = rc == 1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	/* A worker that could not start wrote before this job's offset was
 	 * taken: its words are the file's first. */

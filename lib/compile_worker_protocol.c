@@ -366,6 +366,7 @@ static void encode_result(buffer *b, const gpucc_backend_result *out)
 	for (size_t i = 0; i < out->external_count; i++)
 		put_string(b, out->externals[i]);
 	put_string(b, out->ptxas_refused);
+	put_u64(b, out->no_kernels ? 1 : 0);
 }
 
 static bool decode_result(reader *r, gpucc_backend_result *out)
@@ -402,6 +403,7 @@ static bool decode_result(reader *r, gpucc_backend_result *out)
 		if (!(out->externals[i] = copy_string(r)))
 			r->bad = true;
 	out->ptxas_refused = copy_string(r);
+	out->no_kernels = get_u64(r) != 0;
 	return !r->bad;
 }
 

@@ -1,6 +1,6 @@
 # cmd/tests/compile_crash.sh -- nothing a module holds ends gpucc by a
 # signal: valid IR on which LLVM 19 aborts or faults (testdata/kernels/crash:
-# intrinsics of a newer generation, exotic types, missing triples) fails its
+# intrinsics of a newer generation, exotic types) fails its
 # own job with one line ("LLVM crashed (SIGABRT): LLVM ERROR: ..."), exit 5,
 # while every other job of the run compiles and is cached, and no
 # directory is left in $TMPDIR.  A job past --job-timeout fails the same way
@@ -55,8 +55,6 @@ crash cp_async.ll sm_75
 crash mfma.ll gfx1030 gfx803
 crash fp128_arg.ll sm_90
 crash frem128.ll gfx90a
-crash amd_intrinsic_notriple.ll sm_90
-crash ptx_kernel_notriple.ll gfx90a
 crash wmma.ll sm_60
 crash sdot4.ll gfx803
 crash fp128_sin.ll sm_90

@@ -5,8 +5,10 @@
 # ptxas's never share a key), auto takes it when found and falls back to
 # ptxas when it is not ($GPUCC_NVJITLINK naming a missing file), a PTX it
 # rejects is one line naming module and target, a processor it does not
-# know gives PTX only with one warning, PTX with an undefined variable gets
-# ptxas's cubin, --no-cubin runs neither, `cache prune` judges the option,
+# know gives PTX only with one warning (a hit too), PTX with an undefined variable gets
+# ptxas's cubin, a launch-bounded kernel calling a template function that
+# an unbounded one calls too builds as it does with ptxas, --no-cubin runs
+# neither, `cache prune` judges the option,
 # and a compile whose every key hits never opens the library.  Skipped,
 # with the reason, without the CUDA toolkit's ptxas and libnvJitLink.
 . "$SRCROOT/cmd/tests/lib.sh"
@@ -120,6 +122,14 @@ assert_one_line err
 assert_grep "warning: .*vector_add.ll: sm_70:ptx[0-9]*: nvJitLink $version does not compile for this target (-arch=sm_70: unsupported architecture): PTX only" err
 "$GPUCC" list old.gpucc > list.txt
 assert_no_grep "cubin" list.txt
+# A hit says so again, as its compile did (the warning is kept beside the
+# entry in the cache).
+expect_exit 0 "$GPUCC" compile --cache old-cache "$K/nvptx/vector_add.ll" -t sm_70 --cubin-with nvjitlink
+cp err old.err
+expect_exit 0 "$GPUCC" compile --cache old-cache "$K/nvptx/vector_add.ll" -t sm_70 --cubin-with nvjitlink --json
+assert_grep '"status": *"hit"' out
+assert_one_line err
+assert_same old.err err
 
 # ---- a variable nothing defines: ptxas's whole-program cubin ----------------------
 expect_exit 0 "$GPUCC" compile --no-cache "$K/driver_calls.ll" -t sm_90 --cubin-with nvjitlink -o calls.gpucc --json
@@ -142,6 +152,51 @@ assert_grep "made with nvJitLink $version, this toolchain has 99.9.99" out
 GPUCC_NVJITLINK= expect_exit 0 "$GPUCC" cache prune --cache c
 assert_grep "no libnvJitLink found" err
 [ -f "$entry" ] || fail "prune without libnvJitLink removed its entry"
+
+# ---- a launch-bounded kernel calling a template function ----------------------------
+# clang emits a template instance linkonce_odr, which PTX spells `.weak .func`
+# when left exported; ptxas inside libnvJitLink then compiles it once for
+# every caller, and a kernel whose __launch_bounds__ cap its registers (here
+# 65536 / (256 * 4) = 64) cannot call it ("max regcount of 64 calls function
+# ... with regcount of 254"), where ptxas's whole-program build fits it.
+# What ptxas builds, the default path builds too.
+if command -v clang-19 >/dev/null; then
+	cat >bounds.cu <<'CU'
+template <typename T>
+__device__ __attribute__((noinline)) T heavy(const T *a, int n) {
+  T s[96];
+#pragma unroll
+  for (int i = 0; i < 96; i++) s[i] = a[i * n];
+  T r = 0;
+#pragma unroll
+  for (int i = 0; i < 96; i++) r += s[i] * s[95 - i] * s[(i * 7) % 96];
+#pragma unroll
+  for (int i = 0; i < 96; i++) r += s[i] / (r + 1.0f);
+  return r;
+}
+__global__ void __launch_bounds__(256, 4) bounded(float *out, const float *a, int n) {
+  out[threadIdx.x] = heavy(a + threadIdx.x, n);
+}
+__global__ void unbounded(float *out, const float *a, int n) {
+  out[threadIdx.x] = heavy(a + threadIdx.x, n) * 2;
+}
+CU
+	for level in -O0 -O2; do
+		expect_exit 0 "$GPUCC" compile --no-cache $level --cubin-with ptxas bounds.cu -t sm_75
+		expect_exit 0 "$GPUCC" compile --no-cache $level bounds.cu -t sm_75 -o bounds.gpucc --json
+		python3 - out <<'PY' || fail "bounds.cu $level: $(cat out)"
+import json, sys
+[r] = json.load(open(sys.argv[1]))["results"]
+assert r["status"] == "compiled", r
+assert sorted(k["name"] for k in r["kernels"]) == ["_Z7boundedPfPKfi", "_Z9unboundedPfPKfi"], r
+PY
+		"$GPUCC" cat bounds.gpucc "$(key_of out)" --part cubin > bounds.cubin ||
+			fail "bounds.cu $level: no cubin on the default path"
+		[ -s bounds.cubin ] || fail "bounds.cu $level: an empty cubin"
+	done
+else
+	echo "SKIPPED: the launch-bounds case: clang-19 is not installed"
+fi
 
 # ---- a compile whose every key hits never opens the library ------------------------
 if command -v strace >/dev/null; then

@@ -86,7 +86,7 @@ struct gpucc_backend_thread {
 	const gpucc_backend_job *job;
 	backend_text diagnostics;
 	bool saw_error;
-	char first_error[320]; /* the first line of the first error since saw_error was cleared */
+	char first_error[2048]; /* the first line of the first error since saw_error was cleared */
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -140,6 +140,33 @@ static void initialize_targets(void)
 	warm_up_pipelines();
 }
 
+/* Every error LLVM diagnoses also goes to stderr as one line,
+ * "gpucc-compile-worker: error: TEXT": LLVM may crash right after one (the
+ * AMDGPU instruction selector does on a graphics shader under HSA), and the
+ * worker's caller then reads it there (lib/compile_worker.c).  One write,
+ * so that lines of several threads do not interleave. */
+static void error_to_stderr(const char *text, size_t len)
+{
+	static const char prefix[] = "gpucc-compile-worker: error: ";
+	char *raw = strndup(text, len);
+	char *plain = raw ? backend_demangle_names(raw) : NULL;
+	const char *said = plain ? plain : raw ? raw : "";
+	len = strlen(said);
+	char *line = malloc(sizeof prefix + len + 1);
+	if (line) {
+		memcpy(line, prefix, sizeof prefix - 1);
+		size_t n = sizeof prefix - 1;
+		for (size_t i = 0; i < len; i++)
+			line[n++] = said[i] == '\n' || said[i] == '\r' ? ' ' : said[i];
+		line[n++] = '\n';
+		ssize_t ignored = write(STDERR_FILENO, line, n);
+		(void)ignored;
+	}
+	free(line);
+	free(plain);
+	free(raw);
+}
+
 static void diagnostic_handler(LLVMDiagnosticInfoRef info, void *opaque)
 {
 	gpucc_backend_thread *t = opaque;
@@ -149,17 +176,24 @@ static void diagnostic_handler(LLVMDiagnosticInfoRef info, void *opaque)
 	char *text = LLVMGetDiagInfoDescription(info);
 	const char *what = severity == LLVMDSError ? "error" : severity == LLVMDSWarning ? "warning"
 	                                                                                  : "note";
+	/* LLVM places a diagnostic without a source location at
+	 * "<unknown>:0:0: ", which says nothing. */
+	static const char nowhere[] = "<unknown>:0:0: ";
+	const char *said = text ? text : "";
+	if (strncmp(said, nowhere, sizeof nowhere - 1) == 0)
+		said += sizeof nowhere - 1;
 	if (severity == LLVMDSError && !t->saw_error)
-		snprintf(t->first_error, sizeof t->first_error, "%.*s",
-		         text ? (int)strcspn(text, "\n") : 0, text ? text : "");
+		snprintf(t->first_error, sizeof t->first_error, "%.*s", (int)strcspn(said, "\n"), said);
 	if (severity == LLVMDSError)
 		t->saw_error = true;
-	size_t len = text ? strlen(text) : 0;
-	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+	size_t len = strlen(said);
+	while (len && (said[len - 1] == '\n' || said[len - 1] == ' '))
 		len--;
+	if (severity == LLVMDSError)
+		error_to_stderr(said, len);
 	if (t->job)
 		backend_text_append(&t->diagnostics, "%s: %s: %s: %.*s\n", t->job->module_name,
-		                    t->job->target_name, what, (int)len, text ? text : "");
+		                    t->job->target_name, what, (int)len, said);
 	LLVMDisposeMessage(text);
 }
 
@@ -209,20 +243,31 @@ typedef struct compile {
 	char *module_layout; /* the module's own data layout, before the target's */
 	char **defined; /* names the module itself defines, sorted */
 	size_t defined_count;
+	LLVMValueRef *annotated; /* NVPTX: kernels by !nvvm.annotations, not by convention */
+	size_t annotated_count;
+	bool annotated_lost; /* out of memory while listing them: internalise nothing */
 	char path_base[PATH_MAX + 64];
 } compile;
 
 static int fail(compile *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fault_asked(const gpucc_backend_job *job, const char *where);
 
-/* Record the failure: "MODULE: TARGET: <message>". */
+/* Record the failure: "MODULE: TARGET: <message>", C++ symbol names in the
+ * message demangled (LLVM's and the tools' words quote them mangled). */
 static int fail(compile *c, int code, const char *fmt, ...)
 {
-	backend_text text = {0};
-	backend_text_append(&text, "%s: %s: ", c->job->module_name, c->job->target_name);
+	backend_text said = {0};
 	va_list ap;
 	va_start(ap, fmt);
-	backend_text_appendv(&text, fmt, ap);
+	backend_text_appendv(&said, fmt, ap);
 	va_end(ap);
+	char *raw = backend_text_take(&said);
+	char *plain = raw ? backend_demangle_names(raw) : NULL;
+	backend_text text = {0};
+	backend_text_append(&text, "%s: %s: %s", c->job->module_name, c->job->target_name,
+	                    plain ? plain : raw ? raw : "out of memory");
+	free(plain);
+	free(raw);
 	free(c->out->message);
 	/* One line all the same: libgpucc spells control characters (job_fail,
 	 * lib/compile.c). */
@@ -339,6 +384,14 @@ static bool find_kernels(compile *c)
 		    len == 6 && memcmp(s, "kernel", 6) == 0) {
 			keep_kernel(operands[0]);
 			found = true;
+			LLVMValueRef *grown =
+				realloc(c->annotated, sizeof *grown * (c->annotated_count + 1));
+			if (grown) {
+				c->annotated = grown;
+				c->annotated[c->annotated_count++] = operands[0];
+			} else {
+				c->annotated_lost = true;
+			}
 		}
 	}
 	free(nodes);
@@ -427,6 +480,85 @@ static int check_function_targets(compile *c)
 				            value_name(f), (int)n, features + i, job->target_name);
 			i += n + 1;
 		}
+	}
+	return 0;
+}
+
+/* AMDGPU: the graphics calling conventions (llvm/IR/CallingConv.h) and
+ * their names in LLVM IR. */
+static const char *amdgpu_graphics_convention(unsigned cc)
+{
+	switch (cc) {
+	case 87: return "amdgpu_vs";
+	case 88: return "amdgpu_gs";
+	case 89: return "amdgpu_ps";
+	case 90: return "amdgpu_cs";
+	case 93: return "amdgpu_hs";
+	case 95: return "amdgpu_ls";
+	case 96: return "amdgpu_es";
+	case 100: return "amdgpu_gfx";
+	case 104: return "amdgpu_cs_chain";
+	case 105: return "amdgpu_cs_chain_preserve";
+	default: return NULL;
+	}
+}
+
+/* AMDGPU under HSA runs compute kernels and what they call: LLVM 19's
+ * instruction selector diagnoses a function of a graphics calling
+ * convention ("unsupported non-compute shaders with HSA") and then
+ * dereferences NULL, crashing the process.  Refused before that, naming
+ * the function. */
+static int check_calling_conventions(compile *c)
+{
+	/* The test hook "unchecked:" leaves them to LLVM (compile_crash.sh). */
+	if (c->job->vendor != GPUCC_VENDOR_AMD || fault_asked(c->job, "unchecked"))
+		return 0;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		const char *name = amdgpu_graphics_convention(LLVMGetFunctionCallConv(f));
+		if (name && !LLVMIsDeclaration(f))
+			return fail(c, GPUCC_ECOMPILE,
+			            "function '%s' has the graphics calling convention %s, which %s (HSA) "
+			            "does not run: only compute kernels (amdgpu_kernel) and the functions "
+			            "they call compile for it",
+			            value_name(f), name, c->job->triple);
+	}
+	return 0;
+}
+
+/* A module without a triple (or with the target's) that is written for
+ * the other vendor all the same: for an AMD target, kernels of NVIDIA's
+ * calling convention and none of AMD's (LLVM: "Unsupported calling
+ * convention", an abort; a module with kernels for both vendors, in
+ * testdata, compiles for each), or for either, a call to the other
+ * vendor's intrinsics (LLVM: "Cannot select: intrinsic %llvm.amdgcn...",
+ * an abort).  Said so, naming what gives it away. */
+static int check_other_vendor(compile *c)
+{
+	bool nvidia = c->job->vendor == GPUCC_VENDOR_NVIDIA;
+	const char *theirs = nvidia ? "AMD" : "NVIDIA";
+	const char *spelling = nvidia ? "gfxNNN" : "sm_XY";
+	LLVMValueRef nvidia_kernel = NULL;
+	bool amd_kernel = false;
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		unsigned cc = LLVMGetFunctionCallConv(f);
+		if (!nvidia_kernel && cc == CC_PTX_KERNEL && !LLVMIsDeclaration(f))
+			nvidia_kernel = f;
+		amd_kernel |= cc == CC_AMDGPU_KERNEL && !LLVMIsDeclaration(f);
+	}
+	if (!nvidia && nvidia_kernel && !amd_kernel)
+		return fail(c, GPUCC_ECOMPILE,
+		            "function '%s' has the calling convention ptx_kernel, NVIDIA's: the "
+		            "module is written for NVIDIA targets (sm_XY), not for %s",
+		            value_name(nvidia_kernel), c->job->target_name);
+	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
+		const char *name = value_name(f);
+		bool foreign = nvidia ? has_prefix(name, "llvm.amdgcn.") || has_prefix(name, "llvm.r600.")
+		                      : has_prefix(name, "llvm.nvvm.");
+		if (foreign && LLVMGetFirstUse(f))
+			return fail(c, GPUCC_ECOMPILE,
+			            "the module calls '%s', an intrinsic of %s's: it is written for %s "
+			            "targets (%s), not for %s",
+			            name, theirs, theirs, spelling, c->job->target_name);
 	}
 	return 0;
 }
@@ -995,15 +1127,27 @@ static bool named_used(LLVMModuleRef m, LLVMValueRef v)
  * for a rocPRIM-sized unit).  Variables stay as they are (a host program
  * reads them by name), and so does what @llvm.used or @llvm.compiler.used
  * names.  Not at -O0, where nothing unreached would be dropped (and LLVM
- * 19 crashes on a local function nothing reaches: below). */
+ * 19 crashes on a local function nothing reaches: below).
+ * NVPTX: the PTX is a whole program too (ptxas and nvJitLink make an
+ * executable cubin of it, the driver's JIT loads it alone), and there an
+ * exported function is worse than useless: a template instance clang emits
+ * linkonce_odr becomes a `.weak .func`, which ptxas inside nvJitLink
+ * compiles once for every caller, so that a kernel whose launch bounds cap
+ * its registers cannot call it ("Entry function ... with max regcount of
+ * 64 calls function ... with regcount of 100"), where a local function is
+ * compiled for its callers.  At every level: nothing of LLVM's NVPTX
+ * stumbles on an unreached local function. */
 static void internalize_own_functions(compile *c)
 {
-	if (c->job->vendor != GPUCC_VENDOR_AMD || c->job->opt_level == 0)
+	if ((c->job->vendor == GPUCC_VENDOR_AMD && c->job->opt_level == 0) || c->annotated_lost)
 		return;
 	for (LLVMValueRef f = LLVMGetFirstFunction(c->module); f; f = LLVMGetNextFunction(f)) {
 		LLVMLinkage linkage = LLVMGetLinkage(f);
 		unsigned cc = LLVMGetFunctionCallConv(f);
-		if (LLVMIsDeclaration(f) || linkage == LLVMInternalLinkage ||
+		bool annotated = false;
+		for (size_t i = 0; i < c->annotated_count && !annotated; i++)
+			annotated = c->annotated[i] == f;
+		if (annotated || LLVMIsDeclaration(f) || linkage == LLVMInternalLinkage ||
 		    linkage == LLVMPrivateLinkage || linkage == LLVMAvailableExternallyLinkage ||
 		    (cc != LLVMCCallConv && cc != LLVMFastCallConv) || named_used(c->module, f))
 			continue;
@@ -1096,6 +1240,18 @@ static int check_externals(compile *c)
 		if (!LLVMIsDeclaration(f) || LLVMGetIntrinsicID(f) != 0 || !LLVMGetFirstUse(f))
 			continue;
 		const char *name = value_name(f);
+		if (has_prefix(name, "llvm.")) {
+			/* LLVM's own namespace, but no intrinsic this LLVM knows
+			 * (LLVMGetIntrinsicID is 0): a newer LLVM's, or a typo;
+			 * nothing but LLVM could define it. */
+			backend_text_release(&missing);
+			unsigned major, minor, patch;
+			LLVMGetVersion(&major, &minor, &patch);
+			return fail(c, GPUCC_ECOMPILE,
+			            "call to '%s', an intrinsic LLVM %u.%u.%u does not know (a newer "
+			            "LLVM's, or a misspelt name): no device library can define it",
+			            name, major, minor, patch);
+		}
 		if (driver_provides(c, name)) {
 			if (!push_name(&c->out->externals, &c->out->external_count, name)) {
 				backend_text_release(&missing);
@@ -1202,13 +1358,26 @@ static int check_ptx_structors(compile *c)
 	return 0;
 }
 
-static void fault_injection(const gpucc_backend_job *job, const char *where)
+/* Whether the test hook asks for fault `where` in this job
+ * (GPUCC_BACKEND_FAULT_ENV); never in a build without the hooks. */
+static bool fault_asked(const gpucc_backend_job *job, const char *where)
 {
 #ifdef GPUCC_TEST_HOOKS
 	const char *fault = getenv(GPUCC_BACKEND_FAULT_ENV);
 	size_t n = strlen(where);
-	if (!fault || strncmp(fault, where, n) != 0 || fault[n] != ':' || !fault[n + 1] ||
-	    !strstr(job->module_name, fault + n + 1))
+	return fault && strncmp(fault, where, n) == 0 && fault[n] == ':' && fault[n + 1] &&
+	       strstr(job->module_name, fault + n + 1);
+#else
+	(void)job;
+	(void)where;
+	return false;
+#endif
+}
+
+static void fault_injection(const gpucc_backend_job *job, const char *where)
+{
+#ifdef GPUCC_TEST_HOOKS
+	if (!fault_asked(job, where))
 		return;
 	if (strcmp(where, "exit") == 0)
 		_exit(3);
@@ -1263,6 +1432,11 @@ static int optimise(compile *c)
 		LLVMDisposeErrorMessage(message);
 		return rc;
 	}
+	/* A pass that diagnoses an error goes on (AMDGPU's printf lowering
+	 * drops a call whose format is no constant string and says so): the
+	 * module it leaves is not what was asked for. */
+	if (c->thread->saw_error)
+		return fail(c, GPUCC_ECOMPILE, "optimisation failed: %s", c->thread->first_error);
 	return 0;
 }
 
@@ -1649,8 +1823,15 @@ static int run_pipeline(compile *c)
 
 	const char *triple = LLVMGetTarget(c->module);
 	if (!triple_fits(triple, job->vendor))
-		return fail(c, GPUCC_ECOMPILE, "module triple '%s' does not fit target %s (%s)", triple,
-		            job->target_name, job->triple);
+		return fail(c, GPUCC_ECOMPILE, "module triple '%s' does not fit target %s (%s)%s", triple,
+		            job->target_name, job->triple,
+		            strncmp(triple, "nvptx", 5) == 0    ? ": the module is written for NVIDIA "
+		                                                  "targets (sm_XY)"
+		            : strncmp(triple, "amdgcn", 6) == 0 ? ": the module is written for AMD "
+		                                                  "targets (gfxNNN)"
+		                                                : "");
+	if ((rc = check_other_vendor(c)) != 0)
+		return rc;
 	LLVMSetTarget(c->module, job->triple);
 	if ((rc = create_machine(c)) != 0)
 		return rc;
@@ -1663,13 +1844,15 @@ static int run_pipeline(compile *c)
 	LLVMDisposeMessage(layout_text);
 	LLVMDisposeTargetData(layout);
 
-	if ((rc = check_function_targets(c)) != 0)
+	if ((rc = check_function_targets(c)) != 0 || (rc = check_calling_conventions(c)) != 0)
 		return rc;
 	if (!job->debug_info)
 		LLVMStripModuleDebugInfo(c->module);
-	if (!find_kernels(c))
+	if (!find_kernels(c)) {
+		c->out->no_kernels = true;
 		return fail(c, GPUCC_ECOMPILE, "no kernels: the module defines no %s function",
 		            job->vendor == GPUCC_VENDOR_NVIDIA ? "ptx_kernel" : "amdgpu_kernel");
+	}
 	if ((rc = collect_defined(c)) != 0 || (rc = set_module_flags(c)) != 0)
 		return rc;
 	set_math_attributes(c);
@@ -1720,7 +1903,11 @@ static int compile_job(gpucc_backend_thread *t, const gpucc_backend_job *job,
 	backend_text_release(&t->diagnostics);
 	if (job->vendor == GPUCC_VENDOR_NVIDIA && job->nvjitlink) /* loads while LLVM works */
 		backend_nvjitlink_preload(job->nvjitlink);
+	t->saw_error = false;
 	int rc = run_pipeline(&c);
+	/* Whatever stage diagnosed it, an error LLVM reported fails the job. */
+	if (rc == 0 && t->saw_error)
+		rc = fail(&c, GPUCC_ECOMPILE, "LLVM reported an error: %s", t->first_error);
 	if (c.machine)
 		LLVMDisposeTargetMachine(c.machine);
 	if (c.module)
@@ -1729,14 +1916,17 @@ static int compile_job(gpucc_backend_thread *t, const gpucc_backend_job *job,
 	for (size_t i = 0; i < c.defined_count; i++)
 		free(c.defined[i]);
 	free(c.defined);
+	free(c.annotated);
 	t->job = NULL;
 	out->diagnostics = backend_text_take(&t->diagnostics);
 	if (rc != 0) {
 		/* A failure keeps only its message and diagnostics. */
 		char *message = out->message, *diagnostics = out->diagnostics;
+		bool no_kernels = out->no_kernels;
 		out->message = out->diagnostics = NULL;
 		result_release(out);
 		out->code = rc;
+		out->no_kernels = no_kernels;
 		out->message = message;
 		out->diagnostics = diagnostics;
 	}

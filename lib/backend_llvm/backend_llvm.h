@@ -34,6 +34,14 @@ void backend_text_append_lines(backend_text *t, const char *prefix, const char *
 char *backend_text_take(backend_text *t);
 void backend_text_release(backend_text *t);
 
+/* text with every C++ symbol name in it (a word starting "_Z") demangled as
+ * c++filt would, where the C++ runtime's demangler is loaded; a name it
+ * cannot demangle stays as it is (demangle.c).  The caller frees it; NULL
+ * when out of memory. */
+char *backend_demangle_names(const char *text);
+/* Whether backend_demangle_names demangles in this process. */
+bool backend_can_demangle(void);
+
 /* ---- files and tools (tools.c) --------------------------------------------- */
 
 /* Create a private temporary directory under $TMPDIR (or /tmp),
