@@ -138,7 +138,7 @@ typedef struct context {
 	char stub_dir[PATH_MAX + 16]; /* where the stub is, once temp_dir is made */
 	char *records_dir;       /* CACHE/v1/sources, or NULL: no records */
 	bool records_writable;
-	char env_key[4096];      /* CPATH and friends, as keyed */
+	char *env_key;           /* the variables clang reads (clang_environment), as keyed */
 	long clock_granularity_ns;
 } context;
 
@@ -406,6 +406,10 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 	arg_as(a, x->clang, "clang");
 	arg(a, "-fno-crash-diagnostics");
 	arg(a, "-Wno-unused-command-line-argument");
+	/* A configuration file clang would find by itself (beside its binary,
+	 * named after the target) is read by no -MD list: none, and one the
+	 * user names (--config) is hashed as the files arguments name are. */
+	arg(a, "--no-default-config");
 	switch (p->language) {
 	case GPUCC_LANGUAGE_HIP:
 		arg(a, "-x");
@@ -1083,6 +1087,42 @@ static char *warning_lines(const gpucc_source_pair *p, const char *err)
 
 static bool temp_dir_ready(context *x);
 
+/* The environment variables clang 19's driver and front end read that can
+ * change the IR of a device-only compile (found in clang's sources and in
+ * the strings of libclang-cpp; docs/compile.md lists them with why):
+ * each one's value, or its absence, names the record. */
+static const char *const clang_environment[] = {
+	"CCC_OVERRIDE_OPTIONS",   /* the driver edits its own command line */
+	"CLANG_NO_DEFAULT_CONFIG", /* (gpucc passes --no-default-config too) */
+	"COMPILER_PATH",          /* the driver's program search path */
+	"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
+	"OBJCPLUS_INCLUDE_PATH",  /* include directories */
+	"SOURCE_DATE_EPOCH",      /* __DATE__, __TIME__, __TIMESTAMP__ */
+	"HIP_PATH", "ROCM_PATH", "HIP_DEVICE_LIB_PATH", /* where HIP's headers are */
+};
+
+/* x->env_key: "NAME=VALUE\n" for each variable set, "NAME\n" for each
+ * unset (an empty value is not an absent one to clang). */
+static int env_key(context *x)
+{
+	textbuf t = {0};
+	for (size_t i = 0; i < sizeof clang_environment / sizeof clang_environment[0]; i++) {
+		const char *v = getenv(clang_environment[i]);
+		text_str(&t, clang_environment[i]);
+		if (v) {
+			text_str(&t, "=");
+			text_str(&t, v);
+		}
+		text_str(&t, "\n");
+	}
+	if (t.failed) {
+		free(t.data);
+		return -1;
+	}
+	x->env_key = t.data;
+	return 0;
+}
+
 /* The first half of a pair: its record's name, and the record looked up.
  * Whether clang must run (no hit, nothing failed). */
 static bool look_up_pair(context *x, size_t index)
@@ -1440,15 +1480,9 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 		x.clock_granularity_ns = 1000000L;
 	if (!getcwd(x.cwd, sizeof x.cwd))
 		snprintf(x.cwd, sizeof x.cwd, "/");
-	static const char *const env_names[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
-	                                        "HIP_PATH", "ROCM_PATH", "HIP_DEVICE_LIB_PATH"};
-	size_t used = 0;
-	for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++) {
-		const char *v = getenv(env_names[i]);
-		int n = snprintf(x.env_key + used, sizeof x.env_key - used, "%s=%s\n", env_names[i],
-		                 v ? v : "");
-		if (n > 0 && (size_t)n < sizeof x.env_key - used)
-			used += (size_t)n;
+	if (env_key(&x) != 0) {
+		pthread_mutex_destroy(&x.lock);
+		return gpucc_error_oom();
 	}
 	find_clang(&x);
 	find_cuda(&x);
@@ -1457,6 +1491,7 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 		x.records_dir = string_printf("%s/v1/sources", gpucc_cache_dir(s->cache));
 		x.records_writable = gpucc_cache_writable(s->cache);
 		if (!x.records_dir) {
+			free(x.env_key);
 			pthread_mutex_destroy(&x.lock);
 			return gpucc_error_oom();
 		}
@@ -1467,6 +1502,7 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 		free(x.names);
 		free(x.to_run);
 		free(x.records_dir);
+		free(x.env_key);
 		pthread_mutex_destroy(&x.lock);
 		return gpucc_error_oom();
 	}
@@ -1517,6 +1553,7 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 	free(x.cuda_dir);
 	free(x.cccl_dir);
 	free(x.records_dir);
+	free(x.env_key);
 	pthread_mutex_destroy(&x.lock);
 	return 0;
 }
