@@ -188,30 +188,27 @@ static bool system_path(const context *x, const char *path)
 	return x->cuda_dir && under(path, x->cuda_dir);
 }
 
-/* The components of an absolute path, lexically: "." dropped, ".." taking
- * the one before.  Returns the count; parts point into buf. */
+/* The components of a path as written ("." and ".." kept, empty ones
+ * dropped).  Returns the count; parts point into buf. */
 static size_t split_path(const char *path, char *buf, size_t size, char **parts, size_t max)
 {
 	snprintf(buf, size, "%s", path);
 	size_t n = 0;
-	for (char *save = NULL, *p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
-		if (strcmp(p, ".") == 0)
-			continue;
-		if (strcmp(p, "..") == 0) {
-			if (n)
-				n--;
-			continue;
-		}
-		if (n < max)
-			parts[n++] = p;
-	}
+	for (char *save = NULL, *p = strtok_r(buf, "/", &save); p && n < max;
+	     p = strtok_r(NULL, "/", &save))
+		parts[n++] = p;
 	return n;
 }
 
-/* path as a key names it (owned), or NULL when out of memory: relative
- * paths as they are (they are relative to the working directory already),
- * absolute ones under a system directory too, other absolute ones relative
- * to the working directory. */
+/* path as a key names it and clang is given it (owned), or NULL when out
+ * of memory: relative paths as they are (they are relative to the
+ * working directory already), absolute ones under a system directory too,
+ * other absolute ones relative to the working directory.  Only the
+ * leading components the path shares with the working directory become
+ * "..": that directory is a physical path (getcwd), so its ancestors are
+ * the ones ".." reaches; what follows is kept as written, ".." and links
+ * included, so that the path names the file it named (never
+ * "a/link/../b" as "a/b"). */
 static char *normalise_path(const context *x, const char *path)
 {
 	if (path[0] != '/' || system_path(x, path))
@@ -219,10 +216,15 @@ static char *normalise_path(const context *x, const char *path)
 	enum { MAX_PARTS = 512 };
 	char path_buf[PATH_MAX], cwd_buf[PATH_MAX];
 	char *p[MAX_PARTS], *c[MAX_PARTS];
+	if (strlen(path) >= sizeof path_buf)
+		return strdup(path);
 	size_t np = split_path(path, path_buf, sizeof path_buf, p, MAX_PARTS);
 	size_t nc = split_path(x->cwd, cwd_buf, sizeof cwd_buf, c, MAX_PARTS);
+	if (np == MAX_PARTS || nc == MAX_PARTS)
+		return strdup(path);
 	size_t common = 0;
-	while (common < np && common < nc && strcmp(p[common], c[common]) == 0)
+	while (common < np && common < nc && strcmp(p[common], c[common]) == 0 &&
+	       strcmp(p[common], ".") != 0 && strcmp(p[common], "..") != 0)
 		common++;
 	size_t len = 2;
 	for (size_t i = common; i < nc; i++)
