@@ -520,6 +520,7 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 	user_args(a, x, p->language);
 	arg(a, "-emit-llvm");
 	arg(a, "-c");
+	arg_unkeyed(a, "-v"); /* the include search, and the configuration files read */
 	arg_unkeyed(a, "-MD");
 	arg_unkeyed(a, "-MF");
 	snprintf(buf, sizeof buf, "%s/%zu.d", x->temp_dir, index);
@@ -621,6 +622,11 @@ static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t 
 
 /* ---- records ------------------------------------------------------------------ */
 
+/* A record's line for a place that must not exist: 64 zeros, no file's
+ * SHA-256. */
+static const char absent_digest[] = "0000000000000000000000000000000000000000000000000000000000000000";
+
+
 /* RECORDS_DIR/ab/NAME.record */
 static char *record_path(const char *records_dir, const gpucc_digest *name)
 {
@@ -681,6 +687,16 @@ static bool files_unchanged(context *x, char **line, unsigned long count, char *
 		if (!all)
 			continue;
 		const char *dep = l + 65;
+		if (strcmp(l, absent_digest) == 0) {
+			/* A place the include search tried: still empty? */
+			struct stat st;
+			if (stat(dep, &st) == 0) {
+				all = false;
+				if (!*why)
+					*why = string_printf("miss: '%s' appeared", dep);
+			}
+			continue;
+		}
 		int rc = file_digest(x, dep, &got, 0, NULL);
 		if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
 			all = false;
@@ -820,46 +836,201 @@ static void text_str(textbuf *t, const char *s)
 	text_add(t, s, strlen(s));
 }
 
-/* What a record will list of a compile clang ran, its files and their
- * digests ("HEX PATH\n" lines, the count first as "N\n"), into r->record.
- * Returns NULL, or why nothing will be recorded. */
-static char *record_prepare(context *x, const gpucc_depfile *deps, int64_t clang_start_ns,
+/* What clang read of a compile, gathered for its record: files with their
+ * digests, and places the compile looked for something that were empty. */
+typedef struct reads {
+	gpucc_strlist files;   /* as clang (or the arguments) spell them */
+	gpucc_strlist absent;
+	gpucc_strlist has_include; /* names __has_include asked for */
+	const char *time_macro;
+	char *time_file;
+} reads;
+
+static void reads_release(reads *rd)
+{
+	gpucc_strlist_release(&rd->files);
+	gpucc_strlist_release(&rd->absent);
+	gpucc_strlist_release(&rd->has_include);
+	free(rd->time_file);
+}
+
+/* dir + "/" + name (owned), or NULL. */
+static char *path_join(const char *dir, const char *name)
+{
+	size_t len = strlen(dir);
+	return string_printf("%s%s%s", dir, len && dir[len - 1] == '/' ? "" : "/", name);
+}
+
+/* The directory clang searches first for #include "..." in the source: its
+ * own. */
+static char *source_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
+}
+
+/* Why a place the include search tried, empty when clang looked, is not
+ * recorded as such (NULL: it is, or it need not be): something is there
+ * now that was not, or that changed while clang ran. */
+static char *probe(context *x, reads *rd, const char *candidate, int64_t since_ns)
+{
+	struct stat st;
+	if (stat(candidate, &st) != 0) {
+		gpucc_strlist_push_new(&rd->absent, candidate);
+		return NULL;
+	}
+	/* There: clang read it (it is in the list), or passed it over for one
+	 * earlier (an #include_next, or a guess of gpucc's wider than clang's
+	 * search); unless it came while clang ran. */
+	int64_t newest = ns_of(st.st_mtim) > ns_of(st.st_ctim) ? ns_of(st.st_mtim) : ns_of(st.st_ctim);
+	(void)x;
+	return newest >= since_ns ? string_printf("not recorded: '%s' changed while clang ran", candidate)
+	                          : NULL;
+}
+
+/* The places the include search tried before the one where it found dep
+ * (each directory of the search before one dep is under, and the source's
+ * own directory, which #include "..." tries first), and for each name
+ * __has_include asked for, every place it could be. */
+static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_clang_search *search,
+                           reads *rd, const gpucc_depfile *deps, int64_t since_ns)
+{
+	gpucc_strlist dirs = {0};
+	char *own = source_dir(p->path);
+	if (own)
+		gpucc_strlist_push_new(&dirs, own);
+	for (size_t i = 0; i < search->quote.count; i++)
+		gpucc_strlist_push_new(&dirs, search->quote.items[i]);
+	for (size_t i = 0; i < search->angle.count; i++)
+		gpucc_strlist_push_new(&dirs, search->angle.items[i]);
+	free(own);
+	char *why = dirs.failed ? strdup("not recorded: out of memory") : NULL;
+	for (size_t i = 0; i < search->missing.count && !why; i++)
+		why = probe(x, rd, search->missing.items[i], since_ns);
+	for (size_t i = 0; i < deps->count && !why; i++) {
+		const char *dep = deps->paths[i];
+		for (size_t j = 1; j < dirs.count && !why; j++) {
+			const char *dir = dirs.items[j];
+			size_t len = strlen(dir);
+			while (len > 1 && dir[len - 1] == '/')
+				len--;
+			if (strncmp(dep, dir, len) != 0 || dep[len] != '/' || !dep[len + 1])
+				continue;
+			const char *name = dep + len + 1;
+			for (size_t k = 0; k < j && !why; k++) {
+				char *candidate = path_join(dirs.items[k], name);
+				if (!candidate)
+					why = strdup("not recorded: out of memory");
+				else if (strcmp(candidate, dep) != 0 && !gpucc_strlist_has(&rd->files, candidate))
+					why = probe(x, rd, candidate, since_ns);
+				free(candidate);
+			}
+		}
+	}
+	for (size_t i = 0; i < rd->has_include.count && !why; i++) {
+		for (size_t k = 0; k < dirs.count && !why; k++) {
+			char *candidate = path_join(dirs.items[k], rd->has_include.items[i]);
+			struct stat st;
+			if (!candidate)
+				why = strdup("not recorded: out of memory");
+			else if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode))
+				gpucc_strlist_push_new(&rd->files, candidate); /* its answer was yes */
+			else if (stat(candidate, &st) != 0)
+				gpucc_strlist_push_new(&rd->absent, candidate); /* no */
+			free(candidate);
+		}
+	}
+	gpucc_strlist_release(&dirs);
+	return why;
+}
+
+/* One "HEX PATH\n" line for path into body: its digest, or absent's
+ * zeros.  Why it cannot be, or NULL. */
+static char *record_line(context *x, textbuf *body, const char *path, bool absent, int64_t since_ns)
+{
+	char *norm = normalise_path(x, path);
+	if (!norm || strchr(norm, '\n')) {
+		free(norm);
+		return strdup(norm ? "not recorded: a file's name holds a line break"
+		                   : "not recorded: out of memory");
+	}
+	char dh[GPUCC_DIGEST_HEX_SIZE];
+	if (absent) {
+		snprintf(dh, sizeof dh, "%s", absent_digest);
+	} else {
+		gpucc_digest d;
+		bool changed = false;
+		int rc = file_digest(x, path, &d, since_ns, &changed);
+		if (rc != 0 || changed) {
+			char *why = string_printf(rc != 0 ? "not recorded: '%s' cannot be read"
+			                                  : "not recorded: '%s' changed while clang ran",
+			                          norm);
+			free(norm);
+			return why;
+		}
+		gpucc_digest_to_hex(dh, &d);
+	}
+	text_str(body, dh);
+	text_str(body, " ");
+	text_str(body, norm);
+	text_str(body, "\n");
+	free(norm);
+	return NULL;
+}
+
+/* What a record will list of a compile clang ran, into r->record: the count
+ * first as "N\n", then "HEX PATH\n" for every file the compile read (the
+ * -MD list, the files its arguments name) and, with absent's zeros for HEX,
+ * every place its include search tried and found empty.  Returns NULL, or
+ * why nothing will be recorded. */
+static char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_depfile *deps,
+                            const gpucc_clang_search *search, int64_t clang_start_ns,
                             gpucc_source_result *r)
 {
-	textbuf body = {0};
-	size_t kept = 0;
-	for (size_t i = 0; i < deps->count; i++) {
+	int64_t since = clang_start_ns - x->clock_granularity_ns;
+	reads rd = {0};
+	char *why = NULL;
+	for (size_t i = 0; i < deps->count && !why; i++) {
 		const char *dep = deps->paths[i];
 		/* gpucc's own files (the CUDA stubs) are the same for a gpucc
 		 * version, which names the record. */
 		if (x->temp_dir[0] && under(dep, x->temp_dir))
 			continue;
-		char *norm = normalise_path(x, dep);
-		if (!norm || strchr(norm, '\n')) {
-			free(body.data);
-			free(norm);
-			return norm ? strdup("not recorded: a file's name holds a line break")
-			            : strdup("not recorded: out of memory");
+		gpucc_strlist_push_new(&rd.files, dep);
+		/* The time macros, and the names __has_include asks for. */
+		size_t size = 0;
+		char *text = read_small_file(dep, (size_t)1 << 30, &size);
+		if (!text) {
+			why = string_printf("not recorded: '%s' cannot be read", dep);
+			break;
 		}
-		gpucc_digest d;
-		bool changed = false;
-		int rc = file_digest(x, dep, &d, clang_start_ns - x->clock_granularity_ns, &changed);
-		if (rc != 0 || changed) {
-			char *why = string_printf(rc != 0 ? "not recorded: '%s' cannot be read"
-			                                  : "not recorded: '%s' changed while clang ran",
-			                          norm);
-			free(body.data);
-			free(norm);
-			return why;
-		}
-		char dh[GPUCC_DIGEST_HEX_SIZE];
-		gpucc_digest_to_hex(dh, &d);
-		text_str(&body, dh);
-		text_str(&body, " ");
-		text_str(&body, norm);
-		text_str(&body, "\n");
-		kept++;
-		free(norm);
+		const char *macro = rd.time_macro;
+		gpucc_source_text_scan(text, size, &rd.time_macro, &rd.has_include);
+		if (!macro && rd.time_macro)
+			rd.time_file = strdup(dep);
+		free(text);
+	}
+	/* clang's __DATE__ and friends are SOURCE_DATE_EPOCH's when it is set
+	 * (the record's name holds it), else the clock's: no record. */
+	if (!why && rd.time_macro && !getenv("SOURCE_DATE_EPOCH"))
+		why = string_printf("not recorded: '%s' uses %s and SOURCE_DATE_EPOCH is not set",
+		                    rd.time_file ? rd.time_file : "?", rd.time_macro);
+	if (!why)
+		gpucc_argument_files(x->s->args, x->s->arg_count, &search->configs, &rd.files, &rd.absent);
+	if (!why)
+		why = search_misses(x, p, search, &rd, deps, since);
+	if (!why && (rd.files.failed || rd.absent.failed || rd.has_include.failed))
+		why = strdup("not recorded: out of memory");
+	textbuf body = {0};
+	for (size_t i = 0; i < rd.files.count && !why; i++)
+		why = record_line(x, &body, rd.files.items[i], false, since);
+	for (size_t i = 0; i < rd.absent.count && !why; i++)
+		why = record_line(x, &body, rd.absent.items[i], true, since);
+	size_t kept = rd.files.count + rd.absent.count;
+	reads_release(&rd);
+	if (why) {
+		free(body.data);
+		return why;
 	}
 	char count[32];
 	snprintf(count, sizeof count, "%zu\n", kept);
@@ -868,7 +1039,7 @@ static char *record_prepare(context *x, const gpucc_depfile *deps, int64_t clang
 	if (body.data)
 		text_str(&t, body.data);
 	free(body.data);
-	if (t.failed) {
+	if (t.failed || body.failed) {
 		free(t.data);
 		return strdup("not recorded: out of memory");
 	}
@@ -1197,6 +1368,11 @@ static void compile_pair(context *x, size_t index)
 	size_t err_size = 0;
 	char *err = read_small_file(err_path, 1 << 20, &err_size);
 	unlink(err_path);
+	gpucc_clang_search search = {0};
+	if (err) {
+		gpucc_clang_verbose_take(err, &search); /* -v's lines: the include search */
+		err_size = strlen(err);
+	}
 	const char *clang_name = strrchr(x->clang, '/') ? strrchr(x->clang, '/') + 1 : x->clang;
 	char first[512] = "";
 	if (err)
@@ -1239,7 +1415,10 @@ static void compile_pair(context *x, size_t index)
 			why = strdup("not recorded: clang wrote no dependency list");
 			gpucc_error_clear();
 		} else {
-			why = record_prepare(x, &deps, start, r);
+			why = search.quote.failed || search.angle.failed || search.missing.failed ||
+			              search.configs.failed
+			          ? strdup("not recorded: out of memory")
+			          : record_prepare(x, p, &deps, &search, start, r);
 			r->record_name = name;
 			gpucc_depfile_release(&deps);
 		}
@@ -1253,6 +1432,7 @@ static void compile_pair(context *x, size_t index)
 			free(why);
 		}
 	}
+	gpucc_clang_search_release(&search);
 	unlink(out_path);
 	unlink(dep_path);
 	arglist_release(&a);

@@ -90,4 +90,142 @@ for var in CPATH C_INCLUDE_PATH; do
 done
 cd .. || fail "cannot leave env"
 
+# ---- files that arguments name, which no -MD list holds ---------------------------
+mkdir args && cd args || fail "no directory args"
+printf '__kernel void k(__global int *x) { x[0] = VALUE; }\n' >v.cl
+# form FILE ARGS...: a file of arguments, edited to another of its size.
+for form in rsp config-eq config-sep nested; do
+	case $form in
+	rsp) file=flags.rsp; set -- --clang-arg=@flags.rsp ;;
+	config-eq) file=x.cfg; set -- --clang-arg=--config=./x.cfg ;;
+	config-sep) file=x.cfg; set -- --clang-arg=--config --clang-arg=./x.cfg ;;
+	nested) file=inner.rsp; echo '@inner.rsp' >outer.rsp; set -- --clang-arg=@outer.rsp ;;
+	esac
+	echo '-DVALUE=7' >"$file"
+	settle
+	cached "$form-7" v.cl "$@"
+	cached "$form-7-again" v.cl "$@"
+	hits "$form-7-again"
+	echo '-DVALUE=8' >"$file"
+	settle
+	cached "$form-8" v.cl "$@"
+	uncached "$form-8-ref" v.cl "$@"
+	fresh_as "$form-8" "$form-8-ref"
+	cmp -s "$form-7.gpucc" "$form-8.gpucc" && fail "$form: $file did not reach clang"
+	rm -rf "$TEST_DIR/cache"
+done
+# A file an option's value names: bitcode clang links in (-mlink-builtin-bitcode).
+printf 'int value(void) { return 7; }\n' >lib7.cl
+printf 'int value(void) { return 8; }\n' >lib8.cl
+for v in 7 8; do
+	clang-19 -x cl -nogpulib --target=amdgcn-amd-amdhsa -mcpu=gfx90a -c -emit-llvm -o "lib$v.bc" "lib$v.cl" ||
+		fail "clang-19 cannot make lib$v.bc"
+done
+printf 'int value(void);\n__kernel void k(__global int *x) { x[0] = value(); }\n' >uses.cl
+link() { echo "--clang-arg=-Xclang --clang-arg=-mlink-builtin-bitcode --clang-arg=-Xclang --clang-arg=lib.bc"; }
+cp lib7.bc lib.bc
+settle
+# shellcheck disable=SC2046
+cached linked-7 uses.cl $(link)
+cp lib8.bc lib.bc
+settle
+# shellcheck disable=SC2046
+cached linked-8 uses.cl $(link)
+# shellcheck disable=SC2046
+uncached linked-8-ref uses.cl $(link)
+fresh_as linked-8 linked-8-ref
+cmp -s linked-7.gpucc linked-8.gpucc && fail "the bitcode -mlink-builtin-bitcode names did not reach clang"
+cd .. || fail "cannot leave args"
+
+# ---- the time macros -----------------------------------------------------------------
+mkdir time && cd time || fail "no directory time"
+printf '__kernel void k(__global char *x) { __constant char *t = __TIME__; for (int i = 0; i < 8; i++) x[i] = t[i]; }\n' >t.cl
+printf '#define STAMP __DATE__\n' >stamp.h
+printf '#include "stamp.h"\n__kernel void k(__global char *x) { __constant char *t = STAMP; for (int i = 0; i < 11; i++) x[i] = t[i]; }\n' >d.cl
+settle
+# SOURCE_DATE_EPOCH fixes what they say: it is keyed.
+SOURCE_DATE_EPOCH=86400 cached epoch-1 t.cl
+SOURCE_DATE_EPOCH=86400 cached epoch-1-again t.cl
+hits epoch-1-again
+SOURCE_DATE_EPOCH=90000 cached epoch-2 t.cl
+SOURCE_DATE_EPOCH=90000 uncached epoch-2-ref t.cl
+fresh_as epoch-2 epoch-2-ref
+cmp -s epoch-1.gpucc epoch-2.gpucc && fail "SOURCE_DATE_EPOCH did not reach clang"
+# Without it they are the clock's: no record, clang runs every time (the
+# header's __DATE__ too).
+for src in t d; do
+	(unset SOURCE_DATE_EPOCH; cached "$src-clock-1" "$src.cl")
+	: >"$TEST_DIR/clang-runs"
+	(unset SOURCE_DATE_EPOCH; cached "$src-clock-2" "$src.cl")
+	case $(source_note "$src-clock-1") in *"uses __"*"SOURCE_DATE_EPOCH is not set"*) ;;
+	*) fail "$src.cl: the time macros were recorded: $(source_note "$src-clock-1")" ;; esac
+	case $(source_note "$src-clock-2") in hit*) fail "$src.cl: a hit with the clock's time macros" ;; esac
+	[ "$(runs)" -eq 1 ] || fail "$src.cl: clang ran $(runs) times for the clock's time macros, expected 1"
+done
+cd .. || fail "cannot leave time"
+
+# ---- paths through links are given to clang as written --------------------------------
+mkdir -p links/real/deep links/inc links/build && cd links/build || fail "no directory links"
+ln -s real/deep ../link
+echo '#define VALUE 1' >../inc/value.h       # DIR/inc
+mkdir -p ../real/inc
+echo '#define VALUE 2' >../real/inc/value.h  # DIR/link/../inc
+printf '#include <value.h>\n__kernel void k(__global int *x) { x[0] = VALUE; }\n' >../inc.cl
+printf '__kernel void k(__global int *x) { x[0] = 1; }\n' >../s.cl
+printf '__kernel void k(__global int *x) { x[0] = 2; }\n' >../real/s.cl
+dir=$(cd .. && pwd -P)
+settle
+# -I DIR/link/../inc is DIR/real/inc, not DIR/inc; so with the cache and
+# without, whichever is asked first.
+uncached inc-ref "$dir/inc.cl" -I "$dir/link/../inc"
+cached inc "$dir/inc.cl" -I "$dir/link/../inc"
+fresh_as inc inc-ref
+uncached inc-other "$dir/inc.cl" -I "$dir/inc"
+cmp -s inc.gpucc inc-other.gpucc && fail "-I DIR/link/../inc reached clang as DIR/inc"
+# The source DIR/link/../s.cl is DIR/real/s.cl.
+uncached s-ref "$dir/link/../s.cl"
+cached s "$dir/link/../s.cl"
+fresh_as s s-ref
+uncached s-other "$dir/s.cl"
+cmp -s s.gpucc s-other.gpucc && fail "the source DIR/link/../s.cl reached clang as DIR/s.cl"
+cd ../.. || fail "cannot leave links"
+
+# ---- the include search's misses --------------------------------------------------------
+mkdir -p search/early search/late && cd search || fail "no directory search"
+echo '#define VALUE 1' >late/value.h
+printf '#include <value.h>\n__kernel void k(__global int *x) { x[0] = VALUE; }\n' >inc.cl
+printf '#if __has_include(<extra.h>)\n#define VALUE 2\n#else\n#define VALUE 1\n#endif\n__kernel void k(__global int *x) { x[0] = VALUE; }\n' >has.cl
+settle
+cached late inc.cl -I early -I late
+cached late-again inc.cl -I early -I late
+hits late-again
+# A header that appears in a directory searched before the one it was found in.
+echo '#define VALUE 2' >early/value.h
+settle
+cached early inc.cl -I early -I late
+uncached early-ref inc.cl -I early -I late
+fresh_as early early-ref
+cmp -s late.gpucc early.gpucc && fail "the earlier header did not reach clang"
+# ... and in a directory named that did not exist.
+cached gone-1 inc.cl -I absent -I late
+mkdir absent && echo '#define VALUE 3' >absent/value.h
+settle
+cached gone-2 inc.cl -I absent -I late
+uncached gone-2-ref inc.cl -I absent -I late
+fresh_as gone-2 gone-2-ref
+# A __has_include whose answer changed, either way.
+cached has-no has.cl -I late
+echo '' >late/extra.h
+settle
+cached has-yes has.cl -I late
+uncached has-yes-ref has.cl -I late
+fresh_as has-yes has-yes-ref
+cmp -s has-no.gpucc has-yes.gpucc && fail "the answer of __has_include did not reach clang"
+# Gone again: the first result's answer holds again, and it hits.
+rm late/extra.h
+cached has-no-again has.cl -I late
+hits has-no-again
+assert_same has-no-again.gpucc has-no.gpucc
+cd .. || fail "cannot leave search"
+
 echo ok
