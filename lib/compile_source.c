@@ -889,27 +889,43 @@ static char *probe(context *x, reads *rd, const char *candidate, int64_t since_n
 }
 
 /* The places the include search tried before the one where it found dep
- * (each directory of the search before one dep is under, and the source's
- * own directory, which #include "..." tries first), and for each name
+ * (each directory of the search before one dep is under, and before them
+ * the directories #include "..." tries first), and for each name
  * __has_include asked for, every place it could be. */
 static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_clang_search *search,
                            reads *rd, const gpucc_depfile *deps, int64_t since_ns)
 {
-	gpucc_strlist dirs = {0};
+	/* #include "..." tries the including file's directory first: which
+	 * file included which, -MD does not say, so the source's and each
+	 * directory of the user's files read (not the system's) stand in. */
+	gpucc_strlist first = {0}, dirs = {0};
 	char *own = source_dir(p->path);
 	if (own)
-		gpucc_strlist_push_new(&dirs, own);
-	for (size_t i = 0; i < search->quote.count; i++)
-		gpucc_strlist_push_new(&dirs, search->quote.items[i]);
-	for (size_t i = 0; i < search->angle.count; i++)
-		gpucc_strlist_push_new(&dirs, search->angle.items[i]);
+		gpucc_strlist_push_new(&first, own);
+	else
+		first.failed = true;
 	free(own);
-	char *why = dirs.failed ? strdup("not recorded: out of memory") : NULL;
+	for (size_t i = 0; i < deps->count; i++) {
+		const char *dep = deps->paths[i];
+		if ((dep[0] == '/' && system_path(x, dep)) || (x->temp_dir[0] && under(dep, x->temp_dir)))
+			continue;
+		char *dir = source_dir(dep);
+		if (dir)
+			gpucc_strlist_push_new(&first, dir);
+		else
+			first.failed = true;
+		free(dir);
+	}
+	for (size_t i = 0; i < search->quote.count; i++)
+		gpucc_strlist_push(&dirs, search->quote.items[i], strlen(search->quote.items[i]));
+	for (size_t i = 0; i < search->angle.count; i++)
+		gpucc_strlist_push(&dirs, search->angle.items[i], strlen(search->angle.items[i]));
+	char *why = first.failed || dirs.failed ? strdup("not recorded: out of memory") : NULL;
 	for (size_t i = 0; i < search->missing.count && !why; i++)
 		why = probe(x, rd, search->missing.items[i], since_ns);
 	for (size_t i = 0; i < deps->count && !why; i++) {
 		const char *dep = deps->paths[i];
-		for (size_t j = 1; j < dirs.count && !why; j++) {
+		for (size_t j = 0; j < dirs.count && !why; j++) {
 			const char *dir = dirs.items[j];
 			size_t len = strlen(dir);
 			while (len > 1 && dir[len - 1] == '/')
@@ -917,8 +933,9 @@ static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_c
 			if (strncmp(dep, dir, len) != 0 || dep[len] != '/' || !dep[len + 1])
 				continue;
 			const char *name = dep + len + 1;
-			for (size_t k = 0; k < j && !why; k++) {
-				char *candidate = path_join(dirs.items[k], name);
+			for (size_t k = 0; k < first.count + j && !why; k++) {
+				const char *before = k < first.count ? first.items[k] : dirs.items[k - first.count];
+				char *candidate = path_join(before, name);
 				if (!candidate)
 					why = strdup("not recorded: out of memory");
 				else if (strcmp(candidate, dep) != 0 && !gpucc_strlist_has(&rd->files, candidate))
@@ -928,8 +945,9 @@ static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_c
 		}
 	}
 	for (size_t i = 0; i < rd->has_include.count && !why; i++) {
-		for (size_t k = 0; k < dirs.count && !why; k++) {
-			char *candidate = path_join(dirs.items[k], rd->has_include.items[i]);
+		for (size_t k = 0; k < first.count + dirs.count && !why; k++) {
+			const char *dir = k < first.count ? first.items[k] : dirs.items[k - first.count];
+			char *candidate = path_join(dir, rd->has_include.items[i]);
 			struct stat st;
 			if (!candidate)
 				why = strdup("not recorded: out of memory");
@@ -940,6 +958,7 @@ static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_c
 			free(candidate);
 		}
 	}
+	gpucc_strlist_release(&first);
 	gpucc_strlist_release(&dirs);
 	return why;
 }
@@ -1418,6 +1437,10 @@ static void compile_pair(context *x, size_t index)
 			why = search.quote.failed || search.angle.failed || search.missing.failed ||
 			              search.configs.failed
 			          ? strdup("not recorded: out of memory")
+			      /* Every compile searches somewhere: a -v that listed no
+			       * directory is one gpucc does not read. */
+			      : search.angle.count == 0
+			          ? strdup("not recorded: clang -v listed no include search")
 			          : record_prepare(x, p, &deps, &search, start, r);
 			r->record_name = name;
 			gpucc_depfile_release(&deps);

@@ -213,6 +213,20 @@ settle
 cached gone-2 inc.cl -I absent -I late
 uncached gone-2-ref inc.cl -I absent -I late
 fresh_as gone-2 gone-2-ref
+# ... and beside the header that includes it with quotes, in a directory
+# no -I names (#include "..." tries the includer's directory first).
+mkdir -p inc/sub
+echo '#include "b.h"' >inc/sub/a.h
+echo '#define VALUE 4' >late/b.h
+printf '#include <sub/a.h>\n__kernel void k(__global int *x) { x[0] = VALUE; }\n' >quoted.cl
+settle
+cached quoted-late quoted.cl -I inc -I late
+echo '#define VALUE 5' >inc/sub/b.h
+settle
+cached quoted-beside quoted.cl -I inc -I late
+uncached quoted-beside-ref quoted.cl -I inc -I late
+fresh_as quoted-beside quoted-beside-ref
+cmp -s quoted-late.gpucc quoted-beside.gpucc && fail "the header beside its includer did not reach clang"
 # A __has_include whose answer changed, either way.
 cached has-no has.cl -I late
 echo '' >late/extra.h
