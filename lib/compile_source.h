@@ -64,8 +64,8 @@ void gpucc_argument_files(const char *const *args, size_t count, const gpucc_str
 
 /* What the text asks of the preprocessor that no -MD list shows: the first
  * time macro it names (__DATE__, __TIME__, __TIMESTAMP__) into *time_macro
- * when still NULL, and the names that __has_include and
- * __has_include_next ask for, spelt literally between <> or quotes (a
+ * when still NULL, and the names that __has_include, __has_include_next
+ * and __has_embed ask for, spelt literally between <> or quotes (a
  * macro's name is not followed), into has_include. */
 void gpucc_source_text_scan(const char *text, size_t size, const char **time_macro,
                             gpucc_strlist *has_include);

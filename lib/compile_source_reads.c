@@ -5,7 +5,8 @@
  * what they hold, configuration files, files given as option values), the
  * include search clang -v reports (the directories searched, in order, and
  * those it dropped as missing), and what a file's text asks of the
- * preprocessor that no -MD list shows (the time macros, __has_include).
+ * preprocessor that no -MD list shows (the time macros, __has_include,
+ * __has_embed).
  *
  * Response files are read as clang's driver reads them (LLVM's GNU
  * tokenizer: blanks separate, quotes group, a backslash escapes the next
@@ -364,13 +365,22 @@ void gpucc_source_text_scan(const char *text, size_t size, const char **time_mac
 			    whole_word(text, size, i, len))
 				*time_macro = macros[k];
 		}
-		static const char has[] = "__has_include";
-		size_t len = sizeof has - 1;
-		if (i + len > size || memcmp(text + i, has, len) != 0 || (i && identifier_char(text[i - 1])))
+		/* __has_include, __has_include_next, __has_embed */
+		static const char include_word[] = "__has_include", embed_word[] = "__has_embed";
+		size_t j = i;
+		if (i && identifier_char(text[i - 1]))
 			continue;
-		size_t j = i + len;
-		if (j + 5 <= size && memcmp(text + j, "_next", 5) == 0)
-			j += 5;
+		if (i + sizeof include_word - 1 <= size &&
+		    memcmp(text + i, include_word, sizeof include_word - 1) == 0) {
+			j = i + sizeof include_word - 1;
+			if (j + 5 <= size && memcmp(text + j, "_next", 5) == 0)
+				j += 5;
+		} else if (i + sizeof embed_word - 1 <= size &&
+		           memcmp(text + i, embed_word, sizeof embed_word - 1) == 0) {
+			j = i + sizeof embed_word - 1;
+		} else {
+			continue;
+		}
 		while (j < size && (text[j] == ' ' || text[j] == '\t'))
 			j++;
 		if (j >= size || text[j] != '(')

@@ -122,14 +122,15 @@ static void text_scan(void)
 	const char *text = "#define MY__TIME__X 1\n"
 	                   "#if __has_include(<a/b.h>) && __has_include_next ( \"c.h\" )\n"
 	                   "#elif __has_include(NAME) || __has_include(<a/b.h>)\n"
+	                   "#elif __has_embed(\"data.bin\" limit(4))\n"
 	                   "#endif\n"
 	                   "const char *d = __DATE__;\n";
 	const char *macro = NULL;
 	gpucc_strlist names = {0};
 	gpucc_source_text_scan(text, strlen(text), &macro, &names);
 	CHECK(macro != NULL && strcmp(macro, "__DATE__") == 0);
-	static const char *const want[] = {"a/b.h", "c.h"};
-	check_list(&names, 2, want);
+	static const char *const want[] = {"a/b.h", "c.h", "data.bin"};
+	check_list(&names, 3, want);
 	gpucc_strlist_release(&names);
 	/* A longer identifier is not the macro. */
 	macro = NULL;
