@@ -626,7 +626,6 @@ static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t 
  * SHA-256. */
 static const char absent_digest[] = "0000000000000000000000000000000000000000000000000000000000000000";
 
-
 /* RECORDS_DIR/ab/NAME.record */
 static char *record_path(const char *records_dir, const gpucc_digest *name)
 {
@@ -872,7 +871,7 @@ static char *source_dir(const char *path)
 /* Why a place the include search tried, empty when clang looked, is not
  * recorded as such (NULL: it is, or it need not be): something is there
  * now that was not, or that changed while clang ran. */
-static char *probe(context *x, reads *rd, const char *candidate, int64_t since_ns)
+static char *probe(reads *rd, const char *candidate, int64_t since_ns)
 {
 	struct stat st;
 	if (stat(candidate, &st) != 0) {
@@ -883,7 +882,6 @@ static char *probe(context *x, reads *rd, const char *candidate, int64_t since_n
 	 * earlier (an #include_next, or a guess of gpucc's wider than clang's
 	 * search); unless it came while clang ran. */
 	int64_t newest = ns_of(st.st_mtim) > ns_of(st.st_ctim) ? ns_of(st.st_mtim) : ns_of(st.st_ctim);
-	(void)x;
 	return newest >= since_ns ? string_printf("not recorded: '%s' changed while clang ran", candidate)
 	                          : NULL;
 }
@@ -922,7 +920,7 @@ static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_c
 		gpucc_strlist_push(&dirs, search->angle.items[i], strlen(search->angle.items[i]));
 	char *why = first.failed || dirs.failed ? strdup("not recorded: out of memory") : NULL;
 	for (size_t i = 0; i < search->missing.count && !why; i++)
-		why = probe(x, rd, search->missing.items[i], since_ns);
+		why = probe(rd, search->missing.items[i], since_ns);
 	for (size_t i = 0; i < deps->count && !why; i++) {
 		const char *dep = deps->paths[i];
 		for (size_t j = 0; j < dirs.count && !why; j++) {
@@ -939,7 +937,7 @@ static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_c
 				if (!candidate)
 					why = strdup("not recorded: out of memory");
 				else if (strcmp(candidate, dep) != 0 && !gpucc_strlist_has(&rd->files, candidate))
-					why = probe(x, rd, candidate, since_ns);
+					why = probe(rd, candidate, since_ns);
 				free(candidate);
 			}
 		}
