@@ -271,9 +271,13 @@ static void expand_file(const char *path, bool config, int depth, gpucc_strlist 
 		gpucc_strlist_push_new(absent, path);
 		return;
 	}
-	gpucc_strlist_push_new(files, path);
-	if (depth >= NESTING_MAX)
+	/* Each file is read once: a file naming itself, or two naming each
+	 * other many times, ends. */
+	if (gpucc_strlist_has(files, path) || depth >= NESTING_MAX) {
+		gpucc_strlist_push_new(files, path);
 		return;
+	}
+	gpucc_strlist_push(files, path, strlen(path));
 	size_t size = 0;
 	char *text = read_text(path, &size);
 	if (!text)
