@@ -895,8 +895,11 @@ static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_c
 {
 	/* #include "..." tries the including file's directory first: which
 	 * file included which, -MD does not say, so the source's and each
-	 * directory of the user's files read (not the system's) stand in. */
+	 * directory of the user's files read (not the system's) stand in;
+	 * and -include (clang's own, for HIP's runtime wrapper, too) tries the
+	 * working directory first. */
 	gpucc_strlist first = {0}, dirs = {0};
+	gpucc_strlist_push_new(&first, ".");
 	char *own = source_dir(p->path);
 	if (own)
 		gpucc_strlist_push_new(&first, own);

@@ -227,6 +227,19 @@ cached quoted-beside quoted.cl -I inc -I late
 uncached quoted-beside-ref quoted.cl -I inc -I late
 fresh_as quoted-beside quoted-beside-ref
 cmp -s quoted-late.gpucc quoted-beside.gpucc && fail "the header beside its includer did not reach clang"
+# ... and in the working directory, which -include tries first, for a
+# source elsewhere.
+mkdir -p src
+printf '__kernel void k(__global int *x) { x[0] = PRE; }\n' >src/pre.cl
+echo '#define PRE 6' >late/pre.h
+settle
+cached pre-late src/pre.cl -include pre.h -I late
+echo '#define PRE 7' >pre.h
+settle
+cached pre-here src/pre.cl -include pre.h -I late
+uncached pre-here-ref src/pre.cl -include pre.h -I late
+fresh_as pre-here pre-here-ref
+cmp -s pre-late.gpucc pre-here.gpucc && fail "the -include header in the working directory did not reach clang"
 # A __has_include whose answer changed, either way.
 cached has-no has.cl -I late
 echo '' >late/extra.h
