@@ -331,6 +331,20 @@ static void scan_arguments(const char *const *args, size_t count, const char *ne
 		}
 		if (value[0] && value[0] != '-' && regular_file(value))
 			gpucc_strlist_push_new(files, value);
+		/* A profile option naming a directory reads default.profdata in it. */
+		struct stat st;
+		if ((strncmp(a, "-fprofile-use=", 14) == 0 || strncmp(a, "-fprofile-instr-use=", 20) == 0) &&
+		    stat(value, &st) == 0 && S_ISDIR(st.st_mode)) {
+			size_t n = strlen(value) + sizeof "/default.profdata";
+			char *profile = malloc(n);
+			if (!profile) {
+				files->failed = true;
+				return;
+			}
+			snprintf(profile, n, "%s/default.profdata", value);
+			gpucc_strlist_push_new(regular_file(profile) ? files : absent, profile);
+			free(profile);
+		}
 	}
 }
 

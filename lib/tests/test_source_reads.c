@@ -101,16 +101,17 @@ static void argument_files(void)
 	write_file("self.rsp", "@self.rsp\n"); /* clang refuses this; gpucc must end */
 	/* 2^40 expansions if each were followed every time it is named. */
 	write_file("fan.rsp", "@fan.rsp @fan.rsp @fan.rsp @fan.rsp @fan.rsp @fan.rsp\n");
-	static const char *const args[] = {"-I",      "sub",      "@a.rsp", "@self.rsp",
-	                                   "@fan.rsp", "-include", "p.prof"};
+	static const char *const args[] = {"-I",       "sub",      "@a.rsp",
+	                                   "@self.rsp", "@fan.rsp", "-include",
+	                                   "p.prof",    "-fprofile-use=sub"};
 	gpucc_strlist configs = {0}, files = {0}, absent = {0};
 	gpucc_strlist_push_new(&configs, "cfg/x.cfg");
 	gpucc_argument_files(args, sizeof args / sizeof args[0], &configs, &files, &absent);
 	static const char *const want_files[] = {"a.rsp",   "b.rsp",     "p.prof",        "lib 1.bc",
 	                                         "self.rsp", "fan.rsp", "cfg/x.cfg", "cfg/nested.rsp"};
-	static const char *const want_absent[] = {"missing.rsp"};
+	static const char *const want_absent[] = {"missing.rsp", "sub/default.profdata"};
 	check_list(&files, 8, want_files);
-	check_list(&absent, 1, want_absent);
+	check_list(&absent, 2, want_absent);
 	gpucc_strlist_release(&configs);
 	gpucc_strlist_release(&files);
 	gpucc_strlist_release(&absent);
