@@ -20,10 +20,13 @@
  */
 #include "compile_source.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define NESTING_MAX 16             /* response files within response files */
 #define ARGUMENT_FILE_MAX (1 << 20) /* a larger response file is not expanded */
@@ -174,20 +177,32 @@ void gpucc_clang_search_release(gpucc_clang_search *s)
 
 /* ---- the files arguments name ------------------------------------------- */
 
+/* The whole of a regular file of at most ARGUMENT_FILE_MAX bytes, or
+ * NULL: opened without blocking and checked after the open, so that a
+ * FIFO put in its place never stalls gpucc. */
 static char *read_text(const char *path, size_t *size)
 {
-	FILE *f = fopen(path, "rbe");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	char *buf = malloc(ARGUMENT_FILE_MAX + 1);
-	size_t n = buf ? fread(buf, 1, ARGUMENT_FILE_MAX + 1, f) : 0;
-	fclose(f);
-	if (!buf || n > ARGUMENT_FILE_MAX) {
-		free(buf);
-		return NULL;
+	struct stat st;
+	char *buf = NULL;
+	size_t used = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= ARGUMENT_FILE_MAX)
+		buf = malloc((size_t)st.st_size + 1);
+	while (buf && used < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + used, (size_t)st.st_size - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
 	}
-	buf[n] = '\0';
-	*size = n;
+	close(fd);
+	if (buf) {
+		buf[used] = '\0';
+		*size = used;
+	}
 	return buf;
 }
 
