@@ -626,6 +626,22 @@ static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t 
  * SHA-256. */
 static const char absent_digest[] = "0000000000000000000000000000000000000000000000000000000000000000";
 
+/* The SHA-256 of "NAME=VALUE", or of "NAME" when the variable is unset. */
+static void environment_digest(gpucc_digest *out, const char *name)
+{
+	const char *value = getenv(name);
+	if (!value) {
+		gpucc_digest_buffer(out, name, strlen(name));
+		return;
+	}
+	char *text = string_printf("%s=%s", name, value);
+	if (text)
+		gpucc_digest_buffer(out, text, strlen(text));
+	else
+		memset(out, 0xff, sizeof *out); /* out of memory: matches no record */
+	free(text);
+}
+
 /* RECORDS_DIR/ab/NAME.record */
 static char *record_path(const char *records_dir, const gpucc_digest *name)
 {
@@ -686,6 +702,16 @@ static bool files_unchanged(context *x, char **line, unsigned long count, char *
 		if (!all)
 			continue;
 		const char *dep = l + 65;
+		if (dep[0] == '$') {
+			/* An environment variable's value, as environment_line wrote it. */
+			environment_digest(&got, dep + 1);
+			if (memcmp(&want, &got, sizeof want) != 0) {
+				all = false;
+				if (!*why)
+					*why = string_printf("miss: %s changed", dep);
+			}
+			continue;
+		}
 		if (strcmp(l, absent_digest) == 0) {
 			/* A place the include search tried: still empty? */
 			struct stat st;
@@ -964,6 +990,20 @@ static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_c
 	return why;
 }
 
+/* The line "HEX $NAME\n" into body: the variable's value (or its
+ * absence), which a lookup checks (environment_digest). */
+static void environment_line(textbuf *body, const char *name)
+{
+	gpucc_digest d;
+	char dh[GPUCC_DIGEST_HEX_SIZE];
+	environment_digest(&d, name);
+	gpucc_digest_to_hex(dh, &d);
+	text_str(body, dh);
+	text_str(body, " $");
+	text_str(body, name);
+	text_str(body, "\n");
+}
+
 /* One "HEX PATH\n" line for path into body: its digest, or absent's
  * zeros.  Why it cannot be, or NULL. */
 static char *record_line(context *x, textbuf *body, const char *path, bool absent, int64_t since_ns)
@@ -973,6 +1013,13 @@ static char *record_line(context *x, textbuf *body, const char *path, bool absen
 		free(norm);
 		return strdup(norm ? "not recorded: a file's name holds a line break"
 		                   : "not recorded: out of memory");
+	}
+	if (norm[0] == '$') { /* "$NAME" is a variable's line: "./$NAME" the file */
+		char *dotted = string_printf("./%s", norm);
+		free(norm);
+		if (!dotted)
+			return strdup("not recorded: out of memory");
+		norm = dotted;
 	}
 	char dh[GPUCC_DIGEST_HEX_SIZE];
 	if (absent) {
@@ -1035,18 +1082,23 @@ static char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_
 	if (!why && rd.time_macro && !getenv("SOURCE_DATE_EPOCH"))
 		why = string_printf("not recorded: '%s' uses %s and SOURCE_DATE_EPOCH is not set",
 		                    rd.time_file ? rd.time_file : "?", rd.time_macro);
+	textbuf body = {0};
+	size_t kept = 0;
+	if (!why && rd.time_macro) {
+		environment_line(&body, "SOURCE_DATE_EPOCH");
+		kept++;
+	}
 	if (!why)
 		gpucc_argument_files(x->s->args, x->s->arg_count, &search->configs, &rd.files, &rd.absent);
 	if (!why)
 		why = search_misses(x, p, search, &rd, deps, since);
 	if (!why && (rd.files.failed || rd.absent.failed || rd.has_include.failed))
 		why = strdup("not recorded: out of memory");
-	textbuf body = {0};
 	for (size_t i = 0; i < rd.files.count && !why; i++)
 		why = record_line(x, &body, rd.files.items[i], false, since);
 	for (size_t i = 0; i < rd.absent.count && !why; i++)
 		why = record_line(x, &body, rd.absent.items[i], true, since);
-	size_t kept = rd.files.count + rd.absent.count;
+	kept += rd.files.count + rd.absent.count;
 	reads_release(&rd);
 	if (why) {
 		free(body.data);
@@ -1283,14 +1335,16 @@ static bool temp_dir_ready(context *x);
 /* The environment variables clang 19's driver and front end read that can
  * change the IR of a device-only compile (found in clang's sources and in
  * the strings of libclang-cpp; docs/compile.md lists them with why):
- * each one's value, or its absence, names the record. */
+ * each one's value, or its absence, names the record.  SOURCE_DATE_EPOCH
+ * changes only what the time macros say: a result of a unit that uses
+ * them checks it (environment_line), so that a build setting it anew
+ * for each commit still hits the units that do not. */
 static const char *const clang_environment[] = {
 	"CCC_OVERRIDE_OPTIONS",   /* the driver edits its own command line */
 	"CLANG_NO_DEFAULT_CONFIG", /* (gpucc passes --no-default-config too) */
 	"COMPILER_PATH",          /* the driver's program search path */
 	"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
 	"OBJCPLUS_INCLUDE_PATH",  /* include directories */
-	"SOURCE_DATE_EPOCH",      /* __DATE__, __TIME__, __TIMESTAMP__ */
 	"HIP_PATH", "ROCM_PATH", "HIP_DEVICE_LIB_PATH", /* where HIP's headers are */
 };
 

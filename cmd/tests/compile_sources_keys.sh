@@ -143,14 +143,23 @@ printf '__kernel void k(__global char *x) { __constant char *t = __TIME__; for (
 printf '#define STAMP __DATE__\n' >stamp.h
 printf '#include "stamp.h"\n__kernel void k(__global char *x) { __constant char *t = STAMP; for (int i = 0; i < 11; i++) x[i] = t[i]; }\n' >d.cl
 settle
-# SOURCE_DATE_EPOCH fixes what they say: it is keyed.
+# SOURCE_DATE_EPOCH fixes what they say: a unit using them checks it.
 SOURCE_DATE_EPOCH=86400 cached epoch-1 t.cl
 SOURCE_DATE_EPOCH=86400 cached epoch-1-again t.cl
 hits epoch-1-again
 SOURCE_DATE_EPOCH=90000 cached epoch-2 t.cl
 SOURCE_DATE_EPOCH=90000 uncached epoch-2-ref t.cl
 fresh_as epoch-2 epoch-2-ref
+[ "$(source_note epoch-2)" = 'miss: $SOURCE_DATE_EPOCH changed' ] ||
+	fail "epoch-2: expected the miss to name SOURCE_DATE_EPOCH: $(source_note epoch-2)"
 cmp -s epoch-1.gpucc epoch-2.gpucc && fail "SOURCE_DATE_EPOCH did not reach clang"
+# A unit that does not use them hits whatever it is (a build may set it
+# anew for each commit).
+printf '__kernel void k(__global int *x) { x[0] = 1; }\n' >plain.cl
+settle
+SOURCE_DATE_EPOCH=86400 cached plain-1 plain.cl
+SOURCE_DATE_EPOCH=90000 cached plain-2 plain.cl
+hits plain-2
 # Without it they are the clock's: no record, clang runs every time (the
 # header's __DATE__ too).
 for src in t d; do
