@@ -6,7 +6,8 @@
 # hit must never serve the first run's code.  The classes: the environment
 # clang's driver reads (CCC_OVERRIDE_OPTIONS, CPATH...); files that
 # arguments name and -MD does not list (response files, --config files);
-# the time macros (__DATE__, __TIME__, __TIMESTAMP__, SOURCE_DATE_EPOCH);
+# the time macros (__DATE__, __TIME__, __TIMESTAMP__; SOURCE_DATE_EPOCH,
+# checked by the units that use them only);
 # paths through symbolic links, given to clang as they were written; and
 # the include search's misses (a header that appears earlier on the path,
 # a __has_include whose answer changed).  The kernels call no OpenCL
@@ -150,6 +151,7 @@ hits epoch-1-again
 SOURCE_DATE_EPOCH=90000 cached epoch-2 t.cl
 SOURCE_DATE_EPOCH=90000 uncached epoch-2-ref t.cl
 fresh_as epoch-2 epoch-2-ref
+# shellcheck disable=SC2016 # the note names the variable, unexpanded
 [ "$(source_note epoch-2)" = 'miss: $SOURCE_DATE_EPOCH changed' ] ||
 	fail "epoch-2: expected the miss to name SOURCE_DATE_EPOCH: $(source_note epoch-2)"
 cmp -s epoch-1.gpucc epoch-2.gpucc && fail "SOURCE_DATE_EPOCH did not reach clang"
