@@ -1004,6 +1004,107 @@ static void environment_line(textbuf *body, const char *name)
 	text_str(body, "\n");
 }
 
+/* path's directory (owned): "/" for "/x", NULL when out of memory. */
+static char *parent_dir(const char *path)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	while (len > 0 && path[len - 1] != '/')
+		len--;
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	return len ? strndup(path, len) : strdup(".");
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* A HIP source's headers come from the HIP installation clang's driver
+ * finds by itself, unless HIP_PATH or ROCM_PATH (keyed) or --hip-path or
+ * --rocm-path (arguments) name one: it tries, in order (clang 19's
+ * RocmInstallationDetector), the prefix of its own directory (bin and an
+ * "llvm" or "aomp" component above it stripped), that directory's
+ * parent, its resource directory, /opt/rocm, the newest /opt/rocm-*,
+ * /usr/local and /usr, and takes the first that exists and holds a
+ * version file: share/hip/version, ../share/hip/version (not for
+ * /usr/local) or bin/.hipVersion.  Every candidate before the one it took
+ * (clang -v names it) is recorded as it was: gone, or its version files
+ * gone, each a place found empty (a file there, which clang passed over,
+ * with its digest).  The newest /opt/rocm-* is not followed. */
+static char *hip_install_misses(context *x, const gpucc_clang_search *search, reads *rd,
+                                int64_t since_ns)
+{
+	static const char *const pinned[] = {"HIP_PATH", "ROCM_PATH"};
+	for (size_t i = 0; i < 2; i++)
+		if (getenv(pinned[i]) && getenv(pinned[i])[0])
+			return NULL;
+	for (size_t i = 0; i < x->s->arg_count; i++)
+		if (strncmp(x->s->args[i], "--hip-path", 10) == 0 ||
+		    strncmp(x->s->args[i], "--rocm-path", 11) == 0)
+			return NULL;
+	if (!search->installed_dir)
+		return strdup("not recorded: clang -v did not say where it is installed");
+	gpucc_strlist candidates = {0};
+	char *prefix = parent_dir(search->installed_dir);
+	if (prefix && strcmp(base_name(prefix), "bin") == 0) {
+		char *up = parent_dir(prefix);
+		free(prefix);
+		prefix = up;
+	}
+	if (prefix && (strcmp(base_name(prefix), "llvm") == 0 ||
+	               strncmp(base_name(prefix), "aomp", 4) == 0)) {
+		char *up = parent_dir(prefix);
+		free(prefix);
+		prefix = up;
+	}
+	char *root = parent_dir(search->installed_dir);
+	if (!prefix || !root)
+		candidates.failed = true;
+	else {
+		gpucc_strlist_push_new(&candidates, prefix);
+		gpucc_strlist_push_new(&candidates, root);
+	}
+	free(prefix);
+	free(root);
+	if (search->resource_dir)
+		gpucc_strlist_push_new(&candidates, search->resource_dir);
+	gpucc_strlist_push_new(&candidates, "/opt/rocm");
+	gpucc_strlist_push_new(&candidates, "/usr/local");
+	gpucc_strlist_push_new(&candidates, "/usr");
+	char *why = candidates.failed ? strdup("not recorded: out of memory") : NULL;
+	for (size_t i = 0; i < candidates.count && !why; i++) {
+		const char *c = candidates.items[i];
+		if (search->hip_found && strcmp(c, search->hip_found) == 0)
+			break;
+		struct stat st;
+		if (stat(c, &st) != 0) {
+			why = probe(rd, c, since_ns);
+			continue;
+		}
+		char *up = parent_dir(c);
+		char *files[3] = {path_join(c, "share/hip/version"),
+		                  strcmp(c, "/usr/local") != 0 && up ? path_join(up, "share/hip/version")
+		                                                     : NULL,
+		                  path_join(c, "bin/.hipVersion")};
+		free(up);
+		for (size_t k = 0; k < 3; k++) {
+			if (!files[k])
+				continue;
+			if (stat(files[k], &st) == 0)
+				gpucc_strlist_push_new(&rd->files, files[k]); /* passed over: as it was */
+			else if (!why)
+				why = probe(rd, files[k], since_ns);
+			free(files[k]);
+		}
+	}
+	gpucc_strlist_release(&candidates);
+	return why;
+}
+
 /* One "HEX PATH\n" line for path into body: its digest, or absent's
  * zeros.  Why it cannot be, or NULL. */
 static char *record_line(context *x, textbuf *body, const char *path, bool absent, int64_t since_ns)
@@ -1092,6 +1193,8 @@ static char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_
 		gpucc_argument_files(x->s->args, x->s->arg_count, &search->configs, &rd.files, &rd.absent);
 	if (!why)
 		why = search_misses(x, p, search, &rd, deps, since);
+	if (!why && p->language == GPUCC_LANGUAGE_HIP)
+		why = hip_install_misses(x, search, &rd, since);
 	if (!why && (rd.files.failed || rd.absent.failed || rd.has_include.failed))
 		why = strdup("not recorded: out of memory");
 	for (size_t i = 0; i < rd.files.count && !why; i++)

@@ -46,6 +46,9 @@ typedef struct gpucc_clang_search {
 	gpucc_strlist quote;   /* directories only #include "..." searches, in order */
 	gpucc_strlist angle;   /* then those both search, in order */
 	gpucc_strlist missing; /* directories named but left out: they do not exist */
+	char *installed_dir;   /* "InstalledDir: ", the driver's directory, or NULL */
+	char *resource_dir;    /* its -resource-dir, or NULL */
+	char *hip_found;       /* the HIP installation it found, or NULL */
 } gpucc_clang_search;
 
 /* Take -v's own lines out of err (clang's stderr, edited in place) into

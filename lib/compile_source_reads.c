@@ -132,6 +132,35 @@ static bool verbose_line(const char *line, size_t len)
 	return v && v < line + len && !memchr(line, ':', (size_t)(v - line));
 }
 
+/* "PATH, version X" -> PATH (owned). */
+static char *found_path(const char *text, size_t len)
+{
+	for (size_t i = len; i >= 10; i--)
+		if (memcmp(text + i - 10, ", version ", 10) == 0)
+			return strndup(text, i - 10);
+	return strndup(text, len);
+}
+
+/* The value after option (" -resource-dir ") in a command line clang -v
+ * printed, unquoted, or NULL. */
+static char *option_value(const char *line, size_t len, const char *option)
+{
+	char *copy = strndup(line, len);
+	char *at = copy ? strstr(copy, option) : NULL;
+	char *out = NULL;
+	if (at) {
+		at += strlen(option);
+		if (*at == '"') {
+			char *end = strchr(at + 1, '"');
+			out = end ? strndup(at + 1, (size_t)(end - at - 1)) : NULL;
+		} else {
+			out = strndup(at, strcspn(at, " "));
+		}
+	}
+	free(copy);
+	return out;
+}
+
 void gpucc_clang_verbose_take(char *err, gpucc_clang_search *s)
 {
 	enum { BEFORE, QUOTE, ANGLE, AFTER } state = BEFORE;
@@ -157,6 +186,12 @@ void gpucc_clang_verbose_take(char *err, gpucc_clang_search *s)
 				push_quoted(&s->missing, line, len);
 			else if (starts(line, len, "Configuration file: "))
 				gpucc_strlist_push(&s->configs, line + 20, len - 20);
+			else if (starts(line, len, "InstalledDir: ") && !s->installed_dir)
+				s->installed_dir = strndup(line + 14, len - 14);
+			else if (starts(line, len, "Found HIP installation: ") && !s->hip_found)
+				s->hip_found = found_path(line + 24, len - 24);
+			else if (starts(line, len, " \"") && !s->resource_dir)
+				s->resource_dir = option_value(line, len, " -resource-dir ");
 			drop = verbose_line(line, len);
 		}
 		if (!drop) {
@@ -173,6 +208,10 @@ void gpucc_clang_search_release(gpucc_clang_search *s)
 	gpucc_strlist_release(&s->quote);
 	gpucc_strlist_release(&s->angle);
 	gpucc_strlist_release(&s->missing);
+	free(s->installed_dir);
+	free(s->resource_dir);
+	free(s->hip_found);
+	s->installed_dir = s->resource_dir = s->hip_found = NULL;
 }
 
 /* ---- the files arguments name ------------------------------------------- */

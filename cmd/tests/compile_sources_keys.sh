@@ -1,17 +1,18 @@
 # cmd/tests/compile_sources_keys.sh -- direct mode keys everything clang
 # reads that can change its output (docs/compile.md, "Hits without clang:
-# direct mode"): each case compiles one OpenCL C source for an AMD target
-# twice with something clang reads changed in between, and holds the
-# second run's image against a --no-cache compile of the same inputs: a
-# hit must never serve the first run's code.  The classes: the environment
-# clang's driver reads (CCC_OVERRIDE_OPTIONS, CPATH...); files that
-# arguments name and -MD does not list (response files, --config files);
-# the time macros (__DATE__, __TIME__, __TIMESTAMP__; SOURCE_DATE_EPOCH,
-# checked by the units that use them only);
-# paths through symbolic links, given to clang as they were written; and
-# the include search's misses (a header that appears earlier on the path,
-# a __has_include whose answer changed).  The kernels call no OpenCL
-# builtin: libclc is not needed.
+# direct mode"): each case compiles one source (OpenCL C, HIP for the last)
+# for an AMD target twice with something clang reads changed in between,
+# and holds the second run's image against a --no-cache compile of the
+# same inputs: a hit must never serve the first run's code.  The classes:
+# the environment clang's driver reads (CCC_OVERRIDE_OPTIONS, CPATH...);
+# files that arguments name and -MD does not list (response files,
+# --config files); the time macros (__DATE__, __TIME__, __TIMESTAMP__;
+# SOURCE_DATE_EPOCH, checked by the units that use them only); paths
+# through symbolic links, given to clang as they were written; the include
+# search's misses (a header that appears earlier on the path, a
+# __has_include whose answer changed); and the HIP installation clang's
+# driver finds by itself.  The kernels call no OpenCL builtin: libclc is
+# not needed.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it (scripts/setup installs it)"
@@ -265,5 +266,40 @@ cached has-no-again has.cl -I late
 hits has-no-again
 assert_same has-no-again.gpucc has-no.gpucc
 cd .. || fail "cannot leave search"
+
+# ---- the HIP installation clang's driver finds by itself ------------------------------
+# A copy of clang-19 in DIR/llvm/bin looks for HIP in DIR first (then in
+# the system's places): a HIP installation made there later (its version
+# file, its include directory) is one clang takes, before the -idirafter
+# directory that held the header.
+if [ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc ] && [ -x /usr/lib/llvm-19/bin/clang ] &&
+	[ -f /usr/share/hip/version ]; then
+	mkdir -p hip/llvm/bin hip/late hip/w && cd hip/w || fail "no directory hip"
+	cp /usr/lib/llvm-19/bin/clang ../llvm/bin/clang
+	ln -s /usr/lib/llvm-19/lib ../llvm/lib
+	echo '#define M 1' >../late/marker.h
+	printf '#include <marker.h>\nextern "C" __global__ void k(int *x) { x[0] = M; }\n' >m.hip
+	hip_run() { # NAME CACHE-ARGS...
+		local name=$1; shift
+		expect_exit 0 "$GPUCC" compile -t gfx90a --clang ../llvm/bin/clang --clang-arg=-idirafter \
+			--clang-arg=../late -o "$name.gpucc" --json m.hip "$@"
+		cp out "$name.json"
+	}
+	settle
+	hip_run before --cache "$TEST_DIR/cache"
+	hip_run before-again --cache "$TEST_DIR/cache"
+	hits before-again
+	mkdir -p ../share/hip ../include
+	cp /usr/share/hip/version ../share/hip/version
+	echo '#define M 2' >../include/marker.h
+	settle
+	hip_run after --cache "$TEST_DIR/cache"
+	hip_run after-ref --no-cache
+	fresh_as after after-ref
+	cmp -s before.gpucc after.gpucc && fail "the HIP installation made beside clang did not reach it"
+	cd ../.. || fail "cannot leave hip"
+else
+	echo "note: no ROCm device libraries or HIP 5.2 version file: the HIP installation case is left out"
+fi
 
 echo ok

@@ -2,7 +2,8 @@
  * lib/tests/test_source_reads.c -- what direct mode reads of a compile
  * besides clang's -MD list (lib/compile_source_reads.c): clang -v's lines
  * taken out of its diagnostics, with the search list, the directories it
- * ignored and the configuration files it read; the files arguments name,
+ * ignored, the configuration files it read, where it is installed and the
+ * HIP installation it found; the files arguments name,
  * response and configuration files read as clang reads them (quotes,
  * escapes, comments, continuations, nesting and its bound, a missing one);
  * the time macros and __has_include names a text asks for, whole words
@@ -45,7 +46,8 @@ static void verbose(void)
 	             "Configuration file: /p/./x.cfg\n"
 	             "Found HIP installation: /usr, version 5.2.21153\n"
 	             " (in-process)\n"
-	             " \"/usr/lib/llvm-19/bin/clang\" -cc1 -triple amdgcn-amd-amdhsa -v k.cl\n"
+	             " \"/usr/lib/llvm-19/bin/clang\" -cc1 -triple amdgcn-amd-amdhsa -v -resource-dir "
+	             "/usr/lib/llvm-19/lib/clang/19 -x cl k.cl\n"
 	             "clang -cc1 version 19.1.7 based upon LLVM 19.1.7 default target x86_64\n"
 	             "ignoring nonexistent directory \"gen\"\n"
 	             "ignoring duplicate directory \"inc\"\n"
@@ -74,6 +76,9 @@ static void verbose(void)
 	check_list(&s.angle, 3, angle);
 	check_list(&s.missing, 1, missing);
 	check_list(&s.configs, 1, configs);
+	CHECK(s.installed_dir && strcmp(s.installed_dir, "/usr/lib/llvm-19/bin") == 0);
+	CHECK(s.resource_dir && strcmp(s.resource_dir, "/usr/lib/llvm-19/lib/clang/19") == 0);
+	CHECK(s.hip_found && strcmp(s.hip_found, "/usr") == 0);
 	gpucc_clang_search_release(&s);
 
 	/* A driver that failed before -v's search list: its error stays. */
