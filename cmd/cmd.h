@@ -57,6 +57,8 @@ typedef struct cmd_spec {
 	const cmd_option *options; /* terminated by an all-zero element */
 	int min_positional, max_positional; /* max -1: unbounded */
 	int (*run)(const cmd_args *args);
+	const char *more;        /* paragraphs after description's (a C string
+	                            literal is held to 4,095 bytes); may be NULL */
 } cmd_spec;
 
 /* Parse argv (argv[0] is the command's name).  Returns EXIT_OK, EXIT_USAGE

@@ -129,7 +129,7 @@ const cmd_spec cmd_cache_verify_spec = {
 	"\"temporaries\"}.  A directory named by --cache that does not exist is\n"
 	"an error (exit 2), as is one holding other things but no v1/ (exit 3);\n"
 	"the default cache, not created yet, verifies as empty.",
-	verify_options, 0, 0, run_verify,
+	verify_options, 0, 0, run_verify, NULL,
 };
 
 /* ---- cache stats ------------------------------------------------------------------- */
@@ -238,7 +238,7 @@ const cmd_spec cmd_cache_stats_spec = {
 	"named by --cache that does not exist is an error (exit 2), as is one\n"
 	"holding other things but no v1/ (exit 3); the default cache, not created\n"
 	"yet, shows as empty and is not made.",
-	stats_options, 0, 0, run_stats,
+	stats_options, 0, 0, run_stats, NULL,
 };
 
 /* ---- cache import ------------------------------------------------------------------ */
@@ -352,7 +352,7 @@ const cmd_spec cmd_cache_import_spec = {
 	"cache held with the same contents, put there before or by an earlier\n"
 	"IMAGE of this run (a copy of a file counts again, as B).  A snapshot\n"
 	"given as an IMAGE is refused (exit 3): it holds no entries.",
-	import_options, 1, -1, run_import,
+	import_options, 1, -1, run_import, NULL,
 };
 
 /* ---- cache gc ---------------------------------------------------------------------- */
@@ -428,7 +428,7 @@ const cmd_spec cmd_cache_gc_spec = {
 	"(its shard directory belongs to another user, a read-only file system) is\n"
 	"passed over; when such entries keep the cache above the size asked for,\n"
 	"gc exits 1, saying how many and naming the first and why.",
-	gc_options, 0, 0, run_gc,
+	gc_options, 0, 0, run_gc, NULL,
 };
 
 /* ---- cache clear ------------------------------------------------------------------- */
@@ -459,7 +459,7 @@ const cmd_spec cmd_cache_clear_spec = {
 	"naming the first and why, once the others are removed.  A directory named\n"
 	"by --cache that does not exist is an error (exit 2), not created; one\n"
 	"holding other things but no v1/ is no cache (exit 3), left as it is.",
-	clear_options, 0, 0, run_clear,
+	clear_options, 0, 0, run_clear, NULL,
 };
 
 /* ---- cache prune ------------------------------------------------------------------- */
@@ -597,7 +597,7 @@ const cmd_spec cmd_cache_prune_spec = {
 	"2 when a directory named by --cache does not exist, 3 when it holds other\n"
 	"things but no v1/, 6 from a gpucc built without LLVM (it compiles nothing,\n"
 	"so it cannot judge), 129 on a bad AGE.",
-	prune_options, 0, 0, run_prune,
+	prune_options, 0, 0, run_prune, NULL,
 };
 
 /* ---- cache lookup ------------------------------------------------------------------ */
@@ -669,5 +669,5 @@ const cmd_spec cmd_cache_lookup_spec = {
 	"is one holding other things but no v1/ (exit 3); in the default cache not\n"
 	"created yet, or an empty directory, every key misses, uncounted, and no\n"
 	"cache is made.",
-	lookup_options, 1, -1, run_lookup,
+	lookup_options, 1, -1, run_lookup, NULL,
 };

@@ -741,9 +741,10 @@ const cmd_spec cmd_compile_spec = {
 		"\n"
 		"Sources (.hip, .cu, .cl; -x LANG) go through clang-19 to IR for each target\n"
 		"their language serves, then compile as modules; records of the files clang\n"
-		"read lead to its entries again without it (docs/compile.md, \"Sources\").\n"
-		"A unit of host code only is a warning.  Hits replay their compile's warnings.\n"
-		"\n"
+		"read, of the places its include search found empty and of the environment it\n"
+		"reads lead to its entries again without it (docs/compile.md, \"Sources\").\n"
+		"A unit of host code only is a warning.  Hits replay their compile's warnings.",
+	.more =
 		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
 		"never loads it.  Entries go into the cache (see `gpucc cache`) as they are\n"
 		"compiled, and with -o into an image, written only when every job succeeded.\n"

@@ -108,5 +108,5 @@ const cmd_spec cmd_delta_spec = {
 	"in '/' too); --since may not be empty either.  An image\n"
 	"cut short is refused (exit 3), as SOURCE even when BASE holds all its\n"
 	"entries, and as BASE though none of its payloads is read.",
-	options, 1, 1, run,
+	options, 1, 1, run, NULL,
 };

@@ -116,5 +116,5 @@ const cmd_spec cmd_merge_spec = {
 	"they are reopened for each read, and one removed, replaced or changed\n"
 	"meanwhile fails the merge (exit 1).  An INPUT cut short fails it (exit 3),\n"
 	"even when the other inputs hold all its entries.",
-	options, 1, -1, run,
+	options, 1, -1, run, NULL,
 };

@@ -225,5 +225,5 @@ const cmd_spec cmd_snapshot_spec = {
 	"\"content\"}]}.  SOURCE must be a regular file or a cache directory (not a\n"
 	"pipe), and -o may not name it, nor - or a stream such as /dev/stdout (use\n"
 	"--show to print one; exit 129), nor a directory (exit 3).",
-	options, 0, 1, run,
+	options, 0, 1, run, NULL,
 };

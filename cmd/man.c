@@ -85,6 +85,8 @@ static void print_command_page(FILE *f, const cmd_spec *spec, const char *exit_c
 	fputs(".\n", f);
 	if (spec->description)
 		roff_description(f, spec->description);
+	if (spec->more)
+		roff_description(f, spec->more);
 	fputs(".SH OPTIONS\n", f);
 	for (size_t i = 0; spec->options && spec->options[i].long_name; i++) {
 		const cmd_option *o = &spec->options[i];

@@ -61,6 +61,8 @@ void cmd_print_help(FILE *f, const cmd_spec *spec)
 	fprintf(f, "\n%s\n", spec->summary);
 	if (spec->description)
 		fprintf(f, "\n%s\n", spec->description);
+	if (spec->more)
+		fprintf(f, "\n%s\n", spec->more);
 	fprintf(f, "\noptions:\n");
 	for (size_t i = 0; spec->options && spec->options[i].long_name; i++) {
 		const cmd_option *o = &spec->options[i];

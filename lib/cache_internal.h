@@ -106,7 +106,7 @@ void *gpucc_cache_remotes(const gpucc_cache *c);
 
 /* Direct-mode records of sources, CACHE/v1/sources/ (lib/cache_sources.c;
  * formats/cache.md, "Sources"), whose first line this is. */
-#define GPUCC_SOURCE_RECORD_MAGIC "gpucc-source-record 2"
+#define GPUCC_SOURCE_RECORD_MAGIC "gpucc-source-record 3"
 /* Remove the records none of whose keys the cache holds, damaged ones and
  * other files there (all: every one); under gc's lock.  How many went. */
 uint64_t gpucc_cache_sources_gc(gpucc_cache *c, bool all);

@@ -26,6 +26,53 @@ typedef struct gpucc_depfile {
 int gpucc_depfile_parse(gpucc_depfile *out, const char *text, size_t size);
 void gpucc_depfile_release(gpucc_depfile *d);
 
+/* ---- what clang reads that -MD does not list (lib/compile_source_reads.c) -- */
+
+typedef struct gpucc_strlist {
+	char **items; /* owned, NULL-terminated */
+	size_t count, capacity;
+	bool failed;  /* out of memory: the list is short */
+} gpucc_strlist;
+
+void gpucc_strlist_push(gpucc_strlist *l, const char *text, size_t len);
+/* Push text unless the list holds it. */
+void gpucc_strlist_push_new(gpucc_strlist *l, const char *text);
+bool gpucc_strlist_has(const gpucc_strlist *l, const char *text);
+void gpucc_strlist_release(gpucc_strlist *l);
+
+/* What clang -v says of the files it will read, as it spells them. */
+typedef struct gpucc_clang_search {
+	gpucc_strlist configs; /* configuration files read */
+	gpucc_strlist quote;   /* directories only #include "..." searches, in order */
+	gpucc_strlist angle;   /* then those both search, in order */
+	gpucc_strlist missing; /* directories named but left out: they do not exist */
+	char *installed_dir;   /* "InstalledDir: ", the driver's directory, or NULL */
+	char *resource_dir;    /* its -resource-dir, or NULL */
+	char *hip_found;       /* the HIP installation it found, or NULL */
+} gpucc_clang_search;
+
+/* Take -v's own lines out of err (clang's stderr, edited in place) into
+ * *s: what remains is clang's diagnostics. */
+void gpucc_clang_verbose_take(char *err, gpucc_clang_search *s);
+void gpucc_clang_search_release(gpucc_clang_search *s);
+
+/* The files the arguments name (paths relative to the working directory or
+ * to a configuration file's directory), into files: response files, those
+ * they name in turn, the configuration files clang read (configs) and
+ * what they name, and every argument or option value ("-x=VALUE") that is
+ * a regular file.  A response file that does not exist (clang leaves
+ * "@FILE" as it is) into absent. */
+void gpucc_argument_files(const char *const *args, size_t count, const gpucc_strlist *configs,
+                          gpucc_strlist *files, gpucc_strlist *absent);
+
+/* What the text asks of the preprocessor that no -MD list shows: the first
+ * time macro it names (__DATE__, __TIME__, __TIMESTAMP__) into *time_macro
+ * when still NULL, and the names that __has_include, __has_include_next
+ * and __has_embed ask for, spelt literally between <> or quotes (a
+ * macro's name is not followed), into has_include. */
+void gpucc_source_text_scan(const char *text, size_t size, const char **time_macro,
+                            gpucc_strlist *has_include);
+
 /* ---- sources ------------------------------------------------------------ */
 
 /* The language a file name says (.hip, .cu, .cl), else FROM_NAME. */
