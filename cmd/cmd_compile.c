@@ -30,6 +30,11 @@ static const cmd_option options[] = {
 	{"target", 't', "TARGET", false,
 	 "compile for TARGET: sm_XY[a][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-] (repeatable)"},
 	{"output", 'o', "IMAGE", false, "also write every entry into this image"},
+	{"depfile", 0, "FILE", false,
+	 "with -o, also write a make rule naming IMAGE and every file it was made from (sources, "
+	 "headers, modules, device libraries, clang), for ninja and make"},
+	{"MD", 0, NULL, false, "with -o, write that rule to IMAGE.d (-MF names another file), as clang -MD does"},
+	{"MF", 0, "FILE", false, "the file -MD writes: --depfile FILE"},
 	{"zstd", 0, "LEVEL", true, "compress the image with zstd at LEVEL 1..22 (default 19)"},
 	{"cache", 0, "DIR", false, "the cache directory (default: $GPUCC_CACHE_DIR, else $XDG_CACHE_HOME/gpucc, else ~/.cache/gpucc)"},
 	{"no-cache", 0, NULL, false, "neither look up nor store entries in a cache"},
@@ -212,6 +217,46 @@ static void put_warnings(FILE *f, const gpucc_compile_result *r, char **shown, s
 			fprintf(f, "gpucc compile: warning: %.*s\n", (int)len, p);
 		p += len + (p[len] == '\n');
 	}
+}
+
+/* The dependency file asked for (--depfile FILE, -MD -MF FILE, -MD alone:
+ * IMAGE.d) into *out (malloc'd; NULL: none), checked as -o is: it needs -o,
+ * whose image its rule names, and a directory that takes a new file. */
+static int depfile_value(char **out, const cmd_args *args, const char *output)
+{
+	*out = NULL;
+	const char *named, *mf;
+	if (cmd_output_value(&named, args, "depfile") != EXIT_OK ||
+	    cmd_output_value(&mf, args, "MF") != EXIT_OK)
+		return EXIT_USAGE;
+	bool md = cmd_flag(args, "MD");
+	if (named && (mf || md))
+		return cmd_error(args, EXIT_USAGE, "--depfile and -MD/-MF name one file: give one of them");
+	if (mf && !md)
+		return cmd_error(args, EXIT_USAGE, "-MF names the file -MD writes: give -MD too");
+	if (!named && !md)
+		return EXIT_OK;
+	if (!output)
+		return cmd_error(args, EXIT_USAGE,
+		                 "%s writes the image's dependencies: give -o", named ? "--depfile" : "-MD");
+	if (named || mf) {
+		*out = strdup(named ? named : mf);
+	} else if ((*out = malloc(strlen(output) + 3)) != NULL) {
+		sprintf(*out, "%s.d", output);
+	}
+	if (!*out)
+		return cmd_error(args, EXIT_FAIL, "out of memory");
+	if (strcmp(*out, output) == 0) {
+		free(*out);
+		*out = NULL;
+		return cmd_error(args, EXIT_USAGE, "the dependency file and the image are one file");
+	}
+	int rc = cmd_output_creatable(args, *out);
+	if (rc != EXIT_OK) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 /* Refuse an output that would overwrite one of the modules, and one whose
@@ -511,6 +556,9 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "--zstd compresses the image: give -o");
 	if (output && (rc = check_output(args, output)) != EXIT_OK)
 		return rc;
+	char *depfile = NULL;
+	if ((rc = depfile_value(&depfile, args, output)) != EXIT_OK)
+		return rc;
 
 	struct timespec start, end;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -684,6 +732,12 @@ static int run(const cmd_args *args)
 	if (commit && writer && gpucc_image_writer_commit(writer) != 0) {
 		status = gpucc_error_last()->code ? gpucc_error_last()->code : GPUCC_ERROR;
 		first_failed = NULL;
+	} else if (commit && writer && depfile &&
+	           gpucc_compile_write_depfile(c, depfile, output) != 0) {
+		/* The image is written; the rule that says what it was made
+		 * of is not, which a build must hear of. */
+		status = gpucc_error_last()->code ? gpucc_error_last()->code : GPUCC_ERROR;
+		first_failed = NULL;
 	}
 	if (json)
 		print_json(c, status == 0 ? output : NULL, seconds, dry_run);
@@ -704,6 +758,7 @@ cleanup:
 	gpucc_compile_free(c);
 	gpucc_cache_free(cache);
 	free(clang_args);
+	free(depfile);
 	return rc;
 }
 
@@ -756,6 +811,8 @@ const cmd_spec cmd_compile_spec = {
 		"Ctrl-C, SIGTERM or SIGHUP leaves no temporary file beside the image and none\n"
 		"in $TMPDIR.\n"
 		"Remote caches (--remote, $GPUCC_REMOTE): docs/remote-cache.md.\n"
+		"--depfile (-MD, -MF) writes, with the image, a make rule naming it and every\n"
+		"file it was made from, the same on a hit (docs/compile.md, \"Dependency files\").\n"
 		"\n"
 		"A MODULE must be a regular file (not a directory or FIFO; `-` is a file of\n"
 		"that name).  A file given twice, by any path or link, is one module, under the\n"

@@ -160,9 +160,9 @@ int cmd_parse(cmd_args *out, const cmd_spec *spec, int argc, char **argv)
 		const cmd_option *o;
 		const char *value = NULL;
 		/* The long options compilers spell after one dash (-isystem DIR,
-		 * -include FILE, -std=c++17), where a command has them (compile's
-		 * for sources). */
-		static const char *const single_dash_names[] = {"isystem", "include", "std"};
+		 * -include FILE, -std=c++17, -MD -MF FILE), where a command has
+		 * them (compile's for sources and dependency files). */
+		static const char *const single_dash_names[] = {"isystem", "include", "std", "MD", "MF"};
 		bool single_dash = false;
 		for (size_t k = 0; arg[1] != '-' && k < sizeof single_dash_names / sizeof *single_dash_names; k++) {
 			size_t len = strlen(single_dash_names[k]);

@@ -1345,19 +1345,12 @@ static void identity_add(identity_text *t, const char *fmt, ...)
 		t->used += (size_t)n < sizeof t->text - t->used ? (size_t)n : sizeof t->text - 1 - t->used;
 }
 
-/* A device library's name and digest ("absent" when there is none). */
-static void identity_lib(gpucc_compile *c, identity_text *t, const char *dir, const char *file)
-{
-	char path[8192], hex[GPUCC_DIGEST_HEX_SIZE] = "absent";
-	gpucc_digest d;
-	snprintf(path, sizeof path, "%s/%s", dir ? dir : "", file);
-	if (dir && gpucc_toolchain_digest(&c->toolchain, path, &d) == 0)
-		gpucc_digest_to_hex(hex, &d);
-	gpucc_error_clear();
-	identity_add(t, "%s %s\n", file, hex);
-}
-
-static void source_identity(gpucc_compile *c, gpucc_vendor vendor, gpucc_digest *out)
+/* The device libraries a source's IR may be linked with, for the vendor's
+ * targets: each a directory (NULL: none found) and a file name.  What
+ * names a source's record (source_identity) and what a dependency file
+ * lists of a source's entries, hit or miss. */
+static void each_source_lib(const gpucc_compile *c, gpucc_vendor vendor,
+                            void (*fn)(void *ctx, const char *dir, const char *file), void *ctx)
 {
 	static const char *const rocm[] = {
 		"hip.bc", "ocml.bc", "ockl.bc", "oclc_abi_version_400.bc", "oclc_abi_version_500.bc",
@@ -1365,6 +1358,39 @@ static void source_identity(gpucc_compile *c, gpucc_vendor vendor, gpucc_digest 
 		"oclc_daz_opt_off.bc", "oclc_daz_opt_on.bc", "oclc_finite_only_off.bc",
 		"oclc_finite_only_on.bc", "oclc_unsafe_math_off.bc", "oclc_unsafe_math_on.bc",
 		"oclc_wavefrontsize64_off.bc", "oclc_wavefrontsize64_on.bc"};
+	bool nvidia = vendor == GPUCC_VENDOR_NVIDIA;
+	if (nvidia) {
+		const char *lib = c->toolchain.libdevice;
+		const char *slash = lib ? strrchr(lib, '/') : NULL;
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - lib) : 0, lib ? lib : "");
+		fn(ctx, slash ? dir : NULL, slash ? slash + 1 : "libdevice.10.bc");
+	}
+	for (size_t i = 0; !nvidia && i < sizeof rocm / sizeof rocm[0]; i++)
+		fn(ctx, c->toolchain.rocm_dir, rocm[i]);
+	fn(ctx, c->toolchain.libclc_dir, nvidia ? "nvptx64--nvidiacl.bc" : "amdgcn--amdhsa.bc");
+}
+
+typedef struct identity_libs {
+	gpucc_compile *c;
+	identity_text *t;
+} identity_libs;
+
+/* A device library's name and digest ("absent" when there is none). */
+static void identity_lib(void *ctx, const char *dir, const char *file)
+{
+	identity_libs *x = ctx;
+	char path[8192], hex[GPUCC_DIGEST_HEX_SIZE] = "absent";
+	gpucc_digest d;
+	snprintf(path, sizeof path, "%s/%s", dir ? dir : "", file);
+	if (dir && gpucc_toolchain_digest(&x->c->toolchain, path, &d) == 0)
+		gpucc_digest_to_hex(hex, &d);
+	gpucc_error_clear();
+	identity_add(x->t, "%s %s\n", file, hex);
+}
+
+static void source_identity(gpucc_compile *c, gpucc_vendor vendor, gpucc_digest *out)
+{
 	bool nvidia = vendor == GPUCC_VENDOR_NVIDIA;
 	identity_text t = {.used = 0};
 	identity_add(&t, "schema=%d\ngpucc=%s\nllvm=%s\ncode-object=%d\nmissing=%d%d%d\n",
@@ -1375,17 +1401,8 @@ static void source_identity(gpucc_compile *c, gpucc_vendor vendor, gpucc_digest 
 	size_t count = nvidia ? c->nvidia_option_count : c->amd_option_count;
 	for (size_t i = nvidia ? 0 : 1; i < count; i++) /* AMD's first is code-object */
 		identity_add(&t, "%s=%s\n", o[i].name, o[i].value);
-	if (nvidia) {
-		const char *lib = c->toolchain.libdevice;
-		const char *slash = lib ? strrchr(lib, '/') : NULL;
-		char dir[4096];
-		snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - lib) : 0, lib ? lib : "");
-		identity_lib(c, &t, slash ? dir : NULL, slash ? slash + 1 : "libdevice.10.bc");
-	}
-	for (size_t i = 0; !nvidia && i < sizeof rocm / sizeof rocm[0]; i++)
-		identity_lib(c, &t, c->toolchain.rocm_dir, rocm[i]);
-	identity_lib(c, &t, c->toolchain.libclc_dir,
-	             nvidia ? "nvptx64--nvidiacl.bc" : "amdgcn--amdhsa.bc");
+	identity_libs x = {c, &t};
+	each_source_lib(c, vendor, identity_lib, &x);
 	gpucc_digest_buffer(out, t.text, t.used);
 }
 
@@ -1887,6 +1904,54 @@ static int add_to_writer(gpucc_compile *c)
 			return gpucc_error_prefix("%s: %s", j->r.module, j->r.target);
 	}
 	return 0;
+}
+
+/* A source library of each_source_lib that exists, into the list. */
+static void depfile_lib(void *ctx, const char *dir, const char *file)
+{
+	char path[8192];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s", dir ? dir : "", file);
+	if (dir && stat(path, &st) == 0)
+		gpucc_strlist_push(ctx, path, strlen(path));
+}
+
+int gpucc_compile_write_depfile(gpucc_compile *c, const char *path, const char *rule_target)
+{
+	GPUCC_REQUIRE(c);
+	GPUCC_REQUIRE(path);
+	GPUCC_REQUIRE(rule_target);
+	if (!c->ran)
+		return gpucc_error_set(GPUCC_EINVALID, "the dependency file is written after the run");
+	/* Repeats are many (every target's module of a source reads its
+	 * headers): gpucc_depfile_write names each file once. */
+	gpucc_strlist deps = {0};
+	bool source_libs[2] = {false, false};
+	for (size_t i = 0; i < c->module_count; i++) {
+		const module *m = &c->modules[i];
+		if (m->from_file || m->from_source)
+			gpucc_strlist_push(&deps, m->name, strlen(m->name));
+		for (size_t k = 0; k < m->recorded.reads.count; k++)
+			gpucc_strlist_push(&deps, m->recorded.reads.items[k],
+			                   strlen(m->recorded.reads.items[k]));
+		/* A hit from a record planned no libraries: those its record's
+		 * name covers, whichever the compile linked. */
+		gpucc_vendor v = m->from_source ? c->targets[m->only_target].parsed.vendor : 0;
+		if (m->from_source && !source_libs[v == GPUCC_VENDOR_NVIDIA]) {
+			source_libs[v == GPUCC_VENDOR_NVIDIA] = true;
+			each_source_lib(c, v, depfile_lib, &deps);
+		}
+	}
+	for (size_t i = 0; i < c->job_count; i++)
+		for (size_t k = 0; k < c->jobs[i].lib_count; k++)
+			if (!c->jobs[i].lib_data[k] && c->jobs[i].lib_paths[k])
+				gpucc_strlist_push(&deps, c->jobs[i].lib_paths[k],
+				                   strlen(c->jobs[i].lib_paths[k]));
+	int rc = deps.failed ? gpucc_error_oom()
+	                     : gpucc_depfile_write(path, rule_target, (const char *const *)deps.items,
+	                                           deps.count);
+	gpucc_strlist_release(&deps);
+	return rc;
 }
 
 int gpucc_compile_run(gpucc_compile *c)

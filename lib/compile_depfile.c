@@ -1,8 +1,9 @@
 /*
- * lib/compile_depfile.c -- reading the dependency list clang writes with
- * -MD -MF (a make rule, "OUTPUT: DEP DEP \<newline> DEP..."): the files a
- * compile of a source read, for the direct-mode records of
- * lib/compile_source.c.
+ * lib/compile_depfile.c -- make rules of dependencies: reading the one
+ * clang writes with -MD -MF (a make rule, "OUTPUT: DEP DEP \<newline>
+ * DEP..."), the files a compile of a source read, for the direct-mode
+ * records of lib/compile_source.c; and writing gpucc compile's own
+ * (--depfile), spelt the same way.
  *
  * clang spells a path's blank as "\ ", a '#' as "\#" and a '$' as "$$";
  * a backslash before anything else is part of the path.  A rule's target
@@ -11,8 +12,10 @@
  */
 #include "compile_source.h"
 
+#include "atomic_file.h"
 #include "errors.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,4 +94,71 @@ void gpucc_depfile_release(gpucc_depfile *d)
 		free(d->paths[i]);
 	free(d->paths);
 	memset(d, 0, sizeof *d);
+}
+
+/* path into f as a rule spells it (as the parser above reads it back). */
+static void put_path(FILE *f, const char *path)
+{
+	for (const char *p = path; *p; p++) {
+		if (*p == ' ' || *p == '#')
+			fputc('\\', f);
+		else if (*p == '$')
+			fputc('$', f);
+		fputc(*p, f);
+	}
+}
+
+static int compare_paths(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int gpucc_depfile_write(const char *path, const char *target, const char *const *deps,
+                        size_t count)
+{
+	for (size_t i = 0; i <= count; i++) {
+		const char *p = i < count ? deps[i] : target;
+		if (strpbrk(p, "\n\r"))
+			return gpucc_error_set(GPUCC_EINVALID,
+			                       "'%s': a dependency file cannot name '%s', which holds a "
+			                       "line break", path, p);
+	}
+	const char **sorted = malloc((count ? count : 1) * sizeof *sorted);
+	if (!sorted)
+		return gpucc_error_oom();
+	memcpy(sorted, deps, count * sizeof *sorted);
+	qsort(sorted, count, sizeof *sorted, compare_paths);
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	if (!f) {
+		free(sorted);
+		return gpucc_error_oom();
+	}
+	put_path(f, target);
+	fputc(':', f);
+	for (size_t i = 0; i < count; i++) {
+		if (i > 0 && strcmp(sorted[i], sorted[i - 1]) == 0)
+			continue;
+		fputs(" \\\n ", f);
+		put_path(f, sorted[i]);
+	}
+	fputc('\n', f);
+	bool failed = ferror(f) != 0;
+	failed |= fclose(f) != 0;
+	free(sorted);
+	if (failed) {
+		free(text);
+		return gpucc_error_oom();
+	}
+	gpucc_atomic_file out;
+	int rc = gpucc_atomic_file_open(&out, path);
+	if (rc == 0 && gpucc_write_all(out.fd, text, size) != 0) {
+		rc = gpucc_error_set_errno("cannot write '%s'", path);
+		gpucc_atomic_file_abort(&out);
+	} else if (rc == 0) {
+		rc = gpucc_atomic_file_commit(&out);
+	}
+	free(text);
+	return rc;
 }

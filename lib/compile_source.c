@@ -114,6 +114,7 @@ void gpucc_source_result_release(gpucc_source_result *r)
 	free(r->warnings);
 	free(r->error);
 	free(r->diagnostics);
+	gpucc_strlist_release(&r->reads);
 	memset(r, 0, sizeof *r);
 }
 
@@ -684,7 +685,8 @@ static char *read_small_file(const char *path, size_t max, size_t *size)
  * file that still has that digest; *line moves past them.  The first file
  * that does not goes into *why (when still NULL).  False too when the
  * lines are cut short or damaged. */
-static bool files_unchanged(context *x, char **line, unsigned long count, char **why)
+static bool files_unchanged(context *x, char **line, unsigned long count, char **why,
+                            gpucc_strlist *files)
 {
 	bool all = true;
 	size_t i = 0;
@@ -722,6 +724,7 @@ static bool files_unchanged(context *x, char **line, unsigned long count, char *
 			}
 			continue;
 		}
+		gpucc_strlist_push_new(files, dep);
 		int rc = file_digest(x, dep, &got, 0, NULL);
 		if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
 			all = false;
@@ -762,14 +765,18 @@ static void record_lookup(context *x, const gpucc_digest *name, gpucc_source_res
 		    gpucc_digest_from_hex(&key, key_hex) != 0)
 			break;
 		line = end + 1;
-		if (!files_unchanged(x, &line, count, &why))
+		gpucc_strlist_release(&r->reads);
+		if (!files_unchanged(x, &line, count, &why, &r->reads)) {
+			gpucc_strlist_release(&r->reads);
 			continue;
+		}
 		gpucc_image *img = NULL;
 		pthread_mutex_lock(&x->lock); /* the cache's counters are the handle's */
 		int rc = gpucc_cache_lookup(&img, x->s->cache, &key);
 		pthread_mutex_unlock(&x->lock);
 		if (rc != 0) {
 			gpucc_error_clear();
+			gpucc_strlist_release(&r->reads);
 			r->missed = key;
 			r->missed_key = true;
 			if (!why)
@@ -779,6 +786,8 @@ static void record_lookup(context *x, const gpucc_digest *name, gpucc_source_res
 		}
 		char hex[GPUCC_DIGEST_HEX_SIZE];
 		gpucc_digest_to_hex(hex, name);
+		if (x->clang)
+			gpucc_strlist_push_new(&r->reads, x->clang);
 		r->hit = img;
 		r->note = string_printf("hit: record %.16s, %lu files unchanged", hex, count);
 		free(why);
@@ -1521,6 +1530,31 @@ static bool look_up_pair(context *x, size_t index)
 }
 
 /* The second half of a pair whose record missed: clang. */
+/* What a compile clang ran read, into r->reads for a dependency file:
+ * clang, clang's -MD list (deps; NULL when it wrote none) but gpucc's own
+ * temporary files, and the files its arguments name. */
+static void source_reads(context *x, const gpucc_depfile *deps, const gpucc_clang_search *search,
+                         gpucc_source_result *r)
+{
+	gpucc_strlist files = {0}, absent = {0};
+	for (size_t i = 0; deps && i < deps->count; i++)
+		if (!x->temp_dir[0] || !under(deps->paths[i], x->temp_dir))
+			gpucc_strlist_push_new(&files, deps->paths[i]);
+	gpucc_argument_files(x->s->args, x->s->arg_count, &search->configs, &files, &absent);
+	/* Spelt as a record spells them, so that a hit names the same. */
+	for (size_t i = 0; i < files.count; i++) {
+		char *norm = normalise_path(x, files.items[i]);
+		if (norm)
+			gpucc_strlist_push_new(&r->reads, norm);
+		r->reads.failed |= !norm;
+		free(norm);
+	}
+	if (x->clang)
+		gpucc_strlist_push_new(&r->reads, x->clang);
+	gpucc_strlist_release(&files);
+	gpucc_strlist_release(&absent);
+}
+
 static void compile_pair(context *x, size_t index)
 {
 	gpucc_source_pair *p = &x->pairs[index];
@@ -1595,12 +1629,15 @@ static void compile_pair(context *x, size_t index)
 	else if (r->ir && err && err_size)
 		r->warnings = warning_lines(p, err);
 	free(err);
+	size_t dep_size = 0;
+	char *dep_text = r->ir ? read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size) : NULL;
+	gpucc_depfile deps = {0};
+	bool have_deps = dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
+	if (r->ir)
+		source_reads(x, have_deps ? &deps : NULL, &search, r);
 	if (r->ir && x->records_dir && x->records_writable) {
-		size_t dep_size = 0;
-		char *dep_text = read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size);
-		gpucc_depfile deps;
 		char *why = NULL;
-		if (!dep_text || gpucc_depfile_parse(&deps, dep_text, dep_size) != 0) {
+		if (!have_deps) {
 			why = strdup("not recorded: clang wrote no dependency list");
 			gpucc_error_clear();
 		} else {
@@ -1613,9 +1650,7 @@ static void compile_pair(context *x, size_t index)
 			          ? strdup("not recorded: clang -v listed no include search")
 			          : record_prepare(x, p, &deps, &search, start, r);
 			r->record_name = name;
-			gpucc_depfile_release(&deps);
 		}
-		free(dep_text);
 		if (why) {
 			char *note = string_printf("%s; %s", r->note ? r->note : "miss", why);
 			if (note) {
@@ -1625,6 +1660,9 @@ static void compile_pair(context *x, size_t index)
 			free(why);
 		}
 	}
+	if (have_deps)
+		gpucc_depfile_release(&deps);
+	free(dep_text);
 	gpucc_clang_search_release(&search);
 	unlink(out_path);
 	unlink(dep_path);

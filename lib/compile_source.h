@@ -25,6 +25,12 @@ typedef struct gpucc_depfile {
  * holds no rule. */
 int gpucc_depfile_parse(gpucc_depfile *out, const char *text, size_t size);
 void gpucc_depfile_release(gpucc_depfile *d);
+/* Write "TARGET: DEP..." to path, atomically: deps sorted (by bytes) and
+ * each named once, spelt as gpucc_depfile_parse reads them ("\\ " for a
+ * blank, "\\#", "$$"), one per line after a line continuation.
+ * GPUCC_EINVALID for a name with a line break, which no rule can hold. */
+int gpucc_depfile_write(const char *path, const char *target, const char *const *deps,
+                        size_t count);
 
 /* ---- what clang reads that -MD does not list (lib/compile_source_reads.c) -- */
 
@@ -98,6 +104,9 @@ typedef struct gpucc_source_result {
 	int error_code;      /* 0, or why there is no module: */
 	char *error;         /* one line "SOURCE: TARGET: ..." */
 	char *diagnostics;   /* clang's own lines on failure, or NULL */
+	gpucc_strlist reads; /* with ir or hit: the files the unit read (clang's -MD
+	                        list, the files its arguments name; a hit's, from its
+	                        record), for a dependency file; clang among them */
 } gpucc_source_result;
 
 /* One (source, target) pair. */

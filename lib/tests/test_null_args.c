@@ -388,6 +388,11 @@ static void fixture_close(fixture *f)
 	X(gpucc_compile_add_memory, data, 0, NULL, gpucc_compile_add_memory(f->compile, "m.ll", NONE, 1)) \
 	X(gpucc_compile_plan, c, 0, NULL, gpucc_compile_plan(NONE))                                 \
 	X(gpucc_compile_run, c, 0, NULL, gpucc_compile_run(NONE))                                   \
+	X(gpucc_compile_write_depfile, c, 0, NULL, gpucc_compile_write_depfile(NONE, "d", "t"))     \
+	X(gpucc_compile_write_depfile, path, 0, NULL,                                               \
+	  gpucc_compile_write_depfile(f->compile, NONE, "t"))                                       \
+	X(gpucc_compile_write_depfile, rule_target, 0, NULL,                                         \
+	  gpucc_compile_write_depfile(f->compile, "d", NONE))                                       \
 	/* runtime.h: refused before a GPU runtime is opened */                                      \
 	X(gpucc_image_open_mapped, out, 0, NULL, gpucc_image_open_mapped(NONE, f->image_path))      \
 	X(gpucc_image_open_mapped, path, 1, NULL, gpucc_image_open_mapped(&f->image_out, NONE))     \

@@ -242,6 +242,17 @@ GPUCC_API int gpucc_compile_plan(gpucc_compile *c);
  * error.  Run once per session. */
 GPUCC_API int gpucc_compile_run(gpucc_compile *c);
 
+/* After gpucc_compile_run: write to path, atomically, a make rule naming
+ * rule_target and every file the run read that can change what it made, for
+ * ninja's and make's dependency files (`gpucc compile --depfile`): the IR
+ * modules; each source, the headers clang read and the files its
+ * arguments named (a hit's from its record), and clang; the device
+ * libraries linked.  The same rule on a hit as on the miss before it:
+ * sorted, each file once.  GPUCC_EINVALID before a run, or for a name
+ * with a line break, which no rule can hold. */
+GPUCC_API int gpucc_compile_write_depfile(gpucc_compile *c, const char *path,
+                                          const char *rule_target);
+
 /* One result per (module, target) job, in module-major order; borrowed
  * from the session.  gpucc_compile_result_at is NULL for an index past the
  * count. */
