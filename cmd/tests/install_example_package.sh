@@ -2,16 +2,18 @@
 # gives gpucc, libgpucc (shared and static), the public headers, gpucc.pc,
 # the LLVM backend module, a man page per command and bash completion; the
 # example package (testdata/example-package) then builds against that
-# install through pkg-config and PATH -- one gpucc compile of its HIP and
-# CUDA sources, then gpucc embed; with Meson and with CMake, into the same
-# image -- and starts: it resolves its kernel per target, and reports that no GPU is
-# present on a machine without one.  As a packager would check: the
+# install -- one gpucc compile of its HIP and CUDA sources, then gpucc
+# embed; with Meson (pkg-config and PATH) and with CMake (find_package,
+# gpucc_add_image, gpucc_embed), into the same image -- and starts: it
+# resolves its kernel per target, and reports that no GPU is present on a
+# machine without one.  As a packager would check: the
 # installed gpucc carries libgpucc (linked statically) and compiles from
 # where it was staged (its backend found relative to it), the shared
 # library has a SONAME and exports exactly the public API, each
 # header compiles alone in C and C++, gpucc.pc links libgpucc.a, the man
 # pages are clean roff with an EXIT STATUS, completion completes; and the
-# example links statically, and rebuilds its image when a kernel changes.
+# example links statically, and rebuilds its image when a kernel or a
+# header it includes changes (the dependency file), and only then.
 . "$SRCROOT/cmd/tests/lib.sh"
 command -v meson >/dev/null && command -v pkg-config >/dev/null || skip "no meson or pkg-config"
 command -v clang-19 >/dev/null || skip "no clang-19: the example package's kernels are HIP and CUDA sources (scripts/setup installs clang-19)"
@@ -29,6 +31,8 @@ assert_file "$bindir/gpucc"
 assert_file "$libdir/libgpucc.a"
 [ -e "$libdir/libgpucc.so" ] || fail "libgpucc.so not installed"
 assert_file "$libdir/gpucc/libgpucc-llvm.so"
+assert_file "$libdir/cmake/gpucc/gpucc-config.cmake"
+assert_file "$libdir/cmake/gpucc/gpucc-config-version.cmake"
 for h in gpucc.h gpucc/common.h gpucc/image.h gpucc/runtime.h gpucc/compile.h; do
 	[ -n "$(find "$dest" -path "*/include/$h")" ] || fail "header $h not installed"
 done
@@ -223,24 +227,76 @@ cmp -s before.gpucc ex-edit/saxpy.gpucc && fail "a changed kernel left the embed
 "$GPUCC" list before.gpucc | grep gfx90a >before.txt
 "$GPUCC" list ex-edit/saxpy.gpucc | grep gfx90a >after.txt
 cmp -s before.txt after.txt && fail "a changed kernel kept its key"
+# ... and when a header the kernels include changes (gpucc compile's
+# dependency file, through meson's depfile:), and only then.
+ninja -C ex-edit >build.log 2>&1
+assert_grep "no work to do" build.log
+cp ex-edit/saxpy.gpucc before.gpucc
+sleep 1 # ninja compares modification times: a second apart on any file system
+sed -i 's/a \* x + y/a * x + y + 0.0f/' pkg/kernels/saxpy_op.h
+grep -q '0.0f' pkg/kernels/saxpy_op.h || fail "the header edit did not take"
+ninja -C ex-edit >build.log 2>&1 || { tail -30 build.log >&2; fail "the example does not rebuild after a header edit"; }
+assert_grep "saxpy-kernels" build.log
+cmp -s before.gpucc ex-edit/saxpy.gpucc && fail "a changed header left the embedded image as it was"
+ninja -C ex-edit >build.log 2>&1
+assert_grep "no work to do" build.log
 
-# The same package with CMake: add_custom_command runs gpucc compile, then
-# gpucc embed; the image is the Meson build's, byte for byte.
+# The same package with CMake, through find_package(gpucc): gpucc_add_image
+# runs gpucc compile with its dependency file, gpucc_embed gpucc embed; the
+# image is the Meson build's, byte for byte.
 if command -v cmake >/dev/null; then
+	cmake_dir=$libdir/cmake/gpucc
 	# The sanitizers of the build under test, as b_sanitize gives the Meson
 	# builds above (a program linking an ASan libgpucc must link ASan).
 	cmake -S "$SRCROOT/testdata/example-package" -B cm -DGPU_TARGETS="sm_90:ptx78;gfx90a" \
-		-DCMAKE_C_FLAGS="$SANITIZE_CFLAGS" \
+		-Dgpucc_DIR="$cmake_dir" -DCMAKE_C_FLAGS="$SANITIZE_CFLAGS" \
 		>cmake.log 2>&1 || { tail -30 cmake.log >&2; fail "the example package does not configure with CMake"; }
 	cmake --build cm >cmake-build.log 2>&1 || { tail -30 cmake-build.log >&2; fail "the example package does not build with CMake"; }
-	assert_grep "gpucc compile: the kernels for" cmake-build.log
+	assert_grep "gpucc compile: saxpy_image for" cmake-build.log
 	assert_same ex/saxpy.gpucc cm/saxpy.gpucc
+	assert_file cm/saxpy.gpucc.d
 	expect_exit 0 cm/example-saxpy --target gfx90a
 	assert_grep "kernels ready in .* saxpy for gfx90a: gfx90a hsaco" out
 	expect_exit 0 cm/example-saxpy --target sm_90
 	assert_grep "kernels ready in .* saxpy for sm_90: sm_90:ptx78" out
 	cmake --build cm >cmake-build.log 2>&1 || fail "the CMake build does not rebuild"
 	assert_no_grep "gpucc compile" cmake-build.log
+	# A header edit rebuilds the image through CMake's DEPFILE, and only
+	# then; gpucc::gpucc_static links libgpucc.a.
+	cmake -S pkg -B cm-edit -DGPU_TARGETS="sm_90:ptx78;gfx90a" -DSTATIC_GPUCC=ON \
+		-Dgpucc_DIR="$cmake_dir" -DCMAKE_C_FLAGS="$SANITIZE_CFLAGS" >cmake.log 2>&1 ||
+		{ tail -30 cmake.log >&2; fail "the copied package does not configure with CMake"; }
+	cmake --build cm-edit >cmake-build.log 2>&1 || { tail -30 cmake-build.log >&2; fail "the copied package does not build with CMake"; }
+	if command -v readelf >/dev/null; then
+		readelf -d cm-edit/example-saxpy >dynamic.txt
+		assert_no_grep 'libgpucc' dynamic.txt
+	fi
+	cp cm-edit/saxpy.gpucc before.gpucc
+	sleep 1
+	sed -i 's/ + 0.0f/ + 0.0f + 0.0f/' pkg/kernels/saxpy_op.h
+	cmake --build cm-edit >cmake-build.log 2>&1 || { tail -30 cmake-build.log >&2; fail "the CMake build does not rebuild after a header edit"; }
+	assert_grep "gpucc compile" cmake-build.log
+	cmp -s before.gpucc cm-edit/saxpy.gpucc && fail "CMake: a changed header left the image as it was"
+	cmake --build cm-edit >cmake-build.log 2>&1
+	assert_no_grep "gpucc compile" cmake-build.log
+	# TARGETS left out: CMAKE_HIP_ARCHITECTURES (for HIP sources) names
+	# them; a version the install is not is refused by find_package.
+	mkdir -p tiny
+	cp "$SRCROOT/testdata/example-package/kernels/saxpy.hip" "$SRCROOT/testdata/example-package/kernels/saxpy_op.h" tiny/
+	cat >tiny/CMakeLists.txt <<'EOF'
+cmake_minimum_required(VERSION 3.20)
+project(tiny LANGUAGES C)
+find_package(gpucc ${WANT} REQUIRED)
+gpucc_add_image(tiny_image SOURCES saxpy.hip CACHE gpucc-cache)
+EOF
+	cmake -S tiny -B tiny-build -DWANT=0.4 -DCMAKE_HIP_ARCHITECTURES=gfx942 -Dgpucc_DIR="$cmake_dir" \
+		>cmake.log 2>&1 || { tail -30 cmake.log >&2; fail "CMake: TARGETS from CMAKE_HIP_ARCHITECTURES"; }
+	cmake --build tiny-build >cmake-build.log 2>&1 || { tail -30 cmake-build.log >&2; fail "CMake: the tiny image does not build"; }
+	"$GPUCC" list tiny-build/tiny_image.gpucc >list.txt
+	assert_grep "gfx942" list.txt
+	cmake -S tiny -B tiny-old -DWANT=9.0 -Dgpucc_DIR="$cmake_dir" >cmake.log 2>&1 &&
+		fail "CMake: find_package(gpucc 9.0) took gpucc $version"
+	assert_grep "version" cmake.log
 else
 	echo "SKIPPED: the CMake example: cmake is not installed (scripts/setup installs it)"
 fi

@@ -3,9 +3,11 @@
 // build (meson.build, CMakeLists.txt); extern "C" keeps the name "saxpy".
 #include <hip/hip_runtime.h>
 
+#include "saxpy_op.h"
+
 extern "C" __global__ void saxpy(int n, float a, const float *x, float *y)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
-		y[i] = a * x[i] + y[i];
+		y[i] = saxpy_op(a, x[i], y[i]);
 }
