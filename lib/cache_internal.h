@@ -107,6 +107,21 @@ void *gpucc_cache_remotes(const gpucc_cache *c);
 /* Direct-mode records of sources, CACHE/v1/sources/ (lib/cache_sources.c;
  * formats/cache.md, "Sources"), whose first line this is. */
 #define GPUCC_SOURCE_RECORD_MAGIC "gpucc-source-record 3"
+/* A larger record is ignored (and gc removes it). */
+#define GPUCC_SOURCE_RECORD_MAX_BYTES (16 << 20)
+/* One result of a record: its key and its count lines "SHA-256 PATH\n",
+ * size bytes at lines (inside the text parsed). */
+typedef void (*gpucc_source_record_fn)(void *ctx, const gpucc_digest *key, const char *lines,
+                                       size_t size, unsigned long count);
+/* Parse a record's size bytes: the magic line, then one or more results,
+ * each "entry KEY N\n" and N lines "SHA-256 PATH\n" (a digest of 64
+ * lowercase hex digits, a blank, a path of at least one byte), nothing
+ * else, no NUL byte.  fn (may be NULL) gets each result in order, those
+ * before a defect too.  NULL when the whole text parses, else why not (a
+ * static string).  The one reader of the format: compile's lookups and
+ * its keeping of earlier results, gc's and verify's. */
+const char *gpucc_source_record_parse(const char *text, size_t size, gpucc_source_record_fn fn,
+                                      void *ctx);
 /* Remove the records none of whose keys the cache holds, damaged ones and
  * other files there (all: every one); under gc's lock.  How many went. */
 uint64_t gpucc_cache_sources_gc(gpucc_cache *c, bool all);

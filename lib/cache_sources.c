@@ -14,6 +14,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RECORD_MAX_BYTES (16 << 20) /* lib/compile_source.c ignores a larger one */
 
 /* Whether text[0..len) is 64 lowercase hex digits. */
 static bool is_hex64(const char *text, size_t len)
@@ -34,52 +35,64 @@ static bool is_hex64(const char *text, size_t len)
 	return true;
 }
 
-/* Why the record text is damaged (a static string), or NULL when it parses:
- * the magic line, then one or more results, each "entry KEY N" and N lines
- * "SHA-256 PATH".  Each result's key goes to fn (may be NULL). */
-static const char *record_defect(char *text, size_t size, void (*fn)(void *ctx, const gpucc_digest *key),
-                                 void *ctx)
+/* The line at p (before end) ends with '\n': its length, else -1. */
+static ptrdiff_t line_length(const char *p, const char *end)
 {
-	if (strlen(text) != size)
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+	return nl ? nl - p : -1;
+}
+
+const char *gpucc_source_record_parse(const char *text, size_t size, gpucc_source_record_fn fn,
+                                      void *ctx)
+{
+	const char *end = text + size;
+	if (memchr(text, '\0', size))
 		return "it holds a NUL byte";
 	if (size == 0 || text[size - 1] != '\n')
 		return "it does not end with a line break";
-	if (strncmp(text, GPUCC_SOURCE_RECORD_MAGIC "\n", sizeof GPUCC_SOURCE_RECORD_MAGIC) != 0)
+	if (size < sizeof GPUCC_SOURCE_RECORD_MAGIC ||
+	    memcmp(text, GPUCC_SOURCE_RECORD_MAGIC "\n", sizeof GPUCC_SOURCE_RECORD_MAGIC) != 0)
 		return "its first line is not '" GPUCC_SOURCE_RECORD_MAGIC "'";
-	char *line = text + sizeof GPUCC_SOURCE_RECORD_MAGIC;
-	if (!*line)
+	const char *line = text + sizeof GPUCC_SOURCE_RECORD_MAGIC;
+	if (line == end)
 		return "it holds no result";
-	while (*line) {
-		char *end = strchr(line, '\n');
-		*end = '\0';
-		char *count_text = line + 6 + 64 + 1;
-		char *stop = NULL;
-		if (strncmp(line, "entry ", 6) != 0 || strlen(line) < 6 + 64 + 2 || line[70] != ' ' ||
+	while (line < end) {
+		ptrdiff_t len = line_length(line, end);
+		/* "entry " KEY " " COUNT: decimal digits, no sign, not 0. */
+		if (len < 6 + 64 + 2 || memcmp(line, "entry ", 6) != 0 || line[70] != ' ' ||
 		    !is_hex64(line + 6, 64))
 			return "a result does not start 'entry <key> <count>'";
-		unsigned long long count = strtoull(count_text, &stop, 10);
-		if (*stop || count == 0 || *count_text < '0' || *count_text > '9')
-			return "a result's count of files is not a positive number";
-		gpucc_digest key;
-		line[70] = '\0';
-		if (gpucc_digest_from_hex(&key, line + 6) != 0)
-			return "a result's key is not a SHA-256";
-		if (fn)
-			fn(ctx, &key);
-		line = end + 1;
-		for (unsigned long long i = 0; i < count; i++) {
-			end = *line ? strchr(line, '\n') : NULL;
-			if (!end)
-				return "a result lists fewer files than its count";
-			if (end - line < 66 || line[64] != ' ' || !is_hex64(line, 64))
-				return "a file's line is not '<SHA-256> <path>'";
-			line = end + 1;
+		unsigned long count = 0;
+		for (const char *d = line + 71; d < line + len; d++) {
+			if (*d < '0' || *d > '9' || count > (ULONG_MAX - 9) / 10)
+				return "a result's count of files is not a positive number";
+			count = count * 10 + (unsigned long)(*d - '0');
 		}
+		if (count == 0)
+			return "a result's count of files is not a positive number";
+		char hex[65];
+		memcpy(hex, line + 6, 64);
+		hex[64] = '\0';
+		gpucc_digest key;
+		if (gpucc_digest_from_hex(&key, hex) != 0)
+			return "a result's key is not a SHA-256";
+		const char *lines = line + len + 1;
+		line = lines;
+		for (unsigned long i = 0; i < count; i++) {
+			len = line < end ? line_length(line, end) : -1;
+			if (len < 0)
+				return "a result lists fewer files than its count";
+			if (len < 66 || line[64] != ' ' || !is_hex64(line, 64))
+				return "a file's line is not '<SHA-256> <path>'";
+			line += len + 1;
+		}
+		if (fn)
+			fn(ctx, &key, lines, (size_t)(line - lines), count);
 	}
 	return NULL;
 }
 
-/* The file name in shard_fd, read whole (at most RECORD_MAX_BYTES), or NULL. */
+/* The file name in shard_fd, read whole (at most GPUCC_SOURCE_RECORD_MAX_BYTES), or NULL. */
 static char *read_record(int shard_fd, const char *name, size_t *size)
 {
 	int fd = openat(shard_fd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
@@ -87,7 +100,7 @@ static char *read_record(int shard_fd, const char *name, size_t *size)
 		return NULL;
 	struct stat st;
 	char *buf = NULL;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= RECORD_MAX_BYTES)
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= GPUCC_SOURCE_RECORD_MAX_BYTES)
 		buf = malloc((size_t)st.st_size + 1);
 	size_t used = 0;
 	while (buf && used < (size_t)st.st_size) {
@@ -171,8 +184,12 @@ static int compare_keys(const void *a, const void *b)
 	return gpucc_digest_compare(a, b);
 }
 
-static void note_key(void *ctx, const gpucc_digest *key)
+static void note_key(void *ctx, const gpucc_digest *key, const char *lines, size_t size,
+                     unsigned long count)
 {
+	(void)lines;
+	(void)size;
+	(void)count;
 	gc_records *g = ctx;
 	if (g->key_count && bsearch(key, g->keys, g->key_count, sizeof *key, compare_keys))
 		g->any_cached = true;
@@ -192,7 +209,7 @@ static void gc_record(void *ctx, int shard_fd, const char *name, const char *sha
 		char *text = read_record(shard_fd, name, &size);
 		g->any_cached = false;
 		/* Unreadable now (a writer's rename in between): kept for next time. */
-		keep = !text || (!record_defect(text, size, note_key, g) && g->any_cached);
+		keep = !text || (!gpucc_source_record_parse(text, size, note_key, g) && g->any_cached);
 		free(text);
 	}
 	if (!keep && unlinkat(shard_fd, name, 0) == 0)
@@ -230,10 +247,10 @@ static void verify_record(void *ctx, int shard_fd, const char *name, const char 
 	bool other_format = text && strncmp(text, "gpucc-source-record ", 20) == 0 &&
 	                    strncmp(text, GPUCC_SOURCE_RECORD_MAGIC "\n", sizeof GPUCC_SOURCE_RECORD_MAGIC) != 0;
 	const char *why = other_format ? NULL /* an earlier format's: stale, not damaged; gc's */
-	                  : text ? record_defect(text, size, NULL, NULL)
+	                  : text ? gpucc_source_record_parse(text, size, NULL, NULL)
 	                  : fstatat(shard_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ? NULL
 	                  : !S_ISREG(st.st_mode) ? "it is not a regular file"
-	                  : st.st_size > RECORD_MAX_BYTES ? "it is larger than 16 MiB"
+	                  : st.st_size > GPUCC_SOURCE_RECORD_MAX_BYTES ? "it is larger than 16 MiB"
 	                                                  : "it cannot be read";
 	free(text);
 	if (!why)

@@ -68,7 +68,7 @@ extern char **environ;
 
 #define RECORD_MAGIC GPUCC_SOURCE_RECORD_MAGIC
 #define RECORD_RESULTS 8            /* keys one record keeps, newest first */
-#define RECORD_MAX_BYTES (16 << 20) /* a larger record is ignored */
+#define RECORD_MAX_BYTES GPUCC_SOURCE_RECORD_MAX_BYTES
 #define WARNING_LINES 400           /* clang's warning lines kept per pair, then a count */
 
 /* ---- languages -------------------------------------------------------------- */
@@ -736,48 +736,101 @@ static bool files_unchanged(context *x, char **line, unsigned long count, char *
 	return all && i == count && count > 0; /* a listing names the source at least */
 }
 
+/* A record's results, as gpucc_source_record_parse hands them. */
+typedef struct record_result {
+	gpucc_digest key;
+	const char *lines;
+	size_t size;
+	unsigned long count;
+} record_result;
+
+typedef struct record_results {
+	record_result *items;
+	size_t count, capacity;
+	bool failed;
+} record_results;
+
+static void collect_result(void *ctx, const gpucc_digest *key, const char *lines, size_t size,
+                           unsigned long count)
+{
+	record_results *rs = ctx;
+	if (rs->count == rs->capacity) {
+		size_t n = rs->capacity ? 2 * rs->capacity : RECORD_RESULTS;
+		record_result *grown = realloc(rs->items, n * sizeof *grown);
+		if (!grown) {
+			rs->failed = true;
+			return;
+		}
+		rs->items = grown;
+		rs->capacity = n;
+	}
+	rs->items[rs->count++] = (record_result){*key, lines, size, count};
+}
+
+/* The record at path, read and parsed: its text (free it) and results
+ * (free rs->items), or NULL with why (a static string) when there is none
+ * or it is damaged. */
+static char *record_read(const char *path, record_results *rs, const char **why)
+{
+	memset(rs, 0, sizeof *rs);
+	size_t size = 0;
+	char *text = path ? read_small_file(path, RECORD_MAX_BYTES, &size) : NULL;
+	*why = text ? gpucc_source_record_parse(text, size, collect_result, rs) : "no record";
+	if (!*why && rs->failed)
+		*why = "out of memory";
+	if (*why) {
+		free(text);
+		free(rs->items);
+		memset(rs, 0, sizeof *rs);
+		return NULL;
+	}
+	return text;
+}
+
 /* Look the record up: on a hit, the entry of its key in r->hit; either way
  * a note.  A result whose files are unchanged but whose entry the cache no
- * longer holds is a miss, its key kept in r->missed. */
+ * longer holds is a miss, its key kept in r->missed.  A damaged record is
+ * a miss. */
 static void record_lookup(context *x, const gpucc_digest *name, gpucc_source_result *r)
 {
 	char *path = record_path(x->records_dir, name);
-	size_t size = 0;
-	char *text = path ? read_small_file(path, RECORD_MAX_BYTES, &size) : NULL;
+	record_results rs;
+	const char *defect;
+	char *text = record_read(path, &rs, &defect);
 	free(path);
-	if (!text || strncmp(text, RECORD_MAGIC "\n", sizeof RECORD_MAGIC) != 0) {
-		r->note = strdup("miss: no record");
-		free(text);
+	if (!text) {
+		r->note = strcmp(defect, "no record") == 0 ? strdup("miss: no record")
+		                                            : string_printf("miss: the record is "
+		                                                            "damaged: %s", defect);
 		return;
 	}
 	char *why = NULL;
-	char *line = text + sizeof RECORD_MAGIC;
-	while (*line) {
-		/* "entry KEY COUNT" then COUNT lines "HEX PATH". */
-		char *end = strchr(line, '\n');
-		if (!end)
+	for (size_t i = 0; i < rs.count && !r->hit; i++) {
+		const record_result *res = &rs.items[i];
+		/* files_unchanged reads the lines in place, cutting each. */
+		char *lines = malloc(res->size + 1);
+		if (!lines)
 			break;
-		*end = '\0';
-		char key_hex[GPUCC_DIGEST_HEX_SIZE];
-		unsigned long count;
-		gpucc_digest key;
-		if (sscanf(line, "entry %64s %lu", key_hex, &count) != 2 ||
-		    gpucc_digest_from_hex(&key, key_hex) != 0)
-			break;
-		line = end + 1;
+		memcpy(lines, res->lines, res->size);
+		lines[res->size] = '\0';
+		char *line = lines;
 		gpucc_strlist_release(&r->reads);
-		if (!files_unchanged(x, &line, count, &why, &r->reads)) {
+		bool unchanged = files_unchanged(x, &line, res->count, &why, &r->reads);
+		free(lines);
+		if (!unchanged) {
 			gpucc_strlist_release(&r->reads);
 			continue;
 		}
+		char key_hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(key_hex, &res->key);
 		gpucc_image *img = NULL;
 		pthread_mutex_lock(&x->lock); /* the cache's counters are the handle's */
-		int rc = gpucc_cache_lookup(&img, x->s->cache, &key);
+		int rc = gpucc_cache_lookup(&img, x->s->cache, &res->key);
 		pthread_mutex_unlock(&x->lock);
 		if (rc != 0) {
 			gpucc_error_clear();
 			gpucc_strlist_release(&r->reads);
-			r->missed = key;
+			r->missed = res->key;
 			r->missed_key = true;
 			if (!why)
 				why = string_printf("miss: the record's entry %.16s is no longer cached",
@@ -789,12 +842,13 @@ static void record_lookup(context *x, const gpucc_digest *name, gpucc_source_res
 		if (x->clang)
 			gpucc_strlist_push_new(&r->reads, x->clang);
 		r->hit = img;
-		r->note = string_printf("hit: record %.16s, %lu files unchanged", hex, count);
-		free(why);
-		free(text);
-		return;
+		r->note = string_printf("hit: record %.16s, %lu files unchanged", hex, res->count);
 	}
-	r->note = why ? why : strdup("miss: the record holds no usable result");
+	if (r->hit)
+		free(why);
+	else
+		r->note = why ? why : strdup("miss: the record holds no usable result");
+	free(rs.items);
 	free(text);
 }
 
@@ -1232,39 +1286,25 @@ static char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_
 }
 
 /* The earlier results of the record at path, but those of key, after t's
- * first: RECORD_RESULTS in all. */
-static void keep_earlier(textbuf *t, const char *path, const char *key_hex)
+ * first: RECORD_RESULTS in all.  A damaged record keeps none. */
+static void keep_earlier(textbuf *t, const char *path, const gpucc_digest *key)
 {
-	size_t size = 0;
-	char *old = read_small_file(path, RECORD_MAX_BYTES, &size);
-	if (!old || strncmp(old, RECORD_MAGIC "\n", sizeof RECORD_MAGIC) != 0) {
-		free(old);
-		return;
-	}
+	record_results rs;
+	const char *why;
+	char *old = record_read(path, &rs, &why);
 	size_t results = 1;
-	char *p = old + sizeof RECORD_MAGIC;
-	while (*p && results < RECORD_RESULTS) {
-		char hex[GPUCC_DIGEST_HEX_SIZE];
-		unsigned long count;
-		char *end = strchr(p, '\n');
-		if (!end || sscanf(p, "entry %64s %lu", hex, &count) != 2)
-			break;
-		char *start = p;
-		p = end + 1;
-		unsigned long i = 0;
-		for (; i < count && *p; i++) {
-			end = strchr(p, '\n');
-			if (!end)
-				break;
-			p = end + 1;
-		}
-		if (i < count)
-			break;
-		if (strcmp(hex, key_hex) == 0)
+	for (size_t i = 0; old && i < rs.count && results < RECORD_RESULTS; i++) {
+		if (gpucc_digest_compare(&rs.items[i].key, key) == 0)
 			continue;
-		text_add(t, start, (size_t)(p - start));
+		char line[GPUCC_DIGEST_HEX_SIZE + 48];
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &rs.items[i].key);
+		snprintf(line, sizeof line, "entry %s %lu\n", hex, rs.items[i].count);
+		text_str(t, line);
+		text_add(t, rs.items[i].lines, rs.items[i].size);
 		results++;
 	}
+	free(rs.items);
 	free(old);
 }
 
@@ -1285,7 +1325,7 @@ void gpucc_source_record_store(gpucc_cache *cache, const gpucc_source_result *r,
 	text_str(&t, hex);
 	text_str(&t, " ");
 	text_str(&t, r->record); /* "N\n" and the N files */
-	keep_earlier(&t, path, hex);
+	keep_earlier(&t, path, key);
 	if (!t.failed)
 		write_atomic(path, t.data, t.size); /* not written: a later miss */
 	free(path);
