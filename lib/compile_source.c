@@ -651,36 +651,6 @@ static char *record_path(const char *records_dir, const gpucc_digest *name)
 	return string_printf("%s/%.2s/%s.record", records_dir, hex, hex);
 }
 
-static char *read_small_file(const char *path, size_t max, size_t *size)
-{
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
-		close(fd);
-		return NULL;
-	}
-	size_t want = (size_t)st.st_size, used = 0;
-	char *buf = malloc(want + 1);
-	while (buf && used < want) {
-		ssize_t n = read(fd, buf + used, want - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	close(fd);
-	if (!buf || used != want) {
-		free(buf);
-		return NULL;
-	}
-	buf[used] = '\0';
-	*size = used;
-	return buf;
-}
-
 /* Whether every one of the count lines from *line on ("HEX PATH") names a
  * file that still has that digest; *line moves past them.  The first file
  * that does not goes into *why (when still NULL).  False too when the
@@ -774,7 +744,7 @@ static char *record_read(const char *path, record_results *rs, const char **why)
 {
 	memset(rs, 0, sizeof *rs);
 	size_t size = 0;
-	char *text = path ? read_small_file(path, RECORD_MAX_BYTES, &size) : NULL;
+	char *text = path ? gpucc_read_small_file(path, RECORD_MAX_BYTES, &size) : NULL;
 	*why = text ? gpucc_source_record_parse(text, size, collect_result, rs) : "no record";
 	if (!*why && rs->failed)
 		*why = "out of memory";
@@ -1230,7 +1200,7 @@ static char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_
 		gpucc_strlist_push_new(&rd.files, dep);
 		/* The time macros, and the names __has_include asks for. */
 		size_t size = 0;
-		char *text = read_small_file(dep, (size_t)1 << 30, &size);
+		char *text = gpucc_read_small_file(dep, (size_t)1 << 30, &size);
 		if (!text) {
 			why = string_printf("not recorded: '%s' cannot be read", dep);
 			break;
@@ -1629,7 +1599,7 @@ static void compile_pair(context *x, size_t index)
 	int rc = run_tool(a.real, err_fd, x->s->timeout_seconds, &status, &timed_out);
 	close(err_fd);
 	size_t err_size = 0;
-	char *err = read_small_file(err_path, 1 << 20, &err_size);
+	char *err = gpucc_read_small_file(err_path, 1 << 20, &err_size);
 	unlink(err_path);
 	gpucc_clang_search search = {0};
 	if (err) {
@@ -1656,7 +1626,7 @@ static void compile_pair(context *x, size_t index)
 		          first[0] ? first : "failed without a message");
 	} else {
 		size_t size = 0;
-		char *ir = read_small_file(out_path, (size_t)1 << 32, &size);
+		char *ir = gpucc_read_small_file(out_path, (size_t)1 << 32, &size);
 		if (!ir) {
 			set_error(r, GPUCC_ECOMPILE, p, "%s wrote no IR", clang_name);
 		} else {
@@ -1670,7 +1640,7 @@ static void compile_pair(context *x, size_t index)
 		r->warnings = warning_lines(p, err);
 	free(err);
 	size_t dep_size = 0;
-	char *dep_text = r->ir ? read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size) : NULL;
+	char *dep_text = r->ir ? gpucc_read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size) : NULL;
 	gpucc_depfile deps = {0};
 	bool have_deps = dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
 	if (r->ir)

@@ -40,6 +40,11 @@ typedef struct gpucc_strlist {
 	bool failed;  /* out of memory: the list is short */
 } gpucc_strlist;
 
+/* The whole of a regular file of at most max bytes, NUL-terminated (its
+ * size in *size), or NULL: opened without blocking and checked after the
+ * open, so that a FIFO put in its place never stalls gpucc. */
+char *gpucc_read_small_file(const char *path, size_t max, size_t *size);
+
 void gpucc_strlist_push(gpucc_strlist *l, const char *text, size_t len);
 /* Push text unless the list holds it. */
 void gpucc_strlist_push_new(gpucc_strlist *l, const char *text);

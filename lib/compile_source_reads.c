@@ -216,21 +216,20 @@ void gpucc_clang_search_release(gpucc_clang_search *s)
 
 /* ---- the files arguments name ------------------------------------------- */
 
-/* The whole of a regular file of at most ARGUMENT_FILE_MAX bytes, or
- * NULL: opened without blocking and checked after the open, so that a
- * FIFO put in its place never stalls gpucc. */
-static char *read_text(const char *path, size_t *size)
+char *gpucc_read_small_file(const char *path, size_t max, size_t *size)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
-	char *buf = NULL;
-	size_t used = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= ARGUMENT_FILE_MAX)
-		buf = malloc((size_t)st.st_size + 1);
-	while (buf && used < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + used, (size_t)st.st_size - used);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		close(fd);
+		return NULL;
+	}
+	size_t want = (size_t)st.st_size, used = 0;
+	char *buf = malloc(want + 1);
+	while (buf && used < want) {
+		ssize_t n = read(fd, buf + used, want - used);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -238,10 +237,12 @@ static char *read_text(const char *path, size_t *size)
 		used += (size_t)n;
 	}
 	close(fd);
-	if (buf) {
-		buf[used] = '\0';
-		*size = used;
+	if (!buf || used != want) {
+		free(buf);
+		return NULL;
 	}
+	buf[used] = '\0';
+	*size = used;
 	return buf;
 }
 
@@ -333,7 +334,7 @@ static void expand_file(const char *path, bool config, int depth, gpucc_strlist 
 	}
 	gpucc_strlist_push(files, path, strlen(path));
 	size_t size = 0;
-	char *text = read_text(path, &size);
+	char *text = gpucc_read_small_file(path, ARGUMENT_FILE_MAX, &size);
 	if (!text)
 		return;
 	gpucc_strlist tokens = {0};

@@ -30,15 +30,8 @@ libclc=
 export TMPDIR=$TEST_DIR/tmp
 mkdir -p "$TMPDIR"
 
-# clang-19 behind a wrapper that counts its compiles (--version aside).
-cat >clang-counting <<EOF
-#!/bin/sh
-case "\$1" in --version) ;; *) echo run >>"$TEST_DIR/clang-runs" ;; esac
-exec clang-19 "\$@"
-EOF
-chmod +x clang-counting
-: >clang-runs
-runs() { wc -l <"$TEST_DIR/clang-runs"; }
+# clang-19 behind a wrapper that counts its compiles (lib.sh).
+counting_clang
 
 mkdir -p proj/src proj/include proj/build
 cat >proj/include/scale.h <<'EOF'

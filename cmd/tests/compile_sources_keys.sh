@@ -21,15 +21,8 @@ command -v python3 >/dev/null || skip "python3 reads --json output"
 export TMPDIR=$TEST_DIR/tmp
 mkdir -p "$TMPDIR"
 
-# clang-19 behind a wrapper that counts its compiles (--version aside).
-cat >clang-counting <<EOF
-#!/bin/sh
-case "\$1" in --version) ;; *) echo run >>"$TEST_DIR/clang-runs" ;; esac
-exec clang-19 "\$@"
-EOF
-chmod +x clang-counting
-: >clang-runs
-runs() { wc -l <"$TEST_DIR/clang-runs"; }
+# clang-19 behind a wrapper that counts its compiles (lib.sh).
+counting_clang
 
 # cached NAME ARGS...: compile into NAME.gpucc through the cache, --json in
 # NAME.json; uncached NAME ARGS...: the same with --no-cache.

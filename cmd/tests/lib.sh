@@ -20,6 +20,9 @@
 #   settle              wait out the file clock's granularity after writing
 #                       what the next compile's clang reads, when the test
 #                       needs that compile's direct-mode record
+#   counting_clang      $TEST_DIR/clang-counting: clang-19 behind a wrapper
+#                       that counts its compiles (--version aside); runs
+#                       prints the count so far
 #   remove_test_dirs    the EXIT trap's cleanup, for a test that sets its own
 #   pack_variants IMAGE N   pack N entries of testdata/example's saxpy PTX
 #                       that differ in an option only (so in their keys)
@@ -92,6 +95,17 @@ assert_same() { cmp -s "$1" "$2" || fail "'$1' and '$2' differ"; }
 # (lib/compile_source.c).  A header written just before a compile that is
 # fast enough falls inside that window; 50 ms is past any tick.
 settle() { sleep 0.05; }
+
+counting_clang() {
+	cat >"$TEST_DIR/clang-counting" <<EOF
+#!/bin/sh
+case "\$1" in --version) ;; *) echo run >>"$TEST_DIR/clang-runs" ;; esac
+exec clang-19 "\$@"
+EOF
+	chmod +x "$TEST_DIR/clang-counting"
+	: >"$TEST_DIR/clang-runs"
+}
+runs() { wc -l <"$TEST_DIR/clang-runs"; }
 
 assert_one_line() {
 	[ "$(wc -l < "$1")" -eq 1 ] || { cat "$1" >&2; fail "$1 should hold exactly one line"; }
