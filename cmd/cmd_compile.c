@@ -28,7 +28,9 @@
 
 static const cmd_option options[] = {
 	{"target", 't', "TARGET", false,
-	 "compile for TARGET: sm_XY[a][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-] (repeatable)"},
+	 "compile for TARGET: sm_XY[a|f][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-] (repeatable)"},
+	{"llvm", 0, "N", false,
+	 "compile every job with LLVM N's backend (19, 22...; default: per job, the newest that knows the target)"},
 	{"output", 'o', "IMAGE", false, "also write every entry into this image"},
 	{"zstd", 0, "LEVEL", true, "compress the image with zstd at LEVEL 1..22 (default 19)"},
 	{"cache", 0, "DIR", false, "the cache directory (default: $GPUCC_CACHE_DIR, else $XDG_CACHE_HOME/gpucc, else ~/.cache/gpucc)"},
@@ -410,6 +412,14 @@ static int run(const cmd_args *args)
 			                 value);
 		o.code_object_version = n;
 	}
+	if (cmd_single_value(&value, args, "llvm") != EXIT_OK)
+		return EXIT_USAGE;
+	if (value) {
+		if (parse_number(value, 1, 999, &n) != 0)
+			return cmd_error(args, EXIT_USAGE, "bad LLVM major '%s': expected a number such as 22",
+			                 value);
+		o.llvm_major = (unsigned)n;
+	}
 	if (cmd_single_value(&value, args, "job-timeout") != EXIT_OK)
 		return EXIT_USAGE;
 	if (value) {
@@ -673,9 +683,10 @@ const cmd_spec cmd_compile_spec = {
 	            "[-O0..-O3] [-j N] [--json]",
 	.summary = "compile LLVM IR modules to PTX, cubins and AMDGPU code objects, through the cache",
 	.description =
-		"Every MODULE (.ll text or .bc bitcode, as clang-19 -emit-llvm writes from HIP,\n"
-		"CUDA or OpenCL C) is compiled for every --target into one entry, in process\n"
-		"through LLVM 19, with the device libraries it calls linked as clang links\n"
+		"Every MODULE (.ll text or .bc bitcode, as clang -emit-llvm writes from HIP,\n"
+		"CUDA or OpenCL C) is compiled for every --target into one entry, in a worker\n"
+		"process through one of gpucc's LLVM backends, with the device libraries it\n"
+		"calls linked as clang links\n"
 		"them: libdevice (CUDA toolkit: $CUDA_PATH, /usr/local/cuda); the ROCm device\n"
 		"libraries with hip.bc, the module's wave size and an ISA version library\n"
 		"gpucc writes; libclc (/usr/lib/clc) for OpenCL builtins.  NVIDIA targets give\n"
@@ -695,8 +706,8 @@ const cmd_spec cmd_compile_spec = {
 		"--link links every MODULE into one first (relocatable device code, clang\n"
 		"-fgpu-rdc).  clang -O0 output (optnone) stays unoptimised, with a warning.  A\n"
 		"failure is one line naming module and target; --verbose adds LLVM's own lines.\n"
-		"LLVM 19 knows sm_20..sm_90a and up to gfx1201: Blackwell (sm_100, sm_120) runs\n"
-		"sm_90 PTX, which its driver compiles at load.\n"
+		"One backend per LLVM major (below): a job gets the newest that knows its\n"
+		"target, unless --llvm N pins one; the entry records it, its key covers it.\n"
 		"\n"
 		"Sources (.hip, .cu, .cl; -x LANG) go through clang-19 to IR for each target\n"
 		"their language serves, then compile as modules; records of the files clang\n"
