@@ -48,10 +48,11 @@ static void print_help(FILE *f)
 	        exit_codes_text);
 }
 
-/* compile -h: the backends found and the processors each knows. */
+/* compile -h and devices -h: the backends found and the processors each
+ * knows. */
 static void help_more(FILE *f, const cmd_spec *spec)
 {
-	if (spec != &cmd_compile_spec)
+	if (spec != &cmd_compile_spec && spec != &cmd_devices_spec)
 		return;
 	fputc('\n', f);
 	cmd_print_backends(f);
