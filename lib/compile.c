@@ -98,7 +98,7 @@ typedef struct job {
 	 * code object version the module asks for where the run left it open. */
 	char target_name[GPUCC_TARGET_NAME_SIZE];
 	char features[64];
-	int code_object_version; /* AMD: 4 or 5 */
+	int code_object_version; /* AMD: 4, 5 or 6 (a module's) */
 	gpucc_option options[OPTION_COUNT];
 	gpucc_generated_lib isa_lib; /* AMD: oclc_isa_version, made for the processor */
 	gpucc_entry entry;
@@ -679,7 +679,7 @@ static int choose_rocm(gpucc_compile *c, job *j)
 	const char *files[] = {
 		"ocml.bc",
 		"ockl.bc",
-		j->code_object_version == 5 ? "oclc_abi_version_500.bc" : "oclc_abi_version_400.bc",
+		j->code_object_version >= 5 ? "oclc_abi_version_500.bc" : "oclc_abi_version_400.bc",
 		c->o.fast_math ? "oclc_correctly_rounded_sqrt_off.bc" : "oclc_correctly_rounded_sqrt_on.bc",
 		c->o.ftz ? "oclc_daz_opt_on.bc" : "oclc_daz_opt_off.bc",
 		c->o.fast_math ? "oclc_finite_only_on.bc" : "oclc_finite_only_off.bc",
@@ -843,7 +843,8 @@ static int fit_target(gpucc_compile *c, job *j)
 	size_t count = nvidia ? c->nvidia_option_count : c->amd_option_count;
 	memcpy(j->options, nvidia ? c->nvidia_options : c->amd_options, count * sizeof j->options[0]);
 	if (!nvidia) /* options are sorted by name: "code-object" is first */
-		j->options[0].value = fitted.code_object_version == 5 ? "5" : "4";
+		j->options[0].value = fitted.code_object_version == 6   ? "6"
+		                      : fitted.code_object_version == 5 ? "5" : "4";
 	return 0;
 }
 
@@ -861,7 +862,7 @@ static int choose_backend(gpucc_compile *c, job *j)
 	snprintf(needer, sizeof needer, "'%s'", j->target_name);
 	/* Bitcode is read by its writer's LLVM or a newer one, never
 	 * converted down (LLVM 19 refuses LLVM 22's attributes). */
-	if (m->facts.producer_major > needs) {
+	if (m->facts.producer_major && m->facts.producer_major >= needs) {
 		needs = m->facts.producer_major;
 		snprintf(needer, sizeof needer, "the module, bitcode written by '%s',",
 		         m->facts.producer);

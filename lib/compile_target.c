@@ -137,14 +137,13 @@ static int fit_amd(gpucc_job_target *out, const gpucc_target *t, int code_object
 		                       out->name, want);
 	}
 	unsigned module_version = f->code_object_version;
-	/* clang 20 and later write v6, which is v5 but for generic processors
-	 * (AMDGPUUsage): gpucc, which names real processors only, makes v5. */
-	if (module_version == 6)
-		module_version = 5;
-	if (module_version && module_version != 4 && module_version != 5)
+	/* clang 20 and later write v6 (AMDGPUUsage: v5's ABI, and generic
+	 * processors, which gpucc does not name): made as the module asks, with
+	 * v5's device library ABI. */
+	if (module_version && module_version != 4 && module_version != 5 && module_version != 6)
 		return gpucc_error_set(GPUCC_ECOMPILE,
 		                       "the module sets amdhsa_code_object_version %u00: gpucc makes "
-		                       "code objects v4 and v5 only (v5 of a v6 module)",
+		                       "code objects v4, v5 and (as a module asks) v6 only",
 		                       module_version);
 	if (code_object_asked && module_version && (unsigned)code_object_asked != module_version)
 		return gpucc_error_set(GPUCC_ECOMPILE,
