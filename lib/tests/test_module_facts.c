@@ -496,8 +496,8 @@ static void synthetic_strtab(bit_writer *w)
 static size_t synthetic_module(bit_writer *w, unsigned version)
 {
 	writer_start(w);
-	block_open(w, 13, 5); /* IDENTIFICATION, skipped */
-	record_chars(w, 1, "test");
+	block_open(w, 13, 5); /* IDENTIFICATION: the producer */
+	record_chars(w, 1, "LLVM22.1.8");
 	block_close(w);
 	block_open(w, 8, 3);
 	synthetic_module_body(w, version);
@@ -517,6 +517,8 @@ static void check_synthetic(const gpucc_module_facts *f)
 	CHECK(f->optnone);
 	CHECK_INT(f->code_object_version, 4);
 	CHECK(f->calls_libdevice && !f->calls_rocm && !f->calls_hip && !f->calls_mangled);
+	CHECK_STR(f->producer, "LLVM22.1.8");
+	CHECK_INT(f->producer_major, 22);
 }
 
 static void put_le32(unsigned char *p, size_t v)
@@ -771,6 +773,10 @@ static void check_bitcode_and_text(const char *label, const char *bc_path, const
 	gpucc_module_facts_read(&from_ll, ll, ll_size);
 	CHECK(from_bc.bitcode && !from_ll.bitcode);
 	CHECK(from_bc.triple_known && from_bc.attributes_known && from_bc.flags_known);
+	/* The bitcode names its writer (clang-19's LLVM); text does not. */
+	CHECK_INT(from_bc.producer_major, 19);
+	CHECK(strncmp(from_bc.producer, "LLVM19.", 7) == 0);
+	CHECK(!from_ll.producer[0] && !from_ll.producer_major);
 	if (!same_facts(&from_bc, &from_ll)) {
 		fprintf(stderr, "  %s: .bc and .ll disagree\n", label);
 		print_facts(".bc", &from_bc);
