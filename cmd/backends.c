@@ -1,13 +1,14 @@
 /*
  * cmd/backends.c -- the LLVM backends this gpucc was built with, whether
  * each is installed where libgpucc finds it, and the processors each knows:
- * for `gpucc --version`, `gpucc devices` and `gpucc compile -h`.  Nothing
- * is loaded (gpucc_llvm_backend stats files).
+ * for `gpucc --version`, `gpucc devices` (-h, and --json's "llvm") and
+ * `gpucc compile -h`.  Nothing is loaded (gpucc_llvm_backend stats files).
  */
 #include "cmd.h"
 
 #include <gpucc.h>
 
+#include <stdio.h>
 #include <string.h>
 
 /* The processors of a vendor that LLVM major knows, wrapped after indent. */
@@ -42,4 +43,25 @@ void cmd_print_backends(FILE *f)
 		print_processors(f, GPUCC_VENDOR_NVIDIA, major, "NVIDIA");
 		print_processors(f, GPUCC_VENDOR_AMD, major, "AMD");
 	}
+}
+
+const char *cmd_backend_for(const gpucc_target *device)
+{
+	/* The processor alone: a device's PTX ISA is its driver's. */
+	gpucc_target t;
+	char name[GPUCC_TARGET_NAME_SIZE];
+	if (device->vendor == GPUCC_VENDOR_NVIDIA)
+		snprintf(name, sizeof name, "sm_%u", device->sm);
+	else
+		snprintf(name, sizeof name, "%s", device->processor);
+	if (gpucc_target_parse(&t, name) != 0)
+		return NULL;
+	unsigned last, oldest = gpucc_target_llvm_major(&t, &last);
+	const char *version, *best = NULL;
+	unsigned major;
+	bool present;
+	for (size_t i = 0; (version = gpucc_llvm_backend(i, &major, &present)) != NULL; i++)
+		if (present && major >= oldest && (!last || major <= last))
+			best = version; /* oldest first: the last that fits is the newest */
+	return best;
 }

@@ -319,6 +319,13 @@ static void print_json(const gpucc_device *devices, size_t count, image_report *
 			printf("null");
 		if (d->target_known && d->target.vendor == GPUCC_VENDOR_NVIDIA)
 			printf(", \"max_ptx_isa\": %u", d->target.ptx_isa);
+		/* The LLVM that would compile native code for it. */
+		const char *llvm = d->target_known ? cmd_backend_for(&d->target) : NULL;
+		printf(", \"llvm\": ");
+		if (llvm)
+			cmd_json_string(stdout, llvm);
+		else
+			printf("null");
 		if (gpu || d->driver_version)
 			printf(", \"driver_version\": %d", d->driver_version);
 		else
@@ -478,7 +485,9 @@ const cmd_spec cmd_devices_spec = {
 		"\n"
 		"The runtimes (libamdhip64.so.5, libcuda.so.1) are loaded only by this command\n"
 		"without --target and by programs that load kernels.  Without a GPU (and\n"
-		"without --target), says why per runtime and exits 6.\n"
+		"without --target), says why per runtime and exits 6.  --json gives each\n"
+		"device's \"llvm\": the LLVM of the newest backend present that compiles native\n"
+		"code for it, or null.\n"
 		"\n"
 		"exit codes: 0 success, 2 some kernel has no fit on some device, or IMAGE does\n"
 		"not exist, 3 IMAGE is not a valid gpucc image, or a --target names no device\n"

@@ -158,6 +158,16 @@ assert_grep "^  scale  [0-9a-f]*  sm_80:ptx[0-9]*  *\(cubin  exact\|ptx  *fallba
 assert_grep "^  scale  [0-9a-f]*  sm_100:ptx[0-9]*  *\(cubin  exact\|ptx  *fallback\)$" out
 assert_grep "^  axpy   [0-9a-f]*  gfx90a  *hsaco  fallback$" out
 assert_grep "^  axpy   [0-9a-f]*  gfx950  *hsaco  fallback$" out
+# devices --json says which LLVM makes native code for each device: the
+# newest that knows it (gfx941: LLVM 19, which LLVM 21 dropped), none for
+# a processor no LLVM knows.
+expect_exit 2 "$GPUCC" devices --json --image both.gpucc --target sm_100 --target gfx941 --target sm_91
+python3 -c '
+import json
+d = json.load(open("out"))["devices"]
+llvm = [x["llvm"] for x in d]
+assert llvm[0].startswith("22.") and llvm[1].startswith("19.") and llvm[2] is None, llvm
+' || fail "devices --json: the LLVM of each device: $(cat out)"
 # The same module and target under each LLVM: two keys.
 expect_exit 0 "$GPUCC" compile --no-cache --llvm 19 cu19_80.bc -t sm_80 -o k19.gpucc
 expect_exit 0 "$GPUCC" compile --no-cache cu19_80.bc -t sm_80 -o k22.gpucc
