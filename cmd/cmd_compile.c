@@ -64,7 +64,7 @@ static const cmd_option options[] = {
 	{"std", 0, "STD", false, "sources: the language standard (-std= too): c++17, cl2.0...; cl* for OpenCL C, others for HIP and CUDA"},
 	{"include", 0, "FILE", false, "sources: include FILE first (repeatable; -include too)"},
 	{"clang-arg", 0, "ARG", false, "sources: give clang ARG as well, after gpucc's own (repeatable)"},
-	{"clang", 0, "PATH", false, "sources: the clang 19 to run (default: clang-19 on PATH)"},
+	{"clang", 0, "PATH", false, "sources: the clang 19 to run (default: clang-19 on PATH; clang-22 for targets LLVM 19 does not know)"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing, change no cache (not with -o)"},
 	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
@@ -709,8 +709,9 @@ const cmd_spec cmd_compile_spec = {
 		"One backend per LLVM major (below): a job gets the newest that knows its\n"
 		"target, unless --llvm N pins one; the entry records it, its key covers it.\n"
 		"\n"
-		"Sources (.hip, .cu, .cl; -x LANG) go through clang-19 to IR for each target\n"
-		"their language serves, then compile as modules; records of the files clang\n"
+		"Sources (.hip, .cu, .cl; -x LANG) go through clang-19 (clang-22 for newer\n"
+		"targets) to IR for each target their language serves, then compile as\n"
+		"modules; records of the files clang\n"
 		"read lead to its entries again without it (docs/compile.md, \"Sources\").\n"
 		"\n"
 		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
@@ -739,7 +740,7 @@ const cmd_spec cmd_compile_spec = {
 		"6 a tool or library is absent (LLVM backend, libdevice, LLD 19, clang-19) or the\n"
 		"backend's LLVM is not the one gpucc was built with, 2 a module file or -o's\n"
 		"directory does not exist (or is not a directory), 3 an unknown target (or one\n"
-		"no backend present knows; bitcode newer than every backend, or than --llvm's), a\n"
+		"no backend knows, or bitcode too new for it), a\n"
 		"module that is not a regular file or whose name is too long to open, or an\n"
 		"-o that names a directory or is too long, 129 usage (-o naming a module or in\n"
 		"/proc, a malformed option value, among others).  With --dry-run, a job that fails while planning gives the code the\n"

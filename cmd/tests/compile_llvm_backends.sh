@@ -133,6 +133,62 @@ print([e["key"] for e in json.load(sys.stdin) if e["target"] == "gfx950"][0])')
 	assert_grep "\.name: *axpy$" notes.txt
 fi
 
+# ---- Sources for the new processors: clang-22 runs for them ------------------------------
+CUDA_DIR=${CUDA_PATH:-/usr/local/cuda}
+if [ -f "$CUDA_DIR/include/cuda_runtime.h" ]; then
+	cat >src.cu <<'EOF'
+#include <cuda_runtime.h>
+__global__ void twice(float *x, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		x[i] *= 2.0f;
+}
+EOF
+	expect_exit 0 "$GPUCC" compile --cache src src.cu -t sm_100 -t sm_120 -o srccu.gpucc --json
+	python3 - out <<'PY' || fail "CUDA source for sm_100, sm_120: $(cat out)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sorted(r["target"].split(":")[0] for r in d["results"] if r["status"] == "compiled") == \
+    ["sm_100", "sm_120"], d
+PY
+	for sm in 100 120; do
+		case $(entry_llvm srccu.gpucc sm_$sm) in 22.*) ;; *) fail "sm_$sm from source: not LLVM 22's" ;; esac
+	done
+	if [ -x "$PTXAS" ]; then
+		"$GPUCC" list srccu.gpucc >list.txt
+		[ "$(grep -c " cubin:[0-9]*  *_Z5twicePfi$" list.txt)" -eq 2 ] || fail "source cubins: $(cat list.txt)"
+	fi
+	# Again: the records lead to the entries, no clang and no LLVM run.
+	expect_exit 0 "$GPUCC" compile --cache src src.cu -t sm_100 -t sm_120 --json
+	assert_grep '"hits":2,.*"llvm_loaded":false' out
+else
+	echo "compile_llvm_backends: no CUDA toolkit headers in $CUDA_DIR: CUDA sources not tried"
+fi
+if [ -f /usr/include/hip/hip_runtime.h ]; then
+	cat >src.hip <<'EOF'
+#include <hip/hip_runtime.h>
+__global__ void twice(float *x, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		x[i] *= 2.0f;
+	__syncthreads();
+}
+EOF
+	expect_exit 0 "$GPUCC" compile --cache src src.hip -t gfx950 -t gfx942 -t gfx1250 -o srchip.gpucc --json
+	python3 - out <<'PY' || fail "HIP source for gfx950, gfx942, gfx1250: $(cat out)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sorted(r["target"] for r in d["results"] if r["status"] == "compiled") == \
+    ["gfx1250", "gfx942", "gfx950"], d
+PY
+	"$GPUCC" list srchip.gpucc >list.txt
+	[ "$(grep -c " hsaco:[0-9]*  *_Z5twicePfi$" list.txt)" -eq 3 ] || fail "source code objects: $(cat list.txt)"
+else
+	echo "compile_llvm_backends: no HIP headers (libamdhip64-dev): HIP sources not tried"
+fi
+
 # ---- LLVM 19 beside LLVM 22 ------------------------------------------------------------
 has_llvm 19 || { echo "compile_llvm_backends: no LLVM 19 backend: mixed images not tried"; exit 0; }
 command -v clang-19 >/dev/null || { echo "compile_llvm_backends: no clang-19: mixed images not tried"; exit 0; }
