@@ -72,8 +72,10 @@ static void describe(gpucc_backend_info *b, size_t i, const char *path, const ch
 	b->version = built[i].version;
 	snprintf(b->module, sizeof b->module, "%s", path);
 	const char *slash = strrchr(path, '/');
-	snprintf(b->worker, sizeof b->worker, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path,
-	         worker_name);
+	int dir_len = slash ? (int)(slash - path + 1) : 0;
+	/* (path is never NULL: said again for GCC's format checker, which
+	 * cannot tell under the sanitizers.) */
+	snprintf(b->worker, sizeof b->worker, "%.*s%s", dir_len, path ? path : "", worker_name);
 	b->present = exists(path);
 }
 
