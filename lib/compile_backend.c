@@ -46,11 +46,13 @@ static const struct {
 	const char *version;
 } built[] = {GPUCC_BUILD_LLVM_BACKENDS {0, NULL}}; /* oldest first; the last is a stop */
 
-#define BUILT_COUNT (sizeof built / sizeof built[0] - 1)
+/* A variable, not a constant: with no LLVM built it is 0, and GCC would
+ * warn of comparisons that are always false (-Wtype-limits). */
+static const size_t built_count = sizeof built / sizeof built[0] - 1;
 
 static pthread_once_t find_once = PTHREAD_ONCE_INIT;
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static gpucc_backend_info backends[BUILT_COUNT + 1]; /* oldest first */
+static gpucc_backend_info backends[sizeof built / sizeof built[0]]; /* oldest first */
 static size_t backend_count;
 static bool any_present;
 static char find_message[PATH_MAX + 1024];
@@ -83,7 +85,7 @@ static void describe(gpucc_backend_info *b, size_t i, const char *path, const ch
 static bool try_dir(const char *dir, const char *sub)
 {
 	size_t count = 0;
-	for (size_t i = 0; i < BUILT_COUNT; i++) {
+	for (size_t i = 0; i < built_count; i++) {
 		char path[PATH_MAX], worker[64];
 		int n = snprintf(path, sizeof path, "%s%s%s/libgpucc-llvm%u.so", dir, *sub ? "/" : "",
 		                 sub, built[i].major);
@@ -125,11 +127,11 @@ static unsigned major_of_name(const char *path)
 static void from_environment(const char *env)
 {
 	unsigned major = major_of_name(env);
-	size_t i = BUILT_COUNT - 1; /* any other name: the newest built */
+	size_t i = built_count - 1; /* any other name: the newest built */
 	if (major) {
-		for (i = 0; i < BUILT_COUNT && built[i].major != major; i++)
+		for (i = 0; i < built_count && built[i].major != major; i++)
 			;
-		if (i == BUILT_COUNT) {
+		if (i == built_count) {
 			snprintf(find_message, sizeof find_message,
 			         "GPUCC_BACKEND names '%s', a backend of LLVM %u, which this gpucc was not "
 			         "built for", env, major);
@@ -151,7 +153,7 @@ static void from_environment(const char *env)
 
 static void find(void)
 {
-	if (BUILT_COUNT == 0) {
+	if (built_count == 0) {
 		snprintf(find_message, sizeof find_message,
 		         "this gpucc was built without LLVM: it compiles nothing");
 		return;
@@ -181,17 +183,17 @@ static void find(void)
 	if (try_dir(GPUCC_LIBDIR, "gpucc"))
 		return;
 	/* None present: the backends built stand in for the keys. */
-	for (size_t i = 0; i < BUILT_COUNT; i++) {
+	for (size_t i = 0; i < built_count; i++) {
 		char path[PATH_MAX], worker[64];
 		snprintf(path, sizeof path, "%s/gpucc/libgpucc-llvm%u.so", GPUCC_LIBDIR, built[i].major);
 		snprintf(worker, sizeof worker, "%s-%u", GPUCC_WORKER_NAME, built[i].major);
 		describe(&backends[i], i, path, worker);
 	}
-	backend_count = BUILT_COUNT;
+	backend_count = built_count;
 	snprintf(find_message, sizeof find_message,
 	         "the LLVM backend (libgpucc-llvm%u.so) was not found beside libgpucc, beside the "
 	         "program or in '%s/gpucc'; set GPUCC_BACKEND to its path",
-	         built[BUILT_COUNT - 1].major, GPUCC_LIBDIR);
+	         built[built_count - 1].major, GPUCC_LIBDIR);
 }
 
 size_t gpucc_backends(const gpucc_backend_info **out)
@@ -314,7 +316,7 @@ int gpucc_backend_load(const gpucc_backend **out)
 
 const char *gpucc_llvm_backend(size_t index, unsigned *major, bool *present)
 {
-	if (index >= BUILT_COUNT)
+	if (index >= built_count)
 		return NULL;
 	const gpucc_backend_info *list;
 	size_t count = gpucc_backends(&list);
