@@ -1571,6 +1571,9 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		return;
 	}
 	gpucc_compile *c = p->c;
+	pthread_mutex_lock(&c->lock);
+	c->backend_loaded = true; /* by the worker this job goes to */
+	pthread_mutex_unlock(&c->lock);
 	const module *m = &c->modules[j->module];
 	const target *t = &c->targets[j->target];
 	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
@@ -1719,7 +1722,6 @@ static int compile_misses(gpucc_compile *c)
 	/* The workers load LLVM, each job's backend's (compile_one), and
 	 * refuse to compile when it is not the LLVM that backend was built
 	 * with, which keys name: this process does not. */
-	c->backend_loaded = true; /* by the workers */
 	unsigned n = thread_count(c, p.miss_count);
 	pthread_t *threads = calloc(n, sizeof *threads);
 	if (!threads) {
