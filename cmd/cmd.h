@@ -68,6 +68,17 @@ int cmd_parse(cmd_args *out, const cmd_spec *spec, int argc, char **argv);
 void cmd_args_release(cmd_args *args);
 /* Print the full -h text of a command to f. */
 void cmd_print_help(FILE *f, const cmd_spec *spec);
+/* What -h prints after a command's description that only this
+ * installation knows (the gpucc command sets it: compile's backends);
+ * NULL: nothing. */
+extern void (*cmd_help_more)(FILE *f, const cmd_spec *spec);
+/* The LLVM backends gpucc was built with, whether each is found, and the
+ * processors each knows (cmd/backends.c). */
+void cmd_print_backends(FILE *f);
+/* The LLVM version of the newest backend present that compiles native
+ * code for a device's processor, or NULL when none does. */
+struct gpucc_target;
+const char *cmd_backend_for(const struct gpucc_target *device);
 
 /* Option access by long name. */
 bool cmd_flag(const cmd_args *args, const char *long_name);

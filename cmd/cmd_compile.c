@@ -28,7 +28,9 @@
 
 static const cmd_option options[] = {
 	{"target", 't', "TARGET", false,
-	 "compile for TARGET: sm_XY[a][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-] (repeatable)"},
+	 "compile for TARGET: sm_XY[a|f][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-] (repeatable)"},
+	{"llvm", 0, "N", false,
+	 "compile every job with LLVM N's backend (19, 22...; default: per job, the newest that knows the target)"},
 	{"output", 'o', "IMAGE", false, "also write every entry into this image"},
 	{"depfile", 0, "FILE", false,
 	 "with -o, also write a make rule naming IMAGE and every file it was made from (sources, "
@@ -67,7 +69,7 @@ static const cmd_option options[] = {
 	{"std", 0, "STD", false, "sources: the language standard (-std= too): c++17, cl2.0...; cl* for OpenCL C, others for HIP and CUDA"},
 	{"include", 0, "FILE", false, "sources: include FILE first (repeatable; -include too)"},
 	{"clang-arg", 0, "ARG", false, "sources: give clang ARG as well, after gpucc's own (repeatable)"},
-	{"clang", 0, "PATH", false, "sources: the clang 19 to run (default: clang-19 on PATH)"},
+	{"clang", 0, "PATH", false, "sources: the clang 19 to run (default: clang-19 on PATH; clang-22 for targets LLVM 19 does not know)"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing, change no cache (not with -o)"},
 	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
@@ -495,6 +497,14 @@ static int run(const cmd_args *args)
 			                 value);
 		o.code_object_version = n;
 	}
+	if (cmd_single_value(&value, args, "llvm") != EXIT_OK)
+		return EXIT_USAGE;
+	if (value) {
+		if (parse_number(value, 1, 999, &n) != 0)
+			return cmd_error(args, EXIT_USAGE, "bad LLVM major '%s': expected a number such as 22",
+			                 value);
+		o.llvm_major = (unsigned)n;
+	}
 	if (cmd_single_value(&value, args, "job-timeout") != EXIT_OK)
 		return EXIT_USAGE;
 	if (value) {
@@ -768,9 +778,10 @@ const cmd_spec cmd_compile_spec = {
 	            "[-O0..-O3] [-j N] [--json]",
 	.summary = "compile LLVM IR modules to PTX, cubins and AMDGPU code objects, through the cache",
 	.description =
-		"Every MODULE (.ll text or .bc bitcode, as clang-19 -emit-llvm writes from HIP,\n"
-		"CUDA or OpenCL C) is compiled for every --target into one entry, in process\n"
-		"through LLVM 19, with the device libraries it calls linked as clang links\n"
+		"Every MODULE (.ll text or .bc bitcode, as clang -emit-llvm writes from HIP,\n"
+		"CUDA or OpenCL C) is compiled for every --target into one entry, in a worker\n"
+		"process through one of gpucc's LLVM backends, with the device libraries it\n"
+		"calls linked as clang links\n"
 		"them: libdevice (CUDA toolkit: $CUDA_PATH, /usr/local/cuda); the ROCm device\n"
 		"libraries with hip.bc, the module's wave size and an ISA version library\n"
 		"gpucc writes; libclc (/usr/lib/clc) for OpenCL builtins.  NVIDIA targets give\n"
@@ -790,15 +801,16 @@ const cmd_spec cmd_compile_spec = {
 		"--link links every MODULE into one first (relocatable device code, clang\n"
 		"-fgpu-rdc).  clang -O0 output (optnone) stays unoptimised, with a warning.  A\n"
 		"failure is one line naming module and target; --verbose adds LLVM's own lines.\n"
-		"Any error LLVM reports fails its job.\n"
-		"LLVM 19 knows sm_20..sm_90a and up to gfx1201: Blackwell (sm_100, sm_120) runs\n"
-		"sm_90 PTX, which its driver compiles at load.\n"
+		"Any error LLVM reports fails its job.  One backend per LLVM major (below): a\n"
+		"job gets the newest that knows its target, unless --llvm N pins one; the entry\n"
+		"records it, its key covers it.\n"
 		"\n"
-		"Sources (.hip, .cu, .cl; -x LANG) go through clang-19 to IR for each target\n"
-		"their language serves, then compile as modules; records of the files clang\n"
-		"read, of the places its include search found empty and of the environment it\n"
-		"reads lead to its entries again without it (docs/compile.md, \"Sources\").\n"
-		"A unit of host code only is a warning.  Hits replay their compile's warnings.",
+		"Sources (.hip, .cu, .cl; -x LANG) go through clang-19 (clang-22 for newer\n"
+		"targets) to IR for each target their language serves, then compile as\n"
+		"modules; records of the files clang read, of the places its include search\n"
+		"found empty and of the environment it reads lead to its entries again without\n"
+		"it (docs/compile.md, \"Sources\").  A unit of host code only is a warning.\n"
+		"Hits replay their compile's warnings.",
 	.more =
 		"Keys are computed without LLVM (formats/key.md): a run where every key is cached\n"
 		"never loads it.  Entries go into the cache (see `gpucc cache`) as they are\n"
@@ -827,7 +839,8 @@ const cmd_spec cmd_compile_spec = {
 		"writable, say), 5 a module failed to compile (errors name module and target),\n"
 		"6 a tool or library is absent (LLVM backend, libdevice, LLD 19, clang-19) or the\n"
 		"backend's LLVM is not the one gpucc was built with, 2 a module file or -o's\n"
-		"directory does not exist (or is not a directory), 3 an unknown target, a\n"
+		"directory does not exist (or is not a directory), 3 an unknown target (or one\n"
+		"no backend knows, or bitcode too new for it), a\n"
 		"module that is not a regular file or whose name is too long to open, or an\n"
 		"-o that names a directory or is too long, 129 usage (-o naming a module or in\n"
 		"/proc, a malformed option value, among others).  With --dry-run, a job that fails while planning gives the code the\n"

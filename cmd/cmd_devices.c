@@ -99,6 +99,11 @@ static bool parse_device_target(gpucc_device *out, const char *spelling, int dri
 			         "'%s' names code that runs only on sm_%u: give the device, sm_%u", spelling,
 			         t.sm, t.sm);
 			return false;
+		} else if (t.sm_family) {
+			snprintf(why, WHY_SIZE,
+			         "'%s' names code for the family of sm_%u: give a device, such as sm_%u",
+			         spelling, t.sm, t.sm);
+			return false;
 		} else {
 			snprintf(why, WHY_SIZE,
 			         "'%s' names a PTX ISA, which devices do not have: give sm_%u, and its "
@@ -314,6 +319,13 @@ static void print_json(const gpucc_device *devices, size_t count, image_report *
 			printf("null");
 		if (d->target_known && d->target.vendor == GPUCC_VENDOR_NVIDIA)
 			printf(", \"max_ptx_isa\": %u", d->target.ptx_isa);
+		/* The LLVM that would compile native code for it. */
+		const char *llvm = d->target_known ? cmd_backend_for(&d->target) : NULL;
+		printf(", \"llvm\": ");
+		if (llvm)
+			cmd_json_string(stdout, llvm);
+		else
+			printf("null");
 		if (gpu || d->driver_version)
 			printf(", \"driver_version\": %d", d->driver_version);
 		else
@@ -463,15 +475,19 @@ const cmd_spec cmd_devices_spec = {
 		"left out means the device may run either way, so only entries that leave\n"
 		"it out too fit; --hip-version gives the HIP runtime (5.2), which bounds the\n"
 		"code object versions it loads (default: any).  NVIDIA: sm_XY, the compute\n"
-		"capability X.Y (also one LLVM cannot compile for: a Blackwell GPU, sm_100 or\n"
-		"sm_120, runs the sm_90 PTX that LLVM 19 writes); the driver is the newest\n"
+		"capability X.Y (10.0 is sm_100; also one no LLVM of gpucc's compiles for: it\n"
+		"runs older PTX); the driver is the newest\n"
 		"unless --cuda-driver gives its CUDA version (12.4, as nvidia-smi shows it),\n"
-		"which bounds the PTX ISA it JITs and the cubins it loads.  A PTX ISA belongs\n"
-		"to code, not to devices: sm_90:ptx78 and sm_90a are refused.\n"
+		"which bounds the PTX ISA it JITs and the cubins it loads.  An sm_XYa entry\n"
+		"runs only on sm_XY; an sm_XYf one on its family (sm_100f on sm_100 and\n"
+		"sm_103).  A PTX ISA belongs to code, not to devices: sm_90:ptx78, sm_90a and\n"
+		"sm_100f are refused.\n"
 		"\n"
 		"The runtimes (libamdhip64.so.5, libcuda.so.1) are loaded only by this command\n"
 		"without --target and by programs that load kernels.  Without a GPU (and\n"
-		"without --target), says why per runtime and exits 6.\n"
+		"without --target), says why per runtime and exits 6.  --json gives each\n"
+		"device's \"llvm\": the LLVM of the newest backend present that compiles native\n"
+		"code for it, or null.\n"
 		"\n"
 		"exit codes: 0 success, 2 some kernel has no fit on some device, or IMAGE does\n"
 		"not exist, 3 IMAGE is not a valid gpucc image, or a --target names no device\n"

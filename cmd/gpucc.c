@@ -48,10 +48,20 @@ static void print_help(FILE *f)
 	        exit_codes_text);
 }
 
+/* compile -h and devices -h: the backends found and the processors each
+ * knows. */
+static void help_more(FILE *f, const cmd_spec *spec)
+{
+	if (spec != &cmd_compile_spec && spec != &cmd_devices_spec)
+		return;
+	fputc('\n', f);
+	cmd_print_backends(f);
+}
+
 static void print_version(void)
 {
 	printf("gpucc %s\n", gpucc_version());
-	printf("LLVM %s (compile backend, loaded only to compile)\n", gpucc_llvm_version());
+	cmd_print_backends(stdout);
 	printf("%s\n", gpucc_libarchive_version());
 }
 
@@ -242,6 +252,7 @@ static void hold_closed_streams(void)
 int main(int argc, char **argv)
 {
 	hold_closed_streams();
+	cmd_help_more = help_more;
 	/* stderr is unbuffered: every fputc and fputs of a message in pieces
 	 * (compile's diagnostics, a byte at a time through the speller) would
 	 * be a write of its own, and the lines of processes sharing stderr

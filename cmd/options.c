@@ -55,6 +55,8 @@ static void usage_line(FILE *f, const cmd_spec *spec)
 	fprintf(f, "usage: gpucc %s %s\n", spec->name, spec->synopsis ? spec->synopsis : "");
 }
 
+void (*cmd_help_more)(FILE *f, const cmd_spec *spec);
+
 void cmd_print_help(FILE *f, const cmd_spec *spec)
 {
 	usage_line(f, spec);
@@ -63,6 +65,8 @@ void cmd_print_help(FILE *f, const cmd_spec *spec)
 		fprintf(f, "\n%s\n", spec->description);
 	if (spec->more)
 		fprintf(f, "\n%s\n", spec->more);
+	if (cmd_help_more)
+		cmd_help_more(f, spec);
 	fprintf(f, "\noptions:\n");
 	for (size_t i = 0; spec->options && spec->options[i].long_name; i++) {
 		const cmd_option *o = &spec->options[i];

@@ -70,7 +70,7 @@ typedef struct gpucc_backend_job {
 	bool fast_math;
 	bool ftz;                  /* flush f32 denormals to zero (AMD: daz) */
 	bool debug_info;           /* keep the module's debug info */
-	int code_object_version;   /* AMD: 4 or 5 */
+	int code_object_version;   /* AMD: 4, 5 or 6 (as a module asks) */
 	/* Device libraries to link, already chosen and ordered by libgpucc;
 	 * every function the module did not define is internalised after. */
 	size_t device_lib_count;
@@ -134,16 +134,36 @@ struct gpucc_backend {
 
 typedef const gpucc_backend *(*gpucc_backend_entry_fn)(unsigned abi_version);
 
-/* libgpucc side (lib/compile_backend.c): find the module once per process.
- * Search order: $GPUCC_BACKEND (a path), the directory of the running
- * libgpucc, the executable's directory, then GPUCC_LIBDIR/gpucc/.
- * GPUCC_EUNAVAILABLE, naming what was tried, when none is there. */
-/* The compile worker program (lib/backend_llvm/worker_main.c) beside the
- * module, found without loading LLVM into this process: compiles run in
- * workers, which load it themselves. */
+/* libgpucc side (lib/compile_backend.c): the backends, one per LLVM major
+ * gpucc was built with, found once per process without loading LLVM.
+ * Search order: $GPUCC_BACKEND (a path: the only backend), the directory
+ * of the running libgpucc, the executable's directory, then
+ * GPUCC_LIBDIR/gpucc/. */
 #define GPUCC_WORKER_NAME "gpucc-compile-worker"
-int gpucc_backend_worker_program(const char **out);
-/* Load the module (embed runs it in process). */
+
+typedef struct gpucc_backend_info {
+	unsigned major;          /* 19 */
+	const char *version;     /* "19.1.7": the LLVM it was built with, which keys name */
+	bool present;            /* its module was found */
+	char module[4096];       /* .../libgpucc-llvm19.so (PATH_MAX: limits.h is not
+	                            included here, its MAX_INPUT clashes) */
+	char worker[4096];       /* .../gpucc-compile-worker-19, beside it: compiles run
+	                            in such workers, which load LLVM themselves */
+} gpucc_backend_info;
+
+/* The backends a job may get, oldest first: those present, or, when none
+ * is, those built (their keys are still known; compiling fails). */
+size_t gpucc_backends(const gpucc_backend_info **out);
+/* 0 when b is present, else GPUCC_EUNAVAILABLE saying what was not found. */
+int gpucc_backend_present(const gpucc_backend_info *b);
+/* The backend of a job that needs LLVM `needs` or later, and `last` or
+ * earlier when last is not 0 (needer says what needs it, for the message:
+ * "'sm_100'"): the one of major `pinned` when nonzero, else the newest
+ * that fits.  GPUCC_EINVALID, one line naming the LLVM needed, when none
+ * fits. */
+int gpucc_backend_choose(const gpucc_backend_info **out, unsigned needs, unsigned last,
+                         const char *needer, unsigned pinned);
+/* Load the newest present module (embed runs it in process). */
 int gpucc_backend_load(const gpucc_backend **out);
 
 #endif

@@ -144,6 +144,16 @@ static const char *judge_libraries(pruner *p, const gpucc_entry *e, bool nvidia)
 	return NULL;
 }
 
+/* Whether version is the LLVM of one of this gpucc's backends. */
+static bool llvm_built(const char *version)
+{
+	const char *v;
+	for (size_t i = 0; (v = gpucc_llvm_backend(i, NULL, NULL)) != NULL; i++)
+		if (strcmp(v, version) == 0)
+			return true;
+	return false;
+}
+
 static const char *judge(void *ctx, const gpucc_entry *e, const struct stat *st)
 {
 	pruner *p = ctx;
@@ -151,9 +161,17 @@ static const char *judge(void *ctx, const gpucc_entry *e, const struct stat *st)
 		return because(p, "key schema %u, not %u", e->key_schema, GPUCC_KEY_SCHEMA);
 	if (strcmp(e->gpucc_version, gpucc_version()) != 0)
 		return because(p, "made by gpucc %s, this is %s", e->gpucc_version, gpucc_version());
-	if (strcmp(e->llvm_version, gpucc_llvm_version()) != 0)
-		return because(p, "made with LLVM %s, this gpucc uses %s", e->llvm_version,
-		               gpucc_llvm_version());
+	if (!llvm_built(e->llvm_version)) {
+		char have[128] = "";
+		size_t used = 0;
+		const char *v;
+		for (size_t i = 0; (v = gpucc_llvm_backend(i, NULL, NULL)) != NULL; i++) {
+			int n = snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "", v);
+			if (n > 0 && (size_t)n < sizeof have - used)
+				used += (size_t)n;
+		}
+		return because(p, "made with LLVM %s, this gpucc uses %s", e->llvm_version, have);
+	}
 	bool nvidia = strncmp(e->triple, "nvptx", 5) == 0;
 	bool amd = strncmp(e->triple, "amdgcn", 6) == 0;
 	const char *jit = nvidia ? gpucc_entry_option(e, "nvjitlink") : NULL;

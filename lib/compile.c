@@ -103,7 +103,7 @@ typedef struct job {
 	 * code object version the module asks for where the run left it open. */
 	char target_name[GPUCC_TARGET_NAME_SIZE];
 	char features[64];
-	int code_object_version; /* AMD: 4 or 5 */
+	int code_object_version; /* AMD: 4, 5 or 6 (a module's) */
 	gpucc_option options[OPTION_COUNT];
 	gpucc_generated_lib isa_lib; /* AMD: oclc_isa_version, made for the processor */
 	gpucc_entry entry;
@@ -117,6 +117,7 @@ typedef struct job {
 	bool have_components;
 	gpucc_image *hit;   /* the cache's entry, open for the writer */
 	gpucc_entry hit_entry; /* its entry under this job's module name (r.entry) */
+	const gpucc_backend_info *backend; /* the LLVM that compiles it (compile_backend.c) */
 	gpucc_backend_result out;
 	bool have_out;
 	bool no_kernels;    /* SKIPPED: a source unit that defines no kernel */
@@ -191,9 +192,11 @@ int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
 		memcpy(&o, opts, offsetof(gpucc_compile_options, link_modules));
 	else if (opts && opts->version == 2) /* before sources */
 		memcpy(&o, opts, offsetof(gpucc_compile_options, clang));
+	else if (opts && opts->version == 3) /* before llvm_major */
+		memcpy(&o, opts, offsetof(gpucc_compile_options, llvm_major));
 	else if (opts)
 		o = *opts;
-	if (o.version != 1 && o.version != 2 && o.version != GPUCC_COMPILE_OPTIONS_VERSION)
+	if (o.version < 1 || o.version > GPUCC_COMPILE_OPTIONS_VERSION)
 		return gpucc_error_set(GPUCC_EINVALID, "compile options of version %u, expected 1 to %d",
 		                       o.version, GPUCC_COMPILE_OPTIONS_VERSION);
 	if (o.opt_level < 0 || o.opt_level > 3)
@@ -306,6 +309,14 @@ int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 	         t.parsed.vendor == GPUCC_VENDOR_NVIDIA && !t.ptx_explicit ? (int)strcspn(t.name, ":")
 	                                                                   : (int)strlen(t.name),
 	         t.name);
+	/* A target no backend knows (sm_100 with LLVM 19 alone) is refused
+	 * here, as an unknown one is. */
+	const gpucc_backend_info *b;
+	char needer[GPUCC_TARGET_NAME_SIZE + 8];
+	snprintf(needer, sizeof needer, "'%s'", spelling);
+	unsigned last, needs = gpucc_target_llvm_major(&t.parsed, &last);
+	if ((rc = gpucc_backend_choose(&b, needs, last, needer, c->o.llvm_major)) != 0)
+		return rc;
 	for (size_t i = 0; i < c->target_count; i++)
 		if (strcmp(c->targets[i].name, t.name) == 0)
 			return 0;
@@ -686,7 +697,7 @@ static int choose_rocm(gpucc_compile *c, job *j)
 	const char *files[] = {
 		"ocml.bc",
 		"ockl.bc",
-		j->code_object_version == 5 ? "oclc_abi_version_500.bc" : "oclc_abi_version_400.bc",
+		j->code_object_version >= 5 ? "oclc_abi_version_500.bc" : "oclc_abi_version_400.bc",
 		c->o.fast_math ? "oclc_correctly_rounded_sqrt_off.bc" : "oclc_correctly_rounded_sqrt_on.bc",
 		c->o.ftz ? "oclc_daz_opt_on.bc" : "oclc_daz_opt_off.bc",
 		c->o.fast_math ? "oclc_finite_only_on.bc" : "oclc_finite_only_off.bc",
@@ -902,7 +913,35 @@ static int fit_target(gpucc_compile *c, job *j)
 	size_t count = nvidia ? c->nvidia_option_count : c->amd_option_count;
 	memcpy(j->options, nvidia ? c->nvidia_options : c->amd_options, count * sizeof j->options[0]);
 	if (!nvidia) /* options are sorted by name: "code-object" is first */
-		j->options[0].value = fitted.code_object_version == 5 ? "5" : "4";
+		j->options[0].value = fitted.code_object_version == 6   ? "6"
+		                      : fitted.code_object_version == 5 ? "5" : "4";
+	return 0;
+}
+
+/* The backend of job j (lib/compile_backend.c): the newest that knows
+ * its target as the module makes it, unless the run pins one. */
+static int choose_backend(gpucc_compile *c, job *j)
+{
+	const module *m = &c->modules[j->module];
+	gpucc_target fitted;
+	unsigned last = 0;
+	unsigned needs = gpucc_target_parse(&fitted, j->target_name) == 0
+	                     ? gpucc_target_llvm_major(&fitted, &last) : 0;
+	gpucc_error_clear();
+	char needer[GPUCC_TARGET_NAME_SIZE + 96];
+	snprintf(needer, sizeof needer, "'%s'", j->target_name);
+	/* Bitcode is read by its writer's LLVM or a newer one, never
+	 * converted down (LLVM 19 refuses LLVM 22's attributes). */
+	if (m->facts.producer_major && m->facts.producer_major >= needs) {
+		needs = m->facts.producer_major;
+		snprintf(needer, sizeof needer, "the module, bitcode written by '%s',",
+		         m->facts.producer);
+	}
+	if (gpucc_backend_choose(&j->backend, needs, last, needer, c->o.llvm_major) != 0) {
+		int rc = gpucc_error_last()->code;
+		return job_fail(j, rc, "%s: %s: %s", m->shown, j->target_name,
+		                gpucc_error_last()->message);
+	}
 	return 0;
 }
 
@@ -1071,6 +1110,8 @@ static int plan_job(gpucc_compile *c, job *j)
 		rc = choose_libs(c, j);
 	if (rc != 0 || j->r.status == GPUCC_COMPILE_FAILED)
 		return rc;
+	if ((rc = choose_backend(c, j)) != 0 || j->r.status == GPUCC_COMPILE_FAILED)
+		return rc;
 	if (m->facts.optnone && c->o.opt_level > 0)
 		add_warning(j, "%s: %s: the module's functions are optnone (clang -O0 output): "
 		            "-O%d leaves them unoptimised; give clang -O1 or higher, or -Xclang "
@@ -1083,7 +1124,7 @@ static int plan_job(gpucc_compile *c, job *j)
 	e->target = j->target_name;
 	e->triple = gpucc_target_triple(&t->parsed);
 	e->gpucc_version = gpucc_version();
-	e->llvm_version = gpucc_llvm_version();
+	e->llvm_version = j->backend->version;
 	e->device_lib_count = j->lib_count;
 	e->device_libs = j->libs;
 	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
@@ -1178,6 +1219,10 @@ static void merge_facts(gpucc_module_facts *into, const gpucc_module_facts *f)
 	into->optnone |= f->optnone;
 	if (!into->code_object_version)
 		into->code_object_version = f->code_object_version;
+	if (f->producer_major > into->producer_major) { /* the newest writer's */
+		into->producer_major = f->producer_major;
+		memcpy(into->producer, f->producer, sizeof into->producer);
+	}
 }
 
 /* The module of modules[members[0..n)] linked in that order, into *out.
@@ -1393,10 +1438,17 @@ static void source_identity(gpucc_compile *c, gpucc_vendor vendor, gpucc_digest 
 {
 	bool nvidia = vendor == GPUCC_VENDOR_NVIDIA;
 	identity_text t = {.used = 0};
-	identity_add(&t, "schema=%d\ngpucc=%s\nllvm=%s\ncode-object=%d\nmissing=%d%d%d\n",
-	             GPUCC_KEY_SCHEMA, gpucc_version(), gpucc_llvm_version(),
-	             c->o.code_object_version, c->ptxas_error != NULL, c->nvjitlink_error != NULL,
-	             c->ld_lld_error != NULL);
+	identity_add(&t, "schema=%d\ngpucc=%s\ncode-object=%d\nmissing=%d%d%d\n",
+	             GPUCC_KEY_SCHEMA, gpucc_version(), c->o.code_object_version,
+	             c->ptxas_error != NULL, c->nvjitlink_error != NULL, c->ld_lld_error != NULL);
+	/* Which backend compiles a target (so which LLVM its entry's key
+	 * names) follows from the target, which names the record too, the
+	 * backends there are and the one --llvm pins. */
+	const gpucc_backend_info *backends;
+	size_t backend_count = gpucc_backends(&backends);
+	identity_add(&t, "llvm-pinned=%u\n", c->o.llvm_major);
+	for (size_t i = 0; i < backend_count; i++)
+		identity_add(&t, "llvm=%s\n", backends[i].version);
 	const gpucc_option *o = nvidia ? c->nvidia_options : c->amd_options;
 	size_t count = nvidia ? c->nvidia_option_count : c->amd_option_count;
 	for (size_t i = nvidia ? 0 : 1; i < count; i++) /* AMD's first is code-object */
@@ -1622,7 +1674,6 @@ int gpucc_compile_plan(gpucc_compile *c)
 
 typedef struct pool {
 	gpucc_compile *c;
-	const char *worker_program; /* gpucc-compile-worker, beside the backend */
 	size_t *misses;
 	size_t miss_count;
 	size_t next;       /* under c->lock */
@@ -1680,7 +1731,25 @@ static bool cache_wide_failure(int sys_errno)
 
 static void compile_one(pool *p, gpucc_worker *worker, job *j)
 {
+	if (gpucc_backend_present(j->backend) != 0 || access(j->backend->worker, X_OK) != 0) {
+		gpucc_compile *c = p->c;
+		if (!j->backend->present)
+			job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", j->r.module, j->r.target,
+			         gpucc_error_last()->message);
+		else
+			job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: the compile worker '%s' is not beside the "
+			         "LLVM backend: reinstall gpucc", j->r.module, j->r.target,
+			         j->backend->worker);
+		gpucc_error_clear();
+		pthread_mutex_lock(&c->lock);
+		report_progress(c, j);
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
 	gpucc_compile *c = p->c;
+	pthread_mutex_lock(&c->lock);
+	c->backend_loaded = true; /* by the worker this job goes to */
+	pthread_mutex_unlock(&c->lock);
 	const module *m = &c->modules[j->module];
 	const target *t = &c->targets[j->target];
 	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
@@ -1786,22 +1855,32 @@ static void *worker(void *arg)
 	pool *p = arg;
 	gpucc_compile *c = p->c;
 	gpucc_worker_limits limits = {c->o.job_timeout_seconds, c->o.job_memory_bytes};
-	gpucc_worker *w = gpucc_worker_new(p->worker_program, &limits);
-	if (!w) {
-		pthread_mutex_lock(&c->lock);
-		snprintf(p->thread_error, sizeof p->thread_error, "out of memory");
-		pthread_mutex_unlock(&c->lock);
-		return NULL;
-	}
+	/* One worker slot per backend this thread meets (its LLVM's worker). */
+	const gpucc_backend_info *backends;
+	size_t backend_count = gpucc_backends(&backends);
+	gpucc_worker *w[8] = {NULL};
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
 		size_t index = p->next < p->miss_count ? p->misses[p->next++] : (size_t)-1;
 		pthread_mutex_unlock(&c->lock);
 		if (index == (size_t)-1)
 			break;
-		compile_one(p, w, &c->jobs[index]);
+		job *j = &c->jobs[index];
+		size_t slot = (size_t)(j->backend - backends);
+		if (slot >= backend_count || slot >= sizeof w / sizeof w[0])
+			slot = 0;
+		if (!w[slot] && !(w[slot] = gpucc_worker_new(j->backend->worker, j->backend->version,
+		                                              &limits))) {
+			job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", j->r.module, j->r.target);
+			pthread_mutex_lock(&c->lock);
+			report_progress(c, j);
+			pthread_mutex_unlock(&c->lock);
+			continue;
+		}
+		compile_one(p, w[slot], j);
 	}
-	gpucc_worker_free(w);
+	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+		gpucc_worker_free(w[i]);
 	return NULL;
 }
 
@@ -1832,31 +1911,9 @@ static int compile_misses(gpucc_compile *c)
 		free(p.misses);
 		return 0;
 	}
-	/* The workers load LLVM, and refuse to compile when it is not the LLVM
-	 * gpucc was built with (gpucc_llvm_version, which keys name, known
-	 * without loading it): this process does not. */
-	int rc = gpucc_backend_worker_program(&p.worker_program);
-	if (rc != 0) {
-		const char *why = gpucc_error_last()->message;
-		for (size_t i = 0; i < p.miss_count; i++) {
-			job *j = &c->jobs[p.misses[i]];
-			job_fail(j, rc, "%s: %s: %s", j->r.module, j->r.target, why);
-			report_progress(c, j);
-		}
-		free(p.misses);
-		return 0;
-	}
-	if (access(p.worker_program, X_OK) != 0) {
-		for (size_t i = 0; i < p.miss_count; i++) {
-			job *j = &c->jobs[p.misses[i]];
-			job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: the compile worker '%s' is not beside the "
-			         "LLVM backend: reinstall gpucc", j->r.module, j->r.target, p.worker_program);
-			report_progress(c, j);
-		}
-		free(p.misses);
-		return 0;
-	}
-	c->backend_loaded = true; /* by the workers */
+	/* The workers load LLVM, each job's backend's (compile_one), and
+	 * refuse to compile when it is not the LLVM that backend was built
+	 * with, which keys name: this process does not. */
 	unsigned n = thread_count(c, p.miss_count);
 	pthread_t *threads = calloc(n, sizeof *threads);
 	if (!threads) {

@@ -13,8 +13,11 @@
  * DEFINE_ABBREVs; LLVM writes it inside the module block and uses it for
  * CONSTANTS, VALUE_SYMTAB and FUNCTION blocks).
  *
- * What is read (ids and codes from LLVM 19's LLVMBitCodes.h):
+ * What is read (ids and codes from LLVM 19's LLVMBitCodes.h, which LLVM 22
+ * keeps):
  *
+ *   IDENTIFICATION (13), top    STRING (1): the producer, "LLVM22.1.8", which
+ *                               says what LLVM can read the module
  *   STRTAB (23), top level      the blob of names; read first
  *   MODULE (8)                  VERSION (1), TRIPLE (2); one value id per
  *                               GLOBALVAR (7), FUNCTION (8), ALIAS_OLD (9),
@@ -49,6 +52,7 @@
 #include "compile_module_facts.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -585,9 +589,30 @@ static bool strtab_record(reader *r, const block *b)
 	return true;
 }
 
-/* Pass 0 at the top level: the STRTAB block read, the others skipped. */
+/* IDENTIFICATION's STRING (1): who wrote the stream, "LLVM22.1.8" (the
+ * first module's, as LLVM's reader names it). */
+static bool identification_record(reader *r, const block *b)
+{
+	(void)b;
+	gpucc_module_facts *out = r->out;
+	if (r->code != 1 || out->producer[0] || r->op_count >= sizeof out->producer ||
+	    !ops_chars(r, 0, r->op_count))
+		return true;
+	memcpy(out->producer, r->chars, r->op_count + 1);
+	unsigned major = 0;
+	char dot;
+	if (sscanf(out->producer, "LLVM%u%c", &major, &dot) == 2 && dot == '.' && major < 1000)
+		out->producer_major = major;
+	return true;
+}
+
+/* Pass 0 at the top level: the STRTAB and IDENTIFICATION (13) blocks read,
+ * the others skipped. */
 static bool top_block_strtab(reader *r)
 {
+	if (r->entry_id == 13)
+		return walk_body(r, 0, 13, r->entry_width, r->c.pos, r->entry_end,
+		                 identification_record, NULL);
 	return r->entry_id != 23 || walk_body(r, 0, 23, r->entry_width, r->c.pos, r->entry_end,
 	                                      strtab_record, NULL);
 }

@@ -130,6 +130,9 @@ typedef struct gpucc_module_facts {
 	gpucc_feature xnack;   /* "+xnack" ON, "-xnack" OFF, else ANY (first one seen) */
 	gpucc_feature sramecc; /* likewise for "+sramecc" / "-sramecc" */
 	bool optnone;          /* some attribute group has optnone */
+	/* The writer (.bc: the IDENTIFICATION block's string). */
+	char producer[64];     /* "LLVM22.1.8"; "" when absent (.ll text) or unreadable */
+	unsigned producer_major; /* 22 of "LLVM22.1.8": the oldest LLVM that reads it; 0: unknown */
 	/* Module flags (!llvm.module.flags). */
 	bool flags_known;      /* false when the reader could not tell */
 	unsigned code_object_version; /* "amdhsa_code_object_version" / 100 (4, 5, 6); 0: absent */

@@ -130,6 +130,11 @@ typedef struct context {
 	char *clang;             /* NULL: none (clang_error says why) */
 	char clang_error[512];
 	const char *clang_version; /* "19.1.7", owned by the toolchain */
+	/* clang 22, for the targets only a newer LLVM knows (sm_100, gfx950:
+	 * pair_clang22); NULL: none, or none needed (clang22_error says why). */
+	char *clang22;
+	const char *clang22_version;
+	char clang22_error[512];
 	char *cuda_dir;          /* a toolkit with include/cuda_runtime.h, or NULL */
 	char *cccl_dir;          /* its include/cccl when that has CUB, or NULL */
 	char cwd[PATH_MAX];
@@ -144,6 +149,18 @@ typedef struct context {
 } context;
 
 static char *string_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Whether clang 19 cannot compile for the pair's target (its backend is
+ * a newer LLVM's: lib/compile_backend.c), so that clang 22 runs. */
+static bool pair_clang22(const gpucc_source_pair *p)
+{
+	return gpucc_target_llvm_major(p->target, NULL) > 19;
+}
+
+static const char *pair_clang(const context *x, const gpucc_source_pair *p)
+{
+	return pair_clang22(p) ? x->clang22 : x->clang;
+}
 
 static char *string_printf(const char *fmt, ...)
 {
@@ -406,7 +423,7 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 	                  : p->language == GPUCC_LANGUAGE_OPENCL ? 5
 	                                                         : GPUCC_DEFAULT_CODE_OBJECT_VERSION;
 	char buf[PATH_MAX + 64];
-	arg_as(a, x->clang, "clang");
+	arg_as(a, pair_clang(x, p), "clang");
 	arg(a, "-fno-crash-diagnostics");
 	arg(a, "-Wno-unused-command-line-argument");
 	/* A configuration file clang would find by itself (beside its binary,
@@ -423,6 +440,10 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 		arg(a, "--no-gpu-bundle-output");
 		arg(a, "-nogpulib");
 		arg(a, "-D__HIP_PLATFORM_AMD__");
+		/* clang 20 removed the macro HIP 5.2's headers read (docs/compile.md). */
+		if (pair_clang22(p))
+			arg(a, strncmp(t->processor, "gfx9", 4) == 0 ? "-D__AMDGCN_WAVEFRONT_SIZE=64"
+			                                             : "-D__AMDGCN_WAVEFRONT_SIZE=32");
 		{
 			/* clang's default CUID hashes the output's (temporary) path
 			 * into a global's name: the source's normalised path and
@@ -483,9 +504,10 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 		/* clang's driver adds the newest PTX ISA of the CUDA it finds
 		 * (8.5 for CUDA 13): turned off, with every newer one, in favour
 		 * of the one the target names. */
-		static const unsigned known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74,
-		                                 75, 76, 77, 78, 80, 81, 82, 83, 84, 85};
-		for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+		static const unsigned known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75,
+		                                 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
+		size_t known_count = sizeof known / sizeof known[0] - (pair_clang22(p) ? 0 : 4);
+		for (size_t i = 0; i < known_count; i++) {
 			if (known[i] <= t->ptx_isa)
 				continue;
 			snprintf(buf, sizeof buf, "-ptx%u", known[i]);
@@ -556,7 +578,7 @@ static int record_name(gpucc_digest *out, const context *x, const gpucc_source_p
 	gpucc_sha256_init(&h);
 	field_text(&h, RECORD_MAGIC);
 	field_text(&h, gpucc_version());
-	field_text(&h, x->clang_version);
+	field_text(&h, pair_clang22(p) ? x->clang22_version : x->clang_version);
 	field_text(&h, gpucc_source_language_name(p->language));
 	field_text(&h, p->target_name);
 	for (size_t i = 0; i < a->count; i++)
@@ -761,7 +783,8 @@ static char *record_read(const char *path, record_results *rs, const char **why)
  * a note.  A result whose files are unchanged but whose entry the cache no
  * longer holds is a miss, its key kept in r->missed.  A damaged record is
  * a miss. */
-static void record_lookup(context *x, const gpucc_digest *name, gpucc_source_result *r)
+static void record_lookup(context *x, const gpucc_source_pair *p, const gpucc_digest *name,
+                          gpucc_source_result *r)
 {
 	char *path = record_path(x->records_dir, name);
 	record_results rs;
@@ -809,8 +832,8 @@ static void record_lookup(context *x, const gpucc_digest *name, gpucc_source_res
 		}
 		char hex[GPUCC_DIGEST_HEX_SIZE];
 		gpucc_digest_to_hex(hex, name);
-		if (x->clang)
-			gpucc_strlist_push_new(&r->reads, x->clang);
+		if (pair_clang(x, p))
+			gpucc_strlist_push_new(&r->reads, pair_clang(x, p));
 		r->hit = img;
 		r->note = string_printf("hit: record %.16s, %lu files unchanged", hex, res->count);
 	}
@@ -1517,8 +1540,8 @@ static bool look_up_pair(context *x, size_t index)
 		          "(include/cuda_runtime.h in $CUDA_PATH or /usr/local/cuda)");
 		return false;
 	}
-	if (!x->clang) {
-		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", x->clang_error);
+	if (!pair_clang(x, p)) {
+		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", pair_clang22(p) ? x->clang22_error : x->clang_error);
 		return false;
 	}
 	/* Every record is looked up before clang runs, so no temporary
@@ -1531,7 +1554,7 @@ static bool look_up_pair(context *x, size_t index)
 		return false;
 	}
 	if (x->records_dir) {
-		record_lookup(x, &x->names[index], r);
+		record_lookup(x, p, &x->names[index], r);
 		return !r->hit;
 	}
 	r->note = strdup(x->s->relocatable && x->s->cache ? "miss: linked sources are not recorded"
@@ -1541,10 +1564,10 @@ static bool look_up_pair(context *x, size_t index)
 
 /* The second half of a pair whose record missed: clang. */
 /* What a compile clang ran read, into r->reads for a dependency file:
- * clang, clang's -MD list (deps; NULL when it wrote none) but gpucc's own
+ * its clang, clang's -MD list (deps; NULL when it wrote none) but gpucc's own
  * temporary files, and the files its arguments name. */
-static void source_reads(context *x, const gpucc_depfile *deps, const gpucc_clang_search *search,
-                         gpucc_source_result *r)
+static void source_reads(context *x, const gpucc_source_pair *p, const gpucc_depfile *deps,
+                         const gpucc_clang_search *search, gpucc_source_result *r)
 {
 	gpucc_strlist files = {0}, absent = {0};
 	for (size_t i = 0; deps && i < deps->count; i++)
@@ -1559,8 +1582,8 @@ static void source_reads(context *x, const gpucc_depfile *deps, const gpucc_clan
 		r->reads.failed |= !norm;
 		free(norm);
 	}
-	if (x->clang)
-		gpucc_strlist_push_new(&r->reads, x->clang);
+	if (pair_clang(x, p))
+		gpucc_strlist_push_new(&r->reads, pair_clang(x, p));
 	gpucc_strlist_release(&files);
 	gpucc_strlist_release(&absent);
 }
@@ -1606,7 +1629,8 @@ static void compile_pair(context *x, size_t index)
 		gpucc_clang_verbose_take(err, &search); /* -v's lines: the include search */
 		err_size = strlen(err);
 	}
-	const char *clang_name = strrchr(x->clang, '/') ? strrchr(x->clang, '/') + 1 : x->clang;
+	const char *clang = pair_clang(x, p);
+	const char *clang_name = strrchr(clang, '/') ? strrchr(clang, '/') + 1 : clang;
 	char first[512] = "";
 	if (err)
 		first_error_line(first, sizeof first, err);
@@ -1620,7 +1644,7 @@ static void compile_pair(context *x, size_t index)
 		set_error(r, GPUCC_ECOMPILE, p, "%s crashed (%s)%s%s", clang_name,
 		          signal_name(WTERMSIG(status)), first[0] ? ": " : "", first);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !first[0]) {
-		set_error(r, GPUCC_EUNAVAILABLE, p, "cannot run '%s'", x->clang);
+		set_error(r, GPUCC_EUNAVAILABLE, p, "cannot run '%s'", clang);
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		set_error(r, GPUCC_ECOMPILE, p, "%s: %s", clang_name,
 		          first[0] ? first : "failed without a message");
@@ -1644,7 +1668,7 @@ static void compile_pair(context *x, size_t index)
 	gpucc_depfile deps = {0};
 	bool have_deps = dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
 	if (r->ir)
-		source_reads(x, have_deps ? &deps : NULL, &search, r);
+		source_reads(x, p, have_deps ? &deps : NULL, &search, r);
 	if (r->ir && x->records_dir && x->records_writable) {
 		char *why = NULL;
 		if (!have_deps) {
@@ -1801,6 +1825,51 @@ static void find_clang(context *x)
 		         "clang-19 was not found on PATH: sources need clang 19 (install clang-19)");
 }
 
+/* clang 22 for the pairs whose target only a newer LLVM knows: clang-22 on
+ * PATH, else LLVM 22's own. */
+static void find_clang22(context *x)
+{
+	bool needed = false;
+	for (size_t i = 0; i < x->count; i++)
+		needed |= pair_clang22(&x->pairs[i]);
+	if (!needed)
+		return;
+	char *candidates[2] = {NULL, strdup("/usr/lib/llvm-22/bin/clang")};
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : ""; *p && !candidates[0];) {
+		size_t len = strcspn(p, ":");
+		char *c = len ? string_printf("%.*s/clang-22", (int)len, p) : NULL;
+		if (c && is_executable(c))
+			candidates[0] = c;
+		else
+			free(c);
+		p += len + (p[len] == ':');
+	}
+	for (size_t i = 0; i < 2 && !x->clang22; i++) {
+		if (!candidates[i] || !is_executable(candidates[i]))
+			continue;
+		const char *version = NULL;
+		pthread_mutex_lock(&x->lock);
+		int rc = x->s->toolchain ? gpucc_toolchain_tool_version(x->s->toolchain, "clang-version",
+		                                                        candidates[i], "clang version ",
+		                                                        &version)
+		                         : GPUCC_EUNAVAILABLE;
+		pthread_mutex_unlock(&x->lock);
+		if (rc == 0 && strncmp(version, "22.", 3) == 0) {
+			x->clang22 = candidates[i];
+			x->clang22_version = version;
+			candidates[i] = NULL;
+		}
+		gpucc_error_clear();
+	}
+	free(candidates[0]);
+	free(candidates[1]);
+	if (!x->clang22)
+		snprintf(x->clang22_error, sizeof x->clang22_error,
+		         "clang-22 was not found on PATH: sources for targets LLVM 19 does not know "
+		         "need clang 22 (install clang-22)");
+}
+
 static void find_cuda(context *x)
 {
 	const char *dirs[] = {getenv("CUDA_PATH"), "/usr/local/cuda"};
@@ -1908,6 +1977,7 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 		return gpucc_error_oom();
 	}
 	find_clang(&x);
+	find_clang22(&x);
 	find_cuda(&x);
 	x.cuda_stub = needs_cuda_stub(&x);
 	if (s->cache && !s->relocatable) {
@@ -1973,6 +2043,7 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 			set_error(&pairs[i].result, GPUCC_ERROR, &pairs[i], "out of memory");
 		}
 	free(x.clang);
+	free(x.clang22);
 	free(x.cuda_dir);
 	free(x.cccl_dir);
 	free(x.records_dir);

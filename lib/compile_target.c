@@ -26,8 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The highest PTX ISA LLVM 19 writes (+ptx85). */
-#define LLVM_MAX_PTX_ISA 85
+/* The highest PTX ISA gpucc's LLVMs write (LLVM 22's +ptx90); which LLVM
+ * writes a job's is chosen with its backend (lib/compile_backend.c). */
+#define LLVM_MAX_PTX_ISA 90
 
 unsigned gpucc_amdgpu_isa_version(const char *processor)
 {
@@ -136,10 +137,13 @@ static int fit_amd(gpucc_job_target *out, const gpucc_target *t, int code_object
 		                       out->name, want);
 	}
 	unsigned module_version = f->code_object_version;
-	if (module_version && module_version != 4 && module_version != 5)
+	/* clang 20 and later write v6 (AMDGPUUsage: v5's ABI, and generic
+	 * processors, which gpucc does not name): made as the module asks, with
+	 * v5's device library ABI. */
+	if (module_version && module_version != 4 && module_version != 5 && module_version != 6)
 		return gpucc_error_set(GPUCC_ECOMPILE,
 		                       "the module sets amdhsa_code_object_version %u00: gpucc makes "
-		                       "code objects v4 and v5 only",
+		                       "code objects v4, v5 and (as a module asks) v6 only",
 		                       module_version);
 	if (code_object_asked && module_version && (unsigned)code_object_asked != module_version)
 		return gpucc_error_set(GPUCC_ECOMPILE,

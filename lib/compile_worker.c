@@ -47,7 +47,8 @@
 extern char **environ;
 
 struct gpucc_worker {
-	char *program;   /* gpucc-compile-worker */
+	char *program;   /* gpucc-compile-worker-N */
+	char llvm_version[64]; /* the LLVM it must run: its backend's, which keys name */
 	gpucc_worker_limits limits;
 	pid_t pid;       /* 0: none running */
 	int socket;      /* the caller's end */
@@ -75,13 +76,15 @@ static void remove_tree(const char *path)
 	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-gpucc_worker *gpucc_worker_new(const char *program, const gpucc_worker_limits *limits)
+gpucc_worker *gpucc_worker_new(const char *program, const char *llvm_version,
+                               const gpucc_worker_limits *limits)
 {
 	gpucc_worker *w = calloc(1, sizeof *w);
 	if (!w || !(w->program = strdup(program))) {
 		free(w);
 		return NULL;
 	}
+	snprintf(w->llvm_version, sizeof w->llvm_version, "%s", llvm_version);
 	w->limits = *limits;
 	w->socket = w->stderr_fd = -1;
 	return w;
@@ -120,7 +123,7 @@ static int worker_start(gpucc_worker *w)
 	snprintf(caller, sizeof caller, "%ld", (long)getpid());
 	snprintf(memory, sizeof memory, "%llu", (unsigned long long)w->limits.memory_bytes);
 	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", w->dir);
-	char *argv[] = {w->program, caller, (char *)gpucc_llvm_version(),
+	char *argv[] = {w->program, caller, w->llvm_version,
 	                w->limits.memory_bytes ? memory : NULL, NULL};
 	size_t env_count = 0;
 	while (environ[env_count])
@@ -294,15 +297,16 @@ static void fail_job(gpucc_backend_result *out, int code, const gpucc_backend_jo
 	out->code = code;
 }
 
-/* Keys name the LLVM gpucc was built with (gpucc_llvm_version), known
- * without loading LLVM; a worker that runs another (libLLVM upgraded under
- * an installed gpucc) would compile what its key does not say. */
-static int other_llvm(gpucc_backend_result *out, const gpucc_backend_job *job, const char *runs)
+/* Keys name the LLVM the worker's backend was built with, known without
+ * loading LLVM; a worker that runs another (libLLVM upgraded under an
+ * installed gpucc) would compile what its key does not say. */
+static int other_llvm(gpucc_worker *w, gpucc_backend_result *out, const gpucc_backend_job *job,
+                      const char *runs)
 {
 	fail_job(out, GPUCC_EUNAVAILABLE, job,
 	         "the LLVM backend runs LLVM %s, but gpucc was built with LLVM %s, "
 	         "which keys name: rebuild gpucc against the installed LLVM",
-	         runs, gpucc_llvm_version());
+	         runs, w->llvm_version);
 	return out->code;
 }
 
@@ -324,7 +328,7 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 {
 	memset(out, 0, sizeof *out);
 	if (w->other_llvm[0])
-		return other_llvm(out, job, w->other_llvm);
+		return other_llvm(w, out, job, w->other_llvm);
 	if (w->pid == 0 && worker_start(w) != 0) {
 		fail_job(out, GPUCC_EUNAVAILABLE, job, "%s", gpucc_error_last()->message);
 		gpucc_error_clear();
@@ -364,7 +368,7 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 		return out->code;
 	}
 	if (w->other_llvm[0]) {
-		other_llvm(out, job, w->other_llvm);
+		other_llvm(w, out, job, w->other_llvm);
 	} else if (no_start) {
 		fail_job(out, GPUCC_EUNAVAILABLE, job, "the compile worker '%s' cannot start%s%s",
 		         w->program, words[0] ? ": " : "", words);

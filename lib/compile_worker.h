@@ -14,10 +14,11 @@ typedef struct gpucc_worker_limits {
 
 typedef struct gpucc_worker gpucc_worker;
 
-/* A worker slot for one compile thread; its process (program: the path of
- * gpucc-compile-worker) starts with the first job.  NULL when out of
- * memory. */
-gpucc_worker *gpucc_worker_new(const char *program, const gpucc_worker_limits *limits);
+/* A worker slot for one compile thread and one backend; its process
+ * (program: the path of gpucc-compile-worker-N, which must run LLVM
+ * llvm_version) starts with the first job.  NULL when out of memory. */
+gpucc_worker *gpucc_worker_new(const char *program, const char *llvm_version,
+                               const gpucc_worker_limits *limits);
 /* Stop the worker (it finishes nothing: call between jobs), remove its
  * temporary directory and free the slot; accepts NULL. */
 void gpucc_worker_free(gpucc_worker *w);

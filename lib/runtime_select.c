@@ -25,9 +25,9 @@ static const struct {
 	{12080, 87}, {12090, 88}, {13000, 90},
 };
 
-/* The newest PTX ISA gpucc (LLVM 19) can produce: a newer driver JITs
+/* The newest PTX ISA gpucc (LLVM 22) can produce: a newer driver JITs
  * everything up to it. */
-#define NEWEST_KNOWN_PTX_ISA 85
+#define NEWEST_KNOWN_PTX_ISA 90
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -121,8 +121,9 @@ static bool sm_is_tegra(unsigned sm)
 
 /* Whether a cubin built for t loads on a device of device_sm: the same sm;
  * else a later minor revision of the same major (a cubin for sm_80 runs on
- * sm_86 and sm_89, not on sm_75 or sm_90), except for arch-specific code
- * (sm_90a runs only on sm_90) and Tegra. */
+ * sm_86 and sm_89, not on sm_75 or sm_90; one for sm_100 or sm_100f on
+ * sm_103), except for arch-specific code (sm_90a runs only on sm_90,
+ * sm_100a only on sm_100) and Tegra. */
 static bool cubin_runs_on(const gpucc_target *t, unsigned device_sm)
 {
 	if (t->sm == device_sm)
@@ -132,10 +133,14 @@ static bool cubin_runs_on(const gpucc_target *t, unsigned device_sm)
 }
 
 /* Whether the driver can JIT PTX built for t on the device: PTX for sm_X
- * runs on sm >= X (sm_Xa only on sm_X), and the driver must know its ISA. */
+ * runs on sm >= X, sm_Xa only on sm_X, sm_Xf on the later minors of X's
+ * major (its family: sm_100f on sm_100 and sm_103, not on sm_120); and the
+ * driver must know its ISA. */
 static bool ptx_runs_on(const gpucc_target *t, const gpucc_target *device)
 {
-	bool arch_ok = t->sm_accelerated ? t->sm == device->sm : t->sm <= device->sm;
+	bool arch_ok = t->sm_accelerated ? t->sm == device->sm
+	               : t->sm_family    ? t->sm / 10 == device->sm / 10 && t->sm <= device->sm
+	                                 : t->sm <= device->sm;
 	return arch_ok && t->ptx_isa <= device->ptx_isa;
 }
 
@@ -234,6 +239,8 @@ static bool better(const gpucc_selection *a, const gpucc_selection *b)
 				return ta.sm > tb.sm;
 			if (ta.sm_accelerated != tb.sm_accelerated)
 				return ta.sm_accelerated;
+			if (ta.sm_family != tb.sm_family) /* its family's features */
+				return ta.sm_family;
 		}
 	}
 	return gpucc_digest_compare(&a->entry->key, &b->entry->key) < 0;

@@ -30,7 +30,7 @@ crash() {
 	done
 	rm -rf cache
 	# shellcheck disable=SC2086
-	expect_exit 5 "$GPUCC" compile --cache cache --no-cubin --json "$C/$module" $goods $args
+	expect_exit 5 "$GPUCC" compile --cache cache --no-cubin --json --llvm 19 "$C/$module" $goods $args
 	python3 - out "$module" "$@" <<'PY' || fail "$module: $(cat err)"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -51,13 +51,19 @@ PY
 	[ -z "$(ls tmp)" ] || fail "$module: left $(ls tmp) in TMPDIR"
 }
 
-crash cp_async.ll sm_75
-crash mfma.ll gfx1030 gfx803
-crash fp128_arg.ll sm_90
-crash frem128.ll gfx90a
-crash wmma.ll sm_60
-crash sdot4.ll gfx803
-crash fp128_sin.ll sm_90
+# These are LLVM 19's crashes (a newer LLVM may compile some): pinned to
+# its backend, when this gpucc has one.
+if has_llvm 19; then
+	crash cp_async.ll sm_75
+	crash mfma.ll gfx1030 gfx803
+	crash fp128_arg.ll sm_90
+	crash frem128.ll gfx90a
+	crash wmma.ll sm_60
+	crash sdot4.ll gfx803
+	crash fp128_sin.ll sm_90
+else
+	echo "compile_crash: no LLVM 19 backend: its known crashes are not tried"
+fi
 # What the older generation cannot do, the newer one compiles.
 expect_exit 0 "$GPUCC" compile --no-cache --no-cubin "$C/mfma.ll" -t gfx90a
 expect_exit 0 "$GPUCC" compile --no-cache --no-cubin "$C/cp_async.ll" -t sm_80

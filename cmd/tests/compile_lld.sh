@@ -7,6 +7,7 @@
 # for its version (the build's memo of it); the copy is.  Skipped where the
 # build has no LLD library (liblld-19-dev) or strace is missing.
 . "$SRCROOT/cmd/tests/lib.sh"
+use_llvm 19 "LLD 19, which links in process, is in LLVM 19's worker"
 
 grep -q 'GPUCC_BUILD_LLD_VERSION "19' "$BUILDDIR/gpucc_build_config.h" ||
 	skip "built without LLD as a library (liblld-19-dev): the compile worker runs ld.lld"

@@ -8,6 +8,7 @@
 # shared memory, __constant__, __nvvm_reflect) and AMDGPU LDS with scoped
 # atomics.
 . "$SRCROOT/cmd/tests/lib.sh"
+use_llvm 19 "the comparison is with opt-19 and llc-19"
 
 K=$TESTDATA/kernels
 for tool in opt-19 llc-19; do

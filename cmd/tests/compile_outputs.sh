@@ -99,7 +99,9 @@ define amdgpu_kernel void @k(ptr addrspace(1) %p) {
 }
 EOF
 amd_o0_funcs amd_own
-for f in k own_cos own_ping own_pong __ocml_cos_f32; do
+# own_ping is private: LLVM 19 lists it in the symbol table, LLVM 22 as a
+# local label only; own_pong, which calls it, is there with either.
+for f in k own_cos own_pong __ocml_cos_f32; do
 	assert_grep "^$f\$" amd_own.funcs
 done
 

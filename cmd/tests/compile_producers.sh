@@ -30,7 +30,8 @@ key=$(result_key cuda.json _Z6reduceIfEvPKT_PS0_i)
 "$GPUCC" cat cuda.gpucc "$key" --part ptx > cuda.ptx
 assert_grep "^\.extern \.shared \.align 4 \.b8 smem\[\];$" cuda.ptx
 assert_grep "^\.weak \.entry _Z6reduceIfEvPKT_PS0_i($" cuda.ptx
-assert_grep "^\.maxntid 1024, 1, 1$" cuda.ptx
+# LLVM 19 writes the three dimensions; LLVM 22 leaves the 1s out.
+assert_grep "^\.maxntid 1024\(, 1, 1\)\?$" cuda.ptx
 assert_grep "^\.minnctapersm 2$" cuda.ptx
 assert_grep "^\.visible \.const \.align 4 \.f32 scale" cuda.ptx
 assert_grep "\.shared \.align 4 \.b8 _ZZ6reduceIfEvPKT_PS0_iE5warps\[128\];" cuda.ptx

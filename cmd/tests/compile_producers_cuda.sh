@@ -26,7 +26,7 @@ for level in 0 2; do
 	key=$(result_key out $julia_kernels)
 	"$GPUCC" cat julia$level.gpucc "$key" --part ptx > julia$level.ptx
 	assert_grep "^\.extern \.shared \.align 32 \.b8 shmem\[\];$" julia$level.ptx
-	assert_grep "^\.reqntid 256, 1, 1$" julia$level.ptx
+	assert_grep "^\.reqntid 256\(, 1, 1\)\?$" julia$level.ptx # LLVM 22 leaves the 1s out
 	# Kept by llvm.used, though nothing calls it.
 	assert_grep "^\.visible \.func  (\.param \.b32 func_retval0) julia_probe_77()$" julia$level.ptx
 	assert_no_grep "call.*__nv_" julia$level.ptx

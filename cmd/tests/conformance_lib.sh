@@ -59,6 +59,10 @@
 # (the modules gpucc gets), ref/NAME.PROC.{hsaco,ptx} (clang's end-to-end
 # build), log/ (clang's messages), skip/NAME.PROC (a refusal's reason).
 
+# The suites hold gpucc against clang-19's build: LLVM 19's backend
+# compiles (a newer one, chosen by default, schedules differently).
+use_llvm 19 "the suites are held against clang-19's build"
+
 # The clang the suites run (CONF_CLANG; not CLANG, which scripts/test reads
 # as its own switch for the clang-19 build and leaves in the environment).
 : "${CONF_CLANG:=clang-19}"

@@ -30,7 +30,12 @@ share=$(find "$dest" -type d -name share | head -1)
 assert_file "$bindir/gpucc"
 assert_file "$libdir/libgpucc.a"
 [ -e "$libdir/libgpucc.so" ] || fail "libgpucc.so not installed"
-assert_file "$libdir/gpucc/libgpucc-llvm.so"
+for module in "$BUILDDIR"/lib/backend_llvm/libgpucc-llvm*.so; do # each LLVM's backend
+	major=${module##*/libgpucc-llvm}
+	major=${major%.so}
+	assert_file "$libdir/gpucc/libgpucc-llvm$major.so"
+	assert_file "$libdir/gpucc/gpucc-compile-worker-$major"
+done
 assert_file "$libdir/cmake/gpucc/gpucc-config.cmake"
 assert_file "$libdir/cmake/gpucc/gpucc-config-version.cmake"
 for h in gpucc.h gpucc/common.h gpucc/image.h gpucc/runtime.h gpucc/compile.h; do

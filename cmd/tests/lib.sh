@@ -69,6 +69,18 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@" || fail "'$*
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
+# has_llvm N: whether gpucc has LLVM N's backend, found where it looks
+# (gpucc --version lists each as "  LLVM N.x.y", adding why when not found).
+has_llvm() { "$GPUCC" --version | grep -q "^  LLVM $1\.[0-9.]*\$"; }
+# use_llvm N [WHY]: every compile of the test on LLVM N's backend (the
+# GPUCC_BACKEND pin), for a test that checks what that LLVM writes; skip
+# when the build has none.
+use_llvm() {
+	GPUCC_BACKEND=$BUILDDIR/lib/backend_llvm/libgpucc-llvm$1.so
+	[ -f "$GPUCC_BACKEND" ] || skip "this build has no LLVM $1 backend${2:+ ($2)}"
+	export GPUCC_BACKEND
+}
+
 expect_exit() {
 	local want=$1; shift
 	"$@" >out 2>err

@@ -48,6 +48,24 @@ cat >specx.json <<EOF
 ]}
 EOF
 expect_exit 0 "$GPUCC" pack -o kx.gpucc specx.json
+# Blackwell and MI350: arch-specific (a) and family (f) code, plain PTX.
+cat >specb.json <<EOF
+{"entries": [
+  {"module": "k.ll", "module_sha256": "$digest", "target": "sm_100a:ptx88",
+   "kernels": ["k"], "cubin": "k.cubin"},
+  {"module": "k.ll", "module_sha256": "$digest", "target": "sm_100f:ptx88",
+   "kernels": ["k"], "cubin": "k.cubin"},
+  {"module": "k.ll", "module_sha256": "$digest", "target": "sm_100:ptx86",
+   "kernels": ["k"], "ptx": "k.ptx"},
+  {"module": "k.ll", "module_sha256": "$digest", "target": "sm_120f:ptx88",
+   "kernels": ["k"], "cubin": "k.cubin"},
+  {"module": "k.ll", "module_sha256": "$digest", "target": "sm_90:ptx78",
+   "kernels": ["k"], "ptx": "k.ptx"},
+  {"module": "k.ll", "module_sha256": "$digest", "target": "gfx950",
+   "kernels": ["k"], "hsaco": "any.hsaco"}
+]}
+EOF
+expect_exit 0 "$GPUCC" pack -o kb.gpucc specb.json
 
 # key_of IMAGE TARGET: the key of IMAGE's entry for TARGET.
 key_of() {
@@ -91,6 +109,13 @@ kx.gpucc     sm_86                   12.4    k       none           -      -
 kx.gpucc     sm_89                   12.4    k       none           -      -
 kx.gpucc     sm_89                   13.0    k       sm_86:ptx85    ptx    fallback
 kx.gpucc     sm_87                   13.0    k       sm_86:ptx85    ptx    fallback
+kb.gpucc     sm_100                  -       k       sm_100a:ptx88  cubin  exact
+kb.gpucc     sm_103                  -       k       sm_100:ptx86   ptx    fallback
+kb.gpucc     sm_103                  12.6    k       sm_90:ptx78    ptx    fallback
+kb.gpucc     sm_120                  -       k       sm_120f:ptx88  cubin  exact
+kb.gpucc     sm_121                  -       k       sm_100:ptx86   ptx    fallback
+kb.gpucc     gfx950:sramecc+:xnack-  -       k       gfx950         hsaco  fallback
+kb.gpucc     gfx942:sramecc+:xnack-  -       k       none           -      -
 kx.gpucc     gfx90a:sramecc+:xnack-  -       k       gfx90a:sramecc+:xnack-  hsaco  exact
 kx.gpucc     gfx90a:xnack-           -       k       none           -      -
 kx.gpucc     gfx90a:sramecc-:xnack-  -       k       none           -      -
@@ -118,6 +143,9 @@ echo "$cases" | while read -r image target driver kernel entry part fit; do
 				assert_grep "^  $kernel  no fit: .*: the image has NVIDIA code for .*$code" out
 			done
 			assert_no_grep "no fit: .*gfx" out ;;
+		kb.gpucc:gfx*)
+			assert_grep "^  $kernel  no fit: .*: the image has AMD code for gfx950 (hsaco)$" out
+			assert_no_grep "no fit: .*sm_" out ;;
 		*:gfx*)
 			assert_grep "^  $kernel  no fit: .*: the image has AMD code for gfx90a (hsaco)" out
 			assert_no_grep "no fit: .*sm_" out ;;
@@ -163,7 +191,7 @@ done || exit 1
 printf '{"entries": [{"module": "k.ll", "module_sha256": "%s", "target": "gfx90a", "kernels": ["saxpy"], "hsaco": "any.hsaco"}]}' "$digest" >amd.json
 expect_exit 0 "$GPUCC" pack -o amd.gpucc amd.json
 expect_exit 2 "$GPUCC" devices -i amd.gpucc -t sm_90 -t gfx942
-assert_grep "^  saxpy  no fit: no entry of 'amd.gpucc' with kernel 'saxpy' runs on sm_90 (driver JITs PTX ISA up to 8.5): the image has no NVIDIA code for that kernel$" out
+assert_grep "^  saxpy  no fit: no entry of 'amd.gpucc' with kernel 'saxpy' runs on sm_90 (driver JITs PTX ISA up to 9.0): the image has no NVIDIA code for that kernel$" out
 assert_grep "^  saxpy  no fit: no entry of 'amd.gpucc' with kernel 'saxpy' runs on gfx942: the image has AMD code for gfx90a (hsaco)$" out
 expect_exit 2 "$GPUCC" devices -i k13.gpucc -t gfx90a
 assert_grep "^  norm  no fit: .* runs on gfx90a: the image has no AMD code for that kernel$" out
@@ -183,7 +211,7 @@ assert_grep "^  abcd  [0-9a-f]\{12\}  gfx90a " out
 expect_exit 0 "$GPUCC" devices -i k.gpucc -t sm_80 -t sm_86 -t gfx90a:xnack- -t gfx90a:xnack+
 [ "$(grep -c '^target:' out)" = 4 ] || { cat out >&2; fail "four targets"; }
 [ "$(grep -c '^  s' out)" = 8 ] || { cat out >&2; fail "two kernels a target"; }
-assert_grep "^target:0  sm_80 (PTX <= 8.5)  (--target sm_80, newest CUDA driver)$" out
+assert_grep "^target:0  sm_80 (PTX <= 9.0)  (--target sm_80, newest CUDA driver)$" out
 assert_grep "^target:2  gfx90a:xnack-  (--target gfx90a:xnack-)$" out
 expect_exit 2 "$GPUCC" devices -i k.gpucc -t sm_75 -t sm_86 --cuda-driver 12.4
 assert_grep "^target:1  sm_86 (PTX <= 8.4)  (--target sm_86, CUDA driver 12.4)$" out
@@ -228,7 +256,7 @@ unset GPUCC_HIP_LIBRARY GPUCC_CUDA_LIBRARY
 # Bad device targets: one line naming the argument, 3 (bad input, as an
 # unknown target is in compile and pack; it was 129 here).  Driver versions
 # that are no version: 129.
-for bad in sm_90a sm_90:ptx78 sm_9 sm_1000 sm_x gfx90a:xnack gfx1030:xnack+ gfx9999 foo ''; do
+for bad in sm_90a sm_100a sm_100f sm_90:ptx78 sm_9 sm_1000 sm_x gfx90a:xnack gfx1030:xnack+ gfx9999 foo ''; do
 	expect_exit 3 "$GPUCC" devices -i k.gpucc -t sm_80 --target "$bad"
 	assert_one_line err
 	assert_grep "^gpucc devices: bad --target: .*'$bad'\|^gpucc devices: bad --target: empty" err

@@ -435,7 +435,7 @@ static bool nvptx_feature_conflicts(const gpucc_backend_job *job, const char *fe
 		return false;
 	memcpy(token, feature, len);
 	token[len] = '\0';
-	snprintf(sm, sizeof sm, "+sm_%u%s", job->sm, job->sm_accelerated ? "a" : "");
+	snprintf(sm, sizeof sm, "+%s", job->cpu); /* "+sm_90a", "+sm_100f" */
 	if (strncmp(token, "+sm_", 4) == 0)
 		return strcmp(token, sm) != 0;
 	unsigned want = job_ptx_isa(job), asked = 0;
@@ -1494,7 +1494,7 @@ static int run_ptxas(compile *c, const char *ptx, size_t ptx_size)
 	snprintf(in, sizeof in, "%s.ptx", c->path_base);
 	snprintf(out_path, sizeof out_path, "%s.cubin", c->path_base);
 	snprintf(log, sizeof log, "%s.ptxas.log", c->path_base);
-	snprintf(arch, sizeof arch, "-arch=sm_%u%s", c->job->sm, c->job->sm_accelerated ? "a" : "");
+	snprintf(arch, sizeof arch, "-arch=%s", c->job->cpu); /* "sm_90a", "sm_100f" */
 	if (backend_file_write(in, ptx, ptx_size) != 0)
 		return fail(c, GPUCC_ERROR, "cannot write '%s': %s", in, strerror(errno));
 	char *argv[12];
@@ -1629,9 +1629,9 @@ static int check_debug_sections(compile *c, const char *ptx, size_t size)
 	return fail(c, GPUCC_ECOMPILE,
 	            "full debug info (-g) needs PTX ISA 7.5 or later, and the target asks for "
 	            "%u.%u: LLVM writes its DWARF name tables as label differences, which ptxas and "
-	            "the driver refuse before 7.5 (compile for sm_%u%s:ptx75 or later, or give the "
+	            "the driver refuse before 7.5 (compile for %s:ptx75 or later, or give the "
 	            "module line tables only)",
-	            isa / 10, isa % 10, c->job->sm, c->job->sm_accelerated ? "a" : "");
+	            isa / 10, isa % 10, c->job->cpu);
 }
 
 static int finish_nvptx(compile *c, LLVMMemoryBufferRef buffer)

@@ -216,7 +216,7 @@ backend_nvjitlink_status backend_nvjitlink_cubin(const gpucc_backend_job *job, c
 	const nvjl_library *l = &library;
 
 	char arch[32];
-	snprintf(arch, sizeof arch, "-arch=sm_%u%s", job->sm, job->sm_accelerated ? "a" : "");
+	snprintf(arch, sizeof arch, "-arch=%s", job->cpu); /* "sm_90a", "sm_100f" */
 	const char *options[4] = {arch, "-verbose", "-no-cache", "-lineinfo"};
 	uint32_t option_count = job->debug_info ? 4 : 3;
 	backend_text log = {0}, info = {0};

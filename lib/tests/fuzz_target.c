@@ -17,6 +17,7 @@
 static bool same_target(const gpucc_target *a, const gpucc_target *b)
 {
 	return a->vendor == b->vendor && a->sm == b->sm && a->sm_accelerated == b->sm_accelerated &&
+	       a->sm_family == b->sm_family &&
 	       a->ptx_isa == b->ptx_isa && strcmp(a->processor, b->processor) == 0 &&
 	       a->sramecc == b->sramecc && a->xnack == b->xnack;
 }
@@ -62,6 +63,12 @@ static void check_accepted(const gpucc_target *t)
 	} else {
 		fuzz_fail("an accepted target of no vendor");
 	}
+	/* Some LLVM from 19 to 22 knows every accepted target, oldest first. */
+	unsigned last, oldest = gpucc_target_llvm_major(t, &last);
+	if (oldest < 19 || oldest > 22 || (last && last < oldest))
+		fuzz_fail("an accepted target no LLVM from 19 to 22 knows");
+	if (t->sm_accelerated && t->sm_family)
+		fuzz_fail("an NVIDIA target both arch- and family-specific");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -83,6 +90,9 @@ void fuzz_seeds(void (*add)(const void *data, size_t size))
 		"sm_90", "sm_90:ptx78", "sm_90a:ptx80", "sm_20:ptx32", "sm_86:ptx85", "sm_75",
 		"gfx90a", "gfx90a:xnack-", "gfx90a:sramecc+:xnack-", "gfx908:xnack+:sramecc-",
 		"gfx942:sramecc-", "gfx1030", "gfx1100", "gfx600", "gfx1201",
+		/* LLVM 20 and 22's: 'a' and 'f' variants, PTX ISA 9.0, MI350, gfx1250. */
+		"sm_100", "sm_100f:ptx88", "sm_121a", "sm_110:ptx90", "gfx950:sramecc+:xnack-",
+		"gfx1250", "gfx941",
 	};
 	for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
 		add(seeds[i], strlen(seeds[i]));

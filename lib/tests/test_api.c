@@ -662,6 +662,38 @@ static void test_compile_options_v1(void)
 
 	free(v1);
 
+	/* Version 3 ends at clang_arg_count: a caller built then passes no
+	 * llvm_major, and every job gets the newest backend that fits (a
+	 * struct of exactly that size: AddressSanitizer sees a read past it). */
+	size_t v3_size = offsetof(gpucc_compile_options, llvm_major);
+	unsigned char *v3 = calloc(1, v3_size);
+	CHECK(v3 != NULL);
+	if (!v3)
+		return;
+	gpucc_compile_options defaults;
+	gpucc_compile_options_init(&defaults);
+	defaults.version = 3;
+	memcpy(v3, &defaults, v3_size);
+	CHECK_INT(gpucc_compile_new(&c, (const gpucc_compile_options *)(void *)v3), 0);
+	if (gpucc_llvm_backend(0, NULL, NULL)) /* built with LLVM */
+		CHECK_INT(gpucc_compile_add_target(c, "sm_90"), 0);
+	gpucc_compile_free(c);
+	free(v3);
+
+	/* Version 4: llvm_major pins the backend; one this gpucc lacks is
+	 * refused when a target is added, naming what it has. */
+	gpucc_compile_options pinned;
+	gpucc_compile_options_init(&pinned);
+	CHECK_INT(pinned.version, 4);
+	CHECK_INT(pinned.llvm_major, 0);
+	pinned.llvm_major = 77;
+	CHECK_INT(gpucc_compile_new(&c, &pinned), 0);
+	if (gpucc_llvm_backend(0, NULL, NULL)) {
+		CHECK_INT(gpucc_compile_add_target(c, "sm_90"), GPUCC_EINVALID);
+		CHECK_ERROR_HAS("LLVM 77 was asked for, and this gpucc has LLVM ");
+	}
+	gpucc_compile_free(c);
+
 	gpucc_compile_options newer; /* from a newer header than this library's */
 	gpucc_compile_options_init(&newer);
 	newer.version = GPUCC_COMPILE_OPTIONS_VERSION + 1;

@@ -31,6 +31,9 @@ static void test_isa_versions(void)
 		{"gfx803", 8003},   {"gfx900", 9000},   {"gfx90a", 9010},   {"gfx90c", 9012},
 		{"gfx940", 9400},   {"gfx942", 9402},   {"gfx1030", 10300}, {"gfx1100", 11000},
 		{"gfx1101", 11001}, {"gfx1102", 11002}, {"gfx1200", 12000}, {"gfx1201", 12001},
+		/* The processors LLVM 20 and 22 add. */
+		{"gfx950", 9500},   {"gfx1150", 11500}, {"gfx1151", 11501}, {"gfx1152", 11502},
+		{"gfx1153", 11503}, {"gfx1250", 12500}, {"gfx1251", 12501},
 		{"gfx10", 0},       {"sm_90", 0},       {"gfx9z0", 0},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -113,10 +116,14 @@ static void test_ptx_follows_module(void)
 	CHECK_INT(gpucc_target_for_module(&out, &sm90, false, 0, &f), 0);
 	CHECK_STR(out.name, "sm_90:ptx85");
 	CHECK_STR(out.features, "+ptx85");
-	/* Never above what LLVM 19 writes. */
-	f.ptx_isa = 87;
+	/* clang-22's +ptx88 too (the job then needs LLVM 22), but never
+	 * above what LLVM 22 writes. */
+	f.ptx_isa = 88;
 	CHECK_INT(gpucc_target_for_module(&out, &sm90, false, 0, &f), 0);
-	CHECK_STR(out.name, "sm_90:ptx85");
+	CHECK_STR(out.name, "sm_90:ptx88");
+	f.ptx_isa = 92;
+	CHECK_INT(gpucc_target_for_module(&out, &sm90, false, 0, &f), 0);
+	CHECK_STR(out.name, "sm_90:ptx90");
 	/* Below the processor's oldest: the processor's. */
 	f.ptx_isa = 60;
 	CHECK_INT(gpucc_target_for_module(&out, &sm90, false, 0, &f), 0);
@@ -147,9 +154,16 @@ static void test_code_object_follows_module(void)
 	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 5, &f), 0);
 	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 4, &f), GPUCC_ECOMPILE);
 	CHECK_ERROR_HAS("code object v5 (or none asked for");
+	/* clang 20 and later ask for v6: made as asked; another version
+	 * asked for is refused, as for v5. */
 	f.code_object_version = 6;
+	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 0, &f), 0);
+	CHECK_INT(out.code_object_version, 6);
+	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 5, &f), GPUCC_ECOMPILE);
+	CHECK_ERROR_HAS("code object v6 (or none asked for");
+	f.code_object_version = 7;
 	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 0, &f), GPUCC_ECOMPILE);
-	CHECK_ERROR_HAS("v4 and v5 only");
+	CHECK_ERROR_HAS("v4, v5 and (as a module asks) v6 only");
 	f.code_object_version = 0;
 	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 5, &f), 0);
 	CHECK_INT(out.code_object_version, 5);

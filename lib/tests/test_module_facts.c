@@ -496,8 +496,8 @@ static void synthetic_strtab(bit_writer *w)
 static size_t synthetic_module(bit_writer *w, unsigned version)
 {
 	writer_start(w);
-	block_open(w, 13, 5); /* IDENTIFICATION, skipped */
-	record_chars(w, 1, "test");
+	block_open(w, 13, 5); /* IDENTIFICATION: the producer */
+	record_chars(w, 1, "LLVM22.1.8");
 	block_close(w);
 	block_open(w, 8, 3);
 	synthetic_module_body(w, version);
@@ -517,6 +517,8 @@ static void check_synthetic(const gpucc_module_facts *f)
 	CHECK(f->optnone);
 	CHECK_INT(f->code_object_version, 4);
 	CHECK(f->calls_libdevice && !f->calls_rocm && !f->calls_hip && !f->calls_mangled);
+	CHECK_STR(f->producer, "LLVM22.1.8");
+	CHECK_INT(f->producer_major, 22);
 }
 
 static void put_le32(unsigned char *p, size_t v)
@@ -755,7 +757,7 @@ static void damage(const unsigned char *data, size_t size)
 
 /* The .bc's facts, its disassembly's facts, and what the disassembly says. */
 static void check_bitcode_and_text(const char *label, const char *bc_path, const char *ll_path,
-                                   gpucc_module_facts *bc_out)
+                                   unsigned producer, gpucc_module_facts *bc_out)
 {
 	size_t bc_size = 0, ll_size = 0;
 	unsigned char *bc = check_read_file(bc_path, &bc_size);
@@ -771,6 +773,12 @@ static void check_bitcode_and_text(const char *label, const char *bc_path, const
 	gpucc_module_facts_read(&from_ll, ll, ll_size);
 	CHECK(from_bc.bitcode && !from_ll.bitcode);
 	CHECK(from_bc.triple_known && from_bc.attributes_known && from_bc.flags_known);
+	/* The bitcode names its writer (clang's LLVM); text does not. */
+	char producer_prefix[16];
+	snprintf(producer_prefix, sizeof producer_prefix, "LLVM%u.", producer);
+	CHECK_INT(from_bc.producer_major, producer);
+	CHECK(strncmp(from_bc.producer, producer_prefix, strlen(producer_prefix)) == 0);
+	CHECK(!from_ll.producer[0] && !from_ll.producer_major);
 	if (!same_facts(&from_bc, &from_ll)) {
 		fprintf(stderr, "  %s: .bc and .ll disagree\n", label);
 		print_facts(".bc", &from_bc);
@@ -918,9 +926,54 @@ static void test_clang_modules(void)
 			continue;
 		}
 		gpucc_module_facts f;
-		check_bitcode_and_text(c->name, bc, ll, &f);
+		check_bitcode_and_text(c->name, bc, ll, 19, &f);
 		check_case_expectations(c, &f);
 		check_lexer_variants(c->name, ll, &f);
+	}
+}
+
+/* What clang-22 writes for the processors only LLVM 20 and later know
+ * (sm_100, gfx950, gfx1250): its bitcode (LLVM 22's attribute kinds, code
+ * object v6) read as llvm-dis-22 shows it, the producer LLVM22.x. */
+static const clang_case clang22_cases[] = {
+	{"cuda22-sm_100", "k.cu",
+	 "clang-22 -x cuda --cuda-gpu-arch=sm_100 --cuda-device-only -nocudainc -nocudalib "
+	 "-Wno-unknown-cuda-version -emit-llvm -c -O2",
+	 NULL, "nvptx64-nvidia-cuda", "sm_100", 1, 0, false, false, false, false, true, false, false},
+	{"hip22-gfx950", "bare.hip",
+	 "clang-22 -x hip --cuda-device-only -nogpulib -emit-llvm -c --offload-arch=gfx950 -O2",
+	 NULL, "amdgcn-amd-amdhsa", "gfx950", 0, 6, true, false, false, false, false, true, false},
+	{"hip22-gfx1250-O0", "bare.hip",
+	 "clang-22 -x hip --cuda-device-only -nogpulib -emit-llvm -c --offload-arch=gfx1250 -O0",
+	 NULL, "amdgcn-amd-amdhsa", "gfx1250", 0, 6, false, true, false, false, false, true, false},
+};
+
+static void test_clang22_modules(void)
+{
+	if (system("command -v clang-22 >/dev/null 2>&1 && command -v llvm-dis-22 >/dev/null 2>&1") !=
+	    0) {
+		fprintf(stderr, "  skipped: no clang-22 and llvm-dis-22 (llvm-22, clang-22)\n");
+		return;
+	}
+	write_text(path_in_dir("bare.hip"), bare_hip_source);
+	write_text(path_in_dir("k.cu"), cuda_source);
+	for (size_t i = 0; i < sizeof clang22_cases / sizeof clang22_cases[0]; i++) {
+		const clang_case *c = &clang22_cases[i];
+		char bc[128], ll[128], source[128], command[1024];
+		snprintf(bc, sizeof bc, "%s/%s.bc", check_dir, c->name);
+		snprintf(ll, sizeof ll, "%s/%s.ll", check_dir, c->name);
+		snprintf(source, sizeof source, "%s/%s", check_dir, c->source_name);
+		snprintf(command, sizeof command, "%s %s -o %s 2>%s.log && llvm-dis-22 %s -o %s",
+		         c->command, source, bc, bc, bc, ll);
+		if (system(command) != 0) {
+			fprintf(stderr, "  %s failed: %s\n", c->name, command);
+			CHECK(false);
+			continue;
+		}
+		gpucc_module_facts f;
+		check_bitcode_and_text(c->name, bc, ll, 22, &f);
+		check_case_expectations(c, &f);
+		CHECK(f.ptx_isa == 0 || f.ptx_isa >= 86); /* sm_100's oldest */
 	}
 }
 
@@ -961,7 +1014,7 @@ static void test_attribute_encodings(void)
 	snprintf(command, sizeof command, "llvm-as-19 %s -o %s && llvm-dis-19 %s -o %s", ll, bc, bc, dis);
 	CHECK(system(command) == 0);
 	gpucc_module_facts f, written = text_facts(module);
-	check_bitcode_and_text("encodings", bc, dis, &f);
+	check_bitcode_and_text("encodings", bc, dis, 19, &f);
 	CHECK(same_facts(&f, &written));
 	CHECK_INT(f.cpu_count, 2);
 	CHECK_STR(f.cpus[0], "gfx90a");
@@ -988,6 +1041,7 @@ int main(void)
 	CHECK(check_dir_create("test_module_facts") == 0);
 	RUN(test_attribute_encodings);
 	RUN(test_clang_modules);
+	RUN(test_clang22_modules);
 	check_dir_remove();
 	return CHECK_DONE();
 }

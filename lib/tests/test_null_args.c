@@ -66,6 +66,7 @@ typedef struct fixture {
 	gpucc_entry entry_draft;
 	size_t size_out;
 	uint64_t u64_out;
+	unsigned unsigned_out;
 	char text_out[GPUCC_DIGEST_HEX_SIZE + GPUCC_TARGET_NAME_SIZE + 64];
 	/* `**out` outputs: SENTINEL before each call, NULL when a failing call
 	 * cleared them. */
@@ -533,6 +534,7 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_target_llvm_features, out, (gpucc_target_llvm_features(NONE, &f->target), true))     \
 	X(gpucc_target_llvm_features, t,                                                             \
 	  (gpucc_target_llvm_features(f->text_out, NONE), f->text_out[0] == '\0'))                   \
+	X(gpucc_target_llvm_major, t, gpucc_target_llvm_major(NONE, &f->unsigned_out) == 0)         \
 	X(gpucc_entry_payload, e, gpucc_entry_payload(NONE, GPUCC_PART_HSACO) == NULL)               \
 	X(gpucc_entry_option, e, gpucc_entry_option(NONE, "opt-level") == NULL)                      \
 	X(gpucc_entry_option, name, gpucc_entry_option(f->entry, NONE) == NULL)                      \
@@ -680,6 +682,12 @@ static void test_optional_arguments_take_null(void)
 	gpucc_digest_buffer(&d, NULL, 0);
 	gpucc_digest_buffer(&empty, "", 0);
 	CHECK_INT(gpucc_digest_compare(&d, &empty), 0);
+
+	/* The LLVM majors a target or processor needs, a backend's facts. */
+	CHECK_INT(gpucc_target_llvm_major(&f->target, NULL), 19);
+	CHECK(gpucc_target_processor_name(GPUCC_VENDOR_AMD, 0, NULL, NULL) != NULL);
+	if (gpucc_llvm_backend(0, NULL, NULL))
+		CHECK(gpucc_llvm_backend(0, NULL, NULL)[0] != '\0');
 
 	CHECK_INT(gpucc_cache_gc(f->cache, 0, NULL), 0);
 	CHECK_INT(gpucc_cache_verify(f->cache, NULL, NULL, NULL), 0);

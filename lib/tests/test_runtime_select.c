@@ -150,6 +150,42 @@ static const select_case cases[] = {
 	 NULL, NULL, "the image has NVIDIA code for sm_90:ptx78 (cubin for a CUDA 13 driver)"},
 	{"nvidia minor-compatible cubin of a newer CUDA major", "sm_86@12040",
 	 {"sm_80:ptx70/cubin!13.0.88"}, NULL, NULL, "sm_80:ptx70 (cubin for a CUDA 13 driver)"},
+	/* Blackwell and later: compute capability 10.0 is sm_100; an 'a'
+	 * entry runs on that processor alone, an 'f' one on its family (the
+	 * later minors of its major), plain PTX on every later device. */
+	{"nvidia sm_100 cubin on compute capability 10.0", "sm_100@13000",
+	 {"sm_90:ptx78/cubin+ptx", "sm_100:ptx86/cubin+ptx"}, NULL, "sm_100:ptx86/cubin", NULL},
+	{"nvidia sm_100a cubin before sm_100f's and sm_100's", "sm_100@13000",
+	 {"sm_100:ptx88/cubin", "sm_100a:ptx88/cubin", "sm_100f:ptx88/cubin"}, NULL,
+	 "sm_100a:ptx88/cubin", NULL},
+	{"nvidia sm_100f cubin before sm_100's", "sm_100@13000",
+	 {"sm_100:ptx88/cubin", "sm_100f:ptx88/cubin"}, NULL, "sm_100f:ptx88/cubin", NULL},
+	{"nvidia sm_100a cubin only on sm_100", "sm_103@13000", {"sm_100a:ptx86/cubin"}, NULL, NULL,
+	 "sm_100a:ptx86 (cubin)"},
+	{"nvidia sm_100a PTX only on sm_100", "sm_103@13000", {"sm_100a:ptx86/ptx"}, NULL, NULL,
+	 "sm_100a:ptx86 (ptx)"},
+	{"nvidia sm_100f cubin on its family's sm_103", "sm_103@13000",
+	 {"sm_90:ptx78/cubin", "sm_100f:ptx88/cubin"}, NULL, "sm_100f:ptx88/cubin", NULL},
+	{"nvidia sm_100f PTX on its family's sm_103", "sm_103@13000", {"sm_100f:ptx88/ptx"}, NULL,
+	 "sm_100f:ptx88/ptx", NULL},
+	{"nvidia sm_100f PTX not on sm_120", "sm_120@13000", {"sm_100f:ptx88/ptx"}, NULL, NULL,
+	 "sm_100f:ptx88 (ptx)"},
+	{"nvidia sm_100 PTX JITs on sm_120", "sm_120@13000", {"sm_100f:ptx88/ptx", "sm_100:ptx86/ptx"},
+	 NULL, "sm_100:ptx86/ptx", NULL},
+	{"nvidia sm_120 cubin not on sm_100", "sm_100@13000", {"sm_120:ptx87/cubin"}, NULL, NULL,
+	 "sm_120:ptx87 (cubin)"},
+	{"nvidia sm_120f cubin on sm_121", "sm_121@13000", {"sm_120f:ptx88/cubin", "sm_120:ptx87/ptx"},
+	 NULL, "sm_120:ptx87/ptx", NULL},
+	{"nvidia PTX ISA 9.0 on a CUDA 13 driver", "sm_110@13000", {"sm_110:ptx90/ptx"}, NULL,
+	 "sm_110:ptx90/ptx", NULL},
+	{"nvidia PTX ISA 8.8 not on a CUDA 12.8 driver", "sm_120@12080", {"sm_120f:ptx88/ptx"}, NULL,
+	 NULL, "sm_120f:ptx88 (ptx)"},
+	/* AMD: the processors LLVM 20 and later know. */
+	{"amd gfx950", "gfx950:sramecc+:xnack-", {"gfx942/hsaco", "gfx950/hsaco"}, NULL,
+	 "gfx950/hsaco", NULL},
+	{"amd gfx942 code not on gfx950", "gfx950:sramecc+:xnack-", {"gfx942/hsaco"}, NULL, NULL,
+	 "gfx942 (hsaco)"},
+	{"amd gfx1250", "gfx1250", {"gfx1201/hsaco", "gfx1250/hsaco"}, NULL, "gfx1250/hsaco", NULL},
 	/* Across vendors and kernels */
 	/* The error lists the code of the device's vendor only, and says so
 	 * when the image has none. */
@@ -315,11 +351,18 @@ static void test_driver_ptx_isa(void)
 	CHECK_INT(gpucc_cuda_max_ptx_isa(12000), 80);
 	CHECK_INT(gpucc_cuda_max_ptx_isa(12040), 84);
 	CHECK_INT(gpucc_cuda_max_ptx_isa(12060), 85);
-	CHECK_INT(gpucc_cuda_max_ptx_isa(13000), 85); /* capped at what LLVM 19 emits */
-	CHECK_INT(gpucc_cuda_max_ptx_isa(12070), 85);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(12070), 86);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(12090), 88);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(13000), 90); /* what LLVM 22 emits at most */
 	CHECK_INT(gpucc_cuda_max_ptx_isa(-1), 0);
 	CHECK_INT(gpucc_cuda_max_ptx_isa(INT_MIN), 0);
-	CHECK_INT(gpucc_cuda_max_ptx_isa(INT_MAX), 85);
+	CHECK_INT(gpucc_cuda_max_ptx_isa(INT_MAX), 90);
+	gpucc_target b;
+	CHECK_INT(gpucc_target_from_cuda(&b, 10, 0, 13000), 0);
+	CHECK_INT(b.sm, 100);
+	CHECK(!b.sm_accelerated && !b.sm_family);
+	CHECK_INT(gpucc_target_from_cuda(&b, 12, 1, 13000), 0);
+	CHECK_INT(b.sm, 121);
 	gpucc_target t;
 	CHECK_INT(gpucc_target_from_cuda(&t, 9, 0, 12040), 0);
 	CHECK_INT(t.vendor, GPUCC_VENDOR_NVIDIA);

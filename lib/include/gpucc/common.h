@@ -23,11 +23,18 @@ extern "C" {
 #include <gpucc/version.h>
 
 /* Versions of the parts, for --version and toolchain identity: libgpucc's
- * own, the LLVM the backend was built against (known without loading it) and
- * the libarchive in use. */
+ * own, the newest LLVM a backend was built against (known without loading
+ * it; "none" without any) and the libarchive in use. */
 GPUCC_API const char *gpucc_version(void);
 GPUCC_API const char *gpucc_llvm_version(void);
 GPUCC_API const char *gpucc_libarchive_version(void);
+/* The index-th LLVM backend gpucc was built with, oldest first (one per
+ * LLVM major: 19, 22): its LLVM version ("22.1.8"), its major and whether
+ * its module and worker are installed where libgpucc finds them (nothing
+ * is loaded).  NULL past the last.  A compile job gets the newest present
+ * one that knows its target and can read its module, unless pinned
+ * (gpucc_compile_options.llvm_major). */
+GPUCC_API const char *gpucc_llvm_backend(size_t index, unsigned *major, bool *present);
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -133,7 +140,10 @@ typedef struct gpucc_target {
 	gpucc_vendor vendor;
 	/* NVIDIA */
 	unsigned sm;           /* 90 for sm_90 */
-	bool sm_accelerated;   /* the 'a' of sm_90a */
+	bool sm_accelerated;   /* the 'a' of sm_90a: that processor alone */
+	bool sm_family;        /* the 'f' of sm_100f: the processors of its family
+	                          (in what was padding: the struct's layout is
+	                          unchanged) */
 	unsigned ptx_isa;      /* 80 for PTX ISA 8.0; never 0 after parsing */
 	/* AMD */
 	char processor[16];    /* "gfx942" */
@@ -151,10 +161,12 @@ typedef struct gpucc_target {
 
 #define GPUCC_TARGET_NAME_SIZE 48
 
-/* Parse a target spelling: "sm_XY[a][:ptxNN]" or
+/* Parse a target spelling: "sm_XY[a|f][:ptxNN]" or
  * "gfxNNN[:sramecc+|-][:xnack+|-]".  A processor, PTX ISA or feature that
- * LLVM 19 does not know is GPUCC_EINVALID; a PTX ISA too old for the SM is
- * too.  The PTX ISA defaults to the oldest one the SM allows. */
+ * no LLVM from 19 to 22 knows is GPUCC_EINVALID; a PTX ISA too old for the
+ * SM is too.  The PTX ISA defaults to the oldest one the SM allows.  Which
+ * LLVM knows it: gpucc_target_llvm_major (a compile refuses a target no
+ * backend it has knows). */
 GPUCC_API int gpucc_target_parse(gpucc_target *out, const char *spelling);
 /* The one canonical spelling, used in keys and manifests:
  * "sm_90:ptx78", "gfx90a:sramecc+:xnack-", "gfx1030". */
@@ -165,6 +177,19 @@ GPUCC_API const char *gpucc_target_triple(const gpucc_target *t);
  * "+sramecc,-xnack") to hand to the backend. */
 GPUCC_API const char *gpucc_target_cpu(const gpucc_target *t);
 GPUCC_API void gpucc_target_llvm_features(char out[64], const gpucc_target *t);
+
+/* The oldest LLVM major that knows t's processor (and PTX ISA): 19 for
+ * sm_90 and gfx942, 20 for sm_100 and gfx950, 22 for sm_110; 0 for a
+ * target gpucc_target_parse would refuse.  When last is not NULL, *last is
+ * the newest major that still knows it (20 for gfx941), 0 when every newer
+ * one does. */
+GPUCC_API unsigned gpucc_target_llvm_major(const gpucc_target *t, unsigned *last);
+/* The index-th processor gpucc knows of a vendor ("sm_90a", "gfx950"),
+ * with the oldest and newest LLVM majors that know it as
+ * gpucc_target_llvm_major gives them (each pointer may be NULL); NULL
+ * past the last. */
+GPUCC_API const char *gpucc_target_processor_name(gpucc_vendor vendor, size_t index,
+                                                  unsigned *llvm_major, unsigned *last);
 
 /* ---- entries ------------------------------------------------------------ */
 
