@@ -61,6 +61,10 @@ typedef struct cmd_spec {
 	                            literal is held to 4,095 bytes); may be NULL */
 } cmd_spec;
 
+/* How an option is written: "--" before its long name, or "-" before a
+ * compiler's spelling that has no other (-MD, -MF: an upper-case name). */
+const char *cmd_option_dashes(const cmd_option *o);
+
 /* Parse argv (argv[0] is the command's name).  Returns EXIT_OK, EXIT_USAGE
  * after printing the error (one line, as cmd_error prints a usage error),
  * or -1 after printing -h help (the caller then exits 0). */

@@ -93,7 +93,7 @@ static void print_command_page(FILE *f, const cmd_spec *spec, const char *exit_c
 		fputs(".TP\n", f);
 		if (o->short_name)
 			fprintf(f, "\\fB\\-%c\\fR, ", o->short_name);
-		fputs("\\fB\\-\\-", f);
+		fputs(cmd_option_dashes(o)[1] ? "\\fB\\-\\-" : "\\fB\\-", f);
 		roff_text(f, o->long_name);
 		fputs("\\fR", f);
 		if (o->arg) {

@@ -57,6 +57,11 @@ static void usage_line(FILE *f, const cmd_spec *spec)
 
 void (*cmd_help_more)(FILE *f, const cmd_spec *spec);
 
+const char *cmd_option_dashes(const cmd_option *o)
+{
+	return o->long_name[0] >= 'A' && o->long_name[0] <= 'Z' ? "-" : "--";
+}
+
 void cmd_print_help(FILE *f, const cmd_spec *spec)
 {
 	usage_line(f, spec);
@@ -76,12 +81,13 @@ void cmd_print_help(FILE *f, const cmd_spec *spec)
 			n = snprintf(left, sizeof left, "-%c, ", o->short_name);
 		else
 			n = snprintf(left, sizeof left, "    ");
+		const char *dashes = cmd_option_dashes(o);
 		if (o->arg && o->optional_arg)
-			snprintf(left + n, sizeof left - (size_t)n, "--%s[=%s]", o->long_name, o->arg);
+			snprintf(left + n, sizeof left - (size_t)n, "%s%s[=%s]", dashes, o->long_name, o->arg);
 		else if (o->arg)
-			snprintf(left + n, sizeof left - (size_t)n, "--%s %s", o->long_name, o->arg);
+			snprintf(left + n, sizeof left - (size_t)n, "%s%s %s", dashes, o->long_name, o->arg);
 		else
-			snprintf(left + n, sizeof left - (size_t)n, "--%s", o->long_name);
+			snprintf(left + n, sizeof left - (size_t)n, "%s%s", dashes, o->long_name);
 		fprintf(f, "  %-28s %s\n", left, o->help);
 	}
 	fprintf(f, "  %-28s %s\n", "-h, --help", "show this help and exit");

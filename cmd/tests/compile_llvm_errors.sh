@@ -63,10 +63,17 @@ done
 
 # Left to LLVM (test builds only), the worker dies; the one line names what
 # LLVM said before it did.
+# LLVM 19 crashes there; a later LLVM may report it and go on, and the job
+# then fails on that error, one line too.
 if [ "$TEST_HOOKS" = 1 ]; then
+	if has_llvm 19; then
+		GPUCC_BACKEND_FAULT=unchecked:shader_amdgpu_ps expect_exit 5 "$GPUCC" compile --no-cache \
+			--llvm 19 shader_amdgpu_ps.ll -t gfx90a
+		one_line_error err "^gpucc compile: error: shader_amdgpu_ps.ll: gfx90a: LLVM crashed (SIG[A-Z]*): in function shade float (float): unsupported non-compute shaders with HSA$"
+	fi
 	GPUCC_BACKEND_FAULT=unchecked:shader_amdgpu_ps expect_exit 5 "$GPUCC" compile --no-cache \
 		shader_amdgpu_ps.ll -t gfx90a
-	one_line_error err "^gpucc compile: error: shader_amdgpu_ps.ll: gfx90a: LLVM crashed (SIG[A-Z]*): in function shade float (float): unsupported non-compute shaders with HSA$"
+	one_line_error err "^gpucc compile: error: shader_amdgpu_ps.ll: gfx90a: .*in function shade float (float): unsupported non-compute shaders with HSA$"
 	[ -z "$(ls tmp)" ] || fail "left $(ls tmp) in TMPDIR after the crash"
 else
 	echo "SKIPPED: LLVM's own crash on a graphics shader: the build has no test hooks"
@@ -86,7 +93,7 @@ define ptx_kernel void @k(ptr %p) {
 }
 LL
 expect_exit 5 "$GPUCC" compile --no-cache intrinsic.ll -t sm_90
-one_line_error err "^gpucc compile: error: intrinsic.ll: sm_90:ptx[0-9]*: call to 'llvm.nvvm.no.such.intrinsic.f32', an intrinsic LLVM 19\.[0-9.]* does not know"
+one_line_error err "^gpucc compile: error: intrinsic.ll: sm_90:ptx[0-9]*: call to 'llvm.nvvm.no.such.intrinsic.f32', an intrinsic LLVM [0-9][0-9]*\.[0-9.]* does not know"
 
 # C++ names are demangled, whole however long: a name of 40 nested
 # namespaces demangles to 1,000 characters, and the line is longer still.
