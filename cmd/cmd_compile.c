@@ -28,7 +28,8 @@
 
 static const cmd_option options[] = {
 	{"target", 't', "TARGET", false,
-	 "compile for TARGET: sm_XY[a|f][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-] (repeatable)"},
+	 "compile for TARGET: sm_XY[a|f][:ptxNN] or gfxNNN[:sramecc+|-][:xnack+|-]; CMake's 90, "
+	 "90a, 90-real (a cubin alone), 90-virtual (PTX alone); native: the GPUs here (repeatable)"},
 	{"llvm", 0, "N", false,
 	 "compile every job with LLVM N's backend (19, 22...; default: per job, the newest that knows the target)"},
 	{"output", 'o', "IMAGE", false, "also write every entry into this image"},
@@ -219,6 +220,42 @@ static void put_warnings(FILE *f, const gpucc_compile_result *r, char **shown, s
 			fprintf(f, "gpucc compile: warning: %.*s\n", (int)len, p);
 		p += len + (p[len] == '\n');
 	}
+}
+
+/* --target native: the processor of every GPU the runtimes see here, as
+ * each device runs (an AMD device's sramecc and xnack modes included), as
+ * clang's --offload-arch=native takes them; the runtimes are loaded only
+ * then.  No GPU: the error says why, per runtime. */
+static int add_native_targets(const cmd_args *args, gpucc_compile *c)
+{
+	gpucc_device *devices = NULL;
+	size_t count = 0;
+	if (gpucc_devices_list(&devices, &count) != 0)
+		return cmd_error(args, EXIT_UNAVAILABLE, "--target native: %s",
+		                 gpucc_error_last()->message);
+	int rc = EXIT_OK;
+	size_t added = 0;
+	for (size_t i = 0; i < count && rc == EXIT_OK; i++) {
+		if (!devices[i].target_known)
+			continue; /* a processor gpucc does not know: said below if none is */
+		/* NVIDIA: the processor (a device's PTX ISA is the newest its
+		 * driver JITs, while the module's says what it needs); AMD: the
+		 * target ID, the modes the device runs in. */
+		char name[GPUCC_TARGET_NAME_SIZE];
+		if (devices[i].target.vendor == GPUCC_VENDOR_NVIDIA)
+			snprintf(name, sizeof name, "%s", gpucc_target_cpu(&devices[i].target));
+		else
+			gpucc_target_format(name, &devices[i].target);
+		if (gpucc_compile_add_target(c, name) != 0)
+			rc = cmd_fail(args);
+		added++;
+	}
+	if (rc == EXIT_OK && added == 0)
+		rc = cmd_error(args, EXIT_UNAVAILABLE,
+		               "--target native: gpucc knows the processor of no GPU here (%s)",
+		               devices[0].arch);
+	gpucc_free(devices);
+	return rc;
 }
 
 /* The dependency file asked for (--depfile FILE, -MD -MF FILE, -MD alone:
@@ -648,7 +685,11 @@ static int run(const cmd_args *args)
 	}
 	/* Every target is validated before anything is read or compiled. */
 	for (int i = 0; i < cmd_value_count(args, "target"); i++) {
-		if (gpucc_compile_add_target(c, cmd_value_at(args, "target", i)) != 0) {
+		const char *t = cmd_value_at(args, "target", i);
+		if (strcmp(t, "native") == 0) {
+			if ((rc = add_native_targets(args, c)) != EXIT_OK)
+				goto cleanup;
+		} else if (gpucc_compile_add_target(c, t) != 0) {
 			rc = cmd_fail(args);
 			goto cleanup;
 		}

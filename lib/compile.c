@@ -45,7 +45,7 @@
 #include "gpucc_build_config.h"
 
 #define MAX_DEVICE_LIBS 12
-#define OPTION_COUNT 6
+#define OPTION_COUNT 7
 
 typedef struct module {
 	char *name;
@@ -87,11 +87,16 @@ typedef struct target {
 	char cpu[32];
 	char features[64];
 	bool ptx_explicit; /* NVIDIA: the spelling named a PTX ISA (":ptxNN") */
+	unsigned parts;    /* NVIDIA: PARTS_PTX, PARTS_CUBIN or both (CMake's "90-virtual",
+	                      "90-real", "90") */
 	/* For messages about a source before clang made its module: NVIDIA
 	 * without ptx_explicit, the processor alone ("sm_75": the PTX ISA is the
 	 * one clang's IR will ask for, not name's default); else name. */
 	char open_name[GPUCC_TARGET_NAME_SIZE];
 } target;
+
+/* What an NVIDIA target's entries hold. */
+enum { PARTS_PTX = 1, PARTS_CUBIN = 2, PARTS_ALL = PARTS_PTX | PARTS_CUBIN };
 
 typedef struct job {
 	gpucc_compile_result r;
@@ -105,6 +110,7 @@ typedef struct job {
 	char features[64];
 	int code_object_version; /* AMD: 4, 5 or 6 (a module's) */
 	gpucc_option options[OPTION_COUNT];
+	size_t option_count;
 	gpucc_generated_lib isa_lib; /* AMD: oclc_isa_version, made for the processor */
 	gpucc_entry entry;
 	char *lib_paths[MAX_DEVICE_LIBS];   /* in link order */
@@ -291,6 +297,45 @@ int gpucc_compile_set_before_clang(gpucc_compile *c, bool (*fn)(void *ctx), void
 	return 0;
 }
 
+/* The spellings users already write for NVIDIA processors, as CMake's
+ * CMAKE_CUDA_ARCHITECTURES has them: a compute capability ("90", "90a",
+ * "100f") for sm_XY, and "-real" (a cubin only) or "-virtual" (PTX only)
+ * after it or after sm_XY.  Into buf gpucc's spelling, *parts what the
+ * entries hold.  GPUCC_EINVALID for a suffix after anything else. */
+static int user_spelling(const char *spelling, char *buf, size_t size, unsigned *parts)
+{
+	size_t len = strlen(spelling);
+	*parts = PARTS_ALL;
+	static const struct {
+		const char *suffix;
+		unsigned parts;
+	} suffixes[] = {{"-real", PARTS_CUBIN}, {"-virtual", PARTS_PTX}};
+	for (size_t i = 0; i < 2; i++) {
+		size_t n = strlen(suffixes[i].suffix);
+		if (len > n && strcmp(spelling + len - n, suffixes[i].suffix) == 0) {
+			len -= n;
+			*parts = suffixes[i].parts;
+		}
+	}
+	size_t digits = strspn(spelling, "0123456789");
+	bool capability = digits >= 2 && digits <= 3 &&
+	                  (digits == len || (digits + 1 == len && (spelling[digits] == 'a' ||
+	                                                           spelling[digits] == 'f')));
+	if (*parts != PARTS_ALL && !capability && strncmp(spelling, "sm_", 3) != 0)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s': -real and -virtual follow an NVIDIA compute capability "
+		                       "(90-real, sm_90-virtual)",
+		                       spelling);
+	if (*parts != PARTS_ALL && memchr(spelling, ':', len))
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s': a PTX ISA and -real or -virtual exclude each other",
+		                       spelling);
+	if ((int)len >= (int)size - 4)
+		return gpucc_error_set(GPUCC_EINVALID, "unknown target '%s'", spelling);
+	snprintf(buf, size, "%s%.*s", capability ? "sm_" : "", (int)len, spelling);
+	return 0;
+}
+
 int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 {
 	GPUCC_REQUIRE(c);
@@ -298,9 +343,16 @@ int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 		return gpucc_error_set(GPUCC_EINVALID, "targets must be added before planning");
 	target t;
 	memset(&t, 0, sizeof t);
-	int rc = gpucc_target_parse(&t.parsed, spelling);
+	char written[GPUCC_TARGET_NAME_SIZE + 16];
+	int rc = user_spelling(spelling, written, sizeof written, &t.parts);
 	if (rc != 0)
 		return rc;
+	rc = gpucc_target_parse(&t.parsed, written);
+	if (rc != 0)
+		return rc;
+	if (t.parts != PARTS_ALL && t.parsed.vendor != GPUCC_VENDOR_NVIDIA)
+		return gpucc_error_set(GPUCC_EINVALID, "'%s': -real and -virtual are NVIDIA's",
+		                       spelling);
 	gpucc_target_format(t.name, &t.parsed);
 	snprintf(t.cpu, sizeof t.cpu, "%s", gpucc_target_cpu(&t.parsed));
 	gpucc_target_llvm_features(t.features, &t.parsed);
@@ -317,9 +369,13 @@ int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 	unsigned last, needs = gpucc_target_llvm_major(&t.parsed, &last);
 	if ((rc = gpucc_backend_choose(&b, needs, last, needer, c->o.llvm_major)) != 0)
 		return rc;
+	/* One target however often given; "90-real" and "90-virtual" are
+	 * "90". */
 	for (size_t i = 0; i < c->target_count; i++)
-		if (strcmp(c->targets[i].name, t.name) == 0)
+		if (strcmp(c->targets[i].name, t.name) == 0) {
+			c->targets[i].parts |= t.parts;
 			return 0;
+		}
 	target *grown = realloc(c->targets, sizeof *grown * (c->target_count + 1));
 	if (!grown)
 		return gpucc_error_oom();
@@ -895,6 +951,13 @@ static bool skip_unfit(gpucc_compile *c, job *j)
 	return true;
 }
 
+/* The "parts" option of an NVIDIA target's entries ("ptx": PTX alone,
+ * "cubin": a cubin alone), or NULL when they hold both. */
+static const char *parts_option(const target *t)
+{
+	return t->parts == PARTS_PTX ? "ptx" : t->parts == PARTS_CUBIN ? "cubin" : NULL;
+}
+
 /* The target as this module makes it, and the options its key names. */
 static int fit_target(gpucc_compile *c, job *j)
 {
@@ -915,6 +978,17 @@ static int fit_target(gpucc_compile *c, job *j)
 	if (!nvidia) /* options are sorted by name: "code-object" is first */
 		j->options[0].value = fitted.code_object_version == 6   ? "6"
 		                      : fitted.code_object_version == 5 ? "5" : "4";
+	/* An entry of PTX or a cubin alone is another entry: "parts" in its
+	 * options, in name order (before "ptxas"). */
+	if (nvidia && t->parts != PARTS_ALL) {
+		size_t at = 0;
+		while (at < count && strcmp(j->options[at].name, "parts") < 0)
+			at++;
+		memmove(j->options + at + 1, j->options + at, (count - at) * sizeof j->options[0]);
+		j->options[at] = (gpucc_option){"parts", parts_option(t)};
+		count++;
+	}
+	j->option_count = count;
 	return 0;
 }
 
@@ -1127,8 +1201,7 @@ static int plan_job(gpucc_compile *c, job *j)
 	e->llvm_version = j->backend->version;
 	e->device_lib_count = j->lib_count;
 	e->device_libs = j->libs;
-	bool nvidia = t->parsed.vendor == GPUCC_VENDOR_NVIDIA;
-	e->option_count = nvidia ? c->nvidia_option_count : c->amd_option_count;
+	e->option_count = j->option_count;
 	e->options = j->options;
 	if ((rc = gpucc_key_compute(&e->key, e)) != 0)
 		return job_fail(j, rc, "%s: %s: %s", m->shown, j->target_name, gpucc_error_last()->message);
@@ -1527,6 +1600,7 @@ static int expand_sources(gpucc_compile *c)
 			                               .target = &c->targets[t].parsed,
 			                               .target_name = c->targets[t].name,
 			                               .target_shown = c->targets[t].open_name,
+			                               .parts = parts_option(&c->targets[t]),
 			                               .ptx_explicit = c->targets[t].ptx_explicit};
 			pair_target[k++] = t;
 		}
@@ -1692,9 +1766,18 @@ static int build_entry(gpucc_compile *c, job *j)
 		j->kernels[i].shared_bytes = out->kernels[i].shared_bytes;
 		j->kernels[i].scratch_bytes = out->kernels[i].scratch_bytes;
 	}
+	/* An entry of a cubin alone ("90-real") keeps no PTX, and is no entry
+	 * without its cubin. */
+	bool cubin_only = c->targets[j->target].parts == PARTS_CUBIN;
+	if (cubin_only && !out->payloads[GPUCC_PART_CUBIN])
+		return job_fail(j, GPUCC_EUNAVAILABLE,
+		                "%s: %s: %s-real asks for a cubin alone, and %s", c->modules[j->module].shown,
+		                j->target_name, c->targets[j->target].open_name,
+		                out->ptxas_refused ? out->ptxas_refused
+		                                   : "no ptxas or libnvJitLink was found to make one");
 	j->payload_count = 0;
 	for (int part = 0; part < GPUCC_PART_COUNT; part++) {
-		if (!out->payloads[part])
+		if (!out->payloads[part] || (cubin_only && part == GPUCC_PART_PTX))
 			continue;
 		gpucc_payload *p = &j->payloads[j->payload_count];
 		p->part = (gpucc_part)part;
@@ -1777,9 +1860,9 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		.device_lib_paths = (const char *const *)j->lib_paths,
 		.device_lib_data = j->lib_data,
 		.device_lib_sizes = j->lib_sizes,
-		.ptxas = nvidia ? c->toolchain.ptxas : NULL,
+		.ptxas = nvidia && c->targets[j->target].parts & PARTS_CUBIN ? c->toolchain.ptxas : NULL,
 		.ld_lld = nvidia ? NULL : c->toolchain.ld_lld,
-		.nvjitlink = nvidia ? c->nvjitlink : NULL,
+		.nvjitlink = nvidia && c->targets[j->target].parts & PARTS_CUBIN ? c->nvjitlink : NULL,
 		.ld_lld_in_process = !nvidia && c->ld_lld_in_process,
 	};
 	struct timespec start;
@@ -1797,7 +1880,7 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 	             c->nvjitlink ? c->nvjitlink_version : c->ptxas_version,
 	             j->out.ptxas_refused) < 0)
 		j->refused = NULL;
-	if (j->refused)
+	if (j->refused && c->targets[j->target].parts & PARTS_PTX) /* -real: an error below */
 		add_warning(j, "%s: %s: %s", m->shown, j->target_name, j->refused);
 	if (rc != 0 && j->out.no_kernels && m->from_source) {
 		/* Host code only (clang's own build of it has no device code
@@ -1814,7 +1897,8 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 	} else if (rc != 0) {
 		job_fail(j, rc, "%s", j->out.message ? j->out.message : "compile failed");
 	} else if (build_entry(c, j) != 0) {
-		job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->shown, j->target_name);
+		if (j->r.status != GPUCC_COMPILE_FAILED) /* build_entry said why */
+			job_fail(j, GPUCC_ERROR, "%s: %s: out of memory", m->shown, j->target_name);
 	} else if (gpucc_entry_names_check(&j->entry) != 0) {
 		/* A kernel or external no manifest can carry: this job's failure,
 		 * before anything is cached or written. */

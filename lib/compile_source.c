@@ -581,6 +581,8 @@ static int record_name(gpucc_digest *out, const context *x, const gpucc_source_p
 	field_text(&h, pair_clang22(p) ? x->clang22_version : x->clang_version);
 	field_text(&h, gpucc_source_language_name(p->language));
 	field_text(&h, p->target_name);
+	if (p->parts) /* the entry a record leads to holds these parts alone */
+		field_text(&h, p->parts);
 	for (size_t i = 0; i < a->count; i++)
 		if (a->keyed[i])
 			field_text(&h, a->keyed[i]);

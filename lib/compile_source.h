@@ -127,6 +127,8 @@ typedef struct gpucc_source_pair {
 	                                target yet; NULL: target_name */
 	bool ptx_explicit;           /* NVIDIA: the spelling named the PTX ISA, which
 	                                clang is then held to */
+	const char *parts;           /* NVIDIA: "ptx" or "cubin" when the entry holds
+	                                that alone (a key option); else NULL */
 	gpucc_source_result result;  /* out */
 } gpucc_source_pair;
 

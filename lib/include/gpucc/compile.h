@@ -186,7 +186,12 @@ GPUCC_API int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options
 GPUCC_API void gpucc_compile_free(gpucc_compile *c);
 
 /* Add a target (gpucc_target_parse): GPUCC_EINVALID, and nothing added, for
- * one LLVM 19 does not know.  A target given twice counts once. */
+ * one no backend present knows.  CMake's spellings of NVIDIA processors are
+ * taken too: a compute capability ("90", "90a", "100f") for sm_XY, and
+ * after it (or after sm_XY) "-virtual" for entries of PTX alone or "-real"
+ * for entries of a cubin alone (failing where no cubin can be made); the
+ * "parts" option of their keys says so (formats/key.md).  A target given
+ * twice counts once; "90-real" and "90-virtual" together are "90". */
 GPUCC_API int gpucc_compile_add_target(gpucc_compile *c, const char *spelling);
 
 /* What makes NVIDIA cubins from PTX.  Its version is part of each key
