@@ -66,8 +66,8 @@ void fuzz_seeds(void (*add)(const void *data, size_t size))
 {
 	static const char *seeds[] = {
 		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
-		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=1\r\nhel\r\n2\r\nlo\r\n0\r\n"
-		"Trailer: y\r\n\r\n",
+		("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=1\r\nhel\r\n2\r\nlo\r\n0\r\n"
+		 "Trailer: y\r\n\r\n"),
 		"HTTP/1.0 200 OK\r\n\r\nuntil the close",
 		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
 		"HTTP/1.1 204 No Content\r\n\r\n",

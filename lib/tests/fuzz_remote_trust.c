@@ -71,8 +71,8 @@ void fuzz_seeds(void (*add)(const void *data, size_t size))
 	static const char *seeds[] = {
 		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n",
 		"# ci writer\n  E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855 # x\r\n\n",
-		"\t0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"
-		"fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210",
+		("\t0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"
+		 "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"),
 		"# nothing but comments\n\n",
 		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 extra\n",
 	};
