@@ -20,6 +20,7 @@
 
 #include <gpucc.h>
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,7 +74,8 @@ static const cmd_option options[] = {
 	{"clang", 0, "PATH", false, "sources: the clang 19 to run (default: clang-19 on PATH; clang-22 for targets LLVM 19 does not know)"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing, change no cache (not with -o)"},
-	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
+	{"json", 0, NULL, false,
+	 "print a JSON summary of the run and every job on stdout (not a terminal: else a line per job)"},
 	{"verbose", 'v', NULL, false, "with a failure, also print LLVM's and the tools' own messages"},
 	{0},
 };
@@ -323,16 +325,32 @@ static int check_output(const cmd_args *args, const char *output)
 	return cmd_output_creatable(args, output);
 }
 
-/* The progress line, on a terminal only: done/total, hits, failures, ETA. */
+/* The progress line, on a terminal only: done/total, hits, failures, ETA;
+ * elsewhere (a build's log) a line on stdout per job as it finishes. */
 typedef struct progress_state {
 	bool tty;
 	bool drawn;
 	size_t compiled; /* jobs the backend finished (their seconds > 0) */
+	bool lines;
 } progress_state;
+
+/* "MODULE TARGET: compiled in 1.2 s" (hit, remote hit, failed, skipped). */
+static void log_line(const gpucc_compile_result *r)
+{
+	cmd_put_shown(stdout, r->module);
+	printf(" %s: ", r->target);
+	if (r->status == GPUCC_COMPILE_COMPILED)
+		printf("compiled in %.2f s\n", r->seconds);
+	else
+		printf("%s\n", r->from_remote ? "remote hit" : status_name(r->status));
+	fflush(stdout);
+}
 
 static void on_progress(void *ctx, const gpucc_compile_progress *p)
 {
 	progress_state *s = ctx;
+	if (s->lines && p->last && p->total)
+		log_line(p->last);
 	if (!s->tty)
 		return;
 	/* Hits, skips and jobs failed while planning are all reported before
@@ -400,6 +418,8 @@ static void json_result(FILE *f, const gpucc_compile_result *r)
 	fprintf(f, ",\"target\":");
 	cmd_json_string(f, r->target);
 	fprintf(f, ",\"status\":\"%s\"", status_name(r->status));
+	if (r->from_remote)
+		fprintf(f, ",\"remote\":true");
 	if (r->key_known) {
 		gpucc_digest_to_hex(hex, &r->key);
 		fprintf(f, ",\"key\":\"%s\"", hex);
@@ -456,18 +476,29 @@ static void json_result(FILE *f, const gpucc_compile_result *r)
 
 static void print_json(gpucc_compile *c, const char *output, double seconds, bool dry_run)
 {
-	size_t counts[5] = {0};
+	size_t counts[5] = {0}, remote_hits = 0;
+	/* The payload bytes of the entries compiled, hit locally and hit on a
+	 * remote: what a dashboard charts of a run's cache. */
+	uint64_t bytes[3] = {0};
 	size_t n = gpucc_compile_result_count(c);
-	for (size_t i = 0; i < n; i++)
-		counts[gpucc_compile_result_at(c, i)->status]++;
-	printf("{\"jobs\":%zu,\"hits\":%zu,\"compiled\":%zu,\"failed\":%zu,\"skipped\":%zu,"
-	       "\"misses\":%zu,\"dry_run\":%s,\"threads\":%u,\"llvm_loaded\":%s,\"seconds\":%.6f,"
-	       "\"output\":",
-	       n, counts[GPUCC_COMPILE_HIT], counts[GPUCC_COMPILE_COMPILED],
+	for (size_t i = 0; i < n; i++) {
+		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
+		counts[r->status]++;
+		remote_hits += r->from_remote;
+		size_t which = r->status == GPUCC_COMPILE_COMPILED ? 0 : r->from_remote ? 2 : 1;
+		for (size_t k = 0; r->entry && k < r->entry->payload_count; k++)
+			bytes[which] += r->entry->payloads[k].size;
+	}
+	printf("{\"jobs\":%zu,\"hits\":%zu,\"remote_hits\":%zu,\"compiled\":%zu,\"failed\":%zu,"
+	       "\"skipped\":%zu,\"misses\":%zu,\"dry_run\":%s,\"threads\":%u,\"llvm_loaded\":%s,"
+	       "\"seconds\":%.6f,\"bytes\":{\"compiled\":%" PRIu64 ",\"hits\":%" PRIu64
+	       ",\"remote_hits\":%" PRIu64 "},\"output\":",
+	       n, counts[GPUCC_COMPILE_HIT], remote_hits, counts[GPUCC_COMPILE_COMPILED],
 	       counts[GPUCC_COMPILE_FAILED], counts[GPUCC_COMPILE_SKIPPED],
 	       counts[GPUCC_COMPILE_PENDING] + counts[GPUCC_COMPILE_COMPILED],
 	       dry_run ? "true" : "false", gpucc_compile_threads_used(c),
-	       gpucc_compile_backend_loaded(c) ? "true" : "false", seconds);
+	       gpucc_compile_backend_loaded(c) ? "true" : "false", seconds, bytes[0], bytes[1],
+	       bytes[2]);
 	if (output)
 		cmd_json_string(stdout, output);
 	else
@@ -612,7 +643,8 @@ static int run(const cmd_args *args)
 	gpucc_cache *cache = NULL;
 	gpucc_image_writer *writer = NULL;
 	gpucc_compile *c = NULL;
-	progress_state progress = {isatty(STDERR_FILENO) && !json && !explain, false, 0};
+	progress_state progress = {isatty(STDERR_FILENO) && !json && !explain, false, 0, false};
+	progress.lines = !progress.tty && !isatty(STDOUT_FILENO) && !json && !explain && !dry_run;
 	o.progress = on_progress;
 	o.progress_ctx = &progress;
 	/* Sources: the language -x names, and clang's arguments in the order

@@ -1250,6 +1250,7 @@ static void fetch_from_remotes(gpucc_compile *c)
 			 * remote's hit, not the local cache's. */
 			int rc = gpucc_cache_open_entry(&img, c->o.cache, &j->entry.key);
 			take_hit(j, rc, img);
+			j->r.from_remote = j->r.status == GPUCC_COMPILE_HIT;
 			if (j->r.status != GPUCC_COMPILE_PENDING)
 				report_progress(c, j);
 		}

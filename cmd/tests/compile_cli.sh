@@ -8,6 +8,8 @@
 # output (one message a line, LLVM's own messages and the refusal of a
 # module that is no regular file included) and the --json output stays
 # JSON.  A module name too long to open is a bad input (3), said on one line.
+# Not on a terminal, a line per job on stdout as it finishes (compiled in
+# N s, hit, failed), none with --json or --explain.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 K=$TESTDATA/kernels
@@ -288,3 +290,16 @@ expect_exit 5 "$GPUCC" compile --no-cache --keep-going badname.ll "$amd" -t gfx9
 [ "$("$GPUCC" list --json bad.gpucc | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 1 ] ||
 	fail "--keep-going wrote more than the job that compiled"
 exit 0
+
+# A build's log: a line per job on stdout (not a terminal), as it finishes.
+cp "$TESTDATA/example/kernels/saxpy.amdgpu.ll" logged.ll
+expect_exit 0 "$GPUCC" compile --cache log-cache logged.ll -t gfx90a -t gfx942 -o logged.gpucc
+[ "$(grep -c '^logged\.ll gfx9[0-9a-z]*: compiled in [0-9.]* s$' out)" = 2 ] || fail "no compiled lines: $(cat out)"
+expect_exit 0 "$GPUCC" compile --cache log-cache logged.ll -t gfx90a -t gfx942 -o logged.gpucc
+[ "$(grep -c '^logged\.ll gfx9[0-9a-z]*: hit$' out)" = 2 ] || fail "no hit lines: $(cat out)"
+expect_exit 0 "$GPUCC" compile --cache log-cache logged.ll -t gfx90a --json
+python3 -c 'import json; json.load(open("out"))' || fail "--json with log lines: $(cat out)"
+printf 'define void @f() {\n' >broken.ll
+expect_exit 5 "$GPUCC" compile --cache log-cache broken.ll -t gfx90a
+assert_grep '^broken\.ll gfx90a: failed$' out
+assert_one_line err

@@ -41,6 +41,26 @@ assert_no_grep '^remote hits' out
 compile_with B b2.gpucc --no-remote
 [ "$(json_count hits)" = 2 ] || fail "B's local cache did not keep the remote's entries"
 assert_same b2.gpucc ref.gpucc
+# A build's log (stdout, not a terminal) says a job's entry came from the
+# remote: a line per job.
+# shellcheck disable=SC2086
+expect_exit 0 "$GPUCC" compile --cache BL --no-cubin -t sm_90 $MODULES -o bl.gpucc --remote "$URL"
+[ "$(grep -c ' sm_90:ptx[0-9]*: remote hit$' out)" = 2 ] || fail "no 'remote hit' lines: $(cat out)"
+# shellcheck disable=SC2086
+expect_exit 0 "$GPUCC" compile --cache BL --no-cubin -t sm_90 $MODULES -o bl.gpucc --remote "$URL"
+[ "$(grep -c ' sm_90:ptx[0-9]*: hit$' out)" = 2 ] || fail "no local 'hit' lines: $(cat out)"
+# --json counts them, and their payload bytes, apart from local hits.
+compile_with BJ bj.gpucc --remote "$URL"
+python3 - <<'EOF' || fail "--json's remote hits: $(cat out)"
+import json
+d = json.load(open("out"))
+assert d["hits"] == 2 and d["remote_hits"] == 2, d
+assert d["bytes"]["remote_hits"] == sum(p["size"] for r in d["results"] for p in r["payloads"]) > 0, d
+assert d["bytes"]["hits"] == 0 and d["bytes"]["compiled"] == 0, d
+assert all(r["remote"] for r in d["results"]), d
+EOF
+compile_with BJ bj.gpucc --remote "$URL"
+[ "$(json_count remote_hits)" = 0 ] || fail "local hits counted as the remote's: $(cat out)"
 
 # A local hit never loads libcurl, nor does a remote hit over plain http://
 # (gpucc's own HTTP/1.1 client serves it); S3 (SigV4, below) does.

@@ -93,6 +93,8 @@ typedef struct gpucc_compile_result {
 	                                its IR was found, one line: "hit: record ...",
 	                                "miss: 'inc/k.h' changed", "miss: no record"...;
 	                                NULL for a module of IR */
+	bool from_remote;            /* HIT: the entry came from a remote cache in this
+	                                run (then stored in the local cache) */
 } gpucc_compile_result;
 
 typedef struct gpucc_compile_progress {
