@@ -2084,11 +2084,20 @@ int gpucc_compile_write_depfile(gpucc_compile *c, const char *path, const char *
 			each_source_lib(c, v, depfile_lib, &deps);
 		}
 	}
-	for (size_t i = 0; i < c->job_count; i++)
+	bool vendors[2] = {false, false}; /* AMD, NVIDIA: a job of the vendor ran or hit */
+	for (size_t i = 0; i < c->job_count; i++) {
+		vendors[c->targets[c->jobs[i].target].parsed.vendor == GPUCC_VENDOR_NVIDIA] = true;
 		for (size_t k = 0; k < c->jobs[i].lib_count; k++)
 			if (!c->jobs[i].lib_data[k] && c->jobs[i].lib_paths[k])
 				gpucc_strlist_push(&deps, c->jobs[i].lib_paths[k],
 				                   strlen(c->jobs[i].lib_paths[k]));
+	}
+	/* The tools whose versions the keys name: another one, another entry. */
+	const char *tools[] = {vendors[1] ? c->toolchain.ptxas : NULL, vendors[1] ? c->nvjitlink : NULL,
+	                       vendors[0] ? c->toolchain.ld_lld : NULL};
+	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+		if (tools[i])
+			gpucc_strlist_push(&deps, tools[i], strlen(tools[i]));
 	int rc = deps.failed ? gpucc_error_oom()
 	                     : gpucc_depfile_write(path, rule_target, (const char *const *)deps.items,
 	                                           deps.count);

@@ -2,7 +2,8 @@
 # (--depfile FILE; -MD -MF FILE and -MD alone, as clang spells them):
 #   - a make rule naming the image and every file it was made from: the
 #     sources, the headers clang read, the files its arguments name (a
-#     response file), clang, IR modules, the device libraries; each once,
+#     response file), clang, IR modules, the device libraries, the tools
+#     whose versions the keys hold (ld.lld here); each once,
 #     sorted, so that two runs write the same bytes;
 #   - the same rule on a hit (from the direct-mode record, and from the
 #     cache for an IR module) as on the miss before it;
@@ -77,6 +78,7 @@ grep -q '"hits":1' out || fail "the module did not hit: $(cat out)"
 assert_same m1.d m2.d
 rule_paths m1.d m.gpucc >m.txt || fail "m1.d is not a make rule"
 grep -qxF m.ll m.txt || fail "the rule does not name the module: $(cat m1.d)"
+grep -q 'ld\.lld' m.txt || fail "the rule does not name the ld.lld whose version the key holds: $(cat m1.d)"
 
 # Usage: the rule names the image, so it needs -o; one name for it.
 expect_exit 129 "$GPUCC" compile m.ll -t gfx90a --cache cache --depfile x.d

@@ -258,7 +258,8 @@ GPUCC_API int gpucc_compile_run(gpucc_compile *c);
  * ninja's and make's dependency files (`gpucc compile --depfile`): the IR
  * modules; each source, the headers clang read and the files its
  * arguments named (a hit's from its record), and clang; the device
- * libraries linked.  The same rule on a hit as on the miss before it:
+ * libraries linked; ptxas, libnvJitLink and ld.lld where jobs of their
+ * vendor ran (their versions are in the keys).  The same rule on a hit as on the miss before it:
  * sorted, each file once.  GPUCC_EINVALID before a run, or for a name
  * with a line break, which no rule can hold. */
 GPUCC_API int gpucc_compile_write_depfile(gpucc_compile *c, const char *path,
