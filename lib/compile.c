@@ -343,6 +343,8 @@ int gpucc_compile_add_target(gpucc_compile *c, const char *spelling)
 		return gpucc_error_set(GPUCC_EINVALID, "targets must be added before planning");
 	target t;
 	memset(&t, 0, sizeof t);
+	if (!spelling) /* gpucc_target_parse's refusal, "empty target" */
+		return gpucc_target_parse(&t.parsed, spelling);
 	char written[GPUCC_TARGET_NAME_SIZE + 16];
 	int rc = user_spelling(spelling, written, sizeof written, &t.parts);
 	if (rc != 0)

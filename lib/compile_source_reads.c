@@ -468,11 +468,16 @@ void gpucc_source_text_scan(const char *text, size_t size, const char **time_mac
 		while (j < size && text[j] != close && text[j] != '\n')
 			j++;
 		if (j < size && text[j] == close && j > start) {
-			char *name = strndup(text + start, j - start);
-			if (!name)
+			/* Not strndup: the text is not a C string, and ASan's
+			 * strndup reads the byte after n looking for its end. */
+			char *name = malloc(j - start + 1);
+			if (!name) {
 				has_include->failed = true;
-			else
+			} else {
+				memcpy(name, text + start, j - start);
+				name[j - start] = '\0';
 				gpucc_strlist_push_new(has_include, name);
+			}
 			free(name);
 		}
 	}
