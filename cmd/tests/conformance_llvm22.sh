@@ -72,7 +72,7 @@ hip_pair() {
 	local name=$1 src=$2 proc=$3 base=$1.$3 wave=32
 	case $proc in gfx9*) wave=64 ;; esac
 	local hip=("$CONF_CLANG" -fno-crash-diagnostics -x hip -std=c++17 -D__HIP_PLATFORM_AMD__ --offload-arch="$proc"
-	           -D__AMDGCN_WAVEFRONT_SIZE=$wave --cuda-device-only -O2 -Wno-unused-command-line-argument)
+	           "-D__AMDGCN_WAVEFRONT_SIZE=$wave" --cuda-device-only -O2 -Wno-unused-command-line-argument)
 	"${hip[@]}" -Xclang -disable-llvm-passes -nogpulib -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
 		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
 	local e2e=(--rocm-device-lib-path="$CONF_ROCM" -Xclang -mlink-builtin-bitcode -Xclang "$CONF_ROCM/hip.bc"
