@@ -82,10 +82,11 @@ CONF_T0=$SECONDS
 conf_init() {
 	command -v python3 >/dev/null || fail "python3 is needed to read --json output"
 	command -v "$CONF_CLANG" >/dev/null || skip "no $CONF_CLANG here: the $1 conformance suite needs clang-$CONF_LLVM to compile its sources (scripts/setup installs it)"
-	local tool
-	for tool in llvm-as llvm-readelf ld.lld; do
+	local tool package
+	for tool in llvm-as:llvm llvm-readelf:llvm ld.lld:lld; do
+		package=${tool#*:} tool=${tool%:*}
 		command -v "$tool-$CONF_LLVM" >/dev/null ||
-			skip "no $tool-$CONF_LLVM here (${tool%%.*}-$CONF_LLVM; scripts/setup installs it)"
+			skip "no $tool-$CONF_LLVM here ($package-$CONF_LLVM; scripts/setup installs it)"
 	done
 	mkdir -p ir ref log skip
 	: > pairs
