@@ -2,7 +2,15 @@
 # tests, conformance_hip.sh, conformance_cuda.sh and conformance_opencl.sh,
 # which compile real device code (testdata/conformance/) with clang-19 and
 # hold what `gpucc compile` makes of clang's IR against clang's own
-# end-to-end build of the same source.
+# end-to-end build of the same source, and by conformance_llvm22.sh, which
+# does the same with clang-22 and LLVM 22 for the processors only LLVM 22
+# knows.
+#
+# The LLVM the suite is held against is CONF_LLVM (19 unless the test sets
+# it before sourcing this file): its backend compiles every job (use_llvm),
+# its clang (CONF_CLANG, default clang-CONF_LLVM) makes the IR and the
+# reference, and its llvm-as, llvm-readelf and ld.lld are the tools.  Below,
+# "clang-19" is that clang.
 #
 # The IR gpucc is fed, and why.  clang's end-to-end device build runs its
 # front end at -O2, links the device libraries (-mlink-builtin-bitcode:
@@ -59,35 +67,41 @@
 # (the modules gpucc gets), ref/NAME.PROC.{hsaco,ptx} (clang's end-to-end
 # build), log/ (clang's messages), skip/NAME.PROC (a refusal's reason).
 
-# The suites hold gpucc against clang-19's build: LLVM 19's backend
-# compiles (a newer one, chosen by default, schedules differently).
-use_llvm 19 "the suites are held against clang-19's build"
+# The suites hold gpucc against clang-CONF_LLVM's build: that LLVM's
+# backend compiles (a newer one, chosen by default, schedules differently).
+: "${CONF_LLVM:=19}"
+use_llvm "$CONF_LLVM" "the suite is held against clang-$CONF_LLVM's build"
 
 # The clang the suites run (CONF_CLANG; not CLANG, which scripts/test reads
 # as its own switch for the clang-19 build and leaves in the environment).
-: "${CONF_CLANG:=clang-19}"
+: "${CONF_CLANG:=clang-$CONF_LLVM}"
 CONF=$TESTDATA/conformance
 CONF_JOBS=${CONF_JOBS:-2}
 CONF_T0=$SECONDS
 
 conf_init() {
 	command -v python3 >/dev/null || fail "python3 is needed to read --json output"
-	command -v "$CONF_CLANG" >/dev/null || skip "no $CONF_CLANG here: the $1 conformance suite needs clang-19 to compile its sources (scripts/setup installs it)"
-	command -v llvm-as-19 >/dev/null || skip "no llvm-as-19 here (llvm-19; scripts/setup installs it)"
-	command -v llvm-readelf-19 >/dev/null || skip "no llvm-readelf-19 here (llvm-19; scripts/setup installs it)"
-	command -v ld.lld-19 >/dev/null || skip "no ld.lld-19 here (lld-19; scripts/setup installs it)"
+	command -v "$CONF_CLANG" >/dev/null || skip "no $CONF_CLANG here: the $1 conformance suite needs clang-$CONF_LLVM to compile its sources (scripts/setup installs it)"
+	local tool package
+	for tool in llvm-as:llvm llvm-readelf:llvm ld.lld:lld; do
+		package=${tool#*:} tool=${tool%:*}
+		command -v "$tool-$CONF_LLVM" >/dev/null ||
+			skip "no $tool-$CONF_LLVM here ($package-$CONF_LLVM; scripts/setup installs it)"
+	done
 	mkdir -p ir ref log skip
 	: > pairs
 	PTXAS=${CUDA_PATH:-/usr/local/cuda}/bin/ptxas
 	[ -x "$PTXAS" ] || PTXAS=$(command -v ptxas || true)
-	export CONF_CLANG CONF PTXAS
+	export CONF_CLANG CONF_LLVM CONF PTXAS
 }
 
-# The ROCm device libraries, as a directory clang-19 accepts for every AMD
-# target of the suite: Debian's files, plus oclc_isa_version_NNN.bc for
-# the processors it has none for (gfx942, gfx11, gfx12), each the one
-# constant __oclc_ISA_version = major*1000 + minor*100 + stepping, as ROCm
-# writes it.  Sets ROCM_LIBS (Debian's) and CONF_ROCM (the directory).
+# The ROCm device libraries, as a directory clang accepts for every AMD
+# target of the suites: Debian's files, plus oclc_isa_version_NNN.bc for
+# the processors it has none for (gfx942, gfx950, gfx11, gfx12), each the
+# one constant __oclc_ISA_version = major*1000 + minor*100 + stepping, as
+# ROCm writes it, and oclc_abi_version_600.bc (ROCm 6.3's, the constant
+# __oclc_ABI_version = 600), which clang-22's driver links for code object
+# v6, its default.  Sets ROCM_LIBS (Debian's) and CONF_ROCM (the directory).
 conf_rocm_library_dir() {
 	ROCM_LIBS=${GPUCC_ROCM_DEVICE_LIBS:-/usr/lib/x86_64-linux-gnu/amdgcn/bitcode}
 	[ -f "$ROCM_LIBS/ocml.bc" ] && [ -f "$ROCM_LIBS/hip.bc" ] ||
@@ -96,13 +110,16 @@ conf_rocm_library_dir() {
 	mkdir -p "$CONF_ROCM"
 	ln -s "$ROCM_LIBS"/*.bc "$CONF_ROCM"/ || fail "cannot link the ROCm device libraries"
 	local p v
-	for p in 942:9402 1100:11000 1101:11001 1200:12000 1201:12001; do
-		v=${p#*:} p=${p%%:*}
-		[ -e "$CONF_ROCM/oclc_isa_version_$p.bc" ] && continue
+	for p in isa:942:9402 isa:950:9500 isa:1100:11000 isa:1101:11001 isa:1151:11501 \
+		isa:1200:12000 isa:1201:12001 isa:1250:12500 abi:600:600; do
+		v=${p##*:} p=${p%:*}
+		local name=oclc_${p%%:*}_version_${p#*:} symbol=__oclc_ISA_version
+		[ "${p%%:*}" = abi ] && symbol=__oclc_ABI_version
+		[ -e "$CONF_ROCM/$name.bc" ] && continue
 		printf '%s\n%s\n' 'target triple = "amdgcn-amd-amdhsa"' \
-			"@__oclc_ISA_version = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 $v, align 4" \
-			> "isa_$p.ll"
-		llvm-as-19 "isa_$p.ll" -o "$CONF_ROCM/oclc_isa_version_$p.bc" || fail "llvm-as-19 failed on isa_$p.ll"
+			"@$symbol = linkonce_odr protected local_unnamed_addr addrspace(4) constant i32 $v, align 4" \
+			> "$name.ll"
+		"llvm-as-$CONF_LLVM" "$name.ll" -o "$CONF_ROCM/$name.bc" || fail "llvm-as-$CONF_LLVM failed on $name.ll"
 	done
 	export ROCM_LIBS CONF_ROCM
 }
@@ -117,7 +134,7 @@ conf_add() {
 conf_skip() {
 	local reason
 	reason=$(grep -m1 'error:' "$3" || head -n1 "$3")
-	echo "${reason:-clang-19 failed without a message}" > "skip/$1.$2"
+	echo "${reason:-$CONF_CLANG failed without a message}" > "skip/$1.$2"
 	rm -f "ir/$1.$2.ir.bc" "ir/$1.$2.o2.bc"
 }
 
@@ -133,8 +150,8 @@ conf_clang_all() {
 	# shellcheck disable=SC2163 # exports the function that $1 names
 	export -f "$1" conf_skip conf_libraries_of
 	# shellcheck disable=SC2016
-	xargs -P "$CONF_JOBS" -L 1 bash -c '"$0" "$@"' "$1" < pairs || fail "running clang-19 failed"
-	echo "clang-19: $(wc -l < pairs) (unit, processor) pairs in $((SECONDS - t0)) s"
+	xargs -P "$CONF_JOBS" -L 1 bash -c '"$0" "$@"' "$1" < pairs || fail "running $CONF_CLANG failed"
+	echo "$CONF_CLANG: $(wc -l < pairs) (unit, processor) pairs in $((SECONDS - t0)) s"
 }
 
 # conf_report_skips 'NAME PROC PATTERN'...: every refusal must be listed,
@@ -149,17 +166,17 @@ conf_report_skips() {
 		for expected in "$@"; do
 			read -r e_name e_proc e_pattern <<< "$expected"
 			[ "$e_name" = "$name" ] && [ "$e_proc" = "$proc" ] || continue
-			grep -Eq -e "$e_pattern" "$f" || fail "clang-19 refuses $name for $proc, but not for the expected reason ($e_pattern): $(cat "$f")"
+			grep -Eq -e "$e_pattern" "$f" || fail "$CONF_CLANG refuses $name for $proc, but not for the expected reason ($e_pattern): $(cat "$f")"
 			found=1
 		done
-		[ -n "$found" ] || { cat "log/$name.$proc".* >&2; fail "clang-19 cannot build $name for $proc: $(cat "$f")"; }
-		echo "SKIPPED: $name for $proc: clang-19 refuses it: $(cat "$f")"
+		[ -n "$found" ] || { cat "log/$name.$proc".* >&2; fail "$CONF_CLANG cannot build $name for $proc: $(cat "$f")"; }
+		echo "SKIPPED: $name for $proc: $CONF_CLANG refuses it: $(cat "$f")"
 		CONF_SKIPPED=$((CONF_SKIPPED + 1))
 	done
 	for expected in "$@"; do
 		read -r e_name e_proc e_pattern <<< "$expected"
 		[ -e "skip/$e_name.$e_proc" ] ||
-			echo "note: clang-19 now builds $e_name for $e_proc, which it used to refuse; compared like the others"
+			echo "note: $CONF_CLANG now builds $e_name for $e_proc, which it used to refuse; compared like the others"
 	done
 }
 
@@ -203,11 +220,13 @@ conf_gpucc() {
 # How many of those agree is printed, not required.
 conf_check() {
 	local t0=$SECONDS
-	CONF_SKIPPED=${CONF_SKIPPED:-0} GPUCC="$GPUCC" python3 - <<'PY' || fail "gpucc's build differs from clang-19's (above)"
+	CONF_SKIPPED=${CONF_SKIPPED:-0} GPUCC="$GPUCC" python3 - <<'PY' || fail "gpucc's build differs from $CONF_CLANG's (above)"
 import concurrent.futures, json, os, re, subprocess, sys
 
 gpucc = os.environ["GPUCC"]
 ptxas = os.environ.get("PTXAS", "")
+clang = os.environ["CONF_CLANG"]
+readelf = "llvm-readelf-" + os.environ["CONF_LLVM"]
 targets = os.environ["CONF_TARGETS"].split()
 problems = []
 
@@ -251,9 +270,9 @@ if len(listed) != want_compiled:
 
 # ---- clang's side ------------------------------------------------------------
 def notes(path):
-    """llvm-readelf-19 --notes of a code object: target, version, and each
+    """llvm-readelf --notes of a code object: target, version, and each
     kernel's top-level fields (the lines indented by four spaces)."""
-    p = run(["llvm-readelf-19", "--notes", path])
+    p = run([readelf, "--notes", path])
     if p.returncode:
         return None, p.stderr.strip()
     out = {"kernels": {}, "target": None, "version": []}
@@ -350,12 +369,12 @@ def check(entry):
     if proc.startswith("gfx"):
         ref, err = notes(f"ref/{unit}.{proc}.hsaco")
         if ref is None:
-            return [f"{where}: llvm-readelf-19 rejects clang's code object: {err}"]
+            return [f"{where}: {readelf} rejects clang's code object: {err}"]
         if "hsaco" not in parts or not parts["hsaco"]:
             return [f"{where}: no code object in the entry ({sorted(parts)})"]
         got, err = notes(parts["hsaco"])
         if got is None:
-            return [f"{where}: llvm-readelf-19 rejects gpucc's code object: {err}"]
+            return [f"{where}: {readelf} rejects gpucc's code object: {err}"]
         if got["target"] != ref["target"]:
             msgs.append(f"{where}: amdhsa.target {got['target']}, clang's {ref['target']}")
         if got["version"] != ref["version"]:
@@ -436,7 +455,7 @@ with concurrent.futures.ThreadPoolExecutor(int(os.environ.get("CONF_JOBS", "2"))
             problem(msg)
 
 kernels = sum(len(e["kernels"]) for e in listed)
-print(f"compared: {len(listed)} entries ({kernels} kernels) with clang-19's build; "
+print(f"compared: {len(listed)} entries ({kernels} kernels) with {clang}'s build; "
       f"{os.environ['CONF_SKIPPED']} (unit, processor) pairs skipped"
       + ("" if ptxas else "; no ptxas here: ptxas checks skipped"))
 print(f"o2 variant (optimised twice; not required): {o2_kernels[0] - len(o2_differ)} of {o2_kernels[0]} "

@@ -1,0 +1,167 @@
+# cmd/tests/conformance_llvm22.sh -- the conformance suites' HIP, CUDA and
+# OpenCL C units (testdata/conformance/) for the processors only LLVM 22
+# knows: sm_100, sm_103, sm_120, sm_121, gfx950, gfx1151, gfx1201 and
+# gfx1250, the IR made by clang-22, compiled by gpucc's LLVM 22 backend with
+# default options, and held against clang-22's own end-to-end build as
+# conformance_lib.sh holds LLVM 19's against clang-19's (CONF_LLVM=22):
+# kernel names and AMD kernel descriptors equal clang-22's, ptxas accepts
+# the PTX and its resource counts equal ptxas's of clang-22's PTX.  Every
+# pair of the three languages goes into ONE `gpucc compile`.
+#
+# What clang-22 needs here, beside what the LLVM 19 suites give clang-19:
+#   HIP      -D__AMDGCN_WAVEFRONT_SIZE=64 (32 on the wave32 gfx11 and gfx12
+#            processors): clang 20 removed the macro HIP 5.2's headers read.
+#            Its build links hip.bc itself (-Xclang -mlink-builtin-bitcode):
+#            clang-22's driver links only ROCm 6's libraries, and HIP 5.2's
+#            __syncthreads calls __atomic_work_item_fence, which only hip.bc
+#            defines.  Code object v6, clang-22's default; its driver links
+#            oclc_abi_version_600, written into the library directory
+#            (conf_rocm_library_dir), gpucc oclc_abi_version_500.
+#   CUDA     as clang-19 (CUDA 13 is newer than clang-22 knows too).
+#   OpenCL C -mcode-object-version=5 for AMD, in the IR and the reference:
+#            libclc-19's AMD library (Debian's libclc-22 conflicts with
+#            libclc-19) is code object v5 and links into no v6 module
+#            ("linking module flags 'amdhsa_code_object_version': IDs have
+#            conflicting values"), as gpucc's own OpenCL C compiles assume.
+#
+# Which pairs: to keep the suite's time (docs/testing.md), the small units
+# (HIP and CUDA kernels, cooperative groups, OpenCL C kernels) run for every
+# processor of their vendor; the header-heavy CUDA units, CUB (cub_block)
+# and Thrust (thrust_device), for one processor each of the two families
+# (sm_100 and sm_120: sm_103 and sm_121 are the same code generator with a
+# newer PTX ISA); rocPRIM and rocRAND for every AMD processor, since clang-22
+# refuses them in the front end (HIP 5.2's amd_hip_fp16.h calls
+# __llvm_amdgcn_rcp_f16, a builtin clang 20 removed), which costs little
+# and is listed as skipped with that reason.  The sources' own `gpucc
+# compile` (conf_sources) is left to the LLVM 19 suites: a HIP source
+# compiles as code object v4 or v5 (--code-object), not as clang-22's v6.
+# Skipped, saying why, without LLVM 22's backend, clang-22, or a CUDA
+# toolkit (the NVIDIA pairs only).
+CONF_LLVM=22
+. "$SRCROOT/cmd/tests/lib.sh"
+. "$SRCROOT/cmd/tests/conformance_lib.sh"
+
+conf_init llvm22
+conf_rocm_library_dir
+[ -f /usr/include/hip/hip_runtime.h ] || skip "no HIP headers in /usr/include/hip (libamdhip64-dev; scripts/setup installs it)"
+[ -f /usr/include/rocprim/rocprim.hpp ] || skip "no rocPRIM headers (librocprim-dev; scripts/setup installs it)"
+[ -f /usr/include/rocrand/rocrand_kernel.h ] || skip "no rocRAND headers (librocrand-dev; scripts/setup installs it)"
+CLC=${GPUCC_LIBCLC_DIR:-/usr/lib/clc}
+[ -f "$CLC/amdgcn--amdhsa.bc" ] && [ -f "$CLC/nvptx64--nvidiacl.bc" ] ||
+	skip "no libclc in '$CLC' (libclc-19; scripts/setup installs it)"
+
+AMD="gfx950 gfx1151 gfx1201 gfx1250"
+NVIDIA="sm_100 sm_103 sm_120 sm_121"
+CUDA=${CUDA_PATH:-/usr/local/cuda}
+CCCL=$CUDA/include/cccl
+[ -f "$CCCL/cub/cub.cuh" ] || CCCL=$CUDA/include
+if [ -f "$CUDA/include/cuda_runtime.h" ] && [ -f "$CCCL/cub/cub.cuh" ] && [ -n "$PTXAS" ]; then
+	TARGETS="$AMD $NVIDIA"
+else
+	echo "SKIPPED: the NVIDIA pairs: no CUDA toolkit with headers, CUB and ptxas in '$CUDA' (set CUDA_PATH; it is not in Debian's archive)"
+	TARGETS=$AMD
+fi
+mkdir -p stub
+[ -f "$CUDA/include/texture_fetch_functions.h" ] || : > stub/texture_fetch_functions.h
+export CLC CUDA CCCL STUB=$PWD/stub
+
+# Each pair is named LANGUAGE-UNIT: the units of two languages share names.
+
+# hip_pair NAME SOURCE PROC: as conformance_hip.sh's, for clang-22.
+hip_pair() {
+	local name=$1 src=$2 proc=$3 base=$1.$3 wave=32
+	case $proc in gfx9*) wave=64 ;; esac
+	local hip=("$CONF_CLANG" -fno-crash-diagnostics -x hip -std=c++17 -D__HIP_PLATFORM_AMD__ --offload-arch="$proc"
+	           "-D__AMDGCN_WAVEFRONT_SIZE=$wave" --cuda-device-only -O2 -Wno-unused-command-line-argument)
+	"${hip[@]}" -Xclang -disable-llvm-passes -nogpulib -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
+		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
+	local e2e=(--rocm-device-lib-path="$CONF_ROCM" -Xclang -mlink-builtin-bitcode -Xclang "$CONF_ROCM/hip.bc"
+	           -c --no-gpu-bundle-output)
+	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" 2> "log/$base.ref" ||
+		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
+	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" -### 2> "log/$base.driver" || return 1
+	# shellcheck disable=SC2046
+	"$CONF_CLANG" -fno-crash-diagnostics -x ir --target=amdgcn-amd-amdhsa -mcpu="$proc" -nogpulib -O2 \
+		-mllvm -amdgpu-internalize-symbols $(conf_libraries_of "log/$base.driver") \
+		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
+		{ cat "log/$base.o2" >&2; echo "$CONF_CLANG -x ir failed on ir/$base.ir.bc" >&2; return 1; }
+}
+
+# cuda_pair NAME SOURCE PROC: as conformance_cuda.sh's, for clang-22.
+cuda_pair() {
+	local name=$1 src=$2 proc=$3 base=$1.$3
+	local cuda=("$CONF_CLANG" -fno-crash-diagnostics -x cuda -std=c++17 --cuda-path="$CUDA" -Wno-unknown-cuda-version
+	            -isystem "$STUB" -isystem "$CCCL" --cuda-gpu-arch="$proc" --cuda-device-only -O2)
+	"${cuda[@]}" -Xclang -disable-llvm-passes -nocudalib -Xclang -target-sdk-version=12.5 \
+		-emit-llvm -c "$src" -o "ir/$base.ir.bc" 2> "log/$base.ir" ||
+		{ conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
+	"${cuda[@]}" -S "$src" -o "ref/$base.ptx" 2> "log/$base.ref" ||
+		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
+	"${cuda[@]}" -S "$src" -o "ref/$base.ptx" -### 2> "log/$base.driver" || return 1
+	# shellcheck disable=SC2046
+	"$CONF_CLANG" -fno-crash-diagnostics -x ir --target=nvptx64-nvidia-cuda -march="$proc" -nogpulib -O2 \
+		$(conf_libraries_of "log/$base.driver") \
+		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
+		{ cat "log/$base.o2" >&2; echo "$CONF_CLANG -x ir failed on ir/$base.ir.bc" >&2; return 1; }
+}
+
+# opencl_pair NAME SOURCE PROC: as conformance_opencl.sh's, for clang-22,
+# AMD at code object v5 (above).
+opencl_pair() {
+	local name=$1 src=$2 proc=$3 base=$1.$3 triple lib ref
+	case $proc in
+	gfx*) triple=(--target=amdgcn-amd-amdhsa -mcpu="$proc" -mcode-object-version=5) lib=$CLC/amdgcn--amdhsa.bc
+	      ref=(-o "ref/$base.hsaco") ;;
+	*) triple=(--target=nvptx64-nvidia-cuda -march="$proc") lib=$CLC/nvptx64--nvidiacl.bc ref=(-S -o "ref/$base.ptx") ;;
+	esac
+	local cl=("$CONF_CLANG" -fno-crash-diagnostics -x cl -cl-std=CL1.2 "${triple[@]}" --cuda-path="$CUDA" -nogpulib -O2
+	          -Wno-unused-command-line-argument)
+	local libclc=(-Xclang -mlink-builtin-bitcode -Xclang "$lib")
+	"${cl[@]}" -Xclang -disable-llvm-passes -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
+		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
+	"${cl[@]}" "${libclc[@]}" "$src" "${ref[@]}" 2> "log/$base.ref" ||
+		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
+	"$CONF_CLANG" -fno-crash-diagnostics -x ir "${triple[@]}" -nogpulib -O2 "${libclc[@]}" \
+		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
+		{ cat "log/$base.o2" >&2; echo "$CONF_CLANG -x ir failed on ir/$base.ir.bc" >&2; return 1; }
+}
+
+# llvm22_pair NAME SOURCE PROC: the language's pair function (run by xargs).
+llvm22_pair() {
+	case $1 in
+	hip-*) hip_pair "$@" ;;
+	cuda-*) cuda_pair "$@" ;;
+	*) opencl_pair "$@" ;;
+	esac
+}
+export -f hip_pair cuda_pair opencl_pair
+
+for proc in $TARGETS; do
+	case $proc in
+	gfx*)
+		for unit in kernels rocprim_block rocrand_generators; do
+			conf_add "hip-$unit" "$CONF/hip/$unit.hip" "$proc"
+		done ;;
+	*)
+		units="kernels cooperative_groups"
+		case $proc in sm_100 | sm_120) units="$units cub_block thrust_device" ;; esac
+		for unit in $units; do
+			conf_add "cuda-$unit" "$CONF/cuda/$unit.cu" "$proc"
+		done ;;
+	esac
+	conf_add opencl-kernels "$CONF/opencl/kernels.cl" "$proc"
+done
+conf_clang_all llvm22_pair
+
+fp16="undeclared identifier '__llvm_amdgcn_rcp_f16'"
+expected=()
+for proc in $AMD; do
+	expected+=("hip-rocprim_block $proc $fp16" "hip-rocrand_generators $proc $fp16")
+done
+# libclc-19's barrier waits with s_waitcnt, which gfx1250 does not have.
+expected+=("opencl-kernels gfx1250 Cannot select: intrinsic %llvm\.amdgcn\.s\.waitcnt")
+conf_report_skips "${expected[@]}"
+
+# shellcheck disable=SC2086
+conf_gpucc $TARGETS
+conf_check
