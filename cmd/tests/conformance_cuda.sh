@@ -46,30 +46,13 @@ export CUDA CCCL STUB=$PWD/stub
 
 TARGETS="sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a"
 
-# cuda_pair NAME SOURCE PROC: the three builds of one pair (run by xargs).
-cuda_pair() {
-	local name=$1 src=$2 proc=$3 base=$1.$3
-	local cuda=("$CONF_CLANG" -fno-crash-diagnostics -x cuda -std=c++17 --cuda-path="$CUDA" -Wno-unknown-cuda-version
-	            -isystem "$STUB" -isystem "$CCCL" --cuda-gpu-arch="$proc" --cuda-device-only -O2)
-	"${cuda[@]}" -Xclang -disable-llvm-passes -nocudalib -Xclang -target-sdk-version=12.5 \
-		-emit-llvm -c "$src" -o "ir/$base.ir.bc" 2> "log/$base.ir" ||
-		{ conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
-	"${cuda[@]}" -S "$src" -o "ref/$base.ptx" 2> "log/$base.ref" ||
-		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
-	"${cuda[@]}" -S "$src" -o "ref/$base.ptx" -### 2> "log/$base.driver" || return 1
-	# shellcheck disable=SC2046
-	"$CONF_CLANG" -fno-crash-diagnostics -x ir --target=nvptx64-nvidia-cuda -march="$proc" -nogpulib -O2 \
-		$(conf_libraries_of "log/$base.driver") \
-		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
-		{ cat "log/$base.o2" >&2; echo "clang-19 -x ir failed on ir/$base.ir.bc" >&2; return 1; }
-}
 
 for proc in $TARGETS; do
 	for unit in kernels cub_block thrust_device cooperative_groups; do
 		conf_add "$unit" "$CONF/cuda/$unit.cu" "$proc"
 	done
 done
-conf_clang_all cuda_pair
+conf_clang_all conf_cuda_pair
 conf_report_skips
 
 # shellcheck disable=SC2086

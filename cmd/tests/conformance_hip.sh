@@ -39,30 +39,13 @@ conf_rocm_library_dir
 
 TARGETS="gfx90a gfx942 gfx1030 gfx1100 gfx1101 gfx1200 gfx1201"
 
-# hip_pair NAME SOURCE PROC: the three builds of one pair (run by xargs).
-hip_pair() {
-	local name=$1 src=$2 proc=$3 base=$1.$3
-	local hip=("$CONF_CLANG" -fno-crash-diagnostics -x hip -std=c++17 -D__HIP_PLATFORM_AMD__ --offload-arch="$proc"
-	           --cuda-device-only -O2 -Wno-unused-command-line-argument)
-	"${hip[@]}" -Xclang -disable-llvm-passes -nogpulib -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
-		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
-	local e2e=(--rocm-device-lib-path="$CONF_ROCM" -mcode-object-version=5 -c --no-gpu-bundle-output)
-	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" 2> "log/$base.ref" ||
-		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
-	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" -### 2> "log/$base.driver" || return 1
-	# shellcheck disable=SC2046
-	"$CONF_CLANG" -fno-crash-diagnostics -x ir --target=amdgcn-amd-amdhsa -mcpu="$proc" -nogpulib -O2 \
-		-mllvm -amdgpu-internalize-symbols $(conf_libraries_of "log/$base.driver") \
-		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
-		{ cat "log/$base.o2" >&2; echo "clang-19 -x ir failed on ir/$base.ir.bc" >&2; return 1; }
-}
 
 for proc in $TARGETS; do
 	for unit in kernels rocprim_block rocrand_generators; do
 		conf_add "$unit" "$CONF/hip/$unit.hip" "$proc"
 	done
 done
-conf_clang_all hip_pair
+conf_clang_all conf_hip_pair
 
 dpp="broadcasts are not supported on GFX10\+"
 conf_report_skips "rocprim_block gfx1100 $dpp" "rocprim_block gfx1101 $dpp" \

@@ -52,6 +52,9 @@
 #   conf_add NAME SOURCE PROC      queue one (unit, processor) pair
 #   conf_clang_all FUNC            run FUNC NAME SOURCE PROC for every pair,
 #                                  two at a time
+#   conf_cuda_pair, conf_hip_pair, conf_opencl_pair NAME SOURCE PROC
+#                                  each language's FUNC: the front end's
+#                                  IR, clang's own build, the O2 IR
 #   conf_skip NAME PROC LOGFILE    (in FUNC) record clang's refusal
 #   conf_report_skips 'NAME PROC PATTERN'...  print the skipped pairs; fail
 #                                  on one not listed or one whose reason
@@ -152,6 +155,75 @@ conf_clang_all() {
 	# shellcheck disable=SC2016
 	xargs -P "$CONF_JOBS" -L 1 bash -c '"$0" "$@"' "$1" < pairs || fail "running $CONF_CLANG failed"
 	echo "$CONF_CLANG: $(wc -l < pairs) (unit, processor) pairs in $((SECONDS - t0)) s"
+}
+
+# conf_cuda_pair NAME SOURCE PROC: the three builds of one pair (run by xargs,
+# conf_clang_all), for clang-$CONF_LLVM.
+conf_cuda_pair() {
+	local name=$1 src=$2 proc=$3 base=$1.$3
+	local cuda=("$CONF_CLANG" -fno-crash-diagnostics -x cuda -std=c++17 --cuda-path="$CUDA" -Wno-unknown-cuda-version
+	            -isystem "$STUB" -isystem "$CCCL" --cuda-gpu-arch="$proc" --cuda-device-only -O2)
+	"${cuda[@]}" -Xclang -disable-llvm-passes -nocudalib -Xclang -target-sdk-version=12.5 \
+		-emit-llvm -c "$src" -o "ir/$base.ir.bc" 2> "log/$base.ir" ||
+		{ conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
+	"${cuda[@]}" -S "$src" -o "ref/$base.ptx" 2> "log/$base.ref" ||
+		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
+	"${cuda[@]}" -S "$src" -o "ref/$base.ptx" -### 2> "log/$base.driver" || return 1
+	# shellcheck disable=SC2046
+	"$CONF_CLANG" -fno-crash-diagnostics -x ir --target=nvptx64-nvidia-cuda -march="$proc" -nogpulib -O2 \
+		$(conf_libraries_of "log/$base.driver") \
+		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
+		{ cat "log/$base.o2" >&2; echo "$CONF_CLANG -x ir failed on ir/$base.ir.bc" >&2; return 1; }
+}
+
+# conf_hip_pair NAME SOURCE PROC: the three builds of one pair (run by xargs,
+# conf_clang_all), for clang-$CONF_LLVM.
+conf_hip_pair() {
+	local name=$1 src=$2 proc=$3 base=$1.$3 wave=32
+	# clang 20 dropped __AMDGCN_WAVEFRONT_SIZE, which HIP 5.2's headers use;
+	# clang-22's own driver links no hip.bc, and asks for code object v6.
+	case $proc in gfx9*) wave=64 ;; esac
+	local newer=()
+	[ "$CONF_LLVM" -lt 20 ] || newer=("-D__AMDGCN_WAVEFRONT_SIZE=$wave")
+	local hip=("$CONF_CLANG" -fno-crash-diagnostics -x hip -std=c++17 -D__HIP_PLATFORM_AMD__ --offload-arch="$proc"
+	           "${newer[@]}" --cuda-device-only -O2 -Wno-unused-command-line-argument)
+	"${hip[@]}" -Xclang -disable-llvm-passes -nogpulib -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
+		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
+	local e2e=(--rocm-device-lib-path="$CONF_ROCM" -mcode-object-version=5 -c --no-gpu-bundle-output)
+	[ "$CONF_LLVM" -lt 20 ] ||
+		e2e=(--rocm-device-lib-path="$CONF_ROCM" -Xclang -mlink-builtin-bitcode -Xclang "$CONF_ROCM/hip.bc"
+		     -c --no-gpu-bundle-output)
+	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" 2> "log/$base.ref" ||
+		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
+	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" -### 2> "log/$base.driver" || return 1
+	# shellcheck disable=SC2046
+	"$CONF_CLANG" -fno-crash-diagnostics -x ir --target=amdgcn-amd-amdhsa -mcpu="$proc" -nogpulib -O2 \
+		-mllvm -amdgpu-internalize-symbols $(conf_libraries_of "log/$base.driver") \
+		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
+		{ cat "log/$base.o2" >&2; echo "$CONF_CLANG -x ir failed on ir/$base.ir.bc" >&2; return 1; }
+}
+
+# conf_opencl_pair NAME SOURCE PROC: the three builds of one pair (run by xargs,
+# conf_clang_all), for clang-$CONF_LLVM.
+conf_opencl_pair() {
+	local name=$1 src=$2 proc=$3 base=$1.$3 triple lib ref
+	case $proc in
+	gfx*) triple=(--target=amdgcn-amd-amdhsa -mcpu="$proc") lib=$CLC/amdgcn--amdhsa.bc ref=(-o "ref/$base.hsaco")
+	      # libclc-19 is code object v5, which clang-22 (v6 by default)
+	      # refuses to link into a v6 module.
+	      [ "$CONF_LLVM" -lt 20 ] || triple+=(-mcode-object-version=5) ;;
+	*) triple=(--target=nvptx64-nvidia-cuda -march="$proc") lib=$CLC/nvptx64--nvidiacl.bc ref=(-S -o "ref/$base.ptx") ;;
+	esac
+	local cl=("$CONF_CLANG" -fno-crash-diagnostics -x cl -cl-std=CL1.2 "${triple[@]}" --cuda-path="$CUDA" -nogpulib -O2
+	          -Wno-unused-command-line-argument)
+	local libclc=(-Xclang -mlink-builtin-bitcode -Xclang "$lib")
+	"${cl[@]}" -Xclang -disable-llvm-passes -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
+		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
+	"${cl[@]}" "${libclc[@]}" "$src" "${ref[@]}" 2> "log/$base.ref" ||
+		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
+	"$CONF_CLANG" -fno-crash-diagnostics -x ir "${triple[@]}" -nogpulib -O2 "${libclc[@]}" \
+		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
+		{ cat "log/$base.o2" >&2; echo "$CONF_CLANG -x ir failed on ir/$base.ir.bc" >&2; return 1; }
 }
 
 # conf_report_skips 'NAME PROC PATTERN'...: every refusal must be listed,

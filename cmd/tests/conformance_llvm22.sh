@@ -67,74 +67,18 @@ export CLC CUDA CCCL STUB=$PWD/stub
 
 # Each pair is named LANGUAGE-UNIT: the units of two languages share names.
 
-# hip_pair NAME SOURCE PROC: as conformance_hip.sh's, for clang-22.
-hip_pair() {
-	local name=$1 src=$2 proc=$3 base=$1.$3 wave=32
-	case $proc in gfx9*) wave=64 ;; esac
-	local hip=("$CONF_CLANG" -fno-crash-diagnostics -x hip -std=c++17 -D__HIP_PLATFORM_AMD__ --offload-arch="$proc"
-	           "-D__AMDGCN_WAVEFRONT_SIZE=$wave" --cuda-device-only -O2 -Wno-unused-command-line-argument)
-	"${hip[@]}" -Xclang -disable-llvm-passes -nogpulib -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
-		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
-	local e2e=(--rocm-device-lib-path="$CONF_ROCM" -Xclang -mlink-builtin-bitcode -Xclang "$CONF_ROCM/hip.bc"
-	           -c --no-gpu-bundle-output)
-	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" 2> "log/$base.ref" ||
-		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
-	"${hip[@]}" "${e2e[@]}" "$src" -o "ref/$base.hsaco" -### 2> "log/$base.driver" || return 1
-	# shellcheck disable=SC2046
-	"$CONF_CLANG" -fno-crash-diagnostics -x ir --target=amdgcn-amd-amdhsa -mcpu="$proc" -nogpulib -O2 \
-		-mllvm -amdgpu-internalize-symbols $(conf_libraries_of "log/$base.driver") \
-		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
-		{ cat "log/$base.o2" >&2; echo "$CONF_CLANG -x ir failed on ir/$base.ir.bc" >&2; return 1; }
-}
 
-# cuda_pair NAME SOURCE PROC: as conformance_cuda.sh's, for clang-22.
-cuda_pair() {
-	local name=$1 src=$2 proc=$3 base=$1.$3
-	local cuda=("$CONF_CLANG" -fno-crash-diagnostics -x cuda -std=c++17 --cuda-path="$CUDA" -Wno-unknown-cuda-version
-	            -isystem "$STUB" -isystem "$CCCL" --cuda-gpu-arch="$proc" --cuda-device-only -O2)
-	"${cuda[@]}" -Xclang -disable-llvm-passes -nocudalib -Xclang -target-sdk-version=12.5 \
-		-emit-llvm -c "$src" -o "ir/$base.ir.bc" 2> "log/$base.ir" ||
-		{ conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
-	"${cuda[@]}" -S "$src" -o "ref/$base.ptx" 2> "log/$base.ref" ||
-		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
-	"${cuda[@]}" -S "$src" -o "ref/$base.ptx" -### 2> "log/$base.driver" || return 1
-	# shellcheck disable=SC2046
-	"$CONF_CLANG" -fno-crash-diagnostics -x ir --target=nvptx64-nvidia-cuda -march="$proc" -nogpulib -O2 \
-		$(conf_libraries_of "log/$base.driver") \
-		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
-		{ cat "log/$base.o2" >&2; echo "$CONF_CLANG -x ir failed on ir/$base.ir.bc" >&2; return 1; }
-}
 
-# opencl_pair NAME SOURCE PROC: as conformance_opencl.sh's, for clang-22,
-# AMD at code object v5 (above).
-opencl_pair() {
-	local name=$1 src=$2 proc=$3 base=$1.$3 triple lib ref
-	case $proc in
-	gfx*) triple=(--target=amdgcn-amd-amdhsa -mcpu="$proc" -mcode-object-version=5) lib=$CLC/amdgcn--amdhsa.bc
-	      ref=(-o "ref/$base.hsaco") ;;
-	*) triple=(--target=nvptx64-nvidia-cuda -march="$proc") lib=$CLC/nvptx64--nvidiacl.bc ref=(-S -o "ref/$base.ptx") ;;
-	esac
-	local cl=("$CONF_CLANG" -fno-crash-diagnostics -x cl -cl-std=CL1.2 "${triple[@]}" --cuda-path="$CUDA" -nogpulib -O2
-	          -Wno-unused-command-line-argument)
-	local libclc=(-Xclang -mlink-builtin-bitcode -Xclang "$lib")
-	"${cl[@]}" -Xclang -disable-llvm-passes -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
-		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
-	"${cl[@]}" "${libclc[@]}" "$src" "${ref[@]}" 2> "log/$base.ref" ||
-		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
-	"$CONF_CLANG" -fno-crash-diagnostics -x ir "${triple[@]}" -nogpulib -O2 "${libclc[@]}" \
-		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
-		{ cat "log/$base.o2" >&2; echo "$CONF_CLANG -x ir failed on ir/$base.ir.bc" >&2; return 1; }
-}
 
 # llvm22_pair NAME SOURCE PROC: the language's pair function (run by xargs).
 llvm22_pair() {
 	case $1 in
-	hip-*) hip_pair "$@" ;;
-	cuda-*) cuda_pair "$@" ;;
-	*) opencl_pair "$@" ;;
+	hip-*) conf_hip_pair "$@" ;;
+	cuda-*) conf_cuda_pair "$@" ;;
+	*) conf_opencl_pair "$@" ;;
 	esac
 }
-export -f hip_pair cuda_pair opencl_pair
+export -f conf_hip_pair conf_cuda_pair conf_opencl_pair
 
 for proc in $TARGETS; do
 	case $proc in

@@ -40,31 +40,13 @@ else
 	echo "SKIPPED: the NVIDIA targets: clang-19 finds no CUDA toolkit in '$CUDA' (set CUDA_PATH), so its OpenCL IR asks for PTX ISA 4.2, which sm_75 and later lack"
 fi
 
-# opencl_pair NAME SOURCE PROC: the three builds of one pair (run by xargs).
-opencl_pair() {
-	local name=$1 src=$2 proc=$3 base=$1.$3 triple lib ref
-	case $proc in
-	gfx*) triple=(--target=amdgcn-amd-amdhsa -mcpu="$proc") lib=$CLC/amdgcn--amdhsa.bc ref=(-o "ref/$base.hsaco") ;;
-	*) triple=(--target=nvptx64-nvidia-cuda -march="$proc") lib=$CLC/nvptx64--nvidiacl.bc ref=(-S -o "ref/$base.ptx") ;;
-	esac
-	local cl=("$CONF_CLANG" -fno-crash-diagnostics -x cl -cl-std=CL1.2 "${triple[@]}" --cuda-path="$CUDA" -nogpulib -O2
-	          -Wno-unused-command-line-argument)
-	local libclc=(-Xclang -mlink-builtin-bitcode -Xclang "$lib")
-	"${cl[@]}" -Xclang -disable-llvm-passes -emit-llvm -c "$src" -o "ir/$base.ir.bc" \
-		2> "log/$base.ir" || { conf_skip "$name" "$proc" "log/$base.ir"; return 0; }
-	"${cl[@]}" "${libclc[@]}" "$src" "${ref[@]}" 2> "log/$base.ref" ||
-		{ conf_skip "$name" "$proc" "log/$base.ref"; return 0; }
-	"$CONF_CLANG" -fno-crash-diagnostics -x ir "${triple[@]}" -nogpulib -O2 "${libclc[@]}" \
-		-emit-llvm -c "ir/$base.ir.bc" -o "ir/$base.o2.bc" 2> "log/$base.o2" ||
-		{ cat "log/$base.o2" >&2; echo "clang-19 -x ir failed on ir/$base.ir.bc" >&2; return 1; }
-}
 
 for proc in $TARGETS; do
 	for unit in kernels; do
 		conf_add "$unit" "$CONF/opencl/$unit.cl" "$proc"
 	done
 done
-conf_clang_all opencl_pair
+conf_clang_all conf_opencl_pair
 conf_report_skips
 
 # shellcheck disable=SC2086
