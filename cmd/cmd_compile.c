@@ -68,6 +68,8 @@ static const cmd_option options[] = {
 	{"include", 0, "FILE", false, "sources: include FILE first (repeatable; -include too)"},
 	{"clang-arg", 0, "ARG", false, "sources: give clang ARG as well, after gpucc's own (repeatable)"},
 	{"clang", 0, "PATH", false, "sources: the clang 19 to run (default: clang-19 on PATH)"},
+	{"no-pch", 0, NULL, false,
+	 "sources: parse CUDA's runtime prelude in every unit, not once per run from a precompiled header"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing, change no cache (not with -o)"},
 	{"json", 0, NULL, false, "print a JSON summary of every job on stdout"},
@@ -523,6 +525,7 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE,
 		                 "bad cubin tool '%s': expected nvjitlink, ptxas or auto", value);
 	o.link_modules = cmd_flag(args, "link");
+	o.no_pch = cmd_flag(args, "no-pch");
 	o.keep_going = cmd_flag(args, "keep-going");
 	int zstd = 0;
 	if (cmd_flag(args, "zstd")) {

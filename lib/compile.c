@@ -191,9 +191,12 @@ int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
 		memcpy(&o, opts, offsetof(gpucc_compile_options, link_modules));
 	else if (opts && opts->version == 2) /* before sources */
 		memcpy(&o, opts, offsetof(gpucc_compile_options, clang));
+	else if (opts && opts->version == 3) /* before no_pch */
+		memcpy(&o, opts, offsetof(gpucc_compile_options, no_pch));
 	else if (opts)
 		o = *opts;
-	if (o.version != 1 && o.version != 2 && o.version != GPUCC_COMPILE_OPTIONS_VERSION)
+	if (o.version != 1 && o.version != 2 && o.version != 3 &&
+	    o.version != GPUCC_COMPILE_OPTIONS_VERSION)
 		return gpucc_error_set(GPUCC_EINVALID, "compile options of version %u, expected 1 to %d",
 		                       o.version, GPUCC_COMPILE_OPTIONS_VERSION);
 	if (o.opt_level < 0 || o.opt_level > 3)
@@ -1487,6 +1490,7 @@ static int expand_sources(gpucc_compile *c)
 		.fast_math = c->o.fast_math,
 		.ftz = c->o.ftz,
 		.relocatable = c->o.link_modules,
+		.no_pch = c->o.no_pch,
 		.identity = {{{0}}},
 		.clang = c->o.clang,
 		.args = c->o.clang_args,

@@ -153,6 +153,10 @@ typedef struct gpucc_compile_options {
 	                              "-std=" and "-cl-std=" go to the languages they
 	                              name (cl..: OpenCL C, else HIP and CUDA) */
 	size_t clang_arg_count;
+	/* Version 4: */
+	bool no_pch;               /* sources: no precompiled prelude (CUDA's runtime
+	                              wrapper, made once per run and group of units;
+	                              the IR is the same either way) */
 } gpucc_compile_options;
 
 /* The language of a source file (gpucc_compile_add_source). */
@@ -167,9 +171,9 @@ typedef enum gpucc_source_language {
  * that job (GPUCC_ECOMPILE, "LLVM crashed (SIGABRT): ..."), not the caller. */
 #define GPUCC_DEFAULT_JOB_TIMEOUT 900
 
-/* Version 1 ends at progress_ctx, version 2 at keep_going;
- * gpucc_compile_new takes each. */
-#define GPUCC_COMPILE_OPTIONS_VERSION 3
+/* Version 1 ends at progress_ctx, version 2 at keep_going, version 3 at
+ * clang_arg_count; gpucc_compile_new takes each. */
+#define GPUCC_COMPILE_OPTIONS_VERSION 4
 
 /* Defaults: -O2, no fast-math, no FTZ, no debug info, the default code
  * object version, one thread per core, no cache, no writer. */
