@@ -1573,11 +1573,15 @@ static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglis
 	if (x->pch && gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
 	                                       s->arg_count))
 		*pch = gpucc_source_pch_get(x->pch, a->real, x->temp_dir);
-	if (*pch && (with = calloc(a->count + 5, sizeof *with)) != NULL) {
-		/* Its -include-pch before the unit's name ("--"); unkeyed. */
+	if (*pch && (with = calloc(a->count + 7, sizeof *with)) != NULL) {
+		/* Its -include-pch before the unit's name ("--"); unkeyed.  clang
+		 * checks the sizes and times of a PCH's system headers only when
+		 * asked to: a header changed since refuses the PCH. */
 		size_t k = 0;
 		for (size_t i = 0; i < a->count; i++) {
 			if (strcmp(a->real[i], "--") == 0) {
+				with[k++] = "-Xclang";
+				with[k++] = "-fmodules-validate-system-headers";
 				with[k++] = "-Xclang";
 				with[k++] = "-include-pch";
 				with[k++] = "-Xclang";
