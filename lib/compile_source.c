@@ -142,6 +142,8 @@ typedef struct context {
 	char *env_key;           /* the variables clang reads (clang_environment), as keyed */
 	long clock_granularity_ns;
 	gpucc_source_pch_set *pch; /* the run's precompiled preludes; NULL: none */
+	bool *shares_prelude;    /* a pair clang runs for has another of its language
+	                            and target: a PCH can pay for itself */
 } context;
 
 static char *string_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1570,8 +1572,9 @@ static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglis
 	const gpucc_source_settings *s = x->s;
 	*pch = NULL;
 	char **with = NULL;
-	if (x->pch && gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
-	                                       s->arg_count))
+	if (x->pch && x->shares_prelude && x->shares_prelude[p - x->pairs] &&
+	    gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
+	                             s->arg_count))
 		*pch = gpucc_source_pch_get(x->pch, a->real, x->temp_dir);
 	if (*pch && (with = calloc(a->count + 7, sizeof *with)) != NULL) {
 		/* Its -include-pch before the unit's name ("--"); unkeyed.  clang
@@ -2027,6 +2030,16 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 		}
 		misses = 0;
 	}
+	/* A PCH costs about one unit's prelude: only for a prelude that at
+	 * least two units of the run (one language, one target) share. */
+	x.shares_prelude = x.pch && misses > 1 ? calloc(count, sizeof *x.shares_prelude) : NULL;
+	for (size_t i = 0; x.shares_prelude && i < count; i++)
+		for (size_t j = i + 1; x.to_run[i] && j < count; j++)
+			if (x.to_run[j] && pairs[j].language == pairs[i].language &&
+			    strcmp(pairs[j].target_name, pairs[i].target_name) == 0) {
+				x.shares_prelude[i] = x.shares_prelude[j] = true;
+				break;
+			}
 	unsigned n = s->jobs ? s->jobs : 1;
 	if (n > misses)
 		n = (unsigned)misses;
@@ -2044,6 +2057,7 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 	free(x.names);
 	free(x.to_run);
 	gpucc_source_pch_set_free(x.pch);
+	free(x.shares_prelude);
 	if (x.temp_dir[0])
 		nftw(x.temp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	for (size_t i = 0; i < count; i++)

@@ -92,19 +92,29 @@ touch -r "$CUDA/include/cuda_runtime.h" toolkit/include/cuda_runtime.h
 cat > probe.cu <<'CU'
 __global__ void probe(float *out) { *out = GPUCC_PCH_PROBE; }
 CU
-CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch before -t sm_80 probe.cu
-[ "$(pch_count before)" = 1 ] || fail "probe.cu did not read the PCH"
+# A second unit: a run makes a PCH only for a prelude two units share.
+cat > partner.cu <<'CU'
+__global__ void partner(float *out) { *out = 1.0f; }
+CU
+CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch before -t sm_80 probe.cu partner.cu
+[ "$(pch_count before)" = 2 ] || fail "probe.cu did not read the PCH"
 # The same size and modification time: only the bytes differ.
 sed -i 's/GPUCC_PCH_PROBE 1.5f/GPUCC_PCH_PROBE 2.5f/' toolkit/include/cuda_runtime.h
 touch -r "$CUDA/include/cuda_runtime.h" toolkit/include/cuda_runtime.h
-CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch after -t sm_80 probe.cu
-[ "$(pch_count after)" = 1 ] || fail "probe.cu did not read the PCH after the header changed"
+CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch after -t sm_80 probe.cu partner.cu
+[ "$(pch_count after)" = 2 ] || fail "probe.cu did not read the PCH after the header changed"
 python3 - <<'PY' || fail "the edited runtime header gave the key of the old one"
 import json
-a = json.load(open("before.with.json"))["results"][0]["key"]
-b = json.load(open("after.with.json"))["results"][0]["key"]
-assert a != b, (a, b)
+key = lambda run: {r["module"]: r["key"] for r in json.load(open(run + ".with.json"))["results"]}
+a, b = key("before"), key("after")
+assert a["probe.cu"] != b["probe.cu"] and a["partner.cu"] == b["partner.cu"], (a, b)
 PY
+
+# A prelude no other unit of the run shares gets no PCH: it would cost
+# one more parse of the prelude than it saves.
+same_as_without_pch alone -t sm_80 probe.cu -DGPUCC_PCH_PROBE=1.0f
+[ "$(pch_count alone)" = 0 ] || fail "a run of one unit made a PCH"
+
 
 # ---- a PCH clang refuses is made again ----------------------------------------------
 # A clang that, right after it first makes a PCH, changes a header the PCH
