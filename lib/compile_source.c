@@ -1574,7 +1574,8 @@ static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglis
 	char **with = NULL;
 	if (x->pch && x->shares_prelude && x->shares_prelude[p - x->pairs] &&
 	    gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
-	                             s->arg_count))
+	                             s->arg_count) &&
+	    gpucc_source_pch_worth(p->data, p->size))
 		*pch = gpucc_source_pch_get(x->pch, a->real, x->temp_dir);
 	if (*pch && (with = calloc(a->count + 7, sizeof *with)) != NULL) {
 		/* Its -include-pch before the unit's name ("--"); unkeyed.  clang

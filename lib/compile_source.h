@@ -112,6 +112,12 @@ char *gpucc_source_pch_get(gpucc_source_pch_set *set, char *const *argv, const c
  * a PCH moves.  Conservative: it looks for that metadata kind's name
  * anywhere in the bitcode. */
 bool gpucc_source_pch_ir_trusted(const unsigned char *ir, size_t size);
+/* Whether a unit's text leaves its IR a chance of passing
+ * gpucc_source_pch_ir_trusted: not when it names inline assembly ("asm")
+ * or includes CUB, Thrust, cooperative groups, libcu++ or mma.h, all
+ * inline assembly, whose IR would be made twice.  A guess that only
+ * saves time: the IR is checked either way. */
+bool gpucc_source_pch_worth(const unsigned char *text, size_t size);
 /* A unit failed with the PCH at path and compiled without it: the group
  * makes a new one for its next unit, once. */
 void gpucc_source_pch_refused(gpucc_source_pch_set *set, const char *path);

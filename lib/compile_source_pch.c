@@ -15,15 +15,21 @@
  *
  * What holds, and why the rule is narrow (gpucc_source_pch_applies):
  *  - The bitcode is byte-identical to the compile without the PCH for
- *    CUDA, whose wrapper defines nothing a unit must emit (checked for
- *    every conformance unit and target by cmd/tests/compile_sources_pch.sh).
+ *    CUDA, whose wrapper defines nothing a unit must emit (checked against
+ *    --no-pch runs by cmd/tests/compile_sources_pch.sh).
  *    HIP's wrapper defines __cxa_pure_virtual and __cxa_deleted_virtual;
  *    clang 19 writes a PCH's extern "C" definitions in name order, so a
  *    unit read through one emits them swapped: another module, hence
  *    another key.  HIP units get no PCH.  OpenCL C has no such prelude.
- *  - Debug info names the PCH's types differently, relocatable device
- *    code names statics after the unit, and a -include of the user's would
- *    land in the PCH: none of those compiles uses one.
+ *  - IR with inline assembly names its source offsets (!srcloc), which a
+ *    PCH moves: the caller makes such IR again without the PCH
+ *    (gpucc_source_pch_ir_trusted), and a unit whose text shows inline
+ *    assembly, or a library made of it, is not tried with one
+ *    (gpucc_source_pch_worth).
+ *  - Debug info (DWARF of types read from a PCH), relocatable device code
+ *    (statics named after the unit) and a -include of the user's (which
+ *    would land in the PCH) are not shown to keep the IR: none of those
+ *    compiles uses one.
  *  - A PCH clang refuses (a header changed under it) fails the unit's
  *    compile: the caller compiles it again without one and reports it here
  *    (gpucc_source_pch_refused); a group refused twice in a run gets no PCH.
@@ -103,6 +109,26 @@ bool gpucc_source_pch_applies(gpucc_source_language language, bool debug_info, b
 		    strncmp(v, "-g", 2) == 0 || strcmp(v, "-fgpu-rdc") == 0)
 			return false;
 	}
+	return true;
+}
+
+static bool text_has(const unsigned char *text, size_t size, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (size_t i = 0; i + n <= size; i++)
+		if (text[i] == (unsigned char)needle[0] && memcmp(text + i, needle, n) == 0)
+			return true;
+	return false;
+}
+
+bool gpucc_source_pch_worth(const unsigned char *text, size_t size)
+{
+	/* Inline assembly of the unit's own, and the libraries made of it. */
+	static const char *const asm_heavy[] = {"asm", "<cub/", "\"cub/", "<thrust/", "\"thrust/",
+	                                        "cooperative_groups", "<cuda/", "\"cuda/", "mma.h"};
+	for (size_t i = 0; i < sizeof asm_heavy / sizeof asm_heavy[0]; i++)
+		if (text_has(text, size, asm_heavy[i]))
+			return false;
 	return true;
 }
 

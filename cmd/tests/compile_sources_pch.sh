@@ -5,7 +5,8 @@
 # this test (testdata/polybench_cuda/: no inline assembly, so they keep the
 # PCH's IR) for every target the CUDA conformance suite builds, and the
 # CUDA conformance units (CUB, Thrust, cooperative groups: inline assembly,
-# made again without the PCH) for sm_80 and sm_90a; HIP's kernels for
+# no PCH) for sm_80 and sm_90a, a unit whose IR made with the PCH names the
+# prelude's inline assembly (made again without it); HIP's kernels for
 # gfx90a (no PCH).  Then the runtime headers themselves change: a copied
 # toolkit whose cuda_runtime.h a unit's IR depends on, edited between runs
 # (same size, same mtime) gives the IR of the edited header, and a header
@@ -68,10 +69,18 @@ same_as_without_pch polybench $targets "$TESTDATA"/polybench_cuda/*.cu
 
 same_as_without_pch conformance -t sm_80 -t sm_90a "$TESTDATA"/conformance/cuda/*.cu
 # Their CUB, Thrust and cooperative groups code is inline assembly, whose
-# IR a PCH changes: made again without it.
+# IR a PCH changes: they do not read it.
 for unit in cub_block thrust_device cooperative_groups; do
 	! grep -q "^$unit.cu " conformance.pch || fail "$unit.cu kept IR made with the PCH"
 done
+# Inline assembly the unit's text does not show, from the prelude itself
+# (clang's __funnelshift_l): IR made with the PCH, found to name srcloc,
+# and made again without it.
+cat > rotate.cu <<'CU'
+__global__ void rotate(unsigned *out, unsigned s) { out[threadIdx.x] = __funnelshift_l(out[threadIdx.x], out[0], s); }
+CU
+same_as_without_pch rotate -t sm_80 rotate.cu "$TESTDATA/polybench_cuda/gemm.cu"
+[ "$(cat rotate.pch)" = "gemm.cu sm_80:ptx85" ] || { cat rotate.pch >&2; fail "rotate.cu kept IR made with the PCH, or gemm.cu read none"; }
 
 if [ -f /usr/include/hip/hip_runtime.h ]; then
 	same_as_without_pch hip -t gfx90a "$TESTDATA/conformance/hip/kernels.hip"

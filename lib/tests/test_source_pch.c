@@ -1,7 +1,7 @@
 /*
  * lib/tests/test_source_pch.c -- the run's precompiled preludes
  * (lib/compile_source_pch.c) without clang: which compiles may read one
- * (gpucc_source_pch_applies); one PCH per group of command lines, the
+ * (gpucc_source_pch_applies, gpucc_source_pch_worth); one PCH per group of command lines, the
  * unit's own arguments aside, made by the first caller and made again,
  * once, after clang refused it (gpucc_source_pch_get, _refused, with a
  * runner that stands in for clang); and the IR check that finds the
@@ -123,6 +123,16 @@ static void applies(void)
 	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, joined, 1));
 	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, imacros, 2));
 	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, debug, 1));
+
+	const char *plain = "__global__ void k(float *x) { x[0] = 1.0f; }\n";
+	const char *inline_asm = "__global__ void k(int *x) { asm(\"trap;\"); }\n";
+	const char *cub = "#include <cub/block/block_reduce.cuh>\n";
+	CHECK(gpucc_source_pch_worth((const unsigned char *)plain, strlen(plain)));
+	CHECK(!gpucc_source_pch_worth((const unsigned char *)inline_asm, strlen(inline_asm)));
+	CHECK(!gpucc_source_pch_worth((const unsigned char *)cub, strlen(cub)));
+	CHECK(gpucc_source_pch_worth((const unsigned char *)cub, 3)); /* "#in" */
+	const char *path = "// testdata/polybench_cuda/gemm.cu\n#include \"cuda_runtime.h\"\n";
+	CHECK(gpucc_source_pch_worth((const unsigned char *)path, strlen(path)));
 }
 
 /* ---- the IR check ---------------------------------------------------------- */
