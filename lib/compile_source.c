@@ -1558,6 +1558,19 @@ static void source_reads(context *x, const gpucc_depfile *deps, const gpucc_clan
 	gpucc_strlist_release(&absent);
 }
 
+/* clang -MD lists a PCH's headers before the unit itself: the unit first,
+ * as without one, so that the record is the same. */
+static void unit_first(gpucc_depfile *deps, const char *unit)
+{
+	for (size_t i = 1; i < deps->count; i++)
+		if (strcmp(deps->paths[i], unit) == 0) {
+			char *path = deps->paths[i];
+			memmove(deps->paths + 1, deps->paths, i * sizeof *deps->paths);
+			deps->paths[0] = path;
+			return;
+		}
+}
+
 /* clang for one pair, with the run's precompiled prelude when its group
  * may have one (lib/compile_source_pch.c): a compile that fails with it
  * runs again without, so that what fails, and what it says, is what it
@@ -1714,6 +1727,8 @@ static void compile_pair(context *x, size_t index)
 	char *dep_text = r->ir ? read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size) : NULL;
 	gpucc_depfile deps = {0};
 	bool have_deps = dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
+	if (have_deps && pch)
+		unit_first(&deps, a.real[a.count - 1]);
 	if (r->ir)
 		source_reads(x, have_deps ? &deps : NULL, &search, r);
 	if (r->ir && x->records_dir && x->records_writable) {

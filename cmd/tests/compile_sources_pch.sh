@@ -7,7 +7,8 @@
 # CUDA conformance units (CUB, Thrust, cooperative groups: inline assembly,
 # no PCH) for sm_80 and sm_90a, a unit whose IR made with the PCH names the
 # prelude's inline assembly (made again without it); HIP's kernels for
-# gfx90a (no PCH).  Then the runtime headers themselves change: a copied
+# gfx90a (no PCH).  The direct-mode records are those of compiles without
+# the PCH.  Then the runtime headers themselves change: a copied
 # toolkit whose cuda_runtime.h a unit's IR depends on, edited between runs
 # (same size, same mtime) gives the IR of the edited header, and a header
 # changed right after clang made the PCH (clang refuses that PCH) is a PCH
@@ -88,6 +89,23 @@ if [ -f /usr/include/hip/hip_runtime.h ]; then
 else
 	echo "no HIP headers in /usr/include/hip: the HIP case is skipped"
 fi
+
+# ---- the records are those of compiles without the PCH ------------------------
+# (clang lists the PCH's headers before the unit; the name of the run's
+# temporary directory, which the include search tried, aside).
+expect_exit 0 "$GPUCC" compile --cache records-with -t sm_80 "$TESTDATA"/polybench_cuda/gemm.cu \
+	"$TESTDATA"/polybench_cuda/jacobi.cu --json
+assert_grep "prelude precompiled" out
+expect_exit 0 "$GPUCC" compile --cache records-without --no-pch -t sm_80 "$TESTDATA"/polybench_cuda/gemm.cu \
+	"$TESTDATA"/polybench_cuda/jacobi.cu
+records=$(cd records-with/v1/sources && find . -name '*.record' | sort)
+[ "$(echo "$records" | wc -l)" = 2 ] || fail "expected 2 records, got: $records"
+for r in $records; do
+	[ -f "records-without/v1/sources/$r" ] || fail "no record $r without the PCH"
+	sed 's/gpucc-backend-[^/]*/TMP/' "records-with/v1/sources/$r" > with.record
+	sed 's/gpucc-backend-[^/]*/TMP/' "records-without/v1/sources/$r" > without.record
+	assert_same with.record without.record
+done
 
 # ---- a changed runtime header --------------------------------------------------
 # A toolkit of links to the real one but for include/cuda_runtime.h, a
