@@ -72,6 +72,8 @@ static const cmd_option options[] = {
 	{"include", 0, "FILE", false, "sources: include FILE first (repeatable; -include too)"},
 	{"clang-arg", 0, "ARG", false, "sources: give clang ARG as well, after gpucc's own (repeatable)"},
 	{"clang", 0, "PATH", false, "sources: the clang 19 to run (default: clang-19 on PATH; clang-22 for targets LLVM 19 does not know)"},
+	{"no-pch", 0, NULL, false,
+	 "sources: parse CUDA's runtime prelude in every unit, not once per run from a precompiled header"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing, change no cache (not with -o)"},
 	{"json", 0, NULL, false,
@@ -601,6 +603,7 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE,
 		                 "bad cubin tool '%s': expected nvjitlink, ptxas or auto", value);
 	o.link_modules = cmd_flag(args, "link");
+	o.no_pch = cmd_flag(args, "no-pch");
 	o.keep_going = cmd_flag(args, "keep-going");
 	int zstd = 0;
 	if (cmd_flag(args, "zstd")) {
@@ -896,6 +899,9 @@ const cmd_spec cmd_compile_spec = {
 		"Ctrl-C, SIGTERM or SIGHUP leaves no temporary file beside the image and none\n"
 		"in $TMPDIR.\n"
 		"Remote caches (--remote, $GPUCC_REMOTE): docs/remote-cache.md.\n"
+		"CUDA sources read clang's runtime prelude from a precompiled header made once\n"
+		"per run and command line, never changing their IR; --no-pch parses it in every\n"
+		"unit (docs/compile.md, \"The precompiled prelude\").\n"
 		"--depfile (-MD, -MF) writes, with the image, a make rule naming it and every\n"
 		"file it was made from, the same on a hit (docs/compile.md, \"Dependency files\").\n"
 		"\n"

@@ -200,6 +200,8 @@ int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
 		memcpy(&o, opts, offsetof(gpucc_compile_options, clang));
 	else if (opts && opts->version == 3) /* before llvm_major */
 		memcpy(&o, opts, offsetof(gpucc_compile_options, llvm_major));
+	else if (opts && opts->version == 4) /* before no_pch */
+		memcpy(&o, opts, offsetof(gpucc_compile_options, no_pch));
 	else if (opts)
 		o = *opts;
 	if (o.version < 1 || o.version > GPUCC_COMPILE_OPTIONS_VERSION)
@@ -1616,6 +1618,7 @@ static int expand_sources(gpucc_compile *c)
 		.fast_math = c->o.fast_math,
 		.ftz = c->o.ftz,
 		.relocatable = c->o.link_modules,
+		.no_pch = c->o.no_pch,
 		.identity = {{{0}}},
 		.clang = c->o.clang,
 		.args = c->o.clang_args,

@@ -146,6 +146,9 @@ typedef struct context {
 	bool records_writable;
 	char *env_key;           /* the variables clang reads (clang_environment), as keyed */
 	long clock_granularity_ns;
+	gpucc_source_pch_set *pch; /* the run's precompiled preludes; NULL: none */
+	bool *shares_prelude;    /* a pair clang runs for has another of its language
+	                            and target: a PCH can pay for itself */
 } context;
 
 static char *string_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1590,6 +1593,96 @@ static void source_reads(context *x, const gpucc_source_pair *p, const gpucc_dep
 	gpucc_strlist_release(&absent);
 }
 
+/* clang -MD lists a PCH's headers before the unit itself: the unit first,
+ * as without one, so that the record is the same. */
+static void unit_first(gpucc_depfile *deps, const char *unit)
+{
+	for (size_t i = 1; i < deps->count; i++)
+		if (strcmp(deps->paths[i], unit) == 0) {
+			char *path = deps->paths[i];
+			memmove(deps->paths + 1, deps->paths, i * sizeof *deps->paths);
+			deps->paths[0] = path;
+			return;
+		}
+}
+
+/* clang for one pair, with the run's precompiled prelude when its group
+ * may have one (lib/compile_source_pch.c): a compile that fails with it
+ * runs again without, so that what fails, and what it says, is what it
+ * would be without a PCH; when that one succeeds, clang refused the PCH
+ * (a header changed under it), and the group makes another.  IR the PCH
+ * may have changed (gpucc_source_pch_ir_trusted) is made again without.  *pch: the
+ * PCH the IR was compiled with, owned, or NULL.  *start: when the clang
+ * that wrote the outputs started.  As run_tool returns. */
+static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglist *a, int err_fd,
+                            int *status, bool *timed_out, int64_t *start, char **pch)
+{
+	const gpucc_source_settings *s = x->s;
+	*pch = NULL;
+	char **with = NULL;
+	if (x->pch && x->shares_prelude && x->shares_prelude[p - x->pairs] &&
+	    gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
+	                             s->arg_count) &&
+	    gpucc_source_pch_worth(p->data, p->size))
+		*pch = gpucc_source_pch_get(x->pch, a->real, x->temp_dir);
+	if (*pch && (with = calloc(a->count + 7, sizeof *with)) != NULL) {
+		/* Its -include-pch before the unit's name ("--"); unkeyed.  clang
+		 * checks the sizes and times of a PCH's system headers only when
+		 * asked to: a header changed since refuses the PCH. */
+		size_t k = 0;
+		for (size_t i = 0; i < a->count; i++) {
+			if (strcmp(a->real[i], "--") == 0) {
+				with[k++] = "-Xclang";
+				with[k++] = "-fmodules-validate-system-headers";
+				with[k++] = "-Xclang";
+				with[k++] = "-include-pch";
+				with[k++] = "-Xclang";
+				with[k++] = *pch;
+			}
+			with[k++] = a->real[i];
+		}
+		with[k] = NULL;
+	}
+	if (!with) {
+		free(*pch);
+		*pch = NULL;
+		return run_tool(a->real, err_fd, s->timeout_seconds, status, timed_out);
+	}
+	*start = now_ns();
+	int rc = run_tool(with, err_fd, s->timeout_seconds, status, timed_out);
+	free(with);
+	bool refused = true;
+	if (rc == 0 && !*timed_out && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) {
+		/* Kept only when it is the IR a compile without the PCH writes. */
+		const char *out = NULL;
+		for (size_t i = 0; i + 1 < a->count && !out; i++)
+			if (strcmp(a->real[i], "-o") == 0)
+				out = a->real[i + 1];
+		size_t size = 0;
+		char *ir = out ? gpucc_read_small_file(out, (size_t)1 << 32, &size) : NULL;
+		bool trusted = ir && gpucc_source_pch_ir_trusted((const unsigned char *)ir, size);
+		free(ir);
+		if (trusted)
+			return 0;
+		gpucc_error_clear();
+		refused = false;
+	}
+	if (rc != 0)
+		gpucc_error_clear();
+	if (ftruncate(err_fd, 0) != 0 || lseek(err_fd, 0, SEEK_SET) != 0) {
+		free(*pch);
+		*pch = NULL;
+		return gpucc_error_set_errno("cannot reuse clang's message file");
+	}
+	*start = now_ns();
+	rc = run_tool(a->real, err_fd, s->timeout_seconds, status, timed_out);
+	if (refused && rc == 0 && !*timed_out && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+		gpucc_source_pch_refused(x->pch, *pch);
+	free(*pch);
+	*pch = NULL;
+	return rc;
+}
+
 static void compile_pair(context *x, size_t index)
 {
 	gpucc_source_pair *p = &x->pairs[index];
@@ -1621,7 +1714,8 @@ static void compile_pair(context *x, size_t index)
 	int status = 0;
 	bool timed_out = false;
 	int64_t start = now_ns();
-	int rc = run_tool(a.real, err_fd, x->s->timeout_seconds, &status, &timed_out);
+	char *pch = NULL;
+	int rc = run_with_prelude(x, p, &a, err_fd, &status, &timed_out, &start, &pch);
 	close(err_fd);
 	size_t err_size = 0;
 	char *err = gpucc_read_small_file(err_path, 1 << 20, &err_size);
@@ -1669,6 +1763,8 @@ static void compile_pair(context *x, size_t index)
 	char *dep_text = r->ir ? gpucc_read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size) : NULL;
 	gpucc_depfile deps = {0};
 	bool have_deps = dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
+	if (have_deps && pch)
+		unit_first(&deps, a.real[a.count - 1]);
 	if (r->ir)
 		source_reads(x, p, have_deps ? &deps : NULL, &search, r);
 	if (r->ir && x->records_dir && x->records_writable) {
@@ -1696,6 +1792,14 @@ static void compile_pair(context *x, size_t index)
 			free(why);
 		}
 	}
+	if (r->ir && pch) {
+		char *note = string_printf("%s; prelude precompiled", r->note ? r->note : "miss");
+		if (note) {
+			free(r->note);
+			r->note = note;
+		}
+	}
+	free(pch);
 	if (have_deps)
 		gpucc_depfile_release(&deps);
 	free(dep_text);
@@ -1982,6 +2086,8 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 	find_clang22(&x);
 	find_cuda(&x);
 	x.cuda_stub = needs_cuda_stub(&x);
+	if (!s->no_pch && gpucc_source_pch_set_new(&x.pch, run_tool, s->timeout_seconds) != 0)
+		x.pch = NULL; /* out of memory: no PCH, the same IR */
 	if (s->cache && !s->relocatable) {
 		x.records_dir = string_printf("%s/v1/sources", gpucc_cache_dir(s->cache));
 		x.records_writable = gpucc_cache_writable(s->cache);
@@ -2022,6 +2128,16 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 		}
 		misses = 0;
 	}
+	/* A PCH costs about one unit's prelude: only for a prelude that at
+	 * least two units of the run (one language, one target) share. */
+	x.shares_prelude = x.pch && misses > 1 ? calloc(count, sizeof *x.shares_prelude) : NULL;
+	for (size_t i = 0; x.shares_prelude && i < count; i++)
+		for (size_t j = i + 1; x.to_run[i] && j < count; j++)
+			if (x.to_run[j] && pairs[j].language == pairs[i].language &&
+			    strcmp(pairs[j].target_name, pairs[i].target_name) == 0) {
+				x.shares_prelude[i] = x.shares_prelude[j] = true;
+				break;
+			}
 	unsigned n = s->jobs ? s->jobs : 1;
 	if (n > misses)
 		n = (unsigned)misses;
@@ -2038,6 +2154,8 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 	free(threads);
 	free(x.names);
 	free(x.to_run);
+	gpucc_source_pch_set_free(x.pch);
+	free(x.shares_prelude);
 	if (x.temp_dir[0])
 		nftw(x.temp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 	for (size_t i = 0; i < count; i++)

@@ -84,6 +84,49 @@ void gpucc_argument_files(const char *const *args, size_t count, const gpucc_str
 void gpucc_source_text_scan(const char *text, size_t size, const char **time_macro,
                             gpucc_strlist *has_include);
 
+/* ---- the vendor prelude, precompiled once per run
+ *      (lib/compile_source_pch.c) -------------------------------------- */
+
+/* How clang is run: argv with stderr into err_fd, killed past
+ * timeout_seconds (0: none); *status as waitpid gives it.  0, or an error
+ * when it could not start. */
+typedef int (*gpucc_source_tool_runner)(char *const *argv, int err_fd, unsigned timeout_seconds,
+                                        int *status, bool *timed_out);
+
+/* One run's precompiled preludes, one per group of command lines. */
+typedef struct gpucc_source_pch_set gpucc_source_pch_set;
+
+/* -1 when out of memory. */
+int gpucc_source_pch_set_new(gpucc_source_pch_set **out, gpucc_source_tool_runner run,
+                             unsigned timeout_seconds);
+/* Removes nothing: the PCHs live in the caller's temporary directory. */
+void gpucc_source_pch_set_free(gpucc_source_pch_set *set);
+/* Whether a unit of the language, compiled with these settings and the
+ * user's arguments, may read a precompiled prelude and still compile to
+ * the bitcode it would without one. */
+bool gpucc_source_pch_applies(gpucc_source_language language, bool debug_info, bool relocatable,
+                              const char *const *user_args, size_t count);
+/* The PCH for argv (a unit's clang command line: "-v", "-MD", "-MF F",
+ * "-o F", "-cuid=" and everything from "--" on are the unit's own), made
+ * in dir by the first caller of its group; owned by the caller, or NULL:
+ * none (clang could not make it). */
+char *gpucc_source_pch_get(gpucc_source_pch_set *set, char *const *argv, const char *dir);
+/* Whether IR clang wrote with a PCH is the IR it writes without one.  Not
+ * when it holds inline assembly (or a call to a function marked error or
+ * warning): clang marks those with their source offsets (!srcloc), which
+ * a PCH moves.  Conservative: it looks for that metadata kind's name
+ * anywhere in the bitcode. */
+bool gpucc_source_pch_ir_trusted(const unsigned char *ir, size_t size);
+/* Whether a unit's text leaves its IR a chance of passing
+ * gpucc_source_pch_ir_trusted: not when it names inline assembly ("asm")
+ * or includes CUB, Thrust, cooperative groups, libcu++ or mma.h, all
+ * inline assembly, whose IR would be made twice.  A guess that only
+ * saves time: the IR is checked either way. */
+bool gpucc_source_pch_worth(const unsigned char *text, size_t size);
+/* A unit failed with the PCH at path and compiled without it: the group
+ * makes a new one for its next unit, once. */
+void gpucc_source_pch_refused(gpucc_source_pch_set *set, const char *path);
+
 /* ---- sources ------------------------------------------------------------ */
 
 /* The language a file name says (.hip, .cu, .cl), else FROM_NAME. */
@@ -138,6 +181,7 @@ typedef struct gpucc_source_settings {
 	bool debug_info, fast_math, ftz;
 	bool relocatable;            /* the modules are linked (clang -fgpu-rdc): no
 	                                records (a linked entry needs every unit's IR) */
+	bool no_pch;                 /* no precompiled prelude (gpucc_source_pch_applies) */
 	/* What the key of an entry names besides the IR, for the vendor's
 	 * targets (indexed by gpucc_vendor): gpucc's and LLVM's versions, the
 	 * options, the tools' versions and the device libraries' digests

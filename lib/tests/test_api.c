@@ -680,11 +680,24 @@ static void test_compile_options_v1(void)
 	gpucc_compile_free(c);
 	free(v3);
 
-	/* Version 4: llvm_major pins the backend; one this gpucc lacks is
+	/* Version 4 ends at llvm_major (no no_pch): a struct of exactly that
+	 * size still opens a session. */
+	size_t v4_size = offsetof(gpucc_compile_options, no_pch);
+	unsigned char *v4 = calloc(1, v4_size);
+	CHECK(v4 != NULL);
+	if (!v4)
+		return;
+	defaults.version = 4;
+	memcpy(v4, &defaults, v4_size);
+	CHECK_INT(gpucc_compile_new(&c, (const gpucc_compile_options *)(void *)v4), 0);
+	gpucc_compile_free(c);
+	free(v4);
+
+	/* Version 4 on: llvm_major pins the backend; one this gpucc lacks is
 	 * refused when a target is added, naming what it has. */
 	gpucc_compile_options pinned;
 	gpucc_compile_options_init(&pinned);
-	CHECK_INT(pinned.version, 4);
+	CHECK_INT(pinned.version, 5);
 	CHECK_INT(pinned.llvm_major, 0);
 	pinned.llvm_major = 77;
 	CHECK_INT(gpucc_compile_new(&c, &pinned), 0);

@@ -159,6 +159,9 @@ typedef struct gpucc_compile_options {
 	unsigned llvm_major;       /* the LLVM backend every job gets (19, 22); 0: per
 	                              job, the newest present that knows the target and
 	                              reads the module (gpucc_llvm_backend) */
+	bool no_pch;               /* sources: no precompiled prelude (CUDA's runtime
+	                              wrapper, made once per run and group of units;
+	                              the IR is the same either way) */
 } gpucc_compile_options;
 
 /* The language of a source file (gpucc_compile_add_source). */
@@ -175,7 +178,7 @@ typedef enum gpucc_source_language {
 
 /* Version 1 ends at progress_ctx, version 2 at keep_going, version 3 at
  * clang_arg_count; gpucc_compile_new takes each. */
-#define GPUCC_COMPILE_OPTIONS_VERSION 4
+#define GPUCC_COMPILE_OPTIONS_VERSION 5
 
 /* Defaults: -O2, no fast-math, no FTZ, no debug info, the default code
  * object version, one thread per core, no cache, no writer. */

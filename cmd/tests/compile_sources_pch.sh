@@ -1,0 +1,181 @@
+# cmd/tests/compile_sources_pch.sh -- the precompiled CUDA prelude
+# (docs/compile.md, "The precompiled prelude") never changes a unit's IR,
+# hence its key: every result of a run with it is held against a --no-pch
+# run of the same units.  The units: PolyBench-like kernels written for
+# this test (testdata/polybench_cuda/: no inline assembly, so they keep the
+# PCH's IR) for every target the CUDA conformance suite builds, and the
+# CUDA conformance units (CUB, Thrust, cooperative groups: inline assembly,
+# no PCH) for sm_90a only (the slowest units to parse), a unit whose IR
+# made with the PCH names the prelude's inline assembly (made again
+# without it); HIP's kernels for gfx90a (no PCH).  The direct-mode records are those of compiles without
+# the PCH.  Then the runtime headers themselves change: a copied
+# toolkit whose cuda_runtime.h a unit's IR depends on, edited between runs
+# (same size, same mtime) gives the IR of the edited header, and a header
+# changed right after clang made the PCH (clang refuses that PCH) is a PCH
+# made again, never an error.  Dry runs (-n): clang runs, LLVM does not.
+. "$SRCROOT/cmd/tests/lib.sh"
+
+command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it (scripts/setup installs it)"
+command -v python3 >/dev/null || skip "python3 reads --json output"
+CUDA=${CUDA_PATH:-/usr/local/cuda}
+[ -f "$CUDA/include/cuda_runtime.h" ] || skip "no CUDA toolkit headers in $CUDA/include: CUDA sources need them"
+export TMPDIR=$TEST_DIR/tmp
+mkdir -p "$TMPDIR"
+
+# same_as_without_pch NAME ARGS...: `compile -n --json ARGS` with and
+# without the PCH; every (unit, target) has one key in both, and the
+# notes say which units read the PCH: into NAME.pch (one "UNIT TARGET"
+# a line).
+same_as_without_pch() {
+	local name=$1; shift
+	expect_exit 0 "$GPUCC" compile --no-cache -n --json "$@"
+	cp out "$name.with.json"
+	expect_exit 0 "$GPUCC" compile --no-cache -n --json --no-pch "$@"
+	cp out "$name.without.json"
+	python3 - "$name" <<'PY' || fail "$1: a unit's key differs with the precompiled prelude (above)"
+import json, sys
+name = sys.argv[1]
+def results(path):
+    out = {}
+    for r in json.load(open(path))["results"]:
+        assert r["status"] == "miss", r
+        out[(r["module"].rsplit("/", 1)[-1], r["target"])] = (r["key"], r["source"])
+    return out
+w, wo = results(name + ".with.json"), results(name + ".without.json")
+bad = False
+if w.keys() != wo.keys():
+    print("different jobs:", sorted(w), sorted(wo), file=sys.stderr)
+    bad = True
+with open(name + ".pch", "w") as f:
+    for job in sorted(w):
+        if job in wo and w[job][0] != wo[job][0]:
+            print(f"{job}: {w[job][0]} with the PCH, {wo[job][0]} without", file=sys.stderr)
+            bad = True
+        if "prelude precompiled" in wo.get(job, ("", ""))[1]:
+            print(f"{job}: --no-pch used a PCH: {wo[job][1]}", file=sys.stderr)
+            bad = True
+        if "prelude precompiled" in w[job][1]:
+            print(*job, file=f)
+sys.exit(1 if bad else 0)
+PY
+}
+pch_count() { wc -l < "$1.pch"; }
+
+# ---- the IR with the PCH is the IR without it ------------------------------------
+targets="-t sm_75 -t sm_80 -t sm_86 -t sm_89 -t sm_90 -t sm_90a"
+# shellcheck disable=SC2086
+same_as_without_pch polybench $targets "$TESTDATA"/polybench_cuda/*.cu
+# Every one of them read the PCH: 3 units x 6 targets.
+[ "$(pch_count polybench)" = 18 ] || { cat polybench.pch >&2; fail "the PolyBench-like units did not all read the PCH"; }
+
+same_as_without_pch conformance -t sm_90a "$TESTDATA"/conformance/cuda/*.cu
+# Their CUB, Thrust and cooperative groups code is inline assembly, whose
+# IR a PCH changes: they do not read it.
+for unit in cub_block thrust_device cooperative_groups; do
+	! grep -q "^$unit.cu " conformance.pch || fail "$unit.cu kept IR made with the PCH"
+done
+# Inline assembly the unit's text does not show, from the prelude itself
+# (clang's __funnelshift_l): IR made with the PCH, found to name srcloc,
+# and made again without it.
+cat > rotate.cu <<'CU'
+__global__ void rotate(unsigned *out, unsigned s) { out[threadIdx.x] = __funnelshift_l(out[threadIdx.x], out[0], s); }
+CU
+same_as_without_pch rotate -t sm_80 rotate.cu "$TESTDATA/polybench_cuda/gemm.cu"
+[ "$(cat rotate.pch)" = "gemm.cu sm_80:ptx85" ] || { cat rotate.pch >&2; fail "rotate.cu kept IR made with the PCH, or gemm.cu read none"; }
+
+if [ -f /usr/include/hip/hip_runtime.h ]; then
+	same_as_without_pch hip -t gfx90a "$TESTDATA/conformance/hip/kernels.hip"
+	[ "$(pch_count hip)" = 0 ] || fail "a HIP unit read a PCH"
+else
+	echo "no HIP headers in /usr/include/hip: the HIP case is skipped"
+fi
+
+# ---- the records are those of compiles without the PCH ------------------------
+# (clang lists the PCH's headers before the unit; the name of the run's
+# temporary directory, which the include search tried, aside).
+expect_exit 0 "$GPUCC" compile --cache records-with -t sm_80 "$TESTDATA"/polybench_cuda/gemm.cu \
+	"$TESTDATA"/polybench_cuda/jacobi.cu --json
+assert_grep "prelude precompiled" out
+expect_exit 0 "$GPUCC" compile --cache records-without --no-pch -t sm_80 "$TESTDATA"/polybench_cuda/gemm.cu \
+	"$TESTDATA"/polybench_cuda/jacobi.cu
+records=$(cd records-with/v1/sources && find . -name '*.record' | sort)
+[ "$(echo "$records" | wc -l)" = 2 ] || fail "expected 2 records, got: $records"
+for r in $records; do
+	[ -f "records-without/v1/sources/$r" ] || fail "no record $r without the PCH"
+	sed 's/gpucc-backend-[^/]*/TMP/' "records-with/v1/sources/$r" > with.record
+	sed 's/gpucc-backend-[^/]*/TMP/' "records-without/v1/sources/$r" > without.record
+	assert_same with.record without.record
+done
+
+# ---- a changed runtime header --------------------------------------------------
+# A toolkit of links to the real one but for include/cuda_runtime.h, a
+# copy ending in a macro the unit's IR shows.
+mkdir -p toolkit/include
+for f in "$CUDA"/*; do [ "${f##*/}" = include ] || ln -s "$f" toolkit/; done
+for f in "$CUDA"/include/*; do [ "${f##*/}" = cuda_runtime.h ] || ln -s "$f" toolkit/include/; done
+cp "$CUDA/include/cuda_runtime.h" toolkit/include/cuda_runtime.h
+printf '\n#define GPUCC_PCH_PROBE 1.5f\n' >> toolkit/include/cuda_runtime.h
+touch -r "$CUDA/include/cuda_runtime.h" toolkit/include/cuda_runtime.h
+cat > probe.cu <<'CU'
+__global__ void probe(float *out) { *out = GPUCC_PCH_PROBE; }
+CU
+# A second unit: a run makes a PCH only for a prelude two units share.
+cat > partner.cu <<'CU'
+__global__ void partner(float *out) { *out = 1.0f; }
+CU
+CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch before -t sm_80 probe.cu partner.cu
+[ "$(pch_count before)" = 2 ] || fail "probe.cu did not read the PCH"
+# The same size and modification time: only the bytes differ.
+sed -i 's/GPUCC_PCH_PROBE 1.5f/GPUCC_PCH_PROBE 2.5f/' toolkit/include/cuda_runtime.h
+touch -r "$CUDA/include/cuda_runtime.h" toolkit/include/cuda_runtime.h
+CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch after -t sm_80 probe.cu partner.cu
+[ "$(pch_count after)" = 2 ] || fail "probe.cu did not read the PCH after the header changed"
+python3 - <<'PY' || fail "the edited runtime header gave the key of the old one"
+import json
+key = lambda run: {r["module"]: r["key"] for r in json.load(open(run + ".with.json"))["results"]}
+a, b = key("before"), key("after")
+assert a["probe.cu"] != b["probe.cu"] and a["partner.cu"] == b["partner.cu"], (a, b)
+PY
+
+# A prelude no other unit of the run shares gets no PCH: it would cost
+# one more parse of the prelude than it saves.
+same_as_without_pch alone -t sm_80 probe.cu -DGPUCC_PCH_PROBE=1.0f
+[ "$(pch_count alone)" = 0 ] || fail "a run of one unit made a PCH"
+
+
+# ---- a PCH clang refuses is made again ----------------------------------------------
+# A clang that, right after it first makes a PCH, changes a header the PCH
+# read (a comment: the IR stays): the unit compiled with that PCH fails
+# ("has been modified since the precompiled header was built"), compiles
+# again without it, and the next unit makes and reads a new PCH.
+cat > clang-touching <<EOF
+#!/bin/sh
+case "\$*" in
+*-emit-pch*)
+	clang-19 "\$@" || exit
+	echo pch >> "$TEST_DIR/pch-runs"
+	if [ ! -e "$TEST_DIR/touched" ]; then
+		: > "$TEST_DIR/touched"
+		echo '/* changed */' >> "$TEST_DIR/toolkit/include/cuda_runtime.h"
+	fi
+	exit 0 ;;
+esac
+exec clang-19 "\$@"
+EOF
+chmod +x clang-touching
+: > pch-runs
+CUDA_PATH=$TEST_DIR/toolkit expect_exit 0 "$GPUCC" compile --no-cache -n --json -j1 --clang "$TEST_DIR/clang-touching" \
+	-t sm_80 "$TESTDATA"/polybench_cuda/*.cu
+cp out refused.with.json
+[ "$(wc -l < pch-runs)" = 2 ] || fail "expected the PCH made twice (once refused), got $(wc -l < pch-runs)"
+CUDA_PATH=$TEST_DIR/toolkit expect_exit 0 "$GPUCC" compile --no-cache -n --json --no-pch -t sm_80 "$TESTDATA"/polybench_cuda/*.cu
+cp out refused.without.json
+python3 - <<'PY' || fail "after a refused PCH (above)"
+import json
+w = {r["module"]: r for r in json.load(open("refused.with.json"))["results"]}
+wo = {r["module"]: r for r in json.load(open("refused.without.json"))["results"]}
+assert {m: r["key"] for m, r in w.items()} == {m: r["key"] for m, r in wo.items()}, (w, wo)
+used = sorted("prelude precompiled" in r["source"] for r in w.values())
+# The first unit's PCH was refused; the other two read the new one.
+assert used == [False, True, True], [r["source"] for r in w.values()]
+PY

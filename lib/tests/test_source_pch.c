@@ -1,0 +1,212 @@
+/*
+ * lib/tests/test_source_pch.c -- the run's precompiled preludes
+ * (lib/compile_source_pch.c) without clang: which compiles may read one
+ * (gpucc_source_pch_applies, gpucc_source_pch_worth); one PCH per group of command lines, the
+ * unit's own arguments aside, made by the first caller and made again,
+ * once, after clang refused it (gpucc_source_pch_get, _refused, with a
+ * runner that stands in for clang); and the IR check that finds the
+ * "srcloc" metadata kind a PCH changes the values of, at every bit offset
+ * (gpucc_source_pch_ir_trusted).
+ */
+#include "check.h"
+
+#include "compile_source.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- a clang that makes PCHs ------------------------------------------------ */
+
+static int runs;
+static bool fail_next;
+
+/* Writes the file after "-o"; counts its runs. */
+static int fake_clang(char *const *argv, int err_fd, unsigned timeout_seconds, int *status,
+                      bool *timed_out)
+{
+	(void)err_fd;
+	(void)timeout_seconds;
+	*timed_out = false;
+	runs++;
+	*status = 0;
+	if (fail_next) {
+		fail_next = false;
+		*status = 1 << 8; /* exit 1 */
+		return 0;
+	}
+	for (size_t i = 0; argv[i]; i++)
+		if (strcmp(argv[i], "-o") == 0 && argv[i + 1]) {
+			FILE *f = fopen(argv[i + 1], "w");
+			if (f) {
+				fputs("PCH", f);
+				fclose(f);
+			}
+		}
+	return 0;
+}
+
+static void groups(const char *dir)
+{
+	gpucc_source_pch_set *set = NULL;
+	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
+	char *unit_a[] = {"clang", "-x", "cuda", "--cuda-gpu-arch=sm_80", "-emit-llvm", "-c", "-v",
+	                  "-MD", "-MF", "/t/0.d", "-o", "/t/0.bc", "--", "a.cu", NULL};
+	char *unit_b[] = {"clang", "-x", "cuda", "--cuda-gpu-arch=sm_80", "-emit-llvm", "-c", "-v",
+	                  "-MD", "-MF", "/t/1.d", "-o", "/t/1.bc", "--", "b.cu", NULL};
+	char *other[] = {"clang", "-x", "cuda", "--cuda-gpu-arch=sm_90", "-emit-llvm", "-c", "-v",
+	                 "-MD", "-MF", "/t/2.d", "-o", "/t/2.bc", "--", "a.cu", NULL};
+	runs = 0;
+	char *pa = gpucc_source_pch_get(set, unit_a, dir);
+	char *pb = gpucc_source_pch_get(set, unit_b, dir);
+	CHECK(pa && pb);
+	CHECK_INT(runs, 1); /* two units of one group: one PCH */
+	if (pa && pb)
+		CHECK_STR(pa, pb);
+	struct stat st;
+	CHECK(pa && stat(pa, &st) == 0);
+	char *po = gpucc_source_pch_get(set, other, dir);
+	CHECK(po != NULL);
+	CHECK_INT(runs, 2); /* another target, another group */
+	if (pa && po)
+		CHECK(strcmp(pa, po) != 0);
+
+	/* Refused: made again, under another name, for the next unit. */
+	gpucc_source_pch_refused(set, pa);
+	CHECK(stat(pa, &st) != 0);
+	char *again = gpucc_source_pch_get(set, unit_b, dir);
+	CHECK(again != NULL);
+	CHECK_INT(runs, 3);
+	if (again)
+		CHECK(strcmp(again, pa) != 0);
+	/* Refused twice: the group reads none for the rest of the run. */
+	gpucc_source_pch_refused(set, again);
+	CHECK(gpucc_source_pch_get(set, unit_a, dir) == NULL);
+	CHECK_INT(runs, 3);
+	/* A path the set no longer holds changes nothing. */
+	gpucc_source_pch_refused(set, "/nowhere.pch");
+	free(pa);
+	free(pb);
+	free(po);
+	free(again);
+	gpucc_source_pch_set_free(set);
+
+	/* clang fails to make it: no PCH, and no second try in the run. */
+	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
+	runs = 0;
+	fail_next = true;
+	CHECK(gpucc_source_pch_get(set, unit_a, dir) == NULL);
+	CHECK(gpucc_source_pch_get(set, unit_b, dir) == NULL);
+	CHECK_INT(runs, 1);
+	gpucc_source_pch_set_free(set);
+	gpucc_source_pch_set_free(NULL);
+}
+
+static void applies(void)
+{
+	const char *none[] = {NULL};
+	const char *defines[] = {"-DN=4", "-I", "inc", "-std=c++17"};
+	const char *include[] = {"-include", "pre.h"};
+	const char *joined[] = {"-includepre.h"};
+	const char *imacros[] = {"-imacros", "m.h"};
+	const char *debug[] = {"-g"};
+	CHECK(gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, none, 0));
+	CHECK(gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, defines, 4));
+	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_HIP, false, false, none, 0));
+	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_OPENCL, false, false, none, 0));
+	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, true, false, none, 0));
+	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, true, none, 0));
+	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, include, 2));
+	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, joined, 1));
+	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, imacros, 2));
+	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, debug, 1));
+
+	const char *plain = "__global__ void k(float *x) { x[0] = 1.0f; }\n";
+	const char *inline_asm = "__global__ void k(int *x) { asm(\"trap;\"); }\n";
+	const char *cub = "#include <cub/block/block_reduce.cuh>\n";
+	CHECK(gpucc_source_pch_worth((const unsigned char *)plain, strlen(plain)));
+	CHECK(!gpucc_source_pch_worth((const unsigned char *)inline_asm, strlen(inline_asm)));
+	CHECK(!gpucc_source_pch_worth((const unsigned char *)cub, strlen(cub)));
+	CHECK(gpucc_source_pch_worth((const unsigned char *)cub, 3)); /* "#in" */
+	const char *path = "// testdata/polybench_cuda/gemm.cu\n#include \"cuda_runtime.h\"\n";
+	CHECK(gpucc_source_pch_worth((const unsigned char *)path, strlen(path)));
+}
+
+/* ---- the IR check ---------------------------------------------------------- */
+
+typedef struct bits {
+	unsigned char data[256];
+	size_t at; /* bits written */
+} bits;
+
+static void put(bits *b, unsigned value, unsigned width)
+{
+	for (unsigned i = 0; i < width; i++, b->at++)
+		if ((value >> i) & 1)
+			b->data[b->at >> 3] |= (unsigned char)(1u << (b->at & 7));
+}
+
+/* A field as LLVM's bitstream writes a 6-bit VBR. */
+static void vbr6(bits *b, unsigned value)
+{
+	do {
+		unsigned chunk = value & 31;
+		value >>= 5;
+		put(b, chunk | (value ? 32 : 0), 6);
+	} while (value);
+}
+
+/* size bytes of filler with name as an unabbreviated METADATA_KIND
+ * record's operands (code 6, count, kind id, the characters) at bit
+ * offset. */
+static size_t record_at(bits *b, size_t offset, const char *name, size_t size)
+{
+	memset(b, 0, sizeof *b);
+	for (size_t i = 0; i < size; i++)
+		b->data[i] = (unsigned char)(0x5a ^ (i * 7));
+	b->at = offset;
+	/* Clear where the record goes, then write it. */
+	size_t len = strlen(name);
+	for (size_t i = offset; i < offset + 6 * 2 * (len + 3); i++)
+		b->data[i >> 3] &= (unsigned char)~(1u << (i & 7));
+	vbr6(b, 6);
+	vbr6(b, (unsigned)len + 1);
+	vbr6(b, 9);
+	for (size_t i = 0; i < len; i++)
+		vbr6(b, (unsigned char)name[i]);
+	return size;
+}
+
+static void ir_check(void)
+{
+	bits b;
+	for (size_t offset = 0; offset < 24; offset++) {
+		size_t size = record_at(&b, 64 + offset, "srcloc", 64);
+		CHECK(!gpucc_source_pch_ir_trusted(b.data, size));
+		size = record_at(&b, 64 + offset, "srclod", 64);
+		CHECK(gpucc_source_pch_ir_trusted(b.data, size));
+		size = record_at(&b, 64 + offset, "range", 64);
+		CHECK(gpucc_source_pch_ir_trusted(b.data, size));
+	}
+	/* The record ending at the last bit of the buffer. */
+	size_t size = record_at(&b, 8 * 40 - 90, "srcloc", 40); /* 90 bits: 3 fields, 6 characters */
+	CHECK(!gpucc_source_pch_ir_trusted(b.data, size));
+	/* Too short to be bitcode: nothing to find. */
+	CHECK(gpucc_source_pch_ir_trusted(b.data, 4));
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/gpucc-test-pch-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	groups(dir);
+	applies();
+	ir_check();
+	char cmd[64];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	CHECK_INT(system(cmd), 0);
+	return CHECK_DONE();
+}
