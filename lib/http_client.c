@@ -392,6 +392,11 @@ typedef struct lookup {
 int http_resolve(const char *host, const char *port, long timeout_ms, struct addrinfo **out)
 {
 	*out = NULL;
+	/* An address (127.0.0.1, ::1) asks no resolver: no thread for it. */
+	struct addrinfo numeric = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV | AI_NUMERICHOST};
+	if (getaddrinfo(host, port, &numeric, out) == 0)
+		return 0;
+	*out = NULL;
 	lookup *l = calloc(1, sizeof *l);
 	if (!l || !(l->host = strdup(host)) || !(l->port = strdup(port))) {
 		if (l)
