@@ -147,23 +147,30 @@ static size_t unit_own(char *const *argv, size_t i)
 	return 0;
 }
 
+/* The index of the first argument from i on that the group shares (not
+ * the unit's own: unit_own), or (size_t)-1 at the end. */
+static size_t next_group_arg(char *const *argv, size_t i)
+{
+	while (argv[i]) {
+		size_t skip = unit_own(argv, i);
+		if (skip == (size_t)-1)
+			return (size_t)-1;
+		if (!skip)
+			return i;
+		i += skip;
+	}
+	return (size_t)-1;
+}
+
 static void pch_group_digest(unsigned char out[32], char *const *argv)
 {
 	gpucc_sha256 h;
 	gpucc_sha256_init(&h);
-	for (size_t i = 0; argv[i];) {
-		size_t skip = unit_own(argv, i);
-		if (skip == (size_t)-1)
-			break;
-		if (skip) {
-			i += skip;
-			continue;
-		}
+	for (size_t i = 0; (i = next_group_arg(argv, i)) != (size_t)-1; i++) {
 		/* Length-prefixed, so that no two lists hash alike. */
 		unsigned long long len = strlen(argv[i]);
 		gpucc_sha256_update(&h, &len, sizeof len);
 		gpucc_sha256_update(&h, argv[i], len);
-		i++;
 	}
 	gpucc_sha256_final(&h, out);
 }
@@ -182,16 +189,8 @@ static bool make_pch(gpucc_source_pch_set *set, char *const *argv, const char *p
 	    asprintf(&err, "%s.err", pch_path) < 0)
 		goto cleanup;
 	size_t k = 0;
-	for (size_t i = 0; argv[i];) {
-		size_t skip = unit_own(argv, i);
-		if (skip == (size_t)-1)
-			break;
-		if (skip) {
-			i += skip;
-			continue;
-		}
-		args[k++] = argv[i++];
-	}
+	for (size_t i = 0; (i = next_group_arg(argv, i)) != (size_t)-1; i++)
+		args[k++] = argv[i];
 	/* -emit-pch, the front end's last action, replaces -emit-llvm's. */
 	args[k++] = "-Xclang";
 	args[k++] = "-emit-pch";

@@ -15,13 +15,7 @@
 #     error, as are -MF without -MD and two names for it.
 . "$SRCROOT/cmd/tests/lib.sh"
 
-command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it"
-command -v ld.lld-19 >/dev/null || skip "ld.lld-19 is not installed (lld-19)"
-[ -f /usr/include/hip/hip_runtime.h ] || skip "HIP headers are not installed (libamdhip64-dev)"
-[ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc ] ||
-	skip "the ROCm device libraries are not installed (rocm-device-libs)"
-export TMPDIR=$TEST_DIR/tmp
-mkdir -p "$TMPDIR"
+need_hip_sources
 
 # The rule's paths, one per line, as make reads them (\ and \# unescaped,
 # $$ as $), after checking its target.

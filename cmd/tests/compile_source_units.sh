@@ -11,13 +11,7 @@
 #     included, as a ccache hit replays the compiler's stderr.
 . "$SRCROOT/cmd/tests/lib.sh"
 
-command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it"
-command -v ld.lld-19 >/dev/null || skip "ld.lld-19 is not installed (lld-19)"
-[ -f /usr/include/hip/hip_runtime.h ] || skip "HIP headers are not installed (libamdhip64-dev)"
-[ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc ] ||
-	skip "the ROCm device libraries are not installed (rocm-device-libs)"
-export TMPDIR=$TEST_DIR/tmp
-mkdir -p "$TMPDIR"
+need_hip_sources
 CUDA=${CUDA_PATH:-/usr/local/cuda}
 cuda=
 [ -f "$CUDA/include/cuda_runtime.h" ] && cuda=1

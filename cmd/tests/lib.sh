@@ -20,6 +20,9 @@
 #   settle              wait out the file clock's granularity after writing
 #                       what the next compile's clang reads, when the test
 #                       needs that compile's direct-mode record
+#   need_hip_sources    skip unless clang-19, ld.lld-19, the HIP headers and
+#                       the ROCm device libraries are here; TMPDIR in the
+#                       test's directory (clang's and gpucc's files there)
 #   counting_clang      $TEST_DIR/clang-counting: clang-19 behind a wrapper
 #                       that counts its compiles (--version aside); runs
 #                       prints the count so far
@@ -107,6 +110,16 @@ assert_same() { cmp -s "$1" "$2" || fail "'$1' and '$2' differ"; }
 # (lib/compile_source.c).  A header written just before a compile that is
 # fast enough falls inside that window; 50 ms is past any tick.
 settle() { sleep 0.05; }
+
+need_hip_sources() {
+	command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it"
+	command -v ld.lld-19 >/dev/null || skip "ld.lld-19 is not installed (lld-19)"
+	[ -f /usr/include/hip/hip_runtime.h ] || skip "HIP headers are not installed (libamdhip64-dev)"
+	[ -f /usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc ] ||
+		skip "the ROCm device libraries are not installed (rocm-device-libs)"
+	export TMPDIR=$TEST_DIR/tmp
+	mkdir -p "$TMPDIR"
+}
 
 counting_clang() {
 	cat >"$TEST_DIR/clang-counting" <<EOF

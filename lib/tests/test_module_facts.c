@@ -902,6 +902,28 @@ static void check_case_expectations(const clang_case *c, const gpucc_module_fact
 		print_facts(c->name, f);
 }
 
+/* Build case c with clang-LLVM, disassemble it with llvm-dis-LLVM (the
+ * text into ll), and check the facts read from both against the case;
+ * false (a failed check) when clang or llvm-dis failed. */
+static bool run_clang_case(const clang_case *c, unsigned llvm, gpucc_module_facts *f, char *ll,
+                           size_t ll_size)
+{
+	char bc[128], source[128], command[1024];
+	snprintf(bc, sizeof bc, "%s/%s.bc", check_dir, c->name);
+	snprintf(ll, ll_size, "%s/%s.ll", check_dir, c->name);
+	snprintf(source, sizeof source, "%s/%s", check_dir, c->source_name);
+	snprintf(command, sizeof command, "%s %s -o %s 2>%s.log && llvm-dis-%u %s -o %s", c->command,
+	         source, bc, bc, llvm, bc, ll);
+	if (system(command) != 0) {
+		fprintf(stderr, "  %s failed: %s\n", c->name, command);
+		CHECK(false);
+		return false;
+	}
+	check_bitcode_and_text(c->name, bc, ll, llvm, f);
+	check_case_expectations(c, f);
+	return true;
+}
+
 static void test_clang_modules(void)
 {
 	write_text(path_in_dir("k.hip"), hip_source);
@@ -914,20 +936,10 @@ static void test_clang_modules(void)
 			fprintf(stderr, "  %s skipped: no %s (libamdhip64-dev)\n", c->name, c->needs);
 			continue;
 		}
-		char bc[128], ll[128], source[128], command[1024];
-		snprintf(bc, sizeof bc, "%s/%s.bc", check_dir, c->name);
-		snprintf(ll, sizeof ll, "%s/%s.ll", check_dir, c->name);
-		snprintf(source, sizeof source, "%s/%s", check_dir, c->source_name);
-		snprintf(command, sizeof command, "%s %s -o %s 2>%s.log && llvm-dis-19 %s -o %s",
-		         c->command, source, bc, bc, bc, ll);
-		if (system(command) != 0) {
-			fprintf(stderr, "  %s failed: %s\n", c->name, command);
-			CHECK(false);
-			continue;
-		}
 		gpucc_module_facts f;
-		check_bitcode_and_text(c->name, bc, ll, 19, &f);
-		check_case_expectations(c, &f);
+		char ll[128];
+		if (!run_clang_case(c, 19, &f, ll, sizeof ll))
+			continue;
 		check_lexer_variants(c->name, ll, &f);
 	}
 }
@@ -959,20 +971,10 @@ static void test_clang22_modules(void)
 	write_text(path_in_dir("k.cu"), cuda_source);
 	for (size_t i = 0; i < sizeof clang22_cases / sizeof clang22_cases[0]; i++) {
 		const clang_case *c = &clang22_cases[i];
-		char bc[128], ll[128], source[128], command[1024];
-		snprintf(bc, sizeof bc, "%s/%s.bc", check_dir, c->name);
-		snprintf(ll, sizeof ll, "%s/%s.ll", check_dir, c->name);
-		snprintf(source, sizeof source, "%s/%s", check_dir, c->source_name);
-		snprintf(command, sizeof command, "%s %s -o %s 2>%s.log && llvm-dis-22 %s -o %s",
-		         c->command, source, bc, bc, bc, ll);
-		if (system(command) != 0) {
-			fprintf(stderr, "  %s failed: %s\n", c->name, command);
-			CHECK(false);
-			continue;
-		}
 		gpucc_module_facts f;
-		check_bitcode_and_text(c->name, bc, ll, 22, &f);
-		check_case_expectations(c, &f);
+		char ll[128];
+		if (!run_clang_case(c, 22, &f, ll, sizeof ll))
+			continue;
 		CHECK(f.ptx_isa == 0 || f.ptx_isa >= 86); /* sm_100's oldest */
 	}
 }
