@@ -1757,7 +1757,6 @@ typedef struct pool {
 	size_t *misses;
 	size_t miss_count;
 	size_t next;       /* under c->lock */
-	char thread_error[512];
 } pool;
 
 static int build_entry(gpucc_compile *c, job *j)
@@ -2029,8 +2028,8 @@ static int compile_misses(gpucc_compile *c)
 	for (size_t i = 0; i < p.miss_count; i++) {
 		job *j = &c->jobs[p.misses[i]];
 		if (j->r.status == GPUCC_COMPILE_PENDING) {
-			job_fail(j, GPUCC_ERROR, "%s: %s: %s", j->r.module, j->r.target,
-			         p.thread_error[0] ? p.thread_error : "no compile thread could start");
+			job_fail(j, GPUCC_ERROR, "%s: %s: no compile thread could start", j->r.module,
+			         j->r.target);
 			report_progress(c, j);
 		}
 	}

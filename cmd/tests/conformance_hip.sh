@@ -33,9 +33,7 @@
 
 conf_init hip
 conf_rocm_library_dir
-[ -f /usr/include/hip/hip_runtime.h ] || skip "no HIP headers in /usr/include/hip (libamdhip64-dev; scripts/setup installs it)"
-[ -f /usr/include/rocprim/rocprim.hpp ] || skip "no rocPRIM headers (librocprim-dev; scripts/setup installs it)"
-[ -f /usr/include/rocrand/rocrand_kernel.h ] || skip "no rocRAND headers (librocrand-dev; scripts/setup installs it)"
+conf_need_hip_headers
 
 TARGETS="gfx90a gfx942 gfx1030 gfx1100 gfx1101 gfx1200 gfx1201"
 

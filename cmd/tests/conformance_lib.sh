@@ -50,6 +50,7 @@
 #                                  use for every AMD target (oclc_isa_version
 #                                  written for the processors Debian lacks)
 #   conf_add NAME SOURCE PROC      queue one (unit, processor) pair
+#   conf_need_hip_headers          skip without the HIP units' headers
 #   conf_clang_all FUNC            run FUNC NAME SOURCE PROC for every pair,
 #                                  two at a time
 #   conf_cuda_pair, conf_hip_pair, conf_opencl_pair NAME SOURCE PROC
@@ -146,6 +147,14 @@ conf_skip() {
 conf_libraries_of() {
 	grep -o '"-mlink-builtin-bitcode" "[^"]*"' "$1" | sed 's/^"-mlink-builtin-bitcode" "\(.*\)"$/\1/' |
 		while read -r lib; do printf -- '-Xclang -mlink-builtin-bitcode -Xclang %s ' "$lib"; done
+}
+
+# conf_need_hip_headers: skip without the HIP, rocPRIM and rocRAND headers
+# the HIP units include.
+conf_need_hip_headers() {
+	[ -f /usr/include/hip/hip_runtime.h ] || skip "no HIP headers in /usr/include/hip (libamdhip64-dev; scripts/setup installs it)"
+	[ -f /usr/include/rocprim/rocprim.hpp ] || skip "no rocPRIM headers (librocprim-dev; scripts/setup installs it)"
+	[ -f /usr/include/rocrand/rocrand_kernel.h ] || skip "no rocRAND headers (librocrand-dev; scripts/setup installs it)"
 }
 
 conf_clang_all() {

@@ -43,9 +43,7 @@ CONF_LLVM=22
 
 conf_init llvm22
 conf_rocm_library_dir
-[ -f /usr/include/hip/hip_runtime.h ] || skip "no HIP headers in /usr/include/hip (libamdhip64-dev; scripts/setup installs it)"
-[ -f /usr/include/rocprim/rocprim.hpp ] || skip "no rocPRIM headers (librocprim-dev; scripts/setup installs it)"
-[ -f /usr/include/rocrand/rocrand_kernel.h ] || skip "no rocRAND headers (librocrand-dev; scripts/setup installs it)"
+conf_need_hip_headers
 CLC=${GPUCC_LIBCLC_DIR:-/usr/lib/clc}
 [ -f "$CLC/amdgcn--amdhsa.bc" ] && [ -f "$CLC/nvptx64--nvidiacl.bc" ] ||
 	skip "no libclc in '$CLC' (libclc-19; scripts/setup installs it)"
