@@ -5,10 +5,10 @@
  * The signals are blocked in every thread and taken by sigwait in a thread
  * of their own, so the clean-up runs as ordinary code (no async-signal
  * safety to keep) while the other threads go on until the process dies.
- * The names come from lib/atomic_file.c, lib/merge.c and
+ * The names come from lib/base/atomic_file.c, lib/algebra/merge.c and
  * lib/backend_llvm/tools.c: a writer's temporary file is ".NAME.tmp.PID.N"
  * beside NAME, the merge lock ".NAME.lock", a backend thread's directory
- * "$TMPDIR/gpucc-backend-PID-XXXXXX" (lib/compile_worker.c: a worker's,
+ * "$TMPDIR/gpucc-backend-PID-XXXXXX" (lib/compile/compile_worker.c: a worker's,
  * which holds the backend's); only this process's own temporary
  * files and directories match, so no other process's is touched.
  */

@@ -6,7 +6,7 @@
  * lock it holds; a compile removes its backend's temporary directories in
  * $TMPDIR too.  Then it dies of that signal as it would have.  A SIGKILL
  * still leaves them: the output's, for the next write of the output to
- * remove (lib/atomic_file.h).
+ * remove (lib/base/atomic_file.h).
  */
 #ifndef GPUCC_CMD_INTERRUPT_H
 #define GPUCC_CMD_INTERRUPT_H

@@ -7,7 +7,7 @@
  * backslash is no control character: spelt text spelt again is unchanged.
  *
  * The one speller of both libgpucc (every message, formats/error.c; warnings,
- * lib/cache.c) and the gpucc command (cmd/options.c): formats/escape.c is
+ * lib/cache/cache.c) and the gpucc command (cmd/options.c): formats/escape.c is
  * compiled into each, hidden in libgpucc, which exports only its public
  * header.  So this header includes nothing of libgpucc's.
  */

@@ -1,7 +1,7 @@
 /*
  * formats/snapshot_format.c -- encoding and checking snapshot format v1
  * (formats/snapshot.md).  Pure functions over buffers: reading, writing and
- * publishing files is lib/snapshot.c's job.  A snapshot is untrusted input,
+ * publishing files is lib/algebra/snapshot.c's job.  A snapshot is untrusted input,
  * so decoding checks size, checksum and order before anyone uses an item.
  */
 #include "snapshot_format.h"

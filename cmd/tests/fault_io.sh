@@ -111,7 +111,7 @@ check_one_failure m.gpucc EIO
 assert_same m.gpucc old.m.gpucc
 no_temporaries .
 # Large enough (8 MiB of payloads) that merge copies on several threads
-# (lib/image_writer_plain.c): a fault in any of them fails the whole merge.
+# (lib/image/image_writer_plain.c): a fault in any of them fails the whole merge.
 make_image big1.gpucc P 0 40 v0 110000
 make_image big2.gpucc Q 0 40 v0 110000
 expect_exit 0 "$GPUCC" merge big1.gpucc -o big.gpucc

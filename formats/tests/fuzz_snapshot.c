@@ -3,7 +3,7 @@
  * same arbitrary bytes.  The binary format (formats/snapshot_format.c):
  * what it accepts must hold strictly increasing keys inside the input, and
  * be exactly what the writer makes of those items (one encoding per set).
- * The text form (gpucc_snapshot_parse_text, lib/snapshot_text.c): what it
+ * The text form (gpucc_snapshot_parse_text, lib/algebra/snapshot_text.c): what it
  * accepts must be sorted and unique, and written back as text must parse
  * to the same items.
  */

@@ -143,7 +143,7 @@ static void initialize_targets(void)
 /* Every error LLVM diagnoses also goes to stderr as one line,
  * "gpucc-compile-worker: error: TEXT": LLVM may crash right after one (the
  * AMDGPU instruction selector does on a graphics shader under HSA), and the
- * worker's caller then reads it there (lib/compile_worker.c).  One write,
+ * worker's caller then reads it there (lib/compile/compile_worker.c).  One write,
  * so that lines of several threads do not interleave. */
 static void error_to_stderr(const char *text, size_t len)
 {
@@ -270,7 +270,7 @@ static int fail(compile *c, int code, const char *fmt, ...)
 	free(raw);
 	free(c->out->message);
 	/* One line all the same: libgpucc spells control characters (job_fail,
-	 * lib/compile.c). */
+	 * lib/compile/compile.c). */
 	c->out->message = backend_text_take(&text);
 	c->out->code = code;
 	return code;

@@ -2,7 +2,7 @@
  * lib/backend_llvm/embed.c -- `gpucc embed`'s half in the LLVM backend
  * module: a host object file holding an image as a read-only symbol, emitted
  * in process by LLVM's X86 or AArch64 backend (no assembler, no linker), as
- * ELF for Linux.  Exports GPUCC_EMBED_ENTRY (lib/embed_backend.h).
+ * ELF for Linux.  Exports GPUCC_EMBED_ENTRY (lib/embed/embed_backend.h).
  *
  * The module built here holds two globals:
  *   @NAME      = constant [N x i8] zeroinitializer, align A, section S

@@ -1,10 +1,10 @@
 /*
  * lib/backend_llvm/worker_main.c -- gpucc-compile-worker: the process in
- * which libgpucc compiles a job (lib/compile_worker.c starts it), so that
+ * which libgpucc compiles a job (lib/compile/compile_worker.c starts it), so that
  * LLVM's crash, abort or hang ends this process, not the caller.
  *
  * usage (by libgpucc only): gpucc-compile-worker CALLER-PID LLVM-VERSION [MEMORY-BYTES]
- *   fd 3  the socket to the caller (lib/compile_worker_protocol.h)
+ *   fd 3  the socket to the caller (lib/compile/compile_worker_protocol.h)
  *   fd 2  where LLVM's last words go (a file the caller reads after a crash)
  *
  * It runs in a process group of its own (the caller kills the group to stop

@@ -1,24 +1,30 @@
 #!/usr/bin/env python3
 """lib/tests/check_layers.py BUILDDIR LIBGPUCC_SO -- the layers docs/design.md describes,
-checked on what the build compiled: no circle between the files of
-libgpucc and formats/ (file A calls a function file B defines, and B, by way
-of others or not, calls back into A), nothing in formats/ that calls
-into lib/, and nothing in cmd/ that calls a function libgpucc.so does not
-export.  Reads the symbols of the object files with nm; exit 1 naming
-each circle and the functions that close it."""
+checked on what the build compiled.  The include table (lib/meson.build's
+lib_rooms) stops a room from including another's private headers; this
+checks the calls, which may also go through the public API: no room of
+lib/ calls into a room whose headers it may not include (the -I options
+its files were compiled with, from compile_commands.json), no circle
+between the files of libgpucc and formats/ (file A calls a function file B
+defines, and B, by way of others or not, calls back into A), nothing in
+formats/ that calls into lib/, and nothing in cmd/ that calls a function
+libgpucc.so does not export.  Reads the symbols of the object files with
+nm; exit 1 naming each breach and the functions that make it."""
 import collections
 import glob
+import json
 import os
+import re
 import subprocess
 import sys
 
 build = sys.argv[1]
-objects = {}
-for pattern, layer in ((build + "/lib/libgpucc.so.*.p/*.o", "lib"),
-                       (build + "/formats/libgpucc_formats.a.p/*.o", "formats")):
-    for o in glob.glob(pattern):
-        name = os.path.basename(o)[:-len(".c.o")]
-        objects[name] = (o, layer)
+objects = {}  # file name -> (object file, "formats" or its room of lib/)
+for o in glob.glob(build + "/lib/libgpucc_*.a.p/*.o"):
+    room = os.path.basename(os.path.dirname(o))[len("libgpucc_"):-len(".a.p")]
+    objects[os.path.basename(o)[len(room) + 1:-len(".c.o")]] = (o, room)
+for o in glob.glob(build + "/formats/libgpucc_formats.a.p/*.o"):
+    objects[os.path.basename(o)[:-len(".c.o")]] = (o, "formats")
 if not objects:
     print(f"check_layers: no object files of libgpucc under '{build}'", file=sys.stderr)
     sys.exit(1)
@@ -57,10 +63,24 @@ for name, symbols in used.items():
             calls[name].add(owner)
             why[(name, owner)].add(symbol)
 
+# The rooms each room may use: the lib/ROOM directories on the include
+# path of its library's files.
+may_use = collections.defaultdict(set)
+with open(os.path.join(build, "compile_commands.json")) as f:
+    for command in json.load(f):
+        m = re.search(r" -o lib/libgpucc_(\w+)\.a\.p/", command["command"])
+        if m:
+            may_use[m.group(1)] |= set(re.findall(r"-I(?:\.\./)?lib/(\w+)(?=\s|$)",
+                                                  command["command"]))
+
 failures = []
 for (a, b), symbols in sorted(why.items()):
-    if objects[a][1] == "formats" and objects[b][1] == "lib":
-        failures.append(f"formats/{a}.c calls into lib/{b}.c: {', '.join(sorted(symbols))}")
+    room_a, room_b = objects[a][1], objects[b][1]
+    if room_a == "formats" and room_b != "formats":
+        failures.append(f"formats/{a}.c calls into lib/{room_b}/{b}.c: {', '.join(sorted(symbols))}")
+    elif room_a not in ("formats", room_b) and room_b != "formats" and room_b not in may_use[room_a]:
+        failures.append(f"lib/{room_a}/{a}.c calls into lib/{room_b}/{b}.c, a room it may not "
+                        f"use: {', '.join(sorted(symbols))}")
 
 # Strongly connected components (Tarjan, iterative).
 index, low, on_stack, stack, circles, counter = {}, {}, set(), [], [], 0
@@ -124,6 +144,6 @@ for component in circles:
 
 for f in failures:
     print("check_layers: " + f, file=sys.stderr)
-print(f"check_layers: {len(objects)} files, {sum(len(v) for v in calls.values())} "
-      f"calls between them, {len(circles)} circles")
+print(f"check_layers: {len(objects)} files in {len(set(r for _, r in objects.values()))} rooms, "
+      f"{sum(len(v) for v in calls.values())} calls between them, {len(circles)} circles")
 sys.exit(1 if failures else 0)

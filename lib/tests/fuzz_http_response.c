@@ -1,6 +1,6 @@
 /*
  * lib/tests/fuzz_http_response.c -- fuzz target: HTTP responses, as gpucc's
- * own HTTP/1.1 client (lib/http_client.c) reads them.  The input is the
+ * own HTTP/1.1 client (lib/remote/http_client.c) reads them.  The input is the
  * whole of what a loopback server answers a GET (fuzz_server.c): status
  * line, headers, a body framed by Content-Length, chunks or the
  * connection's close.  Every request ends (whole, failed with a reason, or

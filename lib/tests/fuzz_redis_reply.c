@@ -1,6 +1,6 @@
 /*
  * lib/tests/fuzz_redis_reply.c -- fuzz target: Redis replies to MGET, as
- * the Redis remote (lib/remote_redis.c, through hiredis) reads them.  The
+ * the Redis remote (lib/remote/remote_redis.c, through hiredis) reads them.  The
  * input is the whole of what a loopback server answers (fuzz_server.c).
  * Every key ends with one outcome; an object taken has its bytes and is no
  * larger than REMOTE_MAX_OBJECT, and is bytes of the input; a failure says

@@ -1,6 +1,6 @@
 /*
  * lib/tests/fuzz_worker_protocol.c -- fuzz target: the messages between a
- * compile worker and its caller (lib/compile_worker_protocol.c), read from
+ * compile worker and its caller (lib/compile/compile_worker_protocol.c), read from
  * a socket as each side reads them.  The input's first byte picks the side:
  *
  *   even: the caller reading the rest as a worker's result

@@ -2,7 +2,7 @@
  * lib/tests/stub_runtimes.c -- a stand-in for both GPU runtimes, for
  * test_runtime_load.c's "stub" run (GPUCC_HIP_LIBRARY and GPUCC_CUDA_LIBRARY
  * name this one library): the HIP 5 and CUDA driver functions that
- * lib/runtime_hip.c and lib/runtime_cuda.c call, with the declarations they
+ * lib/runtime/runtime_hip.c and lib/runtime/runtime_cuda.c call, with the declarations they
  * use, and a per-thread current device (HIP) and context stack (CUDA) as the
  * real runtimes keep them.
  *

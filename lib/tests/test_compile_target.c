@@ -1,6 +1,6 @@
 /*
  * lib/tests/test_compile_target.c -- the target a job compiles for, as the
- * module makes it (lib/compile_target.c), and the ISA version library gpucc
+ * module makes it (lib/compile/compile_target.c), and the ISA version library gpucc
  * writes: the constant of every processor agrees with the files Debian's
  * rocm-device-libs ships, and the processors it lacks get theirs.
  */

@@ -1,6 +1,6 @@
 /*
  * lib/tests/test_depfile.c -- clang's dependency lists as the direct-mode
- * records read them (gpucc_depfile_parse, lib/compile_depfile.c): the rule's
+ * records read them (gpucc_depfile_parse, lib/compile/compile_depfile.c): the rule's
  * target left out, paths split on unescaped blanks and line continuations,
  * "\ ", "\#" and "$$" unescaped, other backslashes kept; text that holds
  * no rule refused; damaged text never crashes.

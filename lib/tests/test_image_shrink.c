@@ -14,11 +14,11 @@
  * of the image each time: gpucc_image_fetch_payload, and opening,
  * reading every payload and verifying, of uncompressed and zstd images.
  * Beside them, the SIGBUS guard that the manifest's mapping is read under
- * (lib/sigbus_guard.h) leaves every other SIGBUS to the process's own
+ * (lib/image/sigbus_guard.h) leaves every other SIGBUS to the process's own
  * handler.  The counting is per thread: with the argument "threads" (the 'threads'
  * suite, which scripts/test also runs under ThreadSanitizer), 8 threads
  * open, read and cut their own images at once, so that the SIGBUS guards
- * of their manifests (lib/sigbus_guard.h) come and go, and fault,
+ * of their manifests (lib/image/sigbus_guard.h) come and go, and fault,
  * together.
  */
 #include "check.h"

@@ -1,6 +1,6 @@
 /*
  * lib/tests/test_image_writer_plain.c -- the plain writer
- * (lib/image_writer_plain.c), which writes uncompressed images itself and
+ * (lib/image/image_writer_plain.c), which writes uncompressed images itself and
  * copies payloads on several threads, against the libarchive writer: the
  * same bytes for payloads from memory, from files and from images (mapped
  * or read through a file, small, empty, block-sized and larger than a

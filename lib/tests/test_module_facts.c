@@ -1,7 +1,7 @@
 /*
  * lib/tests/test_module_facts.c -- module facts read without LLVM
- * (gpucc_module_facts_read, lib/compile_module_facts.c and
- * lib/compile_bitcode.c).
+ * (gpucc_module_facts_read, lib/compile/compile_module_facts.c and
+ * lib/compile/compile_bitcode.c).
  *
  *   - .ll text: every field, and the text split as LLVM's lexer splits it
  *     (any whitespace between tokens, comments, strings, escaped names);

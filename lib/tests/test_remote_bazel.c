@@ -1,6 +1,6 @@
 /*
  * lib/tests/test_remote_bazel.c -- layout=bazel's split of an entry file
- * into a record and payloads, and their join (lib/remote_bazel.c,
+ * into a record and payloads, and their join (lib/remote/remote_bazel.c,
  * formats/remote.md "The bazel layout"): a round trip byte for byte, and
  * records cut short, bit-flipped or forged, and payloads that are not their
  * names', each refused or joined into other bytes, never read out of

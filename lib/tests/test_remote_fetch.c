@@ -1,5 +1,5 @@
 /*
- * lib/tests/test_remote_fetch.c -- lib/remote.c's fetching and uploading,
+ * lib/tests/test_remote_fetch.c -- lib/remote/remote.c's fetching and uploading,
  * over a backend of the test's own (the test_hooks build's "test:"
  * remotes): a fetch of many keys asks the backend for them, and a push
  * hands it their entries, in pieces of at most REMOTE_FETCH_PIECE keys,

@@ -3,7 +3,7 @@
  * parsed by position (every line 130 bytes) and line by line (CRLF, blank
  * lines, upper case) must give the same snapshot, sorted as qsort sorts it,
  * with a bad line named by its number and a conflict found wherever the
- * two items land (lib/snapshot_text.c, lib/snapshot_sort.c).
+ * two items land (lib/algebra/snapshot_text.c, lib/algebra/snapshot_sort.c).
  */
 #include "check.h"
 

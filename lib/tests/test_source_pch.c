@@ -1,6 +1,6 @@
 /*
  * lib/tests/test_source_pch.c -- the run's precompiled preludes
- * (lib/compile_source_pch.c) without clang: which compiles may read one
+ * (lib/compile/compile_source_pch.c) without clang: which compiles may read one
  * (gpucc_source_pch_applies, gpucc_source_pch_worth); one PCH per group of command lines, the
  * unit's own arguments aside, made by the first caller and made again,
  * once, after clang refused it (gpucc_source_pch_get, _refused, with a

@@ -1,6 +1,6 @@
 /*
  * lib/tests/test_source_reads.c -- what direct mode reads of a compile
- * besides clang's -MD list (lib/compile_source_reads.c): clang -v's lines
+ * besides clang's -MD list (lib/compile/compile_source_reads.c): clang -v's lines
  * taken out of its diagnostics, with the search list, the directories it
  * ignored, the configuration files it read, where it is installed and the
  * HIP installation it found; the files arguments name,

@@ -70,7 +70,7 @@ GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
  * build time which payload it needs (`gpucc list --json` and `gpucc show`
  * print the digests).  In an uncompressed image the member is found by
  * bisection over the sorted payload members, in O(log entries) header reads
- * (lib/image_fetch.c); other images go through gpucc_image_open.  The bytes
+ * (lib/image/image_fetch.c); other images go through gpucc_image_open.  The bytes
  * are returned only when they hash to sha256.  *out (release with
  * gpucc_free) holds *out_size bytes.  GPUCC_ENOTFOUND when the image has no
  * such payload, GPUCC_ECORRUPT when its bytes do not match or the file is

@@ -1,0 +1,2173 @@
+/*
+ * lib/compile/compile_source.c -- HIP, CUDA and OpenCL C sources to IR modules
+ * (lib/compile/compile_source.h): clang 19 run as a tool, device code only, the
+ * front end's IR at the session's -O level (what clang's own device build
+ * feeds its optimiser: gpucc links the device libraries and optimises, as
+ * for any module), and direct-mode records that lead from a source to the
+ * key of the entry its IR compiled to, without running clang or reading IR.
+ *
+ * Direct mode, after ccache's: a record's name is the SHA-256 of the
+ * source's bytes, the normalised clang command line, clang's version, the
+ * environment clang reads include paths from, and all that an entry's key
+ * names besides the IR (the vendor's identity, from lib/compile/compile.c); the
+ * record lists, for each key the source led to, every file that compile
+ * read (clang -MD) with its SHA-256.  A lookup hashes those files again
+ * (through the toolchain's memos, valid while a file's size, times, inode
+ * and device hold): all equal, and the IR clang would write is the one
+ * that was keyed, so the key is the entry's; when the cache holds it, it
+ * is the pair's hit.  One file differs, or the entry is gone, and clang
+ * runs.  clang's output itself is never cached: it is a tool's, as
+ * ptxas's is.  Normalised means: an absolute path outside the
+ * system's directories (/usr, /opt... and the CUDA toolkit's) is written
+ * relative to the working directory, in the record's name and in its file
+ * list alike, so that a build tree moved elsewhere finds its records; with
+ * debug info, whose DWARF names directories, the working directory is part
+ * of the name.
+ *
+ * A file changed while clang ran (its mtime or ctime not older than clang's
+ * start, less the clock's granularity) leaves no record: the IR may be of
+ * either version of it.
+ *
+ * clang runs in a process group of its own, killed whole past the timeout,
+ * and dies with its caller (PR_SET_PDEATHSIG).  It is started with fork and
+ * exec: everything the child needs is prepared before the fork, and the
+ * child calls nothing but system calls before exec.  Its files live in
+ * $TMPDIR/gpucc-backend-PID-XXXXXX, the name the command's interrupt
+ * handling removes.
+ */
+#include "compile_source.h"
+
+#include "atomic_file.h"
+#include "cache_internal.h"
+#include "errors.h"
+#include "escape.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sha256.h"
+
+#include "gpucc_build_config.h"
+
+extern char **environ;
+
+#define RECORD_MAGIC GPUCC_SOURCE_RECORD_MAGIC
+#define RECORD_RESULTS 8            /* keys one record keeps, newest first */
+#define RECORD_MAX_BYTES GPUCC_SOURCE_RECORD_MAX_BYTES
+#define WARNING_LINES 400           /* clang's warning lines kept per pair, then a count */
+
+/* ---- languages -------------------------------------------------------------- */
+
+gpucc_source_language gpucc_source_language_of(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	const char *slash = strrchr(path, '/');
+	if (!dot || (slash && dot < slash))
+		return GPUCC_LANGUAGE_FROM_NAME;
+	if (strcmp(dot, ".hip") == 0)
+		return GPUCC_LANGUAGE_HIP;
+	if (strcmp(dot, ".cu") == 0)
+		return GPUCC_LANGUAGE_CUDA;
+	if (strcmp(dot, ".cl") == 0)
+		return GPUCC_LANGUAGE_OPENCL;
+	return GPUCC_LANGUAGE_FROM_NAME;
+}
+
+const char *gpucc_source_language_name(gpucc_source_language language)
+{
+	switch (language) {
+	case GPUCC_LANGUAGE_HIP: return "HIP";
+	case GPUCC_LANGUAGE_CUDA: return "CUDA";
+	case GPUCC_LANGUAGE_OPENCL: return "OpenCL C";
+	default: return "unknown";
+	}
+}
+
+bool gpucc_source_language_serves(gpucc_source_language language, gpucc_vendor vendor)
+{
+	return language == GPUCC_LANGUAGE_OPENCL ||
+	       (language == GPUCC_LANGUAGE_HIP && vendor == GPUCC_VENDOR_AMD) ||
+	       (language == GPUCC_LANGUAGE_CUDA && vendor == GPUCC_VENDOR_NVIDIA);
+}
+
+void gpucc_source_result_release(gpucc_source_result *r)
+{
+	gpucc_image_free(r->hit);
+	free(r->record);
+	free(r->ir);
+	free(r->note);
+	free(r->warnings);
+	free(r->error);
+	free(r->diagnostics);
+	gpucc_strlist_release(&r->reads);
+	memset(r, 0, sizeof *r);
+}
+
+/* ---- the run's context ---------------------------------------------------- */
+
+typedef struct context {
+	const gpucc_source_settings *s;
+	gpucc_source_pair *pairs;
+	size_t count, next, finished;
+	pthread_mutex_t lock;    /* next, finished, the toolchain's memos, temp_dir */
+	gpucc_digest *names;     /* each pair's record name */
+	bool *to_run;            /* the pairs whose record missed: clang runs */
+	char *clang;             /* NULL: none (clang_error says why) */
+	char clang_error[512];
+	const char *clang_version; /* "19.1.7", owned by the toolchain */
+	/* clang 22, for the targets only a newer LLVM knows (sm_100, gfx950:
+	 * pair_clang22); NULL: none, or none needed (clang22_error says why). */
+	char *clang22;
+	const char *clang22_version;
+	char clang22_error[512];
+	char *cuda_dir;          /* a toolkit with include/cuda_runtime.h, or NULL */
+	char *cccl_dir;          /* its include/cccl when that has CUB, or NULL */
+	char cwd[PATH_MAX];
+	char temp_dir[PATH_MAX]; /* "" until a miss needs it (temp_error: could not) */
+	char temp_error[512];
+	bool cuda_stub;          /* CUDA needs the stub (the toolkit lacks the header) */
+	char stub_dir[PATH_MAX + 16]; /* where the stub is, once temp_dir is made */
+	char *records_dir;       /* CACHE/v1/sources, or NULL: no records */
+	bool records_writable;
+	char *env_key;           /* the variables clang reads (clang_environment), as keyed */
+	long clock_granularity_ns;
+	gpucc_source_pch_set *pch; /* the run's precompiled preludes; NULL: none */
+	bool *shares_prelude;    /* a pair clang runs for has another of its language
+	                            and target: a PCH can pay for itself */
+} context;
+
+static char *string_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Whether clang 19 cannot compile for the pair's target (its backend is
+ * a newer LLVM's: lib/compile/compile_backend.c), so that clang 22 runs. */
+static bool pair_clang22(const gpucc_source_pair *p)
+{
+	return gpucc_target_llvm_major(p->target, NULL) > 19;
+}
+
+static const char *pair_clang(const context *x, const gpucc_source_pair *p)
+{
+	return pair_clang22(p) ? x->clang22 : x->clang;
+}
+
+static char *string_printf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *out = NULL;
+	if (vasprintf(&out, fmt, ap) < 0)
+		out = NULL;
+	va_end(ap);
+	return out;
+}
+
+static bool is_regular(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_executable(const char *path)
+{
+	return is_regular(path) && access(path, X_OK) == 0;
+}
+
+/* ---- paths as keys name them ------------------------------------------------ */
+
+static bool under(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	return strncmp(path, dir, len) == 0 && (path[len] == '/' || path[len] == '\0');
+}
+
+/* Directories whose files are the system's, the same wherever a build tree
+ * lives: paths under them are keyed as they are. */
+static bool system_path(const context *x, const char *path)
+{
+	static const char *const dirs[] = {"/usr", "/opt", "/etc", "/lib", "/lib32", "/lib64",
+	                                   "/bin", "/sbin", "/nix", "/gnu"};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (under(path, dirs[i]))
+			return true;
+	return x->cuda_dir && under(path, x->cuda_dir);
+}
+
+/* The components of a path as written ("." and ".." kept, empty ones
+ * dropped).  Returns the count; parts point into buf. */
+static size_t split_path(const char *path, char *buf, size_t size, char **parts, size_t max)
+{
+	snprintf(buf, size, "%s", path);
+	size_t n = 0;
+	for (char *save = NULL, *p = strtok_r(buf, "/", &save); p && n < max;
+	     p = strtok_r(NULL, "/", &save))
+		parts[n++] = p;
+	return n;
+}
+
+/* path as a key names it and clang is given it (owned), or NULL when out
+ * of memory: relative paths as they are (they are relative to the
+ * working directory already), absolute ones under a system directory too,
+ * other absolute ones relative to the working directory.  Only the
+ * leading components the path shares with the working directory become
+ * "..": that directory is a physical path (getcwd), so its ancestors are
+ * the ones ".." reaches; what follows is kept as written, ".." and links
+ * included, so that the path names the file it named (never
+ * "a/link/../b" as "a/b"). */
+static char *normalise_path(const context *x, const char *path)
+{
+	if (path[0] != '/' || system_path(x, path))
+		return strdup(path);
+	enum { MAX_PARTS = 512 };
+	char path_buf[PATH_MAX], cwd_buf[PATH_MAX];
+	char *p[MAX_PARTS], *c[MAX_PARTS];
+	if (strlen(path) >= sizeof path_buf)
+		return strdup(path);
+	size_t np = split_path(path, path_buf, sizeof path_buf, p, MAX_PARTS);
+	size_t nc = split_path(x->cwd, cwd_buf, sizeof cwd_buf, c, MAX_PARTS);
+	if (np == MAX_PARTS || nc == MAX_PARTS)
+		return strdup(path);
+	size_t common = 0;
+	while (common < np && common < nc && strcmp(p[common], c[common]) == 0 &&
+	       strcmp(p[common], ".") != 0 && strcmp(p[common], "..") != 0)
+		common++;
+	size_t len = 2;
+	for (size_t i = common; i < nc; i++)
+		len += 3;
+	for (size_t i = common; i < np; i++)
+		len += strlen(p[i]) + 1;
+	char *out = malloc(len);
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	for (size_t i = common; i < nc; i++)
+		strcat(out, i + 1 < nc || common < np ? "../" : "..");
+	for (size_t i = common; i < np; i++) {
+		strcat(out, p[i]);
+		if (i + 1 < np)
+			strcat(out, "/");
+	}
+	if (!out[0])
+		strcpy(out, ".");
+	return out;
+}
+
+static void field(gpucc_sha256 *h, const void *data, size_t size);
+static void field_text(gpucc_sha256 *h, const char *text);
+
+/* ---- command lines ---------------------------------------------------------- */
+
+/* clang's arguments, and beside each what the record's name takes of it
+ * (NULL: nothing: the output files, which live in a temporary directory). */
+typedef struct arglist {
+	char **real;
+	char **keyed;
+	size_t count, capacity;
+	bool failed;
+} arglist;
+
+static void arg_push_owned(arglist *a, char *real, char *keyed, bool keep_key)
+{
+	if (a->failed || !real || (keep_key && !keyed)) {
+		a->failed = true;
+		free(real);
+		free(keyed);
+		return;
+	}
+	if (a->count + 2 > a->capacity) {
+		size_t n = a->capacity ? 2 * a->capacity : 64;
+		char **r = realloc(a->real, n * sizeof *r);
+		if (r)
+			a->real = r;
+		char **k = r ? realloc(a->keyed, n * sizeof *k) : NULL;
+		if (k)
+			a->keyed = k;
+		if (!r || !k) {
+			a->failed = true;
+			free(real);
+			free(keyed);
+			return;
+		}
+		a->capacity = n;
+	}
+	a->real[a->count] = real;
+	a->keyed[a->count] = keep_key ? keyed : NULL;
+	if (!keep_key)
+		free(keyed);
+	a->count++;
+	a->real[a->count] = NULL;
+}
+
+/* An argument keyed as it is. */
+static void arg(arglist *a, const char *text)
+{
+	arg_push_owned(a, strdup(text), strdup(text), true);
+}
+
+/* An argument that is a path: given to clang and keyed normalised, so
+ * that what the path puts into the IR (__FILE__, the module's source file
+ * name) is the same in a build tree moved elsewhere. */
+static void arg_path(arglist *a, const context *x, const char *prefix, const char *path)
+{
+	char *norm = normalise_path(x, path);
+	arg_push_owned(a, norm ? string_printf("%s%s", prefix, norm) : NULL,
+	               norm ? string_printf("%s%s", prefix, norm) : NULL, true);
+	free(norm);
+}
+
+/* An argument that is a path, given to clang normalised and not keyed. */
+static void arg_path_unkeyed(arglist *a, const context *x, const char *path)
+{
+	arg_push_owned(a, normalise_path(x, path), NULL, false);
+}
+
+/* An argument the key does not take (an output file). */
+static void arg_unkeyed(arglist *a, const char *text)
+{
+	arg_push_owned(a, strdup(text), NULL, false);
+}
+
+/* An argument keyed as placeholder (a file gpucc makes itself). */
+static void arg_as(arglist *a, const char *text, const char *keyed)
+{
+	arg_push_owned(a, strdup(text), strdup(keyed), true);
+}
+
+static void arglist_release(arglist *a)
+{
+	for (size_t i = 0; i < a->count; i++) {
+		free(a->real[i]);
+		free(a->keyed[i]);
+	}
+	free(a->real);
+	free(a->keyed);
+	memset(a, 0, sizeof *a);
+}
+
+/* Options whose value (the next argument, or the rest of this one) is a
+ * path. */
+static const char *const path_options[] = {"-I", "-isystem", "-iquote", "-idirafter",
+                                            "-include", "-imacros", "--cuda-path=",
+                                            "--rocm-path=", "-F"};
+
+/* The user's arguments for this language: "-std=" and "-cl-std=" only where
+ * they belong; paths keyed normalised. */
+static void user_args(arglist *a, const context *x, gpucc_source_language lang)
+{
+	const gpucc_source_settings *s = x->s;
+	for (size_t i = 0; i < s->arg_count; i++) {
+		const char *v = s->args[i];
+		if (strncmp(v, "-std=", 5) == 0 || strncmp(v, "-cl-std=", 8) == 0) {
+			bool cl = v[1] == 'c' || strncasecmp(v + 5, "cl", 2) == 0;
+			if (cl == (lang == GPUCC_LANGUAGE_OPENCL))
+				arg(a, v);
+			continue;
+		}
+		bool done = false;
+		for (size_t k = 0; k < sizeof path_options / sizeof path_options[0] && !done; k++) {
+			const char *o = path_options[k];
+			size_t len = strlen(o);
+			if (strcmp(v, o) == 0 && i + 1 < s->arg_count) {
+				arg(a, v);
+				arg_path(a, x, "", s->args[++i]);
+				done = true;
+			} else if (strncmp(v, o, len) == 0 && v[len]) {
+				char prefix[32];
+				snprintf(prefix, sizeof prefix, "%s", o);
+				arg_path(a, x, prefix, v + len);
+				done = true;
+			}
+		}
+		if (done)
+			continue;
+		if (v[0] == '/')
+			arg_path(a, x, "", v);
+		else
+			arg(a, v);
+	}
+}
+
+static bool user_gave_cl_std(const context *x)
+{
+	for (size_t i = 0; i < x->s->arg_count; i++) {
+		const char *v = x->s->args[i];
+		if (strncmp(v, "-cl-std=", 8) == 0 || strncasecmp(v, "-std=cl", 7) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* clang's command line for one pair, outputs into the temporary directory
+ * under the pair's index. */
+static void build_args(arglist *a, const context *x, const gpucc_source_pair *p, size_t index)
+{
+	const gpucc_source_settings *s = x->s;
+	const gpucc_target *t = p->target;
+	bool amd = t->vendor == GPUCC_VENDOR_AMD;
+	/* HIP 5.2 loads v4; libclc-19's AMD library is v5, and links into
+	 * nothing else, so OpenCL C is v5 unless the run names a version. */
+	int code_object = s->code_object_version ? s->code_object_version
+	                  : p->language == GPUCC_LANGUAGE_OPENCL ? 5
+	                                                         : GPUCC_DEFAULT_CODE_OBJECT_VERSION;
+	char buf[PATH_MAX + 64];
+	arg_as(a, pair_clang(x, p), "clang");
+	arg(a, "-fno-crash-diagnostics");
+	arg(a, "-Wno-unused-command-line-argument");
+	/* A configuration file clang would find by itself (beside its binary,
+	 * named after the target) is read by no -MD list: none, and one the
+	 * user names (--config) is hashed as the files arguments name are. */
+	arg(a, "--no-default-config");
+	switch (p->language) {
+	case GPUCC_LANGUAGE_HIP:
+		arg(a, "-x");
+		arg(a, "hip");
+		snprintf(buf, sizeof buf, "--offload-arch=%s", p->target_name);
+		arg(a, buf);
+		arg(a, "--cuda-device-only");
+		arg(a, "--no-gpu-bundle-output");
+		arg(a, "-nogpulib");
+		arg(a, "-D__HIP_PLATFORM_AMD__");
+		/* clang 20 removed the macro HIP 5.2's headers read (docs/compile.md). */
+		if (pair_clang22(p))
+			arg(a, strncmp(t->processor, "gfx9", 4) == 0 ? "-D__AMDGCN_WAVEFRONT_SIZE=64"
+			                                             : "-D__AMDGCN_WAVEFRONT_SIZE=32");
+		{
+			/* clang's default CUID hashes the output's (temporary) path
+			 * into a global's name: the source's normalised path and
+			 * bytes instead, the same in a moved tree, and apart for two
+			 * copies of one source linked together (--link). */
+			gpucc_sha256 h;
+			unsigned char d[32];
+			char *norm = normalise_path(x, p->path);
+			gpucc_sha256_init(&h);
+			field_text(&h, norm ? norm : p->path);
+			field(&h, p->data, p->size);
+			gpucc_sha256_final(&h, d);
+			free(norm);
+			snprintf(buf, sizeof buf, "-cuid=%02x%02x%02x%02x%02x%02x%02x%02x", d[0], d[1], d[2],
+			         d[3], d[4], d[5], d[6], d[7]);
+			arg(a, buf);
+		}
+		break;
+	case GPUCC_LANGUAGE_CUDA:
+		arg(a, "-x");
+		arg(a, "cuda");
+		snprintf(buf, sizeof buf, "--cuda-gpu-arch=%s", gpucc_target_cpu(t));
+		arg(a, buf);
+		arg(a, "--cuda-device-only");
+		arg(a, "-nocudalib");
+		arg(a, "-Wno-unknown-cuda-version");
+		/* What clang's driver sets itself for a toolkit it knows; without
+		 * it, <<<>>> finds no cudaConfigureCall under -nocudalib. */
+		arg(a, "-Xclang");
+		arg(a, "-target-sdk-version=12.5");
+		if (x->cuda_stub) {
+			arg(a, "-isystem");
+			arg_as(a, x->stub_dir, "<gpucc-cuda-stubs>");
+		}
+		if (x->cccl_dir) {
+			arg(a, "-isystem");
+			arg_path(a, x, "", x->cccl_dir);
+		}
+		break;
+	default:
+		arg(a, "-x");
+		arg(a, "cl");
+		if (!user_gave_cl_std(x))
+			arg(a, "-cl-std=CL1.2");
+		arg(a, "-nogpulib");
+		snprintf(buf, sizeof buf, "--target=%s", gpucc_target_triple(t));
+		arg(a, buf);
+		if (amd)
+			snprintf(buf, sizeof buf, "-mcpu=%s", p->target_name);
+		else
+			snprintf(buf, sizeof buf, "-march=%s", gpucc_target_cpu(t));
+		arg(a, buf);
+		break;
+	}
+	if (x->cuda_dir && !amd)
+		arg_path(a, x, "--cuda-path=", x->cuda_dir);
+	if (!amd && p->ptx_explicit) {
+		/* clang's driver adds the newest PTX ISA of the CUDA it finds
+		 * (8.5 for CUDA 13): turned off, with every newer one, in favour
+		 * of the one the target names. */
+		static const unsigned known[] = {60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75,
+		                                 76, 77, 78, 80, 81, 82, 83, 84, 85, 86, 87, 88, 90};
+		size_t known_count = sizeof known / sizeof known[0] - (pair_clang22(p) ? 0 : 4);
+		for (size_t i = 0; i < known_count; i++) {
+			if (known[i] <= t->ptx_isa)
+				continue;
+			snprintf(buf, sizeof buf, "-ptx%u", known[i]);
+			arg(a, "-Xclang");
+			arg(a, "-target-feature");
+			arg(a, "-Xclang");
+			arg(a, buf);
+		}
+		snprintf(buf, sizeof buf, "+ptx%u", t->ptx_isa);
+		arg(a, "-Xclang");
+		arg(a, "-target-feature");
+		arg(a, "-Xclang");
+		arg(a, buf);
+	}
+	if (amd) {
+		snprintf(buf, sizeof buf, "-mcode-object-version=%d", code_object);
+		arg(a, buf);
+	}
+	snprintf(buf, sizeof buf, "-O%d", s->opt_level);
+	arg(a, buf);
+	/* The front end's IR: gpucc links the device libraries and optimises. */
+	arg(a, "-Xclang");
+	arg(a, "-disable-llvm-passes");
+	if (s->relocatable && p->language != GPUCC_LANGUAGE_OPENCL)
+		arg(a, "-fgpu-rdc"); /* device functions defined in another source */
+	if (s->debug_info)
+		arg(a, "-g");
+	if (s->fast_math)
+		arg(a, "-ffast-math");
+	if (s->ftz)
+		arg(a, p->language == GPUCC_LANGUAGE_OPENCL ? "-cl-denorms-are-zero"
+		                                            : "-fgpu-flush-denormals-to-zero");
+	user_args(a, x, p->language);
+	arg(a, "-emit-llvm");
+	arg(a, "-c");
+	arg_unkeyed(a, "-v"); /* the include search, and the configuration files read */
+	arg_unkeyed(a, "-MD");
+	arg_unkeyed(a, "-MF");
+	snprintf(buf, sizeof buf, "%s/%zu.d", x->temp_dir, index);
+	arg_unkeyed(a, buf);
+	arg_unkeyed(a, "-o");
+	snprintf(buf, sizeof buf, "%s/%zu.bc", x->temp_dir, index);
+	arg_unkeyed(a, buf);
+	arg_unkeyed(a, "--");
+	arg_path_unkeyed(a, x, p->path); /* keyed by its own field */
+}
+
+/* ---- record names ------------------------------------------------------------ */
+
+static void field(gpucc_sha256 *h, const void *data, size_t size)
+{
+	unsigned char len[8];
+	for (int i = 0; i < 8; i++)
+		len[i] = (unsigned char)((uint64_t)size >> (56 - 8 * i));
+	gpucc_sha256_update(h, len, sizeof len);
+	gpucc_sha256_update(h, data, size);
+}
+
+static void field_text(gpucc_sha256 *h, const char *text)
+{
+	field(h, text, strlen(text));
+}
+
+static int record_name(gpucc_digest *out, const context *x, const gpucc_source_pair *p,
+                       const arglist *a)
+{
+	gpucc_sha256 h;
+	gpucc_sha256_init(&h);
+	field_text(&h, RECORD_MAGIC);
+	field_text(&h, gpucc_version());
+	field_text(&h, pair_clang22(p) ? x->clang22_version : x->clang_version);
+	field_text(&h, gpucc_source_language_name(p->language));
+	field_text(&h, p->target_name);
+	if (p->parts) /* the entry a record leads to holds these parts alone */
+		field_text(&h, p->parts);
+	for (size_t i = 0; i < a->count; i++)
+		if (a->keyed[i])
+			field_text(&h, a->keyed[i]);
+	field_text(&h, "--");
+	char *source = normalise_path(x, p->path);
+	if (!source)
+		return gpucc_error_oom();
+	field_text(&h, source);
+	free(source);
+	gpucc_digest d;
+	gpucc_digest_buffer(&d, p->data, p->size);
+	field(&h, d.bytes, sizeof d.bytes);
+	field_text(&h, x->env_key);
+	const gpucc_digest *identity = &x->s->identity[p->target->vendor];
+	field(&h, identity->bytes, sizeof identity->bytes);
+	if (x->s->debug_info)
+		field_text(&h, x->cwd); /* DWARF names the directory */
+	gpucc_sha256_final(&h, out->bytes);
+	return 0;
+}
+
+/* ---- the digests of the files a compile read ------------------------------- */
+
+static int64_t ns_of(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return ns_of(t);
+}
+
+/* The SHA-256 of the file at path (relative to the working directory, as
+ * clang opened it).  Through the toolchain's memos, except for a file
+ * changed in the last two seconds, whose times may not yet tell its next
+ * change from this one.  *changed_since (when not NULL) says whether its
+ * mtime or ctime is at or after since_ns. */
+static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t since_ns,
+                       bool *changed_since)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return GPUCC_ENOTFOUND;
+	int64_t newest = ns_of(st.st_mtim) > ns_of(st.st_ctim) ? ns_of(st.st_mtim) : ns_of(st.st_ctim);
+	if (changed_since)
+		*changed_since = newest >= since_ns;
+	if (newest >= now_ns() - 2000000000LL || !x->s->toolchain)
+		return gpucc_digest_file(out, NULL, path) == 0 ? 0 : GPUCC_ERROR;
+	char absolute[PATH_MAX * 2];
+	if (path[0] == '/')
+		snprintf(absolute, sizeof absolute, "%s", path);
+	else
+		snprintf(absolute, sizeof absolute, "%s/%s", x->cwd, path);
+	pthread_mutex_lock(&x->lock);
+	int rc = gpucc_toolchain_digest_stat(x->s->toolchain, absolute, &st, out);
+	pthread_mutex_unlock(&x->lock);
+	return rc == 0 ? 0 : GPUCC_ERROR;
+}
+
+/* ---- records ------------------------------------------------------------------ */
+
+/* A record's line for a place that must not exist: 64 zeros, no file's
+ * SHA-256. */
+static const char absent_digest[] = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/* The SHA-256 of "NAME=VALUE", or of "NAME" when the variable is unset. */
+static void environment_digest(gpucc_digest *out, const char *name)
+{
+	const char *value = getenv(name);
+	if (!value) {
+		gpucc_digest_buffer(out, name, strlen(name));
+		return;
+	}
+	char *text = string_printf("%s=%s", name, value);
+	if (text)
+		gpucc_digest_buffer(out, text, strlen(text));
+	else
+		memset(out, 0xff, sizeof *out); /* out of memory: matches no record */
+	free(text);
+}
+
+/* RECORDS_DIR/ab/NAME.record */
+static char *record_path(const char *records_dir, const gpucc_digest *name)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, name);
+	return string_printf("%s/%.2s/%s.record", records_dir, hex, hex);
+}
+
+/* Whether every one of the count lines from *line on ("HEX PATH") names a
+ * file that still has that digest; *line moves past them.  The first file
+ * that does not goes into *why (when still NULL).  False too when the
+ * lines are cut short or damaged. */
+static bool files_unchanged(context *x, char **line, unsigned long count, char **why,
+                            gpucc_strlist *files)
+{
+	bool all = true;
+	size_t i = 0;
+	for (; i < count && **line; i++) {
+		char *end = strchr(*line, '\n');
+		if (!end)
+			break;
+		*end = '\0';
+		char *l = *line;
+		*line = end + 1;
+		gpucc_digest want, got;
+		if (strlen(l) < 66 || l[64] != ' ' || (l[64] = '\0', 0) ||
+		    gpucc_digest_from_hex(&want, l) != 0)
+			return false;
+		if (!all)
+			continue;
+		const char *dep = l + 65;
+		if (dep[0] == '$') {
+			/* An environment variable's value, as environment_line wrote it. */
+			environment_digest(&got, dep + 1);
+			if (memcmp(&want, &got, sizeof want) != 0) {
+				all = false;
+				if (!*why)
+					*why = string_printf("miss: %s changed", dep);
+			}
+			continue;
+		}
+		if (strcmp(l, absent_digest) == 0) {
+			/* A place the include search tried: still empty? */
+			struct stat st;
+			if (stat(dep, &st) == 0) {
+				all = false;
+				if (!*why)
+					*why = string_printf("miss: '%s' appeared", dep);
+			}
+			continue;
+		}
+		gpucc_strlist_push_new(files, dep);
+		int rc = file_digest(x, dep, &got, 0, NULL);
+		if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
+			all = false;
+			if (!*why)
+				*why = string_printf(rc == GPUCC_ENOTFOUND ? "miss: '%s' is gone"
+				                                           : "miss: '%s' changed", dep);
+		}
+	}
+	return all && i == count && count > 0; /* a listing names the source at least */
+}
+
+/* A record's results, as gpucc_source_record_parse hands them. */
+typedef struct record_result {
+	gpucc_digest key;
+	const char *lines;
+	size_t size;
+	unsigned long count;
+} record_result;
+
+typedef struct record_results {
+	record_result *items;
+	size_t count, capacity;
+	bool failed;
+} record_results;
+
+static void collect_result(void *ctx, const gpucc_digest *key, const char *lines, size_t size,
+                           unsigned long count)
+{
+	record_results *rs = ctx;
+	if (rs->count == rs->capacity) {
+		size_t n = rs->capacity ? 2 * rs->capacity : RECORD_RESULTS;
+		record_result *grown = realloc(rs->items, n * sizeof *grown);
+		if (!grown) {
+			rs->failed = true;
+			return;
+		}
+		rs->items = grown;
+		rs->capacity = n;
+	}
+	rs->items[rs->count++] = (record_result){*key, lines, size, count};
+}
+
+/* The record at path, read and parsed: its text (free it) and results
+ * (free rs->items), or NULL with why (a static string) when there is none
+ * or it is damaged. */
+static char *record_read(const char *path, record_results *rs, const char **why)
+{
+	memset(rs, 0, sizeof *rs);
+	size_t size = 0;
+	char *text = path ? gpucc_read_small_file(path, RECORD_MAX_BYTES, &size) : NULL;
+	*why = text ? gpucc_source_record_parse(text, size, collect_result, rs) : "no record";
+	if (!*why && rs->failed)
+		*why = "out of memory";
+	if (*why) {
+		free(text);
+		free(rs->items);
+		memset(rs, 0, sizeof *rs);
+		return NULL;
+	}
+	return text;
+}
+
+/* Look the record up: on a hit, the entry of its key in r->hit; either way
+ * a note.  A result whose files are unchanged but whose entry the cache no
+ * longer holds is a miss, its key kept in r->missed.  A damaged record is
+ * a miss. */
+static void record_lookup(context *x, const gpucc_source_pair *p, const gpucc_digest *name,
+                          gpucc_source_result *r)
+{
+	char *path = record_path(x->records_dir, name);
+	record_results rs;
+	const char *defect;
+	char *text = record_read(path, &rs, &defect);
+	free(path);
+	if (!text) {
+		r->note = strcmp(defect, "no record") == 0 ? strdup("miss: no record")
+		                                            : string_printf("miss: the record is "
+		                                                            "damaged: %s", defect);
+		return;
+	}
+	char *why = NULL;
+	for (size_t i = 0; i < rs.count && !r->hit; i++) {
+		const record_result *res = &rs.items[i];
+		/* files_unchanged reads the lines in place, cutting each. */
+		char *lines = malloc(res->size + 1);
+		if (!lines)
+			break;
+		memcpy(lines, res->lines, res->size);
+		lines[res->size] = '\0';
+		char *line = lines;
+		gpucc_strlist_release(&r->reads);
+		bool unchanged = files_unchanged(x, &line, res->count, &why, &r->reads);
+		free(lines);
+		if (!unchanged) {
+			gpucc_strlist_release(&r->reads);
+			continue;
+		}
+		char key_hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(key_hex, &res->key);
+		gpucc_image *img = NULL;
+		pthread_mutex_lock(&x->lock); /* the cache's counters are the handle's */
+		int rc = gpucc_cache_lookup(&img, x->s->cache, &res->key);
+		pthread_mutex_unlock(&x->lock);
+		if (rc != 0) {
+			gpucc_error_clear();
+			gpucc_strlist_release(&r->reads);
+			r->missed = res->key;
+			r->missed_key = true;
+			if (!why)
+				why = string_printf("miss: the record's entry %.16s is no longer cached",
+				                    key_hex);
+			continue;
+		}
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, name);
+		if (pair_clang(x, p))
+			gpucc_strlist_push_new(&r->reads, pair_clang(x, p));
+		r->hit = img;
+		r->note = string_printf("hit: record %.16s, %lu files unchanged", hex, res->count);
+	}
+	if (r->hit)
+		free(why);
+	else
+		r->note = why ? why : strdup("miss: the record holds no usable result");
+	free(rs.items);
+	free(text);
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0777) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static int write_atomic(const char *path, const void *data, size_t size)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	if (mkdir_p(dir) != 0)
+		return -1;
+	gpucc_atomic_file f;
+	if (gpucc_atomic_file_open(&f, path) != 0) {
+		gpucc_error_clear();
+		return -1;
+	}
+	f.no_sync = true; /* a record lost to a crash is a miss, never a wrong hit */
+	if (gpucc_write_all(f.fd, data, size) != 0) {
+		gpucc_atomic_file_abort(&f);
+		return -1;
+	}
+	int rc = gpucc_atomic_file_commit(&f);
+	gpucc_error_clear();
+	return rc == 0 ? 0 : -1;
+}
+
+/* Growable text. */
+typedef struct textbuf {
+	char *data;
+	size_t size, capacity;
+	bool failed;
+} textbuf;
+
+static void text_add(textbuf *t, const char *s, size_t len)
+{
+	if (t->failed)
+		return;
+	if (t->size + len + 1 > t->capacity) {
+		size_t n = t->capacity ? t->capacity : 4096;
+		while (n < t->size + len + 1)
+			n *= 2;
+		char *grown = realloc(t->data, n);
+		if (!grown) {
+			t->failed = true;
+			return;
+		}
+		t->data = grown;
+		t->capacity = n;
+	}
+	memcpy(t->data + t->size, s, len);
+	t->size += len;
+	t->data[t->size] = '\0';
+}
+
+static void text_str(textbuf *t, const char *s)
+{
+	text_add(t, s, strlen(s));
+}
+
+/* What clang read of a compile, gathered for its record: files with their
+ * digests, and places the compile looked for something that were empty. */
+typedef struct reads {
+	gpucc_strlist files;   /* as clang (or the arguments) spell them */
+	gpucc_strlist absent;
+	gpucc_strlist has_include; /* names __has_include asked for */
+	const char *time_macro;
+	char *time_file;
+} reads;
+
+static void reads_release(reads *rd)
+{
+	gpucc_strlist_release(&rd->files);
+	gpucc_strlist_release(&rd->absent);
+	gpucc_strlist_release(&rd->has_include);
+	free(rd->time_file);
+}
+
+/* dir + "/" + name (owned), or NULL. */
+static char *path_join(const char *dir, const char *name)
+{
+	size_t len = strlen(dir);
+	return string_printf("%s%s%s", dir, len && dir[len - 1] == '/' ? "" : "/", name);
+}
+
+/* The directory clang searches first for #include "..." in the source: its
+ * own. */
+static char *source_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
+}
+
+/* Why a place the include search tried, empty when clang looked, is not
+ * recorded as such (NULL: it is, or it need not be): something is there
+ * now that was not, or that changed while clang ran. */
+static char *probe(reads *rd, const char *candidate, int64_t since_ns)
+{
+	struct stat st;
+	if (stat(candidate, &st) != 0) {
+		gpucc_strlist_push_new(&rd->absent, candidate);
+		return NULL;
+	}
+	/* There: clang read it (it is in the list), or passed it over for one
+	 * earlier (an #include_next, or a guess of gpucc's wider than clang's
+	 * search); unless it came while clang ran. */
+	int64_t newest = ns_of(st.st_mtim) > ns_of(st.st_ctim) ? ns_of(st.st_mtim) : ns_of(st.st_ctim);
+	return newest >= since_ns ? string_printf("not recorded: '%s' changed while clang ran", candidate)
+	                          : NULL;
+}
+
+/* The places the include search tried before the one where it found dep
+ * (each directory of the search before one dep is under, and before them
+ * the directories #include "..." tries first), and for each name
+ * __has_include asked for, every place it could be. */
+static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_clang_search *search,
+                           reads *rd, const gpucc_depfile *deps, int64_t since_ns)
+{
+	/* #include "..." tries the including file's directory first: which
+	 * file included which, -MD does not say, so the source's and each
+	 * directory of the user's files read (not the system's) stand in;
+	 * and -include (clang's own, for HIP's runtime wrapper, too) tries the
+	 * working directory first. */
+	gpucc_strlist first = {0}, dirs = {0};
+	gpucc_strlist_push_new(&first, ".");
+	char *own = source_dir(p->path);
+	if (own)
+		gpucc_strlist_push_new(&first, own);
+	else
+		first.failed = true;
+	free(own);
+	for (size_t i = 0; i < deps->count; i++) {
+		const char *dep = deps->paths[i];
+		if ((dep[0] == '/' && system_path(x, dep)) || (x->temp_dir[0] && under(dep, x->temp_dir)))
+			continue;
+		char *dir = source_dir(dep);
+		if (dir)
+			gpucc_strlist_push_new(&first, dir);
+		else
+			first.failed = true;
+		free(dir);
+	}
+	for (size_t i = 0; i < search->quote.count; i++)
+		gpucc_strlist_push(&dirs, search->quote.items[i], strlen(search->quote.items[i]));
+	for (size_t i = 0; i < search->angle.count; i++)
+		gpucc_strlist_push(&dirs, search->angle.items[i], strlen(search->angle.items[i]));
+	char *why = first.failed || dirs.failed ? strdup("not recorded: out of memory") : NULL;
+	for (size_t i = 0; i < search->missing.count && !why; i++)
+		why = probe(rd, search->missing.items[i], since_ns);
+	for (size_t i = 0; i < deps->count && !why; i++) {
+		const char *dep = deps->paths[i];
+		for (size_t j = 0; j < dirs.count && !why; j++) {
+			const char *dir = dirs.items[j];
+			size_t len = strlen(dir);
+			while (len > 1 && dir[len - 1] == '/')
+				len--;
+			if (strncmp(dep, dir, len) != 0 || dep[len] != '/' || !dep[len + 1])
+				continue;
+			const char *name = dep + len + 1;
+			for (size_t k = 0; k < first.count + j && !why; k++) {
+				const char *before = k < first.count ? first.items[k] : dirs.items[k - first.count];
+				char *candidate = path_join(before, name);
+				if (!candidate)
+					why = strdup("not recorded: out of memory");
+				else if (strcmp(candidate, dep) != 0 && !gpucc_strlist_has(&rd->files, candidate))
+					why = probe(rd, candidate, since_ns);
+				free(candidate);
+			}
+		}
+	}
+	for (size_t i = 0; i < rd->has_include.count && !why; i++) {
+		for (size_t k = 0; k < first.count + dirs.count && !why; k++) {
+			const char *dir = k < first.count ? first.items[k] : dirs.items[k - first.count];
+			char *candidate = path_join(dir, rd->has_include.items[i]);
+			struct stat st;
+			if (!candidate)
+				why = strdup("not recorded: out of memory");
+			else if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode))
+				gpucc_strlist_push_new(&rd->files, candidate); /* its answer was yes */
+			else if (stat(candidate, &st) != 0)
+				gpucc_strlist_push_new(&rd->absent, candidate); /* no */
+			free(candidate);
+		}
+	}
+	gpucc_strlist_release(&first);
+	gpucc_strlist_release(&dirs);
+	return why;
+}
+
+/* The line "HEX $NAME\n" into body: the variable's value (or its
+ * absence), which a lookup checks (environment_digest). */
+static void environment_line(textbuf *body, const char *name)
+{
+	gpucc_digest d;
+	char dh[GPUCC_DIGEST_HEX_SIZE];
+	environment_digest(&d, name);
+	gpucc_digest_to_hex(dh, &d);
+	text_str(body, dh);
+	text_str(body, " $");
+	text_str(body, name);
+	text_str(body, "\n");
+}
+
+/* path's directory (owned): "/" for "/x", NULL when out of memory. */
+static char *parent_dir(const char *path)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	while (len > 0 && path[len - 1] != '/')
+		len--;
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	return len ? strndup(path, len) : strdup(".");
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* A HIP source's headers come from the HIP installation clang's driver
+ * finds by itself, unless HIP_PATH or ROCM_PATH (keyed) or --hip-path or
+ * --rocm-path (arguments) name one: it tries, in order (clang 19's
+ * RocmInstallationDetector), the prefix of its own directory (bin and an
+ * "llvm" or "aomp" component above it stripped), that directory's
+ * parent, its resource directory, /opt/rocm, the newest /opt/rocm-*,
+ * /usr/local and /usr, and takes the first that exists and holds a
+ * version file: share/hip/version, ../share/hip/version (not for
+ * /usr/local) or bin/.hipVersion.  Every candidate before the one it took
+ * (clang -v names it) is recorded as it was: gone, or its version files
+ * gone, each a place found empty (a file there, which clang passed over,
+ * with its digest).  The newest /opt/rocm-* is not followed. */
+static char *hip_install_misses(context *x, const gpucc_clang_search *search, reads *rd,
+                                int64_t since_ns)
+{
+	static const char *const pinned[] = {"HIP_PATH", "ROCM_PATH"};
+	for (size_t i = 0; i < 2; i++)
+		if (getenv(pinned[i]) && getenv(pinned[i])[0])
+			return NULL;
+	for (size_t i = 0; i < x->s->arg_count; i++)
+		if (strncmp(x->s->args[i], "--hip-path", 10) == 0 ||
+		    strncmp(x->s->args[i], "--rocm-path", 11) == 0)
+			return NULL;
+	if (!search->installed_dir)
+		return strdup("not recorded: clang -v did not say where it is installed");
+	gpucc_strlist candidates = {0};
+	char *prefix = parent_dir(search->installed_dir);
+	if (prefix && strcmp(base_name(prefix), "bin") == 0) {
+		char *up = parent_dir(prefix);
+		free(prefix);
+		prefix = up;
+	}
+	if (prefix && (strcmp(base_name(prefix), "llvm") == 0 ||
+	               strncmp(base_name(prefix), "aomp", 4) == 0)) {
+		char *up = parent_dir(prefix);
+		free(prefix);
+		prefix = up;
+	}
+	char *root = parent_dir(search->installed_dir);
+	if (!prefix || !root)
+		candidates.failed = true;
+	else {
+		gpucc_strlist_push_new(&candidates, prefix);
+		gpucc_strlist_push_new(&candidates, root);
+	}
+	free(prefix);
+	free(root);
+	if (search->resource_dir)
+		gpucc_strlist_push_new(&candidates, search->resource_dir);
+	gpucc_strlist_push_new(&candidates, "/opt/rocm");
+	gpucc_strlist_push_new(&candidates, "/usr/local");
+	gpucc_strlist_push_new(&candidates, "/usr");
+	char *why = candidates.failed ? strdup("not recorded: out of memory") : NULL;
+	for (size_t i = 0; i < candidates.count && !why; i++) {
+		const char *c = candidates.items[i];
+		if (search->hip_found && strcmp(c, search->hip_found) == 0)
+			break;
+		struct stat st;
+		if (stat(c, &st) != 0) {
+			why = probe(rd, c, since_ns);
+			continue;
+		}
+		char *up = parent_dir(c);
+		char *files[3] = {path_join(c, "share/hip/version"),
+		                  strcmp(c, "/usr/local") != 0 && up ? path_join(up, "share/hip/version")
+		                                                     : NULL,
+		                  path_join(c, "bin/.hipVersion")};
+		free(up);
+		for (size_t k = 0; k < 3; k++) {
+			if (!files[k])
+				continue;
+			if (stat(files[k], &st) == 0)
+				gpucc_strlist_push_new(&rd->files, files[k]); /* passed over: as it was */
+			else if (!why)
+				why = probe(rd, files[k], since_ns);
+			free(files[k]);
+		}
+	}
+	gpucc_strlist_release(&candidates);
+	return why;
+}
+
+/* One "HEX PATH\n" line for path into body: its digest, or absent's
+ * zeros.  Why it cannot be, or NULL. */
+static char *record_line(context *x, textbuf *body, const char *path, bool absent, int64_t since_ns)
+{
+	char *norm = normalise_path(x, path);
+	if (!norm || strchr(norm, '\n')) {
+		free(norm);
+		return strdup(norm ? "not recorded: a file's name holds a line break"
+		                   : "not recorded: out of memory");
+	}
+	if (norm[0] == '$') { /* "$NAME" is a variable's line: "./$NAME" the file */
+		char *dotted = string_printf("./%s", norm);
+		free(norm);
+		if (!dotted)
+			return strdup("not recorded: out of memory");
+		norm = dotted;
+	}
+	char dh[GPUCC_DIGEST_HEX_SIZE];
+	if (absent) {
+		snprintf(dh, sizeof dh, "%s", absent_digest);
+	} else {
+		gpucc_digest d;
+		bool changed = false;
+		int rc = file_digest(x, path, &d, since_ns, &changed);
+		if (rc != 0 || changed) {
+			char *why = string_printf(rc != 0 ? "not recorded: '%s' cannot be read"
+			                                  : "not recorded: '%s' changed while clang ran",
+			                          norm);
+			free(norm);
+			return why;
+		}
+		gpucc_digest_to_hex(dh, &d);
+	}
+	text_str(body, dh);
+	text_str(body, " ");
+	text_str(body, norm);
+	text_str(body, "\n");
+	free(norm);
+	return NULL;
+}
+
+/* What a record will list of a compile clang ran, into r->record: the count
+ * first as "N\n", then "HEX PATH\n" for every file the compile read (the
+ * -MD list, the files its arguments name) and, with absent's zeros for HEX,
+ * every place its include search tried and found empty.  Returns NULL, or
+ * why nothing will be recorded. */
+static char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_depfile *deps,
+                            const gpucc_clang_search *search, int64_t clang_start_ns,
+                            gpucc_source_result *r)
+{
+	int64_t since = clang_start_ns - x->clock_granularity_ns;
+	reads rd = {0};
+	char *why = NULL;
+	for (size_t i = 0; i < deps->count && !why; i++) {
+		const char *dep = deps->paths[i];
+		/* gpucc's own files (the CUDA stubs) are the same for a gpucc
+		 * version, which names the record. */
+		if (x->temp_dir[0] && under(dep, x->temp_dir))
+			continue;
+		gpucc_strlist_push_new(&rd.files, dep);
+		/* The time macros, and the names __has_include asks for. */
+		size_t size = 0;
+		char *text = gpucc_read_small_file(dep, (size_t)1 << 30, &size);
+		if (!text) {
+			why = string_printf("not recorded: '%s' cannot be read", dep);
+			break;
+		}
+		const char *macro = rd.time_macro;
+		gpucc_source_text_scan(text, size, &rd.time_macro, &rd.has_include);
+		if (!macro && rd.time_macro)
+			rd.time_file = strdup(dep);
+		free(text);
+	}
+	/* clang's __DATE__ and friends are SOURCE_DATE_EPOCH's when it is set
+	 * (the record's name holds it), else the clock's: no record. */
+	if (!why && rd.time_macro && !getenv("SOURCE_DATE_EPOCH"))
+		why = string_printf("not recorded: '%s' uses %s and SOURCE_DATE_EPOCH is not set",
+		                    rd.time_file ? rd.time_file : "?", rd.time_macro);
+	textbuf body = {0};
+	size_t kept = 0;
+	if (!why && rd.time_macro) {
+		environment_line(&body, "SOURCE_DATE_EPOCH");
+		kept++;
+	}
+	if (!why)
+		gpucc_argument_files(x->s->args, x->s->arg_count, &search->configs, &rd.files, &rd.absent);
+	if (!why)
+		why = search_misses(x, p, search, &rd, deps, since);
+	if (!why && p->language == GPUCC_LANGUAGE_HIP)
+		why = hip_install_misses(x, search, &rd, since);
+	if (!why && (rd.files.failed || rd.absent.failed || rd.has_include.failed))
+		why = strdup("not recorded: out of memory");
+	for (size_t i = 0; i < rd.files.count && !why; i++)
+		why = record_line(x, &body, rd.files.items[i], false, since);
+	for (size_t i = 0; i < rd.absent.count && !why; i++)
+		why = record_line(x, &body, rd.absent.items[i], true, since);
+	kept += rd.files.count + rd.absent.count;
+	reads_release(&rd);
+	if (why) {
+		free(body.data);
+		return why;
+	}
+	char count[32];
+	snprintf(count, sizeof count, "%zu\n", kept);
+	textbuf t = {0};
+	text_str(&t, count);
+	if (body.data)
+		text_str(&t, body.data);
+	free(body.data);
+	if (t.failed || body.failed) {
+		free(t.data);
+		return strdup("not recorded: out of memory");
+	}
+	r->record = t.data;
+	return NULL;
+}
+
+/* The earlier results of the record at path, but those of key, after t's
+ * first: RECORD_RESULTS in all.  A damaged record keeps none. */
+static void keep_earlier(textbuf *t, const char *path, const gpucc_digest *key)
+{
+	record_results rs;
+	const char *why;
+	char *old = record_read(path, &rs, &why);
+	size_t results = 1;
+	for (size_t i = 0; old && i < rs.count && results < RECORD_RESULTS; i++) {
+		if (gpucc_digest_compare(&rs.items[i].key, key) == 0)
+			continue;
+		char line[GPUCC_DIGEST_HEX_SIZE + 48];
+		char hex[GPUCC_DIGEST_HEX_SIZE];
+		gpucc_digest_to_hex(hex, &rs.items[i].key);
+		snprintf(line, sizeof line, "entry %s %lu\n", hex, rs.items[i].count);
+		text_str(t, line);
+		text_add(t, rs.items[i].lines, rs.items[i].size);
+		results++;
+	}
+	free(rs.items);
+	free(old);
+}
+
+void gpucc_source_record_store(gpucc_cache *cache, const gpucc_source_result *r,
+                               const gpucc_digest *key)
+{
+	if (!r->record || !cache || !gpucc_cache_writable(cache))
+		return;
+	char *dir = string_printf("%s/v1/sources", gpucc_cache_dir(cache));
+	char *path = dir ? record_path(dir, &r->record_name) : NULL;
+	free(dir);
+	if (!path)
+		return;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, key);
+	textbuf t = {0};
+	text_str(&t, RECORD_MAGIC "\nentry ");
+	text_str(&t, hex);
+	text_str(&t, " ");
+	text_str(&t, r->record); /* "N\n" and the N files */
+	keep_earlier(&t, path, key);
+	if (!t.failed)
+		write_atomic(path, t.data, t.size); /* not written: a later miss */
+	free(path);
+	free(t.data);
+}
+
+/* ---- running clang ----------------------------------------------------------- */
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: return "SIGSEGV";
+	case SIGABRT: return "SIGABRT";
+	case SIGBUS: return "SIGBUS";
+	case SIGILL: return "SIGILL";
+	case SIGFPE: return "SIGFPE";
+	case SIGKILL: return "SIGKILL";
+	case SIGTERM: return "SIGTERM";
+	default: return "a signal";
+	}
+}
+
+/* Run argv with stdin and stdout on /dev/null and stderr into err_fd, in a
+ * process group of its own that dies with this thread.  *status as
+ * waitpid gives it; *timed_out when it ran past timeout_seconds (0: no
+ * limit) and was killed.  Returns 0, or an error when it could not start. */
+static int run_tool(char *const *argv, int err_fd, unsigned timeout_seconds, int *status,
+                    bool *timed_out)
+{
+	*timed_out = false;
+	int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0)
+		return gpucc_error_set_errno("cannot open /dev/null");
+	pid_t parent = getpid();
+	sigset_t none;
+	sigemptyset(&none);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(null_fd);
+		return gpucc_error_set_errno("cannot start '%s'", argv[0]);
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		dup2(null_fd, 0);
+		dup2(null_fd, 1);
+		dup2(err_fd, 2);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execve(argv[0], argv, environ);
+		_exit(127);
+	}
+	close(null_fd);
+	setpgid(pid, pid); /* either side may win the race; both set the same */
+	int pidfd = -1;
+#ifdef SYS_pidfd_open
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+	int64_t deadline = timeout_seconds ? now_ns() + (int64_t)timeout_seconds * 1000000000 : 0;
+	for (;;) {
+		pid_t done = waitpid(pid, status, WNOHANG);
+		if (done == pid)
+			break;
+		if (done < 0 && errno != EINTR) {
+			*status = 0;
+			break;
+		}
+		int64_t left_ms = deadline ? (deadline - now_ns()) / 1000000 : 1000;
+		if (deadline && left_ms <= 0) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			*timed_out = true;
+			break;
+		}
+		if (pidfd >= 0) {
+			struct pollfd p = {pidfd, POLLIN, 0};
+			poll(&p, 1, left_ms > 1000 ? 1000 : (int)left_ms);
+		} else {
+			struct timespec nap = {0, 5000000};
+			nanosleep(&nap, NULL);
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	/* What the tool left in its group (a crash handler's child). */
+	kill(-pid, SIGKILL);
+	return 0;
+}
+
+/* The first line of text that says "error:" (else the first line), into
+ * out. */
+static void first_error_line(char *out, size_t size, const char *message)
+{
+	const char *line = NULL;
+	for (const char *p = message; p && *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *e = strstr(p, "error:");
+		if (e && e < p + len) {
+			line = p;
+			break;
+		}
+		p = end ? end + 1 : NULL;
+	}
+	if (!line)
+		line = message;
+	size_t len = strcspn(line, "\n");
+	snprintf(out, size, "%.*s", (int)(len < size ? len : size - 1), line);
+}
+
+static void set_error(gpucc_source_result *r, int code, const gpucc_source_pair *p,
+                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void set_error(gpucc_source_result *r, int code, const gpucc_source_pair *p,
+                      const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	free(r->error);
+	r->error = string_printf("%s: %s: %s", p->shown, p->target_shown ? p->target_shown : p->target_name,
+	                         message);
+	r->error_code = code;
+	free(r->ir);
+	r->ir = NULL;
+}
+
+/* clang's warning lines, prefixed "SOURCE: TARGET: clang: ", at most
+ * WARNING_LINES of them, then a line that says how many more there were. */
+static char *warning_lines(const gpucc_source_pair *p, const char *err)
+{
+	textbuf t = {0};
+	size_t lines = 0;
+	for (const char *q = err; *q;) {
+		size_t len = strcspn(q, "\n");
+		if (len && ++lines <= WARNING_LINES) {
+			text_str(&t, p->shown);
+			text_str(&t, ": ");
+			text_str(&t, p->target_shown ? p->target_shown : p->target_name);
+			text_str(&t, ": clang: ");
+			text_add(&t, q, len);
+			text_str(&t, "\n");
+		}
+		q += len + (q[len] == '\n');
+	}
+	if (lines > WARNING_LINES) {
+		char more[96];
+		snprintf(more, sizeof more, "(%zu more lines of clang's not shown)",
+		         lines - WARNING_LINES);
+		text_str(&t, p->shown);
+		text_str(&t, ": ");
+		text_str(&t, p->target_shown ? p->target_shown : p->target_name);
+		text_str(&t, ": clang: ");
+		text_str(&t, more);
+		text_str(&t, "\n");
+	}
+	if (t.failed) {
+		free(t.data);
+		return NULL;
+	}
+	return t.data;
+}
+
+static bool temp_dir_ready(context *x);
+
+/* The environment variables clang 19's driver and front end read that can
+ * change the IR of a device-only compile (found in clang's sources and in
+ * the strings of libclang-cpp; docs/compile.md lists them with why):
+ * each one's value, or its absence, names the record.  SOURCE_DATE_EPOCH
+ * changes only what the time macros say: a result of a unit that uses
+ * them checks it (environment_line), so that a build setting it anew
+ * for each commit still hits the units that do not. */
+static const char *const clang_environment[] = {
+	"CCC_OVERRIDE_OPTIONS",   /* the driver edits its own command line */
+	"CLANG_NO_DEFAULT_CONFIG", /* (gpucc passes --no-default-config too) */
+	"COMPILER_PATH",          /* the driver's program search path */
+	"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
+	"OBJCPLUS_INCLUDE_PATH",  /* include directories */
+	"HIP_PATH", "ROCM_PATH", "HIP_DEVICE_LIB_PATH", /* where HIP's headers are */
+};
+
+/* x->env_key: "NAME=VALUE\n" for each variable set, "NAME\n" for each
+ * unset (an empty value is not an absent one to clang). */
+static int env_key(context *x)
+{
+	textbuf t = {0};
+	for (size_t i = 0; i < sizeof clang_environment / sizeof clang_environment[0]; i++) {
+		const char *v = getenv(clang_environment[i]);
+		text_str(&t, clang_environment[i]);
+		if (v) {
+			text_str(&t, "=");
+			text_str(&t, v);
+		}
+		text_str(&t, "\n");
+	}
+	if (t.failed) {
+		free(t.data);
+		return -1;
+	}
+	x->env_key = t.data;
+	return 0;
+}
+
+/* The first half of a pair: its record's name, and the record looked up.
+ * Whether clang must run (no hit, nothing failed). */
+static bool look_up_pair(context *x, size_t index)
+{
+	gpucc_source_pair *p = &x->pairs[index];
+	gpucc_source_result *r = &p->result;
+	arglist a = {0};
+	if (p->language == GPUCC_LANGUAGE_CUDA && !x->cuda_dir) {
+		set_error(r, GPUCC_EUNAVAILABLE, p,
+		          "CUDA sources need the CUDA toolkit's headers, and no toolkit was found "
+		          "(include/cuda_runtime.h in $CUDA_PATH or /usr/local/cuda)");
+		return false;
+	}
+	if (!pair_clang(x, p)) {
+		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", pair_clang22(p) ? x->clang22_error : x->clang_error);
+		return false;
+	}
+	/* Every record is looked up before clang runs, so no temporary
+	 * directory exists yet: the record's name reads the keyed forms only. */
+	build_args(&a, x, p, index);
+	int rc = a.failed ? GPUCC_ERROR : record_name(&x->names[index], x, p, &a);
+	arglist_release(&a);
+	if (rc != 0) {
+		set_error(r, GPUCC_ERROR, p, "out of memory");
+		return false;
+	}
+	if (x->records_dir) {
+		record_lookup(x, p, &x->names[index], r);
+		return !r->hit;
+	}
+	r->note = strdup(x->s->relocatable && x->s->cache ? "miss: linked sources are not recorded"
+	                                                  : "miss: no cache");
+	return true;
+}
+
+/* The second half of a pair whose record missed: clang. */
+/* What a compile clang ran read, into r->reads for a dependency file:
+ * its clang, clang's -MD list (deps; NULL when it wrote none) but gpucc's own
+ * temporary files, and the files its arguments name. */
+static void source_reads(context *x, const gpucc_source_pair *p, const gpucc_depfile *deps,
+                         const gpucc_clang_search *search, gpucc_source_result *r)
+{
+	gpucc_strlist files = {0}, absent = {0};
+	for (size_t i = 0; deps && i < deps->count; i++)
+		if (!x->temp_dir[0] || !under(deps->paths[i], x->temp_dir))
+			gpucc_strlist_push_new(&files, deps->paths[i]);
+	gpucc_argument_files(x->s->args, x->s->arg_count, &search->configs, &files, &absent);
+	/* Spelt as a record spells them, so that a hit names the same. */
+	for (size_t i = 0; i < files.count; i++) {
+		char *norm = normalise_path(x, files.items[i]);
+		if (norm)
+			gpucc_strlist_push_new(&r->reads, norm);
+		r->reads.failed |= !norm;
+		free(norm);
+	}
+	if (pair_clang(x, p))
+		gpucc_strlist_push_new(&r->reads, pair_clang(x, p));
+	gpucc_strlist_release(&files);
+	gpucc_strlist_release(&absent);
+}
+
+/* clang -MD lists a PCH's headers before the unit itself: the unit first,
+ * as without one, so that the record is the same. */
+static void unit_first(gpucc_depfile *deps, const char *unit)
+{
+	for (size_t i = 1; i < deps->count; i++)
+		if (strcmp(deps->paths[i], unit) == 0) {
+			char *path = deps->paths[i];
+			memmove(deps->paths + 1, deps->paths, i * sizeof *deps->paths);
+			deps->paths[0] = path;
+			return;
+		}
+}
+
+/* clang for one pair, with the run's precompiled prelude when its group
+ * may have one (lib/compile/compile_source_pch.c): a compile that fails with it
+ * runs again without, so that what fails, and what it says, is what it
+ * would be without a PCH; when that one succeeds, clang refused the PCH
+ * (a header changed under it), and the group makes another.  IR the PCH
+ * may have changed (gpucc_source_pch_ir_trusted) is made again without.  *pch: the
+ * PCH the IR was compiled with, owned, or NULL.  *start: when the clang
+ * that wrote the outputs started.  As run_tool returns. */
+static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglist *a, int err_fd,
+                            int *status, bool *timed_out, int64_t *start, char **pch)
+{
+	const gpucc_source_settings *s = x->s;
+	*pch = NULL;
+	char **with = NULL;
+	if (x->pch && x->shares_prelude && x->shares_prelude[p - x->pairs] &&
+	    gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
+	                             s->arg_count) &&
+	    gpucc_source_pch_worth(p->data, p->size))
+		*pch = gpucc_source_pch_get(x->pch, a->real, x->temp_dir);
+	if (*pch && (with = calloc(a->count + 7, sizeof *with)) != NULL) {
+		/* Its -include-pch before the unit's name ("--"); unkeyed.  clang
+		 * checks the sizes and times of a PCH's system headers only when
+		 * asked to: a header changed since refuses the PCH. */
+		size_t k = 0;
+		for (size_t i = 0; i < a->count; i++) {
+			if (strcmp(a->real[i], "--") == 0) {
+				with[k++] = "-Xclang";
+				with[k++] = "-fmodules-validate-system-headers";
+				with[k++] = "-Xclang";
+				with[k++] = "-include-pch";
+				with[k++] = "-Xclang";
+				with[k++] = *pch;
+			}
+			with[k++] = a->real[i];
+		}
+		with[k] = NULL;
+	}
+	if (!with) {
+		free(*pch);
+		*pch = NULL;
+		return run_tool(a->real, err_fd, s->timeout_seconds, status, timed_out);
+	}
+	*start = now_ns();
+	int rc = run_tool(with, err_fd, s->timeout_seconds, status, timed_out);
+	free(with);
+	bool refused = true;
+	if (rc == 0 && !*timed_out && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) {
+		/* Kept only when it is the IR a compile without the PCH writes. */
+		const char *out = NULL;
+		for (size_t i = 0; i + 1 < a->count && !out; i++)
+			if (strcmp(a->real[i], "-o") == 0)
+				out = a->real[i + 1];
+		size_t size = 0;
+		char *ir = out ? gpucc_read_small_file(out, (size_t)1 << 32, &size) : NULL;
+		bool trusted = ir && gpucc_source_pch_ir_trusted((const unsigned char *)ir, size);
+		free(ir);
+		if (trusted)
+			return 0;
+		gpucc_error_clear();
+		refused = false;
+	}
+	if (rc != 0)
+		gpucc_error_clear();
+	if (ftruncate(err_fd, 0) != 0 || lseek(err_fd, 0, SEEK_SET) != 0) {
+		free(*pch);
+		*pch = NULL;
+		return gpucc_error_set_errno("cannot reuse clang's message file");
+	}
+	*start = now_ns();
+	rc = run_tool(a->real, err_fd, s->timeout_seconds, status, timed_out);
+	if (refused && rc == 0 && !*timed_out && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+		gpucc_source_pch_refused(x->pch, *pch);
+	free(*pch);
+	*pch = NULL;
+	return rc;
+}
+
+static void compile_pair(context *x, size_t index)
+{
+	gpucc_source_pair *p = &x->pairs[index];
+	gpucc_source_result *r = &p->result;
+	const gpucc_digest name = x->names[index];
+	arglist a = {0};
+	/* The name depends only on the arguments' keyed forms; the paths clang
+	 * is given exist once the temporary directory does. */
+	if (!temp_dir_ready(x)) {
+		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", x->temp_error);
+		return;
+	}
+	build_args(&a, x, p, index);
+	if (a.failed) {
+		set_error(r, GPUCC_ERROR, p, "out of memory");
+		arglist_release(&a);
+		return;
+	}
+	char err_path[PATH_MAX + 32], out_path[PATH_MAX + 32], dep_path[PATH_MAX + 32];
+	snprintf(err_path, sizeof err_path, "%s/%zu.err", x->temp_dir, index);
+	snprintf(out_path, sizeof out_path, "%s/%zu.bc", x->temp_dir, index);
+	snprintf(dep_path, sizeof dep_path, "%s/%zu.d", x->temp_dir, index);
+	int err_fd = open(err_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (err_fd < 0) {
+		set_error(r, GPUCC_ERROR, p, "cannot create '%s': %s", err_path, strerror(errno));
+		arglist_release(&a);
+		return;
+	}
+	int status = 0;
+	bool timed_out = false;
+	int64_t start = now_ns();
+	char *pch = NULL;
+	int rc = run_with_prelude(x, p, &a, err_fd, &status, &timed_out, &start, &pch);
+	close(err_fd);
+	size_t err_size = 0;
+	char *err = gpucc_read_small_file(err_path, 1 << 20, &err_size);
+	unlink(err_path);
+	gpucc_clang_search search = {0};
+	if (err) {
+		gpucc_clang_verbose_take(err, &search); /* -v's lines: the include search */
+		err_size = strlen(err);
+	}
+	const char *clang = pair_clang(x, p);
+	const char *clang_name = strrchr(clang, '/') ? strrchr(clang, '/') + 1 : clang;
+	char first[512] = "";
+	if (err)
+		first_error_line(first, sizeof first, err);
+	if (rc != 0) {
+		set_error(r, GPUCC_EUNAVAILABLE, p, "%s", gpucc_error_last()->message);
+		gpucc_error_clear();
+	} else if (timed_out) {
+		set_error(r, GPUCC_ECOMPILE, p, "%s ran past the job timeout (%u s) and was killed",
+		          clang_name, x->s->timeout_seconds);
+	} else if (WIFSIGNALED(status)) {
+		set_error(r, GPUCC_ECOMPILE, p, "%s crashed (%s)%s%s", clang_name,
+		          signal_name(WTERMSIG(status)), first[0] ? ": " : "", first);
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !first[0]) {
+		set_error(r, GPUCC_EUNAVAILABLE, p, "cannot run '%s'", clang);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		set_error(r, GPUCC_ECOMPILE, p, "%s: %s", clang_name,
+		          first[0] ? first : "failed without a message");
+	} else {
+		size_t size = 0;
+		char *ir = gpucc_read_small_file(out_path, (size_t)1 << 32, &size);
+		if (!ir) {
+			set_error(r, GPUCC_ECOMPILE, p, "%s wrote no IR", clang_name);
+		} else {
+			r->ir = (unsigned char *)ir;
+			r->ir_size = size;
+		}
+	}
+	if (r->error && err && err_size)
+		r->diagnostics = warning_lines(p, err);
+	else if (r->ir && err && err_size)
+		r->warnings = warning_lines(p, err);
+	free(err);
+	size_t dep_size = 0;
+	char *dep_text = r->ir ? gpucc_read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size) : NULL;
+	gpucc_depfile deps = {0};
+	bool have_deps = dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
+	if (have_deps && pch)
+		unit_first(&deps, a.real[a.count - 1]);
+	if (r->ir)
+		source_reads(x, p, have_deps ? &deps : NULL, &search, r);
+	if (r->ir && x->records_dir && x->records_writable) {
+		char *why = NULL;
+		if (!have_deps) {
+			why = strdup("not recorded: clang wrote no dependency list");
+			gpucc_error_clear();
+		} else {
+			why = search.quote.failed || search.angle.failed || search.missing.failed ||
+			              search.configs.failed
+			          ? strdup("not recorded: out of memory")
+			      /* Every compile searches somewhere: a -v that listed no
+			       * directory is one gpucc does not read. */
+			      : search.angle.count == 0
+			          ? strdup("not recorded: clang -v listed no include search")
+			          : record_prepare(x, p, &deps, &search, start, r);
+			r->record_name = name;
+		}
+		if (why) {
+			char *note = string_printf("%s; %s", r->note ? r->note : "miss", why);
+			if (note) {
+				free(r->note);
+				r->note = note;
+			}
+			free(why);
+		}
+	}
+	if (r->ir && pch) {
+		char *note = string_printf("%s; prelude precompiled", r->note ? r->note : "miss");
+		if (note) {
+			free(r->note);
+			r->note = note;
+		}
+	}
+	free(pch);
+	if (have_deps)
+		gpucc_depfile_release(&deps);
+	free(dep_text);
+	gpucc_clang_search_release(&search);
+	unlink(out_path);
+	unlink(dep_path);
+	arglist_release(&a);
+}
+
+static void pair_finished(context *x, size_t i)
+{
+	if (!x->s->pair_done)
+		return;
+	pthread_mutex_lock(&x->lock);
+	x->s->pair_done(x->s->pair_done_ctx, &x->pairs[i], ++x->finished, x->count);
+	pthread_mutex_unlock(&x->lock);
+}
+
+static void *pair_thread(void *arg)
+{
+	context *x = arg;
+	for (;;) {
+		pthread_mutex_lock(&x->lock);
+		while (x->next < x->count && !x->to_run[x->next])
+			x->next++;
+		size_t i = x->next < x->count ? x->next++ : (size_t)-1;
+		pthread_mutex_unlock(&x->lock);
+		if (i == (size_t)-1)
+			return NULL;
+		compile_pair(x, i);
+		pair_finished(x, i);
+	}
+}
+
+/* ---- finding the tools ------------------------------------------------------- */
+
+/* The clangs to try, in order: the one named, else clang-19 and clang on
+ * PATH, the one found when gpucc was built, LLVM 19's.  Those found on
+ * PATH are also in searched (to free). */
+static size_t clang_candidates(const char *named, const char *candidates[8], char *searched[4],
+                               size_t *searched_count)
+{
+	size_t n = 0;
+	*searched_count = 0;
+	if (named) {
+		candidates[n++] = named;
+		return n;
+	}
+	static const char *const names[] = {"clang-19", "clang"};
+	const char *path = getenv("PATH");
+	for (size_t k = 0; k < 2 && path; k++) {
+		for (const char *p = path; *p;) {
+			size_t len = strcspn(p, ":");
+			char *c = len ? string_printf("%.*s/%s", (int)len, p, names[k]) : NULL;
+			if (c && is_executable(c)) {
+				searched[(*searched_count)++] = c;
+				candidates[n++] = c;
+				break;
+			}
+			free(c);
+			p += len + (p[len] == ':');
+		}
+	}
+	if (GPUCC_BUILD_CLANG[0])
+		candidates[n++] = GPUCC_BUILD_CLANG; /* found when gpucc was built */
+	candidates[n++] = "/usr/lib/llvm-19/bin/clang";
+	return n;
+}
+
+void gpucc_sources_prefetch(gpucc_toolchain *tc, const char *clang)
+{
+	/* A cache that ever knew a clang most likely knows this one: not worth
+	 * the search of PATH a hit would pay for twice. */
+	if (gpucc_toolchain_has_kind(tc, "clang-version"))
+		return;
+	const char *candidates[8];
+	char *searched[4] = {0};
+	size_t searched_count;
+	size_t n = clang_candidates(clang, candidates, searched, &searched_count);
+	for (size_t i = 0; i < n; i++) {
+		if (is_executable(candidates[i])) {
+			gpucc_toolchain_prefetch_version(tc, "clang-version", candidates[i]);
+			break;
+		}
+	}
+	for (size_t i = 0; i < searched_count; i++)
+		free(searched[i]);
+}
+
+static void find_clang(context *x)
+{
+	const gpucc_source_settings *s = x->s;
+	const char *candidates[8];
+	char *searched[4] = {0};
+	size_t searched_count;
+	size_t n = clang_candidates(s->clang, candidates, searched, &searched_count);
+	char refused[512] = "";
+	for (size_t i = 0; i < n && !x->clang; i++) {
+		if (!is_executable(candidates[i]))
+			continue;
+		const char *version = NULL;
+		pthread_mutex_lock(&x->lock);
+		int rc = s->toolchain ? gpucc_toolchain_tool_version(s->toolchain, "clang-version",
+		                                                     candidates[i], "clang version ",
+		                                                     &version)
+		                      : GPUCC_EUNAVAILABLE;
+		pthread_mutex_unlock(&x->lock);
+		if (rc == 0 && strncmp(version, "19.", 3) == 0) {
+			x->clang = strdup(candidates[i]);
+			x->clang_version = version;
+		} else if (!refused[0]) {
+			snprintf(refused, sizeof refused, "'%s' (%s%s)", candidates[i],
+			         rc == 0 ? "clang " : "", rc == 0 ? version : gpucc_error_last()->message);
+		}
+		gpucc_error_clear();
+	}
+	for (size_t i = 0; i < searched_count; i++)
+		free(searched[i]);
+	if (x->clang)
+		return;
+	if (s->clang && !is_executable(s->clang))
+		snprintf(x->clang_error, sizeof x->clang_error,
+		         "clang '%s' is not an executable file: sources need clang 19", s->clang);
+	else if (refused[0])
+		snprintf(x->clang_error, sizeof x->clang_error,
+		         "sources need clang 19, found %s (install clang-19)", refused);
+	else
+		snprintf(x->clang_error, sizeof x->clang_error,
+		         "clang-19 was not found on PATH: sources need clang 19 (install clang-19)");
+}
+
+/* clang 22 for the pairs whose target only a newer LLVM knows: clang-22 on
+ * PATH, else LLVM 22's own. */
+static void find_clang22(context *x)
+{
+	bool needed = false;
+	for (size_t i = 0; i < x->count; i++)
+		needed |= pair_clang22(&x->pairs[i]);
+	if (!needed)
+		return;
+	char *candidates[2] = {NULL, strdup("/usr/lib/llvm-22/bin/clang")};
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : ""; *p && !candidates[0];) {
+		size_t len = strcspn(p, ":");
+		char *c = len ? string_printf("%.*s/clang-22", (int)len, p) : NULL;
+		if (c && is_executable(c))
+			candidates[0] = c;
+		else
+			free(c);
+		p += len + (p[len] == ':');
+	}
+	for (size_t i = 0; i < 2 && !x->clang22; i++) {
+		if (!candidates[i] || !is_executable(candidates[i]))
+			continue;
+		const char *version = NULL;
+		pthread_mutex_lock(&x->lock);
+		int rc = x->s->toolchain ? gpucc_toolchain_tool_version(x->s->toolchain, "clang-version",
+		                                                        candidates[i], "clang version ",
+		                                                        &version)
+		                         : GPUCC_EUNAVAILABLE;
+		pthread_mutex_unlock(&x->lock);
+		if (rc == 0 && strncmp(version, "22.", 3) == 0) {
+			x->clang22 = candidates[i];
+			x->clang22_version = version;
+			candidates[i] = NULL;
+		}
+		gpucc_error_clear();
+	}
+	free(candidates[0]);
+	free(candidates[1]);
+	if (!x->clang22)
+		snprintf(x->clang22_error, sizeof x->clang22_error,
+		         "clang-22 was not found on PATH: sources for targets LLVM 19 does not know "
+		         "need clang 22 (install clang-22)");
+}
+
+static void find_cuda(context *x)
+{
+	const char *dirs[] = {getenv("CUDA_PATH"), "/usr/local/cuda"};
+	for (size_t i = 0; i < 2 && !x->cuda_dir; i++) {
+		if (!dirs[i] || !*dirs[i])
+			continue;
+		char *header = string_printf("%s/include/cuda_runtime.h", dirs[i]);
+		if (header && is_regular(header))
+			x->cuda_dir = strdup(dirs[i]);
+		free(header);
+	}
+	if (!x->cuda_dir)
+		return;
+	/* CUB and Thrust: in include/cccl since CUDA 13. */
+	char *cub = string_printf("%s/include/cccl/cub/cub.cuh", x->cuda_dir);
+	if (cub && is_regular(cub))
+		x->cccl_dir = string_printf("%s/include/cccl", x->cuda_dir);
+	free(cub);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* $TMPDIR/gpucc-backend-PID-XXXXXX, and in it the CUDA stubs. */
+static int make_temp_dir(context *x)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(x->temp_dir, sizeof x->temp_dir, "%s/gpucc-backend-%ld-XXXXXX",
+	         tmp && *tmp ? tmp : "/tmp", (long)getpid());
+	if (!mkdtemp(x->temp_dir)) {
+		int rc = gpucc_error_set_errno("cannot make a temporary directory in '%s'",
+		                               tmp && *tmp ? tmp : "/tmp");
+		x->temp_dir[0] = '\0';
+		return rc;
+	}
+	if (!x->cuda_stub)
+		return 0;
+	snprintf(x->stub_dir, sizeof x->stub_dir, "%s/stubs", x->temp_dir);
+	char stub[PATH_MAX + 64 + 16];
+	snprintf(stub, sizeof stub, "%s/texture_fetch_functions.h", x->stub_dir);
+	int fd = mkdir(x->stub_dir, 0700) == 0 ? open(stub, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
+	if (fd < 0)
+		return gpucc_error_set_errno("cannot write '%s'", stub);
+	close(fd);
+	return 0;
+}
+
+/* Whether the temporary directory exists, made by the first pair that
+ * needs it: a run whose records all hit makes none. */
+static bool temp_dir_ready(context *x)
+{
+	pthread_mutex_lock(&x->lock);
+	if (!x->temp_dir[0] && !x->temp_error[0] && make_temp_dir(x) != 0) {
+		snprintf(x->temp_error, sizeof x->temp_error, "%s", gpucc_error_last()->message);
+		gpucc_error_clear();
+	}
+	bool ready = x->temp_dir[0] != '\0';
+	pthread_mutex_unlock(&x->lock);
+	return ready;
+}
+
+/* Whether CUDA sources need the stub header: CUDA 13 removed
+ * texture_fetch_functions.h, which clang-19's CUDA wrapper includes, and an
+ * empty one stands in. */
+static bool needs_cuda_stub(const context *x)
+{
+	bool cuda = false;
+	for (size_t i = 0; i < x->count; i++)
+		cuda |= x->pairs[i].language == GPUCC_LANGUAGE_CUDA;
+	if (!cuda || !x->cuda_dir)
+		return false;
+	char *have = string_printf("%s/include/texture_fetch_functions.h", x->cuda_dir);
+	bool present = have && is_regular(have);
+	free(have);
+	return !present;
+}
+
+int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_source_settings *s)
+{
+	if (count == 0)
+		return 0;
+	context x;
+	memset(&x, 0, sizeof x);
+	x.s = s;
+	x.pairs = pairs;
+	x.count = count;
+	pthread_mutex_init(&x.lock, NULL);
+	struct timespec res;
+	x.clock_granularity_ns = clock_getres(CLOCK_REALTIME_COARSE, &res) == 0
+	                             ? (long)ns_of(res) : 10000000L;
+	if (x.clock_granularity_ns < 1000000L)
+		x.clock_granularity_ns = 1000000L;
+	if (!getcwd(x.cwd, sizeof x.cwd))
+		snprintf(x.cwd, sizeof x.cwd, "/");
+	if (env_key(&x) != 0) {
+		pthread_mutex_destroy(&x.lock);
+		return gpucc_error_oom();
+	}
+	find_clang(&x);
+	find_clang22(&x);
+	find_cuda(&x);
+	x.cuda_stub = needs_cuda_stub(&x);
+	if (!s->no_pch && gpucc_source_pch_set_new(&x.pch, run_tool, s->timeout_seconds) != 0)
+		x.pch = NULL; /* out of memory: no PCH, the same IR */
+	if (s->cache && !s->relocatable) {
+		x.records_dir = string_printf("%s/v1/sources", gpucc_cache_dir(s->cache));
+		x.records_writable = gpucc_cache_writable(s->cache);
+		if (!x.records_dir) {
+			free(x.env_key);
+			pthread_mutex_destroy(&x.lock);
+			return gpucc_error_oom();
+		}
+	}
+	x.names = calloc(count, sizeof *x.names);
+	x.to_run = calloc(count, sizeof *x.to_run);
+	if (!x.names || !x.to_run) {
+		free(x.names);
+		free(x.to_run);
+		free(x.records_dir);
+		free(x.env_key);
+		pthread_mutex_destroy(&x.lock);
+		return gpucc_error_oom();
+	}
+	/* First every record, on this thread (stats of the files each lists:
+	 * a run whose records all hit starts no thread and no process); then
+	 * clang for the pairs that missed, jobs at a time, once the caller
+	 * was told. */
+	size_t misses = 0;
+	for (size_t i = 0; i < count; i++) {
+		x.to_run[i] = look_up_pair(&x, i);
+		misses += x.to_run[i];
+		if (!x.to_run[i])
+			pair_finished(&x, i);
+	}
+	if (misses && s->before_clang && !s->before_clang(s->before_clang_ctx)) {
+		for (size_t i = 0; i < count; i++) {
+			if (!x.to_run[i])
+				continue;
+			set_error(&pairs[i].result, GPUCC_ERROR, &pairs[i],
+			          "stopped by the caller before clang ran");
+			pair_finished(&x, i);
+		}
+		misses = 0;
+	}
+	/* A PCH costs about one unit's prelude: only for a prelude that at
+	 * least two units of the run (one language, one target) share. */
+	x.shares_prelude = x.pch && misses > 1 ? calloc(count, sizeof *x.shares_prelude) : NULL;
+	for (size_t i = 0; x.shares_prelude && i < count; i++)
+		for (size_t j = i + 1; x.to_run[i] && j < count; j++)
+			if (x.to_run[j] && pairs[j].language == pairs[i].language &&
+			    strcmp(pairs[j].target_name, pairs[i].target_name) == 0) {
+				x.shares_prelude[i] = x.shares_prelude[j] = true;
+				break;
+			}
+	unsigned n = s->jobs ? s->jobs : 1;
+	if (n > misses)
+		n = (unsigned)misses;
+	/* One at a time: on this thread. */
+	pthread_t *threads = n > 1 ? calloc(n, sizeof *threads) : NULL;
+	unsigned started = 0;
+	for (unsigned i = 0; threads && i < n; i++)
+		if (pthread_create(&threads[started], NULL, pair_thread, &x) == 0)
+			started++;
+	if (started == 0 && misses)
+		pair_thread(&x);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+	free(x.names);
+	free(x.to_run);
+	gpucc_source_pch_set_free(x.pch);
+	free(x.shares_prelude);
+	if (x.temp_dir[0])
+		nftw(x.temp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	for (size_t i = 0; i < count; i++)
+		if (!pairs[i].result.hit && !pairs[i].result.ir && !pairs[i].result.error) {
+			set_error(&pairs[i].result, GPUCC_ERROR, &pairs[i], "out of memory");
+		}
+	free(x.clang);
+	free(x.clang22);
+	free(x.cuda_dir);
+	free(x.cccl_dir);
+	free(x.records_dir);
+	free(x.env_key);
+	pthread_mutex_destroy(&x.lock);
+	return 0;
+}

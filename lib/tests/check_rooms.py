@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""lib/tests/check_rooms.py BUILDDIR -- the rooms of lib/ (lib/meson.build's
+lib_rooms) enforced by the compile itself.  For each room, with the
+compile command the build uses for that room's files (compile_commands.json),
+a file that includes one private header of another room:
+- fails to compile, with the header not found, when the room may not use
+  that room;
+- compiles, when it may (each header stands on its own).
+The planted file lies outside the tree (its own folder is not searched for
+"..." includes), so only the room's include path can find the header.
+Exit 1 naming each breach."""
+import collections
+import glob
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+build = os.path.abspath(sys.argv[1])
+source_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+commands = {}  # room -> one compile command of its files, as an argv
+with open(os.path.join(build, "compile_commands.json")) as f:
+    for command in json.load(f):
+        m = (re.search(r" -o lib/libgpucc_(\w+)\.a\.p/", command["command"]) or
+             re.search(r" -o lib/(backend_llvm)/[^ ]*\.so\.p/[^ ]*\.c\.o", command["command"]))
+        if m and m.group(1) not in commands:
+            commands[m.group(1)] = (command["directory"], shlex.split(command["command"]))
+headers = {room: sorted(glob.glob(os.path.join(source_root, "lib", room, "*.h")))
+           for room in commands}
+if len(commands) < 2 or not all(headers.values()):
+    print(f"check_rooms: no rooms with headers in '{build}'s compile commands", file=sys.stderr)
+    sys.exit(1)
+
+
+def planted_argv(argv, planted):
+    """argv, compiling planted only: its source and dependency-file
+    arguments dropped, -fsyntax-only added."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("-o", "-MQ", "-MF", "-MT"):
+            skip = True
+        elif arg in ("-c", "-MD", "-MMD") or arg.endswith(".c"):
+            continue
+        else:
+            out.append(arg)
+    return out + ["-fsyntax-only", planted]
+
+
+failures, counts = [], collections.Counter()
+with tempfile.TemporaryDirectory() as tmp:
+    planted = os.path.join(tmp, "planted.c")
+    for room, (directory, argv) in sorted(commands.items()):
+        may_use = set(re.findall(r"-I(?:\.\./)?lib/(\w+)$", " ".join(argv).replace(" ", "\n"),
+                                 re.M))
+        for other, files in sorted(headers.items()):
+            for header in files:
+                name = os.path.basename(header)
+                with open(planted, "w") as f:
+                    f.write(f'#include "{name}"\n')
+                run = subprocess.run(planted_argv(argv, planted), cwd=directory,
+                                     capture_output=True, text=True)
+                allowed = other in may_use
+                if allowed and run.returncode != 0:
+                    failures.append(f"lib/{room}/ may use lib/{other}/, but {name} does not "
+                                    f"compile there: {run.stderr.strip().splitlines()[:1]}")
+                elif not allowed and (run.returncode == 0 or name not in run.stderr):
+                    failures.append(f"lib/{room}/ includes lib/{other}/{name}, a room it may "
+                                    f"not use, and the compile "
+                                    f"{'succeeds' if run.returncode == 0 else 'fails otherwise'}")
+                counts["refused" if not allowed else "allowed"] += 1
+
+for f in failures:
+    print("check_rooms: " + f, file=sys.stderr)
+print(f"check_rooms: {len(commands)} rooms, {counts['refused']} planted includes refused, "
+      f"{counts['allowed']} allowed ones compiled")
+sys.exit(1 if failures else 0)
