@@ -2,9 +2,9 @@
  * lib/backend_llvm/nvjitlink.c -- cubins from PTX in process, with the CUDA
  * toolkit's libnvJitLink, instead of one ptxas process per job.
  *
- * The library is dlopen()ed the first time a job asks for it and kept for the
- * life of the process (a gpucc-compile-worker, so that its crash is one job's
- * failure): its loading costs about one ptxas process, a small PTX then a
+ * The library is loaded (lib/base/library_loader.h) the first time a job
+ * asks for it and kept for the life of the process (a gpucc-compile-worker,
+ * so that its crash is one job's failure): its loading costs about one ptxas process, a small PTX then a
  * fraction of one.  The load starts on a thread of its own when the first
  * NVIDIA job arrives (backend_nvjitlink_preload), while LLVM compiles it.
  * Only the handful of entry points used here are declared, by hand; the
@@ -16,11 +16,11 @@
  * and -no-cache (libgpucc's cache is the one that counts; without it the
  * library answers a repeated PTX from its own and reports no resources).
  * The linked cubin is an executable image, as ptxas's whole-program one.
- * Plain C: nothing here uses LLVM or libgpucc.
+ * Plain C: nothing here uses LLVM or libgpucc (the loader is compiled in).
  */
 #include "backend_llvm.h"
+#include "library_loader.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +47,7 @@ typedef int (*nvjl_copy_fn)(nvjl_handle h, void *out);
 
 typedef struct nvjl_library {
 	char *path;
-	void *dl;
+	bool loaded;
 	nvjl_create_fn create;
 	nvjl_destroy_fn destroy;
 	nvjl_add_data_fn add_data;
@@ -63,18 +63,60 @@ static bool preload_started; /* under library_lock */
 static bool preload_running;  /* under library_lock; preload_ended signals its end */
 static pthread_cond_t preload_ended = PTHREAD_COND_INITIALIZER;
 
-/* dlsym of "__nvJitLink<name>_<major>_<minor>", else of the major's ".0"
- * symbol (a minor release that kept its predecessor's API). */
-static void *versioned_symbol(void *dl, const char *name, unsigned major, unsigned minor)
+static gpucc_library loader = GPUCC_LIBRARY_INIT;
+
+/* The library at path (ctx) into library's functions, through loader.  A
+ * versioned function is "__nvJitLink<name>_<major>_<minor>", else the
+ * major's ".0" one (a minor release that kept its predecessor's API). */
+static int load(gpucc_library *lib, void *ctx)
 {
-	char symbol[96];
-	snprintf(symbol, sizeof symbol, "__nvJitLink%s_%u_%u", name, major, minor);
-	void *f = dlsym(dl, symbol);
-	if (!f) {
-		snprintf(symbol, sizeof symbol, "__nvJitLink%s_%u_0", name, major);
-		f = dlsym(dl, symbol);
+	const char *path = ctx;
+	nvjl_library *l = &library;
+	const char *const names[] = {path, NULL};
+	const char *why, *missing;
+	if (gpucc_library_open(lib, names, 0, &why) != 0)
+		return gpucc_library_fail(lib, 1, "cannot load '%s': %s", path, why ? why : "?");
+	nvjl_version_fn version = NULL;
+	const gpucc_library_symbol version_symbol[] = {
+		{"nvJitLinkVersion", &version, NULL, false},
+		{NULL, NULL, NULL, false},
+	};
+	unsigned major = 0, minor = 0;
+	if (gpucc_library_resolve(lib, version_symbol, &missing) != 0 ||
+	    version(&major, &minor) != NVJL_SUCCESS)
+		return gpucc_library_fail(lib, 1, "'%s' has no nvJitLinkVersion()", path);
+	const struct {
+		const char *name;
+		void *slot;
+	} functions[] = {
+		{"Create", &l->create},
+		{"Destroy", &l->destroy},
+		{"AddData", &l->add_data},
+		{"Complete", &l->complete},
+		{"GetLinkedCubinSize", &l->cubin_size},
+		{"GetLinkedCubin", &l->cubin},
+		{"GetErrorLogSize", &l->error_log_size},
+		{"GetErrorLog", &l->error_log},
+		{"GetInfoLogSize", &l->info_log_size},
+		{"GetInfoLog", &l->info_log},
+	};
+	enum { COUNT = sizeof functions / sizeof functions[0] };
+	char versioned[COUNT][2][96];
+	gpucc_library_symbol symbols[COUNT + 1];
+	for (size_t i = 0; i < COUNT; i++) {
+		snprintf(versioned[i][0], sizeof versioned[i][0], "__nvJitLink%s_%u_%u",
+		         functions[i].name, major, minor);
+		snprintf(versioned[i][1], sizeof versioned[i][1], "__nvJitLink%s_%u_0",
+		         functions[i].name, major);
+		symbols[i] = (gpucc_library_symbol){versioned[i][0], functions[i].slot, versioned[i][1],
+		                                    false};
 	}
-	return f;
+	symbols[COUNT] = (gpucc_library_symbol){NULL, NULL, NULL, false};
+	if (gpucc_library_resolve(lib, symbols, &missing) != 0)
+		return gpucc_library_fail(lib, 1,
+		                          "'%s' (nvJitLink %u.%u) lacks the functions of nvJitLink %u.%u",
+		                          path, major, minor, major, minor);
+	return 0;
 }
 
 /* Load path once per process (under library_lock).  A path other than the
@@ -83,47 +125,16 @@ static bool library_load(const char *path)
 {
 	nvjl_library *l = &library;
 	if (l->path)
-		return strcmp(l->path, path) == 0 ? l->dl != NULL : false;
+		return strcmp(l->path, path) == 0 ? l->loaded : false;
 	l->path = strdup(path);
 	if (!l->path) {
 		snprintf(l->error, sizeof l->error, "out of memory");
 		return false;
 	}
-	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		const char *why = dlerror();
-		snprintf(l->error, sizeof l->error, "cannot load '%s': %s", path, why ? why : "?");
-		return false;
-	}
-	nvjl_version_fn version = (nvjl_version_fn)(uintptr_t)dlsym(dl, "nvJitLinkVersion");
-	unsigned major = 0, minor = 0;
-	if (!version || version(&major, &minor) != NVJL_SUCCESS) {
-		snprintf(l->error, sizeof l->error, "'%s' has no nvJitLinkVersion()", path);
-		dlclose(dl);
-		return false;
-	}
-#define SYMBOL(field, type, name) l->field = (type)(uintptr_t)versioned_symbol(dl, name, major, minor)
-	SYMBOL(create, nvjl_create_fn, "Create");
-	SYMBOL(destroy, nvjl_destroy_fn, "Destroy");
-	SYMBOL(add_data, nvjl_add_data_fn, "AddData");
-	SYMBOL(complete, nvjl_complete_fn, "Complete");
-	SYMBOL(cubin_size, nvjl_size_fn, "GetLinkedCubinSize");
-	SYMBOL(cubin, nvjl_copy_fn, "GetLinkedCubin");
-	SYMBOL(error_log_size, nvjl_size_fn, "GetErrorLogSize");
-	SYMBOL(error_log, nvjl_copy_fn, "GetErrorLog");
-	SYMBOL(info_log_size, nvjl_size_fn, "GetInfoLogSize");
-	SYMBOL(info_log, nvjl_copy_fn, "GetInfoLog");
-#undef SYMBOL
-	if (!l->create || !l->destroy || !l->add_data || !l->complete || !l->cubin_size ||
-	    !l->cubin || !l->error_log_size || !l->error_log || !l->info_log_size || !l->info_log) {
-		snprintf(l->error, sizeof l->error,
-		         "'%s' (nvJitLink %u.%u) lacks the functions of nvJitLink %u.%u", path, major,
-		         minor, major, minor);
-		dlclose(dl);
-		return false;
-	}
-	l->dl = dl;
-	return true;
+	l->loaded = gpucc_library_load(&loader, load, l->path) == 0;
+	if (!l->loaded)
+		snprintf(l->error, sizeof l->error, "%s", gpucc_library_error(&loader));
+	return l->loaded;
 }
 
 /* Append one of the handle's logs to text. */

@@ -165,5 +165,9 @@ int gpucc_backend_choose(const gpucc_backend_info **out, unsigned needs, unsigne
                          const char *needer, unsigned pinned);
 /* Load the newest present module (embed runs it in process). */
 int gpucc_backend_load(const gpucc_backend **out);
+/* Another symbol of that module, by name, loading it first: 0 with *out
+ * its address (NULL when the module lacks it) and *module the module's
+ * path; gpucc_backend_load's error when the module does not load. */
+int gpucc_backend_symbol(void **out, const char *name, const char **module);
 
 #endif

@@ -29,8 +29,9 @@
  */
 #include "backend.h"
 #include "errors.h"
+#include "library_loader.h"
 
-#include <dlfcn.h>
+#include <dlfcn.h> /* dladdr */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -51,14 +52,13 @@ static const struct {
 static const size_t built_count = sizeof built / sizeof built[0] - 1;
 
 static pthread_once_t find_once = PTHREAD_ONCE_INIT;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static gpucc_backend_info backends[sizeof built / sizeof built[0]]; /* oldest first */
 static size_t backend_count;
 static bool any_present;
 static char find_message[PATH_MAX + 1024];
+static gpucc_library module_library = GPUCC_LIBRARY_INIT;
 static const gpucc_backend *loaded;
-static int load_code;
-static char load_message[PATH_MAX + 1024];
+static const char *loaded_module; /* its path */
 
 static bool exists(const char *path)
 {
@@ -267,50 +267,56 @@ int gpucc_backend_choose(const gpucc_backend_info **out, unsigned needs, unsigne
 	                       needer, needs, have, needs < 22 ? 22 : needs, needs < 22 ? 22 : needs);
 }
 
-static void load(void)
+static int load(gpucc_library *lib, void *unused)
 {
-	load_code = GPUCC_EUNAVAILABLE;
+	(void)unused;
 	const gpucc_backend_info *b = NULL;
 	for (size_t i = backend_count; i-- > 0 && !b;)
 		if (backends[i].present)
 			b = &backends[i];
-	if (!b) {
-		snprintf(load_message, sizeof load_message, "%s", find_message);
-		return;
-	}
-	void *handle = dlopen(b->module, RTLD_NOW | RTLD_LOCAL);
-	if (!handle) {
-		const char *why = dlerror();
-		snprintf(load_message, sizeof load_message,
-		         "cannot load the LLVM backend '%s': %s (is libLLVM-%u installed?)", b->module,
-		         why ? why : "unknown error", b->major);
-		return;
-	}
-	/* POSIX guarantees a data pointer from dlsym converts to a function
-	 * pointer; ISO C does not, so convert through memcpy. */
-	void *symbol = dlsym(handle, GPUCC_BACKEND_ENTRY);
+	if (!b)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "%s", find_message);
+	const char *const names[] = {b->module, NULL};
+	const char *why;
+	if (gpucc_library_open(lib, names, 0, &why) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE,
+		                          "cannot load the LLVM backend '%s': %s (is libLLVM-%u installed?)",
+		                          b->module, why ? why : "unknown error", b->major);
 	gpucc_backend_entry_fn entry = NULL;
-	if (symbol)
-		memcpy(&entry, &symbol, sizeof entry);
+	const gpucc_library_symbol symbols[] = {
+		{GPUCC_BACKEND_ENTRY, &entry, NULL, true},
+		{NULL, NULL, NULL, false},
+	};
+	const char *missing;
+	gpucc_library_resolve(lib, symbols, &missing); /* optional: entry NULL when absent */
 	const gpucc_backend *table = entry ? entry(GPUCC_BACKEND_ABI) : NULL;
-	if (!table || table->struct_size < sizeof(gpucc_backend)) {
-		snprintf(load_message, sizeof load_message,
-		         "'%s' is not a gpucc LLVM backend of ABI version %d", b->module,
-		         GPUCC_BACKEND_ABI);
-		dlclose(handle);
-		return;
-	}
+	if (!table || table->struct_size < sizeof(gpucc_backend))
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE,
+		                          "'%s' is not a gpucc LLVM backend of ABI version %d", b->module,
+		                          GPUCC_BACKEND_ABI);
 	loaded = table; /* never unloaded: LLVM does not like being unloaded */
-	load_code = 0;
+	loaded_module = b->module;
+	return 0;
 }
 
 int gpucc_backend_load(const gpucc_backend **out)
 {
 	pthread_once(&find_once, find);
-	pthread_once(&load_once, load);
-	if (!loaded)
-		return gpucc_error_set(load_code, "%s", load_message);
+	int code = gpucc_library_load(&module_library, load, NULL);
+	if (code)
+		return gpucc_error_set(code, "%s", gpucc_library_error(&module_library));
 	*out = loaded;
+	return 0;
+}
+
+int gpucc_backend_symbol(void **out, const char *name, const char **module)
+{
+	const gpucc_backend *backend;
+	int rc = gpucc_backend_load(&backend);
+	if (rc)
+		return rc;
+	*module = loaded_module;
+	*out = gpucc_library_symbol_address(&module_library, name);
 	return 0;
 }
 

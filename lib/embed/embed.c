@@ -18,7 +18,6 @@
 #include "input_file.h"
 #include "read_window.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,21 +43,17 @@ const char *gpucc_embed_default_triple(void)
  * gpucc_backend_load loaded. */
 static int embed_entry(gpucc_embed_entry_fn *out)
 {
-	const gpucc_backend *backend = NULL;
-	int rc = gpucc_backend_load(&backend);
+	const char *module = NULL;
+	void *symbol = NULL;
+	int rc = gpucc_backend_symbol(&symbol, GPUCC_EMBED_ENTRY, &module);
 	if (rc)
 		return rc;
-	Dl_info info;
-	void *module = NULL;
-	if (dladdr(backend, &info) && info.dli_fname)
-		module = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-	void *symbol = module ? dlsym(module, GPUCC_EMBED_ENTRY) : NULL;
 	if (!symbol)
 		return gpucc_error_set(GPUCC_EUNAVAILABLE,
-		                       "the LLVM backend module '%s' has no embed entry point (%s)",
-		                       module ? info.dli_fname : "?", GPUCC_EMBED_ENTRY);
+		                       "the LLVM backend module '%s' has no embed entry point (%s)", module,
+		                       GPUCC_EMBED_ENTRY);
 	memcpy(out, &symbol, sizeof *out); /* data to function pointer, as POSIX allows */
-	return 0; /* module stays referenced: the backend is never unloaded */
+	return 0; /* the backend is never unloaded */
 }
 
 /* Whether path names the file st describes (the image being read), which

@@ -19,6 +19,7 @@
  * (r->deadline_ms).
  */
 #include "http_client.h"
+#include "library_loader.h"
 #include "remote_internal.h"
 
 /* Built where the client's headers are (scripts/setup installs them);
@@ -26,8 +27,6 @@
 #if __has_include(<curl/curl.h>)
 
 #include <curl/curl.h>
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,47 +58,42 @@ static struct {
 	void (*slist_free_all)(struct curl_slist *);
 } curl;
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static char load_error[256];
+static gpucc_library library = GPUCC_LIBRARY_INIT;
 
-static bool resolve(void *h, const char *name, void *slot)
-{
-	return gpucc_remote_resolve(h, CURL_SONAME, name, slot, load_error, sizeof load_error);
-}
+static const gpucc_library_symbol symbols[] = {
+	{"curl_global_init", &curl.global_init, NULL, false},
+	{"curl_easy_init", &curl.easy_init, NULL, false},
+	{"curl_easy_setopt", &curl.easy_setopt, NULL, false},
+	{"curl_easy_getinfo", &curl.easy_getinfo, NULL, false},
+	{"curl_easy_cleanup", &curl.easy_cleanup, NULL, false},
+	{"curl_easy_reset", &curl.easy_reset, NULL, false},
+	{"curl_easy_strerror", &curl.easy_strerror, NULL, false},
+	{"curl_multi_init", &curl.multi_init, NULL, false},
+	{"curl_multi_setopt", &curl.multi_setopt, NULL, false},
+	{"curl_multi_add_handle", &curl.multi_add_handle, NULL, false},
+	{"curl_multi_remove_handle", &curl.multi_remove_handle, NULL, false},
+	{"curl_multi_perform", &curl.multi_perform, NULL, false},
+	{"curl_multi_poll", &curl.multi_poll, NULL, false},
+	{"curl_multi_info_read", &curl.multi_info_read, NULL, false},
+	{"curl_multi_cleanup", &curl.multi_cleanup, NULL, false},
+	{"curl_slist_append", &curl.slist_append, NULL, false},
+	{"curl_slist_free_all", &curl.slist_free_all, NULL, false},
+	{NULL, NULL, NULL, false},
+};
 
-static void load(void)
+static int load(gpucc_library *lib, void *unused)
 {
-	void *h = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *why = dlerror();
-		snprintf(load_error, sizeof load_error, "cannot load libcurl: %s",
-		         why ? why : "dlopen failed");
-		return;
-	}
-	bool ok = resolve(h, "curl_global_init", &curl.global_init) &&
-	          resolve(h, "curl_easy_init", &curl.easy_init) &&
-	          resolve(h, "curl_easy_setopt", &curl.easy_setopt) &&
-	          resolve(h, "curl_easy_getinfo", &curl.easy_getinfo) &&
-	          resolve(h, "curl_easy_cleanup", &curl.easy_cleanup) &&
-	          resolve(h, "curl_easy_reset", &curl.easy_reset) &&
-	          resolve(h, "curl_easy_strerror", &curl.easy_strerror) &&
-	          resolve(h, "curl_multi_init", &curl.multi_init) &&
-	          resolve(h, "curl_multi_setopt", &curl.multi_setopt) &&
-	          resolve(h, "curl_multi_add_handle", &curl.multi_add_handle) &&
-	          resolve(h, "curl_multi_remove_handle", &curl.multi_remove_handle) &&
-	          resolve(h, "curl_multi_perform", &curl.multi_perform) &&
-	          resolve(h, "curl_multi_poll", &curl.multi_poll) &&
-	          resolve(h, "curl_multi_info_read", &curl.multi_info_read) &&
-	          resolve(h, "curl_multi_cleanup", &curl.multi_cleanup) &&
-	          resolve(h, "curl_slist_append", &curl.slist_append) &&
-	          resolve(h, "curl_slist_free_all", &curl.slist_free_all);
-	if (!ok || curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		if (ok)
-			snprintf(load_error, sizeof load_error, "libcurl failed to initialise");
-		memset(&curl, 0, sizeof curl);
-		return;
-	}
-	load_error[0] = '\0';
+	(void)unused;
+	static const char *const names[] = {CURL_SONAME, NULL};
+	const char *why, *missing;
+	if (gpucc_library_open(lib, names, 0, &why) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "cannot load libcurl: %s",
+		                          why ? why : "dlopen failed");
+	if (gpucc_library_resolve(lib, symbols, &missing) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "%s lacks %s", CURL_SONAME, missing);
+	if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "libcurl failed to initialise");
+	return 0;
 }
 
 typedef struct http_state {
@@ -187,9 +181,8 @@ static int http_connect(remote *r)
 {
 	if (is_plain(r))
 		return plain_connect(r);
-	pthread_once(&load_once, load);
-	if (!curl.easy_init) {
-		snprintf(r->why, sizeof r->why, "%s", load_error);
+	if (gpucc_library_load(&library, load, NULL) != 0) {
+		snprintf(r->why, sizeof r->why, "%s", gpucc_library_error(&library));
 		return -1;
 	}
 	const char *ca = ca_file(r);

@@ -140,12 +140,6 @@ long long gpucc_remote_now_ms(void);
  * is left. */
 long gpucc_remote_request_ms(const remote *r);
 
-/* Resolve name in the library handle (file, as loaded) into slot, a
- * function pointer's address; false with error set ("FILE lacks NAME")
- * when the library lacks it. */
-bool gpucc_remote_resolve(void *handle, const char *file, const char *name, void *slot,
-                          char *error, size_t size);
-
 /* A dropped connection must not end the process by SIGPIPE: SIGPIPE is
  * blocked in the calling thread between these two calls, and one raised
  * meanwhile is taken off the pending set. */

@@ -15,16 +15,15 @@
  * batch's deadline (r->deadline_ms).
  */
 #include "http_client.h"
+#include "library_loader.h"
 #include "remote_internal.h"
 
 /* Built where the client's headers are (scripts/setup installs them);
  * elsewhere the backend only says why it is missing. */
 #if __has_include(<hiredis/hiredis.h>)
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <hiredis/hiredis.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,35 +46,31 @@ static struct {
 	void (*free_context)(redisContext *);
 } hiredis;
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static char load_error[256];
+static gpucc_library library = GPUCC_LIBRARY_INIT;
 
-static bool resolve(void *h, const char *name, void *slot)
-{
-	return gpucc_remote_resolve(h, HIREDIS_LIBRARY_FILE, name, slot, load_error, sizeof load_error);
-}
+static const gpucc_library_symbol symbols[] = {
+	{"redisConnectWithTimeout", &hiredis.connect_tcp, NULL, false},
+	{"redisConnectUnixWithTimeout", &hiredis.connect_unix, NULL, false},
+	{"redisAppendCommandArgv", &hiredis.append_argv, NULL, false},
+	{"redisBufferRead", &hiredis.buffer_read, NULL, false},
+	{"redisBufferWrite", &hiredis.buffer_write, NULL, false},
+	{"redisGetReplyFromReader", &hiredis.reply_from_reader, NULL, false},
+	{"freeReplyObject", &hiredis.free_reply, NULL, false},
+	{"redisFree", &hiredis.free_context, NULL, false},
+	{NULL, NULL, NULL, false},
+};
 
-static void load(void)
+static int load(gpucc_library *lib, void *unused)
 {
-	void *h = dlopen(HIREDIS_LIBRARY_FILE, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *why = dlerror();
-		snprintf(load_error, sizeof load_error, "cannot load hiredis: %s",
-		         why ? why : "dlopen failed");
-		return;
-	}
-	bool ok = resolve(h, "redisConnectWithTimeout", &hiredis.connect_tcp) &&
-	          resolve(h, "redisConnectUnixWithTimeout", &hiredis.connect_unix) &&
-	          resolve(h, "redisAppendCommandArgv", &hiredis.append_argv) &&
-	          resolve(h, "redisBufferRead", &hiredis.buffer_read) &&
-	          resolve(h, "redisBufferWrite", &hiredis.buffer_write) &&
-	          resolve(h, "redisGetReplyFromReader", &hiredis.reply_from_reader) &&
-	          resolve(h, "freeReplyObject", &hiredis.free_reply) &&
-	          resolve(h, "redisFree", &hiredis.free_context);
-	if (!ok)
-		memset(&hiredis, 0, sizeof hiredis);
-	else
-		load_error[0] = '\0';
+	(void)unused;
+	static const char *const names[] = {HIREDIS_LIBRARY_FILE, NULL};
+	const char *why, *missing;
+	if (gpucc_library_open(lib, names, 0, &why) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "cannot load hiredis: %s",
+		                          why ? why : "dlopen failed");
+	if (gpucc_library_resolve(lib, symbols, &missing) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "%s lacks %s", HIREDIS_LIBRARY_FILE, missing);
+	return 0;
 }
 
 static struct timeval ms_to_timeval(long ms)
@@ -175,9 +170,8 @@ static void redis_close(remote *r)
 
 static int redis_connect(remote *r)
 {
-	pthread_once(&load_once, load);
-	if (!hiredis.connect_tcp) {
-		snprintf(r->why, sizeof r->why, "%s", load_error);
+	if (gpucc_library_load(&library, load, NULL) != 0) {
+		snprintf(r->why, sizeof r->why, "%s", gpucc_library_error(&library));
 		return -1;
 	}
 	remote_sigpipe_guard guard;

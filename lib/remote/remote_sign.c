@@ -12,13 +12,12 @@
 #include "remote_internal.h"
 
 #include "errors.h"
+#include "library_loader.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,52 +57,51 @@ static struct {
 	                     size_t);
 } crypto;
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static char load_error[256];
+static gpucc_library library = GPUCC_LIBRARY_INIT;
 
-static bool resolve(void *h, const char *name, void *slot)
+static const gpucc_library_symbol symbols[] = {
+	{"PEM_read_PrivateKey", &crypto.pem_read_private_key, NULL, false},
+	{"PEM_write_PrivateKey", &crypto.pem_write_private_key, NULL, false},
+	{"EVP_PKEY_get_id", &crypto.pkey_get_id, NULL, false},
+	{"EVP_PKEY_free", &crypto.pkey_free, NULL, false},
+	{"EVP_PKEY_get_raw_public_key", &crypto.pkey_get_raw_public_key, NULL, false},
+	{"EVP_PKEY_new_raw_public_key", &crypto.pkey_new_raw_public_key, NULL, false},
+	{"EVP_PKEY_CTX_new_id", &crypto.pkey_ctx_new_id, NULL, false},
+	{"EVP_PKEY_CTX_free", &crypto.pkey_ctx_free, NULL, false},
+	{"EVP_PKEY_keygen_init", &crypto.pkey_keygen_init, NULL, false},
+	{"EVP_PKEY_keygen", &crypto.pkey_keygen, NULL, false},
+	{"EVP_MD_CTX_new", &crypto.md_ctx_new, NULL, false},
+	{"EVP_MD_CTX_free", &crypto.md_ctx_free, NULL, false},
+	{"EVP_DigestSignInit", &crypto.digest_sign_init, NULL, false},
+	{"EVP_DigestSign", &crypto.digest_sign, NULL, false},
+	{"EVP_DigestVerifyInit", &crypto.digest_verify_init, NULL, false},
+	{"EVP_DigestVerify", &crypto.digest_verify, NULL, false},
+	{NULL, NULL, NULL, false},
+};
+
+static int load(gpucc_library *lib, void *unused)
 {
-	return gpucc_remote_resolve(h, CRYPTO_SONAME, name, slot, load_error, sizeof load_error);
+	(void)unused;
+	static const char *const names[] = {CRYPTO_SONAME, NULL};
+	const char *why, *missing;
+	if (gpucc_library_open(lib, names, 0, &why) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "cannot load %s: %s", CRYPTO_SONAME,
+		                          why ? why : "dlopen failed");
+	if (gpucc_library_resolve(lib, symbols, &missing) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "%s lacks %s", CRYPTO_SONAME, missing);
+	return 0;
 }
 
-static void load(void)
-{
-	void *h = dlopen(CRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		const char *why = dlerror();
-		snprintf(load_error, sizeof load_error, "cannot load %s: %s", CRYPTO_SONAME,
-		         why ? why : "dlopen failed");
-		return;
-	}
-	bool ok = resolve(h, "PEM_read_PrivateKey", &crypto.pem_read_private_key) &&
-	          resolve(h, "PEM_write_PrivateKey", &crypto.pem_write_private_key) &&
-	          resolve(h, "EVP_PKEY_get_id", &crypto.pkey_get_id) &&
-	          resolve(h, "EVP_PKEY_free", &crypto.pkey_free) &&
-	          resolve(h, "EVP_PKEY_get_raw_public_key", &crypto.pkey_get_raw_public_key) &&
-	          resolve(h, "EVP_PKEY_new_raw_public_key", &crypto.pkey_new_raw_public_key) &&
-	          resolve(h, "EVP_PKEY_CTX_new_id", &crypto.pkey_ctx_new_id) &&
-	          resolve(h, "EVP_PKEY_CTX_free", &crypto.pkey_ctx_free) &&
-	          resolve(h, "EVP_PKEY_keygen_init", &crypto.pkey_keygen_init) &&
-	          resolve(h, "EVP_PKEY_keygen", &crypto.pkey_keygen) &&
-	          resolve(h, "EVP_MD_CTX_new", &crypto.md_ctx_new) &&
-	          resolve(h, "EVP_MD_CTX_free", &crypto.md_ctx_free) &&
-	          resolve(h, "EVP_DigestSignInit", &crypto.digest_sign_init) &&
-	          resolve(h, "EVP_DigestSign", &crypto.digest_sign) &&
-	          resolve(h, "EVP_DigestVerifyInit", &crypto.digest_verify_init) &&
-	          resolve(h, "EVP_DigestVerify", &crypto.digest_verify);
-	if (!ok) {
-		memset(&crypto, 0, sizeof crypto);
-		return;
-	}
-	load_error[0] = '\0';
-}
-
-/* Load libcrypto once; false, with load_error saying why, when it cannot
- * be used. */
+/* Load libcrypto once; false, with load_error() saying why, when it
+ * cannot be used. */
 static bool crypto_ready(void)
 {
-	pthread_once(&load_once, load);
-	return crypto.digest_verify != NULL;
+	return gpucc_library_load(&library, load, NULL) == 0;
+}
+
+static const char *load_error(void)
+{
+	return gpucc_library_error(&library);
 }
 
 /* What is signed: a fixed prefix (with its NUL), the key, the SHA-256 of
@@ -134,7 +132,7 @@ int gpucc_remote_load_signing_key(remote *r, const char *path)
 {
 	if (!crypto_ready())
 		return gpucc_error_set(GPUCC_EUNAVAILABLE, "cannot read signing key '%s': %s", path,
-		                       load_error);
+		                       load_error());
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return gpucc_error_set_errno("cannot open signing key '%s'", path);
@@ -289,7 +287,7 @@ int gpucc_remote_sign(remote *r, const gpucc_digest *key, const remote_blob *in,
 {
 	unsigned char message[sizeof MESSAGE_PREFIX + 64];
 	if (!crypto_ready()) {
-		gpucc_error_set(GPUCC_EUNAVAILABLE, "cannot sign: %s", load_error);
+		gpucc_error_set(GPUCC_EUNAVAILABLE, "cannot sign: %s", load_error());
 		return -1;
 	}
 	message_of(message, key, in->data, in->size);
@@ -339,7 +337,7 @@ int gpucc_remote_check_signature(remote *r, const gpucc_digest *key, remote_blob
 			                     hex);
 		} else if (!crypto_ready()) {
 			rc = gpucc_error_set(GPUCC_EUNAVAILABLE, "cannot verify its signature: %s",
-			                     load_error);
+			                     load_error());
 		} else {
 			unsigned char message[sizeof MESSAGE_PREFIX + 64];
 			message_of(message, key, b->data, entry_size);
@@ -367,7 +365,7 @@ int gpucc_signing_key_generate(const char *path, char public_hex[65])
 	GPUCC_REQUIRE(public_hex);
 	if (!crypto_ready())
 		return gpucc_error_set(GPUCC_EUNAVAILABLE, "cannot generate an Ed25519 key: %s",
-		                       load_error);
+		                       load_error());
 	EVP_PKEY *k = NULL;
 	EVP_PKEY_CTX *ctx = crypto.pkey_ctx_new_id(EVP_PKEY_ED25519, NULL);
 	if (!ctx || crypto.pkey_keygen_init(ctx) != 1 || crypto.pkey_keygen(ctx, &k) != 1) {

@@ -1,12 +1,11 @@
 /*
  * lib/remote/remote_support.c -- what the remote backends (lib/remote/remote_http.c,
  * lib/remote/remote_redis.c, lib/remote/remote_sign.c) share with lib/remote/remote.c: object
- * names, keeping SIGPIPE from ending the process, and resolving the
- * functions of a client library they load (lib/remote/remote_internal.h).
+ * names and keeping SIGPIPE from ending the process
+ * (lib/remote/remote_internal.h).
  */
 #include "remote_internal.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,18 +23,6 @@ void gpucc_remote_object_name(char *out, size_t size, const remote *r, const gpu
 		snprintf(out, size, "ac/%s", hex);
 	else
 		snprintf(out, size, "%s.gpucc", hex);
-}
-
-bool gpucc_remote_resolve(void *handle, const char *file, const char *name, void *slot,
-                          char *error, size_t size)
-{
-	void *symbol = dlsym(handle, name);
-	if (!symbol) {
-		snprintf(error, size, "%s lacks %s", file, name);
-		return false;
-	}
-	memcpy(slot, &symbol, sizeof symbol);
-	return true;
 }
 
 void gpucc_remote_sigpipe_block(remote_sigpipe_guard *g)

@@ -21,8 +21,6 @@
 #include "errors.h"
 #include "runtime_driver.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,12 +38,9 @@ typedef void *cu_function;
 #define CU_JIT_ERROR_LOG_BUFFER 5
 #define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 
+static gpucc_library library = GPUCC_LIBRARY_INIT;
+
 static struct {
-	pthread_mutex_t lock;
-	bool tried;
-	int open_code;
-	char open_message[512];
-	void *library;
 	cu_result (*init)(unsigned);
 	cu_result (*driver_get_version)(int *);
 	cu_result (*device_get_count)(int *);
@@ -60,7 +55,7 @@ static struct {
 	cu_result (*module_get_function)(cu_function *, cu_module, const char *);
 	cu_result (*module_unload)(cu_module);
 	cu_result (*get_error_name)(cu_result, const char **);
-} cuda = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} cuda;
 
 static const char *error_name(cu_result r)
 {
@@ -75,63 +70,50 @@ static int cuda_fail(int code, const char *call, cu_result r)
 	return gpucc_error_set(code, "CUDA driver: %s: %s (%d)", call, error_name(r), r);
 }
 
-static int open_library_locked(void)
+/* Versioned names first: the driver keeps the old ones for old binaries,
+ * with old semantics. */
+static const gpucc_library_symbol symbols[] = {
+	{"cuInit", &cuda.init, NULL, false},
+	{"cuDriverGetVersion", &cuda.driver_get_version, NULL, false},
+	{"cuDeviceGetCount", &cuda.device_get_count, NULL, false},
+	{"cuDeviceGet", &cuda.device_get, NULL, false},
+	{"cuDeviceGetAttribute", &cuda.device_get_attribute, NULL, false},
+	{"cuDeviceGetName", &cuda.device_get_name, NULL, false},
+	{"cuDevicePrimaryCtxRetain", &cuda.primary_ctx_retain, NULL, false},
+	{"cuDevicePrimaryCtxRelease_v2", &cuda.primary_ctx_release, "cuDevicePrimaryCtxRelease", false},
+	{"cuCtxPushCurrent_v2", &cuda.ctx_push_current, "cuCtxPushCurrent", false},
+	{"cuCtxPopCurrent_v2", &cuda.ctx_pop_current, "cuCtxPopCurrent", false},
+	{"cuModuleLoadDataEx", &cuda.module_load_data_ex, NULL, false},
+	{"cuModuleGetFunction", &cuda.module_get_function, NULL, false},
+	{"cuModuleUnload", &cuda.module_unload, NULL, false},
+	{"cuGetErrorName", &cuda.get_error_name, NULL, false},
+	{NULL, NULL, NULL, false},
+};
+
+static int load(gpucc_library *lib, void *unused)
 {
+	(void)unused;
 	static const char *const names[] = {"libcuda.so.1", NULL};
-	int rc = gpucc_runtime_dlopen(&cuda.library, "CUDA driver", "GPUCC_CUDA_LIBRARY", names);
+	int rc = gpucc_runtime_library_open(lib, "CUDA driver", "GPUCC_CUDA_LIBRARY", names);
 	if (rc)
 		return rc;
-	/* Versioned names first: the driver keeps the old ones for old
-	 * binaries, with old semantics. */
-	struct {
-		void **slot;
-		const char *symbol, *fallback;
-	} symbols[] = {
-		{(void **)&cuda.init, "cuInit", NULL},
-		{(void **)&cuda.driver_get_version, "cuDriverGetVersion", NULL},
-		{(void **)&cuda.device_get_count, "cuDeviceGetCount", NULL},
-		{(void **)&cuda.device_get, "cuDeviceGet", NULL},
-		{(void **)&cuda.device_get_attribute, "cuDeviceGetAttribute", NULL},
-		{(void **)&cuda.device_get_name, "cuDeviceGetName", NULL},
-		{(void **)&cuda.primary_ctx_retain, "cuDevicePrimaryCtxRetain", NULL},
-		{(void **)&cuda.primary_ctx_release, "cuDevicePrimaryCtxRelease_v2",
-		 "cuDevicePrimaryCtxRelease"},
-		{(void **)&cuda.ctx_push_current, "cuCtxPushCurrent_v2", "cuCtxPushCurrent"},
-		{(void **)&cuda.ctx_pop_current, "cuCtxPopCurrent_v2", "cuCtxPopCurrent"},
-		{(void **)&cuda.module_load_data_ex, "cuModuleLoadDataEx", NULL},
-		{(void **)&cuda.module_get_function, "cuModuleGetFunction", NULL},
-		{(void **)&cuda.module_unload, "cuModuleUnload", NULL},
-		{(void **)&cuda.get_error_name, "cuGetErrorName", NULL},
-	};
-	for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-		void *f = dlsym(cuda.library, symbols[i].symbol);
-		if (!f && symbols[i].fallback)
-			f = dlsym(cuda.library, symbols[i].fallback);
-		if (!f)
-			return gpucc_error_set(GPUCC_EUNAVAILABLE,
-			                       "CUDA driver: no symbol '%s' in the library", symbols[i].symbol);
-		*symbols[i].slot = f;
-	}
+	const char *missing;
+	if (gpucc_library_resolve(lib, symbols, &missing) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE,
+		                          "CUDA driver: no symbol '%s' in the library", missing);
 	cu_result r = cuda.init(0);
 	if (r != CU_SUCCESS)
-		return gpucc_error_set(GPUCC_EUNAVAILABLE, "CUDA driver: no device: cuInit returned %s (%d)",
-		                       error_name(r), r);
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE,
+		                          "CUDA driver: no device: cuInit returned %s (%d)", error_name(r), r);
 	return 0;
 }
 
+/* Open once per process; later calls repeat the first result. */
 static int open_library(void)
 {
-	pthread_mutex_lock(&cuda.lock);
-	if (!cuda.tried) {
-		cuda.tried = true;
-		cuda.open_code = open_library_locked();
-		if (cuda.open_code)
-			snprintf(cuda.open_message, sizeof cuda.open_message, "%s",
-			         gpucc_error_last()->message);
-	}
-	pthread_mutex_unlock(&cuda.lock);
-	if (cuda.open_code)
-		return gpucc_error_set(cuda.open_code, "%s", cuda.open_message);
+	int code = gpucc_library_load(&library, load, NULL);
+	if (code)
+		return gpucc_error_set(code, "%s", gpucc_library_error(&library));
 	return 0;
 }
 

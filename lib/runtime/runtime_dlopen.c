@@ -1,42 +1,32 @@
 /*
- * lib/runtime/runtime_dlopen.c -- loading a GPU runtime's library (the HIP runtime,
- * the CUDA driver) with dlopen when a device is first needed: the one a
- * variable names, else the first of the usual names that loads
- * (lib/runtime/runtime_driver.h).
+ * lib/runtime/runtime_dlopen.c -- which file of a GPU runtime's library (the
+ * HIP runtime, the CUDA driver) to load when a device is first needed: the
+ * one a variable names, else the first of the usual names that loads
+ * (lib/runtime/runtime_driver.h; lib/base/library_loader.h loads it).
  */
 #include "errors.h"
 #include "runtime_driver.h"
 
-#include <dlfcn.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int gpucc_runtime_dlopen(void **out, const char *runtime_name, const char *env_name,
-                         const char *const *names)
+int gpucc_runtime_library_open(gpucc_library *lib, const char *runtime_name, const char *env_name,
+                               const char *const *names)
 {
-	*out = NULL;
+	const char *why;
 	const char *forced = getenv(env_name);
 	if (forced && *forced) {
 		if (strcmp(forced, "none") == 0)
-			return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: disabled by %s=none", runtime_name,
-			                       env_name);
-		*out = dlopen(forced, RTLD_NOW | RTLD_LOCAL);
-		if (!*out)
-			return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: cannot load '%s' (%s): %s",
-			                       runtime_name, forced, env_name, dlerror());
+			return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "%s: disabled by %s=none",
+			                          runtime_name, env_name);
+		const char *const named[] = {forced, NULL};
+		if (gpucc_library_open(lib, named, 0, &why) != 0)
+			return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "%s: cannot load '%s' (%s): %s",
+			                          runtime_name, forced, env_name, why);
 		return 0;
 	}
-	char tried[256] = "";
-	size_t used = 0;
-	for (size_t i = 0; names[i]; i++) {
-		*out = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (*out)
-			return 0;
-		int n = snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", names[i]);
-		if (n > 0 && (size_t)n < sizeof tried - used)
-			used += (size_t)n;
-	}
-	return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: not installed (cannot load %s)", runtime_name,
-	                       tried);
+	if (gpucc_library_open(lib, names, 0, &why) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "%s: not installed (cannot load %s)",
+		                          runtime_name, lib->tried_names);
+	return 0;
 }

@@ -15,6 +15,7 @@
 #define GPUCC_LIB_RUNTIME_DRIVER_H
 
 #include "gpucc/runtime.h"
+#include "library_loader.h"
 
 /* A module as a driver loaded it. */
 typedef struct runtime_loaded {
@@ -41,10 +42,11 @@ typedef struct runtime_driver {
 extern const runtime_driver gpucc_runtime_hip_driver;
 extern const runtime_driver gpucc_runtime_cuda_driver;
 
-/* Open the library a driver uses: the value of env_name when set ("none":
- * disabled, GPUCC_EUNAVAILABLE), else each of names in turn.  On failure the
+/* For a driver's load hook (lib/base/library_loader.h): open the library it
+ * uses, the value of env_name when set ("none": disabled,
+ * GPUCC_EUNAVAILABLE), else the first of names that loads.  On failure the
  * message names the runtime and what dlopen said. */
-int gpucc_runtime_dlopen(void **out, const char *runtime_name, const char *env_name,
-                         const char *const *names);
+int gpucc_runtime_library_open(gpucc_library *lib, const char *runtime_name, const char *env_name,
+                               const char *const *names);
 
 #endif

@@ -21,8 +21,6 @@
 #include "errors.h"
 #include "runtime_driver.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +42,9 @@ typedef void *hip_function;
 #define HIP_PROPS_ARCH_OFFSET 396
 #define HIP_PROPS_STRING_SIZE 256
 
+static gpucc_library library = GPUCC_LIBRARY_INIT;
+
 static struct {
-	pthread_mutex_t lock;
-	bool tried;
-	int open_code;      /* result of the first open */
-	char open_message[512];
-	void *library;
 	hip_error (*get_device_count)(int *);
 	hip_error (*get_device_properties)(void *, int);
 	hip_error (*set_device)(int);
@@ -59,7 +54,7 @@ static struct {
 	hip_error (*module_get_function)(hip_function *, hip_module, const char *);
 	hip_error (*module_unload)(hip_module);
 	const char *(*get_error_name)(hip_error);
-} hip = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} hip;
 
 static const char *error_name(hip_error e)
 {
@@ -73,17 +68,22 @@ static int hip_fail(int code, const char *call, hip_error e)
 	return gpucc_error_set(code, "HIP runtime: %s: %s (%d)", call, error_name(e), e);
 }
 
-static int resolve(void **out, const char *symbol)
-{
-	*out = dlsym(hip.library, symbol);
-	if (!*out)
-		return gpucc_error_set(GPUCC_EUNAVAILABLE, "HIP runtime: no symbol '%s' in the library",
-		                       symbol);
-	return 0;
-}
+static const gpucc_library_symbol symbols[] = {
+	{"hipGetDeviceCount", &hip.get_device_count, NULL, false},
+	{"hipGetDeviceProperties", &hip.get_device_properties, NULL, false},
+	{"hipSetDevice", &hip.set_device, NULL, false},
+	{"hipGetDevice", &hip.get_device, NULL, false},
+	{"hipDriverGetVersion", &hip.driver_get_version, NULL, false},
+	{"hipModuleLoadData", &hip.module_load_data, NULL, false},
+	{"hipModuleGetFunction", &hip.module_get_function, NULL, false},
+	{"hipModuleUnload", &hip.module_unload, NULL, false},
+	{"hipGetErrorName", &hip.get_error_name, NULL, false},
+	{NULL, NULL, NULL, false},
+};
 
-static int open_library_locked(void)
+static int load(gpucc_library *lib, void *unused)
 {
+	(void)unused;
 	static const char *const names[] = {"libamdhip64.so.5", NULL};
 	/* ROCm sees AMD GPUs only through the amdgpu driver's /dev/kfd.
 	 * Without it no GPU can be there, and loading HIP would only cost the
@@ -93,46 +93,25 @@ static int open_library_locked(void)
 	 * regardless. */
 	const char *named = getenv("GPUCC_HIP_LIBRARY");
 	if ((!named || !*named) && access("/dev/kfd", F_OK) != 0)
-		return gpucc_error_set(GPUCC_EUNAVAILABLE,
-		                       "HIP runtime: no device: /dev/kfd is absent (no amdgpu driver), "
-		                       "so HIP was not loaded");
-	int rc = gpucc_runtime_dlopen(&hip.library, "HIP runtime", "GPUCC_HIP_LIBRARY", names);
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE,
+		                          "HIP runtime: no device: /dev/kfd is absent (no amdgpu driver), "
+		                          "so HIP was not loaded");
+	int rc = gpucc_runtime_library_open(lib, "HIP runtime", "GPUCC_HIP_LIBRARY", names);
 	if (rc)
 		return rc;
-	struct {
-		void **slot;
-		const char *symbol;
-	} symbols[] = {
-		{(void **)&hip.get_device_count, "hipGetDeviceCount"},
-		{(void **)&hip.get_device_properties, "hipGetDeviceProperties"},
-		{(void **)&hip.set_device, "hipSetDevice"},
-		{(void **)&hip.get_device, "hipGetDevice"},
-		{(void **)&hip.driver_get_version, "hipDriverGetVersion"},
-		{(void **)&hip.module_load_data, "hipModuleLoadData"},
-		{(void **)&hip.module_get_function, "hipModuleGetFunction"},
-		{(void **)&hip.module_unload, "hipModuleUnload"},
-		{(void **)&hip.get_error_name, "hipGetErrorName"},
-	};
-	for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
-		if ((rc = resolve(symbols[i].slot, symbols[i].symbol)) != 0)
-			return rc;
+	const char *missing;
+	if (gpucc_library_resolve(lib, symbols, &missing) != 0)
+		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE,
+		                          "HIP runtime: no symbol '%s' in the library", missing);
 	return 0;
 }
 
 /* Open once per process; later calls repeat the first result. */
 static int open_library(void)
 {
-	pthread_mutex_lock(&hip.lock);
-	if (!hip.tried) {
-		hip.tried = true;
-		hip.open_code = open_library_locked();
-		if (hip.open_code)
-			snprintf(hip.open_message, sizeof hip.open_message, "%s",
-			         gpucc_error_last()->message);
-	}
-	pthread_mutex_unlock(&hip.lock);
-	if (hip.open_code)
-		return gpucc_error_set(hip.open_code, "%s", hip.open_message);
+	int code = gpucc_library_load(&library, load, NULL);
+	if (code)
+		return gpucc_error_set(code, "%s", gpucc_library_error(&library));
 	return 0;
 }
 
