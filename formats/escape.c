@@ -1,15 +1,15 @@
 /*
  * formats/escape.c -- the spelling of control characters in messages and text
  * output (contract in formats/escape.h).  Compiled into libgpucc and into the
- * gpucc command alike; it uses nothing but the C library.
+ * gpucc command alike; it uses nothing but the C library and formats/hex.c.
  */
 #include "escape.h"
 
+#include "hex.h"
 #include <string.h>
 
 size_t gpucc_escape_byte(char spelt[GPUCC_ESCAPED_BYTE_MAX], unsigned char c)
 {
-	static const char digits[] = "0123456789abcdef";
 	if (c >= 0x20 && c != 0x7f) {
 		spelt[0] = (char)c;
 		return 1;
@@ -20,8 +20,7 @@ size_t gpucc_escape_byte(char spelt[GPUCC_ESCAPED_BYTE_MAX], unsigned char c)
 		return 2;
 	}
 	spelt[1] = 'x';
-	spelt[2] = digits[c >> 4];
-	spelt[3] = digits[c & 0xf];
+	gpucc_hex_encode(spelt + 2, &c, 1);
 	return 4;
 }
 

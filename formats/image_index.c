@@ -13,6 +13,7 @@
 #include "image_index.h"
 
 #include "errors.h"
+#include "hex.h"
 #include "sha256.h"
 
 #include <stdlib.h>
@@ -333,22 +334,19 @@ static int compare_prefix(const unsigned char key[32], const char *prefix, size_
 	return strncmp(hex, prefix, len);
 }
 
-static int hex_value(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 int gpucc_index_find_prefix(const gpucc_index_reader *r, const char *prefix, uint32_t *first,
                             uint32_t *count)
 {
 	size_t len = strlen(prefix);
 	*first = 0;
 	*count = 0;
-	if (len == 0 || len > 64 || hex_value(prefix[0]) < 0 || (len > 1 && hex_value(prefix[1]) < 0))
+	int high = len ? gpucc_hex_digit_lower((unsigned char)prefix[0]) : -1;
+	int low = len > 1 ? gpucc_hex_digit_lower((unsigned char)prefix[1]) : 0;
+	if (len == 0 || len > 64 || high < 0 || low < 0)
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a key prefix", prefix);
-	int b_first = hex_value(prefix[0]) << 4, b_last = b_first | 0xf;
+	int b_first = high << 4, b_last = b_first | 0xf;
 	if (len > 1)
-		b_first = b_last = b_first | hex_value(prefix[1]);
+		b_first = b_last = b_first | low;
 	uint32_t lo, hi;
 	int rc = bucket_range(r, GPUCC_INDEX_HEADER_SIZE, b_first, b_last, r->entry_count, &lo, &hi);
 	if (rc)

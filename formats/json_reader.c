@@ -3,6 +3,8 @@
  */
 #include "json_reader.h"
 
+#include "hex.h"
+
 #include <string.h>
 
 #define MAX_DEPTH 64
@@ -195,17 +197,6 @@ bool gpucc_json_array_next(json_reader *r)
 	return next_element(r, ']');
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool read_hex4(json_reader *r, unsigned *out)
 {
 	if (r->end - r->p < 4) {
@@ -214,7 +205,7 @@ static bool read_hex4(json_reader *r, unsigned *out)
 	}
 	unsigned v = 0;
 	for (int i = 0; i < 4; i++) {
-		int d = hex_digit(r->p[i]);
+		int d = gpucc_hex_digit((unsigned char)r->p[i]);
 		if (d < 0) {
 			fail(r, "bad \\u escape");
 			return false;
@@ -489,7 +480,7 @@ static void number(json_reader *r, bool *integer)
 
 /* Lowercase hex digit values; 0xf0 marks a byte that is not one.  Digests
  * and keys have one spelling (manifest.md), so 'A'-'F' are not digits here
- * (a JSON \u escape takes either case: hex_digit). */
+ * (a JSON \u escape takes either case: gpucc_hex_digit). */
 static const unsigned char hex_table[256] = {
 #define X16 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0, 0xf0
 	X16, X16, X16,

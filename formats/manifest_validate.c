@@ -6,6 +6,7 @@
 #include "manifest_internal.h"
 
 #include "errors.h"
+#include "hex.h"
 #include "json_reader.h" /* gpucc_json_utf8_sequence */
 #include "key.h"
 
@@ -22,7 +23,6 @@
  * spells, and returns the spelling's length. */
 static size_t spell_sequence(char spelt[4], const unsigned char *p, size_t avail, size_t *used)
 {
-	static const char digits[] = "0123456789abcdef";
 	size_t n = p[0] < 0x20 || p[0] == 0x7f ? 0 : gpucc_json_utf8_sequence(p, avail);
 	if (n > 0) {
 		memcpy(spelt, p, n);
@@ -36,8 +36,7 @@ static size_t spell_sequence(char spelt[4], const unsigned char *p, size_t avail
 		return 2;
 	}
 	spelt[1] = 'x';
-	spelt[2] = digits[p[0] >> 4];
-	spelt[3] = digits[p[0] & 0xf];
+	gpucc_hex_encode(spelt + 2, p, 1);
 	return 4;
 }
 

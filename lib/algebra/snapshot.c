@@ -15,6 +15,7 @@
 #include "atomic_file.h"
 #include "cache_internal.h"
 #include "errors.h"
+#include "hex.h"
 #include "input_file.h"
 #include "snapshot_format.h"
 
@@ -253,7 +254,6 @@ int gpucc_snapshot_write(const gpucc_snapshot *s, const char *path)
 
 int gpucc_snapshot_write_text(const gpucc_snapshot *s, int fd)
 {
-	static const char digits[] = "0123456789abcdef";
 	enum { LINE = 130, BATCH = 4096 };
 	GPUCC_REQUIRE(s);
 	char *buf = malloc((size_t)LINE * BATCH);
@@ -262,12 +262,8 @@ int gpucc_snapshot_write_text(const gpucc_snapshot *s, int fd)
 	size_t used = 0;
 	for (size_t i = 0; i < s->count; i++) {
 		char *line = buf + used;
-		for (int j = 0; j < 32; j++) {
-			line[2 * j] = digits[s->items[i].key.bytes[j] >> 4];
-			line[2 * j + 1] = digits[s->items[i].key.bytes[j] & 15];
-			line[65 + 2 * j] = digits[s->items[i].content.bytes[j] >> 4];
-			line[65 + 2 * j + 1] = digits[s->items[i].content.bytes[j] & 15];
-		}
+		gpucc_hex_encode(line, s->items[i].key.bytes, 32);
+		gpucc_hex_encode(line + 65, s->items[i].content.bytes, 32);
 		line[64] = ' ';
 		line[129] = '\n';
 		used += LINE;

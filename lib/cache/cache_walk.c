@@ -6,6 +6,7 @@
 #include "cache_impl.h"
 
 #include "errors.h"
+#include "hex.h"
 #include "image_internal.h"
 
 #include <dirent.h>
@@ -19,15 +20,6 @@
 
 /* ---- walking the entries ------------------------------------------------ */
 
-static int hex_value(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
-}
-
 /* The key an entry file name spells, or false when it is no entry's name. */
 static bool key_of_name(gpucc_digest *key, const char *name, const char *shard)
 {
@@ -35,13 +27,7 @@ static bool key_of_name(gpucc_digest *key, const char *name, const char *shard)
 	if (len != 64 + strlen(ENTRY_SUFFIX) || strcmp(name + 64, ENTRY_SUFFIX) != 0 ||
 	    name[0] != shard[0] || name[1] != shard[1])
 		return false;
-	for (int i = 0; i < 32; i++) {
-		int hi = hex_value(name[2 * i]), lo = hex_value(name[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		key->bytes[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return true;
+	return gpucc_hex_decode(key->bytes, name, 32, true); /* gpucc writes lowercase */
 }
 
 bool gpucc_cache_is_temp_name(const char *name)

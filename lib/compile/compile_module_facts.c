@@ -28,6 +28,8 @@
  */
 #include "compile_module_facts.h"
 
+#include "hex.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,17 +76,6 @@ static bool is_name_char(unsigned char c)
 	       c == '$' || c == '.' || c == '_';
 }
 
-static int hex_digit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode LLVM's escapes (\\ and \HH; any other backslash stands for
  * itself) of text into out, at most cap bytes: the decoded size, or cap
  * when the rest did not fit. */
@@ -95,9 +86,8 @@ static size_t unescape(const unsigned char *text, size_t size, char *out, size_t
 		unsigned char c = text[i];
 		if (c == '\\' && i + 1 < size && text[i + 1] == '\\') {
 			i++;
-		} else if (c == '\\' && i + 2 < size && hex_digit(text[i + 1]) >= 0 &&
-		           hex_digit(text[i + 2]) >= 0) {
-			c = (unsigned char)(hex_digit(text[i + 1]) * 16 + hex_digit(text[i + 2]));
+		} else if (c == '\\' && i + 2 < size &&
+		           gpucc_hex_decode(&c, (const char *)text + i + 1, 1, false)) {
 			i += 2;
 		}
 		out[n++] = (char)c;
@@ -289,7 +279,7 @@ static bool word_integer(const token *t, int64_t *value)
 		return false;
 	uint64_t v = 0, base = hex ? 16 : 10;
 	for (; p < end; p++) {
-		int d = hex ? hex_digit(*p) : (*p >= '0' && *p <= '9' ? *p - '0' : -1);
+		int d = hex ? gpucc_hex_digit(*p) : (*p >= '0' && *p <= '9' ? *p - '0' : -1);
 		if (d < 0 || v > (UINT64_MAX - (uint64_t)d) / base)
 			return false;
 		v = v * base + (uint64_t)d;

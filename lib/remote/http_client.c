@@ -9,7 +9,8 @@
  */
 #include "http_client.h"
 
-#include <ctype.h>
+#include "hex.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -105,9 +106,8 @@ static void base64(char *out, const unsigned char *in, size_t n)
 static void percent_decode(char *out, size_t *o, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		unsigned int v;
-		if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
-		    isxdigit((unsigned char)s[i + 2]) && sscanf(s + i + 1, "%2x", &v) == 1) {
+		unsigned char v;
+		if (s[i] == '%' && i + 2 < n && gpucc_hex_decode(&v, s + i + 1, 1, false)) {
 			out[(*o)++] = (char)v;
 			i += 2;
 		} else {
@@ -583,10 +583,7 @@ static int chunk_size(const char *p, size_t n, uint64_t *size)
 	uint64_t x = 0;
 	size_t i = 0;
 	for (; i < n; i++) {
-		int d = p[i] >= '0' && p[i] <= '9'   ? p[i] - '0'
-		        : p[i] >= 'a' && p[i] <= 'f' ? p[i] - 'a' + 10
-		        : p[i] >= 'A' && p[i] <= 'F' ? p[i] - 'A' + 10
-		                                     : -1;
+		int d = gpucc_hex_digit((unsigned char)p[i]);
 		if (d < 0)
 			break;
 		if (x >> 60)

@@ -12,6 +12,7 @@
 #include "remote_internal.h"
 
 #include "errors.h"
+#include "hex.h"
 #include "library_loader.h"
 
 #include <errno.h>
@@ -116,16 +117,11 @@ static void message_of(unsigned char out[sizeof MESSAGE_PREFIX + 64], const gpuc
 	memcpy(out + sizeof MESSAGE_PREFIX + 32, &content, 32);
 }
 
-static int hex_nibble(int c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
+/* bytes[0..n) as lowercase hex, NUL-terminated. */
 static void to_hex(char *out, const unsigned char *bytes, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", bytes[i]);
+	gpucc_hex_encode(out, bytes, n);
+	out[2 * n] = '\0';
 }
 
 int gpucc_remote_load_signing_key(remote *r, const char *path)
@@ -173,15 +169,7 @@ int gpucc_remote_parse_trusted_keys(const char *text, size_t size, unsigned char
 		size_t n = (size_t)(last - p);
 		if (n) {
 			unsigned char key[PUBLIC_SIZE];
-			bool ok = n == 2 * PUBLIC_SIZE;
-			for (size_t i = 0; ok && i < PUBLIC_SIZE; i++) {
-				int hi = hex_nibble((unsigned char)p[2 * i]);
-				int lo = hex_nibble((unsigned char)p[2 * i + 1]);
-				ok = hi >= 0 && lo >= 0;
-				if (ok)
-					key[i] = (unsigned char)(hi << 4 | lo);
-			}
-			if (!ok) {
+			if (n != 2 * PUBLIC_SIZE || !gpucc_hex_decode(key, p, PUBLIC_SIZE, false)) {
 				*why = "not a public key (64 hex digits)";
 				goto bad;
 			}
