@@ -1939,8 +1939,11 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 	pthread_mutex_unlock(&c->lock);
 }
 
-static void *worker(void *arg)
+/* A thread of the pool (gpucc_pool_start), or the calling thread when none
+ * started. */
+static int worker(void *arg, size_t thread)
 {
+	(void)thread;
 	pool *p = arg;
 	gpucc_compile *c = p->c;
 	gpucc_worker_limits limits = {c->o.job_timeout_seconds, c->o.job_memory_bytes};
@@ -1970,7 +1973,7 @@ static void *worker(void *arg)
 	}
 	for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
 		gpucc_worker_free(w[i]);
-	return NULL;
+	return 0;
 }
 
 static unsigned thread_count(const gpucc_compile *c, size_t misses)
@@ -2004,26 +2007,13 @@ static int compile_misses(gpucc_compile *c)
 	 * refuse to compile when it is not the LLVM that backend was built
 	 * with, which keys name: this process does not. */
 	unsigned n = thread_count(c, p.miss_count);
-	pthread_t *threads = calloc(n, sizeof *threads);
-	if (!threads) {
-		free(p.misses);
-		return gpucc_error_oom();
-	}
-	unsigned started = 0;
-	for (unsigned i = 0; i < n; i++) {
-		pthread_attr_t attr;
-		pthread_attr_init(&attr);
-		pthread_attr_setstacksize(&attr, (size_t)16 << 20); /* LLVM recurses deeply */
-		if (pthread_create(&threads[started], &attr, worker, &p) == 0)
-			started++;
-		pthread_attr_destroy(&attr);
-	}
+	gpucc_pool threads;
+	/* LLVM recurses deeply: 16 MiB stacks. */
+	unsigned started = (unsigned)gpucc_pool_start(&threads, n, (size_t)16 << 20, worker, &p);
 	if (started == 0)
-		worker(&p);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
+		worker(&p, 0);
+	gpucc_pool_join(&threads); /* worker fails no job of its own: 0 */
 	c->threads_used = started ? started : 1;
-	free(threads);
 	/* Jobs no thread could take (every thread failed to start). */
 	for (size_t i = 0; i < p.miss_count; i++) {
 		job *j = &c->jobs[p.misses[i]];

@@ -41,6 +41,7 @@
 #include "cache_internal.h"
 #include "errors.h"
 #include "escape.h"
+#include "parallel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1818,8 +1819,11 @@ static void pair_finished(context *x, size_t i)
 	pthread_mutex_unlock(&x->lock);
 }
 
-static void *pair_thread(void *arg)
+/* A thread of the pool (gpucc_pool_start), or the calling thread when none
+ * started. */
+static int pair_thread(void *arg, size_t thread)
 {
+	(void)thread;
 	context *x = arg;
 	for (;;) {
 		pthread_mutex_lock(&x->lock);
@@ -1828,7 +1832,7 @@ static void *pair_thread(void *arg)
 		size_t i = x->next < x->count ? x->next++ : (size_t)-1;
 		pthread_mutex_unlock(&x->lock);
 		if (i == (size_t)-1)
-			return NULL;
+			return 0;
 		compile_pair(x, i);
 		pair_finished(x, i);
 	}
@@ -2142,16 +2146,11 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 	if (n > misses)
 		n = (unsigned)misses;
 	/* One at a time: on this thread. */
-	pthread_t *threads = n > 1 ? calloc(n, sizeof *threads) : NULL;
-	unsigned started = 0;
-	for (unsigned i = 0; threads && i < n; i++)
-		if (pthread_create(&threads[started], NULL, pair_thread, &x) == 0)
-			started++;
+	gpucc_pool threads;
+	size_t started = gpucc_pool_start(&threads, n > 1 ? n : 0, 0, pair_thread, &x);
 	if (started == 0 && misses)
-		pair_thread(&x);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(threads[i], NULL);
-	free(threads);
+		pair_thread(&x, 0);
+	gpucc_pool_join(&threads); /* pair_thread fails no pair of its own: 0 */
 	free(x.names);
 	free(x.to_run);
 	gpucc_source_pch_set_free(x.pch);

@@ -284,7 +284,6 @@ typedef struct plain_worker {
 	plain_job *job;
 	plain_out out;
 	gpucc_read_window windows[WINDOW_SLOTS]; /* their bytes allocated on use */
-	pthread_t thread;
 } plain_worker;
 
 /* A thread's output buffer and windows; the buffer no larger than the
@@ -420,10 +419,11 @@ static void run_chunks(plain_worker *wk)
 		record_failure(job, last + 1);
 }
 
-static void *worker_main(void *arg)
+/* A thread of the pool: workers[index]'s share of the chunks. */
+static int worker_main(void *workers, size_t index)
 {
-	run_chunks(arg);
-	return NULL;
+	run_chunks(&((plain_worker *)workers)[index]);
+	return 0; /* failures are the job's (record_failure) */
 }
 
 /* ---- the main thread -------------------------------------------------- */
@@ -511,19 +511,16 @@ static int write_image(plain_job *job, uint64_t end, uint64_t parallel_bytes)
 
 	plain_worker main_worker;
 	plain_worker workers[WORKERS_MAX];
-	size_t started = 0;
 	if ((rc = worker_init(&main_worker, job, end)))
 		return rc;
-	for (size_t i = 0; i < workers_wanted; i++) {
-		/* Fewer threads than wanted is slower, not wrong. */
-		if (worker_init(&workers[started], job, end) != 0)
-			break;
-		if (pthread_create(&workers[started].thread, NULL, worker_main, &workers[started]) != 0) {
-			worker_release(&workers[started]);
-			break;
-		}
-		started++;
-	}
+	/* Fewer threads than wanted is slower, not wrong. */
+	size_t ready = 0;
+	while (ready < workers_wanted && worker_init(&workers[ready], job, end) == 0)
+		ready++;
+	gpucc_pool pool;
+	size_t started = gpucc_pool_start(&pool, ready, 0, worker_main, workers);
+	for (size_t i = started; i < ready; i++)
+		worker_release(&workers[i]);
 
 	plain_out *o = &main_worker.out;
 	if ((rc = write_head(o, image)))
@@ -532,10 +529,9 @@ static int write_image(plain_job *job, uint64_t end, uint64_t parallel_bytes)
 		if (!job->items[i].parallel && stream_item(o, &job->items[i], image->mtime))
 			record_failure(job, i + 1);
 	run_chunks(&main_worker);
-	for (size_t i = 0; i < started; i++) {
-		pthread_join(workers[i].thread, NULL);
+	gpucc_pool_join(&pool);
+	for (size_t i = 0; i < started; i++)
 		worker_release(&workers[i]);
-	}
 	for (size_t i = 0; i < job->item_count && !failed_before(job, i + 1); i++)
 		if (job->items[i].deferred && stream_item(o, &job->items[i], image->mtime))
 			record_failure(job, i + 1);
