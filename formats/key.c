@@ -9,38 +9,22 @@
  */
 #include "key.h"
 
+#include "byte_buffer.h"
 #include "errors.h"
-
-
 #include "sha256.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char key_magic[] = "gpucc-key"; /* hashed with its NUL */
 
-/* A growable byte string for building component values. */
-typedef struct text {
-	char *data;
-	size_t size, capacity;
-} text;
+/* A component value being built (formats/byte_buffer.h). */
+typedef gpucc_buffer text;
 
 static int text_append(text *t, const void *bytes, size_t n)
 {
-	if (t->size + n + 1 > t->capacity) {
-		size_t capacity = t->capacity ? t->capacity * 2 : 256;
-		while (capacity < t->size + n + 1)
-			capacity *= 2;
-		char *grown = realloc(t->data, capacity);
-		if (!grown)
-			return gpucc_error_oom();
-		t->data = grown;
-		t->capacity = capacity;
-	}
-	memcpy(t->data + t->size, bytes, n);
-	t->size += n;
-	t->data[t->size] = '\0';
-	return 0;
+	return gpucc_buffer_append(t, bytes, n) == 0 ? 0 : gpucc_error_oom();
 }
 
 static int text_appends(text *t, const char *s)

@@ -7,6 +7,7 @@
  */
 #include "manifest.h"
 
+#include "byte_buffer.h"
 #include "errors.h"
 
 #include <inttypes.h>
@@ -18,10 +19,9 @@
  * passes FLUSH_AT bytes, so memory stays bounded whatever the manifest's
  * size. */
 typedef struct out_buffer {
-	char *data;
-	size_t size, capacity;
-	bool failed;
-	int rc; /* the sink's error, if it failed */
+	gpucc_buffer bytes;
+	bool failed; /* the sink failed, or bytes ran out of memory */
+	int rc;      /* the sink's error, if it failed */
 	gpucc_manifest_sink sink;
 	void *sink_ctx;
 	bool counting;  /* only count the bytes (gpucc_manifest_size) */
@@ -32,15 +32,15 @@ typedef struct out_buffer {
 
 static void out_flush(out_buffer *b)
 {
-	if (b->failed || !b->sink || b->size == 0)
+	if (b->failed || !b->sink || b->bytes.size == 0)
 		return;
-	int rc = b->sink(b->sink_ctx, b->data, b->size);
+	int rc = b->sink(b->sink_ctx, b->bytes.data, b->bytes.size);
 	if (rc) {
 		b->failed = true;
 		b->rc = rc;
 	}
-	b->total += b->size;
-	b->size = 0;
+	b->total += b->bytes.size;
+	gpucc_buffer_clear(&b->bytes);
 }
 
 /* Room for n more bytes at the end of the output; NULL when only counting
@@ -53,23 +53,11 @@ static char *out_reserve(out_buffer *b, size_t n)
 		b->total += n;
 		return NULL;
 	}
-	if (b->sink && b->size + n > FLUSH_AT)
+	if (b->sink && b->bytes.size + n > FLUSH_AT)
 		out_flush(b);
-	if (b->size + n + 1 > b->capacity) {
-		size_t capacity = b->capacity ? b->capacity : 4096;
-		while (capacity < b->size + n + 1)
-			capacity *= 2;
-		char *grown = realloc(b->data, capacity);
-		if (!grown) {
-			b->failed = true;
-			return NULL;
-		}
-		b->data = grown;
-		b->capacity = capacity;
-	}
-	char *at = b->data + b->size;
-	b->size += n;
-	b->data[b->size] = '\0';
+	char *at = gpucc_buffer_extend(&b->bytes, n);
+	if (!at)
+		b->failed = true;
 	return at;
 }
 
@@ -252,12 +240,10 @@ static void out_manifest(out_buffer *b, const gpucc_entry *const *entries, size_
 static int finish_in_memory(out_buffer *b, char **out, size_t *out_size)
 {
 	if (b->failed) {
-		free(b->data);
+		gpucc_buffer_free(&b->bytes);
 		return gpucc_error_oom();
 	}
-	*out = b->data;
-	if (out_size)
-		*out_size = b->size;
+	*out = gpucc_buffer_take(&b->bytes, out_size);
 	return 0;
 }
 
@@ -265,7 +251,7 @@ static int finish_in_memory(out_buffer *b, char **out, size_t *out_size)
 static int finish_streamed(out_buffer *b)
 {
 	out_flush(b);
-	free(b->data);
+	gpucc_buffer_free(&b->bytes);
 	if (b->failed)
 		return b->rc ? b->rc : gpucc_error_oom();
 	return 0;

@@ -11,18 +11,16 @@
 #define GPUCC_BACKEND_LLVM_H
 
 #include "backend.h"
+#include "byte_buffer.h"
 
 #include <stdarg.h>
 
 /* ---- text ---------------------------------------------------------------- */
 
-/* A growable NUL-terminated string; an allocation failure sets failed and
- * makes further appends no-ops, so callers check once at the end. */
-typedef struct backend_text {
-	char *data;
-	size_t size, capacity;
-	bool failed;
-} backend_text;
+/* A growable NUL-terminated string (formats/byte_buffer.h); an allocation
+ * failure sets failed and makes further appends no-ops, so callers check
+ * once at the end. */
+typedef gpucc_buffer backend_text;
 
 void backend_text_append(backend_text *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

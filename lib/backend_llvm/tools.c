@@ -25,30 +25,7 @@ extern char **environ;
 
 void backend_text_appendv(backend_text *t, const char *fmt, va_list ap)
 {
-	if (t->failed)
-		return;
-	va_list copy;
-	va_copy(copy, ap);
-	int n = vsnprintf(NULL, 0, fmt, copy);
-	va_end(copy);
-	if (n < 0) {
-		t->failed = true;
-		return;
-	}
-	if (t->size + (size_t)n + 1 > t->capacity) {
-		size_t capacity = t->capacity ? t->capacity : 256;
-		while (capacity < t->size + (size_t)n + 1)
-			capacity *= 2;
-		char *grown = realloc(t->data, capacity);
-		if (!grown) {
-			t->failed = true;
-			return;
-		}
-		t->data = grown;
-		t->capacity = capacity;
-	}
-	vsnprintf(t->data + t->size, (size_t)n + 1, fmt, ap);
-	t->size += (size_t)n;
+	gpucc_buffer_vprintf(t, fmt, ap);
 }
 
 void backend_text_append(backend_text *t, const char *fmt, ...)
@@ -74,21 +51,18 @@ void backend_text_append_lines(backend_text *t, const char *prefix, const char *
 
 char *backend_text_take(backend_text *t)
 {
-	char *data = t->failed || t->size == 0 ? NULL : t->data;
-	if (!data)
-		free(t->data);
-	t->data = NULL;
-	t->size = t->capacity = 0;
-	t->failed = false;
+	size_t size;
+	char *data = gpucc_buffer_take(t, &size);
+	if (data && size == 0) {
+		free(data);
+		data = NULL;
+	}
 	return data;
 }
 
 void backend_text_release(backend_text *t)
 {
-	free(t->data);
-	t->data = NULL;
-	t->size = t->capacity = 0;
-	t->failed = false;
+	gpucc_buffer_free(t);
 }
 
 int backend_tempdir_create(char *path, size_t size)

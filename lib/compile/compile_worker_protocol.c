@@ -13,6 +13,8 @@
  */
 #include "compile_worker_protocol.h"
 
+#include "byte_buffer.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -27,31 +29,11 @@
 
 /* ---- messages ----------------------------------------------------------------- */
 
-typedef struct buffer {
-	unsigned char *data;
-	size_t size, capacity;
-	bool failed;
-} buffer;
+typedef gpucc_buffer buffer;
 
 static void put_bytes(buffer *b, const void *data, size_t size)
 {
-	if (b->failed)
-		return;
-	if (b->size + size > b->capacity) {
-		size_t capacity = b->capacity ? b->capacity : 4096;
-		while (capacity < b->size + size)
-			capacity *= 2;
-		unsigned char *grown = realloc(b->data, capacity);
-		if (!grown) {
-			b->failed = true;
-			return;
-		}
-		b->data = grown;
-		b->capacity = capacity;
-	}
-	if (size)
-		memcpy(b->data + b->size, data, size);
-	b->size += size;
+	gpucc_buffer_append(b, data, size); /* a failure sets b->failed */
 }
 
 static void put_u64(buffer *b, uint64_t v)

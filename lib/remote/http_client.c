@@ -9,6 +9,7 @@
  */
 #include "http_client.h"
 
+#include "byte_buffer.h"
 #include "hex.h"
 
 #include <errno.h>
@@ -446,20 +447,16 @@ static int take_body(conn *k, const char *p, size_t n)
 		req_fail(req, HTTP_REQUEST_FAILED, "the response's body exceeds %zu bytes", req->max_body);
 		return -1;
 	}
-	if (req->size + n > k->data_cap) {
-		size_t cap = k->data_cap ? k->data_cap : 16384;
-		while (cap < req->size + n)
-			cap *= 2;
-		unsigned char *grown = realloc(req->data, cap);
-		if (!grown) {
-			req_fail(req, HTTP_REQUEST_FAILED, "out of memory");
-			return -1;
-		}
-		req->data = grown;
-		k->data_cap = cap;
+	/* The body grows in req->data, whose allocation the connection
+	 * tracks (data_cap). */
+	gpucc_buffer body = {(char *)req->data, req->size, k->data_cap, false};
+	if (gpucc_buffer_append(&body, p, n) != 0) {
+		req_fail(req, HTTP_REQUEST_FAILED, "out of memory");
+		return -1;
 	}
-	memcpy(req->data + req->size, p, n);
-	req->size += n;
+	req->data = (unsigned char *)body.data;
+	req->size = body.size;
+	k->data_cap = body.capacity;
 	return 0;
 }
 

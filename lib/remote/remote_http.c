@@ -18,6 +18,7 @@
  * timeout are failures.  No request outlives its batch's deadline
  * (r->deadline_ms).
  */
+#include "byte_buffer.h"
 #include "http_client.h"
 #include "library_loader.h"
 #include "remote_internal.h"
@@ -250,18 +251,13 @@ static size_t on_write(char *data, size_t size, size_t count, void *ctx)
 	remote_blob *b = t->blob;
 	if (b->size + n > REMOTE_MAX_OBJECT)
 		return 0;
-	if (b->size + n > t->capacity) {
-		size_t cap = t->capacity ? t->capacity * 2 : 16384;
-		while (cap < b->size + n)
-			cap *= 2;
-		unsigned char *grown = realloc(b->data, cap);
-		if (!grown)
-			return 0;
-		b->data = grown;
-		t->capacity = cap;
-	}
-	memcpy(b->data + b->size, data, n);
-	b->size += n;
+	/* The object grows in the blob, whose allocation the transfer tracks. */
+	gpucc_buffer bytes = {(char *)b->data, b->size, t->capacity, false};
+	if (gpucc_buffer_append(&bytes, data, n) != 0)
+		return 0;
+	b->data = (unsigned char *)bytes.data;
+	b->size = bytes.size;
+	t->capacity = bytes.capacity;
 	return n;
 }
 
