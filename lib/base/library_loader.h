@@ -38,7 +38,7 @@ typedef struct gpucc_library {
 	int code;          /* its result: 0, else the libgpucc error code */
 	void *handle;      /* dlopen's handle; NULL until opened */
 	char tried_names[256]; /* the candidates gpucc_library_open tried, ", "-separated */
-	char message[512]; /* why it did not load; "" when it did */
+	char message[1024]; /* why it did not load; "" when it did (as long as an error) */
 } gpucc_library;
 
 #define GPUCC_LIBRARY_INIT {.lock = PTHREAD_MUTEX_INITIALIZER}
