@@ -22,6 +22,15 @@ int gpucc_hex_digit_lower(int c)
 	return c >= 'A' && c <= 'F' ? -1 : gpucc_hex_digit(c);
 }
 
+size_t gpucc_hex_span(const char *s, bool lowercase_only)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0;
+	while (lowercase_only ? gpucc_hex_digit_lower(p[n]) >= 0 : gpucc_hex_digit(p[n]) >= 0)
+		n++;
+	return n;
+}
+
 void gpucc_hex_encode(char *out, const void *bytes, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";

@@ -21,6 +21,9 @@ int gpucc_hex_digit(int c);
 /* The value of hex digit c, lowercase only; -1 when c is none. */
 int gpucc_hex_digit_lower(int c);
 
+/* How many hex digits s starts with (lowercase only when lowercase_only). */
+size_t gpucc_hex_span(const char *s, bool lowercase_only);
+
 /* bytes[0..n) into out as 2n lowercase digits; no NUL is written. */
 void gpucc_hex_encode(char *out, const void *bytes, size_t n);
 

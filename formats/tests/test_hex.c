@@ -66,6 +66,16 @@ static void test_cases(void)
 	CHECK(b[0] == 0x01);
 }
 
+static void test_span(void)
+{
+	CHECK_INT(gpucc_hex_span("", false), 0);
+	CHECK_INT(gpucc_hex_span("09afAF", false), 6);
+	CHECK_INT(gpucc_hex_span("09afAF", true), 4);
+	CHECK_INT(gpucc_hex_span("0123456789abcdefg0", true), 16);
+	CHECK_INT(gpucc_hex_span("x12", false), 0);
+	CHECK_INT(gpucc_hex_span("12\xff", false), 2);
+}
+
 static void test_refused(void)
 {
 	unsigned char b[4];
@@ -90,6 +100,7 @@ int main(void)
 	RUN(test_digits);
 	RUN(test_round_trip);
 	RUN(test_cases);
+	RUN(test_span);
 	RUN(test_refused);
 	return CHECK_DONE();
 }

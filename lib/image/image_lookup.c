@@ -8,6 +8,7 @@
 #include "image_reader_internal.h"
 
 #include "errors.h"
+#include "hex.h"
 #include "key.h"
 
 #include <stdio.h>
@@ -473,7 +474,7 @@ int gpucc_image_lookup(const gpucc_entry **out, const gpucc_image *img, const ch
 	*out = NULL;
 	GPUCC_REQUIRE(img);
 	size_t len = prefix ? strlen(prefix) : 0;
-	if (len == 0 || len > 2 * GPUCC_DIGEST_SIZE || strspn(prefix, "0123456789abcdefABCDEF") != len)
+	if (len == 0 || len > 2 * GPUCC_DIGEST_SIZE || gpucc_hex_span(prefix, false) != len)
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a key or key prefix (1 to 64 hex digits)",
 		                       prefix ? prefix : "");
 	char lower[GPUCC_DIGEST_HEX_SIZE];

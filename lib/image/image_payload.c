@@ -7,6 +7,7 @@
 #include "image_reader_internal.h"
 
 #include "errors.h"
+#include "hex.h"
 #include "ustar.h"
 
 #include <errno.h>
@@ -192,7 +193,7 @@ static size_t listed_payload_index(const gpucc_image *img, const char *path)
 	/* Member names spell digests in lowercase only (image.md): another
 	 * spelling names no listed payload. */
 	if (strncmp(path, prefix, n) != 0 || strlen(path) < n + 64 ||
-	    strspn(path + n, "0123456789abcdef") < 64)
+	    gpucc_hex_span(path + n, true) < 64)
 		return img->payload_count;
 	char hex[GPUCC_DIGEST_HEX_SIZE];
 	memcpy(hex, path + n, 64);

@@ -11,6 +11,7 @@
  */
 #include "remote_internal.h"
 
+#include "hex.h"
 #include "ustar.h"
 
 #include <inttypes.h>
@@ -110,7 +111,7 @@ static bool parse_line(const char **p, const char *end, remote_bazel_span *s)
 	line[nl - *p] = '\0';
 	int used = 0;
 	if (sscanf(line, "%" SCNu64 " %" SCNu64 " %79s%n", &s->offset, &s->size, hex, &used) != 3 ||
-	    line[used] || strspn(hex, "0123456789abcdef") != strlen(hex) ||
+	    line[used] || gpucc_hex_span(hex, true) != strlen(hex) ||
 	    gpucc_digest_from_hex(&s->digest, hex))
 		return false;
 	/* One spelling of each line: what split writes, and nothing else. */
