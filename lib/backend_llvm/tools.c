@@ -189,9 +189,9 @@ int backend_run_tool(char *const argv[], const char *output_path)
 {
 	/* In the worker's process group, which a stuck job's kill ends whole. */
 	gpucc_process_options o = {
-		.streams = {{GPUCC_PROCESS_NULL},
-		            {GPUCC_PROCESS_FILE, .path = output_path},
-		            {GPUCC_PROCESS_STDOUT}},
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_FILE, .path = output_path},
+		            {.kind = GPUCC_PROCESS_STDOUT}},
 	};
 	gpucc_process p;
 	int err = gpucc_process_start(&p, argv, &o);

@@ -1336,7 +1336,9 @@ static int run_tool(char *const *argv, int err_fd, unsigned timeout_seconds, int
 	*status = 0;
 	*timed_out = false;
 	gpucc_process_options o = {
-		.streams = {{GPUCC_PROCESS_NULL}, {GPUCC_PROCESS_NULL}, {GPUCC_PROCESS_FD, err_fd}},
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_FD, .fd = err_fd}},
 		.own_group = true,
 		.die_with_caller = true,
 	};

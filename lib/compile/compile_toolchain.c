@@ -425,7 +425,9 @@ static int version_start(const char *tool, gpucc_process *p, struct timespec *st
 {
 	char *argv[] = {(char *)tool, (char *)"--version", NULL};
 	gpucc_process_options o = {
-		.streams = {{GPUCC_PROCESS_NULL}, {GPUCC_PROCESS_PIPE}, {GPUCC_PROCESS_NULL}},
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_PIPE},
+		            {.kind = GPUCC_PROCESS_NULL}},
 		.own_group = true,
 	};
 	int err = gpucc_process_start(p, argv, &o);

@@ -123,8 +123,10 @@ static int worker_start(gpucc_worker *w)
 		env_count++;
 	char **envp = calloc(env_count + 2, sizeof *envp);
 	gpucc_process_options o = {
-		.streams = {{GPUCC_PROCESS_NULL}, {GPUCC_PROCESS_NULL},
-		            {GPUCC_PROCESS_FD, w->stderr_fd}, {GPUCC_PROCESS_FD, pair[1]}},
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_FD, .fd = w->stderr_fd},
+		            {.kind = GPUCC_PROCESS_FD, .fd = pair[1]}},
 		.envp = envp,
 		.own_group = true,
 		.default_signals = true,

@@ -148,9 +148,9 @@ static void test_output_to_file(void)
 {
 	char *out = path_in_dir("out.txt");
 	gpucc_process_options o = {
-		.streams = {{GPUCC_PROCESS_NULL},
-		            {GPUCC_PROCESS_FILE, .path = out},
-		            {GPUCC_PROCESS_STDOUT}},
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_FILE, .path = out},
+		            {.kind = GPUCC_PROCESS_STDOUT}},
 	};
 	CHECK_INT(run_sh("echo out; cat; echo err >&2", &o), 0);
 	CHECK_STR(read_all(out), "out\nerr\n");
@@ -170,8 +170,10 @@ static void test_streams(void)
 	int three_fd = open(three_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	CHECK(err_fd >= 0 && three_fd >= 0);
 	gpucc_process_options o = {
-		.streams = {{GPUCC_PROCESS_NULL}, {GPUCC_PROCESS_NULL},
-		            {GPUCC_PROCESS_FD, err_fd}, {GPUCC_PROCESS_FD, three_fd}},
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_FD, .fd = err_fd},
+		            {.kind = GPUCC_PROCESS_FD, .fd = three_fd}},
 	};
 	CHECK_INT(run_sh("echo to-null; echo to-err >&2; echo to-three >&3", &o), 0);
 	CHECK(fcntl(err_fd, F_GETFD) >= 0 && fcntl(three_fd, F_GETFD) >= 0);
@@ -182,7 +184,9 @@ static void test_streams(void)
 
 	/* A pipe: what the child prints, read by the caller. */
 	char *argv[] = {(char *)"/bin/sh", (char *)"-c", (char *)"echo piped", NULL};
-	gpucc_process_options piped = {.streams = {{GPUCC_PROCESS_NULL}, {GPUCC_PROCESS_PIPE}}};
+	gpucc_process_options piped = {
+		.streams = {{.kind = GPUCC_PROCESS_NULL}, {.kind = GPUCC_PROCESS_PIPE}},
+	};
 	gpucc_process p;
 	CHECK_INT(gpucc_process_start(&p, argv, &piped), 0);
 	CHECK(p.pipes[0] == -1 && p.pipes[1] >= 0 && p.pipes[2] == -1);
@@ -239,7 +243,7 @@ static void test_missing_program(void)
 	char *argv[] = {(char *)"/nonexistent/gpucc-no-such-program", NULL};
 	for (int forked = 0; forked < 2; forked++) {
 		gpucc_process_options o = {
-			.streams = {{GPUCC_PROCESS_NULL}, {GPUCC_PROCESS_PIPE}},
+			.streams = {{.kind = GPUCC_PROCESS_NULL}, {.kind = GPUCC_PROCESS_PIPE}},
 			.die_with_caller = forked,
 			.own_group = forked,
 		};
@@ -260,7 +264,9 @@ static void test_missing_program(void)
 	CHECK_INT(gpucc_process_start(&p, not_executable, &o), EACCES);
 	/* A stream that cannot be opened: nothing starts. */
 	gpucc_process_options bad_file = {
-		.streams = {{GPUCC_PROCESS_NULL}, {GPUCC_PROCESS_FILE, .path = "/nonexistent/dir/out"}}};
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_FILE, .path = "/nonexistent/dir/out"}},
+	};
 	char *true_argv[] = {(char *)"/bin/sh", (char *)"-c", (char *)"exit 0", NULL};
 	CHECK_INT(gpucc_process_start(&p, true_argv, &bad_file), ENOENT);
 	CHECK_INT(p.pid, 0);
