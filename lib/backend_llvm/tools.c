@@ -6,8 +6,8 @@
  * directory (lib/base/temp_name.h), never in the user's directories, so a
  * failed or killed tool leaves nothing behind there.  They are run by
  * lib/base/process.c, with no signal blocked: Ctrl-C must stop ptxas and
- * ld.lld too.  Output goes to a file rather than a pipe:
- * there is nothing to drain concurrently, and it is read once the tool ends.
+ * ld.lld too.  Output goes to a file rather than a pipe: there is nothing
+ * to drain concurrently, and it is read once the tool ends.
  */
 #include "backend_llvm.h"
 #include "process.h"
