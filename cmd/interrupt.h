@@ -15,9 +15,8 @@
 
 #include <stdbool.h>
 
-/* Watch output (which must stay valid until exit; NULL: none) and, with
- * backend_tempdirs, the compile backend's temporary directories of this
- * process: from now on the signals above, unless they were ignored when
+/* Watch output (copied; NULL: none) and, with backend_tempdirs, the
+ * compile backend's temporary directories of this process: from now on the signals above, unless they were ignored when
  * the process started (nohup, a shell's background job), are taken by a
  * thread of their own.  Call once, before any other thread is started:
  * threads started later inherit the blocked signals (child processes do

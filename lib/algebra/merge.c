@@ -29,6 +29,7 @@
 #include "cache_internal.h"
 #include "errors.h"
 #include "image_internal.h"
+#include "temp_name.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -530,18 +531,6 @@ int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources, siz
  * again.  Where the file system has no flock, merges go unserialised, as
  * temporary files go unlocked there (lib/base/atomic_file.c). */
 
-static char *lock_path_of(const char *out_path)
-{
-	const char *slash = strrchr(out_path, '/');
-	const char *base = slash ? slash + 1 : out_path;
-	int dir_len = slash ? (int)(slash - out_path + 1) : 0;
-	size_t size = strlen(out_path) + sizeof "..lock";
-	char *path = malloc(size);
-	if (path)
-		snprintf(path, size, "%.*s.%s.lock", dir_len, out_path, base);
-	return path;
-}
-
 /* 1: fd is locked and still the file at path; 0: it is not (start again);
  * < 0: an error. */
 static int lock_held(int fd, const char *path, const char *out_path)
@@ -569,7 +558,7 @@ int gpucc_merge_lock_acquire(const char *out_path)
 		return gpucc_error_set(GPUCC_EINVALID, "an empty string is not a file name");
 	if (!*(base ? base + 1 : out_path))
 		return gpucc_error_set(GPUCC_EINVALID, "'%s' is a directory, not a file name", out_path);
-	char *path = lock_path_of(out_path);
+	char *path = gpucc_lock_path_of(out_path);
 	if (!path)
 		return gpucc_error_oom();
 	for (;;) {
@@ -601,7 +590,7 @@ void gpucc_merge_lock_release(const char *out_path, int lock)
 	if (out_path) {
 		/* Still held, so the name is still this file: no other process
 		 * can have replaced it. */
-		char *path = lock_path_of(out_path);
+		char *path = gpucc_lock_path_of(out_path);
 		if (path)
 			unlink(path);
 		free(path);

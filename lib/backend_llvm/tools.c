@@ -3,25 +3,25 @@
  * running the device tools (ptxas, ld.lld) as subprocesses.
  *
  * Tools read and write files in the calling thread's private temporary
- * directory, never in the user's directories, so a failed or killed tool
- * leaves nothing behind there.  Output goes to a file rather than a pipe:
- * there is nothing to drain concurrently, and it is read once the tool ends.
+ * directory (lib/base/temp_name.h), never in the user's directories, so a
+ * failed or killed tool leaves nothing behind there.  They are run by
+ * lib/base/process.c, with no signal blocked: Ctrl-C must stop ptxas and
+ * ld.lld too.  Output goes to a file rather than a pipe: there is nothing
+ * to drain concurrently, and it is read once the tool ends.
  */
 #include "backend_llvm.h"
+#include "process.h"
+#include "temp_name.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 void backend_text_appendv(backend_text *t, const char *fmt, va_list ap)
 {
@@ -67,17 +67,7 @@ void backend_text_release(backend_text *t)
 
 int backend_tempdir_create(char *path, size_t size)
 {
-	const char *base = getenv("TMPDIR");
-	if (!base || !*base)
-		base = "/tmp";
-	/* The pid lets the command find this run's directories when a signal
-	 * ends it (cmd/interrupt.c). */
-	int n = snprintf(path, size, "%s/gpucc-backend-%ld-XXXXXX", base, (long)getpid());
-	if (n < 0 || (size_t)n >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return mkdtemp(path) ? 0 : -1;
+	return gpucc_temp_dir_create(path, size);
 }
 
 void backend_tempdir_remove(const char *path)
@@ -171,36 +161,23 @@ int backend_file_read(const char *path, void **out, size_t *out_size)
 
 int backend_run_tool(char *const argv[], const char *output_path)
 {
-	posix_spawn_file_actions_t actions;
-	if (posix_spawn_file_actions_init(&actions) != 0)
-		return -1;
-	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&actions, 1, output_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	posix_spawn_file_actions_adddup2(&actions, 1, 2);
-	/* The tool starts with no signal blocked, whatever the calling thread
-	 * blocks (gpucc's command blocks SIGINT and SIGTERM in every thread to
-	 * take them on one): Ctrl-C must stop ptxas and ld.lld too. */
-	posix_spawnattr_t attr;
-	sigset_t none;
-	sigemptyset(&none);
-	if (posix_spawnattr_init(&attr) != 0) {
-		posix_spawn_file_actions_destroy(&actions);
-		return -1;
-	}
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-	pid_t pid;
-	int rc = posix_spawn(&pid, argv[0], &actions, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&actions);
-	if (rc != 0) {
-		errno = rc;
+	/* In the worker's process group, which a stuck job's kill ends whole. */
+	gpucc_process_options o = {
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_FILE, .path = output_path},
+		            {.kind = GPUCC_PROCESS_STDOUT}},
+	};
+	gpucc_process p;
+	int err = gpucc_process_start(&p, argv, &o);
+	if (err) {
+		errno = err;
 		return -1;
 	}
 	int status;
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return -1;
+	err = gpucc_process_wait(&p, 0, &status, NULL);
+	if (err) {
+		errno = err;
+		return -1;
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

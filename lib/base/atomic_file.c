@@ -10,6 +10,7 @@
 #include "atomic_file.h"
 
 #include "errors.h"
+#include "temp_name.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -77,7 +78,6 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 		                               : "'%s' is not a regular file: outputs are written beside "
 		                                 "their name and renamed into place",
 		                       path);
-	size_t dir_len = slash ? (size_t)(slash - path + 1) : 0;
 	size_t size = strlen(path) + 64;
 	f->path = strdup(path);
 	f->temp_path = malloc(size);
@@ -88,8 +88,9 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 	for (int attempt = 0; attempt < 100; attempt++) {
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		snprintf(f->temp_path, size, "%.*s.%s.tmp.%ld.%u%03ld", (int)dir_len, path, base,
-		         (long)getpid(), atomic_fetch_add(&temp_counter, 1), now.tv_nsec % 1000);
+		gpucc_temp_file_path(f->temp_path, size, path,
+		                     (unsigned long)atomic_fetch_add(&temp_counter, 1) * 1000 +
+		                             (unsigned long)(now.tv_nsec % 1000));
 		f->fd = open(f->temp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 		if (f->fd >= 0) {
 			int locked = lock_new_temp(f->fd);
@@ -130,13 +131,11 @@ int gpucc_atomic_file_open(gpucc_atomic_file *f, const char *path)
 	return rc;
 }
 
-/* Remove the temporary files of path (".<name>.tmp.*" in its directory
+/* Remove the temporary files of path (any process's, in its directory
  * dir_fd) that killed writers left behind.  Not for the cache's files
  * (no_sweep), which its gc sweeps. */
 static void sweep_abandoned(int dir_fd, const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
 	int fd = dup(dir_fd); /* fdopendir takes the descriptor */
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
@@ -144,15 +143,11 @@ static void sweep_abandoned(int dir_fd, const char *path)
 			close(fd);
 		return;
 	}
-	size_t base_len = strlen(base);
 	time_t now = time(NULL);
 	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		const char *n = de->d_name;
-		if (n[0] == '.' && strncmp(n + 1, base, base_len) == 0 &&
-		    strncmp(n + 1 + base_len, ".tmp.", 5) == 0)
-			gpucc_atomic_file_remove_abandoned(dir_fd, n, now, GPUCC_ABANDONED_SECONDS);
-	}
+	while ((de = readdir(d)) != NULL)
+		if (gpucc_temp_file_is_of(de->d_name, path, 0))
+			gpucc_atomic_file_remove_abandoned(dir_fd, de->d_name, now, GPUCC_ABANDONED_SECONDS);
 	closedir(d);
 }
 

@@ -3,9 +3,10 @@
  * and advisory locks.
  *
  * An atomic file is written under a temporary name in the target's own
- * directory (".<name>.tmp.<pid>.<n>"), then flushed, renamed over the target
- * and the directory flushed: a reader, or a process killed at any point,
- * sees the old file or the new one, never a torn one.  The writer holds an
+ * directory (".<name>.tmp.<pid>.<n>", lib/base/temp_name.h), then flushed,
+ * renamed over the target and the directory flushed: a reader, or a
+ * process killed at any point, sees the old file or the new one, never a
+ * torn one.  The writer holds an
  * exclusive flock on the temporary file until it is renamed, which tells a
  * live writer's file from a killed one's.
  */

@@ -5,6 +5,7 @@
  * reading them in chunks, and their SHA-256.
  */
 #include "errors.h"
+#include "escape.h"
 #include "input_file.h"
 
 #include <errno.h>

@@ -7,7 +7,6 @@
 #ifndef GPUCC_LIB_INPUT_FILE_H
 #define GPUCC_LIB_INPUT_FILE_H
 
-#include "escape.h" /* gpucc_escape_controls, which quotes those names */
 #include "gpucc/common.h"
 
 #include <stddef.h>

@@ -7,6 +7,7 @@
 #define GPUCC_LIB_COMPILE_INTERNAL_H
 
 #include "gpucc/common.h"
+#include "process.h"
 
 #include <sys/types.h>
 #include <time.h>
@@ -46,8 +47,7 @@ typedef struct gpucc_toolchain {
 	 * read by the tool_version that asks for them. */
 	struct gpucc_version_probe {
 		char *kind, *tool;
-		pid_t pid;
-		int fd;
+		gpucc_process process; /* its stdout: process.pipes[1] */
 		struct timespec start;
 	} probes[4];
 	size_t probe_count;

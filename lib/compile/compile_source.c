@@ -29,11 +29,9 @@
  * either version of it.
  *
  * clang runs in a process group of its own, killed whole past the timeout,
- * and dies with its caller (PR_SET_PDEATHSIG).  It is started with fork and
- * exec: everything the child needs is prepared before the fork, and the
- * child calls nothing but system calls before exec.  Its files live in
- * $TMPDIR/gpucc-backend-PID-XXXXXX, the name the command's interrupt
- * handling removes.
+ * and dies with its caller (lib/base/process.h).  Its files live in a
+ * temporary directory of this process (lib/base/temp_name.h), which
+ * gpucc_leftovers_remove finds when a signal ends the command.
  */
 #include "compile_source.h"
 
@@ -42,21 +40,19 @@
 #include "errors.h"
 #include "escape.h"
 #include "parallel.h"
+#include "process.h"
+#include "temp_name.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,8 +60,6 @@
 #include "sha256.h"
 
 #include "gpucc_build_config.h"
-
-extern char **environ;
 
 #define RECORD_MAGIC GPUCC_SOURCE_RECORD_MAGIC
 #define RECORD_RESULTS 8            /* keys one record keeps, newest first */
@@ -1333,20 +1327,6 @@ void gpucc_source_record_store(gpucc_cache *cache, const gpucc_source_result *r,
 
 /* ---- running clang ----------------------------------------------------------- */
 
-static const char *signal_name(int sig)
-{
-	switch (sig) {
-	case SIGSEGV: return "SIGSEGV";
-	case SIGABRT: return "SIGABRT";
-	case SIGBUS: return "SIGBUS";
-	case SIGILL: return "SIGILL";
-	case SIGFPE: return "SIGFPE";
-	case SIGKILL: return "SIGKILL";
-	case SIGTERM: return "SIGTERM";
-	default: return "a signal";
-	}
-}
-
 /* Run argv with stdin and stdout on /dev/null and stderr into err_fd, in a
  * process group of its own that dies with this thread.  *status as
  * waitpid gives it; *timed_out when it ran past timeout_seconds (0: no
@@ -1354,66 +1334,22 @@ static const char *signal_name(int sig)
 static int run_tool(char *const *argv, int err_fd, unsigned timeout_seconds, int *status,
                     bool *timed_out)
 {
+	*status = 0;
 	*timed_out = false;
-	int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null_fd < 0)
-		return gpucc_error_set_errno("cannot open /dev/null");
-	pid_t parent = getpid();
-	sigset_t none;
-	sigemptyset(&none);
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(null_fd);
-		return gpucc_error_set_errno("cannot start '%s'", argv[0]);
+	gpucc_process_options o = {
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_FD, .fd = err_fd}},
+		.own_group = true,
+		.die_with_caller = true,
+	};
+	gpucc_process p;
+	int err = gpucc_process_start(&p, argv, &o);
+	if (err) {
+		errno = err;
+		return gpucc_error_set_errno("cannot run '%s'", argv[0]);
 	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		dup2(null_fd, 0);
-		dup2(null_fd, 1);
-		dup2(err_fd, 2);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execve(argv[0], argv, environ);
-		_exit(127);
-	}
-	close(null_fd);
-	setpgid(pid, pid); /* either side may win the race; both set the same */
-	int pidfd = -1;
-#ifdef SYS_pidfd_open
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-#endif
-	int64_t deadline = timeout_seconds ? now_ns() + (int64_t)timeout_seconds * 1000000000 : 0;
-	for (;;) {
-		pid_t done = waitpid(pid, status, WNOHANG);
-		if (done == pid)
-			break;
-		if (done < 0 && errno != EINTR) {
-			*status = 0;
-			break;
-		}
-		int64_t left_ms = deadline ? (deadline - now_ns()) / 1000000 : 1000;
-		if (deadline && left_ms <= 0) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-				;
-			*timed_out = true;
-			break;
-		}
-		if (pidfd >= 0) {
-			struct pollfd p = {pidfd, POLLIN, 0};
-			poll(&p, 1, left_ms > 1000 ? 1000 : (int)left_ms);
-		} else {
-			struct timespec nap = {0, 5000000};
-			nanosleep(&nap, NULL);
-		}
-	}
-	if (pidfd >= 0)
-		close(pidfd);
-	/* What the tool left in its group (a crash handler's child). */
-	kill(-pid, SIGKILL);
+	gpucc_process_wait(&p, (unsigned long)timeout_seconds * 1000, status, timed_out);
 	return 0;
 }
 
@@ -1738,8 +1674,9 @@ static void compile_pair(context *x, size_t index)
 		set_error(r, GPUCC_ECOMPILE, p, "%s ran past the job timeout (%u s) and was killed",
 		          clang_name, x->s->timeout_seconds);
 	} else if (WIFSIGNALED(status)) {
+		char signal_buf[GPUCC_SIGNAL_NAME_SIZE];
 		set_error(r, GPUCC_ECOMPILE, p, "%s crashed (%s)%s%s", clang_name,
-		          signal_name(WTERMSIG(status)), first[0] ? ": " : "", first);
+		          gpucc_signal_name(WTERMSIG(status), signal_buf), first[0] ? ": " : "", first);
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && !first[0]) {
 		set_error(r, GPUCC_EUNAVAILABLE, p, "cannot run '%s'", clang);
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -2014,15 +1951,9 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 /* $TMPDIR/gpucc-backend-PID-XXXXXX, and in it the CUDA stubs. */
 static int make_temp_dir(context *x)
 {
-	const char *tmp = getenv("TMPDIR");
-	snprintf(x->temp_dir, sizeof x->temp_dir, "%s/gpucc-backend-%ld-XXXXXX",
-	         tmp && *tmp ? tmp : "/tmp", (long)getpid());
-	if (!mkdtemp(x->temp_dir)) {
-		int rc = gpucc_error_set_errno("cannot make a temporary directory in '%s'",
-		                               tmp && *tmp ? tmp : "/tmp");
-		x->temp_dir[0] = '\0';
-		return rc;
-	}
+	if (gpucc_temp_dir_create(x->temp_dir, sizeof x->temp_dir) != 0)
+		return gpucc_error_set_errno("cannot make a temporary directory in '%s'",
+		                             gpucc_temp_parent());
 	if (!x->cuda_stub)
 		return 0;
 	snprintf(x->stub_dir, sizeof x->stub_dir, "%s/stubs", x->temp_dir);

@@ -22,18 +22,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <poll.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define MEMO_FILE "compile-toolchain"
 
@@ -294,10 +289,10 @@ void gpucc_toolchain_save(gpucc_toolchain *tc)
 void gpucc_toolchain_release(gpucc_toolchain *tc)
 {
 	for (size_t i = 0; i < tc->probe_count; i++) { /* started ahead, never asked for */
-		kill(-tc->probes[i].pid, SIGKILL);
-		close(tc->probes[i].fd);
-		while (waitpid(tc->probes[i].pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		int status;
+		gpucc_process_kill(&tc->probes[i].process);
+		close(tc->probes[i].process.pipes[1]);
+		gpucc_process_wait(&tc->probes[i].process, 0, &status, NULL);
 		free(tc->probes[i].kind);
 		free(tc->probes[i].tool);
 	}
@@ -424,37 +419,22 @@ int gpucc_toolchain_digest_stat(gpucc_toolchain *tc, const char *path, const str
 /* How long `tool --version` may take: a hung tool must not hang a build. */
 #define VERSION_TIMEOUT_MS 10000
 
-/* Start `tool --version` with stderr to /dev/null, its standard output on
- * the pipe *fd, in a process group of its own. */
-static int version_start(const char *tool, pid_t *pid, int *fd, struct timespec *start)
+/* Start `tool --version` with stdin and stderr on /dev/null, its standard
+ * output on the pipe p->pipes[1], in a process group of its own. */
+static int version_start(const char *tool, gpucc_process *p, struct timespec *start)
 {
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) != 0)
-		return gpucc_error_set_errno("cannot run '%s'", tool);
-	posix_spawn_file_actions_t actions;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-	posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
 	char *argv[] = {(char *)tool, (char *)"--version", NULL};
-	/* No signal blocked in the tool, whatever this thread blocks (as for
-	 * the backend's tools). */
-	posix_spawnattr_t attr;
-	sigset_t none;
-	sigemptyset(&none);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
-	int rc = posix_spawn(pid, tool, &actions, &attr, argv, environ);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&actions);
-	close(fds[1]);
-	if (rc != 0) {
-		close(fds[0]);
-		errno = rc;
+	gpucc_process_options o = {
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_PIPE},
+		            {.kind = GPUCC_PROCESS_NULL}},
+		.own_group = true,
+	};
+	int err = gpucc_process_start(p, argv, &o);
+	if (err) {
+		errno = err;
 		return gpucc_error_set_errno("cannot run '%s'", tool);
 	}
-	*fd = fds[0];
 	clock_gettime(CLOCK_MONOTONIC, start);
 	return 0;
 }
@@ -462,9 +442,10 @@ static int version_start(const char *tool, pid_t *pid, int *fd, struct timespec 
 /* The start of what a version_start'ed tool prints, NUL-terminated, in
  * text; the tool is killed (its whole group) when it does not answer
  * within VERSION_TIMEOUT_MS of its start, and waited for either way. */
-static int version_finish(const char *tool, pid_t pid, int fd, const struct timespec *start,
+static int version_finish(const char *tool, gpucc_process *p, const struct timespec *start,
                           char *text, size_t size)
 {
+	int fd = p->pipes[1];
 	size_t used = 0;
 	bool timed_out = false;
 	for (;;) {
@@ -472,8 +453,8 @@ static int version_finish(const char *tool, pid_t pid, int fd, const struct time
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		long long left = VERSION_TIMEOUT_MS - ((long long)(now.tv_sec - start->tv_sec) * 1000 +
 		                                       (now.tv_nsec - start->tv_nsec) / 1000000);
-		struct pollfd p = {fd, POLLIN, 0};
-		int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+		struct pollfd readable = {fd, POLLIN, 0};
+		int ready = left > 0 ? poll(&readable, 1, (int)left) : 0;
 		if (ready < 0 && errno == EINTR)
 			continue;
 		if (ready == 0) {
@@ -492,10 +473,9 @@ static int version_finish(const char *tool, pid_t pid, int fd, const struct time
 	text[used] = '\0';
 	close(fd);
 	if (timed_out)
-		kill(-pid, SIGKILL);
+		gpucc_process_kill(p);
 	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	gpucc_process_wait(p, 0, &status, NULL);
 	if (timed_out)
 		return gpucc_error_set(GPUCC_EUNAVAILABLE, "'%s --version' did not answer in %d s",
 		                       tool, VERSION_TIMEOUT_MS / 1000);
@@ -512,16 +492,15 @@ static int version_output(gpucc_toolchain *tc, const char *kind, const char *too
 		if (strcmp(p.kind, kind) != 0 || strcmp(p.tool, tool) != 0)
 			continue;
 		tc->probes[i] = tc->probes[--tc->probe_count];
-		int rc = version_finish(tool, p.pid, p.fd, &p.start, text, size);
+		int rc = version_finish(tool, &p.process, &p.start, text, size);
 		free(p.kind);
 		free(p.tool);
 		return rc;
 	}
-	pid_t pid;
-	int fd;
+	gpucc_process p;
 	struct timespec start;
-	int rc = version_start(tool, &pid, &fd, &start);
-	return rc != 0 ? rc : version_finish(tool, pid, fd, &start, text, size);
+	int rc = version_start(tool, &p, &start);
+	return rc != 0 ? rc : version_finish(tool, &p, &start, text, size);
 }
 
 /* The version number ("13.0.88") that follows marker in text, into out;
@@ -670,7 +649,7 @@ void gpucc_toolchain_prefetch_version(gpucc_toolchain *tc, const char *kind, con
 	struct gpucc_version_probe *p = &tc->probes[tc->probe_count];
 	p->kind = strdup(kind);
 	p->tool = strdup(tool);
-	if (p->kind && p->tool && version_start(tool, &p->pid, &p->fd, &p->start) == 0) {
+	if (p->kind && p->tool && version_start(tool, &p->process, &p->start) == 0) {
 		tc->probe_count++;
 		return;
 	}

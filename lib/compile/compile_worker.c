@@ -5,10 +5,9 @@
  * LLVM runs in process and aborts or faults on valid IR it cannot select
  * (an intrinsic of a newer GPU, an fp128 argument...).  Each compile thread
  * of a session owns one worker: the program gpucc-compile-worker
- * (lib/backend_llvm/worker_main.c, beside the backend module), started with
- * posix_spawn, not forked: a fork of a threaded caller may copy a lock
- * another thread holds (an allocator's: AddressSanitizer's is not
- * fork-safe), and the caller may be anyone's program.  The worker keeps its
+ * (lib/backend_llvm/worker_main.c, beside the backend module), started by
+ * lib/base/process.c with posix_spawn, not forked, since the caller may be
+ * anyone's program (lib/base/process.c says why).  The worker keeps its
  * parsed state from job to job.  The thread sends it one job at a time
  * over a socket and reads the result back (lib/compile/compile_worker_protocol.h);
  * a worker that dies (a signal, an exit) or runs past the job's time fails
@@ -17,23 +16,23 @@
  * Each worker is its own process group, and its tools (ptxas, ld.lld) are
  * in it: a stuck job is ended by killing the group, and a worker whose
  * caller dies (PR_SET_PDEATHSIG) kills its group, tools included.  Its
- * temporary files live in a directory the caller makes,
- * $TMPDIR/gpucc-backend-PID-XXXXXX (PID the caller's: the command's
- * interrupt handling removes it by that name), and removes once the worker
- * is gone, whatever became of it.  The worker's stderr (LLVM's last words)
+ * temporary files live in a temporary directory of the caller's
+ * (lib/base/temp_name.h: gpucc_leftovers_remove finds it when a signal
+ * ends the caller), which it removes once the worker is gone, whatever
+ * became of it.  The worker's stderr (LLVM's last words)
  * goes to a file in it, from which a crash's first line is taken.
  */
 #include "compile_worker.h"
 #include "compile_worker_protocol.h"
 #include "errors.h"
 #include "gpucc/common.h"
+#include "process.h"
+#include "temp_name.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +49,7 @@ struct gpucc_worker {
 	char *program;   /* gpucc-compile-worker-N */
 	char llvm_version[64]; /* the LLVM it must run: its backend's, which keys name */
 	gpucc_worker_limits limits;
-	pid_t pid;       /* 0: none running */
+	gpucc_process process; /* pid 0: none running */
 	int socket;      /* the caller's end */
 	int stderr_fd;   /* the worker's stderr, read after a crash */
 	char dir[PATH_MAX];
@@ -93,15 +92,9 @@ gpucc_worker *gpucc_worker_new(const char *program, const char *llvm_version,
 /* Start a worker; GPUCC_ERROR with a message when it cannot. */
 static int worker_start(gpucc_worker *w)
 {
-	const char *tmp = getenv("TMPDIR");
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	int n = snprintf(w->dir, sizeof w->dir, "%s/gpucc-backend-%ld-XXXXXX", tmp, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof w->dir || !mkdtemp(w->dir)) {
-		int rc = gpucc_error_set_errno("cannot create a temporary directory in '%s'", tmp);
-		w->dir[0] = '\0';
-		return rc;
-	}
+	if (gpucc_temp_dir_create(w->dir, sizeof w->dir) != 0)
+		return gpucc_error_set_errno("cannot create a temporary directory in '%s'",
+		                             gpucc_temp_parent());
 	char err_path[PATH_MAX + 16];
 	snprintf(err_path, sizeof err_path, "%s/stderr", w->dir);
 	w->stderr_fd = open(err_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -116,9 +109,9 @@ static int worker_start(gpucc_worker *w)
 		return rc;
 	}
 	/* The worker gets the socket as fd 3 and the stderr file as fd 2, in a
-	 * process group of its own, with no signal blocked or ignored that the
-	 * caller's threads block (gpucc's command blocks SIGINT and SIGTERM),
-	 * and $TMPDIR naming the directory, where the backend makes its own. */
+	 * process group of its own, with no signal blocked and SIGINT, SIGHUP
+	 * and SIGPIPE at their defaults, and $TMPDIR naming the directory,
+	 * where the backend makes its own. */
 	char caller[24], memory[24], tmpdir[PATH_MAX + 8];
 	snprintf(caller, sizeof caller, "%ld", (long)getpid());
 	snprintf(memory, sizeof memory, "%llu", (unsigned long long)w->limits.memory_bytes);
@@ -129,26 +122,16 @@ static int worker_start(gpucc_worker *w)
 	while (environ[env_count])
 		env_count++;
 	char **envp = calloc(env_count + 2, sizeof *envp);
-	posix_spawn_file_actions_t actions;
-	posix_spawnattr_t attr;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_adddup2(&actions, w->stderr_fd, 2);
-	posix_spawn_file_actions_adddup2(&actions, pair[1], 3);
-	sigset_t none, defaults;
-	sigemptyset(&none);
-	sigemptyset(&defaults);
-	sigaddset(&defaults, SIGINT);
-	sigaddset(&defaults, SIGHUP);
-	sigaddset(&defaults, SIGPIPE);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &defaults);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-	                                    POSIX_SPAWN_SETPGROUP);
-	pid_t pid = -1;
+	gpucc_process_options o = {
+		.streams = {{.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_NULL},
+		            {.kind = GPUCC_PROCESS_FD, .fd = w->stderr_fd},
+		            {.kind = GPUCC_PROCESS_FD, .fd = pair[1]}},
+		.envp = envp,
+		.own_group = true,
+		.default_signals = true,
+	};
+	gpucc_process p = {0};
 	int err = ENOMEM;
 	if (envp) {
 		size_t kept = 0;
@@ -156,10 +139,8 @@ static int worker_start(gpucc_worker *w)
 			if (strncmp(environ[i], "TMPDIR=", 7) != 0)
 				envp[kept++] = environ[i];
 		envp[kept] = tmpdir;
-		err = posix_spawn(&pid, w->program, &actions, &attr, argv, envp);
+		err = gpucc_process_start(&p, argv, &o);
 	}
-	posix_spawn_file_actions_destroy(&actions);
-	posix_spawnattr_destroy(&attr);
 	free(envp);
 	close(pair[1]);
 	if (err != 0) {
@@ -172,10 +153,7 @@ static int worker_start(gpucc_worker *w)
 		w->dir[0] = '\0';
 		return rc;
 	}
-	/* Also here, so that a kill of the group cannot miss a worker that has
-	 * not run yet. */
-	setpgid(pid, pid);
-	w->pid = pid;
+	w->process = p;
 	w->socket = pair[0];
 	return 0;
 }
@@ -185,18 +163,16 @@ static int worker_start(gpucc_worker *w)
 static int worker_stop(gpucc_worker *w, bool kill_it)
 {
 	int status = 0;
-	if (w->pid > 0) {
+	if (w->process.pid > 0) {
 		if (kill_it)
-			kill(-w->pid, SIGKILL);
+			gpucc_process_kill(&w->process);
 		if (w->socket >= 0)
 			close(w->socket);
 		w->socket = -1;
-		while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
-			;
-		/* Tools of a worker that died first are in its group still. */
-		kill(-w->pid, SIGKILL);
+		/* Tools of a worker that died first are in its group still: the
+		 * wait kills them. */
+		gpucc_process_wait(&w->process, 0, &status, NULL);
 	}
-	w->pid = 0;
 	return status;
 }
 
@@ -310,26 +286,12 @@ static int other_llvm(gpucc_worker *w, gpucc_backend_result *out, const gpucc_ba
 	return out->code;
 }
 
-static const char *signal_name(int sig)
-{
-	switch (sig) {
-	case SIGABRT: return "SIGABRT";
-	case SIGSEGV: return "SIGSEGV";
-	case SIGBUS: return "SIGBUS";
-	case SIGILL: return "SIGILL";
-	case SIGFPE: return "SIGFPE";
-	case SIGKILL: return "SIGKILL";
-	case SIGTRAP: return "SIGTRAP";
-	default: return NULL;
-	}
-}
-
 int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_backend_result *out)
 {
 	memset(out, 0, sizeof *out);
 	if (w->other_llvm[0])
 		return other_llvm(w, out, job, w->other_llvm);
-	if (w->pid == 0 && worker_start(w) != 0) {
+	if (w->process.pid == 0 && worker_start(w) != 0) {
 		fail_job(out, GPUCC_EUNAVAILABLE, job, "%s", gpucc_error_last()->message);
 		gpucc_error_clear();
 		return out->code;
@@ -376,11 +338,9 @@ int gpucc_worker_compile(gpucc_worker *w, const gpucc_backend_job *job, gpucc_ba
 		fail_job(out, GPUCC_ECOMPILE, job, "the compile worker ran out of memory%s%s",
 		         words[0] ? ": " : "", words);
 	} else if (rc == 1 && WIFSIGNALED(status)) {
-		const char *name = signal_name(WTERMSIG(status));
-		char number[24];
-		snprintf(number, sizeof number, "signal %d", WTERMSIG(status));
-		fail_job(out, GPUCC_ECOMPILE, job, "%s crashed (%s)%s%s", culprit, name ? name : number,
-		         words[0] ? ": " : "", words);
+		char name[GPUCC_SIGNAL_NAME_SIZE];
+		fail_job(out, GPUCC_ECOMPILE, job, "%s crashed (%s)%s%s", culprit,
+		         gpucc_signal_name(WTERMSIG(status), name), words[0] ? ": " : "", words);
 	} else {
 		/* An exit status the protocol does not define: LLVM's fatal
 		 * errors exit(1) after their words, which end the message. */

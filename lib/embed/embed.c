@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "embed_backend.h"
 #include "errors.h"
+#include "escape.h"
 #include "gpucc/runtime.h"
 #include "input_file.h"
 #include "read_window.h"

@@ -268,6 +268,25 @@ GPUCC_API int gpucc_module_name_from_path(char **out, const char *path);
  * Snapshots record it as the entry's content digest. */
 GPUCC_API int gpucc_entry_content_digest(gpucc_digest *out, const gpucc_entry *e);
 
+/* ---- what an interrupted process leaves -------------------------------- */
+
+/* What gpucc_leftovers_remove removes besides output's temporary files. */
+enum {
+	GPUCC_LEFTOVERS_LOCK = 1u << 0,     /* output's lock (gpucc_merge_lock_acquire) */
+	GPUCC_LEFTOVERS_TEMP_DIRS = 1u << 1 /* the compile's temporary directories */
+};
+/* Remove what this process leaves behind when a signal ends it midway:
+ * the temporary files beside output (NULL: none) that libgpucc writes
+ * output through, with GPUCC_LEFTOVERS_LOCK output's lock, which the caller
+ * says this process holds, and with GPUCC_LEFTOVERS_TEMP_DIRS the
+ * temporary directories its compiles keep in $TMPDIR (or /tmp), whole.
+ * Other processes' files are never touched: theirs carry their pids.  For
+ * a program that takes SIGINT or SIGTERM and then dies of it: not
+ * async-signal-safe (it opens directories, which allocates), so call it
+ * from ordinary code, such as a thread that waits for the signals with
+ * sigwait, not from a signal handler.  Best effort: sets no error. */
+GPUCC_API void gpucc_leftovers_remove(const char *output, unsigned flags);
+
 #ifdef __cplusplus
 }
 #endif
