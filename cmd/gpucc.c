@@ -177,6 +177,25 @@ static int apply_image_limits(const char *command)
 	return EXIT_OK;
 }
 
+/* The settings libgpucc takes from the environment (gpucc/config.h: TMPDIR,
+ * PATH, SOURCE_DATE_EPOCH, GPUCC_CACHE_DIR, GPUCC_BACKEND...), made those
+ * of the whole process before anything else runs: the library reads none
+ * itself.  A malformed value (SOURCE_DATE_EPOCH) is an error (3), as a
+ * malformed GPUCC_IMAGE_LIMITS is, in one line naming the variable;
+ * command is the name it is reported under (NULL: gpucc's own). */
+static int apply_environment(const char *command)
+{
+	gpucc_config *cfg = NULL;
+	if (gpucc_config_from_env(&cfg) != 0 || gpucc_set_config(cfg) != 0) {
+		gpucc_config_free(cfg);
+		fprintf(stderr, "gpucc%s%s: %s\n", command ? " " : "", command ? command : "",
+		        gpucc_error_last()->message);
+		return cmd_exit_code(gpucc_error_last()->code);
+	}
+	gpucc_config_free(cfg);
+	return EXIT_OK;
+}
+
 static int run(int argc, char **argv, const char **who)
 {
 	*who = "";
@@ -186,6 +205,11 @@ static int run(int argc, char **argv, const char **who)
 		fputs("usage: gpucc <command> [<args>] (see 'gpucc help')\n", stderr);
 		return EXIT_USAGE;
 	}
+	int used = 0;
+	const cmd_spec *spec = find_command(argc, argv, &used);
+	int rc = apply_environment(spec ? spec->name : NULL);
+	if (rc != EXIT_OK)
+		return rc;
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		if (argc > 2) {
 			char shown[256];
@@ -200,8 +224,6 @@ static int run(int argc, char **argv, const char **who)
 	    strcmp(argv[1], "-h") == 0)
 		return run_help(argc, argv);
 
-	int used = 0;
-	const cmd_spec *spec = find_command(argc, argv, &used);
 	if (!spec) {
 		char shown[256];
 		if (!is_command_group(argv[1])) {
@@ -222,7 +244,7 @@ static int run(int argc, char **argv, const char **who)
 
 	*who = spec->name;
 	cmd_args args;
-	int rc = cmd_parse(&args, spec, argc - used, argv + used);
+	rc = cmd_parse(&args, spec, argc - used, argv + used);
 	if (rc == -1)
 		rc = EXIT_OK;
 	else if (rc == EXIT_OK && (rc = apply_image_limits(spec->name)) == EXIT_OK)
@@ -266,6 +288,9 @@ int main(int argc, char **argv)
 	 * cache entry would pass the limit compiles without storing it
 	 * (a cache problem never breaks a build), and no command dies mid-write. */
 	signal(SIGXFSZ, SIG_IGN);
+	/* Manifests parsed in place from their files, under libgpucc's SIGBUS
+	 * guard, which it installs only when asked (gpucc/image.h). */
+	gpucc_image_set_sigbus_guard(true);
 	const char *who;
 	int rc = run(argc, argv, &who);
 	/* Output lost to a full disk or a closed pipe is a failure (help and

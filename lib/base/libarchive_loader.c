@@ -6,6 +6,7 @@
 #include "libarchive_loader.h"
 
 #include "errors.h"
+#include "config_internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -33,7 +34,7 @@ static bool resolve(void *handle, const char *name, void *slot)
 
 static void load(void)
 {
-	const char *file = getenv("GPUCC_LIBARCHIVE");
+	const char *file = gpucc_config_current()->libarchive;
 	if (!file || !*file)
 		file = LIBARCHIVE_SONAME;
 	void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);

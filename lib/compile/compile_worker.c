@@ -25,6 +25,7 @@
  */
 #include "compile_worker.h"
 #include "compile_worker_protocol.h"
+#include "config_internal.h"
 #include "errors.h"
 #include "gpucc/common.h"
 
@@ -93,9 +94,7 @@ gpucc_worker *gpucc_worker_new(const char *program, const char *llvm_version,
 /* Start a worker; GPUCC_ERROR with a message when it cannot. */
 static int worker_start(gpucc_worker *w)
 {
-	const char *tmp = getenv("TMPDIR");
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
+	const char *tmp = gpucc_config_or(gpucc_config_current()->tmpdir, "/tmp");
 	int n = snprintf(w->dir, sizeof w->dir, "%s/gpucc-backend-%ld-XXXXXX", tmp, (long)getpid());
 	if (n < 0 || (size_t)n >= sizeof w->dir || !mkdtemp(w->dir)) {
 		int rc = gpucc_error_set_errno("cannot create a temporary directory in '%s'", tmp);

@@ -19,6 +19,7 @@
  * (the runtime_stub test) loads to check what this file calls.
  */
 #include "errors.h"
+#include "config_internal.h"
 #include "runtime_driver.h"
 
 #include <dlfcn.h>
@@ -78,7 +79,9 @@ static int cuda_fail(int code, const char *call, cu_result r)
 static int open_library_locked(void)
 {
 	static const char *const names[] = {"libcuda.so.1", NULL};
-	int rc = gpucc_runtime_dlopen(&cuda.library, "CUDA driver", "GPUCC_CUDA_LIBRARY", names);
+	int rc = gpucc_runtime_dlopen(&cuda.library, "CUDA driver",
+	                              gpucc_config_current()->cuda_library, "GPUCC_CUDA_LIBRARY",
+	                              names);
 	if (rc)
 		return rc;
 	/* Versioned names first: the driver keeps the old ones for old

@@ -1,7 +1,7 @@
 /*
  * lib/runtime/runtime_dlopen.c -- loading a GPU runtime's library (the HIP runtime,
- * the CUDA driver) with dlopen when a device is first needed: the one a
- * variable names, else the first of the usual names that loads
+ * the CUDA driver) with dlopen when a device is first needed: the one the
+ * config names (gpucc/config.h), else the first of the usual names that loads
  * (lib/runtime/runtime_driver.h).
  */
 #include "errors.h"
@@ -12,11 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gpucc_runtime_dlopen(void **out, const char *runtime_name, const char *env_name,
-                         const char *const *names)
+int gpucc_runtime_dlopen(void **out, const char *runtime_name, const char *forced,
+                         const char *env_name, const char *const *names)
 {
 	*out = NULL;
-	const char *forced = getenv(env_name);
 	if (forced && *forced) {
 		if (strcmp(forced, "none") == 0)
 			return gpucc_error_set(GPUCC_EUNAVAILABLE, "%s: disabled by %s=none", runtime_name,

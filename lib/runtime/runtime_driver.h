@@ -41,10 +41,11 @@ typedef struct runtime_driver {
 extern const runtime_driver gpucc_runtime_hip_driver;
 extern const runtime_driver gpucc_runtime_cuda_driver;
 
-/* Open the library a driver uses: the value of env_name when set ("none":
- * disabled, GPUCC_EUNAVAILABLE), else each of names in turn.  On failure the
- * message names the runtime and what dlopen said. */
-int gpucc_runtime_dlopen(void **out, const char *runtime_name, const char *env_name,
-                         const char *const *names);
+/* Open the library a driver uses: forced, the config's setting, when set
+ * and not empty ("none": disabled, GPUCC_EUNAVAILABLE), else each of names
+ * in turn.  On failure the message names the runtime, the setting by its
+ * variable (env_name) and what dlopen said. */
+int gpucc_runtime_dlopen(void **out, const char *runtime_name, const char *forced,
+                         const char *env_name, const char *const *names);
 
 #endif
