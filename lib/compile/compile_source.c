@@ -2008,7 +2008,8 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return 0;
 }
 
-/* $TMPDIR/gpucc-backend-PID-XXXXXX, and in it the CUDA stubs. */
+/* TMPDIR/gpucc-backend-PID-XXXXXX (the config's tmpdir, else /tmp), and in
+ * it the CUDA stubs. */
 static int make_temp_dir(context *x)
 {
 	const char *tmp = gpucc_config_current()->tmpdir;
