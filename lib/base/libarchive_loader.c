@@ -5,8 +5,8 @@
  */
 #include "libarchive_loader.h"
 
-#include "errors.h"
 #include "config_internal.h"
+#include "errors.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -101,9 +101,11 @@ GPUCC_API void gpucc_config_free(gpucc_config *cfg);
 
 /* Make cfg (copied, strings and all) the settings of every later call,
  * for the whole process; NULL: every setting unset again.  Call it before
- * other threads use libgpucc (as gpucc_image_set_default_limits).
- * GPUCC_EINVALID for a config of another version or a SOURCE_DATE_EPOCH
- * out of range. */
+ * other threads use libgpucc (as gpucc_image_set_default_limits).  The
+ * settings that choose a library (libarchive, backend, hip_library,
+ * cuda_library) act when it is first loaded, once per process: set them
+ * before any call that loads it.  GPUCC_EINVALID for a config of another
+ * version or a source_date_epoch out of range. */
 GPUCC_API int gpucc_set_config(const gpucc_config *cfg);
 
 #ifdef __cplusplus
