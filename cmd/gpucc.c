@@ -1,6 +1,8 @@
 /*
  * cmd/gpucc.c -- the gpucc command: `gpucc help`, `gpucc --version`, and
- * dispatch over the table of subcommands (cmd/commands.c).
+ * dispatch over the table of subcommands (cmd/commands.c), after giving
+ * libgpucc its settings from the environment and the process-wide state it
+ * sets only when asked (the SIGBUS guard, the image limits).
  */
 #include "cmd.h"
 
@@ -160,8 +162,6 @@ static int run_help(int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* Run the command line; *who becomes the command's name for the closing
- * check of standard output ("" for gpucc's own help and version). */
 /* GPUCC_IMAGE_LIMITS, the user's bounds on what reading an image may cost
  * ("expanded=64G,ratio=5000,manifest=512M"), made the defaults of every
  * image this process reads; libgpucc reads no environment itself.  A
@@ -197,6 +197,8 @@ static int apply_environment(const char *command)
 	return EXIT_OK;
 }
 
+/* Run the command line; *who becomes the command's name for the closing
+ * check of standard output ("" for gpucc's own help and version). */
 static int run(int argc, char **argv, const char **who)
 {
 	*who = "";
