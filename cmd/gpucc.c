@@ -1,6 +1,8 @@
 /*
  * cmd/gpucc.c -- the gpucc command: `gpucc help`, `gpucc --version`, and
- * dispatch over the table of subcommands (cmd/commands.c).
+ * dispatch over the table of subcommands (cmd/commands.c), after giving
+ * libgpucc its settings from the environment and the process-wide state it
+ * sets only when asked (the SIGBUS guard, the image limits).
  */
 #include "cmd.h"
 
@@ -22,7 +24,8 @@ static const char exit_codes_text[] =
 	"    3    bad input: corrupt, truncated or malformed input, another format version,\n"
 	"         a name too long to open or create; or an argument, well formed, that\n"
 	"         names what cannot serve: a directory where a file goes (-o DIR, -o new/),\n"
-	"         a target (or embed's host triple) gpucc does not know\n"
+	"         a target (or embed's host triple) gpucc does not know; a malformed\n"
+	"         SOURCE_DATE_EPOCH or GPUCC_IMAGE_LIMITS\n"
 	"    4    conflict: one key with different contents\n"
 	"    5    compile error: a module failed to compile\n"
 	"    6    unavailable: a tool, driver or device is not present\n"
@@ -159,8 +162,6 @@ static int run_help(int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* Run the command line; *who becomes the command's name for the closing
- * check of standard output ("" for gpucc's own help and version). */
 /* GPUCC_IMAGE_LIMITS, the user's bounds on what reading an image may cost
  * ("expanded=64G,ratio=5000,manifest=512M"), made the defaults of every
  * image this process reads; libgpucc reads no environment itself.  A
@@ -177,6 +178,27 @@ static int apply_image_limits(const char *command)
 	return EXIT_OK;
 }
 
+/* The settings libgpucc takes from the environment (gpucc/config.h: TMPDIR,
+ * PATH, SOURCE_DATE_EPOCH, GPUCC_CACHE_DIR, GPUCC_BACKEND...), made those
+ * of the whole process before anything else runs: the library reads none
+ * itself.  A malformed value (SOURCE_DATE_EPOCH) is an error (3), as a
+ * malformed GPUCC_IMAGE_LIMITS is, in one line naming the variable;
+ * command is the name it is reported under (NULL: gpucc's own). */
+static int apply_environment(const char *command)
+{
+	gpucc_config *cfg = NULL;
+	if (gpucc_config_from_env(&cfg) != 0 || gpucc_set_config(cfg) != 0) {
+		gpucc_config_free(cfg);
+		fprintf(stderr, "gpucc%s%s: %s\n", command ? " " : "", command ? command : "",
+		        gpucc_error_last()->message);
+		return cmd_exit_code(gpucc_error_last()->code);
+	}
+	gpucc_config_free(cfg);
+	return EXIT_OK;
+}
+
+/* Run the command line; *who becomes the command's name for the closing
+ * check of standard output ("" for gpucc's own help and version). */
 static int run(int argc, char **argv, const char **who)
 {
 	*who = "";
@@ -186,6 +208,11 @@ static int run(int argc, char **argv, const char **who)
 		fputs("usage: gpucc <command> [<args>] (see 'gpucc help')\n", stderr);
 		return EXIT_USAGE;
 	}
+	int used = 0;
+	const cmd_spec *spec = find_command(argc, argv, &used);
+	int rc = apply_environment(spec ? spec->name : NULL);
+	if (rc != EXIT_OK)
+		return rc;
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		if (argc > 2) {
 			char shown[256];
@@ -200,8 +227,6 @@ static int run(int argc, char **argv, const char **who)
 	    strcmp(argv[1], "-h") == 0)
 		return run_help(argc, argv);
 
-	int used = 0;
-	const cmd_spec *spec = find_command(argc, argv, &used);
 	if (!spec) {
 		char shown[256];
 		if (!is_command_group(argv[1])) {
@@ -222,7 +247,7 @@ static int run(int argc, char **argv, const char **who)
 
 	*who = spec->name;
 	cmd_args args;
-	int rc = cmd_parse(&args, spec, argc - used, argv + used);
+	rc = cmd_parse(&args, spec, argc - used, argv + used);
 	if (rc == -1)
 		rc = EXIT_OK;
 	else if (rc == EXIT_OK && (rc = apply_image_limits(spec->name)) == EXIT_OK)
@@ -266,6 +291,9 @@ int main(int argc, char **argv)
 	 * cache entry would pass the limit compiles without storing it
 	 * (a cache problem never breaks a build), and no command dies mid-write. */
 	signal(SIGXFSZ, SIG_IGN);
+	/* Manifests parsed in place from their files, under libgpucc's SIGBUS
+	 * guard, which it installs only when asked (gpucc/image.h). */
+	gpucc_image_set_sigbus_guard(true);
 	const char *who;
 	int rc = run(argc, argv, &who);
 	/* Output lost to a full disk or a closed pipe is a failure (help and

@@ -150,6 +150,9 @@ static void print_main_page(FILE *f, const cmd_spec *const *commands, size_t cou
 	      ".TP\n.B CUDA_PATH\n"
 	      "the CUDA toolkit whose ptxas and libdevice compile uses (else /usr/local/cuda)\n"
 	      ".TP\n.B GPUCC_ROCM_DEVICE_LIBS\nthe directory of the ROCm device bitcode libraries\n"
+	      ".TP\n.B GPUCC_LIBCLC_DIR\nthe directory of libclc's bitcode (else /usr/lib/clc)\n"
+	      ".TP\n.B GPUCC_NVJITLINK\n"
+	      "the libnvJitLink that links cubins (empty: none, ptxas is used; else the toolkit's)\n"
 	      ".TP\n.B GPUCC_LIBARCHIVE\nthe libarchive to load for compressed images\n"
 	      ".TP\n.B GPUCC_HIP_LIBRARY\\fR, \\fBGPUCC_CUDA_LIBRARY\n"
 	      "the HIP runtime or CUDA driver library to load; \\(lqnone\\(rq disables it.\n"
@@ -157,7 +160,15 @@ static void print_main_page(FILE *f, const cmd_spec *const *commands, size_t cou
 	      ".TP\n.B GPUCC_IMAGE_LIMITS\n"
 	      "bounds on reading images: expanded=SIZE,ratio=N,manifest=SIZE\n"
 	      "(defaults 32G, 1000, 128M; 0 turns a check off)\n"
-	      ".TP\n.B SOURCE_DATE_EPOCH\nthe time recorded in images written\n",
+	      ".TP\n.B SOURCE_DATE_EPOCH\n"
+	      "the time recorded in images written (decimal seconds, at most 253402300799;\n"
+	      "anything else fails every command, exit 3)\n"
+	      ".TP\n.B TMPDIR\nwhere compiles make their temporary directories (else /tmp)\n"
+	      ".TP\n.B PATH\nwhere clang\\-19, clang, clang\\-22 and ptxas are looked for\n"
+	      ".TP\n.B CURL_CA_BUNDLE\\fR, \\fBSSL_CERT_FILE\n"
+	      "the CA certificates HTTPS remotes are checked against, unless the remote names its own\n"
+	      ".PP\nThe command reads these when it starts and hands them to libgpucc,\n"
+	      "which reads no environment itself (gpucc/config.h).\n",
 	      f);
 }
 

@@ -382,6 +382,15 @@ for v in -1 ' 12' +5 12abc 1e9 99999999999999999999999 253402300800; do
 done
 SOURCE_DATE_EPOCH=253402300799 expect_exit 0 "$GPUCC" pack -o epoch.gpucc "$EXAMPLE/pack.json"
 expect_exit 0 "$GPUCC" verify epoch.gpucc
+# The command reads it when it starts, for every command (libgpucc reads
+# no environment): a malformed one fails one that writes no image too,
+# before it does anything, and gpucc's own --version.
+SOURCE_DATE_EPOCH=12abc expect_exit 3 "$GPUCC" list epoch.gpucc
+assert_one_line err
+assert_grep "^gpucc list: SOURCE_DATE_EPOCH='12abc' is not a non-negative integer of at most 253402300799$" err
+SOURCE_DATE_EPOCH=x expect_exit 3 "$GPUCC" --version
+assert_one_line err
+assert_grep "^gpucc: SOURCE_DATE_EPOCH='x' is not a non-negative integer" err
 if tar --version 2>/dev/null | grep -q GNU; then
 	TZ=UTC tar -tvf epoch.gpucc > out 2>err || fail "tar cannot list an image dated 9999"
 	assert_grep ' 9999-12-31 23:59 manifest.json$' out

@@ -67,7 +67,7 @@ void backend_text_release(backend_text *t)
 
 int backend_tempdir_create(char *path, size_t size)
 {
-	return gpucc_temp_dir_create(path, size);
+	return gpucc_temp_dir_create(path, size, getenv("TMPDIR"));
 }
 
 void backend_tempdir_remove(const char *path)

@@ -6,6 +6,7 @@
  * is touched; the lock is removed only on the caller's word that this
  * process holds it, since another's has the same name.
  */
+#include "config_internal.h"
 #include "temp_name.h"
 
 #include "gpucc/common.h"

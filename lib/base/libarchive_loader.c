@@ -6,6 +6,7 @@
  */
 #include "libarchive_loader.h"
 
+#include "config_internal.h"
 #include "errors.h"
 #include "library_loader.h"
 
@@ -72,7 +73,7 @@ static const gpucc_library_symbol symbols[] = {
 static int load(gpucc_library *lib, void *unused)
 {
 	(void)unused;
-	const char *file = getenv("GPUCC_LIBARCHIVE");
+	const char *file = gpucc_config_current()->libarchive;
 	if (!file || !*file)
 		file = LIBARCHIVE_SONAME;
 	const char *const names[] = {file, NULL};

@@ -12,16 +12,10 @@
 
 #define TEMP_DIR_STEM "gpucc-backend-"
 
-const char *gpucc_temp_parent(void)
+int gpucc_temp_dir_create(char *path, size_t size, const char *parent)
 {
-	const char *tmp = getenv("TMPDIR");
-	return tmp && *tmp ? tmp : "/tmp";
-}
-
-int gpucc_temp_dir_create(char *path, size_t size)
-{
-	int n = snprintf(path, size, "%s/" TEMP_DIR_STEM "%ld-XXXXXX", gpucc_temp_parent(),
-	                 (long)getpid());
+	int n = snprintf(path, size, "%s/" TEMP_DIR_STEM "%ld-XXXXXX",
+	                 parent && *parent ? parent : "/tmp", (long)getpid());
 	if (n < 0 || (size_t)n >= size) {
 		if (size)
 			path[0] = '\0';

@@ -2,7 +2,7 @@
  * lib/base/temp_name.h -- the names of what gpucc keeps for a while and
  * then removes, built here and nowhere else:
  *
- *   $TMPDIR/gpucc-backend-PID-XXXXXX  a compile's temporary directory (clang's
+ *   TMP/gpucc-backend-PID-XXXXXX      a compile's temporary directory (clang's
  *                                     files, a compile worker's, a backend
  *                                     thread's inside the worker's)
  *   DIR/.NAME.tmp.PID.N               a file being written beside DIR/NAME
@@ -24,14 +24,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Where temporary directories go: $TMPDIR, or /tmp when it is unset or
- * empty. */
-const char *gpucc_temp_parent(void);
-
-/* Make a new private directory gpucc_temp_parent()/gpucc-backend-PID-XXXXXX
- * and write its path into path (size bytes).  0, or -1 with errno
- * (ENAMETOOLONG when it does not fit). */
-int gpucc_temp_dir_create(char *path, size_t size);
+/* Make a new private directory PARENT/gpucc-backend-PID-XXXXXX (parent
+ * /tmp when NULL or empty: libgpucc passes gpucc_temp_parent(), the
+ * config's, the backend its own $TMPDIR) and write its path into path
+ * (size bytes).  0, or -1 with errno (ENAMETOOLONG when it does not fit). */
+int gpucc_temp_dir_create(char *path, size_t size, const char *parent);
 
 /* Whether name, an entry of a temporary directories' parent, is a
  * temporary directory of process pid. */

@@ -17,6 +17,7 @@
 #include "cache_impl.h"
 
 #include "atomic_file.h"
+#include "config_internal.h"
 #include "errors.h"
 #include "escape.h"
 #include "gpucc/remote.h" /* gpucc_cache_config_remotes */
@@ -459,7 +460,7 @@ static uint64_t config_max_size(gpucc_cache *c)
 	}
 	free(buf);
 	free(path);
-	const char *env = getenv("GPUCC_CACHE_MAX_SIZE");
+	const char *env = gpucc_config_current()->cache_max_size;
 	if (!found && env && *env) {
 		if (gpucc_size_parse(&v, env) != 0)
 			warn_when_handled(c, "GPUCC_CACHE_MAX_SIZE ignored: %s", gpucc_error_last()->message);
@@ -478,13 +479,14 @@ int gpucc_cache_default_dir(char **out)
 {
 	GPUCC_REQUIRE(out);
 	*out = NULL; /* as every **out of the API on failure */
-	const char *env = getenv("GPUCC_CACHE_DIR");
+	const gpucc_config *cfg = gpucc_config_current();
+	const char *env = cfg->cache_dir;
 	char *dir = NULL;
 	if (env && *env) {
 		dir = strdup(env);
-	} else if ((env = getenv("XDG_CACHE_HOME")) && env[0] == '/') {
+	} else if ((env = cfg->xdg_cache_home) && env[0] == '/') {
 		dir = gpucc_cache_path_join(env, "gpucc");
-	} else if ((env = getenv("HOME")) && env[0] == '/') {
+	} else if ((env = cfg->home) && env[0] == '/') {
 		/* A relative HOME is ignored as a relative XDG_CACHE_HOME is: the
 		 * cache would move with the working directory. */
 		dir = gpucc_cache_path_join(env, ".cache/gpucc");

@@ -28,6 +28,7 @@
  * found.
  */
 #include "backend.h"
+#include "config_internal.h"
 #include "errors.h"
 #include "library_loader.h"
 
@@ -158,7 +159,7 @@ static void find(void)
 		         "this gpucc was built without LLVM: it compiles nothing");
 		return;
 	}
-	const char *env = getenv("GPUCC_BACKEND");
+	const char *env = gpucc_config_current()->backend;
 	if (env && *env) {
 		from_environment(env);
 		return;

@@ -53,7 +53,9 @@ typedef struct gpucc_toolchain {
 	size_t probe_count;
 } gpucc_toolchain;
 
-/* Find the tools: libdevice in $CUDA_PATH/nvvm/libdevice, then
+/* ($NAME, here and below: the config's setting read from that variable,
+ * gpucc/config.h.)
+ * Find the tools: libdevice in $CUDA_PATH/nvvm/libdevice, then
  * /usr/local/cuda/...; the ROCm device libraries in $GPUCC_ROCM_DEVICE_LIBS,
  * then the Debian and /opt/rocm directories; libclc in $GPUCC_LIBCLC_DIR,
  * then /usr/lib/clc; ptxas in $CUDA_PATH/bin, then

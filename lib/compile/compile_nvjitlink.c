@@ -8,6 +8,7 @@
  * would say only "13.0", and only once loaded.
  */
 #include "compile_internal.h"
+#include "config_internal.h"
 
 #include "errors.h"
 
@@ -54,7 +55,7 @@ char *gpucc_nvjitlink_find(const char *override_path)
 {
 	if (override_path) /* a named library, or none: never another */
 		return *override_path ? regular_file(override_path) : NULL;
-	char *found = in_toolkit(getenv("CUDA_PATH"));
+	char *found = in_toolkit(gpucc_config_current()->cuda_path);
 	return found ? found : in_toolkit("/usr/local/cuda");
 }
 

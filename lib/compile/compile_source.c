@@ -37,6 +37,7 @@
 
 #include "atomic_file.h"
 #include "cache_internal.h"
+#include "config_internal.h"
 #include "errors.h"
 #include "escape.h"
 #include "parallel.h"
@@ -652,7 +653,7 @@ static const char absent_digest[] = "0000000000000000000000000000000000000000000
 /* The SHA-256 of "NAME=VALUE", or of "NAME" when the variable is unset. */
 static void environment_digest(gpucc_digest *out, const char *name)
 {
-	const char *value = getenv(name);
+	const char *value = gpucc_tool_environment(name);
 	if (!value) {
 		gpucc_digest_buffer(out, name, strlen(name));
 		return;
@@ -1096,7 +1097,7 @@ static char *hip_install_misses(context *x, const gpucc_clang_search *search, re
 {
 	static const char *const pinned[] = {"HIP_PATH", "ROCM_PATH"};
 	for (size_t i = 0; i < 2; i++)
-		if (getenv(pinned[i]) && getenv(pinned[i])[0])
+		if (gpucc_tool_environment(pinned[i]) && gpucc_tool_environment(pinned[i])[0])
 			return NULL;
 	for (size_t i = 0; i < x->s->arg_count; i++)
 		if (strncmp(x->s->args[i], "--hip-path", 10) == 0 ||
@@ -1236,7 +1237,7 @@ static char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_
 	}
 	/* clang's __DATE__ and friends are SOURCE_DATE_EPOCH's when it is set
 	 * (the record's name holds it), else the clock's: no record. */
-	if (!why && rd.time_macro && !getenv("SOURCE_DATE_EPOCH"))
+	if (!why && rd.time_macro && !gpucc_tool_environment("SOURCE_DATE_EPOCH"))
 		why = string_printf("not recorded: '%s' uses %s and SOURCE_DATE_EPOCH is not set",
 		                    rd.time_file ? rd.time_file : "?", rd.time_macro);
 	textbuf body = {0};
@@ -1453,7 +1454,7 @@ static int env_key(context *x)
 {
 	textbuf t = {0};
 	for (size_t i = 0; i < sizeof clang_environment / sizeof clang_environment[0]; i++) {
-		const char *v = getenv(clang_environment[i]);
+		const char *v = gpucc_tool_environment(clang_environment[i]);
 		text_str(&t, clang_environment[i]);
 		if (v) {
 			text_str(&t, "=");
@@ -1790,7 +1791,7 @@ static size_t clang_candidates(const char *named, const char *candidates[8], cha
 		return n;
 	}
 	static const char *const names[] = {"clang-19", "clang"};
-	const char *path = getenv("PATH");
+	const char *path = gpucc_config_current()->path;
 	for (size_t k = 0; k < 2 && path; k++) {
 		for (const char *p = path; *p;) {
 			size_t len = strcspn(p, ":");
@@ -1882,7 +1883,7 @@ static void find_clang22(context *x)
 	if (!needed)
 		return;
 	char *candidates[2] = {NULL, strdup("/usr/lib/llvm-22/bin/clang")};
-	const char *path = getenv("PATH");
+	const char *path = gpucc_config_current()->path;
 	for (const char *p = path ? path : ""; *p && !candidates[0];) {
 		size_t len = strcspn(p, ":");
 		char *c = len ? string_printf("%.*s/clang-22", (int)len, p) : NULL;
@@ -1919,7 +1920,7 @@ static void find_clang22(context *x)
 
 static void find_cuda(context *x)
 {
-	const char *dirs[] = {getenv("CUDA_PATH"), "/usr/local/cuda"};
+	const char *dirs[] = {gpucc_config_current()->cuda_path, "/usr/local/cuda"};
 	for (size_t i = 0; i < 2 && !x->cuda_dir; i++) {
 		if (!dirs[i] || !*dirs[i])
 			continue;
@@ -1948,10 +1949,11 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return 0;
 }
 
-/* $TMPDIR/gpucc-backend-PID-XXXXXX, and in it the CUDA stubs. */
+/* TMPDIR/gpucc-backend-PID-XXXXXX (the config's tmpdir, else /tmp), and in
+ * it the CUDA stubs. */
 static int make_temp_dir(context *x)
 {
-	if (gpucc_temp_dir_create(x->temp_dir, sizeof x->temp_dir) != 0)
+	if (gpucc_temp_dir_create(x->temp_dir, sizeof x->temp_dir, gpucc_temp_parent()) != 0)
 		return gpucc_error_set_errno("cannot make a temporary directory in '%s'",
 		                             gpucc_temp_parent());
 	if (!x->cuda_stub)

@@ -17,6 +17,7 @@
 #include "compile_internal.h"
 
 #include "atomic_file.h"
+#include "config_internal.h"
 #include "errors.h"
 #include "gpucc_build_config.h"
 
@@ -61,7 +62,7 @@ static char *join_if(const char *dir, const char *name, bool executable)
 
 static char *search_path(const char *name)
 {
-	const char *path = getenv("PATH");
+	const char *path = gpucc_config_current()->path;
 	if (!path)
 		return NULL;
 	while (*path) {
@@ -81,7 +82,7 @@ static char *search_path(const char *name)
 
 static char *cuda_file(const char *relative, bool executable)
 {
-	const char *cuda = getenv("CUDA_PATH");
+	const char *cuda = gpucc_config_current()->cuda_path;
 	char *found = NULL;
 	if (cuda && *cuda) {
 		char dir[4096];
@@ -255,19 +256,20 @@ int gpucc_toolchain_init(gpucc_toolchain *tc, const char *memo_dir)
 {
 	memset(tc, 0, sizeof *tc);
 	tc->libdevice = cuda_file("nvvm/libdevice/libdevice.10.bc", false);
-	const char *rocm_dirs[] = {getenv("GPUCC_ROCM_DEVICE_LIBS"),
+	const gpucc_config *cfg = gpucc_config_current();
+	const char *rocm_dirs[] = {cfg->rocm_device_libs,
 	                           "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode",
 	                           "/opt/rocm/amdgcn/bitcode"};
 	tc->rocm_dir = first_dir_with(rocm_dirs, sizeof rocm_dirs / sizeof rocm_dirs[0], "ocml.bc");
 	/* Debian's libclc-19 (nvptx64--nvidiacl.bc, amdgcn--amdhsa.bc). */
-	const char *clc_dirs[] = {getenv("GPUCC_LIBCLC_DIR"), "/usr/lib/clc",
+	const char *clc_dirs[] = {cfg->libclc_dir, "/usr/lib/clc",
 	                          "/usr/lib/llvm-19/lib/clc"};
 	tc->libclc_dir =
 		first_dir_with(clc_dirs, sizeof clc_dirs / sizeof clc_dirs[0], "amdgcn--amdhsa.bc");
 	tc->ptxas = cuda_file("bin/ptxas", true);
 	if (!tc->ptxas)
 		tc->ptxas = search_path("ptxas");
-	tc->nvjitlink = gpucc_nvjitlink_find(getenv("GPUCC_NVJITLINK"));
+	tc->nvjitlink = gpucc_nvjitlink_find(cfg->nvjitlink);
 	if (memo_dir) {
 		size_t len = strlen(memo_dir) + sizeof MEMO_FILE + 2;
 		tc->memo_path = malloc(len);

@@ -24,6 +24,7 @@
  */
 #include "compile_worker.h"
 #include "compile_worker_protocol.h"
+#include "config_internal.h"
 #include "errors.h"
 #include "gpucc/common.h"
 #include "process.h"
@@ -92,7 +93,7 @@ gpucc_worker *gpucc_worker_new(const char *program, const char *llvm_version,
 /* Start a worker; GPUCC_ERROR with a message when it cannot. */
 static int worker_start(gpucc_worker *w)
 {
-	if (gpucc_temp_dir_create(w->dir, sizeof w->dir) != 0)
+	if (gpucc_temp_dir_create(w->dir, sizeof w->dir, gpucc_temp_parent()) != 0)
 		return gpucc_error_set_errno("cannot create a temporary directory in '%s'",
 		                             gpucc_temp_parent());
 	char err_path[PATH_MAX + 16];

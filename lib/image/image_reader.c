@@ -368,7 +368,8 @@ ssize_t gpucc_image_read_at(gpucc_image *img, uint64_t offset, void *buf, size_t
 /* Where the bytes of the manifest are while it is parsed (gpucc_image_manifest_open):
  * in an image in memory, in place; from a regular file, in a read-only
  * mapping of it under a SIGBUS guard (lib/image/sigbus_guard.h: the file may be
- * cut short meanwhile), or, where no guard can be had, read into memory. */
+ * cut short meanwhile), or, where guards are off or none can be had, read
+ * into memory. */
 
 /* The manifest's size bytes, whose (already checked) header is at offset,
  * in *v: 0, or 1 when they cannot all be had (out of memory, or a file
@@ -387,7 +388,9 @@ int gpucc_image_manifest_open(gpucc_image *img, uint64_t offset, uint64_t size, 
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t start = data - data % (uint64_t)(page > 0 ? page : 4096);
 	size_t map_size = (size_t)(data + size - start);
-	void *m = mmap(NULL, map_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, img->fd, (off_t)start);
+	void *m = gpucc_sigbus_guard_enabled() ? mmap(NULL, map_size, PROT_READ,
+	                                              MAP_PRIVATE | MAP_POPULATE, img->fd, (off_t)start)
+	                                       : MAP_FAILED;
 	if (m != MAP_FAILED && gpucc_sigbus_guard_begin(&v->guard, m, map_size) == 0) {
 		v->map = m;
 		v->map_size = map_size;

@@ -21,6 +21,7 @@
 
 #include "arena.h"
 #include "atomic_file.h"
+#include "config_internal.h"
 #include "entry.h"
 #include "errors.h"
 #include "image_index.h"
@@ -102,27 +103,6 @@ static ptrdiff_t index_find(const gpucc_image_writer *w, const gpucc_digest *key
 
 /* ---- setup ------------------------------------------------------------------ */
 
-/* The largest SOURCE_DATE_EPOCH taken: the year 9999, past which tar readers
- * (GNU tar among them) refuse a member's time. */
-#define EPOCH_MAX 253402300799LL
-
-/* SOURCE_DATE_EPOCH: decimal digits only (no sign, no spaces), at most
- * EPOCH_MAX.  0, or -1 when it is anything else. */
-static int parse_epoch(const char *text, int64_t *out)
-{
-	int64_t v = 0;
-	for (const char *c = text; *c; c++) {
-		if (*c < '0' || *c > '9')
-			return -1;
-		v = v * 10 + (*c - '0');
-		if (v > EPOCH_MAX)
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-
 void gpucc_write_options_init(gpucc_write_options *opts)
 {
 	GPUCC_REQUIRE_VOID(opts);
@@ -154,14 +134,8 @@ int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
 		                       opts->zstd_level);
 	}
 	if (!w->options.use_mtime) {
-		const char *epoch = getenv("SOURCE_DATE_EPOCH");
-		if (epoch && *epoch && parse_epoch(epoch, &w->options.mtime) != 0) {
-			gpucc_image_writer_free(w);
-			return gpucc_error_set(GPUCC_EINVALID,
-			                       "SOURCE_DATE_EPOCH='%s' is not a non-negative integer "
-			                       "of at most %lld",
-			                       epoch, (long long)EPOCH_MAX);
-		}
+		const gpucc_config *cfg = gpucc_config_current();
+		w->options.mtime = cfg->source_date_epoch_set ? cfg->source_date_epoch : 0;
 	}
 	*out = w;
 	return 0;

@@ -2,7 +2,8 @@
  * lib/image/sigbus_guard.c -- reading a mapping of a file that may be cut short
  * meanwhile (lib/image/sigbus_guard.h).
  *
- * Guards live in a fixed table of slots that the SIGBUS handler reads
+ * Nothing is installed until the program turns guards on: until then every
+ * guard is refused.  Guards live in a fixed table of slots that the SIGBUS handler reads
  * without locks (atomics only, as a handler may); taking and giving back a
  * slot, and installing and restoring the handler, happen under a mutex.
  * The handler runs on the thread whose access faulted, so a fault inside a
@@ -11,6 +12,8 @@
  * not intercept and which is safe in a signal handler.
  */
 #include "sigbus_guard.h"
+
+#include "gpucc/image.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -39,6 +42,18 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t guards;
 static struct sigaction previous;
 static atomic_uintptr_t page_size;
+/* Set by gpucc_image_set_sigbus_guard: whether guards may be had at all. */
+static atomic_bool enabled;
+
+void gpucc_image_set_sigbus_guard(bool enable)
+{
+	atomic_store(&enabled, enable);
+}
+
+bool gpucc_sigbus_guard_enabled(void)
+{
+	return atomic_load(&enabled);
+}
 
 /* A SIGBUS outside every guard: what would have happened without ours. */
 static void pass_on(int sig, siginfo_t *info, void *context)
@@ -90,6 +105,8 @@ static void on_sigbus(int sig, siginfo_t *info, void *context)
 
 int gpucc_sigbus_guard_begin(gpucc_sigbus_guard *g, const void *start, size_t size)
 {
+	if (!atomic_load(&enabled))
+		return -1;
 	pthread_mutex_lock(&lock);
 	size_t i = 0;
 	while (i < SLOTS && atomic_load(&slots[i].start) != 0)

@@ -10,6 +10,11 @@
  * pages of a mapping past its new end away, and the next access to them
  * raises SIGBUS, which ends the process.
  *
+ * Guards are off until the program asks for them
+ * (gpucc_image_set_sigbus_guard, gpucc/image.h): a library caller that does
+ * not ask never has its SIGBUS disposition touched, and its readers read
+ * manifests into memory instead.
+ *
  * A guard covers one mapping while one thread reads it.  Meanwhile a
  * SIGBUS handler is installed (the first guard installs it, the last one
  * puts back what was there before): a fault inside a guarded mapping puts
@@ -32,10 +37,14 @@ typedef struct gpucc_sigbus_guard {
 	size_t slot;
 } gpucc_sigbus_guard;
 
+/* Whether the program has turned guards on (gpucc_image_set_sigbus_guard):
+ * when not, a reader need not map a file it would guard. */
+bool gpucc_sigbus_guard_enabled(void);
+
 /* Guard the mapping [start, start + size) (start page-aligned, as mmap
- * returns it).  0; or -1 when no guard can be had (every slot in use, or
- * the handler cannot be installed): the caller must then not read the
- * mapping, and reads the file another way. */
+ * returns it).  0; or -1 when no guard can be had (guards are off, every
+ * slot is in use, or the handler cannot be installed): the caller must
+ * then not read the mapping, and reads the file another way. */
 int gpucc_sigbus_guard_begin(gpucc_sigbus_guard *g, const void *start, size_t size);
 
 /* End the guard, before the mapping is unmapped.  True when an access

@@ -25,12 +25,16 @@
  *    is borrowed from it (entries) may be read from any thread while it
  *    lives; functions that take no handle may be called from any thread
  *    (lib/tests/test_api.c runs such threads);
- *  - the library never prints and never exits.
+ *  - the library never prints and never exits; it reads no environment
+ *    variable unless asked (gpucc_config_from_env, gpucc/config.h), and
+ *    changes process-wide state (a signal handler, defaults) only when a
+ *    function that says so is called.
  */
 #ifndef GPUCC_H
 #define GPUCC_H
 
 #include "gpucc/common.h"
+#include "gpucc/config.h"
 #include "gpucc/image.h"
 #include "gpucc/cache.h"
 #include "gpucc/remote.h"

@@ -20,6 +20,7 @@
  */
 #include "byte_buffer.h"
 #include "http_client.h"
+#include "config_internal.h"
 #include "library_loader.h"
 #include "remote_internal.h"
 
@@ -128,19 +129,13 @@ static void keep_handle(http_state *st, CURL *e)
 }
 
 /* The CA certificates TLS servers are verified against: cacert=PATH, else
- * the file the usual environment names (curl's CURL_CA_BUNDLE, OpenSSL's
- * SSL_CERT_FILE, which libcurl itself does not read), else NULL. */
+ * the config's CA bundle (gpucc/config.h: curl's CURL_CA_BUNDLE, else
+ * OpenSSL's SSL_CERT_FILE, which libcurl itself does not read), else NULL. */
 static const char *ca_file(const remote *r)
 {
 	if (r->cacert)
 		return r->cacert;
-	const char *names[] = {"CURL_CA_BUNDLE", "SSL_CERT_FILE"};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		const char *v = getenv(names[i]);
-		if (v && *v)
-			return v;
-	}
-	return NULL;
+	return gpucc_config_or(gpucc_config_current()->ca_bundle, NULL);
 }
 
 /* A plain http:// remote (no TLS, no SigV4): served without libcurl. */

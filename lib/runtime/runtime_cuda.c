@@ -19,6 +19,7 @@
  * (the runtime_stub test) loads to check what this file calls.
  */
 #include "errors.h"
+#include "config_internal.h"
 #include "runtime_driver.h"
 
 #include <stdint.h>
@@ -94,7 +95,8 @@ static int load(gpucc_library *lib, void *unused)
 {
 	(void)unused;
 	static const char *const names[] = {"libcuda.so.1", NULL};
-	int rc = gpucc_runtime_library_open(lib, "CUDA driver", "GPUCC_CUDA_LIBRARY", names);
+	int rc = gpucc_runtime_library_open(lib, "CUDA driver", gpucc_config_current()->cuda_library,
+	                                    "GPUCC_CUDA_LIBRARY", names);
 	if (rc)
 		return rc;
 	const char *missing;

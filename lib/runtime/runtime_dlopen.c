@@ -1,8 +1,9 @@
 /*
  * lib/runtime/runtime_dlopen.c -- which file of a GPU runtime's library (the
  * HIP runtime, the CUDA driver) to load when a device is first needed: the
- * one a variable names, else the first of the usual names that loads
- * (lib/runtime/runtime_driver.h; lib/base/library_loader.h loads it).
+ * one the config names (gpucc/config.h), else the first of the usual names
+ * that loads (lib/runtime/runtime_driver.h; lib/base/library_loader.h
+ * loads it).
  */
 #include "errors.h"
 #include "runtime_driver.h"
@@ -10,11 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gpucc_runtime_library_open(gpucc_library *lib, const char *runtime_name, const char *env_name,
-                               const char *const *names)
+int gpucc_runtime_library_open(gpucc_library *lib, const char *runtime_name, const char *forced,
+                               const char *env_name, const char *const *names)
 {
 	const char *why;
-	const char *forced = getenv(env_name);
 	if (forced && *forced) {
 		if (strcmp(forced, "none") == 0)
 			return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "%s: disabled by %s=none",

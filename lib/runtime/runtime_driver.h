@@ -43,10 +43,11 @@ extern const runtime_driver gpucc_runtime_hip_driver;
 extern const runtime_driver gpucc_runtime_cuda_driver;
 
 /* For a driver's load hook (lib/base/library_loader.h): open the library it
- * uses, the value of env_name when set ("none": disabled,
- * GPUCC_EUNAVAILABLE), else the first of names that loads.  On failure the
- * message names the runtime and what dlopen said. */
-int gpucc_runtime_library_open(gpucc_library *lib, const char *runtime_name, const char *env_name,
-                               const char *const *names);
+ * uses, forced (the config's setting) when set and not empty ("none":
+ * disabled, GPUCC_EUNAVAILABLE), else the first of names that loads.  On
+ * failure the message names the runtime, the setting by its variable
+ * (env_name) and what dlopen said. */
+int gpucc_runtime_library_open(gpucc_library *lib, const char *runtime_name, const char *forced,
+                               const char *env_name, const char *const *names);
 
 #endif

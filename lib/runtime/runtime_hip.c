@@ -19,6 +19,7 @@
  * 5.2 refuses hipModuleGetFunction on another device than the module's).
  */
 #include "errors.h"
+#include "config_internal.h"
 #include "runtime_driver.h"
 
 #include <stdio.h>
@@ -89,14 +90,15 @@ static int load(gpucc_library *lib, void *unused)
 	 * Without it no GPU can be there, and loading HIP would only cost the
 	 * process its start-up: HIP pulls in ROCm's comgr and a whole LLVM
 	 * (30-45 ms on the H200 machine, whose Ubuntu has HIP installed beside
-	 * the CUDA driver).  A library named in GPUCC_HIP_LIBRARY is loaded
-	 * regardless. */
-	const char *named = getenv("GPUCC_HIP_LIBRARY");
+	 * the CUDA driver).  A library the config names (GPUCC_HIP_LIBRARY)
+	 * is loaded regardless. */
+	const char *named = gpucc_config_current()->hip_library;
 	if ((!named || !*named) && access("/dev/kfd", F_OK) != 0)
 		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE,
 		                          "HIP runtime: no device: /dev/kfd is absent (no amdgpu driver), "
 		                          "so HIP was not loaded");
-	int rc = gpucc_runtime_library_open(lib, "HIP runtime", "GPUCC_HIP_LIBRARY", names);
+	int rc = gpucc_runtime_library_open(lib, "HIP runtime", named, "GPUCC_HIP_LIBRARY",
+	                                    names);
 	if (rc)
 		return rc;
 	const char *missing;

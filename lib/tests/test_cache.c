@@ -521,17 +521,20 @@ static void test_config(void)
 	CHECK_INT(bound_with(dir, "max-size=7M"), (uint64_t)7 << 20);
 	CHECK_INT(warnings, 0);
 
-	/* GPUCC_CACHE_MAX_SIZE applies when the file sets none, and a bad one
+	/* The config's GPUCC_CACHE_MAX_SIZE applies when the file sets none, and a bad one
 	 * is reported too */
-	setenv("GPUCC_CACHE_MAX_SIZE", "3M", 1);
+	gpucc_config cfg = GPUCC_CONFIG_INIT;
+	cfg.cache_max_size = "3M";
+	CHECK_INT(gpucc_set_config(&cfg), 0);
 	CHECK_INT(bound_with(dir, "# nothing set\n"), (uint64_t)3 << 20);
 	CHECK_INT(warnings, 0);
-	setenv("GPUCC_CACHE_MAX_SIZE", "5X", 1);
+	cfg.cache_max_size = "5X";
+	CHECK_INT(gpucc_set_config(&cfg), 0);
 	CHECK_INT(bound_with(dir, "# nothing set\n"), GPUCC_CACHE_DEFAULT_MAX_SIZE);
 	CHECK_INT(warnings, 1);
 	CHECK(strstr(last_warning, "GPUCC_CACHE_MAX_SIZE") != NULL);
 	CHECK(strstr(last_warning, "'5X' is not a size") != NULL);
-	unsetenv("GPUCC_CACHE_MAX_SIZE");
+	CHECK_INT(gpucc_set_config(NULL), 0);
 }
 
 /* Gc, by hand or on insert, evicts to 90% of the bound, so that a full
@@ -667,7 +670,7 @@ static void test_staging_names(void)
 	gpucc_cache_free(c);
 }
 
-/* A cache directory that is a regular file, named or from GPUCC_CACHE_DIR:
+/* A cache directory that is a regular file, named or the config's (GPUCC_CACHE_DIR):
  * the error names it. */
 static void test_cache_is_a_file(void)
 {
@@ -676,7 +679,9 @@ static void test_cache_is_a_file(void)
 	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	CHECK(fd >= 0);
 	close(fd);
-	setenv("GPUCC_CACHE_DIR", file, 1);
+	gpucc_config cfg = GPUCC_CONFIG_INIT;
+	cfg.cache_dir = file;
+	CHECK_INT(gpucc_set_config(&cfg), 0);
 	gpucc_cache *c;
 	for (int i = 0; i < 4; i++) {
 		CHECK_INT(gpucc_cache_open(&c, i < 2 ? file : NULL, i % 2 ? GPUCC_CACHE_READ_ONLY : 0),
@@ -684,7 +689,7 @@ static void test_cache_is_a_file(void)
 		CHECK_ERROR_HAS(file);
 		CHECK_ERROR_HAS("is not a directory");
 	}
-	unsetenv("GPUCC_CACHE_DIR");
+	CHECK_INT(gpucc_set_config(NULL), 0);
 }
 
 /* GPUCC_CACHE_EXISTING: a directory that does not exist, or holds other

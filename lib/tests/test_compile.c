@@ -536,6 +536,12 @@ static void test_nvjitlink_version(void)
 
 int main(void)
 {
+	/* Its settings from the environment meson gives it (GPUCC_BACKEND, GPUCC_CACHE_DIR), as the
+	 * gpucc command takes them: libgpucc reads none unless asked. */
+	gpucc_config *cfg = NULL;
+	if (gpucc_config_from_env(&cfg) != 0 || gpucc_set_config(cfg) != 0)
+		return 1;
+	gpucc_config_free(cfg);
 	RUN(test_module_facts_text);
 	RUN(test_options);
 	RUN(test_add_file);

@@ -160,10 +160,13 @@ static void test_deterministic(void)
 	CHECK(same_file(a, b));
 
 	/* SOURCE_DATE_EPOCH changes the bytes (mtimes), and only it. */
-	setenv("SOURCE_DATE_EPOCH", "1700000000", 1);
+	gpucc_config cfg = GPUCC_CONFIG_INIT;
+	cfg.source_date_epoch_set = true;
+	cfg.source_date_epoch = 1700000000;
+	CHECK_INT(gpucc_set_config(&cfg), 0);
 	const char *c = path_in_dir("det-c.gpucc");
 	CHECK_INT(write_image(c, 0, modules, 5), 0);
-	unsetenv("SOURCE_DATE_EPOCH");
+	CHECK_INT(gpucc_set_config(NULL), 0);
 	CHECK(!same_file(a, c));
 
 	/* Compressed images are deterministic too. */

@@ -694,18 +694,14 @@ static void test_optional_arguments_take_null(void)
 	gpucc_error_clear();
 	gpucc_cache_set_warning_handler(f->cache, NULL, NULL);
 	CHECK_INT(gpucc_error_last()->code, 0);
-	const char *saved = getenv("GPUCC_CACHE_DIR");
-	char *saved_copy = saved ? strdup(saved) : NULL;
-	setenv("GPUCC_CACHE_DIR", f->cache_dir, 1);
+	gpucc_config cfg = GPUCC_CONFIG_INIT;
+	cfg.cache_dir = f->cache_dir;
+	CHECK_INT(gpucc_set_config(&cfg), 0);
 	gpucc_cache *cache = NULL;
 	CHECK_INT(gpucc_cache_open(&cache, NULL, GPUCC_CACHE_READ_ONLY), 0);
 	CHECK_STR(gpucc_cache_dir(cache), f->cache_dir);
 	gpucc_cache_free(cache);
-	if (saved_copy)
-		setenv("GPUCC_CACHE_DIR", saved_copy, 1);
-	else
-		unsetenv("GPUCC_CACHE_DIR");
-	free(saved_copy);
+	CHECK_INT(gpucc_set_config(NULL), 0);
 
 	gpucc_image_writer *w = NULL;
 	char path[128];

@@ -12,6 +12,7 @@
 
 #include <gpucc.h>
 
+#include "config_internal.h"
 #include "process.h"
 #include "temp_name.h"
 
@@ -314,18 +315,18 @@ static void test_leftovers(void)
 	touch(other_output);
 	touch(lock_copy);
 
-	/* Temporary directories in $TMPDIR: ours, with a tree in it, and
+	/* Temporary directories in the config's tmpdir: ours, with a tree in it, and
 	 * another process's. */
 	char tmpdir[256], our_dir[512], their_dir[512], inner[600];
 	snprintf(tmpdir, sizeof tmpdir, "%s/tmp", check_dir);
 	CHECK_INT(mkdir(tmpdir, 0700), 0);
-	const char *was_tmpdir = getenv("TMPDIR");
-	char *saved = was_tmpdir ? strdup(was_tmpdir) : NULL;
-	setenv("TMPDIR", tmpdir, 1);
+	gpucc_config config = GPUCC_CONFIG_INIT;
+	config.tmpdir = tmpdir;
+	CHECK_INT(gpucc_set_config(&config), 0);
 	CHECK_STR(gpucc_temp_parent(), tmpdir);
-	CHECK_INT(gpucc_temp_dir_create(our_dir, sizeof our_dir), 0);
+	CHECK_INT(gpucc_temp_dir_create(our_dir, sizeof our_dir, gpucc_temp_parent()), 0);
 	char short_buffer[8];
-	CHECK_INT(gpucc_temp_dir_create(short_buffer, sizeof short_buffer), -1);
+	CHECK_INT(gpucc_temp_dir_create(short_buffer, sizeof short_buffer, tmpdir), -1);
 	CHECK_INT(errno, ENAMETOOLONG);
 	snprintf(expected, sizeof expected, "%s/gpucc-backend-%ld-", tmpdir, (long)getpid());
 	CHECK(strncmp(our_dir, expected, strlen(expected)) == 0);
@@ -349,11 +350,7 @@ static void test_leftovers(void)
 	CHECK(exists(theirs) && exists(other_output) && exists(their_dir));
 	gpucc_leftovers_remove(NULL, GPUCC_LEFTOVERS_LOCK); /* nothing to do */
 
-	if (saved)
-		setenv("TMPDIR", saved, 1);
-	else
-		unsetenv("TMPDIR");
-	free(saved);
+	CHECK_INT(gpucc_set_config(NULL), 0);
 }
 
 int main(void)

@@ -518,6 +518,12 @@ static void test_stub_first_device_that_fits(void)
 int main(int argc, char **argv)
 {
 	bool stub = argc > 1 && strcmp(argv[1], "stub") == 0;
+	/* Its settings from the environment meson gives it (GPUCC_HIP_LIBRARY, GPUCC_CUDA_LIBRARY), as the
+	 * gpucc command takes them: libgpucc reads none unless asked. */
+	gpucc_config *cfg = NULL;
+	if (gpucc_config_from_env(&cfg) != 0 || gpucc_set_config(cfg) != 0)
+		return 1;
+	gpucc_config_free(cfg);
 	if (stub)
 		image_path = "test_runtime_load_stub.gpucc";
 	else if (argc > 1 && strcmp(argv[1], "hip") == 0)

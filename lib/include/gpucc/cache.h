@@ -50,10 +50,12 @@ typedef void (*gpucc_conflict_fn)(void *ctx, const gpucc_digest *key, const char
  * Control characters in it are spelt as in gpucc_error's message. */
 typedef void (*gpucc_cache_warning_fn)(void *ctx, const char *message);
 
-/* The default cache directory, in a new string (gpucc_free): $GPUCC_CACHE_DIR,
- * else $XDG_CACHE_HOME/gpucc, else $HOME/.cache/gpucc; an empty
- * GPUCC_CACHE_DIR counts as unset, and so do an XDG_CACHE_HOME and a HOME
- * that are not absolute paths.  GPUCC_ENOTFOUND when none is left. */
+/* The default cache directory, in a new string (gpucc_free), from the
+ * config (gpucc/config.h): its cache_dir (GPUCC_CACHE_DIR), else
+ * xdg_cache_home/gpucc, else home/.cache/gpucc; an empty cache_dir counts
+ * as unset, and so do an xdg_cache_home and a home that are not absolute
+ * paths.  GPUCC_ENOTFOUND when none is left (always, for a program that
+ * has set no config). */
 GPUCC_API int gpucc_cache_default_dir(char **out);
 
 enum {
@@ -129,8 +131,8 @@ GPUCC_API int gpucc_cache_stats_reset(gpucc_cache *c);
  * Best effort from gpucc_cache_free; explicit calls report failures. */
 GPUCC_API int gpucc_cache_flush(gpucc_cache *c);
 
-/* The bound: DIR/config "max-size", else $GPUCC_CACHE_MAX_SIZE, else the
- * default. */
+/* The bound: DIR/config "max-size", else the config's cache_max_size
+ * (gpucc/config.h: GPUCC_CACHE_MAX_SIZE), else the default. */
 GPUCC_API uint64_t gpucc_cache_max_size(const gpucc_cache *c);
 /* Store a new bound in DIR/config (atomically); at least 1 (a bound of 0
  * would keep nothing), at most INT64_MAX; GPUCC_EINVALID otherwise. */
@@ -200,7 +202,7 @@ enum { GPUCC_PRUNE_DRY_RUN = 1u }; /* judge and report, remove nothing */
  * (docs/design.md, invariant 1): those of another key schema, gpucc or LLVM
  * version, and those made with a ptxas, an LLD or a device library other
  * than the ones a compile would use here (found as gpucc_compile finds
- * them: CUDA_PATH, PATH, GPUCC_ROCM_DEVICE_LIBS).  A tool or library
+ * them: the config's cuda_path, path, rocm_device_libs: gpucc/config.h).  A tool or library
  * directory not found here judges nothing: those entries stay, and a
  * warning through the cache's handler says so.  With unused_seconds >= 0,
  * entries not used (hit or written) for that long go too.  An entry used

@@ -145,7 +145,8 @@ typedef struct gpucc_compile_options {
 	bool keep_going;           /* a failed run still adds every hit and compiled
 	                              entry to the writer (make -k); default: none */
 	/* Version 3: sources (gpucc_compile_add_source). */
-	const char *clang;         /* the clang 19 to run; NULL: clang-19 on PATH, else
+	const char *clang;         /* the clang 19 to run; NULL: clang-19 on the
+	                              config's path (gpucc/config.h), else
 	                              clang there, the clang-19 found when gpucc was
 	                              built, or /usr/lib/llvm-19/bin/clang, whose
 	                              --version says 19 */

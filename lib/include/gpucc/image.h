@@ -25,10 +25,15 @@
  * A file that is cut short in place while an image of it is opened or read
  * (cp rewrites its target so) makes those calls fail with GPUCC_ECORRUPT
  * ("truncated image"), never the process die of SIGBUS: payloads are read
- * with pread, and the manifest, parsed in place from a mapping, is guarded
- * by a SIGBUS handler installed only while it is parsed (and handing any
- * other SIGBUS to the handler that was there before).
- * gpucc_image_open_mapped (runtime.h) is the exception.
+ * with pread, and so is the manifest, unless the program has asked
+ * (gpucc_image_set_sigbus_guard) for it to be parsed in place from a
+ * mapping guarded by a SIGBUS handler.  gpucc_image_open_mapped (runtime.h)
+ * is the exception.
+ *
+ * Process-wide state.  libgpucc installs no signal handler and sets no
+ * default unless the program calls the function that says so:
+ * gpucc_image_set_sigbus_guard, gpucc_image_set_default_limits and
+ * gpucc_set_config (gpucc/config.h).  The gpucc command calls all three.
  */
 #ifndef GPUCC_IMAGE_H
 #define GPUCC_IMAGE_H
@@ -69,7 +74,8 @@ typedef struct gpucc_image_limits {
 
 /* The limits that gpucc_image_open and every other reader of images use
  * when not given their own: the defaults above, or those the program set
- * with gpucc_image_set_default_limits.  libgpucc reads no environment. */
+ * with gpucc_image_set_default_limits.  libgpucc reads no environment
+ * variable for them (the gpucc command reads GPUCC_IMAGE_LIMITS). */
 GPUCC_API int gpucc_image_default_limits(gpucc_image_limits *out);
 /* Set the limits of every reader not given its own, for the whole process
  * (NULL: the defaults above); call it before other threads read images.
@@ -84,6 +90,19 @@ GPUCC_API int gpucc_image_set_default_limits(const gpucc_image_limits *limits, c
  * its 2 GiB bound), to *out, whose other fields stay.  GPUCC_EINVALID,
  * naming the item, when text is malformed (*out unchanged). */
 GPUCC_API int gpucc_image_limits_parse(gpucc_image_limits *out, const char *text);
+
+/* Parse the manifest of an image file in place, from a read-only mapping
+ * of it, instead of reading it into memory first (enable true), for the
+ * whole process: a manifest of 10,000 entries is 5 MiB, whose copy costs
+ * several times the rest of opening it.  While a manifest is parsed so,
+ * libgpucc installs a SIGBUS handler that turns the pages a file cut short
+ * in place took away into zeros (the open then fails as a truncated
+ * image), hands any other SIGBUS to the handler that was there before, and
+ * puts that handler back when no manifest is being parsed.  Off by
+ * default, so that a program that does not ask never has its SIGBUS
+ * disposition changed; images in memory and gpucc_image_open_mapped never
+ * use it.  Call it before other threads read images. */
+GPUCC_API void gpucc_image_set_sigbus_guard(bool enable);
 
 /* Open the image at path.  GPUCC_ENOTFOUND when it does not exist,
  * GPUCC_EVERSION for another format version, GPUCC_ECORRUPT when it is not a
@@ -241,7 +260,7 @@ typedef struct gpucc_image_writer gpucc_image_writer;
 typedef struct gpucc_write_options {
 	unsigned version; /* GPUCC_WRITE_OPTIONS_VERSION */
 	int zstd_level;  /* 0: uncompressed; 1..22: zstd at that level */
-	bool use_mtime;  /* false: mtime from SOURCE_DATE_EPOCH, else 0 */
+	bool use_mtime;  /* false: the config's source_date_epoch (gpucc/config.h), else 0 */
 	int64_t mtime;   /* member mtime when use_mtime */
 	/* Skip the fsyncs of the output and its directory.  A killed process
 	 * still leaves the old file or the new one, never a torn one; a power
@@ -253,7 +272,8 @@ typedef struct gpucc_write_options {
 /* The version of gpucc_write_options this header declares, which callers
  * set (as GPUCC_IMAGE_LIMITS_VERSION); GPUCC_WRITE_OPTIONS_INIT and
  * gpucc_write_options_init give the defaults: uncompressed, mtime from
- * SOURCE_DATE_EPOCH, synced. */
+ * the config's source_date_epoch (SOURCE_DATE_EPOCH when the program took
+ * it from the environment), synced. */
 #define GPUCC_WRITE_OPTIONS_VERSION 1
 #define GPUCC_WRITE_OPTIONS_INIT {GPUCC_WRITE_OPTIONS_VERSION, 0, false, 0, false}
 GPUCC_API void gpucc_write_options_init(gpucc_write_options *opts);

@@ -6,11 +6,16 @@
  * Nothing here compiles, and nothing loads a GPU runtime until a function
  * that needs one is called (gpucc_devices_list, gpucc_module_load): the HIP
  * runtime (libamdhip64.so.5) and the CUDA driver (libcuda.so.1) are opened
- * with dlopen() then, never linked (docs/design.md invariant 8).  Environment
- * overrides, for tests and unusual installs: GPUCC_HIP_LIBRARY and
- * GPUCC_CUDA_LIBRARY name the library to open ("none" disables that runtime;
- * a named HIP is opened even where /dev/kfd, without which gpucc does not
- * load HIP, is absent).
+ * with dlopen() then, never linked (docs/design.md invariant 8).  Overrides,
+ * for tests and unusual installs: the config's hip_library and cuda_library
+ * (gpucc/config.h; GPUCC_HIP_LIBRARY and GPUCC_CUDA_LIBRARY, for a program
+ * that takes its config from the environment) name the library to open
+ * ("none" disables that runtime; a named HIP is opened even where /dev/kfd,
+ * without which gpucc does not load HIP, is absent).
+ *
+ * Nothing here needs process-wide state: an image in memory
+ * (gpucc_image_open_memory_for_lookup) or mapped (gpucc_image_open_mapped)
+ * is read without the SIGBUS guard of gpucc_image_set_sigbus_guard.
  *
  * Selection (lib/tests/test_runtime_select.c checks each rule, a table row
  * per case):
@@ -159,8 +164,8 @@ typedef struct gpucc_device {
  * GPUCC_EUNAVAILABLE and a message that says, per runtime, why (library not
  * found, or the runtime's error such as hipErrorNoDevice (100)).  Never
  * blocks on a missing device.  Without /dev/kfd (no amdgpu driver, so no
- * AMD GPU) the HIP runtime is not loaded, unless GPUCC_HIP_LIBRARY names
- * it. */
+ * AMD GPU) the HIP runtime is not loaded, unless the config's hip_library
+ * (GPUCC_HIP_LIBRARY) names it. */
 GPUCC_API int gpucc_devices_list(gpucc_device **out, size_t *count);
 
 /* ---- loading ------------------------------------------------------------- */
