@@ -7,7 +7,6 @@
 # that is not x86_64/aarch64 Linux ELF) exits 129.
 . "$SRCROOT/cmd/tests/lib.sh"
 command -v cc >/dev/null || skip "no C compiler"
-"$GPUCC" --version | grep -q "LLVM none" && skip "built without the LLVM backend"
 
 expect_exit 0 "$GPUCC" pack -o example.gpucc "$TESTDATA/example/pack.json"
 expect_exit 0 "$GPUCC" embed example.gpucc -o embedded.o --symbol embedded_image --header embedded.h
@@ -31,11 +30,13 @@ assert_same want out
 # A shared library carries it as well (position-independent object).
 cc -shared -o libembedded.so embedded.o || fail "the object does not link into a shared library"
 
-# aarch64: an AArch64 relocatable object with both symbols.
-if command -v llvm-readelf-19 >/dev/null; then
+# aarch64: an AArch64 relocatable object with both symbols (read by
+# LLVM's readelf or binutils').
+readelf=$(command -v llvm-readelf-19 || command -v readelf)
+if [ -n "$readelf" ]; then
 	expect_exit 0 "$GPUCC" embed example.gpucc -o arm.o --symbol embedded_image \
 		--target-triple aarch64-linux-gnu
-	llvm-readelf-19 -h -s -S arm.o > arm.txt
+	"$readelf" -W -h -s -S arm.o > arm.txt
 	assert_grep "Machine: *AArch64" arm.txt
 	assert_grep "Type: *REL" arm.txt
 	assert_grep "GLOBAL DEFAULT .* embedded_image$" arm.txt
