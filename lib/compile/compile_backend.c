@@ -2,9 +2,8 @@
  * lib/compile/compile_backend.c -- the LLVM backends: one per LLVM major gpucc was
  * built with (lib/backend_llvm/meson.build: libgpucc-llvm19.so and
  * gpucc-compile-worker-19, ...22), which of them are present, and which one
- * a job gets; loading the newest module with dlopen for embed, which runs
- * it in process.  Finding them stats files and loads nothing: a compile
- * loads no LLVM here, its workers do, and only when a key misses
+ * a job gets.  Finding them stats files and loads nothing: no LLVM is
+ * loaded here, the compile workers load it, and only when a key misses
  * (docs/design.md invariant 8).
  *
  * Search order, once per process: $GPUCC_BACKEND (a path to one module,
@@ -51,14 +50,10 @@ static const struct {
 static const size_t built_count = sizeof built / sizeof built[0] - 1;
 
 static pthread_once_t find_once = PTHREAD_ONCE_INIT;
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static gpucc_backend_info backends[sizeof built / sizeof built[0]]; /* oldest first */
 static size_t backend_count;
 static bool any_present;
 static char find_message[PATH_MAX + 1024];
-static const gpucc_backend *loaded;
-static int load_code;
-static char load_message[PATH_MAX + 1024];
 
 static bool exists(const char *path)
 {
@@ -265,53 +260,6 @@ int gpucc_backend_choose(const gpucc_backend_info **out, unsigned needs, unsigne
 	                       "%s needs LLVM %u or later, and this gpucc has %s (build it with "
 	                       "LLVM %u's llvm-config-%u installed)",
 	                       needer, needs, have, needs < 22 ? 22 : needs, needs < 22 ? 22 : needs);
-}
-
-static void load(void)
-{
-	load_code = GPUCC_EUNAVAILABLE;
-	const gpucc_backend_info *b = NULL;
-	for (size_t i = backend_count; i-- > 0 && !b;)
-		if (backends[i].present)
-			b = &backends[i];
-	if (!b) {
-		snprintf(load_message, sizeof load_message, "%s", find_message);
-		return;
-	}
-	void *handle = dlopen(b->module, RTLD_NOW | RTLD_LOCAL);
-	if (!handle) {
-		const char *why = dlerror();
-		snprintf(load_message, sizeof load_message,
-		         "cannot load the LLVM backend '%s': %s (is libLLVM-%u installed?)", b->module,
-		         why ? why : "unknown error", b->major);
-		return;
-	}
-	/* POSIX guarantees a data pointer from dlsym converts to a function
-	 * pointer; ISO C does not, so convert through memcpy. */
-	void *symbol = dlsym(handle, GPUCC_BACKEND_ENTRY);
-	gpucc_backend_entry_fn entry = NULL;
-	if (symbol)
-		memcpy(&entry, &symbol, sizeof entry);
-	const gpucc_backend *table = entry ? entry(GPUCC_BACKEND_ABI) : NULL;
-	if (!table || table->struct_size < sizeof(gpucc_backend)) {
-		snprintf(load_message, sizeof load_message,
-		         "'%s' is not a gpucc LLVM backend of ABI version %d", b->module,
-		         GPUCC_BACKEND_ABI);
-		dlclose(handle);
-		return;
-	}
-	loaded = table; /* never unloaded: LLVM does not like being unloaded */
-	load_code = 0;
-}
-
-int gpucc_backend_load(const gpucc_backend **out)
-{
-	pthread_once(&find_once, find);
-	pthread_once(&load_once, load);
-	if (!loaded)
-		return gpucc_error_set(load_code, "%s", load_message);
-	*out = loaded;
-	return 0;
 }
 
 const char *gpucc_llvm_backend(size_t index, unsigned *major, bool *present)
