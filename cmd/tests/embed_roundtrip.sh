@@ -1,6 +1,7 @@
-# embed_roundtrip: `gpucc embed` writes a host object that, linked into a
-# program compiled now with cc, gives back the image byte for byte with the
-# same entries; the aarch64 object carries the symbols too; bad inputs are
+# embed_roundtrip: `gpucc embed` writes a host object, without loading
+# LLVM, that, linked into a program compiled now with cc, gives back the
+# image byte for byte with the same entries; the aarch64 object carries the
+# symbols too; bad inputs are
 # refused with clear errors and leave no output: a corrupt image (payload
 # digests are checked) or one with data after its end (the object would
 # carry it: an embedded image is exactly the file's bytes) exits 3, a bad argument (symbol, alignment, a triple
@@ -13,6 +14,13 @@ expect_exit 0 "$GPUCC" embed example.gpucc -o embedded.o --symbol embedded_image
 assert_file embedded.o
 assert_grep "extern const unsigned char embedded_image\[\];" embedded.h
 assert_grep "extern const uint64_t embedded_image_size;" embedded.h
+# The object is written without LLVM: embedding loads neither libLLVM nor
+# gpucc's LLVM backend module into the process (it did, to emit it).
+LD_DEBUG=files "$GPUCC" embed example.gpucc -o traced.o --symbol embedded_image \
+	>/dev/null 2>ld.log || fail "gpucc embed under LD_DEBUG failed"
+assert_grep 'file=libc\.so' ld.log
+assert_no_grep 'file=[^ ]*\(libLLVM\|libgpucc-llvm\)' ld.log
+assert_same embedded.o traced.o
 
 cc -std=c11 -Wall -Werror $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -I"$BUILDDIR/lib/include" -o roundtrip \
 	"$SRCROOT/cmd/tests/embed_roundtrip.c" embedded.o \
