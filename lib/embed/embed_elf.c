@@ -34,27 +34,16 @@
 #include "errors.h"
 #include "input_file.h"
 
+#include <elf.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ELF constants (the System V ABI and its x86_64 and AArch64 supplements),
- * spelt here rather than taken from <elf.h>, which not every libc has. */
+/* The sizes of the ELF64 structures, as written here field by field. */
 enum {
-	EHDR_SIZE = 64,
-	SHDR_SIZE = 64,
-	SYM_SIZE = 24,
-	MACHINE_X86_64 = 62,
-	MACHINE_AARCH64 = 183,
-	SHT_PROGBITS_ = 1,
-	SHT_SYMTAB_ = 2,
-	SHT_STRTAB_ = 3,
-	SHF_ALLOC_ = 2,
-	SHF_EXECINSTR_ = 4,
-	STB_LOCAL_NOTYPE = 0x00,
-	STB_LOCAL_FILE = 0x04,
-	STB_GLOBAL_OBJECT = 0x11,
-	SHN_ABS_ = 0xfff1,
+	EHDR_SIZE = sizeof(Elf64_Ehdr),
+	SHDR_SIZE = sizeof(Elf64_Shdr),
+	SYM_SIZE = sizeof(Elf64_Sym),
 };
 
 /* The sections, by index in the header table. */
@@ -63,7 +52,7 @@ enum { SEC_NULL, SEC_STRTAB, SEC_TEXT, SEC_IMAGE, SEC_RODATA, SEC_NOTE, SEC_SYMT
 #define FILE_SYMBOL "gpucc-embed" /* the module's name, as LLVM's FILE symbol gives it */
 #define SECTION_MAX 200
 
-/* ---- the host ------------------------------------------------------------------ */
+/* ---- the host and the section ------------------------------------------------- */
 
 /* Whether s begins with prefix. */
 static bool starts_with(const char *s, const char *prefix)
@@ -146,7 +135,7 @@ static int host_machine(const char *triple, unsigned *machine)
 		                       "host triple '%s' is not supported: it is a 32-bit ABI (4-byte "
 		                       "pointers), and gpucc embed writes 64-bit ELF objects",
 		                       triple);
-	*machine = x86_64 ? MACHINE_X86_64 : MACHINE_AARCH64;
+	*machine = x86_64 ? EM_X86_64 : EM_AARCH64;
 	return 0;
 }
 
@@ -348,7 +337,7 @@ int gpucc_embed_elf_frame(gpucc_embed_frame *out, const char *triple, const char
 
 	/* The names, as LLVM adds them (their order does not change the
 	 * table: it is sorted).  Only AArch64 marks data with $d. */
-	bool mapping_symbols = machine == MACHINE_AARCH64;
+	bool mapping_symbols = machine == EM_AARCH64;
 	strtab t = {.count = 0};
 	size_t name_text = strtab_add(&t, ".text");
 	size_t name_image_section = strtab_add(&t, section);
@@ -362,22 +351,24 @@ int gpucc_embed_elf_frame(gpucc_embed_frame *out, const char *triple, const char
 	size_t name_size_symbol = strtab_add(&t, size_symbol);
 	strtab_finish(&t);
 
+	const unsigned char local = ELF64_ST_INFO(STB_LOCAL, STT_NOTYPE);
+	const unsigned char file = ELF64_ST_INFO(STB_LOCAL, STT_FILE);
+	const unsigned char global = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT);
 	symbol_entry symbols[6];
 	size_t symbol_count = 0;
 	symbols[symbol_count++] = (symbol_entry){.name = SIZE_MAX};
-	symbols[symbol_count++] =
-		(symbol_entry){.name = name_file, .info = STB_LOCAL_FILE, .section = SHN_ABS_};
+	symbols[symbol_count++] = (symbol_entry){.name = name_file, .info = file, .section = SHN_ABS};
 	if (mapping_symbols) {
-		symbols[symbol_count++] = (symbol_entry){
-			.name = name_mapping, .info = STB_LOCAL_NOTYPE, .section = SEC_IMAGE};
-		symbols[symbol_count++] = (symbol_entry){
-			.name = name_mapping, .info = STB_LOCAL_NOTYPE, .section = SEC_RODATA};
+		symbols[symbol_count++] =
+			(symbol_entry){.name = name_mapping, .info = local, .section = SEC_IMAGE};
+		symbols[symbol_count++] =
+			(symbol_entry){.name = name_mapping, .info = local, .section = SEC_RODATA};
 	}
 	size_t first_global = symbol_count;
+	symbols[symbol_count++] =
+		(symbol_entry){.name = name_symbol, .info = global, .section = SEC_IMAGE, .size = size};
 	symbols[symbol_count++] = (symbol_entry){
-		.name = name_symbol, .info = STB_GLOBAL_OBJECT, .section = SEC_IMAGE, .size = size};
-	symbols[symbol_count++] = (symbol_entry){
-		.name = name_size_symbol, .info = STB_GLOBAL_OBJECT, .section = SEC_RODATA, .size = 8};
+		.name = name_size_symbol, .info = global, .section = SEC_RODATA, .size = 8};
 
 	/* The layout: each section after the last at its alignment. */
 	uint64_t text_offset = EHDR_SIZE;
@@ -391,18 +382,18 @@ int gpucc_embed_elf_frame(gpucc_embed_frame *out, const char *triple, const char
 
 	section_header headers[SEC_COUNT] = {
 		[SEC_NULL] = {.name = SIZE_MAX},
-		[SEC_STRTAB] = {.name = name_strtab, .type = SHT_STRTAB_, .offset = strtab_offset,
+		[SEC_STRTAB] = {.name = name_strtab, .type = SHT_STRTAB, .offset = strtab_offset,
 		                .size = t.size, .alignment = 1},
-		[SEC_TEXT] = {.name = name_text, .type = SHT_PROGBITS_,
-		              .flags = SHF_ALLOC_ | SHF_EXECINSTR_, .offset = text_offset,
+		[SEC_TEXT] = {.name = name_text, .type = SHT_PROGBITS,
+		              .flags = SHF_ALLOC | SHF_EXECINSTR, .offset = text_offset,
 		              .alignment = 4},
-		[SEC_IMAGE] = {.name = name_image_section, .type = SHT_PROGBITS_, .flags = SHF_ALLOC_,
+		[SEC_IMAGE] = {.name = name_image_section, .type = SHT_PROGBITS, .flags = SHF_ALLOC,
 		               .offset = image_offset, .size = size, .alignment = alignment},
-		[SEC_RODATA] = {.name = name_rodata, .type = SHT_PROGBITS_, .flags = SHF_ALLOC_,
+		[SEC_RODATA] = {.name = name_rodata, .type = SHT_PROGBITS, .flags = SHF_ALLOC,
 		                .offset = rodata_offset, .size = 8, .alignment = 8},
-		[SEC_NOTE] = {.name = name_note, .type = SHT_PROGBITS_, .offset = note_offset,
+		[SEC_NOTE] = {.name = name_note, .type = SHT_PROGBITS, .offset = note_offset,
 		              .alignment = 1},
-		[SEC_SYMTAB] = {.name = name_symtab, .type = SHT_SYMTAB_, .offset = symtab_offset,
+		[SEC_SYMTAB] = {.name = name_symtab, .type = SHT_SYMTAB, .offset = symtab_offset,
 		                .size = symbol_count * SYM_SIZE, .link = SEC_STRTAB,
 		                .info = (uint32_t)first_global, .alignment = 8, .entry_size = SYM_SIZE},
 	};
@@ -413,12 +404,12 @@ int gpucc_embed_elf_frame(gpucc_embed_frame *out, const char *triple, const char
 		free(size_symbol);
 		return gpucc_error_oom();
 	}
-	static const unsigned char ident[16] = {0x7f, 'E', 'L', 'F', 2 /* ELF64 */,
-	                                        1 /* little-endian */, 1 /* version */};
+	static const unsigned char ident[EI_NIDENT] = {ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
+	                                               ELFDATA2LSB, EV_CURRENT, ELFOSABI_NONE};
 	memcpy(w.bytes, ident, sizeof ident);
-	put(&w, 16, 2, 1); /* e_type: ET_REL */
+	put(&w, 16, 2, ET_REL);
 	put(&w, 18, 2, machine);
-	put(&w, 20, 4, 1); /* e_version */
+	put(&w, 20, 4, EV_CURRENT);
 	put(&w, 40, 8, headers_offset);
 	put(&w, 52, 2, EHDR_SIZE);
 	put(&w, 58, 2, SHDR_SIZE);
