@@ -2,8 +2,8 @@
  * cmd/cmd_embed.c -- `gpucc embed IMAGE -o OBJ.o --symbol NAME`: a host
  * object file that carries an image inside whatever links it.
  *
- * The object is emitted in process by the LLVM backend module (no assembler
- * or linker is run) and defines NAME, the image's bytes (aligned, in a
+ * The object is written by libgpucc itself (no LLVM, assembler or linker
+ * is run) and defines NAME, the image's bytes (aligned, in a
  * read-only section), and NAME_size, a uint64_t.  --header writes the
  * matching declarations.  The image is checked before it is embedded (its
  * manifest and every payload's digest), and both outputs are written in
@@ -128,7 +128,7 @@ const cmd_spec cmd_embed_spec = {
 	            "[--align BYTES]",
 	.summary = "write a host object file that carries an image as a symbol",
 	.description =
-		"Emits, with LLVM in process, a relocatable object defining NAME (the image's\n"
+		"Writes, without LLVM, a relocatable object defining NAME (the image's\n"
 		"bytes, aligned to 64 bytes or --align, in the read-only section\n"
 		".rodata.gpucc) and NAME_size (a uint64_t).  Link it into a program or library\n"
 		"and open the image with gpucc_image_open_memory(&img, NAME, NAME_size,\n"
@@ -153,10 +153,9 @@ const cmd_spec cmd_embed_spec = {
 		"not a valid gpucc image (a directory, a FIFO, an empty file, a snapshot, a\n"
 		"corrupt image, a name too long to open: the error names the file and its\n"
 		"defect), -o or --header names a directory or a name too long, or a\n"
-		"--target-triple other than 64-bit x86_64 or aarch64 Linux; 6 the LLVM\n"
-		"backend is absent, 129 usage (--symbol not such a name, --align not a power\n"
-		"of two up to 4096, -o or --header naming the image or a name in /proc,\n"
-		"--header naming the object).",
+		"--target-triple other than 64-bit x86_64 or aarch64 Linux; 129 usage\n"
+		"(--symbol not such a name, --align not a power of two up to 4096, -o or\n"
+		"--header naming the image or a name in /proc, --header naming the object).",
 	.options = embed_options,
 	.min_positional = 1,
 	.max_positional = 1,

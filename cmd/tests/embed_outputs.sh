@@ -20,7 +20,6 @@
 # half its size more memory than a small one.
 . "$SRCROOT/cmd/tests/lib.sh"
 command -v cc >/dev/null || skip "no C compiler"
-"$GPUCC" --version | grep -q "LLVM none" && skip "built without the LLVM backend"
 
 expect_exit 0 "$GPUCC" pack -o image.gpucc "$TESTDATA/example/pack.json"
 cp image.gpucc image.orig
@@ -183,11 +182,69 @@ if command -v c++ >/dev/null; then
 		fail "the header does not compile as C++"
 fi
 
+# ---- the object's layout, read back by readelf (binutils), llc-19 or not:
+# ELF64 little-endian relocatable for the triple's machine, seven sections
+# (the image's aligned as asked, NAME_size's, a non-executable stack),
+# NAME and NAME_size global, default-visible objects of the right sizes,
+# aarch64's $d mapping symbols, no relocations; the image's bytes at the
+# section's offset and NAME_size holding their count.
+if command -v readelf >/dev/null; then
+	n=$(stat -c %s image.gpucc)
+	for triple in x86_64-pc-linux-gnu aarch64-unknown-linux-gnu; do
+		case $triple in
+		x86_64*) machine="Advanced Micro Devices X86-64" locals=2 ;;
+		*) machine=AArch64 locals=4 ;;
+		esac
+		for align in 1 64 4096; do
+			expect_exit 0 "$GPUCC" embed image.gpucc -o layout.o --symbol pkg_image \
+				--target-triple "$triple" --align "$align"
+			readelf -hSsrW layout.o >layout.txt || fail "readelf cannot read the object"
+			for line in "Class: *ELF64$" "Data: *2's complement, little endian$" \
+				"OS/ABI: *UNIX - System V$" "Type: *REL (Relocatable file)$" \
+				"Machine: *$machine$" "Flags: *0x0$" "Number of program headers: *0$" \
+				"Number of section headers: *7$" "There are no relocations in this file"; do
+				assert_grep "$line" layout.txt
+			done
+			# each section: name type size flags link info alignment (the
+			# string and symbol tables' sizes vary with the names)
+			sed -n 's/^ *\[ *\([0-9]*\)\] /\1 /p' layout.txt | tr -s ' ' | awk '
+				$1 > 0 { f = NF == 11 ? $8 : "-"; size = ($3 == "STRTAB" || $3 == "SYMTAB") ? "-" : $6
+				         print $2, $3, size, f, $(NF-2), $(NF-1), $NF }' >sections.got
+			printf '%s\n' ".strtab STRTAB - - 0 0 1" ".text PROGBITS 000000 AX 0 0 4" \
+				".rodata.gpucc PROGBITS $(printf %06x "$n") A 0 0 $align" \
+				".rodata PROGBITS 000008 A 0 0 8" ".note.GNU-stack PROGBITS 000000 - 0 0 1" \
+				".symtab SYMTAB - - 1 $locals 8" >sections.want
+			diff sections.want sections.got >&2 || fail "embed --target-triple $triple --align $align: sections differ"
+			sed -n '/^Symbol table/,$p' layout.txt | sed -n 's/^ *[0-9]*: //p' | tr -s ' ' |
+				sed 's/ $//' >symbols.got
+			{
+				echo "0000000000000000 0 NOTYPE LOCAL DEFAULT UND"
+				echo "0000000000000000 0 FILE LOCAL DEFAULT ABS gpucc-embed"
+				if [ "$locals" = 4 ]; then
+					echo "0000000000000000 0 NOTYPE LOCAL DEFAULT 3 \$d"
+					echo "0000000000000000 0 NOTYPE LOCAL DEFAULT 4 \$d"
+				fi
+				echo "0000000000000000 $n OBJECT GLOBAL DEFAULT 3 pkg_image"
+				echo "0000000000000000 8 OBJECT GLOBAL DEFAULT 4 pkg_image_size"
+			} >symbols.want
+			diff symbols.want symbols.got >&2 || fail "embed --target-triple $triple --align $align: symbols differ"
+			offset=$((16#$(sed -n 's/^ *\[ *3\] .rodata.gpucc *PROGBITS *[0-9a-f]* \([0-9a-f]*\) .*/\1/p' layout.txt)))
+			[ $((offset % align)) = 0 ] || fail "the image's section at $offset is not aligned to $align"
+			tail -c +$((offset + 1)) layout.o | head -c "$n" | cmp -s - image.gpucc ||
+				fail "the image's bytes are not at its section's offset"
+			at=$((16#$(sed -n 's/^ *\[ *4\] .rodata *PROGBITS *[0-9a-f]* \([0-9a-f]*\) .*/\1/p' layout.txt)))
+			[ "$(tail -c +$((at + 1)) layout.o | head -c 8 | od -An -tu8 | tr -d ' ')" = "$n" ] ||
+				fail "pkg_image_size does not hold $n"
+		done
+	done
+	rm -f layout.o layout.txt sections.got sections.want symbols.got symbols.want
+fi
+
 # ---- the object is LLVM's: what llc-19 writes for the same globals, the
-# image's bytes in place of the zeros.  gpucc emits a large image's object
-# for a few KiB and grows it in its ELF headers (lib/backend_llvm/embed.c):
-# the images here are small (emitted as they are) and large enough to be
-# grown, for both triples and alignments up to the largest.
+# image's bytes in place of the zeros.  gpucc lays the object out itself
+# (lib/embed/embed_elf.c), for any size without holding the image: the
+# images here are small and large, for both triples and alignments up to
+# the largest.
 if command -v llc-19 >/dev/null; then
 	head -c 300000 /dev/urandom > grown.ptx
 	cat > grown.json <<'EOF2'

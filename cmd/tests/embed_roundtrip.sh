@@ -1,19 +1,26 @@
-# embed_roundtrip: `gpucc embed` writes a host object that, linked into a
-# program compiled now with cc, gives back the image byte for byte with the
-# same entries; the aarch64 object carries the symbols too; bad inputs are
+# embed_roundtrip: `gpucc embed` writes a host object, without loading
+# LLVM, that, linked into a program compiled now with cc, gives back the
+# image byte for byte with the same entries; the aarch64 object carries the
+# symbols too; bad inputs are
 # refused with clear errors and leave no output: a corrupt image (payload
 # digests are checked) or one with data after its end (the object would
 # carry it: an embedded image is exactly the file's bytes) exits 3, a bad argument (symbol, alignment, a triple
 # that is not x86_64/aarch64 Linux ELF) exits 129.
 . "$SRCROOT/cmd/tests/lib.sh"
 command -v cc >/dev/null || skip "no C compiler"
-"$GPUCC" --version | grep -q "LLVM none" && skip "built without the LLVM backend"
 
 expect_exit 0 "$GPUCC" pack -o example.gpucc "$TESTDATA/example/pack.json"
 expect_exit 0 "$GPUCC" embed example.gpucc -o embedded.o --symbol embedded_image --header embedded.h
 assert_file embedded.o
 assert_grep "extern const unsigned char embedded_image\[\];" embedded.h
 assert_grep "extern const uint64_t embedded_image_size;" embedded.h
+# The object is written without LLVM: embedding loads neither libLLVM nor
+# gpucc's LLVM backend module into the process (it did, to emit it).
+LD_DEBUG=files "$GPUCC" embed example.gpucc -o traced.o --symbol embedded_image \
+	>/dev/null 2>ld.log || fail "gpucc embed under LD_DEBUG failed"
+assert_grep 'file=libc\.so' ld.log
+assert_no_grep 'file=[^ ]*\(libLLVM\|libgpucc-llvm\)' ld.log
+assert_same embedded.o traced.o
 
 cc -std=c11 -Wall -Werror $SANITIZE_CFLAGS -I. -I"$SRCROOT/lib/include" -I"$BUILDDIR/lib/include" -o roundtrip \
 	"$SRCROOT/cmd/tests/embed_roundtrip.c" embedded.o \
@@ -31,11 +38,13 @@ assert_same want out
 # A shared library carries it as well (position-independent object).
 cc -shared -o libembedded.so embedded.o || fail "the object does not link into a shared library"
 
-# aarch64: an AArch64 relocatable object with both symbols.
-if command -v llvm-readelf-19 >/dev/null; then
+# aarch64: an AArch64 relocatable object with both symbols (read by
+# LLVM's readelf or binutils').
+readelf=$(command -v llvm-readelf-19 || command -v readelf)
+if [ -n "$readelf" ]; then
 	expect_exit 0 "$GPUCC" embed example.gpucc -o arm.o --symbol embedded_image \
 		--target-triple aarch64-linux-gnu
-	llvm-readelf-19 -h -s -S arm.o > arm.txt
+	"$readelf" -W -h -s -S arm.o > arm.txt
 	assert_grep "Machine: *AArch64" arm.txt
 	assert_grep "Type: *REL" arm.txt
 	assert_grep "GLOBAL DEFAULT .* embedded_image$" arm.txt

@@ -4,13 +4,13 @@
  *
  * libgpucc never links libLLVM (docs/design.md invariant 8): it computes keys and
  * looks them up without LLVM; a job that misses is compiled in a worker
- * process (lib/compile/compile_worker.c), which links the backend's code, and only
- * `gpucc embed` dlopen()s the backend module itself.  The module exports one symbol, GPUCC_BACKEND_ENTRY, which returns a
+ * process (lib/compile/compile_worker.c), which links the backend's code.
+ * The module exports one symbol, GPUCC_BACKEND_ENTRY, which returns a
  * table of function pointers.  The table is versioned: libgpucc asks for the
  * ABI version it was built with; a module returns NULL for a version it does
- * not speak.  New operations (e.g. `gpucc embed`'s host-object emission) are
- * appended at the end of the table and announced by a larger struct_size, so
- * an older caller keeps working with a newer module.
+ * not speak.  New operations are appended at the end of the table and
+ * announced by a larger struct_size, so an older caller keeps working with a
+ * newer module.
  *
  * The module is self-contained: it calls nothing in libgpucc (a static
  * libgpucc hides its symbols), so every string it needs (triple, CPU, feature
@@ -163,11 +163,5 @@ int gpucc_backend_present(const gpucc_backend_info *b);
  * fits. */
 int gpucc_backend_choose(const gpucc_backend_info **out, unsigned needs, unsigned last,
                          const char *needer, unsigned pinned);
-/* Load the newest present module (embed runs it in process). */
-int gpucc_backend_load(const gpucc_backend **out);
-/* Another symbol of that module, by name, loading it first: 0 with *out
- * its address (NULL when the module lacks it) and *module the module's
- * path; gpucc_backend_load's error when the module does not load. */
-int gpucc_backend_symbol(void **out, const char *name, const char **module);
 
 #endif

@@ -2,9 +2,8 @@
  * lib/compile/compile_backend.c -- the LLVM backends: one per LLVM major gpucc was
  * built with (lib/backend_llvm/meson.build: libgpucc-llvm19.so and
  * gpucc-compile-worker-19, ...22), which of them are present, and which one
- * a job gets; loading the newest module with dlopen for embed, which runs
- * it in process.  Finding them stats files and loads nothing: a compile
- * loads no LLVM here, its workers do, and only when a key misses
+ * a job gets.  Finding them stats files and loads nothing: no LLVM is
+ * loaded here, the compile workers load it, and only when a key misses
  * (docs/design.md invariant 8).
  *
  * Search order, once per process: $GPUCC_BACKEND (a path to one module,
@@ -30,9 +29,8 @@
 #include "backend.h"
 #include "config_internal.h"
 #include "errors.h"
-#include "library_loader.h"
 
-#include <dlfcn.h> /* dladdr */
+#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -57,9 +55,6 @@ static gpucc_backend_info backends[sizeof built / sizeof built[0]]; /* oldest fi
 static size_t backend_count;
 static bool any_present;
 static char find_message[PATH_MAX + 1024];
-static gpucc_library module_library = GPUCC_LIBRARY_INIT;
-static const gpucc_backend *loaded;
-static const char *loaded_module; /* its path */
 
 static bool exists(const char *path)
 {
@@ -266,59 +261,6 @@ int gpucc_backend_choose(const gpucc_backend_info **out, unsigned needs, unsigne
 	                       "%s needs LLVM %u or later, and this gpucc has %s (build it with "
 	                       "LLVM %u's llvm-config-%u installed)",
 	                       needer, needs, have, needs < 22 ? 22 : needs, needs < 22 ? 22 : needs);
-}
-
-static int load(gpucc_library *lib, void *unused)
-{
-	(void)unused;
-	const gpucc_backend_info *b = NULL;
-	for (size_t i = backend_count; i-- > 0 && !b;)
-		if (backends[i].present)
-			b = &backends[i];
-	if (!b)
-		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE, "%s", find_message);
-	const char *const names[] = {b->module, NULL};
-	const char *why;
-	if (gpucc_library_open(lib, names, 0, &why) != 0)
-		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE,
-		                          "cannot load the LLVM backend '%s': %s (is libLLVM-%u installed?)",
-		                          b->module, why ? why : "unknown error", b->major);
-	gpucc_backend_entry_fn entry = NULL;
-	const gpucc_library_symbol symbols[] = {
-		{GPUCC_BACKEND_ENTRY, &entry, NULL, true},
-		{NULL, NULL, NULL, false},
-	};
-	const char *missing;
-	gpucc_library_resolve(lib, symbols, &missing); /* optional: entry NULL when absent */
-	const gpucc_backend *table = entry ? entry(GPUCC_BACKEND_ABI) : NULL;
-	if (!table || table->struct_size < sizeof(gpucc_backend))
-		return gpucc_library_fail(lib, GPUCC_EUNAVAILABLE,
-		                          "'%s' is not a gpucc LLVM backend of ABI version %d", b->module,
-		                          GPUCC_BACKEND_ABI);
-	loaded = table; /* never unloaded: LLVM does not like being unloaded */
-	loaded_module = b->module;
-	return 0;
-}
-
-int gpucc_backend_load(const gpucc_backend **out)
-{
-	pthread_once(&find_once, find);
-	int code = gpucc_library_load(&module_library, load, NULL);
-	if (code)
-		return gpucc_error_set(code, "%s", gpucc_library_error(&module_library));
-	*out = loaded;
-	return 0;
-}
-
-int gpucc_backend_symbol(void **out, const char *name, const char **module)
-{
-	const gpucc_backend *backend;
-	int rc = gpucc_backend_load(&backend);
-	if (rc)
-		return rc;
-	*module = loaded_module;
-	*out = gpucc_library_symbol_address(&module_library, name);
-	return 0;
 }
 
 const char *gpucc_llvm_backend(size_t index, unsigned *major, bool *present)

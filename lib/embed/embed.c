@@ -1,18 +1,15 @@
 /*
  * lib/embed/embed.c -- gpucc_embed_image and its header (gpucc/runtime.h): checks
  * the arguments and the whole image (manifest and every payload's digest),
- * loads the LLVM backend module through gpucc_backend_load
- * (lib/compile/compile_backend.c) and calls its embed entry point
- * (lib/embed/embed_backend.h), which returns the object less the image's bytes;
- * writes the object with the image in their place, and the header, and
- * publishes both atomically.  The image is read twice through bounded
- * buffers, checked and then copied, so that memory does not grow with it:
- * embedding an image of 200 MB peaks at about what a small one does.
- * libgpucc itself never links LLVM (docs/design.md invariant 8).
+ * lays out the object less the image's bytes (lib/embed/embed_elf.c: ELF
+ * written here, no LLVM in the caller's process), writes it with the image
+ * in their place, and the header, and publishes both atomically.  The
+ * image is read twice through bounded buffers, checked and then copied, so
+ * that memory does not grow with it: embedding an image of 200 MB peaks at
+ * about what a small one does.
  */
 #include "atomic_file.h"
-#include "backend.h"
-#include "embed_backend.h"
+#include "embed_elf.h"
 #include "errors.h"
 #include "escape.h"
 #include "gpucc/runtime.h"
@@ -38,23 +35,6 @@ const char *gpucc_embed_default_triple(void)
 #else
 	return "unknown";
 #endif
-}
-
-/* The backend module's embed entry point, found in the module that
- * gpucc_backend_load loaded. */
-static int embed_entry(gpucc_embed_entry_fn *out)
-{
-	const char *module = NULL;
-	void *symbol = NULL;
-	int rc = gpucc_backend_symbol(&symbol, GPUCC_EMBED_ENTRY, &module);
-	if (rc)
-		return rc;
-	if (!symbol)
-		return gpucc_error_set(GPUCC_EUNAVAILABLE,
-		                       "the LLVM backend module '%s' has no embed entry point (%s)", module,
-		                       GPUCC_EMBED_ENTRY);
-	memcpy(out, &symbol, sizeof *out); /* data to function pointer, as POSIX allows */
-	return 0; /* the backend is never unloaded */
 }
 
 /* Whether path names the file st describes (the image being read), which
@@ -254,27 +234,22 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 	}
 	size_t size = (size_t)st.st_size;
 
-	/* The object's frame needs only the size: emitting it first judges the
-	 * triple before a large image is read through. */
-	gpucc_embed_entry_fn emit = NULL;
-	void *frame = NULL;
-	size_t frame_size = 0, image_offset = 0;
-	rc = embed_entry(&emit);
-	if (rc == 0) {
-		char error[512] = "";
-		int code = emit(triple, opts->symbol, section, alignment, size, &frame, &frame_size,
-		                &image_offset, error, sizeof error);
-		if (code != 0)
-			rc = gpucc_error_set(code == GPUCC_EINVALID ? GPUCC_EINVALID : GPUCC_ERROR,
-			                     "cannot embed '%s': %s", image_path, error);
+	/* The object's frame needs only the size: laying it out first judges
+	 * the triple before a large image is read through. */
+	gpucc_embed_frame frame;
+	rc = gpucc_embed_elf_frame(&frame, triple, opts->symbol, section, alignment, size);
+	if (rc) {
+		char message[1024];
+		snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
+		rc = gpucc_error_set(rc, "cannot embed '%s': %s", image_path, message);
 	}
 	if (rc == 0)
 		rc = check_image(image_path, fd);
 	if (rc == 0)
-		rc = write_outputs(obj_path, header_path, opts->symbol, frame, frame_size, image_offset,
-		                   image_path, fd, size);
+		rc = write_outputs(obj_path, header_path, opts->symbol, frame.bytes, frame.size,
+		                   frame.image_offset, image_path, fd, size);
 	close(fd);
-	free(frame);
+	free(frame.bytes);
 	return rc;
 }
 

@@ -239,8 +239,8 @@ GPUCC_API void gpucc_embed_options_init(gpucc_embed_options *opts);
  * printf...) and not main.  0, or GPUCC_EINVALID naming the defect. */
 GPUCC_API int gpucc_embed_check_symbol(const char *symbol);
 /* Write to obj_path a relocatable host object defining NAME, the bytes of
- * the image file image_path, and NAME_size, a uint64_t, through the LLVM
- * backend module (loaded on demand), and with opts->header the header
+ * the image file image_path, and NAME_size, a uint64_t (laid out by
+ * libgpucc itself: no LLVM is loaded), and with opts->header the header
  * gpucc_embed_write_header writes.  Both are written in full under
  * temporary names before either is published (renamed into place: the
  * object, then the header), so a failure leaves both as they were.  The
@@ -252,8 +252,9 @@ GPUCC_API int gpucc_embed_check_symbol(const char *symbol);
  * is ELF: GPUCC_EINVALID for a bad argument: a symbol that
  * gpucc_embed_check_symbol refuses, an alignment that is not
  * a power of two up to 4096, a triple that is not x86_64 or aarch64 Linux
- * with 64-bit pointers (not x32 nor ILP32), an output naming the image, or
- * the header naming the object; GPUCC_EUNAVAILABLE without the backend. */
+ * with 64-bit pointers (not x32 nor ILP32), a section other than
+ * .rodata.SUFFIX or a C identifier (read-only sections of the image's
+ * own), an output naming the image, or the header naming the object. */
 GPUCC_API int gpucc_embed_image(const char *image_path, const char *obj_path,
                                 const gpucc_embed_options *opts);
 /* Write a C header declaring what gpucc_embed_image defines (atomically). */
