@@ -251,34 +251,6 @@ static const cmd_option import_options[] = {
 	{0},
 };
 
-/* The IMAGE arguments into inputs (*count of them), each file once: one
- * named again, by the same path, another or a hard link (the same device
- * and inode), is dropped, as compile drops a module given twice, so that
- * the counts printed are of the entries of distinct inputs.  A name that
- * cannot be stat'ed is kept, for opening it to report why.  0, or -1 out
- * of memory. */
-static int distinct_inputs(const char **inputs, size_t *count, const cmd_args *args)
-{
-	struct stat *seen = calloc((size_t)args->positional_count + 1, sizeof *seen);
-	size_t seen_count = 0;
-	if (!seen)
-		return -1;
-	*count = 0;
-	for (int i = 0; i < args->positional_count; i++) {
-		struct stat st;
-		bool again = false;
-		if (stat(args->positional[i], &st) == 0) {
-			for (size_t j = 0; j < seen_count && !again; j++)
-				again = seen[j].st_dev == st.st_dev && seen[j].st_ino == st.st_ino;
-			seen[seen_count++] = st;
-		}
-		if (!again)
-			inputs[(*count)++] = args->positional[i];
-	}
-	free(seen);
-	return 0;
-}
-
 static int run_import(const cmd_args *args)
 {
 	gpucc_algebra_options opts;
@@ -290,7 +262,11 @@ static int run_import(const cmd_args *args)
 	size_t n = 0;
 	const char **inputs = calloc((size_t)args->positional_count + 1, sizeof *inputs);
 	gpucc_source **sources = calloc((size_t)args->positional_count + 1, sizeof *sources);
-	if (!inputs || !sources || distinct_inputs(inputs, &n, args) != 0) {
+	/* Each file once (gpucc_paths_distinct), as compile takes a module
+	 * given twice, so that the counts printed are of distinct inputs. */
+	if (!inputs || !sources ||
+	    gpucc_paths_distinct(inputs, &n, (const char *const *)args->positional,
+	                         (size_t)args->positional_count) != 0) {
 		free(inputs);
 		free(sources);
 		return cmd_error(args, EXIT_FAIL, "out of memory");

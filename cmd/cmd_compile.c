@@ -307,19 +307,15 @@ static int depfile_value(char **out, const cmd_args *args, const char *output)
  * not when the image is written at the end of a long run. */
 static int check_output(const cmd_args *args, const char *output)
 {
-	struct stat out_st, module_st;
-	if (stat(output, &out_st) == 0) {
-		for (int i = 0; i < args->positional_count; i++) {
-			const char *module = args->positional[i];
-			if (stat(module, &module_st) == 0 && module_st.st_dev == out_st.st_dev &&
-			    module_st.st_ino == out_st.st_ino) {
-				fputs("gpucc compile: output '", stderr);
-				cmd_put_shown(stderr, output);
-				fputs("' is the module '", stderr);
-				cmd_put_shown(stderr, module);
-				fputs("': it would be overwritten\n", stderr);
-				return EXIT_USAGE;
-			}
+	for (int i = 0; i < args->positional_count; i++) {
+		const char *module = args->positional[i];
+		if (gpucc_output_is_input(output, module)) {
+			fputs("gpucc compile: output '", stderr);
+			cmd_put_shown(stderr, output);
+			fputs("' is the module '", stderr);
+			cmd_put_shown(stderr, module);
+			fputs("': it would be overwritten\n", stderr);
+			return EXIT_USAGE;
 		}
 	}
 	/* What would stop the writer (no directory, no permission, a
@@ -646,6 +642,7 @@ static int run(const cmd_args *args)
 	gpucc_cache *cache = NULL;
 	gpucc_image_writer *writer = NULL;
 	gpucc_compile *c = NULL;
+	const char **inputs = NULL; /* borrowed from args */
 	progress_state progress = {isatty(STDERR_FILENO) && !json && !explain, false, 0, false};
 	progress.lines = !progress.tty && !isatty(STDOUT_FILENO) && !json && !explain && !dry_run;
 	o.progress = on_progress;
@@ -729,10 +726,20 @@ static int run(const cmd_args *args)
 			goto cleanup;
 		}
 	}
-	for (int i = 0; i < args->positional_count; i++) {
+	/* A file given twice, by any path or link, is one input, under the
+	 * name given first. */
+	size_t input_count = 0;
+	inputs = calloc((size_t)args->positional_count + 1, sizeof *inputs);
+	if (!inputs || gpucc_paths_distinct(inputs, &input_count,
+	                                    (const char *const *)args->positional,
+	                                    (size_t)args->positional_count) != 0) {
+		rc = cmd_error(args, EXIT_FAIL, "out of memory");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < input_count; i++) {
 		/* .ll and .bc are IR, .hip, .cu and .cl sources, and with -x
 		 * every input that is not IR is a source in that language. */
-		const char *path = args->positional[i];
+		const char *path = inputs[i];
 		const char *dot = strrchr(path, '.');
 		bool ir = dot && !strchr(dot, '/') && (strcmp(dot, ".ll") == 0 || strcmp(dot, ".bc") == 0);
 		bool source = !ir && (language != GPUCC_LANGUAGE_FROM_NAME ||
@@ -844,6 +851,7 @@ cleanup:
 	gpucc_compile_free(c);
 	gpucc_cache_free(cache);
 	free(clang_args);
+	free(inputs);
 	free(depfile);
 	return rc;
 }

@@ -417,6 +417,15 @@ static void fixture_close(fixture *f)
 	X(gpucc_image_fetch_payload_memory, sha256, 1, NULL,                                        \
 	  gpucc_image_fetch_payload_memory(&f->data_out, &f->size_out, "x", 1, NULL, NONE,          \
 	                                   GPUCC_PART_HSACO))                                       \
+	X(gpucc_paths_distinct, out, 0, NULL,                                                       \
+	  gpucc_paths_distinct(NONE, &f->size_out, (const char *const[]){f->image_path}, 1))        \
+	X(gpucc_paths_distinct, out_count, 0, NULL,                                                 \
+	  gpucc_paths_distinct((const char *[1]){0}, NONE, (const char *const[]){f->image_path}, 1)) \
+	X(gpucc_paths_distinct, paths, 0, NULL,                                                     \
+	  gpucc_paths_distinct((const char *[1]){0}, &f->size_out, NONE, 1))                        \
+	X(gpucc_paths_distinct, paths[1], 0, NULL,                                                  \
+	  gpucc_paths_distinct((const char *[2]){0}, &f->size_out,                                  \
+	                       (const char *const[]){f->image_path, NONE}, 2))                      \
 	X(gpucc_select, out, 0, NULL, gpucc_select(NONE, f->entries, 1, NULL, &f->target, NULL))    \
 	X(gpucc_select, entries, 0, NULL,                                                           \
 	  gpucc_select(&f->selection_out, NONE, 1, NULL, &f->target, NULL))                         \
@@ -538,6 +547,9 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_entry_payload, e, gpucc_entry_payload(NONE, GPUCC_PART_HSACO) == NULL)               \
 	X(gpucc_entry_option, e, gpucc_entry_option(NONE, "opt-level") == NULL)                      \
 	X(gpucc_entry_option, name, gpucc_entry_option(f->entry, NONE) == NULL)                      \
+	X(gpucc_output_is_input, output, !gpucc_output_is_input(NONE, f->image_path))               \
+	X(gpucc_output_is_input, input, !gpucc_output_is_input(f->image_path, NONE))                \
+	X(gpucc_output_is_input_fd, output, !gpucc_output_is_input_fd(NONE, 0))                     \
 	/* image.h */                                                                                \
 	X(gpucc_image_name, img, gpucc_image_name(NONE) == NULL)                                     \
 	X(gpucc_image_is_compressed, img, !gpucc_image_is_compressed(NONE))                          \
