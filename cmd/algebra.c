@@ -62,31 +62,11 @@ static void print_conflict(void *ctx, const gpucc_digest *key, const char *first
 	        args->spec->name, hex, a, b, strcmp(policy, "first") == 0 ? a : b);
 }
 
-static int zstd_option(const cmd_args *args, gpucc_write_options *opts)
-{
-	gpucc_write_options_init(opts);
-	const char *v;
-	if (cmd_single_value(&v, args, "zstd") != EXIT_OK)
-		return EXIT_USAGE;
-	if (!v)
-		return EXIT_OK;
-	if (!*v) {
-		opts->zstd_level = 3;
-		return EXIT_OK;
-	}
-	char *end;
-	long level = strtol(v, &end, 10);
-	if (*end || level < 1 || level > 22)
-		return cmd_error(args, EXIT_USAGE, "--zstd level must be 1 to 22, not '%s'", v);
-	opts->zstd_level = (int)level;
-	return EXIT_OK;
-}
-
 int cmd_algebra_options(const cmd_args *args, gpucc_algebra_options *opts)
 {
 	gpucc_algebra_options_init(opts);
 	int rc = conflict_policy(args, &opts->on_conflict);
-	if (rc || (rc = zstd_option(args, &opts->write)))
+	if (rc || (rc = cmd_zstd_level(args, &opts->write.zstd_level)))
 		return rc;
 	opts->write.no_sync = cmd_flag(args, "no-sync");
 	opts->conflict_fn = print_conflict;

@@ -39,7 +39,7 @@ static const cmd_option options[] = {
 	 "headers, modules, device libraries, clang), for ninja and make"},
 	{"MD", 0, NULL, false, "with -o, write that rule to IMAGE.d (-MF names another file), as clang -MD does"},
 	{"MF", 0, "FILE", false, "the file -MD writes: --depfile FILE"},
-	{"zstd", 0, "LEVEL", true, "compress the image with zstd at LEVEL 1..22 (default 19)"},
+	{"zstd", 0, "LEVEL", true, CMD_ZSTD_HELP},
 	{"cache", 0, "DIR", false, "the cache directory (default: $GPUCC_CACHE_DIR, else $XDG_CACHE_HOME/gpucc, else ~/.cache/gpucc)"},
 	{"no-cache", 0, NULL, false, "neither look up nor store entries in a cache"},
 	CMD_REMOTE_OPTIONS,
@@ -601,13 +601,9 @@ static int run(const cmd_args *args)
 	o.link_modules = cmd_flag(args, "link");
 	o.no_pch = cmd_flag(args, "no-pch");
 	o.keep_going = cmd_flag(args, "keep-going");
-	int zstd = 0;
-	if (cmd_flag(args, "zstd")) {
-		value = cmd_value(args, "zstd");
-		zstd = 19;
-		if (*value && parse_number(value, 1, 22, &zstd) != 0)
-			return cmd_error(args, EXIT_USAGE, "bad zstd level '%s': expected 1 to 22", value);
-	}
+	int zstd;
+	if (cmd_zstd_level(args, &zstd) != EXIT_OK)
+		return EXIT_USAGE;
 	o.fast_math = cmd_flag(args, "fast-math");
 	o.ftz = cmd_flag(args, "ftz");
 	o.debug_info = cmd_flag(args, "debug-info");
@@ -919,8 +915,9 @@ const cmd_spec cmd_compile_spec = {
 		"names are escaped (\\n, \\xHH) in text output, in LLVM's messages too.\n"
 		"Fast-math, FTZ, debug info, the code object version, -O and the ptxas,\n"
 		"nvJitLink and ld.lld versions are part of the key; module names are not (a hit is recorded\n"
-		"under this run's name).  --zstd's default level, 19, sets up about 90 MiB of\n"
-		"tables; --zstd=3 takes milliseconds.\n"
+		"under this run's name).  A bare --zstd is level 3, as for every command and\n"
+		"zstd's own; --zstd=19 gives a smaller image for shipping, at a cost of about\n"
+		"90 MiB of tables and a second or more per 10 MB.\n"
 		"\n"
 		"exit codes: 0 success, 1 a read or write failed (-o's directory is not\n"
 		"writable, say), 5 a module failed to compile (errors name module and target),\n"

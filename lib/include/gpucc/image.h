@@ -255,6 +255,12 @@ typedef struct gpucc_write_options {
  * gpucc_write_options_init give the defaults: uncompressed, mtime from
  * SOURCE_DATE_EPOCH, synced. */
 #define GPUCC_WRITE_OPTIONS_VERSION 1
+/* The zstd level a program uses when its user asks for zstd without
+ * saying a level (the gpucc command's bare --zstd, every command alike):
+ * zstd's own default, 3, which compresses at hundreds of MB/s with small
+ * tables; reading is as fast whatever the level.  Images to ship ask for
+ * more (19: smaller, but about 100 MiB of tables and seconds per 10 MB). */
+#define GPUCC_ZSTD_DEFAULT_LEVEL 3
 #define GPUCC_WRITE_OPTIONS_INIT {GPUCC_WRITE_OPTIONS_VERSION, 0, false, 0, false}
 GPUCC_API void gpucc_write_options_init(gpucc_write_options *opts);
 
