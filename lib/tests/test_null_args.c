@@ -65,6 +65,8 @@ typedef struct fixture {
 	gpucc_selection selection_out;
 	gpucc_entry entry_draft;
 	size_t size_out;
+	int int_out;
+	const char *paths_out[2];
 	uint64_t u64_out;
 	unsigned unsigned_out;
 	char text_out[GPUCC_DIGEST_HEX_SIZE + GPUCC_TARGET_NAME_SIZE + 64];
@@ -417,15 +419,13 @@ static void fixture_close(fixture *f)
 	X(gpucc_image_fetch_payload_memory, sha256, 1, NULL,                                        \
 	  gpucc_image_fetch_payload_memory(&f->data_out, &f->size_out, "x", 1, NULL, NONE,          \
 	                                   GPUCC_PART_HSACO))                                       \
-	X(gpucc_paths_distinct, out, 0, NULL,                                                       \
-	  gpucc_paths_distinct(NONE, &f->size_out, (const char *const[]){f->image_path}, 1))        \
+	X(gpucc_paths_distinct, out, 0, NULL, gpucc_paths_distinct(NONE, &f->size_out, f->paths, 1)) \
 	X(gpucc_paths_distinct, out_count, 0, NULL,                                                 \
-	  gpucc_paths_distinct((const char *[1]){0}, NONE, (const char *const[]){f->image_path}, 1)) \
+	  gpucc_paths_distinct(f->paths_out, NONE, f->paths, 1))                                    \
 	X(gpucc_paths_distinct, paths, 0, NULL,                                                     \
-	  gpucc_paths_distinct((const char *[1]){0}, &f->size_out, NONE, 1))                        \
+	  gpucc_paths_distinct(f->paths_out, &f->size_out, NONE, 1))                                \
 	X(gpucc_paths_distinct, paths[1], 0, NULL,                                                  \
-	  gpucc_paths_distinct((const char *[2]){0}, &f->size_out,                                  \
-	                       (const char *const[]){f->image_path, NONE}, 2))                      \
+	  gpucc_paths_distinct(f->paths_out, &f->size_out, f->paths, 2))                            \
 	X(gpucc_select, out, 0, NULL, gpucc_select(NONE, f->entries, 1, NULL, &f->target, NULL))    \
 	X(gpucc_select, entries, 0, NULL,                                                           \
 	  gpucc_select(&f->selection_out, NONE, 1, NULL, &f->target, NULL))                         \
@@ -442,6 +442,13 @@ static void fixture_close(fixture *f)
 	X(gpucc_target_from_hip_arch, gcn_arch_name, 0, "reported no architecture name",           \
 	  gpucc_target_from_hip_arch(&f->target_out, NONE))                                         \
 	X(gpucc_target_from_cuda, out, 0, NULL, gpucc_target_from_cuda(NONE, 9, 0, 12040))          \
+	X(gpucc_cuda_version_parse, out, 0, NULL, gpucc_cuda_version_parse(NONE, "12.4"))          \
+	X(gpucc_cuda_version_parse, text, 0, NULL, gpucc_cuda_version_parse(&f->int_out, NONE))    \
+	X(gpucc_hip_version_parse, out, 0, NULL, gpucc_hip_version_parse(NONE, "5.2"))             \
+	X(gpucc_hip_version_parse, text, 0, NULL, gpucc_hip_version_parse(&f->int_out, NONE))      \
+	X(gpucc_device_from_target, out, 0, NULL, gpucc_device_from_target(NONE, "sm_90", NULL))   \
+	X(gpucc_device_from_target, spelling, 0, NULL,                                              \
+	  gpucc_device_from_target(&f->device, NONE, NULL))                                         \
 	X(gpucc_devices_list, out, 0, NULL, gpucc_devices_list(NONE, &f->size_out))                 \
 	X(gpucc_devices_list, count, 1, NULL, gpucc_devices_list(&f->devices_out, NONE))            \
 	X(gpucc_module_load, out, 0, NULL, gpucc_module_load(NONE, f->img, "saxpy", &f->device))    \
@@ -582,6 +589,7 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_algebra_options_init, opts, (gpucc_algebra_options_init(NONE), true))                \
 	X(gpucc_embed_options_init, opts, (gpucc_embed_options_init(NONE), true))                    \
 	X(gpucc_extract_options_init, opts, (gpucc_extract_options_init(NONE), true))                \
+	X(gpucc_device_target_options_init, opts, (gpucc_device_target_options_init(NONE), true))    \
 	X(gpucc_compile_result_count, c, gpucc_compile_result_count(NONE) == 0)                      \
 	X(gpucc_compile_result_at, c, gpucc_compile_result_at(NONE, 0) == NULL)                      \
 	X(gpucc_compile_threads_used, c, gpucc_compile_threads_used(NONE) == 0)                      \
