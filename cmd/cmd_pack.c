@@ -34,13 +34,13 @@
  * not waited on or read forever), and -o may not name one of them: the
  * rename at commit would replace it, and inputs are never modified.
  *
- * Either way libgpucc puts the entry in canonical form and keys it
- * (gpucc_entry_prepare: the target's canonical spelling and triple, options,
- * device libraries and externals sorted by name, this gpucc's key schema)
- * and checks each cubin and code object (gpucc_code_object_check); the
- * image is published
- * atomically by the image writer.  Member times come from SOURCE_DATE_EPOCH
- * (or 0), so one set of inputs always gives the same bytes.
+ * Either way the description becomes a gpucc_entry_files, and libgpucc
+ * builds the entry (gpucc_image_writer_add_files: inputs opened and
+ * checked, the module and device libraries hashed, each cubin and code
+ * object checked, the entry put in canonical form and keyed); the image is
+ * published atomically by the image writer.  Member times come from
+ * SOURCE_DATE_EPOCH (or 0), so one set of inputs always gives the same
+ * bytes.  This file reads the command line and the spec.
  */
 #include "cmd.h"
 
@@ -89,30 +89,18 @@ static const char *const entry_flags[] = {
 typedef struct pack_state {
 	const cmd_args *args;
 	gpucc_image_writer *writer;
+	const char *output;
 	char *where;         /* "'pack.json': entries[2]" while reading a spec */
 	gpucc_digest *keys;  /* the key of every spec entry added, by index */
 	size_t key_count;
-	char **owned;        /* strings that must live until commit */
-	size_t owned_count, owned_capacity;
-	const char *output;
-	bool output_exists;  /* and then its identity: */
-	dev_t output_dev;
-	ino_t output_ino;
 } pack_state;
 
-/* One entry being described: the gpucc_entry handed to the writer and the
- * arrays it points to. */
-typedef struct entry_builder {
-	gpucc_entry e;
-	bool has_module;
-	char target[GPUCC_TARGET_NAME_SIZE];
-	gpucc_option *options;
-	gpucc_kernel *kernels;
-	gpucc_device_lib *libs;
-	const char **externals;
-	gpucc_payload_source sources[GPUCC_PART_COUNT];
-	size_t source_count;
-} entry_builder;
+/* Strings made while one entry is described (joined paths, numbers),
+ * released once the writer has its copy. */
+typedef struct owned_strings {
+	char **items;
+	size_t count, capacity;
+} owned_strings;
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -153,214 +141,43 @@ static int out_of_memory(pack_state *st)
 	return pack_error(st, EXIT_FAIL, "out of memory");
 }
 
-/* Keep s (malloc'd) alive until the end; NULL on failure (s is freed). */
-static char *keep(pack_state *st, char *s)
+/* Keep s (malloc'd) in o until the entry is added; NULL on failure (s is
+ * freed). */
+static char *keep(owned_strings *o, char *s)
 {
 	if (!s)
 		return NULL;
-	if (st->owned_count == st->owned_capacity) {
-		size_t capacity = st->owned_capacity ? st->owned_capacity * 2 : 16;
-		char **grown = realloc(st->owned, capacity * sizeof *grown);
+	if (o->count == o->capacity) {
+		size_t capacity = o->capacity ? o->capacity * 2 : 16;
+		char **grown = realloc(o->items, capacity * sizeof *grown);
 		if (!grown) {
 			free(s);
 			return NULL;
 		}
-		st->owned = grown;
-		st->owned_capacity = capacity;
+		o->items = grown;
+		o->capacity = capacity;
 	}
-	return st->owned[st->owned_count++] = s;
+	return o->items[o->count++] = s;
 }
 
-/* ---- input files ------------------------------------------------------------ */
-
-/* Check the input file at path before it is read: it must be a regular file
- * (a FIFO would be waited on, /dev/zero read forever; O_NONBLOCK lets the
- * open of a FIFO return so that it can be refused), and not the output,
- * which the rename at commit would replace (inputs are never modified).
- * With fd_out, the file is left open there for reading; otherwise closed. */
-static int check_input(pack_state *st, const char *path, int *fd_out)
+static void owned_release(owned_strings *o)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		char message[512];
-		int code = cmd_open_failure(message, sizeof message, path, errno);
-		return pack_error(st, code, "%s", message);
-	}
-	struct stat in;
-	int rc = EXIT_OK;
-	if (fstat(fd, &in) != 0)
-		rc = pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
-	else if (!S_ISREG(in.st_mode))
-		rc = pack_error(st, EXIT_BAD_INPUT, "'%s' is %s, not a regular file", path,
-		                S_ISDIR(in.st_mode) ? "a directory" : "a FIFO, socket or device");
-	else if (st->output_exists && in.st_dev == st->output_dev && in.st_ino == st->output_ino)
-		rc = pack_error(st, EXIT_USAGE,
-		                "-o '%s' names the input '%s': write the image elsewhere", st->output,
-		                path);
-	if (rc == EXIT_OK && fd_out && fcntl(fd, F_SETFL, 0) == 0) {
-		*fd_out = fd;
-		return EXIT_OK;
-	}
-	if (rc == EXIT_OK && fd_out)
-		rc = pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
-	close(fd);
-	return rc;
+	for (size_t i = 0; i < o->count; i++)
+		free(o->items[i]);
+	free(o->items);
+	memset(o, 0, sizeof *o);
 }
 
-/* ---- building one entry --------------------------------------------------- */
+/* ---- adding one entry ------------------------------------------------------ */
 
-static void builder_release(entry_builder *b)
+/* Refuse an input that -o names (the rename at commit would replace it),
+ * before libgpucc opens it: a usage error, said in the command's words. */
+static int check_not_output(pack_state *st, const char *path)
 {
-	free(b->options);
-	free(b->kernels);
-	free(b->libs);
-	free(b->externals);
-	memset(b, 0, sizeof *b);
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	return slash ? slash + 1 : path;
-}
-
-static int set_module_file(pack_state *st, entry_builder *b, const char *path)
-{
-	int rc = check_input(st, path, NULL);
-	if (rc != EXIT_OK)
-		return rc;
-	if (gpucc_digest_file(&b->e.module_sha256, NULL, path) != 0)
-		return pack_fail(st);
-	/* A name taken from a file name is spelt as manifests record one (a
-	 * control character or a byte that is not UTF-8 as \xHH); one given
-	 * (--module-name, "module") is the user's, and refused if no manifest
-	 * can carry it. */
-	char *name = NULL;
-	if (!b->e.module) {
-		if (gpucc_module_name_from_path(&name, path) != 0)
-			return out_of_memory(st);
-		b->e.module = keep(st, strdup(name)); /* kept strings are free()d */
-		gpucc_free(name);
-		if (!b->e.module)
-			return out_of_memory(st);
-	}
-	b->has_module = true;
-	return EXIT_OK;
-}
-
-static int set_module_sha256(pack_state *st, entry_builder *b, const char *hex)
-{
-	if (gpucc_digest_from_hex(&b->e.module_sha256, hex) != 0)
-		return pack_error(st, EXIT_BAD_INPUT,
-		                  "module SHA-256 '%s' is not 64 hex digits", hex);
-	b->has_module = true;
-	return EXIT_OK;
-}
-
-static int set_target(pack_state *st, entry_builder *b, const char *spelling)
-{
-	gpucc_target t;
-	if (gpucc_target_parse(&t, spelling) != 0)
-		return pack_fail(st);
-	gpucc_target_format(b->target, &t);
-	b->e.target = b->target;
-	b->e.triple = gpucc_target_triple(&t);
-	return EXIT_OK;
-}
-
-static int add_kernel(pack_state *st, entry_builder *b, const gpucc_kernel *k)
-{
-	if (!k->name || !*k->name)
-		return pack_error(st, EXIT_BAD_INPUT, "a kernel name is empty");
-	gpucc_kernel *grown = realloc(b->kernels, (b->e.kernel_count + 1) * sizeof *grown);
-	if (!grown)
-		return out_of_memory(st);
-	grown[b->e.kernel_count++] = *k;
-	b->kernels = grown;
-	b->e.kernels = grown;
-	return EXIT_OK;
-}
-
-static int add_option(pack_state *st, entry_builder *b, const char *name, const char *value)
-{
-	if (!*name)
-		return pack_error(st, EXIT_BAD_INPUT, "an option name is empty");
-	gpucc_option *grown = realloc(b->options, (b->e.option_count + 1) * sizeof *grown);
-	if (!grown)
-		return out_of_memory(st);
-	grown[b->e.option_count++] = (gpucc_option){name, value};
-	b->options = grown;
-	b->e.options = grown;
-	return EXIT_OK;
-}
-
-/* A device library from a file (name defaults to its base name). */
-static int add_device_lib_file(pack_state *st, entry_builder *b, const char *name,
-                               const char *path)
-{
-	gpucc_device_lib lib = {.name = name ? name : base_name(path)};
-	int rc = check_input(st, path, NULL);
-	if (rc != EXIT_OK)
-		return rc;
-	if (gpucc_digest_file(&lib.sha256, NULL, path) != 0)
-		return pack_fail(st);
-	if (!*lib.name)
-		return pack_error(st, EXIT_BAD_INPUT, "a device library name is empty");
-	gpucc_device_lib *grown = realloc(b->libs, (b->e.device_lib_count + 1) * sizeof *grown);
-	if (!grown)
-		return out_of_memory(st);
-	grown[b->e.device_lib_count++] = lib;
-	b->libs = grown;
-	b->e.device_libs = grown;
-	return EXIT_OK;
-}
-
-static int add_device_lib_digest(pack_state *st, entry_builder *b, const char *name,
-                                 const char *hex)
-{
-	gpucc_device_lib lib = {.name = name};
-	if (!*name)
-		return pack_error(st, EXIT_BAD_INPUT, "a device library name is empty");
-	if (gpucc_digest_from_hex(&lib.sha256, hex) != 0)
-		return pack_error(st, EXIT_BAD_INPUT,
-		                  "device library '%s': SHA-256 '%s' is not 64 hex digits", name, hex);
-	gpucc_device_lib *grown = realloc(b->libs, (b->e.device_lib_count + 1) * sizeof *grown);
-	if (!grown)
-		return out_of_memory(st);
-	grown[b->e.device_lib_count++] = lib;
-	b->libs = grown;
-	b->e.device_libs = grown;
-	return EXIT_OK;
-}
-
-static int add_external(pack_state *st, entry_builder *b, const char *symbol)
-{
-	if (!*symbol)
-		return pack_error(st, EXIT_BAD_INPUT, "an external symbol name is empty");
-	const char **grown = realloc(b->externals, (b->e.external_count + 1) * sizeof *grown);
-	if (!grown)
-		return out_of_memory(st);
-	grown[b->e.external_count++] = symbol;
-	b->externals = grown;
-	b->e.externals = grown;
-	return EXIT_OK;
-}
-
-static int add_payload(pack_state *st, entry_builder *b, gpucc_part part, const char *path)
-{
-	for (size_t i = 0; i < b->source_count; i++)
-		if (b->sources[i].part == part)
-			return pack_error(st, EXIT_BAD_INPUT, "two %s payloads", gpucc_part_name(part));
-	bool code = part == GPUCC_PART_CUBIN || part == GPUCC_PART_HSACO;
-	int fd = -1;
-	int rc = check_input(st, path, code ? &fd : NULL);
-	if (rc == EXIT_OK && code && gpucc_code_object_check(part, fd, path) != 0)
-		rc = pack_fail(st);
-	if (fd >= 0)
-		close(fd);
-	if (rc != EXIT_OK)
-		return rc;
-	b->sources[b->source_count++] = (gpucc_payload_source){.part = part, .path = path};
+	if (path && gpucc_output_is_input(st->output, path))
+		return pack_error(st, EXIT_USAGE,
+		                  "-o '%s' names the input '%s': write the image elsewhere", st->output,
+		                  path);
 	return EXIT_OK;
 }
 
@@ -377,22 +194,25 @@ static int spec_conflict(pack_state *st, const gpucc_digest *key)
 	                  "conflict: key %s is also entries[%zu]'s, with other contents", hex, first);
 }
 
-/* Check the entry, put it in canonical form and key it
- * (gpucc_entry_prepare), and hand it to the writer. */
-static int finish_entry(pack_state *st, entry_builder *b)
+/* Hand the entry f describes to libgpucc, which builds it, keys it and
+ * adds it to the writer (gpucc_image_writer_add_files). */
+static int pack_add(pack_state *st, const gpucc_entry_files *f)
 {
-	gpucc_entry *e = &b->e;
-	if (!b->has_module)
-		return pack_error(st, EXIT_BAD_INPUT, "no module: give a module file or its SHA-256");
-	if (gpucc_entry_prepare(e, b->sources, b->source_count) != 0)
-		return pack_fail(st);
-	if (gpucc_image_writer_add(st->writer, e, b->sources, b->source_count) != 0) {
+	int rc = check_not_output(st, f->module_file);
+	for (size_t i = 0; rc == EXIT_OK && i < f->device_lib_count; i++)
+		rc = check_not_output(st, f->device_libs[i].file);
+	for (int p = 0; rc == EXIT_OK && p < GPUCC_PART_COUNT; p++)
+		rc = check_not_output(st, f->payloads[p]);
+	if (rc != EXIT_OK)
+		return rc;
+	gpucc_digest key;
+	if (gpucc_image_writer_add_files(st->writer, f, &key) != 0) {
 		if (gpucc_error_last()->code == GPUCC_ECONFLICT && st->keys)
-			return spec_conflict(st, &e->key);
+			return spec_conflict(st, &key);
 		return pack_fail(st);
 	}
 	if (st->keys)
-		st->keys[st->key_count++] = e->key;
+		st->keys[st->key_count++] = key;
 	return EXIT_OK;
 }
 
@@ -419,39 +239,50 @@ static int pack_from_flags(pack_state *st)
 			return cmd_error(args, EXIT_USAGE, "option '%s' is not NAME=VALUE",
 			                 cmd_value_at(args, "option", i));
 
-	entry_builder b = {0};
-	int rc;
-	b.e.module = cmd_value(args, "module-name");
-	b.e.gpucc_version = cmd_value(args, "gpucc-version");
-	b.e.llvm_version = cmd_value(args, "llvm-version");
-	if (cmd_flag(args, "module"))
-		rc = set_module_file(st, &b, cmd_value(args, "module"));
-	else
-		rc = set_module_sha256(st, &b, cmd_value(args, "module-sha256"));
-	if (rc == EXIT_OK)
-		rc = set_target(st, &b, cmd_value(args, "target"));
-	for (int i = 0; rc == EXIT_OK && i < cmd_value_count(args, "kernel"); i++) {
-		gpucc_kernel k = {cmd_value_at(args, "kernel", i), -1, -1, -1};
-		rc = add_kernel(st, &b, &k);
-	}
-	for (int i = 0; rc == EXIT_OK && i < cmd_value_count(args, "option"); i++) {
-		const char *nv = cmd_value_at(args, "option", i);
+	gpucc_entry_files f = GPUCC_ENTRY_FILES_INIT;
+	f.module = cmd_value(args, "module-name");
+	f.module_file = cmd_value(args, "module");
+	f.module_sha256 = cmd_value(args, "module-sha256");
+	f.target = cmd_value(args, "target");
+	f.gpucc_version = cmd_value(args, "gpucc-version");
+	f.llvm_version = cmd_value(args, "llvm-version");
+	f.kernel_count = (size_t)cmd_value_count(args, "kernel");
+	f.option_count = (size_t)cmd_value_count(args, "option");
+	f.device_lib_count = (size_t)cmd_value_count(args, "device-lib");
+	f.external_count = (size_t)cmd_value_count(args, "external");
+	gpucc_kernel *kernels = calloc(f.kernel_count + 1, sizeof *kernels);
+	gpucc_option *options = calloc(f.option_count + 1, sizeof *options);
+	gpucc_device_lib_file *libs = calloc(f.device_lib_count + 1, sizeof *libs);
+	const char **externals = calloc(f.external_count + 1, sizeof *externals);
+	owned_strings names = {0};
+	int rc = kernels && options && libs && externals ? EXIT_OK : out_of_memory(st);
+	for (size_t i = 0; rc == EXIT_OK && i < f.kernel_count; i++)
+		kernels[i] = (gpucc_kernel){cmd_value_at(args, "kernel", (int)i), -1, -1, -1};
+	for (size_t i = 0; rc == EXIT_OK && i < f.option_count; i++) {
+		const char *nv = cmd_value_at(args, "option", (int)i);
 		const char *eq = strchr(nv, '=');
-		char *name = keep(st, strndup(nv, (size_t)(eq - nv)));
-		rc = name ? add_option(st, &b, name, eq + 1) : out_of_memory(st);
+		options[i].name = keep(&names, strndup(nv, (size_t)(eq - nv)));
+		options[i].value = eq + 1;
+		if (!options[i].name)
+			rc = out_of_memory(st);
 	}
-	for (int i = 0; rc == EXIT_OK && i < cmd_value_count(args, "device-lib"); i++)
-		rc = add_device_lib_file(st, &b, NULL, cmd_value_at(args, "device-lib", i));
-	for (int i = 0; rc == EXIT_OK && i < cmd_value_count(args, "external"); i++)
-		rc = add_external(st, &b, cmd_value_at(args, "external", i));
-	for (int p = 0; rc == EXIT_OK && p < GPUCC_PART_COUNT; p++) {
-		const char *path = cmd_value(args, gpucc_part_name((gpucc_part)p));
-		if (path)
-			rc = add_payload(st, &b, (gpucc_part)p, path);
-	}
+	for (size_t i = 0; rc == EXIT_OK && i < f.device_lib_count; i++)
+		libs[i].file = cmd_value_at(args, "device-lib", (int)i);
+	for (size_t i = 0; rc == EXIT_OK && i < f.external_count; i++)
+		externals[i] = cmd_value_at(args, "external", (int)i);
+	for (int p = 0; p < GPUCC_PART_COUNT; p++)
+		f.payloads[p] = cmd_value(args, gpucc_part_name((gpucc_part)p));
+	f.kernels = kernels;
+	f.options = options;
+	f.device_libs = libs;
+	f.externals = externals;
 	if (rc == EXIT_OK)
-		rc = finish_entry(st, &b);
-	builder_release(&b);
+		rc = pack_add(st, &f);
+	owned_release(&names);
+	free(kernels);
+	free(options);
+	free(libs);
+	free(externals);
 	return rc;
 }
 
@@ -459,11 +290,23 @@ static int pack_from_flags(pack_state *st)
 
 typedef struct spec_reader {
 	pack_state *st;
-	const char *path; /* the spec file, as given */
-	char *dir;        /* its directory, for relative paths */
+	const char *path;      /* the spec file, as given */
+	char *dir;             /* its directory, for relative paths */
+	owned_strings strings; /* of the entry being read */
 } spec_reader;
 
-/* A path from the spec, relative to the spec's directory; kept until commit. */
+/* The arrays of the entry being read, which its gpucc_entry_files points
+ * to. */
+typedef struct spec_entry {
+	gpucc_entry_files f;
+	gpucc_kernel *kernels;
+	gpucc_option *options;
+	gpucc_device_lib_file *libs;
+	const char **externals;
+} spec_entry;
+
+/* A path from the spec, relative to the spec's directory; kept until the
+ * entry is added. */
 static const char *spec_path(spec_reader *r, const char *path)
 {
 	if (path[0] == '/')
@@ -472,7 +315,7 @@ static const char *spec_path(spec_reader *r, const char *path)
 	char *joined = malloc(len);
 	if (joined)
 		snprintf(joined, len, "%s/%s", r->dir, path);
-	return keep(r->st, joined);
+	return keep(&r->strings, joined);
 }
 
 /* field of object as a non-empty string, or NULL when absent; *rc set to an
@@ -523,17 +366,27 @@ static int check_fields(spec_reader *r, const cJSON *object, const char *what,
 	return EXIT_OK;
 }
 
-static int read_kernels(spec_reader *r, entry_builder *b, const cJSON *kernels)
+/* Room for the n items of a JSON array or object: *out, zeroed. */
+static int items_room(spec_reader *r, void *out, size_t size, const cJSON *items)
+{
+	void *room = calloc((size_t)cJSON_GetArraySize(items) + 1, size);
+	memcpy(out, &room, sizeof room);
+	return room ? EXIT_OK : out_of_memory(r->st);
+}
+
+static int read_kernels(spec_reader *r, spec_entry *b, const cJSON *kernels)
 {
 	static const char *const kernel_fields[] = {
 		"name", "registers", "shared_bytes", "scratch_bytes", NULL,
 	};
 	if (!cJSON_IsArray(kernels))
 		return pack_error(r->st, EXIT_BAD_INPUT, "'kernels' must be an array");
+	int rc = items_room(r, &b->kernels, sizeof *b->kernels, kernels);
 	const cJSON *item;
 	cJSON_ArrayForEach(item, kernels) {
 		gpucc_kernel k = {NULL, -1, -1, -1};
-		int rc = EXIT_OK;
+		if (rc != EXIT_OK)
+			return rc;
 		if (cJSON_IsString(item)) {
 			k.name = item->valuestring;
 		} else if (cJSON_IsObject(item)) {
@@ -552,94 +405,94 @@ static int read_kernels(spec_reader *r, entry_builder *b, const cJSON *kernels)
 			rc = pack_error(r->st, EXIT_BAD_INPUT,
 			                "'kernels' must hold names or {\"name\": ...} objects");
 		}
-		if (rc == EXIT_OK)
-			rc = add_kernel(r->st, b, &k);
-		if (rc != EXIT_OK)
-			return rc;
+		b->kernels[b->f.kernel_count++] = k;
 	}
-	return EXIT_OK;
+	b->f.kernels = b->kernels;
+	return rc;
 }
 
-static int read_options(spec_reader *r, entry_builder *b, const cJSON *options)
+static int read_options(spec_reader *r, spec_entry *b, const cJSON *options)
 {
 	if (!cJSON_IsObject(options))
 		return pack_error(r->st, EXIT_BAD_INPUT, "'options' must be an object");
+	int rc = items_room(r, &b->options, sizeof *b->options, options);
 	const cJSON *item;
 	cJSON_ArrayForEach(item, options) {
 		const char *value;
+		if (rc != EXIT_OK)
+			return rc;
 		if (cJSON_IsString(item)) {
 			value = item->valuestring;
 		} else if (cJSON_IsNumber(item) && item->valuedouble == (double)(int64_t)item->valuedouble &&
 		           item->valuedouble > -1e15 && item->valuedouble < 1e15) {
 			char number[32];
 			snprintf(number, sizeof number, "%lld", (long long)item->valuedouble);
-			value = keep(r->st, strdup(number));
+			value = keep(&r->strings, strdup(number));
 			if (!value)
 				return out_of_memory(r->st);
 		} else {
 			return pack_error(r->st, EXIT_BAD_INPUT,
 			                  "option '%s' must be a string or an integer", item->string);
 		}
-		int rc = add_option(r->st, b, item->string, value);
-		if (rc != EXIT_OK)
-			return rc;
+		b->options[b->f.option_count++] = (gpucc_option){item->string, value};
 	}
-	return EXIT_OK;
+	b->f.options = b->options;
+	return rc;
 }
 
-static int read_device_libs(spec_reader *r, entry_builder *b, const cJSON *libs)
+static int read_device_libs(spec_reader *r, spec_entry *b, const cJSON *libs)
 {
 	static const char *const lib_fields[] = {"name", "sha256", "file", NULL};
 	if (!cJSON_IsArray(libs))
 		return pack_error(r->st, EXIT_BAD_INPUT, "'device_libs' must be an array");
+	int rc = items_room(r, &b->libs, sizeof *b->libs, libs);
 	const cJSON *item;
 	cJSON_ArrayForEach(item, libs) {
-		int rc = EXIT_OK;
+		if (rc != EXIT_OK)
+			return rc;
 		if (!cJSON_IsObject(item))
 			return pack_error(r->st, EXIT_BAD_INPUT,
 			                  "'device_libs' must hold {\"name\", \"sha256\"} or {\"file\"} objects");
 		if ((rc = check_fields(r, item, "device library", lib_fields)) != EXIT_OK)
 			return rc;
-		const char *name = string_field(r, item, "name", &rc);
-		const char *hex = string_field(r, item, "sha256", &rc);
-		const char *file = string_field(r, item, "file", &rc);
+		gpucc_device_lib_file lib = {string_field(r, item, "name", &rc),
+		                             string_field(r, item, "file", &rc),
+		                             string_field(r, item, "sha256", &rc)};
 		if (rc != EXIT_OK)
 			return rc;
-		if (!file == !hex)
+		if (!lib.file == !lib.sha256)
 			return pack_error(r->st, EXIT_BAD_INPUT,
 			                  "a device library needs exactly one of 'file' and 'sha256'");
-		if (hex && !name)
+		if (lib.sha256 && !lib.name)
 			return pack_error(r->st, EXIT_BAD_INPUT, "a device library with 'sha256' needs a 'name'");
-		if (file) {
-			const char *path = spec_path(r, file);
-			if (!path)
-				return out_of_memory(r->st);
-			rc = add_device_lib_file(r->st, b, name ? name : base_name(file), path);
-		} else {
-			rc = add_device_lib_digest(r->st, b, name, hex);
-		}
-		if (rc != EXIT_OK)
-			return rc;
+		if (lib.file && !(lib.file = spec_path(r, lib.file)))
+			return out_of_memory(r->st);
+		b->libs[b->f.device_lib_count++] = lib;
 	}
-	return EXIT_OK;
+	b->f.device_libs = b->libs;
+	return rc;
 }
 
-static int read_externals(spec_reader *r, entry_builder *b, const cJSON *externals)
+static int read_externals(spec_reader *r, spec_entry *b, const cJSON *externals)
 {
 	if (!cJSON_IsArray(externals))
 		return pack_error(r->st, EXIT_BAD_INPUT, "'externals' must be an array of names");
+	int rc = items_room(r, &b->externals, sizeof *b->externals, externals);
 	const cJSON *item;
 	cJSON_ArrayForEach(item, externals) {
-		if (!cJSON_IsString(item))
-			return pack_error(r->st, EXIT_BAD_INPUT, "'externals' must be an array of names");
-		int rc = add_external(r->st, b, item->valuestring);
 		if (rc != EXIT_OK)
 			return rc;
+		if (!cJSON_IsString(item))
+			return pack_error(r->st, EXIT_BAD_INPUT, "'externals' must be an array of names");
+		b->externals[b->f.external_count++] = item->valuestring;
 	}
-	return EXIT_OK;
+	b->f.externals = b->externals;
+	return rc;
 }
 
-static int read_entry(spec_reader *r, const cJSON *object)
+/* The entry object describes, read into b; EXIT_OK or an exit code after
+ * saying what is wrong. */
+static int read_entry_fields(spec_reader *r, spec_entry *b, const cJSON *object)
 {
 	static const char *const entry_fields[] = {
 		"module", "module_file", "module_sha256", "target", "options", "kernels",
@@ -651,69 +504,92 @@ static int read_entry(spec_reader *r, const cJSON *object)
 	int rc = check_fields(r, object, "entry", entry_fields);
 	if (rc != EXIT_OK)
 		return rc;
-
-	entry_builder b = {0};
-	const char *module = string_field(r, object, "module", &rc);
-	const char *module_file = string_field(r, object, "module_file", &rc);
-	const char *module_hex = string_field(r, object, "module_sha256", &rc);
-	const char *target = string_field(r, object, "target", &rc);
-	b.e.gpucc_version = string_field(r, object, "gpucc_version", &rc);
-	b.e.llvm_version = string_field(r, object, "llvm_version", &rc);
-	const char *payloads[GPUCC_PART_COUNT];
+	gpucc_entry_files *f = &b->f;
+	f->module = string_field(r, object, "module", &rc);
+	f->module_file = string_field(r, object, "module_file", &rc);
+	f->module_sha256 = string_field(r, object, "module_sha256", &rc);
+	f->target = string_field(r, object, "target", &rc);
+	f->gpucc_version = string_field(r, object, "gpucc_version", &rc);
+	f->llvm_version = string_field(r, object, "llvm_version", &rc);
 	for (int p = 0; p < GPUCC_PART_COUNT; p++)
-		payloads[p] = string_field(r, object, gpucc_part_name((gpucc_part)p), &rc);
+		f->payloads[p] = string_field(r, object, gpucc_part_name((gpucc_part)p), &rc);
 	if (rc != EXIT_OK)
-		goto cleanup;
-
-	if (!module_file == !module_hex) {
-		rc = pack_error(r->st, EXIT_BAD_INPUT, "needs exactly one of 'module_file' and 'module_sha256'");
-		goto cleanup;
-	}
-	if (module_hex && !module) {
-		rc = pack_error(r->st, EXIT_BAD_INPUT, "'module_sha256' needs a 'module' name");
-		goto cleanup;
-	}
-	if (!target) {
-		rc = pack_error(r->st, EXIT_BAD_INPUT, "missing 'target'");
-		goto cleanup;
-	}
-	b.e.module = module; /* else set_module_file names it after the file */
-	if (module_file) {
-		const char *path = spec_path(r, module_file);
-		rc = path ? set_module_file(r->st, &b, path) : out_of_memory(r->st);
-	} else {
-		rc = set_module_sha256(r->st, &b, module_hex);
-	}
-	if (rc == EXIT_OK)
-		rc = set_target(r->st, &b, target);
-
+		return rc;
+	if (!f->module_file == !f->module_sha256)
+		return pack_error(r->st, EXIT_BAD_INPUT,
+		                  "needs exactly one of 'module_file' and 'module_sha256'");
+	if (f->module_sha256 && !f->module)
+		return pack_error(r->st, EXIT_BAD_INPUT, "'module_sha256' needs a 'module' name");
+	if (!f->target)
+		return pack_error(r->st, EXIT_BAD_INPUT, "missing 'target'");
+	if (f->module_file && !(f->module_file = spec_path(r, f->module_file)))
+		return out_of_memory(r->st);
 	const cJSON *item;
 	if (rc == EXIT_OK && (item = cJSON_GetObjectItemCaseSensitive(object, "kernels")))
-		rc = read_kernels(r, &b, item);
+		rc = read_kernels(r, b, item);
 	if (rc == EXIT_OK && (item = cJSON_GetObjectItemCaseSensitive(object, "options")))
-		rc = read_options(r, &b, item);
+		rc = read_options(r, b, item);
 	if (rc == EXIT_OK && (item = cJSON_GetObjectItemCaseSensitive(object, "device_libs")))
-		rc = read_device_libs(r, &b, item);
+		rc = read_device_libs(r, b, item);
 	if (rc == EXIT_OK && (item = cJSON_GetObjectItemCaseSensitive(object, "externals")))
-		rc = read_externals(r, &b, item);
-	for (int p = 0; rc == EXIT_OK && p < GPUCC_PART_COUNT; p++) {
-		if (!payloads[p])
-			continue;
-		const char *path = spec_path(r, payloads[p]);
-		rc = path ? add_payload(r->st, &b, (gpucc_part)p, path) : out_of_memory(r->st);
-	}
-	if (rc == EXIT_OK)
-		rc = finish_entry(r->st, &b);
-cleanup:
-	builder_release(&b);
+		rc = read_externals(r, b, item);
+	for (int p = 0; rc == EXIT_OK && p < GPUCC_PART_COUNT; p++)
+		if (f->payloads[p] && !(f->payloads[p] = spec_path(r, f->payloads[p])))
+			rc = out_of_memory(r->st);
 	return rc;
+}
+
+static int read_entry(spec_reader *r, const cJSON *object)
+{
+	spec_entry b = {.f = GPUCC_ENTRY_FILES_INIT};
+	int rc = read_entry_fields(r, &b, object);
+	if (rc == EXIT_OK)
+		rc = pack_add(r->st, &b.f);
+	free(b.kernels);
+	free(b.options);
+	free(b.libs);
+	free(b.externals);
+	owned_release(&r->strings);
+	return rc;
+}
+
+/* Open the spec at path for reading into *fd: a regular file (a FIFO
+ * would be waited on, /dev/zero read forever; O_NONBLOCK lets the open of
+ * a FIFO return so that it can be refused) that -o does not name. */
+static int open_spec(pack_state *st, const char *path, int *fd_out)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		char message[512];
+		int code = cmd_open_failure(message, sizeof message, path, errno);
+		return pack_error(st, code, "%s", message);
+	}
+	struct stat in;
+	int rc = EXIT_OK;
+	if (fstat(fd, &in) != 0)
+		rc = pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
+	else if (!S_ISREG(in.st_mode))
+		rc = pack_error(st, EXIT_BAD_INPUT, "'%s' is %s, not a regular file", path,
+		                S_ISDIR(in.st_mode) ? "a directory" : "a FIFO, socket or device");
+	else if (gpucc_output_is_input_fd(st->output, fd))
+		rc = pack_error(st, EXIT_USAGE,
+		                "-o '%s' names the input '%s': write the image elsewhere", st->output,
+		                path);
+	else if (fcntl(fd, F_SETFL, 0) != 0)
+		rc = pack_error(st, EXIT_FAIL, "cannot read '%s': %s", path, strerror(errno));
+	if (rc != EXIT_OK) {
+		close(fd);
+		return rc;
+	}
+	*fd_out = fd;
+	return EXIT_OK;
 }
 
 /* Read the whole spec file into a new NUL-terminated buffer. */
 static int read_spec_file(pack_state *st, const char *path, char **out, size_t *out_size)
 {
 	int fd = -1;
-	int rc = check_input(st, path, &fd);
+	int rc = open_spec(st, path, &fd);
 	if (rc != EXIT_OK)
 		return rc;
 	FILE *f = fdopen(fd, "rb");
@@ -876,22 +752,13 @@ static int run_pack(const cmd_args *args)
 	if ((rc = cmd_output_creatable(args, output)) != EXIT_OK)
 		return rc;
 
-	struct stat out;
 	st.output = output;
-	if (stat(output, &out) == 0) {
-		st.output_exists = true;
-		st.output_dev = out.st_dev;
-		st.output_ino = out.st_ino;
-	}
 	if (gpucc_image_writer_new(&st.writer, output, &opts) != 0)
 		return cmd_fail(args);
 	rc = spec_file ? pack_from_spec(&st, spec_file) : pack_from_flags(&st);
 	if (rc == EXIT_OK && gpucc_image_writer_commit(st.writer) != 0)
 		rc = cmd_fail(args);
 	gpucc_image_writer_free(st.writer);
-	for (size_t i = 0; i < st.owned_count; i++)
-		free(st.owned[i]);
-	free(st.owned);
 	free(st.keys);
 	return rc;
 }

@@ -53,6 +53,8 @@ typedef struct fixture {
 	gpucc_payload_source payload_source;
 	gpucc_snapshot_item item;
 	gpucc_embed_options embed;
+	gpucc_entry_files entry_files, entry_files_null_external;
+	const char *null_external[1];
 	const char *paths[2];                  /* {image_path, NULL} */
 	gpucc_source *sources[2];              /* {source, NULL} */
 	const gpucc_entry *entries[2];         /* {entry, NULL} */
@@ -193,6 +195,10 @@ static int fixture_open(fixture *f)
 	f->device.target = f->target;
 	gpucc_embed_options_init(&f->embed);
 	f->embed.symbol = "kernels";
+	gpucc_entry_files_init(&f->entry_files);
+	f->entry_files_null_external = f->entry_files;
+	f->entry_files_null_external.externals = f->null_external; /* {NULL} */
+	f->entry_files_null_external.external_count = 1;
 	f->paths[0] = f->image_path;
 	f->sources[0] = f->source;
 	f->entries[0] = f->entry;
@@ -271,6 +277,12 @@ static void fixture_close(fixture *f)
 	X(gpucc_image_verify, img, 0, NULL, gpucc_image_verify(NONE))                               \
 	X(gpucc_image_writer_new, out, 0, NULL, gpucc_image_writer_new(NONE, f->out_path, NULL))    \
 	X(gpucc_image_writer_new, path, 1, NULL, gpucc_image_writer_new(&f->writer_out, NONE, NULL)) \
+	X(gpucc_image_writer_add_files, w, 0, NULL,                                                 \
+	  gpucc_image_writer_add_files(NONE, &f->entry_files, NULL))                                \
+	X(gpucc_image_writer_add_files, files, 0, NULL,                                             \
+	  gpucc_image_writer_add_files(f->writer, NONE, NULL))                                      \
+	X(gpucc_image_writer_add_files, files->externals[0], 0, NULL,                               \
+	  gpucc_image_writer_add_files(f->writer, &f->entry_files_null_external, NULL))             \
 	X(gpucc_image_writer_add, w, 0, NULL,                                                       \
 	  gpucc_image_writer_add(NONE, f->entry, &f->payload_source, 1))                            \
 	X(gpucc_image_writer_add, e, 0, NULL,                                                       \
@@ -589,6 +601,7 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_algebra_options_init, opts, (gpucc_algebra_options_init(NONE), true))                \
 	X(gpucc_embed_options_init, opts, (gpucc_embed_options_init(NONE), true))                    \
 	X(gpucc_extract_options_init, opts, (gpucc_extract_options_init(NONE), true))                \
+	X(gpucc_entry_files_init, files, (gpucc_entry_files_init(NONE), true))                      \
 	X(gpucc_device_target_options_init, opts, (gpucc_device_target_options_init(NONE), true))    \
 	X(gpucc_compile_result_count, c, gpucc_compile_result_count(NONE) == 0)                      \
 	X(gpucc_compile_result_at, c, gpucc_compile_result_at(NONE, 0) == NULL)                      \
