@@ -42,7 +42,7 @@
  * SOURCE_DATE_EPOCH (or 0), so one set of inputs always gives the same
  * bytes.  This file reads the command line and the spec.
  */
-#include "cmd.h"
+#include "pack.h"
 
 #include <gpucc.h>
 
@@ -86,28 +86,9 @@ static const char *const entry_flags[] = {
 	"external", "ptx", "cubin", "hsaco", "bitcode", "gpucc-version", "llvm-version", NULL,
 };
 
-typedef struct pack_state {
-	const cmd_args *args;
-	gpucc_image_writer *writer;
-	const char *output;
-	char *where;         /* "'pack.json': entries[2]" while reading a spec */
-	gpucc_digest *keys;  /* the key of every spec entry added, by index */
-	size_t key_count;
-} pack_state;
-
-/* Strings made while one entry is described (joined paths, numbers),
- * released once the writer has its copy. */
-typedef struct owned_strings {
-	char **items;
-	size_t count, capacity;
-} owned_strings;
-
 /* ---- messages ------------------------------------------------------------ */
 
-static int pack_error(pack_state *st, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int pack_error(pack_state *st, int code, const char *fmt, ...)
+int pack_error(pack_state *st, int code, const char *fmt, ...)
 {
 	/* One line, whatever the names in it hold (cmd_put_shown). */
 	char *message = NULL;
@@ -130,20 +111,20 @@ static int pack_error(pack_state *st, int code, const char *fmt, ...)
 }
 
 /* The last libgpucc error, in the context of the entry being read. */
-static int pack_fail(pack_state *st)
+int pack_fail(pack_state *st)
 {
 	const gpucc_error *e = gpucc_error_last();
 	return pack_error(st, cmd_exit_code(e->code ? e->code : GPUCC_ERROR), "%s", e->message);
 }
 
-static int out_of_memory(pack_state *st)
+int pack_out_of_memory(pack_state *st)
 {
 	return pack_error(st, EXIT_FAIL, "out of memory");
 }
 
 /* Keep s (malloc'd) in o until the entry is added; NULL on failure (s is
  * freed). */
-static char *keep(owned_strings *o, char *s)
+char *pack_keep(owned_strings *o, char *s)
 {
 	if (!s)
 		return NULL;
@@ -160,7 +141,7 @@ static char *keep(owned_strings *o, char *s)
 	return o->items[o->count++] = s;
 }
 
-static void owned_release(owned_strings *o)
+void pack_strings_release(owned_strings *o)
 {
 	for (size_t i = 0; i < o->count; i++)
 		free(o->items[i]);
@@ -196,7 +177,7 @@ static int spec_conflict(pack_state *st, const gpucc_digest *key)
 
 /* Hand the entry f describes to libgpucc, which builds it, keys it and
  * adds it to the writer (gpucc_image_writer_add_files). */
-static int pack_add(pack_state *st, const gpucc_entry_files *f)
+int pack_add(pack_state *st, const gpucc_entry_files *f)
 {
 	int rc = check_not_output(st, f->module_file);
 	for (size_t i = 0; rc == EXIT_OK && i < f->device_lib_count; i++)
@@ -255,16 +236,16 @@ static int pack_from_flags(pack_state *st)
 	gpucc_device_lib_file *libs = calloc(f.device_lib_count + 1, sizeof *libs);
 	const char **externals = calloc(f.external_count + 1, sizeof *externals);
 	owned_strings names = {0};
-	int rc = kernels && options && libs && externals ? EXIT_OK : out_of_memory(st);
+	int rc = kernels && options && libs && externals ? EXIT_OK : pack_out_of_memory(st);
 	for (size_t i = 0; rc == EXIT_OK && i < f.kernel_count; i++)
 		kernels[i] = (gpucc_kernel){cmd_value_at(args, "kernel", (int)i), -1, -1, -1};
 	for (size_t i = 0; rc == EXIT_OK && i < f.option_count; i++) {
 		const char *nv = cmd_value_at(args, "option", (int)i);
 		const char *eq = strchr(nv, '=');
-		options[i].name = keep(&names, strndup(nv, (size_t)(eq - nv)));
+		options[i].name = pack_keep(&names, strndup(nv, (size_t)(eq - nv)));
 		options[i].value = eq + 1;
 		if (!options[i].name)
-			rc = out_of_memory(st);
+			rc = pack_out_of_memory(st);
 	}
 	for (size_t i = 0; rc == EXIT_OK && i < f.device_lib_count; i++)
 		libs[i].file = cmd_value_at(args, "device-lib", (int)i);
@@ -278,7 +259,7 @@ static int pack_from_flags(pack_state *st)
 	f.externals = externals;
 	if (rc == EXIT_OK)
 		rc = pack_add(st, &f);
-	owned_release(&names);
+	pack_strings_release(&names);
 	free(kernels);
 	free(options);
 	free(libs);
@@ -315,7 +296,7 @@ static const char *spec_path(spec_reader *r, const char *path)
 	char *joined = malloc(len);
 	if (joined)
 		snprintf(joined, len, "%s/%s", r->dir, path);
-	return keep(&r->strings, joined);
+	return pack_keep(&r->strings, joined);
 }
 
 /* field of object as a non-empty string, or NULL when absent; *rc set to an
@@ -371,7 +352,7 @@ static int items_room(spec_reader *r, void *out, size_t size, const cJSON *items
 {
 	void *room = calloc((size_t)cJSON_GetArraySize(items) + 1, size);
 	memcpy(out, &room, sizeof room);
-	return room ? EXIT_OK : out_of_memory(r->st);
+	return room ? EXIT_OK : pack_out_of_memory(r->st);
 }
 
 static int read_kernels(spec_reader *r, spec_entry *b, const cJSON *kernels)
@@ -427,9 +408,9 @@ static int read_options(spec_reader *r, spec_entry *b, const cJSON *options)
 		           item->valuedouble > -1e15 && item->valuedouble < 1e15) {
 			char number[32];
 			snprintf(number, sizeof number, "%lld", (long long)item->valuedouble);
-			value = keep(&r->strings, strdup(number));
+			value = pack_keep(&r->strings, strdup(number));
 			if (!value)
-				return out_of_memory(r->st);
+				return pack_out_of_memory(r->st);
 		} else {
 			return pack_error(r->st, EXIT_BAD_INPUT,
 			                  "option '%s' must be a string or an integer", item->string);
@@ -466,7 +447,7 @@ static int read_device_libs(spec_reader *r, spec_entry *b, const cJSON *libs)
 		if (lib.sha256 && !lib.name)
 			return pack_error(r->st, EXIT_BAD_INPUT, "a device library with 'sha256' needs a 'name'");
 		if (lib.file && !(lib.file = spec_path(r, lib.file)))
-			return out_of_memory(r->st);
+			return pack_out_of_memory(r->st);
 		b->libs[b->f.device_lib_count++] = lib;
 	}
 	b->f.device_libs = b->libs;
@@ -523,7 +504,7 @@ static int read_entry_fields(spec_reader *r, spec_entry *b, const cJSON *object)
 	if (!f->target)
 		return pack_error(r->st, EXIT_BAD_INPUT, "missing 'target'");
 	if (f->module_file && !(f->module_file = spec_path(r, f->module_file)))
-		return out_of_memory(r->st);
+		return pack_out_of_memory(r->st);
 	const cJSON *item;
 	if (rc == EXIT_OK && (item = cJSON_GetObjectItemCaseSensitive(object, "kernels")))
 		rc = read_kernels(r, b, item);
@@ -535,7 +516,7 @@ static int read_entry_fields(spec_reader *r, spec_entry *b, const cJSON *object)
 		rc = read_externals(r, b, item);
 	for (int p = 0; rc == EXIT_OK && p < GPUCC_PART_COUNT; p++)
 		if (f->payloads[p] && !(f->payloads[p] = spec_path(r, f->payloads[p])))
-			rc = out_of_memory(r->st);
+			rc = pack_out_of_memory(r->st);
 	return rc;
 }
 
@@ -549,7 +530,7 @@ static int read_entry(spec_reader *r, const cJSON *object)
 	free(b.options);
 	free(b.libs);
 	free(b.externals);
-	owned_release(&r->strings);
+	pack_strings_release(&r->strings);
 	return rc;
 }
 
@@ -595,7 +576,7 @@ static int read_spec_file(pack_state *st, const char *path, char **out, size_t *
 	FILE *f = fdopen(fd, "rb");
 	if (!f) {
 		close(fd);
-		return out_of_memory(st);
+		return pack_out_of_memory(st);
 	}
 	size_t capacity = 1 << 14, size = 0;
 	char *data = malloc(capacity);
@@ -622,7 +603,7 @@ static int read_spec_file(pack_state *st, const char *path, char **out, size_t *
 	}
 	fclose(f);
 	if (!data)
-		return out_of_memory(st);
+		return pack_out_of_memory(st);
 	if (rc != EXIT_OK) {
 		free(data);
 		return rc;
@@ -660,7 +641,7 @@ static unsigned line_of(const char *text, const char *p)
 	return line;
 }
 
-static int pack_from_spec(pack_state *st, const char *spec_file)
+int pack_from_spec(pack_state *st, const char *spec_file)
 {
 	char *text = NULL;
 	size_t size = 0;
@@ -688,7 +669,7 @@ static int pack_from_spec(pack_state *st, const char *spec_file)
 	/* size + 1: cJSON counts the terminating NUL when the text must end there. */
 	cJSON *root = cJSON_ParseWithLengthOpts(text, size + 1, &parse_end, true);
 	if (!r.dir) {
-		rc = out_of_memory(st);
+		rc = pack_out_of_memory(st);
 	} else if (!root) {
 		rc = pack_error(st, EXIT_BAD_INPUT, "'%s': not valid JSON (line %u)", spec_file,
 		                line_of(text, parse_end ? parse_end : cJSON_GetErrorPtr()));
@@ -709,7 +690,7 @@ static int pack_from_spec(pack_state *st, const char *spec_file)
 		if (rc == EXIT_OK) {
 			size_t n = (size_t)cJSON_GetArraySize(entries);
 			if (n && !(st->keys = malloc(n * sizeof *st->keys)))
-				rc = out_of_memory(st);
+				rc = pack_out_of_memory(st);
 		}
 		if (rc == EXIT_OK) {
 			cJSON_ArrayForEach(item, entries) {
