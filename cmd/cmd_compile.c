@@ -104,16 +104,10 @@ static int add_native_targets(const cmd_args *args, gpucc_compile *c)
 	int rc = EXIT_OK;
 	size_t added = 0;
 	for (size_t i = 0; i < count && rc == EXIT_OK; i++) {
-		if (!devices[i].target_known)
-			continue; /* a processor gpucc does not know: said below if none is */
-		/* NVIDIA: the processor (a device's PTX ISA is the newest its
-		 * driver JITs, while the module's says what it needs); AMD: the
-		 * target ID, the modes the device runs in. */
+		/* A processor gpucc does not know is said below if none is known. */
 		char name[GPUCC_TARGET_NAME_SIZE];
-		if (devices[i].target.vendor == GPUCC_VENDOR_NVIDIA)
-			snprintf(name, sizeof name, "%s", gpucc_target_cpu(&devices[i].target));
-		else
-			gpucc_target_format(name, &devices[i].target);
+		if (gpucc_device_compile_target(name, &devices[i]) != 0)
+			continue;
 		if (gpucc_compile_add_target(c, name) != 0)
 			rc = cmd_fail(args);
 		added++;
@@ -399,15 +393,8 @@ static int run(const cmd_args *args)
 	for (size_t i = 0; i < input_count; i++) {
 		/* .ll and .bc are IR, .hip, .cu and .cl sources, and with -x
 		 * every input that is not IR is a source in that language. */
-		const char *path = inputs[i];
-		const char *dot = strrchr(path, '.');
-		bool ir = dot && !strchr(dot, '/') && (strcmp(dot, ".ll") == 0 || strcmp(dot, ".bc") == 0);
-		bool source = !ir && (language != GPUCC_LANGUAGE_FROM_NAME ||
-		                      (dot && !strchr(dot, '/') &&
-		                       (strcmp(dot, ".hip") == 0 || strcmp(dot, ".cu") == 0 ||
-		                        strcmp(dot, ".cl") == 0)));
-		if ((source ? gpucc_compile_add_source(c, path, language)
-		            : gpucc_compile_add_file(c, path)) != 0) {
+		bool source;
+		if (gpucc_compile_add_input(c, inputs[i], language, &source) != 0) {
 			rc = cmd_fail(args);
 			goto cleanup;
 		}
@@ -450,29 +437,7 @@ static int run(const cmd_args *args)
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
-	/* Every failure and every warning, one line each naming module and
-	 * target.  LLVM's and the tools' own lines are a success's warnings
-	 * (ptxas's), and a failure's detail, shown when asked. */
-	const gpucc_compile_result *first_failed = NULL;
-	bool verbose = cmd_flag(args, "verbose");
-	char *clang_shown[COMPILE_SHOWN_MAX];
-	size_t clang_shown_count = 0;
-	for (size_t i = 0; i < count; i++) {
-		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
-		if (r->diagnostics && (verbose || r->status != GPUCC_COMPILE_FAILED))
-			compile_put_diagnostics(stderr, r->diagnostics);
-		else if (r->status == GPUCC_COMPILE_FAILED)
-			compile_put_clang_lines(stderr, r, clang_shown, &clang_shown_count);
-		if (r->warnings)
-			compile_put_warnings(stderr, r, clang_shown, &clang_shown_count);
-		if (r->status == GPUCC_COMPILE_FAILED) {
-			fprintf(stderr, "gpucc compile: error: %s\n", r->error);
-			if (!first_failed)
-				first_failed = r;
-		}
-	}
-	for (size_t i = 0; i < clang_shown_count; i++)
-		free(clang_shown[i]);
+	const gpucc_compile_result *first_failed = compile_put_results(c, cmd_flag(args, "verbose"));
 	/* Planning reports failed jobs in their results only: a dry run exits
 	 * as the real run would, with the first failed job's code. */
 	if (status == 0 && first_failed)

@@ -28,7 +28,7 @@ static const char *status_name(gpucc_compile_status s)
  * and tabs that lay them out, so that no escape sequence reaches a
  * terminal.  The module's name in them is spelt already, as in the job's
  * error (libgpucc names modules as they are shown). */
-void compile_put_diagnostics(FILE *f, const char *text)
+static void compile_put_diagnostics(FILE *f, const char *text)
 {
 	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
 		char spelt[GPUCC_ESCAPED_BYTE_MAX];
@@ -54,7 +54,8 @@ static bool clang_count_line(const char *line, size_t len)
  * text is written once, however many targets clang refused it for (shown
  * holds the texts written, *count of them, at most COMPILE_SHOWN_MAX; the caller
  * frees them), then each target's own summary line follows. */
-void compile_put_clang_lines(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count)
+#define COMPILE_SHOWN_MAX 64
+static void compile_put_clang_lines(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count)
 {
 	if (!r->source || r->key_known || !r->diagnostics)
 		return;
@@ -103,7 +104,7 @@ void compile_put_clang_lines(FILE *f, const gpucc_compile_result *r, char **show
  * distinct text once per run, however many targets clang warned alike for
  * (shown, *count: as compile_put_clang_lines); every other line is prefixed as
  * every message is.  libgpucc spells their control characters already. */
-void compile_put_warnings(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count)
+static void compile_put_warnings(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count)
 {
 	static const char mark[] = ": clang: ";
 	const char *text = r->warnings;
@@ -142,6 +143,30 @@ void compile_put_warnings(FILE *f, const gpucc_compile_result *r, char **shown, 
 			fprintf(f, "gpucc compile: warning: %.*s\n", (int)len, p);
 		p += len + (p[len] == '\n');
 	}
+}
+
+const gpucc_compile_result *compile_put_results(gpucc_compile *c, bool verbose)
+{
+	const gpucc_compile_result *first_failed = NULL;
+	char *clang_shown[COMPILE_SHOWN_MAX];
+	size_t clang_shown_count = 0;
+	for (size_t i = 0; i < gpucc_compile_result_count(c); i++) {
+		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
+		if (r->diagnostics && (verbose || r->status != GPUCC_COMPILE_FAILED))
+			compile_put_diagnostics(stderr, r->diagnostics);
+		else if (r->status == GPUCC_COMPILE_FAILED)
+			compile_put_clang_lines(stderr, r, clang_shown, &clang_shown_count);
+		if (r->warnings)
+			compile_put_warnings(stderr, r, clang_shown, &clang_shown_count);
+		if (r->status == GPUCC_COMPILE_FAILED) {
+			fprintf(stderr, "gpucc compile: error: %s\n", r->error);
+			if (!first_failed)
+				first_failed = r;
+		}
+	}
+	for (size_t i = 0; i < clang_shown_count; i++)
+		free(clang_shown[i]);
+	return first_failed;
 }
 
 /* "MODULE TARGET: compiled in 1.2 s" (hit, remote hit, failed, skipped). */

@@ -18,18 +18,12 @@ typedef struct compile_progress {
 	bool lines;
 } compile_progress;
 
-/* The most distinct texts of clang's that a run remembers, so as to write
- * each once. */
-#define COMPILE_SHOWN_MAX 64
-
-/* The backend's diagnostics, their control characters spelt. */
-void compile_put_diagnostics(FILE *f, const char *text);
-/* clang's lines of a source it refused, each distinct text once (shown
- * holds those written, *count of them; the caller frees them). */
-void compile_put_clang_lines(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count);
-/* A job's warnings, clang's each distinct text once (shown, *count: as
- * compile_put_clang_lines). */
-void compile_put_warnings(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count);
+/* Every failure and every warning of c's results on stderr, one line
+ * each naming module and target.  LLVM's and the tools' own lines are a
+ * success's warnings (ptxas's), and a failure's detail, shown when
+ * verbose; clang's lines for a source are written as clang wrote them,
+ * each distinct text once.  Returns the first failed result, or NULL. */
+const gpucc_compile_result *compile_put_results(gpucc_compile *c, bool verbose);
 /* A gpucc_compile_options progress callback; ctx is a compile_progress. */
 void compile_on_progress(void *ctx, const gpucc_compile_progress *p);
 /* A cache warning handler; ctx is the compile_progress, whose line it

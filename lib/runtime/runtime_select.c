@@ -205,6 +205,21 @@ int gpucc_device_from_target(gpucc_device *out, const char *spelling,
 	return 0;
 }
 
+int gpucc_device_compile_target(char out[GPUCC_TARGET_NAME_SIZE], const gpucc_device *d)
+{
+	GPUCC_REQUIRE(out);
+	out[0] = '\0';
+	GPUCC_REQUIRE(d);
+	if (!d->target_known)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "gpucc does not know the processor '%s'",
+		                       d->arch);
+	if (d->target.vendor == GPUCC_VENDOR_NVIDIA)
+		snprintf(out, GPUCC_TARGET_NAME_SIZE, "%s", gpucc_target_cpu(&d->target));
+	else
+		gpucc_target_format(out, &d->target);
+	return 0;
+}
+
 /* ---- one entry against one device ---------------------------------------- */
 
 /* The AMDGPU code object version an entry was compiled for (its

@@ -438,6 +438,10 @@ static void fixture_close(fixture *f)
 	  gpucc_paths_distinct(f->paths_out, &f->size_out, NONE, 1))                                \
 	X(gpucc_paths_distinct, paths[1], 0, NULL,                                                  \
 	  gpucc_paths_distinct(f->paths_out, &f->size_out, f->paths, 2))                            \
+	X(gpucc_compile_add_input, c, 0, NULL,                                                      \
+	  gpucc_compile_add_input(NONE, "a.ll", GPUCC_LANGUAGE_FROM_NAME, NULL))                    \
+	X(gpucc_compile_add_input, path, 0, NULL,                                                   \
+	  gpucc_compile_add_input(f->compile, NONE, GPUCC_LANGUAGE_FROM_NAME, NULL))                \
 	X(gpucc_select, out, 0, NULL, gpucc_select(NONE, f->entries, 1, NULL, &f->target, NULL))    \
 	X(gpucc_select, entries, 0, NULL,                                                           \
 	  gpucc_select(&f->selection_out, NONE, 1, NULL, &f->target, NULL))                         \
@@ -458,6 +462,8 @@ static void fixture_close(fixture *f)
 	X(gpucc_cuda_version_parse, text, 0, NULL, gpucc_cuda_version_parse(&f->int_out, NONE))    \
 	X(gpucc_hip_version_parse, out, 0, NULL, gpucc_hip_version_parse(NONE, "5.2"))             \
 	X(gpucc_hip_version_parse, text, 0, NULL, gpucc_hip_version_parse(&f->int_out, NONE))      \
+	X(gpucc_device_compile_target, out, 0, NULL, gpucc_device_compile_target(NONE, &f->device)) \
+	X(gpucc_device_compile_target, d, 0, NULL, gpucc_device_compile_target(f->text_out, NONE))  \
 	X(gpucc_device_from_target, out, 0, NULL, gpucc_device_from_target(NONE, "sm_90", NULL))   \
 	X(gpucc_device_from_target, spelling, 0, NULL,                                              \
 	  gpucc_device_from_target(&f->device, NONE, NULL))                                         \

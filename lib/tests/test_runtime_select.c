@@ -494,6 +494,42 @@ static void test_device_targets_select(void)
 	}
 }
 
+/* What --target native compiles for each device: NVIDIA the processor
+ * alone, AMD the target ID with the modes the device runs in; a device
+ * gpucc does not know is said so. */
+static void test_device_compile_target(void)
+{
+	static const struct {
+		const char *arch; /* as the runtime reports it */
+		bool cuda;
+		const char *want;
+	} rows[] = {
+		{"sm_90", true, "sm_90"},
+		{"sm_121", true, "sm_121"},
+		{"gfx90a:sramecc+:xnack-", false, "gfx90a:sramecc+:xnack-"},
+		{"gfx1030", false, "gfx1030"},
+		{"gfx942:xnack+", false, "gfx942:xnack+"},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		gpucc_device d = {0};
+		d.target_known = true;
+		if (rows[i].cuda)
+			CHECK_INT(gpucc_target_from_cuda(&d.target, atoi(rows[i].arch + 3) / 10,
+			                                 atoi(rows[i].arch + 3) % 10, 12040),
+			          0);
+		else
+			CHECK_INT(gpucc_target_from_hip_arch(&d.target, rows[i].arch), 0);
+		char name[GPUCC_TARGET_NAME_SIZE];
+		CHECK_INT(gpucc_device_compile_target(name, &d), 0);
+		CHECK_STR(name, rows[i].want);
+	}
+	gpucc_device unknown = {.target_known = false, .arch = "gfx9999"};
+	char name[GPUCC_TARGET_NAME_SIZE] = "x";
+	CHECK_INT(gpucc_device_compile_target(name, &unknown), GPUCC_ENOTFOUND);
+	CHECK_ERROR_HAS("'gfx9999'");
+	CHECK_STR(name, "");
+}
+
 static void test_version_parse(void)
 {
 	static const struct {
@@ -570,5 +606,6 @@ int main(void)
 	RUN(test_device_from_target);
 	RUN(test_device_targets_select);
 	RUN(test_version_parse);
+	RUN(test_device_compile_target);
 	return CHECK_DONE();
 }

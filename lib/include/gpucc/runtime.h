@@ -216,6 +216,14 @@ GPUCC_API void gpucc_device_target_options_init(gpucc_device_target_options *opt
 GPUCC_API int gpucc_device_from_target(gpucc_device *out, const char *spelling,
                                        const gpucc_device_target_options *opts);
 
+/* The target to compile for device d, as clang's --offload-arch=native
+ * takes it: NVIDIA its processor ("sm_90": the device's PTX ISA is the
+ * newest its driver JITs, while a module's says what the module needs),
+ * AMD its target ID with the sramecc and xnack modes it runs in
+ * ("gfx90a:sramecc+:xnack-").  GPUCC_ENOTFOUND when gpucc does not know
+ * d's processor (target_known false), naming its architecture. */
+GPUCC_API int gpucc_device_compile_target(char out[GPUCC_TARGET_NAME_SIZE], const gpucc_device *d);
+
 /* ---- loading ------------------------------------------------------------- */
 
 /* A module loaded on one device, owned by the caller. */
