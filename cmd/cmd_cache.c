@@ -23,37 +23,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* ---- printing counts and sizes --------------------------------------------------- */
-
-static void format_size(char *out, size_t size, uint64_t bytes)
-{
-	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-	double v = (double)bytes;
-	int u = 0;
-	/* (Up from just below 1024 too, which "%.1f" would print as "1024.0".) */
-	while (v >= 1023.95 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(out, size, "%" PRIu64 " %s", bytes, cmd_plural(bytes, "byte", "bytes"));
-	else
-		snprintf(out, size, "%.1f %s", v, units[u]);
-}
-
-/* Open the cache for commands that report on it or remove from it (verify,
- * stats, prune, gc, clear, lookup): a directory that --cache names must be
- * a cache already (GPUCC_CACHE_EXISTING), so that a typo neither passes as
- * an empty cache nor creates a directory or writes into one; the default
- * cache, not made yet, is an empty one. */
-static int open_cache_to_report(const cmd_args *args, gpucc_cache **out, unsigned flags)
-{
-	const char *dir;
-	if (cmd_directory_value(&dir, args, "cache") != EXIT_OK)
-		return EXIT_USAGE;
-	return cmd_open_cache(args, out, dir ? flags | GPUCC_CACHE_EXISTING : flags);
-}
-
 /* ---- cache verify ------------------------------------------------------------------ */
 
 static const cmd_option verify_options[] = {
@@ -83,7 +52,7 @@ static void print_defect(void *ctx, const char *path, const char *message)
 static int run_verify(const cmd_args *args)
 {
 	gpucc_cache *c;
-	int rc = open_cache_to_report(args, &c, GPUCC_CACHE_READ_ONLY);
+	int rc = cmd_open_cache_to_report(args, &c, GPUCC_CACHE_READ_ONLY);
 	if (rc)
 		return rc;
 	gpucc_cache_verify_result r;
@@ -145,7 +114,7 @@ static int run_stats(const cmd_args *args)
 {
 	bool reset = cmd_flag(args, "reset");
 	gpucc_cache *c;
-	int rc = open_cache_to_report(args, &c, reset ? 0 : GPUCC_CACHE_READ_ONLY);
+	int rc = cmd_open_cache_to_report(args, &c, reset ? 0 : GPUCC_CACHE_READ_ONLY);
 	if (rc)
 		return rc;
 	/* Counters printed and then not zeroed would read as done to a
@@ -178,8 +147,8 @@ static int run_stats(const cmd_args *args)
 		       rs.hits, rs.misses, rs.errors, rs.timeouts, rs.bytes_in, rs.bytes_out);
 	} else {
 		char size[32], max[32], when[64] = "first use (never reset)";
-		format_size(size, sizeof size, st.bytes);
-		format_size(max, sizeof max, st.max_bytes);
+		cmd_format_size(size, sizeof size, st.bytes);
+		cmd_format_size(max, sizeof max, st.max_bytes);
 		if (st.reset_time) {
 			time_t t = (time_t)st.reset_time;
 			struct tm tm;
@@ -200,8 +169,8 @@ static int run_stats(const cmd_args *args)
 		printf("corrupt entries   %" PRIu64 "\n", st.corrupt);
 		printf("counting since    %s\n", when);
 		if (rs.hits || rs.misses || rs.errors || rs.timeouts || rs.bytes_out) {
-			format_size(size, sizeof size, rs.bytes_in);
-			format_size(max, sizeof max, rs.bytes_out);
+			cmd_format_size(size, sizeof size, rs.bytes_in);
+			cmd_format_size(max, sizeof max, rs.bytes_out);
 			printf("remote hits       %" PRIu64 "\n", rs.hits);
 			printf("remote misses     %" PRIu64 "\n", rs.misses);
 			printf("remote errors     %" PRIu64 "\n", rs.errors);
@@ -358,7 +327,7 @@ static int run_gc(const cmd_args *args)
 		                 v);
 	gpucc_cache *c;
 	/* --save configures a cache, which may be new: it alone creates one. */
-	int rc = cmd_flag(args, "save") ? cmd_open_cache(args, &c, 0) : open_cache_to_report(args, &c, 0);
+	int rc = cmd_flag(args, "save") ? cmd_open_cache(args, &c, 0) : cmd_open_cache_to_report(args, &c, 0);
 	if (rc)
 		return rc;
 	gpucc_cache_gc_result r;
@@ -370,8 +339,8 @@ static int run_gc(const cmd_args *args)
 		rc = cmd_fail(args);
 	} else if (!cmd_flag(args, "quiet")) {
 		char removed[32], left[32];
-		format_size(removed, sizeof removed, r.removed_bytes);
-		format_size(left, sizeof left, r.bytes);
+		cmd_format_size(removed, sizeof removed, r.removed_bytes);
+		cmd_format_size(left, sizeof left, r.bytes);
 		printf("removed %" PRIu64 " %s (%s); %" PRIu64 " %s (%s) left", r.removed_entries,
 		       cmd_plural(r.removed_entries, "entry", "entries"), removed, r.entries,
 		       cmd_plural(r.entries, "entry", "entries"), left);
@@ -417,7 +386,7 @@ static const cmd_option clear_options[] = {
 static int run_clear(const cmd_args *args)
 {
 	gpucc_cache *c;
-	int rc = open_cache_to_report(args, &c, 0);
+	int rc = cmd_open_cache_to_report(args, &c, 0);
 	if (rc)
 		return rc;
 	if (gpucc_cache_clear(c) != 0)
@@ -511,7 +480,7 @@ static int run_prune(const cmd_args *args)
 		                 v);
 	bool dry = cmd_flag(args, "dry-run"), json = cmd_flag(args, "json");
 	gpucc_cache *c;
-	int rc = open_cache_to_report(args, &c, dry ? GPUCC_CACHE_READ_ONLY : 0);
+	int rc = cmd_open_cache_to_report(args, &c, dry ? GPUCC_CACHE_READ_ONLY : 0);
 	if (rc)
 		return rc;
 	char *removed = NULL;
@@ -537,8 +506,8 @@ static int run_prune(const cmd_args *args)
 		       r.entries, r.bytes, r.unreadable);
 	} else if (!cmd_flag(args, "quiet")) {
 		char gone[32], left[32];
-		format_size(gone, sizeof gone, r.removed_bytes);
-		format_size(left, sizeof left, r.bytes);
+		cmd_format_size(gone, sizeof gone, r.removed_bytes);
+		cmd_format_size(left, sizeof left, r.bytes);
 		printf("%s %" PRIu64 " %s (%s); %" PRIu64 " %s (%s) %s", dry ? "would remove" : "removed",
 		       r.removed_entries, cmd_plural(r.removed_entries, "entry", "entries"), gone, r.entries,
 		       cmd_plural(r.entries, "entry", "entries"), left, dry ? "would stay" : "left");
@@ -603,7 +572,7 @@ static int run_lookup(const cmd_args *args)
 	free(layout);
 	free(dir);
 	gpucc_cache *c;
-	int rc = open_cache_to_report(args, &c, flags);
+	int rc = cmd_open_cache_to_report(args, &c, flags);
 	if (rc)
 		return rc;
 	bool quiet = cmd_flag(args, "quiet");
