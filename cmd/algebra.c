@@ -1,11 +1,12 @@
 /*
  * cmd/algebra.c -- the helpers the cache-algebra commands (cache, snapshot,
  * delta, merge) share (cmd/algebra.h): opening the cache a command names,
- * printing the cache's warnings, and reading the options of commands that
- * write entries.
+ * printing the cache's warnings and sizes, and reading the options of
+ * commands that write entries.
  */
 #include "algebra.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,30 @@ int cmd_open_cache(const cmd_args *args, gpucc_cache **out, unsigned flags)
 		return cmd_fail(args);
 	gpucc_cache_set_warning_handler(*out, cmd_print_warning, (void *)args);
 	return EXIT_OK;
+}
+
+void cmd_format_size(char *out, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	int u = 0;
+	/* (Up from just below 1024 too, which "%.1f" would print as "1024.0".) */
+	while (v >= 1023.95 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(out, size, "%" PRIu64 " %s", bytes, cmd_plural(bytes, "byte", "bytes"));
+	else
+		snprintf(out, size, "%.1f %s", v, units[u]);
+}
+
+int cmd_open_cache_to_report(const cmd_args *args, gpucc_cache **out, unsigned flags)
+{
+	const char *dir;
+	if (cmd_directory_value(&dir, args, "cache") != EXIT_OK)
+		return EXIT_USAGE;
+	return cmd_open_cache(args, out, dir ? flags | GPUCC_CACHE_EXISTING : flags);
 }
 
 static int conflict_policy(const cmd_args *args, gpucc_conflict_policy *out)
@@ -62,31 +87,11 @@ static void print_conflict(void *ctx, const gpucc_digest *key, const char *first
 	        args->spec->name, hex, a, b, strcmp(policy, "first") == 0 ? a : b);
 }
 
-static int zstd_option(const cmd_args *args, gpucc_write_options *opts)
-{
-	gpucc_write_options_init(opts);
-	const char *v;
-	if (cmd_single_value(&v, args, "zstd") != EXIT_OK)
-		return EXIT_USAGE;
-	if (!v)
-		return EXIT_OK;
-	if (!*v) {
-		opts->zstd_level = 3;
-		return EXIT_OK;
-	}
-	char *end;
-	long level = strtol(v, &end, 10);
-	if (*end || level < 1 || level > 22)
-		return cmd_error(args, EXIT_USAGE, "--zstd level must be 1 to 22, not '%s'", v);
-	opts->zstd_level = (int)level;
-	return EXIT_OK;
-}
-
 int cmd_algebra_options(const cmd_args *args, gpucc_algebra_options *opts)
 {
 	gpucc_algebra_options_init(opts);
 	int rc = conflict_policy(args, &opts->on_conflict);
-	if (rc || (rc = zstd_option(args, &opts->write)))
+	if (rc || (rc = cmd_zstd_level(args, &opts->write.zstd_level)))
 		return rc;
 	opts->write.no_sync = cmd_flag(args, "no-sync");
 	opts->conflict_fn = print_conflict;

@@ -95,6 +95,17 @@ const char *cmd_value_at(const cmd_args *args, const char *long_name, int index)
  * --on-conflict=last to one that says fail, or a bad value followed by a
  * good one, is refused rather than settled by the last. */
 int cmd_single_value(const char **out, const cmd_args *args, const char *long_name);
+/* The zstd level the --zstd option gives, in *level: 0 when absent,
+ * GPUCC_ZSTD_DEFAULT_LEVEL (gpucc/image.h) when given bare, else its
+ * LEVEL, digits only, 1 to 22.  Given twice only as cmd_single_value
+ * allows; EXIT_USAGE after "--zstd level must be 1 to 22, not 'X'".
+ * Every command's --zstd is read here, and described by CMD_ZSTD_HELP. */
+int cmd_zstd_level(const cmd_args *args, int *level);
+#define CMD_ZSTD_STRING(level) #level
+#define CMD_ZSTD_LEVEL_STRING(level) CMD_ZSTD_STRING(level)
+#define CMD_ZSTD_HELP                                                          \
+	"compress the image with zstd at LEVEL 1..22 (bare --zstd: level "        \
+	CMD_ZSTD_LEVEL_STRING(GPUCC_ZSTD_DEFAULT_LEVEL) ")"
 /* The path an option names (NULL when not given) in *out, given twice only
  * as cmd_single_value allows; EXIT_USAGE after
  * saying "--NAME needs WHAT, not ''" when it is given empty, which is never

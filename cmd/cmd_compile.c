@@ -13,17 +13,15 @@
  * every job succeeded.
  */
 #include "cmd.h"
+#include "compile_options.h"
+#include "compile_print.h"
 #include "interrupt.h"
 #include "cmd_remote.h"
-/* The speller of every message (cmd/meson.build compiles it in). */
-#include "../formats/escape.h"
 
 #include <gpucc.h>
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,7 +37,7 @@ static const cmd_option options[] = {
 	 "headers, modules, device libraries, clang), for ninja and make"},
 	{"MD", 0, NULL, false, "with -o, write that rule to IMAGE.d (-MF names another file), as clang -MD does"},
 	{"MF", 0, "FILE", false, "the file -MD writes: --depfile FILE"},
-	{"zstd", 0, "LEVEL", true, "compress the image with zstd at LEVEL 1..22 (default 19)"},
+	{"zstd", 0, "LEVEL", true, CMD_ZSTD_HELP},
 	{"cache", 0, "DIR", false, "the cache directory (default: $GPUCC_CACHE_DIR, else $XDG_CACHE_HOME/gpucc, else ~/.cache/gpucc)"},
 	{"no-cache", 0, NULL, false, "neither look up nor store entries in a cache"},
 	CMD_REMOTE_OPTIONS,
@@ -82,150 +80,6 @@ static const cmd_option options[] = {
 	{0},
 };
 
-static int parse_number(const char *text, int low, int high, int *out)
-{
-	char *end;
-	long v = strtol(text, &end, 10);
-	if (!*text || *end || v < low || v > high)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
-static const char *status_name(gpucc_compile_status s)
-{
-	switch (s) {
-	case GPUCC_COMPILE_HIT: return "hit";
-	case GPUCC_COMPILE_COMPILED: return "compiled";
-	case GPUCC_COMPILE_FAILED: return "failed";
-	case GPUCC_COMPILE_SKIPPED: return "skipped";
-	default: return "miss";
-	}
-}
-
-/* Write the backend's diagnostics (LLVM's, ptxas's and ld.lld's lines,
- * which may quote the module's source: a name, a comment) to f with their
- * control characters spelt as in every message, except the line breaks
- * and tabs that lay them out, so that no escape sequence reaches a
- * terminal.  The module's name in them is spelt already, as in the job's
- * error (libgpucc names modules as they are shown). */
-static void put_diagnostics(FILE *f, const char *text)
-{
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-		char spelt[GPUCC_ESCAPED_BYTE_MAX];
-		if (*p == '\n' || *p == '\t')
-			fputc(*p, f);
-		else
-			fwrite(spelt, 1, gpucc_escape_byte(spelt, *p), f);
-	}
-}
-
-/* Whether a line of a count that clang adds ("2 warnings generated when
- * compiling for sm_90."), which differs from target to target. */
-static bool clang_count_line(const char *line, size_t len)
-{
-	return len && line[0] >= '1' && line[0] <= '9' && memmem(line, len, " generated", 10) != NULL;
-}
-
-/* clang's own lines for a source it refused (a job of a source that failed
- * before its key was known, so in clang), as clang wrote them: its
- * `file:line:col: error:` form is what editors and IDEs parse.  libgpucc
- * gives them as "SOURCE: TARGET: clang: LINE".  clang's count ("1 error
- * generated when compiling for gfx90a.") is left out, and each distinct
- * text is written once, however many targets clang refused it for (shown
- * holds the texts written, *count of them, at most SHOWN_MAX; the caller
- * frees them), then each target's own summary line follows. */
-#define SHOWN_MAX 64
-static void put_clang_lines(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count)
-{
-	if (!r->source || r->key_known || !r->diagnostics)
-		return;
-	const char *mark = strstr(r->diagnostics, ": clang: ");
-	if (!mark)
-		return;
-	size_t prefix = (size_t)(mark - r->diagnostics) + strlen(": clang: ");
-	/* The lines without their prefix, clang's count left out. */
-	size_t cap = strlen(r->diagnostics) + 1, used = 0;
-	char *text = malloc(cap);
-	if (!text)
-		return;
-	for (const char *p = r->diagnostics; *p;) {
-		size_t len = strcspn(p, "\n");
-		const char *line = len > prefix ? p + prefix : p;
-		size_t line_len = len > prefix ? len - prefix : len;
-		if (!clang_count_line(line, line_len)) {
-			memcpy(text + used, line, line_len);
-			used += line_len;
-			text[used++] = '\n';
-		}
-		p += len + (p[len] == '\n');
-	}
-	text[used] = '\0';
-	for (size_t i = 0; i < *count; i++)
-		if (strcmp(shown[i], text) == 0) {
-			free(text);
-			return;
-		}
-	for (size_t k = 0; k < used; k++) { /* spelt as put_diagnostics spells */
-		char spelt[GPUCC_ESCAPED_BYTE_MAX];
-		unsigned char byte = (unsigned char)text[k];
-		if (byte == '\t' || byte == '\n')
-			fputc(byte, f);
-		else
-			fwrite(spelt, 1, gpucc_escape_byte(spelt, byte), f);
-	}
-	if (*count < SHOWN_MAX)
-		shown[(*count)++] = text;
-	else
-		free(text);
-}
-
-/* A job's warnings.  clang's ("SOURCE: TARGET: clang: LINE", a job of a
- * source) are written as clang wrote them, its count left out, and each
- * distinct text once per run, however many targets clang warned alike for
- * (shown, *count: as put_clang_lines); every other line is prefixed as
- * every message is.  libgpucc spells their control characters already. */
-static void put_warnings(FILE *f, const gpucc_compile_result *r, char **shown, size_t *count)
-{
-	static const char mark[] = ": clang: ";
-	const char *text = r->warnings;
-	size_t used = 0;
-	char *clang = r->source ? malloc(strlen(text) + 1) : NULL;
-	for (const char *p = text; *p;) {
-		size_t len = strcspn(p, "\n");
-		const char *at = clang ? memmem(p, len, mark, sizeof mark - 1) : NULL;
-		if (at) {
-			const char *line = at + sizeof mark - 1;
-			size_t line_len = len - (size_t)(line - p);
-			if (!clang_count_line(line, line_len)) {
-				memcpy(clang + used, line, line_len);
-				used += line_len;
-				clang[used++] = '\n';
-			}
-		}
-		p += len + (p[len] == '\n');
-	}
-	if (clang) {
-		clang[used] = '\0';
-		bool seen = used == 0;
-		for (size_t i = 0; i < *count && !seen; i++)
-			seen = strcmp(shown[i], clang) == 0;
-		if (!seen)
-			fputs(clang, f);
-		if (!seen && *count < SHOWN_MAX)
-			shown[(*count)++] = clang;
-		else
-			free(clang);
-	}
-	bool grouped = clang != NULL;
-	for (const char *p = text; *p;) {
-		size_t len = strcspn(p, "\n");
-		if (!(grouped && memmem(p, len, mark, sizeof mark - 1)))
-			fprintf(f, "gpucc compile: warning: %.*s\n", (int)len, p);
-		p += len + (p[len] == '\n');
-	}
-}
-
 /* --target native: the processor of every GPU the runtimes see here, as
  * each device runs (an AMD device's sramecc and xnack modes included), as
  * clang's --offload-arch=native takes them; the runtimes are loaded only
@@ -240,16 +94,10 @@ static int add_native_targets(const cmd_args *args, gpucc_compile *c)
 	int rc = EXIT_OK;
 	size_t added = 0;
 	for (size_t i = 0; i < count && rc == EXIT_OK; i++) {
-		if (!devices[i].target_known)
-			continue; /* a processor gpucc does not know: said below if none is */
-		/* NVIDIA: the processor (a device's PTX ISA is the newest its
-		 * driver JITs, while the module's says what it needs); AMD: the
-		 * target ID, the modes the device runs in. */
+		/* A processor gpucc does not know is said below if none is known. */
 		char name[GPUCC_TARGET_NAME_SIZE];
-		if (devices[i].target.vendor == GPUCC_VENDOR_NVIDIA)
-			snprintf(name, sizeof name, "%s", gpucc_target_cpu(&devices[i].target));
-		else
-			gpucc_target_format(name, &devices[i].target);
+		if (gpucc_device_compile_target(name, &devices[i]) != 0)
+			continue;
 		if (gpucc_compile_add_target(c, name) != 0)
 			rc = cmd_fail(args);
 		added++;
@@ -260,271 +108,6 @@ static int add_native_targets(const cmd_args *args, gpucc_compile *c)
 		               devices[0].arch);
 	gpucc_free(devices);
 	return rc;
-}
-
-/* The dependency file asked for (--depfile FILE, -MD -MF FILE, -MD alone:
- * IMAGE.d) into *out (malloc'd; NULL: none), checked as -o is: it needs -o,
- * whose image its rule names, and a directory that takes a new file. */
-static int depfile_value(char **out, const cmd_args *args, const char *output)
-{
-	*out = NULL;
-	const char *named, *mf;
-	if (cmd_output_value(&named, args, "depfile") != EXIT_OK ||
-	    cmd_output_value(&mf, args, "MF") != EXIT_OK)
-		return EXIT_USAGE;
-	bool md = cmd_flag(args, "MD");
-	if (named && (mf || md))
-		return cmd_error(args, EXIT_USAGE, "--depfile and -MD/-MF name one file: give one of them");
-	if (mf && !md)
-		return cmd_error(args, EXIT_USAGE, "-MF names the file -MD writes: give -MD too");
-	if (!named && !md)
-		return EXIT_OK;
-	if (!output)
-		return cmd_error(args, EXIT_USAGE,
-		                 "%s writes the image's dependencies: give -o", named ? "--depfile" : "-MD");
-	if (named || mf) {
-		*out = strdup(named ? named : mf);
-	} else if ((*out = malloc(strlen(output) + 3)) != NULL) {
-		sprintf(*out, "%s.d", output);
-	}
-	if (!*out)
-		return cmd_error(args, EXIT_FAIL, "out of memory");
-	if (strcmp(*out, output) == 0) {
-		free(*out);
-		*out = NULL;
-		return cmd_error(args, EXIT_USAGE, "the dependency file and the image are one file");
-	}
-	int rc = cmd_output_creatable(args, *out);
-	if (rc != EXIT_OK) {
-		free(*out);
-		*out = NULL;
-	}
-	return rc;
-}
-
-/* Refuse an output that would overwrite one of the modules, and one whose
- * directory cannot take a new file: checked before anything is compiled,
- * not when the image is written at the end of a long run. */
-static int check_output(const cmd_args *args, const char *output)
-{
-	struct stat out_st, module_st;
-	if (stat(output, &out_st) == 0) {
-		for (int i = 0; i < args->positional_count; i++) {
-			const char *module = args->positional[i];
-			if (stat(module, &module_st) == 0 && module_st.st_dev == out_st.st_dev &&
-			    module_st.st_ino == out_st.st_ino) {
-				fputs("gpucc compile: output '", stderr);
-				cmd_put_shown(stderr, output);
-				fputs("' is the module '", stderr);
-				cmd_put_shown(stderr, module);
-				fputs("': it would be overwritten\n", stderr);
-				return EXIT_USAGE;
-			}
-		}
-	}
-	/* What would stop the writer (no directory, no permission, a
-	 * read-only file system) stops the run now. */
-	return cmd_output_creatable(args, output);
-}
-
-/* The progress line, on a terminal only: done/total, hits, failures, ETA;
- * elsewhere (a build's log) a line on stdout per job as it finishes. */
-typedef struct progress_state {
-	bool tty;
-	bool drawn;
-	size_t compiled; /* jobs the backend finished (their seconds > 0) */
-	bool lines;
-} progress_state;
-
-/* "MODULE TARGET: compiled in 1.2 s" (hit, remote hit, failed, skipped). */
-static void log_line(const gpucc_compile_result *r)
-{
-	cmd_put_shown(stdout, r->module);
-	printf(" %s: ", r->target);
-	if (r->status == GPUCC_COMPILE_COMPILED)
-		printf("compiled in %.2f s\n", r->seconds);
-	else
-		printf("%s\n", r->from_remote ? "remote hit" : status_name(r->status));
-	fflush(stdout);
-}
-
-static void on_progress(void *ctx, const gpucc_compile_progress *p)
-{
-	progress_state *s = ctx;
-	if (s->lines && p->last && p->total)
-		log_line(p->last);
-	if (!s->tty)
-		return;
-	/* Hits, skips and jobs failed while planning are all reported before
-	 * the first compile ends, in no time: the jobs left are compiles, at
-	 * the pace of those done so far (none done: no estimate yet). */
-	if (p->total == 0 && p->sources_total) { /* clang, while the run is planned */
-		fprintf(stderr, "\r\033[Kgpucc compile: clang %zu/%zu (source, target) pairs, %.1fs",
-		        p->sources_done, p->sources_total, p->elapsed);
-		fflush(stderr);
-		s->drawn = true;
-		return;
-	}
-	if (p->last->seconds > 0)
-		s->compiled++;
-	fprintf(stderr, "\r\033[Kgpucc compile: %zu/%zu done, %zu hit%s, %zu failed, %.1fs",
-	        p->done, p->total, p->hits, p->hits == 1 ? "" : "s", p->failed, p->elapsed);
-	if (p->done < p->total && s->compiled)
-		fprintf(stderr, ", ETA %.0fs",
-		        p->elapsed / (double)s->compiled * (double)(p->total - p->done));
-	fflush(stderr);
-	s->drawn = true;
-}
-
-static void print_explain(gpucc_compile *c)
-{
-	for (size_t i = 0; i < gpucc_compile_result_count(c); i++) {
-		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
-		char hex[GPUCC_DIGEST_HEX_SIZE] = "-";
-		if (r->key_known)
-			gpucc_digest_to_hex(hex, &r->key);
-		const char *status = r->status == GPUCC_COMPILE_PENDING || r->status == GPUCC_COMPILE_COMPILED
-		                         ? "miss" : status_name(r->status);
-		cmd_put_shown(stdout, r->module);
-		printf(" %s: %s %s\n", r->target, status, hex);
-		if (r->source) { /* how a source's IR was found: a record's hit, or why not */
-			printf("  %-12s ", "source");
-			cmd_put_shown(stdout, r->source);
-			putchar('\n');
-		}
-		for (size_t k = 0; k < r->key_part_count; k++) {
-			/* Values may span lines (device-libs, options): indent them. */
-			printf("  %-12s ", r->key_parts[k].name);
-			const char *v = r->key_parts[k].value;
-			if (!*v)
-				printf("(none)");
-			for (; *v; v++) {
-				if (*v == '\n' && v[1])
-					printf("\n  %-12s ", "");
-				else if (*v == '\0' + 0 || (unsigned char)*v < 0x20) {
-					if (*v != '\n')
-						putchar(' ');
-				} else
-					putchar(*v);
-			}
-			putchar('\n');
-		}
-	}
-}
-
-static void json_result(FILE *f, const gpucc_compile_result *r)
-{
-	char hex[GPUCC_DIGEST_HEX_SIZE];
-	fprintf(f, "{\"module\":");
-	cmd_json_string(f, r->module);
-	fprintf(f, ",\"target\":");
-	cmd_json_string(f, r->target);
-	fprintf(f, ",\"status\":\"%s\"", status_name(r->status));
-	if (r->from_remote)
-		fprintf(f, ",\"remote\":true");
-	if (r->key_known) {
-		gpucc_digest_to_hex(hex, &r->key);
-		fprintf(f, ",\"key\":\"%s\"", hex);
-	}
-	fprintf(f, ",\"seconds\":%.6f", r->seconds);
-	if (r->error) {
-		fprintf(f, ",\"error\":");
-		cmd_json_string(f, r->error);
-	}
-	if (r->diagnostics) {
-		fprintf(f, ",\"diagnostics\":");
-		cmd_json_string(f, r->diagnostics);
-	}
-	if (r->warnings) {
-		fprintf(f, ",\"warnings\":");
-		cmd_json_string(f, r->warnings);
-	}
-	if (r->source) {
-		fprintf(f, ",\"source\":");
-		cmd_json_string(f, r->source);
-	}
-	if (r->entry) {
-		const gpucc_entry *e = r->entry;
-		fprintf(f, ",\"kernels\":[");
-		for (size_t k = 0; k < e->kernel_count; k++) {
-			const gpucc_kernel *kn = &e->kernels[k];
-			fprintf(f, "%s{\"name\":", k ? "," : "");
-			cmd_json_string(f, kn->name);
-			if (kn->registers >= 0)
-				fprintf(f, ",\"registers\":%lld", (long long)kn->registers);
-			if (kn->shared_bytes >= 0)
-				fprintf(f, ",\"shared_bytes\":%lld", (long long)kn->shared_bytes);
-			if (kn->scratch_bytes >= 0)
-				fprintf(f, ",\"scratch_bytes\":%lld", (long long)kn->scratch_bytes);
-			fputc('}', f);
-		}
-		fprintf(f, "],\"externals\":[");
-		for (size_t k = 0; k < e->external_count; k++) {
-			if (k)
-				fputc(',', f);
-			cmd_json_string(f, e->externals[k]);
-		}
-		fprintf(f, "],\"payloads\":[");
-		for (size_t k = 0; k < e->payload_count; k++) {
-			gpucc_digest_to_hex(hex, &e->payloads[k].sha256);
-			fprintf(f, "%s{\"part\":\"%s\",\"size\":%llu,\"sha256\":\"%s\"}", k ? "," : "",
-			        gpucc_part_name(e->payloads[k].part),
-			        (unsigned long long)e->payloads[k].size, hex);
-		}
-		fputc(']', f);
-	}
-	fputc('}', f);
-}
-
-static void print_json(gpucc_compile *c, const char *output, double seconds, bool dry_run)
-{
-	size_t counts[5] = {0}, remote_hits = 0;
-	/* The payload bytes of the entries compiled, hit locally and hit on a
-	 * remote: what a dashboard charts of a run's cache. */
-	uint64_t bytes[3] = {0};
-	size_t n = gpucc_compile_result_count(c);
-	for (size_t i = 0; i < n; i++) {
-		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
-		counts[r->status]++;
-		remote_hits += r->from_remote;
-		size_t which = r->status == GPUCC_COMPILE_COMPILED ? 0 : r->from_remote ? 2 : 1;
-		for (size_t k = 0; r->entry && k < r->entry->payload_count; k++)
-			bytes[which] += r->entry->payloads[k].size;
-	}
-	printf("{\"jobs\":%zu,\"hits\":%zu,\"remote_hits\":%zu,\"compiled\":%zu,\"failed\":%zu,"
-	       "\"skipped\":%zu,\"misses\":%zu,\"dry_run\":%s,\"threads\":%u,\"llvm_loaded\":%s,"
-	       "\"seconds\":%.6f,\"bytes\":{\"compiled\":%" PRIu64 ",\"hits\":%" PRIu64
-	       ",\"remote_hits\":%" PRIu64 "},\"output\":",
-	       n, counts[GPUCC_COMPILE_HIT], remote_hits, counts[GPUCC_COMPILE_COMPILED],
-	       counts[GPUCC_COMPILE_FAILED], counts[GPUCC_COMPILE_SKIPPED],
-	       counts[GPUCC_COMPILE_PENDING] + counts[GPUCC_COMPILE_COMPILED],
-	       dry_run ? "true" : "false", gpucc_compile_threads_used(c),
-	       gpucc_compile_backend_loaded(c) ? "true" : "false", seconds, bytes[0], bytes[1],
-	       bytes[2]);
-	if (output)
-		cmd_json_string(stdout, output);
-	else
-		printf("null");
-	printf(",\"results\":[");
-	for (size_t i = 0; i < n; i++) {
-		printf("%s\n", i ? "," : "");
-		json_result(stdout, gpucc_compile_result_at(c, i));
-	}
-	printf("\n]}\n");
-}
-
-/* A warning of the cache's (a corrupt entry, a failed insert), on a line
- * of its own: the progress line it would end is cleared first, and drawn
- * again by the next progress report.  Called under the compile's lock, as
- * on_progress is, or before any thread starts. */
-static void cache_warning(void *ctx, const char *message)
-{
-	progress_state *s = ctx;
-	if (s && s->drawn) {
-		fputs("\r\033[K", stderr);
-		s->drawn = false;
-	}
-	fprintf(stderr, "gpucc compile: warning: cache: %s\n", message);
 }
 
 /* Ctrl-C's clean-up, started when something needs it (cmd/interrupt.h). */
@@ -550,47 +133,8 @@ static int run(const cmd_args *args)
 	gpucc_compile_options o;
 	gpucc_compile_options_init(&o);
 	const char *value;
-	if ((value = cmd_value(args, "opt-level")) && parse_number(value, 0, 3, &o.opt_level) != 0)
-		return cmd_error(args, EXIT_USAGE, "bad optimisation level '%s': expected -O0 to -O3",
-		                 value);
-	int n;
-	if ((value = cmd_value(args, "jobs"))) {
-		if (parse_number(value, 1, 1024, &n) != 0)
-			return cmd_error(args, EXIT_USAGE, "bad job count '%s': expected 1 to 1024", value);
-		o.jobs = (unsigned)n;
-	}
-	if (cmd_single_value(&value, args, "code-object") != EXIT_OK)
+	if (compile_read_numbers(args, &o) != EXIT_OK)
 		return EXIT_USAGE;
-	if (value) {
-		if (parse_number(value, 4, 5, &n) != 0)
-			return cmd_error(args, EXIT_USAGE, "bad code object version '%s': expected 4 or 5",
-			                 value);
-		o.code_object_version = n;
-	}
-	if (cmd_single_value(&value, args, "llvm") != EXIT_OK)
-		return EXIT_USAGE;
-	if (value) {
-		if (parse_number(value, 1, 999, &n) != 0)
-			return cmd_error(args, EXIT_USAGE, "bad LLVM major '%s': expected a number such as 22",
-			                 value);
-		o.llvm_major = (unsigned)n;
-	}
-	if (cmd_single_value(&value, args, "job-timeout") != EXIT_OK)
-		return EXIT_USAGE;
-	if (value) {
-		if (parse_number(value, 0, 86400 * 7, &n) != 0)
-			return cmd_error(args, EXIT_USAGE, "bad job timeout '%s': expected 0 to 604800 seconds",
-			                 value);
-		o.job_timeout_seconds = (unsigned)n;
-	}
-	if (cmd_single_value(&value, args, "job-memory") != EXIT_OK)
-		return EXIT_USAGE;
-	if (value) {
-		if (parse_number(value, 64, 1 << 24, &n) != 0)
-			return cmd_error(args, EXIT_USAGE, "bad job memory '%s': expected 64 to 16777216 MiB",
-			                 value);
-		o.job_memory_bytes = (uint64_t)n << 20;
-	}
 	o.no_cubin = cmd_flag(args, "no-cubin");
 	gpucc_cubin_tool cubin_tool = GPUCC_CUBIN_AUTO;
 	if (cmd_single_value(&value, args, "cubin-with") != EXIT_OK)
@@ -605,13 +149,9 @@ static int run(const cmd_args *args)
 	o.link_modules = cmd_flag(args, "link");
 	o.no_pch = cmd_flag(args, "no-pch");
 	o.keep_going = cmd_flag(args, "keep-going");
-	int zstd = 0;
-	if (cmd_flag(args, "zstd")) {
-		value = cmd_value(args, "zstd");
-		zstd = 19;
-		if (*value && parse_number(value, 1, 22, &zstd) != 0)
-			return cmd_error(args, EXIT_USAGE, "bad zstd level '%s': expected 1 to 22", value);
-	}
+	int zstd;
+	if (cmd_zstd_level(args, &zstd) != EXIT_OK)
+		return EXIT_USAGE;
 	o.fast_math = cmd_flag(args, "fast-math");
 	o.ftz = cmd_flag(args, "ftz");
 	o.debug_info = cmd_flag(args, "debug-info");
@@ -635,10 +175,10 @@ static int run(const cmd_args *args)
 		return cmd_error(args, EXIT_USAGE, "--dry-run writes no image: drop -o");
 	if (zstd && !output)
 		return cmd_error(args, EXIT_USAGE, "--zstd compresses the image: give -o");
-	if (output && (rc = check_output(args, output)) != EXIT_OK)
+	if (output && (rc = compile_check_output(args, output)) != EXIT_OK)
 		return rc;
 	char *depfile = NULL;
-	if ((rc = depfile_value(&depfile, args, output)) != EXIT_OK)
+	if ((rc = compile_depfile_value(&depfile, args, output)) != EXIT_OK)
 		return rc;
 
 	struct timespec start, end;
@@ -646,46 +186,21 @@ static int run(const cmd_args *args)
 	gpucc_cache *cache = NULL;
 	gpucc_image_writer *writer = NULL;
 	gpucc_compile *c = NULL;
-	progress_state progress = {isatty(STDERR_FILENO) && !json && !explain, false, 0, false};
+	const char **inputs = NULL; /* borrowed from args */
+	compile_progress progress = {isatty(STDERR_FILENO) && !json && !explain, false, 0, false};
 	progress.lines = !progress.tty && !isatty(STDOUT_FILENO) && !json && !explain && !dry_run;
-	o.progress = on_progress;
+	o.progress = compile_on_progress;
 	o.progress_ctx = &progress;
 	/* Sources: the language -x names, and clang's arguments in the order
 	 * -D, -U, -I, -isystem, -include, -std=, --clang-arg. */
-	gpucc_source_language language = GPUCC_LANGUAGE_FROM_NAME;
-	if (cmd_single_value(&value, args, "language") != EXIT_OK)
+	gpucc_source_language language;
+	if (compile_read_language(args, &language) != EXIT_OK)
 		return EXIT_USAGE;
-	if (value && strcmp(value, "hip") == 0)
-		language = GPUCC_LANGUAGE_HIP;
-	else if (value && strcmp(value, "cuda") == 0)
-		language = GPUCC_LANGUAGE_CUDA;
-	else if (value && (strcmp(value, "cl") == 0 || strcmp(value, "opencl") == 0))
-		language = GPUCC_LANGUAGE_OPENCL;
-	else if (value)
-		return cmd_error(args, EXIT_USAGE, "bad language '%s': expected hip, cuda or cl", value);
-	static const char *const source_options[][2] = {
-		{"define", "-D"}, {"undefine", "-U"}, {"include-directory", "-I"},
-		{"isystem", "-isystem"}, {"include", "-include"}, {"clang-arg", NULL}};
-	size_t source_option_count = sizeof source_options / sizeof source_options[0];
+	char std_arg[COMPILE_STD_ARG_SIZE] = "";
 	size_t arg_count = 0;
-	char std_arg[256] = "";
-	for (size_t k = 0; k < source_option_count; k++)
-		arg_count += 2 * (size_t)cmd_value_count(args, source_options[k][0]);
-	const char **clang_args = calloc(arg_count + 2, sizeof *clang_args);
+	const char **clang_args = compile_clang_args(args, &arg_count, std_arg);
 	if (!clang_args)
 		return cmd_error(args, EXIT_FAIL, "out of memory");
-	arg_count = 0;
-	for (size_t k = 0; k < source_option_count; k++) {
-		if (k == source_option_count - 1 && cmd_value(args, "std")) {
-			snprintf(std_arg, sizeof std_arg, "-std=%s", cmd_value(args, "std"));
-			clang_args[arg_count++] = std_arg;
-		}
-		for (int i = 0; i < cmd_value_count(args, source_options[k][0]); i++) {
-			if (source_options[k][1])
-				clang_args[arg_count++] = source_options[k][1];
-			clang_args[arg_count++] = cmd_value_at(args, source_options[k][0], i);
-		}
-	}
 	o.clang_args = clang_args;
 	o.clang_arg_count = arg_count;
 	o.clang = cmd_value(args, "clang");
@@ -700,7 +215,7 @@ static int run(const cmd_args *args)
 			        gpucc_error_last()->message);
 			cache = NULL;
 		} else {
-			gpucc_cache_set_warning_handler(cache, cache_warning, &progress);
+			gpucc_cache_set_warning_handler(cache, compile_cache_warning, &progress);
 			if ((rc = cmd_configure_remotes(args, cache)) != EXIT_OK)
 				goto cleanup;
 		}
@@ -729,18 +244,21 @@ static int run(const cmd_args *args)
 			goto cleanup;
 		}
 	}
-	for (int i = 0; i < args->positional_count; i++) {
+	/* A file given twice, by any path or link, is one input, under the
+	 * name given first. */
+	size_t input_count = 0;
+	inputs = calloc((size_t)args->positional_count + 1, sizeof *inputs);
+	if (!inputs || gpucc_paths_distinct(inputs, &input_count,
+	                                    (const char *const *)args->positional,
+	                                    (size_t)args->positional_count) != 0) {
+		rc = cmd_error(args, EXIT_FAIL, "out of memory");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < input_count; i++) {
 		/* .ll and .bc are IR, .hip, .cu and .cl sources, and with -x
 		 * every input that is not IR is a source in that language. */
-		const char *path = args->positional[i];
-		const char *dot = strrchr(path, '.');
-		bool ir = dot && !strchr(dot, '/') && (strcmp(dot, ".ll") == 0 || strcmp(dot, ".bc") == 0);
-		bool source = !ir && (language != GPUCC_LANGUAGE_FROM_NAME ||
-		                      (dot && !strchr(dot, '/') &&
-		                       (strcmp(dot, ".hip") == 0 || strcmp(dot, ".cu") == 0 ||
-		                        strcmp(dot, ".cl") == 0)));
-		if ((source ? gpucc_compile_add_source(c, path, language)
-		            : gpucc_compile_add_file(c, path)) != 0) {
+		bool source;
+		if (gpucc_compile_add_input(c, inputs[i], language, &source) != 0) {
 			rc = cmd_fail(args);
 			goto cleanup;
 		}
@@ -783,35 +301,13 @@ static int run(const cmd_args *args)
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
-	/* Every failure and every warning, one line each naming module and
-	 * target.  LLVM's and the tools' own lines are a success's warnings
-	 * (ptxas's), and a failure's detail, shown when asked. */
-	const gpucc_compile_result *first_failed = NULL;
-	bool verbose = cmd_flag(args, "verbose");
-	char *clang_shown[SHOWN_MAX];
-	size_t clang_shown_count = 0;
-	for (size_t i = 0; i < count; i++) {
-		const gpucc_compile_result *r = gpucc_compile_result_at(c, i);
-		if (r->diagnostics && (verbose || r->status != GPUCC_COMPILE_FAILED))
-			put_diagnostics(stderr, r->diagnostics);
-		else if (r->status == GPUCC_COMPILE_FAILED)
-			put_clang_lines(stderr, r, clang_shown, &clang_shown_count);
-		if (r->warnings)
-			put_warnings(stderr, r, clang_shown, &clang_shown_count);
-		if (r->status == GPUCC_COMPILE_FAILED) {
-			fprintf(stderr, "gpucc compile: error: %s\n", r->error);
-			if (!first_failed)
-				first_failed = r;
-		}
-	}
-	for (size_t i = 0; i < clang_shown_count; i++)
-		free(clang_shown[i]);
+	const gpucc_compile_result *first_failed = compile_put_results(c, cmd_flag(args, "verbose"));
 	/* Planning reports failed jobs in their results only: a dry run exits
 	 * as the real run would, with the first failed job's code. */
 	if (status == 0 && first_failed)
 		status = first_failed->error_code;
 	if (explain)
-		print_explain(c);
+		compile_print_explain(c);
 	/* With --keep-going the image holds what succeeded; the exit code
 	 * still says that something failed. */
 	bool commit = status == 0 || (o.keep_going && first_failed && count);
@@ -826,7 +322,7 @@ static int run(const cmd_args *args)
 		first_failed = NULL;
 	}
 	if (json)
-		print_json(c, status == 0 ? output : NULL, seconds, dry_run);
+		compile_print_json(c, status == 0 ? output : NULL, seconds, dry_run);
 	if (status != 0 && first_failed) {
 		rc = cmd_exit_code(first_failed->error_code); /* the lines above said why */
 	} else if (status != 0) {
@@ -844,6 +340,7 @@ cleanup:
 	gpucc_compile_free(c);
 	gpucc_cache_free(cache);
 	free(clang_args);
+	free(inputs);
 	free(depfile);
 	return rc;
 }
@@ -911,8 +408,9 @@ const cmd_spec cmd_compile_spec = {
 		"names are escaped (\\n, \\xHH) in text output, in LLVM's messages too.\n"
 		"Fast-math, FTZ, debug info, the code object version, -O and the ptxas,\n"
 		"nvJitLink and ld.lld versions are part of the key; module names are not (a hit is recorded\n"
-		"under this run's name).  --zstd's default level, 19, sets up about 90 MiB of\n"
-		"tables; --zstd=3 takes milliseconds.\n"
+		"under this run's name).  A bare --zstd is level 3, as for every command and\n"
+		"zstd's own; --zstd=19 gives a smaller image for shipping, at a cost of about\n"
+		"90 MiB of tables and a second or more per 10 MB.\n"
 		"\n"
 		"exit codes: 0 success, 1 a read or write failed (-o's directory is not\n"
 		"writable, say), 5 a module failed to compile (errors name module and target),\n"

@@ -13,7 +13,7 @@
 static const cmd_option options[] = {
 	{"since", 0, "BASE", false, "the snapshot, image or cache whose keys to leave out"},
 	{"output", 'o', "OUT", false, "write the delta image (a snapshot, for a snapshot SOURCE)"},
-	{"zstd", 0, "LEVEL", true, "compress the output with zstd (level 1-22, default 3)"},
+	{"zstd", 0, "LEVEL", true, CMD_ZSTD_HELP},
 	{"no-sync", 0, NULL, false,
 	 "do not fsync the output: faster, still atomic, but a power loss may lose it"},
 	{"on-conflict", 0, "POLICY", false,

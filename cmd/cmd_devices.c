@@ -18,7 +18,6 @@
 
 #include <gpucc.h>
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,97 +31,12 @@ static const cmd_option devices_options[] = {
 	{0},
 };
 
-/* A --target is a gpucc_device of no runtime: its arch is the spelling. */
-#define RUNTIME_NONE ((gpucc_runtime_kind)0)
-
 /* Big enough for any selection message (two bounded lists and a path). */
 #define WHY_SIZE 2048
 
 static const char *runtime_name(gpucc_runtime_kind kind)
 {
 	return kind == GPUCC_RUNTIME_HIP ? "hip" : "cuda";
-}
-
-/* ---- device targets from the command line ------------------------------------ */
-
-/* "12.4" (or "12") as cuDriverGetVersion reports it (12040); -1 when it
- * is not a CUDA version. */
-static int parse_cuda_driver(const char *s)
-{
-	size_t major_digits = strspn(s, "0123456789");
-	if (major_digits == 0 || major_digits > 2)
-		return -1;
-	int major = atoi(s), minor = 0;
-	const char *p = s + major_digits;
-	if (*p == '.') {
-		if (p[1] < '0' || p[1] > '9' || p[2] != '\0')
-			return -1;
-		minor = p[1] - '0';
-	} else if (*p != '\0') {
-		return -1;
-	}
-	return major >= 1 ? major * 1000 + minor * 10 : -1;
-}
-
-/* The device a --target names, as selection sees it; false after writing
- * why (naming the spelling) to why.  NVIDIA: sm_XY is the compute capability X.Y (any, also one
- * LLVM 19 cannot compile for: a newer GPU still JITs older PTX), with the
- * newest PTX ISA and the CUDA major of driver (cuDriverGetVersion), or with
- * 0 a driver that JITs every PTX ISA gpucc makes and loads every cubin.
- * The code-only spellings (sm_90a, sm_90:ptx78) are refused, so that a PTX
- * ISA is said in one place only.  AMD: a target ID; a feature left out
- * stays "any", which only entries that leave it out fit (an answer that
- * holds for the device in either mode). */
-static bool parse_device_target(gpucc_device *out, const char *spelling, int driver, int hip,
-                                char why[WHY_SIZE])
-{
-	memset(out, 0, sizeof *out);
-	out->runtime = RUNTIME_NONE;
-	out->driver_version = driver;
-	gpucc_target t;
-	if (strncmp(spelling, "sm_", 3) == 0) {
-		const char *p = spelling + 3;
-		size_t digits = strspn(p, "0123456789");
-		if (digits >= 2 && digits <= 3 && p[0] != '0' && p[digits] == '\0') {
-			unsigned sm = (unsigned)atoi(p);
-			if (gpucc_target_from_cuda(&out->target, (int)sm / 10, (int)sm % 10, driver) != 0)
-				goto library_error;
-			if (driver == 0)
-				out->target.ptx_isa = gpucc_cuda_max_ptx_isa(INT_MAX);
-		} else if (gpucc_target_parse(&t, spelling) != 0) {
-			snprintf(why, WHY_SIZE,
-			         "'%s' is not an NVIDIA device: expected sm_XY for compute capability X.Y",
-			         spelling);
-			return false;
-		} else if (t.sm_accelerated) {
-			snprintf(why, WHY_SIZE,
-			         "'%s' names code that runs only on sm_%u: give the device, sm_%u", spelling,
-			         t.sm, t.sm);
-			return false;
-		} else if (t.sm_family) {
-			snprintf(why, WHY_SIZE,
-			         "'%s' names code for the family of sm_%u: give a device, such as sm_%u",
-			         spelling, t.sm, t.sm);
-			return false;
-		} else {
-			snprintf(why, WHY_SIZE,
-			         "'%s' names a PTX ISA, which devices do not have: give sm_%u, and its "
-			         "driver with --cuda-driver",
-			         spelling, t.sm);
-			return false;
-		}
-	} else if (gpucc_target_parse(&out->target, spelling) != 0) {
-		goto library_error;
-	} else if (hip) {
-		out->driver_version = hip;
-		out->target.code_object_max = gpucc_hip_max_code_object(hip);
-	}
-	out->target_known = true;
-	snprintf(out->arch, sizeof out->arch, "%s", spelling);
-	return true;
-library_error:
-	snprintf(why, WHY_SIZE, "%s", gpucc_error_last()->message);
-	return false;
 }
 
 /* ---- the kernels of an image ------------------------------------------------- */
@@ -205,7 +119,7 @@ static void print_device_line(const gpucc_device *d, int index)
 {
 	char target[96];
 	device_target(target, sizeof target, d);
-	if (d->runtime != RUNTIME_NONE) {
+	if (d->runtime != GPUCC_RUNTIME_NONE) {
 		printf("%s:%d  %s  %s  (%s, driver %d)\n", runtime_name(d->runtime), d->ordinal, target,
 		       d->name, d->arch, d->driver_version);
 	} else if (d->target.vendor == GPUCC_VENDOR_NVIDIA && d->driver_version) {
@@ -294,7 +208,7 @@ static void print_json(const gpucc_device *devices, size_t count, image_report *
 	printf("{\"devices\": [");
 	for (size_t i = 0; i < count; i++) {
 		const gpucc_device *d = &devices[i];
-		bool gpu = d->runtime != RUNTIME_NONE;
+		bool gpu = d->runtime != GPUCC_RUNTIME_NONE;
 		char target[GPUCC_TARGET_NAME_SIZE] = "";
 		if (d->target_known && d->target.vendor == GPUCC_VENDOR_AMD)
 			gpucc_target_format(target, &d->target);
@@ -351,34 +265,29 @@ static void print_json(const gpucc_device *devices, size_t count, image_report *
  * command). */
 static int devices_from_targets(gpucc_device **out, size_t *count, const cmd_args *args)
 {
-	int driver = 0;
-	const char *driver_arg;
-	if (cmd_single_value(&driver_arg, args, "cuda-driver") != EXIT_OK)
+	gpucc_device_target_options opts = GPUCC_DEVICE_TARGET_OPTIONS_INIT;
+	const char *driver_arg, *hip_arg;
+	if (cmd_single_value(&driver_arg, args, "cuda-driver") != EXIT_OK ||
+	    cmd_single_value(&hip_arg, args, "hip-version") != EXIT_OK)
 		return EXIT_USAGE;
-	if (driver_arg && (driver = parse_cuda_driver(driver_arg)) < 0)
+	if (driver_arg && gpucc_cuda_version_parse(&opts.cuda_driver_version, driver_arg) != 0)
 		return cmd_error(args, EXIT_USAGE,
 		                 "bad --cuda-driver '%s': expected the driver's CUDA version, e.g. 12.4",
 		                 driver_arg);
-	int hip = 0;
-	const char *hip_arg;
-	if (cmd_single_value(&hip_arg, args, "hip-version") != EXIT_OK)
-		return EXIT_USAGE;
-	if (hip_arg && (hip = parse_cuda_driver(hip_arg)) < 0)
+	if (hip_arg && gpucc_hip_version_parse(&opts.hip_version, hip_arg) != 0)
 		return cmd_error(args, EXIT_USAGE,
 		                 "bad --hip-version '%s': expected the HIP runtime's version, e.g. 5.2",
 		                 hip_arg);
-	/* 5.2 as hipDriverGetVersion reports it: 50200000. */
-	hip = hip / 1000 * 10000000 + hip % 1000 / 10 * 100000;
 	size_t n = (size_t)cmd_value_count(args, "target");
 	gpucc_device *devices = calloc(n, sizeof *devices);
 	if (!devices)
 		return cmd_error(args, EXIT_FAIL, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const char *spelling = cmd_value_at(args, "target", (int)i);
-		char why[WHY_SIZE];
-		if (!parse_device_target(&devices[i], spelling, driver, hip, why)) {
+		if (gpucc_device_from_target(&devices[i], cmd_value_at(args, "target", (int)i), &opts) !=
+		    0) {
 			free(devices);
-			return cmd_error(args, EXIT_BAD_INPUT, "bad --target: %s", why);
+			return cmd_error(args, EXIT_BAD_INPUT, "bad --target: %s",
+			                 gpucc_error_last()->message);
 		}
 	}
 	*out = devices;

@@ -17,7 +17,7 @@ static const cmd_option options[] = {
 	{"into", 0, "CACHE", false, "insert the entries into the cache directory CACHE instead"},
 	{"on-conflict", 0, "POLICY", false,
 	 "one key with different contents: fail (default), first or last (in argument order)"},
-	{"zstd", 0, "LEVEL", true, "compress the output with zstd (level 1-22, default 3)"},
+	{"zstd", 0, "LEVEL", true, CMD_ZSTD_HELP},
 	{"no-sync", 0, NULL, false,
 	 "do not fsync the output: faster, still atomic, but a power loss may lose it"},
 	{"quiet", 'q', NULL, false,

@@ -94,7 +94,7 @@ static int load_key_list(const cmd_args *args, const char *path, const char *out
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (!f)
 		return cmd_open_failed(args, path, errno);
-	struct stat in, named;
+	struct stat in;
 	if (fstat(fileno(f), &in) == 0 && S_ISDIR(in.st_mode)) {
 		if (f != stdin)
 			fclose(f);
@@ -103,8 +103,7 @@ static int load_key_list(const cmd_args *args, const char *path, const char *out
 		                 "SOURCE)",
 		                 path);
 	}
-	if (output && fstat(fileno(f), &in) == 0 && stat(output, &named) == 0 &&
-	    in.st_dev == named.st_dev && in.st_ino == named.st_ino) {
+	if (output && gpucc_output_is_input_fd(output, fileno(f))) {
 		if (f != stdin)
 			fclose(f);
 		return cmd_error(args, EXIT_USAGE,

@@ -303,6 +303,27 @@ int cmd_single_value(const char **out, const cmd_args *args, const char *long_na
 	return EXIT_OK;
 }
 
+int cmd_zstd_level(const cmd_args *args, int *level)
+{
+	const char *v;
+	*level = 0;
+	if (cmd_single_value(&v, args, "zstd") != EXIT_OK)
+		return EXIT_USAGE;
+	if (!v)
+		return EXIT_OK;
+	if (!*v) {
+		*level = GPUCC_ZSTD_DEFAULT_LEVEL;
+		return EXIT_OK;
+	}
+	/* Digits only: strtol would also take a sign or a space. */
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (v[0] < '0' || v[0] > '9' || *end || n < 1 || n > 22)
+		return cmd_error(args, EXIT_USAGE, "--zstd level must be 1 to 22, not '%s'", v);
+	*level = (int)n;
+	return EXIT_OK;
+}
+
 int cmd_path_value(const char **out, const cmd_args *args, const char *long_name,
                    const char *what)
 {

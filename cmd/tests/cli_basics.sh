@@ -112,7 +112,21 @@ for cmd in "pack -o x.gpucc $EXAMPLE/pack.json" "compile $EXAMPLE/saxpy.nvptx.ll
 	assert_no_file x.gpucc
 done
 expect_exit 0 "$GPUCC" pack -o x.gpucc --zstd "$EXAMPLE/pack.json"
-rm x.gpucc
+# A bare --zstd is level 3 (GPUCC_ZSTD_DEFAULT_LEVEL) in every command, and
+# every --zstd takes digits only, with one message.
+expect_exit 0 "$GPUCC" pack -o x3.gpucc --zstd=3 "$EXAMPLE/pack.json"
+expect_exit 0 "$GPUCC" pack -o x19.gpucc --zstd=19 "$EXAMPLE/pack.json"
+cmp -s x.gpucc x3.gpucc || fail "pack: a bare --zstd is not level 3"
+! cmp -s x3.gpucc x19.gpucc || fail "pack: levels 3 and 19 gave the same bytes (the check above proves nothing)"
+expect_exit 0 "$GPUCC" merge x19.gpucc --zstd -o m.gpucc
+expect_exit 0 "$GPUCC" merge x19.gpucc --zstd=3 -o m3.gpucc
+cmp -s m.gpucc m3.gpucc || fail "merge: a bare --zstd is not level 3"
+cmp -s m.gpucc x.gpucc || fail "merge and pack: a bare --zstd differs"
+for cmd in "pack -o x.gpucc $EXAMPLE/pack.json" "merge x3.gpucc -o m.gpucc"; do
+	expect_exit 129 $GPUCC $cmd --zstd=+3
+	assert_grep "^gpucc [a-z]*: --zstd level must be 1 to 22, not '+3' (see 'gpucc [a-z]* -h')$" err
+done
+rm x.gpucc x3.gpucc x19.gpucc m.gpucc m3.gpucc
 expect_exit 129 "$GPUCC" pack -o x.gpucc --target sm_90 "$EXAMPLE/pack.json"
 assert_grep "'--target' cannot be combined with a spec file" err
 expect_exit 129 "$GPUCC" pack -o x.gpucc --module "$EXAMPLE/saxpy.nvptx.ll" --ptx "$EXAMPLE/saxpy.sm_90.ptx"

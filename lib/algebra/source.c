@@ -10,6 +10,7 @@
 #include "algebra.h"
 #include "cache_internal.h"
 #include "errors.h"
+#include "file_identity.h"
 #include "image_internal.h"
 #include "input_file.h"
 #include "parallel.h"
@@ -326,8 +327,8 @@ bool gpucc_source_is_file(const gpucc_source *s, const char *path)
 {
 	GPUCC_REQUIRE_OR(s, false);
 	GPUCC_REQUIRE_OR(path, false);
-	struct stat st;
-	return s->has_identity && stat(path, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
+	struct stat file = {.st_dev = s->dev, .st_ino = s->ino};
+	return s->has_identity && gpucc_path_names_file(path, &file);
 }
 
 /* ---- snapshots of sources ------------------------------------------------ */

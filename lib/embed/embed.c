@@ -12,6 +12,7 @@
 #include "embed_elf.h"
 #include "errors.h"
 #include "escape.h"
+#include "file_identity.h"
 #include "gpucc/runtime.h"
 #include "input_file.h"
 #include "read_window.h"
@@ -37,21 +38,13 @@ const char *gpucc_embed_default_triple(void)
 #endif
 }
 
-/* Whether path names the file st describes (the image being read), which
- * the rename that publishes an output would replace. */
-static bool names_file(const char *path, const struct stat *st)
-{
-	struct stat named;
-	return stat(path, &named) == 0 && named.st_dev == st->st_dev && named.st_ino == st->st_ino;
-}
-
 /* Whether paths a and b are one output: the same name in the same
  * directory, or one existing file (links). */
 static bool same_output(const char *a, const char *b)
 {
 	struct stat sa, sb;
 	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+		return gpucc_stat_same_file(&sa, &sb);
 	const char *name_a = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
 	const char *name_b = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
 	if (strcmp(name_a, name_b) != 0)
@@ -59,8 +52,7 @@ static bool same_output(const char *a, const char *b)
 	char dir_a[4096], dir_b[4096];
 	snprintf(dir_a, sizeof dir_a, "%.*s.", (int)(name_a - a), a);
 	snprintf(dir_b, sizeof dir_b, "%.*s.", (int)(name_b - b), b);
-	return stat(dir_a, &sa) == 0 && stat(dir_b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
+	return stat(dir_a, &sa) == 0 && stat(dir_b, &sb) == 0 && gpucc_stat_same_file(&sa, &sb);
 }
 
 /* Open image_path for reading, refusing what is not a non-empty regular
@@ -223,9 +215,9 @@ int gpucc_embed_image(const char *image_path, const char *obj_path,
 	int fd = open_image_file(image_path, &st);
 	if (fd < 0)
 		return fd;
-	const char *clash = names_file(obj_path, &st)                     ? obj_path
-	                    : header_path && names_file(header_path, &st) ? header_path
-	                                                                  : NULL;
+	const char *clash = gpucc_path_names_file(obj_path, &st) ? obj_path
+	                    : header_path && gpucc_path_names_file(header_path, &st) ? header_path
+	                    : NULL;
 	if (clash) {
 		close(fd);
 		return gpucc_error_set(GPUCC_EINVALID,

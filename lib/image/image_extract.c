@@ -44,6 +44,7 @@
  * one temporary name.
  */
 #include "errors.h"
+#include "file_identity.h"
 #include "image_internal.h"
 
 #include "gpucc/image.h"
@@ -413,7 +414,7 @@ static int check_existing(extraction *x)
 		if (exists && S_ISDIR(st.st_mode))
 			rc = gpucc_error_set(GPUCC_ERROR, "cannot write '%s': is a directory", path);
 		else if (exists && S_ISREG(st.st_mode) && x->image_known &&
-		         st.st_dev == x->image.st_dev && st.st_ino == x->image.st_ino)
+		         gpucc_stat_same_file(&st, &x->image))
 			rc = gpucc_error_set(GPUCC_ERROR,
 			                     "cannot write '%s': it is the image being extracted", path);
 		else if (exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))

@@ -152,6 +152,11 @@ void gpucc_image_writer_free(gpucc_image_writer *w)
 	free(w);
 }
 
+const char *gpucc_image_writer_path(const gpucc_image_writer *w)
+{
+	return w->path;
+}
+
 size_t gpucc_image_writer_entry_count(const gpucc_image_writer *w)
 {
 	GPUCC_REQUIRE_OR(w, 0);

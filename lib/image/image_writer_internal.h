@@ -62,6 +62,10 @@ typedef struct gpucc_plain_image {
  * with the file's content undefined. */
 int gpucc_plain_image_write(const gpucc_plain_image *image);
 
+/* The file w will replace when it commits (lib/image/image_writer.c), which
+ * no input of its may be (lib/image/image_pack.c). */
+const char *gpucc_image_writer_path(const gpucc_image_writer *w);
+
 /* For tests, process-wide: copy with this many threads, the calling one
  * included, whatever the amount of work (0: as many as there are CPUs, up
  * to 8, for 4 MiB or more from images); and how many images the plain

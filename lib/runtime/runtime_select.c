@@ -8,6 +8,7 @@
 #include "gpucc/runtime.h"
 #include "image_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,145 @@ unsigned gpucc_hip_max_code_object(int hip_version)
 	if (hip_version <= 0)
 		return 0;
 	return hip_version / 10000000 >= 6 ? 5 : 4;
+}
+
+/* ---- devices named by their target ----------------------------------------- */
+
+/* "12.4" or "12" as major * 1000 + minor * 10 (cuDriverGetVersion's
+ * form); -1 when text is not of that form. */
+static int version_thousands(const char *text)
+{
+	size_t major_digits = strspn(text, "0123456789");
+	if (major_digits == 0 || major_digits > 2)
+		return -1;
+	int major = atoi(text), minor = 0;
+	const char *p = text + major_digits;
+	if (*p == '.') {
+		if (p[1] < '0' || p[1] > '9' || p[2] != '\0')
+			return -1;
+		minor = p[1] - '0';
+	} else if (*p != '\0') {
+		return -1;
+	}
+	return major >= 1 ? major * 1000 + minor * 10 : -1;
+}
+
+int gpucc_cuda_version_parse(int *out, const char *text)
+{
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(text);
+	int version = version_thousands(text);
+	if (version < 0)
+		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a CUDA version such as 12.4", text);
+	*out = version;
+	return 0;
+}
+
+int gpucc_hip_version_parse(int *out, const char *text)
+{
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(text);
+	int version = version_thousands(text);
+	if (version < 0)
+		return gpucc_error_set(GPUCC_EINVALID, "'%s' is not a HIP version such as 5.2", text);
+	/* hipDriverGetVersion: major x 10^7 + minor x 10^5 (+ patch). */
+	*out = version / 1000 * 10000000 + version % 1000 / 10 * 100000;
+	return 0;
+}
+
+void gpucc_device_target_options_init(gpucc_device_target_options *opts)
+{
+	GPUCC_REQUIRE_VOID(opts);
+	*opts = (gpucc_device_target_options)GPUCC_DEVICE_TARGET_OPTIONS_INIT;
+}
+
+/* The NVIDIA device spelling names: sm_XY alone; the code-only spellings
+ * are refused, each saying which device to name instead, so that a PTX
+ * ISA is said in one place only (the driver's version). */
+static int nvidia_device(gpucc_target *out, const char *spelling, int driver)
+{
+	const char *p = spelling + 3;
+	size_t digits = strspn(p, "0123456789");
+	if (digits >= 2 && digits <= 3 && p[0] != '0' && p[digits] == '\0') {
+		unsigned sm = (unsigned)atoi(p);
+		if (gpucc_target_from_cuda(out, (int)sm / 10, (int)sm % 10, driver) != 0)
+			return gpucc_error_last()->code;
+		if (driver == 0)
+			out->ptx_isa = gpucc_cuda_max_ptx_isa(INT_MAX);
+		return 0;
+	}
+	gpucc_target t;
+	if (gpucc_target_parse(&t, spelling) != 0)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s' is not an NVIDIA device: expected sm_XY for compute "
+		                       "capability X.Y",
+		                       spelling);
+	if (t.sm_accelerated)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s' names code that runs only on sm_%u: give the device, sm_%u",
+		                       spelling, t.sm, t.sm);
+	if (t.sm_family)
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s' names code for the family of sm_%u: give a device, such as "
+		                       "sm_%u",
+		                       spelling, t.sm, t.sm);
+	if (strchr(spelling, ':'))
+		return gpucc_error_set(GPUCC_EINVALID,
+		                       "'%s' names a PTX ISA, which devices do not have: give sm_%u, and "
+		                       "the CUDA version of its driver",
+		                       spelling, t.sm);
+	return gpucc_error_set(GPUCC_EINVALID,
+	                       "'%s' is not an NVIDIA device: expected sm_XY for compute capability "
+	                       "X.Y",
+	                       spelling);
+}
+
+int gpucc_device_from_target(gpucc_device *out, const char *spelling,
+                             const gpucc_device_target_options *opts)
+{
+	GPUCC_REQUIRE(out);
+	GPUCC_REQUIRE(spelling);
+	memset(out, 0, sizeof *out);
+	gpucc_device_target_options o = GPUCC_DEVICE_TARGET_OPTIONS_INIT;
+	if (opts) {
+		int rc = gpucc_options_version_check("device target options", opts->version,
+		                                     GPUCC_DEVICE_TARGET_OPTIONS_VERSION);
+		if (rc)
+			return rc;
+		o = *opts;
+	}
+	out->runtime = GPUCC_RUNTIME_NONE;
+	if (strncmp(spelling, "sm_", 3) == 0) {
+		int rc = nvidia_device(&out->target, spelling, o.cuda_driver_version);
+		if (rc) {
+			memset(&out->target, 0, sizeof out->target);
+			return rc;
+		}
+		out->driver_version = o.cuda_driver_version;
+	} else {
+		if (gpucc_target_parse(&out->target, spelling) != 0)
+			return gpucc_error_last()->code;
+		out->target.code_object_max = gpucc_hip_max_code_object(o.hip_version);
+		out->driver_version = o.hip_version;
+	}
+	out->target_known = true;
+	snprintf(out->arch, sizeof out->arch, "%s", spelling);
+	return 0;
+}
+
+int gpucc_device_compile_target(char out[GPUCC_TARGET_NAME_SIZE], const gpucc_device *d)
+{
+	GPUCC_REQUIRE(out);
+	out[0] = '\0';
+	GPUCC_REQUIRE(d);
+	if (!d->target_known)
+		return gpucc_error_set(GPUCC_ENOTFOUND, "gpucc does not know the processor '%s'",
+		                       d->arch);
+	if (d->target.vendor == GPUCC_VENDOR_NVIDIA)
+		snprintf(out, GPUCC_TARGET_NAME_SIZE, "%s", gpucc_target_cpu(&d->target));
+	else
+		gpucc_target_format(out, &d->target);
+	return 0;
 }
 
 /* ---- one entry against one device ---------------------------------------- */

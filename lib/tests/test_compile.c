@@ -194,6 +194,60 @@ static gpucc_digest key_with(const gpucc_compile_options *o, const char *name)
 	return key;
 }
 
+/* gpucc_compile_add_input: IR by .ll and .bc, sources by .hip, .cu and
+ * .cl, or by the language given for anything that is not IR. */
+static void test_add_input(void)
+{
+	char dir[] = "/tmp/gpucc-test-input.XXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	static const char *const files[] = {"a.ll", "k.hip", "k.txt", "dir.cu/a.ll"};
+	char path[4][96];
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path[i], sizeof path[i], "%s/%s", dir, files[i]);
+		if (i == 3) {
+			char sub[96];
+			snprintf(sub, sizeof sub, "%s/dir.cu", dir);
+			CHECK_INT(mkdir(sub, 0755), 0);
+		}
+		int fd = open(path[i], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		const char *text = i == 1 || i == 2 ? "__global__ void k() {}\n" : vector_add;
+		CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+		close(fd);
+	}
+	char missing[96];
+	snprintf(missing, sizeof missing, "%s/missing.cu", dir);
+	static const struct {
+		int file; /* index in path, or -1: missing */
+		gpucc_source_language language;
+		bool source;
+		int rc;
+	} rows[] = {
+		{0, GPUCC_LANGUAGE_FROM_NAME, false, 0},
+		{0, GPUCC_LANGUAGE_HIP, false, 0},  /* IR whatever the language */
+		{1, GPUCC_LANGUAGE_FROM_NAME, true, 0},
+		{2, GPUCC_LANGUAGE_HIP, true, 0},   /* -x hip */
+		{3, GPUCC_LANGUAGE_FROM_NAME, false, 0}, /* a dot in a directory's name */
+		{-1, GPUCC_LANGUAGE_FROM_NAME, true, GPUCC_ENOTFOUND},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		gpucc_compile_options o;
+		gpucc_compile_options_init(&o);
+		gpucc_compile *c = NULL;
+		CHECK_INT(gpucc_compile_new(&c, &o), 0);
+		bool source = !rows[i].source;
+		const char *input = rows[i].file < 0 ? missing : path[rows[i].file];
+		int rc = gpucc_compile_add_input(c, input, rows[i].language, &source);
+		if (rc != rows[i].rc || source != rows[i].source)
+			fprintf(stderr, "  row %zu: %s: %s\n", i, input, gpucc_error_last()->message);
+		CHECK_INT(rc, rows[i].rc);
+		CHECK(source == rows[i].source);
+		gpucc_compile_free(c);
+	}
+	char command[128];
+	snprintf(command, sizeof command, "rm -rf '%s'", dir);
+	CHECK_INT(system(command), 0);
+}
+
 static void test_keys(void)
 {
 	gpucc_compile_options o;
@@ -545,6 +599,7 @@ int main(void)
 	RUN(test_module_facts_text);
 	RUN(test_options);
 	RUN(test_add_file);
+	RUN(test_add_input);
 	RUN(test_keys);
 	RUN(test_entry_key_target);
 	RUN(test_toolchain_memo);

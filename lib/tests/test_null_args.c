@@ -53,6 +53,8 @@ typedef struct fixture {
 	gpucc_payload_source payload_source;
 	gpucc_snapshot_item item;
 	gpucc_embed_options embed;
+	gpucc_entry_files entry_files, entry_files_null_external;
+	const char *null_external[1];
 	const char *paths[2];                  /* {image_path, NULL} */
 	gpucc_source *sources[2];              /* {source, NULL} */
 	const gpucc_entry *entries[2];         /* {entry, NULL} */
@@ -65,6 +67,8 @@ typedef struct fixture {
 	gpucc_selection selection_out;
 	gpucc_entry entry_draft;
 	size_t size_out;
+	int int_out;
+	const char *paths_out[2];
 	uint64_t u64_out;
 	unsigned unsigned_out;
 	char text_out[GPUCC_DIGEST_HEX_SIZE + GPUCC_TARGET_NAME_SIZE + 64];
@@ -191,6 +195,10 @@ static int fixture_open(fixture *f)
 	f->device.target = f->target;
 	gpucc_embed_options_init(&f->embed);
 	f->embed.symbol = "kernels";
+	gpucc_entry_files_init(&f->entry_files);
+	f->entry_files_null_external = f->entry_files;
+	f->entry_files_null_external.externals = f->null_external; /* {NULL} */
+	f->entry_files_null_external.external_count = 1;
 	f->paths[0] = f->image_path;
 	f->sources[0] = f->source;
 	f->entries[0] = f->entry;
@@ -269,6 +277,12 @@ static void fixture_close(fixture *f)
 	X(gpucc_image_verify, img, 0, NULL, gpucc_image_verify(NONE))                               \
 	X(gpucc_image_writer_new, out, 0, NULL, gpucc_image_writer_new(NONE, f->out_path, NULL))    \
 	X(gpucc_image_writer_new, path, 1, NULL, gpucc_image_writer_new(&f->writer_out, NONE, NULL)) \
+	X(gpucc_image_writer_add_files, w, 0, NULL,                                                 \
+	  gpucc_image_writer_add_files(NONE, &f->entry_files, NULL))                                \
+	X(gpucc_image_writer_add_files, files, 0, NULL,                                             \
+	  gpucc_image_writer_add_files(f->writer, NONE, NULL))                                      \
+	X(gpucc_image_writer_add_files, files->externals[0], 0, NULL,                               \
+	  gpucc_image_writer_add_files(f->writer, &f->entry_files_null_external, NULL))             \
 	X(gpucc_image_writer_add, w, 0, NULL,                                                       \
 	  gpucc_image_writer_add(NONE, f->entry, &f->payload_source, 1))                            \
 	X(gpucc_image_writer_add, e, 0, NULL,                                                       \
@@ -417,6 +431,17 @@ static void fixture_close(fixture *f)
 	X(gpucc_image_fetch_payload_memory, sha256, 1, NULL,                                        \
 	  gpucc_image_fetch_payload_memory(&f->data_out, &f->size_out, "x", 1, NULL, NONE,          \
 	                                   GPUCC_PART_HSACO))                                       \
+	X(gpucc_paths_distinct, out, 0, NULL, gpucc_paths_distinct(NONE, &f->size_out, f->paths, 1)) \
+	X(gpucc_paths_distinct, out_count, 0, NULL,                                                 \
+	  gpucc_paths_distinct(f->paths_out, NONE, f->paths, 1))                                    \
+	X(gpucc_paths_distinct, paths, 0, NULL,                                                     \
+	  gpucc_paths_distinct(f->paths_out, &f->size_out, NONE, 1))                                \
+	X(gpucc_paths_distinct, paths[1], 0, NULL,                                                  \
+	  gpucc_paths_distinct(f->paths_out, &f->size_out, f->paths, 2))                            \
+	X(gpucc_compile_add_input, c, 0, NULL,                                                      \
+	  gpucc_compile_add_input(NONE, "a.ll", GPUCC_LANGUAGE_FROM_NAME, NULL))                    \
+	X(gpucc_compile_add_input, path, 0, NULL,                                                   \
+	  gpucc_compile_add_input(f->compile, NONE, GPUCC_LANGUAGE_FROM_NAME, NULL))                \
 	X(gpucc_select, out, 0, NULL, gpucc_select(NONE, f->entries, 1, NULL, &f->target, NULL))    \
 	X(gpucc_select, entries, 0, NULL,                                                           \
 	  gpucc_select(&f->selection_out, NONE, 1, NULL, &f->target, NULL))                         \
@@ -433,6 +458,15 @@ static void fixture_close(fixture *f)
 	X(gpucc_target_from_hip_arch, gcn_arch_name, 0, "reported no architecture name",           \
 	  gpucc_target_from_hip_arch(&f->target_out, NONE))                                         \
 	X(gpucc_target_from_cuda, out, 0, NULL, gpucc_target_from_cuda(NONE, 9, 0, 12040))          \
+	X(gpucc_cuda_version_parse, out, 0, NULL, gpucc_cuda_version_parse(NONE, "12.4"))          \
+	X(gpucc_cuda_version_parse, text, 0, NULL, gpucc_cuda_version_parse(&f->int_out, NONE))    \
+	X(gpucc_hip_version_parse, out, 0, NULL, gpucc_hip_version_parse(NONE, "5.2"))             \
+	X(gpucc_hip_version_parse, text, 0, NULL, gpucc_hip_version_parse(&f->int_out, NONE))      \
+	X(gpucc_device_compile_target, out, 0, NULL, gpucc_device_compile_target(NONE, &f->device)) \
+	X(gpucc_device_compile_target, d, 0, NULL, gpucc_device_compile_target(f->text_out, NONE))  \
+	X(gpucc_device_from_target, out, 0, NULL, gpucc_device_from_target(NONE, "sm_90", NULL))   \
+	X(gpucc_device_from_target, spelling, 0, NULL,                                              \
+	  gpucc_device_from_target(&f->device, NONE, NULL))                                         \
 	X(gpucc_devices_list, out, 0, NULL, gpucc_devices_list(NONE, &f->size_out))                 \
 	X(gpucc_devices_list, count, 1, NULL, gpucc_devices_list(&f->devices_out, NONE))            \
 	X(gpucc_module_load, out, 0, NULL, gpucc_module_load(NONE, f->img, "saxpy", &f->device))    \
@@ -538,6 +572,9 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_entry_payload, e, gpucc_entry_payload(NONE, GPUCC_PART_HSACO) == NULL)               \
 	X(gpucc_entry_option, e, gpucc_entry_option(NONE, "opt-level") == NULL)                      \
 	X(gpucc_entry_option, name, gpucc_entry_option(f->entry, NONE) == NULL)                      \
+	X(gpucc_output_is_input, output, !gpucc_output_is_input(NONE, f->image_path))               \
+	X(gpucc_output_is_input, input, !gpucc_output_is_input(f->image_path, NONE))                \
+	X(gpucc_output_is_input_fd, output, !gpucc_output_is_input_fd(NONE, 0))                     \
 	/* image.h */                                                                                \
 	X(gpucc_image_name, img, gpucc_image_name(NONE) == NULL)                                     \
 	X(gpucc_image_is_compressed, img, !gpucc_image_is_compressed(NONE))                          \
@@ -570,6 +607,8 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_algebra_options_init, opts, (gpucc_algebra_options_init(NONE), true))                \
 	X(gpucc_embed_options_init, opts, (gpucc_embed_options_init(NONE), true))                    \
 	X(gpucc_extract_options_init, opts, (gpucc_extract_options_init(NONE), true))                \
+	X(gpucc_entry_files_init, files, (gpucc_entry_files_init(NONE), true))                      \
+	X(gpucc_device_target_options_init, opts, (gpucc_device_target_options_init(NONE), true))    \
 	X(gpucc_compile_result_count, c, gpucc_compile_result_count(NONE) == 0)                      \
 	X(gpucc_compile_result_at, c, gpucc_compile_result_at(NONE, 0) == NULL)                      \
 	X(gpucc_compile_threads_used, c, gpucc_compile_threads_used(NONE) == 0)                      \

@@ -389,6 +389,178 @@ static void test_cuda_bad_compute_capability(void)
 	}
 }
 
+/* Devices named by their target (gpucc_device_from_target), both vendors:
+ * spelling, CUDA driver, HIP version; then the target selection sees, or
+ * the refusal's words. */
+static void test_device_from_target(void)
+{
+	static const struct {
+		const char *spelling;
+		int cuda, hip;
+		int vendor;            /* 0: refused */
+		unsigned sm, ptx_isa, cuda_major;
+		const char *processor; /* AMD */
+		unsigned code_object_max;
+		int driver_version;
+		const char *message;   /* a refusal's words */
+	} rows[] = {
+		/* NVIDIA: the newest driver JITs every PTX ISA gpucc makes. */
+		{"sm_90", 0, 0, GPUCC_VENDOR_NVIDIA, 90, 90, 0, NULL, 0, 0, NULL},
+		{"sm_90", 12040, 0, GPUCC_VENDOR_NVIDIA, 90, 84, 12, NULL, 0, 12040, NULL},
+		{"sm_75", 11080, 50200000, GPUCC_VENDOR_NVIDIA, 75, 78, 11, NULL, 0, 11080, NULL},
+		{"sm_100", 13000, 0, GPUCC_VENDOR_NVIDIA, 100, 90, 13, NULL, 0, 13000, NULL},
+		/* Any compute capability, also one no LLVM compiles for. */
+		{"sm_999", 0, 0, GPUCC_VENDOR_NVIDIA, 999, 90, 0, NULL, 0, 0, NULL},
+		{"sm_42", 12040, 0, GPUCC_VENDOR_NVIDIA, 42, 84, 12, NULL, 0, 12040, NULL},
+		/* Code, not devices. */
+		{"sm_90a", 0, 0, 0, 0, 0, 0, NULL, 0, 0, "names code that runs only on sm_90"},
+		{"sm_100f", 0, 0, 0, 0, 0, 0, NULL, 0, 0, "names code for the family of sm_100"},
+		{"sm_90:ptx78", 0, 0, 0, 0, 0, 0, NULL, 0, 0, "names a PTX ISA"},
+		{"sm_9", 0, 0, 0, 0, 0, 0, NULL, 0, 0, "is not an NVIDIA device"},
+		{"sm_090", 0, 0, 0, 0, 0, 0, NULL, 0, 0, "is not an NVIDIA device"},
+		{"sm_1000", 0, 0, 0, 0, 0, 0, NULL, 0, 0, "is not an NVIDIA device"},
+		/* AMD: a feature left out stays "any"; HIP bounds the code object. */
+		{"gfx90a:xnack-", 0, 0, GPUCC_VENDOR_AMD, 0, 0, 0, "gfx90a", 0, 0, NULL},
+		{"gfx90a", 12040, 50200000, GPUCC_VENDOR_AMD, 0, 0, 0, "gfx90a", 4, 50200000, NULL},
+		{"gfx942:sramecc+", 0, 60200000, GPUCC_VENDOR_AMD, 0, 0, 0, "gfx942", 5, 60200000, NULL},
+		{"gfx9999", 0, 0, 0, 0, 0, 0, NULL, 0, 0, "gfx9999"},
+		{"", 0, 0, 0, 0, 0, 0, NULL, 0, 0, NULL},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		gpucc_device_target_options opts;
+		gpucc_device_target_options_init(&opts);
+		opts.cuda_driver_version = rows[i].cuda;
+		opts.hip_version = rows[i].hip;
+		gpucc_device d;
+		int rc = gpucc_device_from_target(&d, rows[i].spelling, &opts);
+		if ((rc == 0) != (rows[i].vendor != 0))
+			fprintf(stderr, "  row %zu '%s': %s\n", i, rows[i].spelling,
+			        gpucc_error_last()->message);
+		if (!rows[i].vendor) {
+			CHECK_INT(rc, GPUCC_EINVALID);
+			CHECK(!d.target_known);
+			if (rows[i].message)
+				CHECK_ERROR_HAS(rows[i].message);
+			continue;
+		}
+		CHECK_INT(rc, 0);
+		CHECK(d.target_known);
+		CHECK_INT(d.runtime, GPUCC_RUNTIME_NONE);
+		CHECK_STR(d.arch, rows[i].spelling);
+		CHECK_INT(d.driver_version, rows[i].driver_version);
+		CHECK_INT(d.target.vendor, rows[i].vendor);
+		CHECK_INT(d.target.sm, rows[i].sm);
+		CHECK_INT(d.target.ptx_isa, rows[i].ptx_isa);
+		CHECK_INT(d.target.cuda_major, rows[i].cuda_major);
+		CHECK_INT(d.target.code_object_max, rows[i].code_object_max);
+		if (rows[i].processor)
+			CHECK_STR(d.target.processor, rows[i].processor);
+	}
+	/* The defaults, and options of a version this libgpucc does not know. */
+	gpucc_device d;
+	CHECK_INT(gpucc_device_from_target(&d, "sm_80", NULL), 0);
+	CHECK_INT(d.target.ptx_isa, 90);
+	gpucc_device_target_options future = {GPUCC_DEVICE_TARGET_OPTIONS_VERSION + 1, 0, 0};
+	CHECK_INT(gpucc_device_from_target(&d, "sm_80", &future), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("device target options");
+}
+
+/* Where an sm_XYa and an sm_XYf cubin run, on devices named by their
+ * targets: the 'a' on its processor alone, the 'f' on its family. */
+static void test_device_targets_select(void)
+{
+	static const struct {
+		const char *entry, *device;
+		bool fits;
+	} rows[] = {
+		{"sm_100a:ptx86/cubin", "sm_100", true},  {"sm_100a:ptx86/cubin", "sm_103", false},
+		{"sm_100f:ptx88/cubin", "sm_100", true},  {"sm_100f:ptx88/cubin", "sm_103", true},
+		{"sm_100f:ptx88/cubin", "sm_120", false}, {"sm_90a:ptx80/cubin", "sm_90", true},
+		{"sm_90a:ptx80/cubin", "sm_100", false},  {"sm_80:ptx70/cubin", "sm_86", true},
+		{"gfx90a:xnack-/hsaco", "gfx90a:xnack-", true},
+		{"gfx90a:xnack-/hsaco", "gfx90a", false}, /* "any" device: only "any" code */
+		{"gfx90a/hsaco", "gfx90a:xnack+", true},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		built b = {0};
+		build_entry(&b, rows[i].entry);
+		gpucc_device d;
+		CHECK_INT(gpucc_device_from_target(&d, rows[i].device, NULL), 0);
+		gpucc_selection s;
+		int rc = gpucc_select(&s, b.pointers, b.count, "k", &d.target, "t");
+		if ((rc == 0) != rows[i].fits)
+			fprintf(stderr, "  row %zu: %s on %s\n", i, rows[i].entry, rows[i].device);
+		CHECK_INT(rc, rows[i].fits ? 0 : GPUCC_ENOTFOUND);
+	}
+}
+
+/* What --target native compiles for each device: NVIDIA the processor
+ * alone, AMD the target ID with the modes the device runs in; a device
+ * gpucc does not know is said so. */
+static void test_device_compile_target(void)
+{
+	static const struct {
+		const char *arch; /* as the runtime reports it */
+		bool cuda;
+		const char *want;
+	} rows[] = {
+		{"sm_90", true, "sm_90"},
+		{"sm_121", true, "sm_121"},
+		{"gfx90a:sramecc+:xnack-", false, "gfx90a:sramecc+:xnack-"},
+		{"gfx1030", false, "gfx1030"},
+		{"gfx942:xnack+", false, "gfx942:xnack+"},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		gpucc_device d = {0};
+		d.target_known = true;
+		if (rows[i].cuda)
+			CHECK_INT(gpucc_target_from_cuda(&d.target, atoi(rows[i].arch + 3) / 10,
+			                                 atoi(rows[i].arch + 3) % 10, 12040),
+			          0);
+		else
+			CHECK_INT(gpucc_target_from_hip_arch(&d.target, rows[i].arch), 0);
+		char name[GPUCC_TARGET_NAME_SIZE];
+		CHECK_INT(gpucc_device_compile_target(name, &d), 0);
+		CHECK_STR(name, rows[i].want);
+	}
+	gpucc_device unknown = {.target_known = false, .arch = "gfx9999"};
+	char name[GPUCC_TARGET_NAME_SIZE] = "x";
+	CHECK_INT(gpucc_device_compile_target(name, &unknown), GPUCC_ENOTFOUND);
+	CHECK_ERROR_HAS("'gfx9999'");
+	CHECK_STR(name, "");
+}
+
+static void test_version_parse(void)
+{
+	static const struct {
+		const char *text;
+		int cuda, hip; /* -1: refused */
+	} rows[] = {
+		{"12.4", 12040, 120400000}, {"12", 12000, 120000000}, {"5.2", 5020, 50200000},
+		{"6.2", 6020, 60200000},    {"13.0", 13000, 130000000}, {"0", -1, -1},
+		{"12.40", -1, -1},          {"123", -1, -1},            {"", -1, -1},
+		{"12.", -1, -1},            {".4", -1, -1},             {"+12", -1, -1},
+		{"12.4 ", -1, -1},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		int v = -7;
+		int rc = gpucc_cuda_version_parse(&v, rows[i].text);
+		CHECK_INT(rc, rows[i].cuda < 0 ? GPUCC_EINVALID : 0);
+		CHECK_INT(v, rows[i].cuda < 0 ? -7 : rows[i].cuda);
+		if (rc)
+			CHECK_ERROR_HAS("is not a CUDA version");
+		v = -7;
+		rc = gpucc_hip_version_parse(&v, rows[i].text);
+		CHECK_INT(rc, rows[i].hip < 0 ? GPUCC_EINVALID : 0);
+		CHECK_INT(v, rows[i].hip < 0 ? -7 : rows[i].hip);
+	}
+	int v;
+	CHECK_INT(gpucc_hip_version_parse(&v, "5.2"), 0);
+	CHECK_INT(gpucc_hip_max_code_object(v), 4);
+	CHECK_INT(gpucc_hip_version_parse(&v, "6.0"), 0);
+	CHECK_INT(gpucc_hip_max_code_object(v), 5);
+}
+
 /* gpucc_entry_fits itself: the other vendor's entry never fits. */
 static void test_fits_vendor(void)
 {
@@ -431,5 +603,9 @@ int main(void)
 	RUN(test_cuda_bad_compute_capability);
 	RUN(test_hip_arch_names);
 	RUN(test_fits_vendor);
+	RUN(test_device_from_target);
+	RUN(test_device_targets_select);
+	RUN(test_version_parse);
+	RUN(test_device_compile_target);
 	return CHECK_DONE();
 }

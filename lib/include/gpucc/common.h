@@ -104,6 +104,24 @@ GPUCC_API int gpucc_digest_from_hex(gpucc_digest *out, const char *hex);
  * in images and snapshots). */
 GPUCC_API int gpucc_digest_compare(const gpucc_digest *a, const gpucc_digest *b);
 
+/* ---- files ------------------------------------------------------------- */
+
+/* Whether an output published at output (written beside it, then renamed
+ * over it) would replace the input file named input: both exist and are
+ * one file, by the same path, another path or a link (the same device and
+ * inode).  False when either names nothing, or on a NULL argument. */
+GPUCC_API bool gpucc_output_is_input(const char *output, const char *input);
+/* The same for an input open at input_fd (standard input among them). */
+GPUCC_API bool gpucc_output_is_input_fd(const char *output, int input_fd);
+/* Each file of paths[0..count) once, in order: out (room for count
+ * pointers, borrowed from paths) gets *out_count of them, a path that
+ * names a file named before (by the same path, another or a link) left
+ * out, so that one file given twice is one input.  A path that names
+ * nothing is kept, for its open to say why.  GPUCC_EINVALID for a NULL
+ * path; out of memory is GPUCC_ERROR. */
+GPUCC_API int gpucc_paths_distinct(const char **out, size_t *out_count, const char *const *paths,
+                                   size_t count);
+
 /* ---- payload kinds ----------------------------------------------------- */
 
 typedef enum gpucc_part {

@@ -239,6 +239,14 @@ GPUCC_API int gpucc_compile_add_file(gpucc_compile *c, const char *path);
  * GPUCC_EINVALID for FROM_NAME with a name of none of those extensions. */
 GPUCC_API int gpucc_compile_add_source(gpucc_compile *c, const char *path,
                                        gpucc_source_language language);
+/* Add path as what its name says: a name ending in .ll or .bc an IR
+ * module (gpucc_compile_add_file); one ending in .hip, .cu or .cl, and,
+ * when language is not GPUCC_LANGUAGE_FROM_NAME, every other that is not
+ * IR, a source in language (gpucc_compile_add_source); anything else a
+ * module, whose read says what it is not.  *is_source, when is_source is
+ * not NULL, says which it was taken for. */
+GPUCC_API int gpucc_compile_add_input(gpucc_compile *c, const char *path,
+                                      gpucc_source_language language, bool *is_source);
 /* Add a module held in memory (copied); name is its name in results and
  * entries. */
 GPUCC_API int gpucc_compile_add_memory(gpucc_compile *c, const char *name, const void *data,

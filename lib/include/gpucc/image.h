@@ -275,6 +275,12 @@ typedef struct gpucc_write_options {
  * the config's source_date_epoch (SOURCE_DATE_EPOCH when the program took
  * it from the environment), synced. */
 #define GPUCC_WRITE_OPTIONS_VERSION 1
+/* The zstd level a program uses when its user asks for zstd without
+ * saying a level (the gpucc command's bare --zstd, every command alike):
+ * zstd's own default, 3, which compresses at hundreds of MB/s with small
+ * tables; reading is as fast whatever the level.  Images to ship ask for
+ * more (19: smaller, but about 100 MiB of tables and seconds per 10 MB). */
+#define GPUCC_ZSTD_DEFAULT_LEVEL 3
 #define GPUCC_WRITE_OPTIONS_INIT {GPUCC_WRITE_OPTIONS_VERSION, 0, false, 0, false}
 GPUCC_API void gpucc_write_options_init(gpucc_write_options *opts);
 
@@ -300,8 +306,9 @@ GPUCC_API int gpucc_image_writer_new(gpucc_image_writer **out, const char *path,
  * GPUCC_ECONFLICT and the writer is unchanged. */
 GPUCC_API int gpucc_image_writer_add(gpucc_image_writer *w, const gpucc_entry *e,
                                      const gpucc_payload_source *sources, size_t source_count);
-/* Put an entry described by hand (from files another tool wrote, as `gpucc
- * pack` does) in the canonical form writers and keys need, and key it.  The
+/* Put an entry described by hand (from files another tool wrote, as
+ * gpucc_image_writer_add_files does) in the canonical form writers and
+ * keys need, and key it.  The
  * arrays e points to (options, device_libs, externals) and sources must be
  * the caller's own writable arrays: they are sorted in place (options,
  * device libraries and externals by name, sources by part).  key_schema,
@@ -321,6 +328,64 @@ GPUCC_API int gpucc_entry_prepare(gpucc_entry *e, gpucc_payload_source *sources,
  * other parts, are accepted as given.  Reads with pread: fd's offset is
  * left alone. */
 GPUCC_API int gpucc_code_object_check(gpucc_part part, int fd, const char *name);
+/* A device library of a gpucc_entry_files: a file, hashed, or its digest. */
+typedef struct gpucc_device_lib_file {
+	const char *name;   /* NULL: the base name of file */
+	const char *file;   /* the library, or NULL and ... */
+	const char *sha256; /* ... its SHA-256, 64 hex digits (name required) */
+} gpucc_device_lib_file;
+
+/* An entry described by hand, from files another tool wrote (llc, ptxas,
+ * ld.lld) and the metadata its user gives, as `gpucc pack` takes it.
+ * Arrays and strings are borrowed for the call. */
+typedef struct gpucc_entry_files {
+	unsigned version;          /* GPUCC_ENTRY_FILES_VERSION */
+	const char *module;        /* the name to record; NULL: from module_file
+	                              (gpucc_module_name_from_path) */
+	const char *module_file;   /* the input module, whose SHA-256 is the
+	                              module digest, or NULL and ... */
+	const char *module_sha256; /* ... that digest, 64 hex digits */
+	const char *target;        /* any spelling gpucc_target_parse takes */
+	const gpucc_kernel *kernels; /* in order */
+	size_t kernel_count;
+	const gpucc_option *options;
+	size_t option_count;
+	const gpucc_device_lib_file *device_libs;
+	size_t device_lib_count;
+	const char *const *externals;
+	size_t external_count;
+	const char *payloads[GPUCC_PART_COUNT]; /* a file per part; NULL: none */
+	const char *gpucc_version; /* NULL: this libgpucc's */
+	const char *llvm_version;  /* NULL: this libgpucc's LLVM */
+} gpucc_entry_files;
+
+/* The version of gpucc_entry_files this header declares, which callers set
+ * (as GPUCC_IMAGE_LIMITS_VERSION); GPUCC_ENTRY_FILES_INIT and
+ * gpucc_entry_files_init give an empty description. */
+#define GPUCC_ENTRY_FILES_VERSION 1
+#define GPUCC_ENTRY_FILES_INIT                                                          \
+	{GPUCC_ENTRY_FILES_VERSION, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, 0, \
+	 {NULL, NULL, NULL, NULL}, NULL, NULL}
+GPUCC_API void gpucc_entry_files_init(gpucc_entry_files *files);
+
+/* Build the entry files describes and add it to w: each file is opened
+ * once, in the order module, device libraries, payloads, and must be a
+ * regular file (a FIFO or a device is refused, not waited on) and not the
+ * file w will replace (inputs are never modified); the module and device
+ * libraries are hashed; each cubin and code object is checked with
+ * gpucc_code_object_check; then gpucc_entry_prepare puts the entry in
+ * canonical form and keys it, and gpucc_image_writer_add adds it.  *key,
+ * when key is not NULL, is the entry's key once it has one, also when the
+ * writer refuses it as a conflict.  The arrays and strings of files are
+ * borrowed for the call only.  Errors: an open's (GPUCC_ENOTFOUND for a
+ * file that does not exist), GPUCC_EINVALID naming the defect (no module,
+ * both a module file and a digest, a digest that is not 64 hex digits, an
+ * empty kernel, option, external or device library name, a file that is
+ * not a regular one or is w's output, or what gpucc_target_parse and
+ * gpucc_entry_prepare refuse), GPUCC_ECORRUPT for a code object no runtime
+ * loads, and the writer's (GPUCC_ECONFLICT). */
+GPUCC_API int gpucc_image_writer_add_files(gpucc_image_writer *w, const gpucc_entry_files *files,
+                                           gpucc_digest *key);
 /* Add an entry of an open image with its payloads, which are streamed from
  * src (and verified) at commit: src must stay open until then.  Duplicates
  * and conflicts as for gpucc_image_writer_add.  Other threads may go on

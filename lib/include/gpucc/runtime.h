@@ -142,9 +142,17 @@ GPUCC_API int gpucc_target_from_hip_arch(gpucc_target *out, const char *gcn_arch
 GPUCC_API int gpucc_target_from_cuda(gpucc_target *out, int cc_major, int cc_minor,
                                      int driver_version);
 
+/* A CUDA version as people write it ("12.4", "12": a major of one or two
+ * digits, a minor of one) in the form cuDriverGetVersion reports it
+ * (12040), and a HIP version ("5.2") in hipDriverGetVersion's (50200000).
+ * GPUCC_EINVALID, naming text, for anything else. */
+GPUCC_API int gpucc_cuda_version_parse(int *out, const char *text);
+GPUCC_API int gpucc_hip_version_parse(int *out, const char *text);
+
 /* ---- devices ------------------------------------------------------------- */
 
 typedef enum gpucc_runtime_kind {
+	GPUCC_RUNTIME_NONE = 0, /* a device named by its target (gpucc_device_from_target) */
 	GPUCC_RUNTIME_HIP = 1,  /* libamdhip64.so.5 */
 	GPUCC_RUNTIME_CUDA = 2  /* libcuda.so.1, the driver API */
 } gpucc_runtime_kind;
@@ -167,6 +175,59 @@ typedef struct gpucc_device {
  * AMD GPU) the HIP runtime is not loaded, unless the config's hip_library
  * (GPUCC_HIP_LIBRARY) names it. */
 GPUCC_API int gpucc_devices_list(gpucc_device **out, size_t *count);
+
+/* What a device named by its target runs besides its processor: the
+ * versions of its driver and runtime, which bound the code it loads. */
+typedef struct gpucc_device_target_options {
+	unsigned version; /* GPUCC_DEVICE_TARGET_OPTIONS_VERSION */
+	/* NVIDIA: the driver's CUDA version as cuDriverGetVersion reports it
+	 * (12040 for 12.4), which bounds the PTX ISA it JITs and the cubins it
+	 * loads (those of a ptxas of its major or older); 0: a driver that
+	 * JITs every PTX ISA gpucc makes and loads every cubin. */
+	int cuda_driver_version;
+	/* AMD: the HIP runtime's version as hipDriverGetVersion reports it
+	 * (50200000 for 5.2), which bounds the code object versions it loads
+	 * (gpucc_hip_max_code_object); 0: any. */
+	int hip_version;
+} gpucc_device_target_options;
+
+/* The version of gpucc_device_target_options this header declares, which
+ * callers set (as GPUCC_IMAGE_LIMITS_VERSION); GPUCC_DEVICE_TARGET_OPTIONS_INIT
+ * and gpucc_device_target_options_init give the defaults: the newest
+ * driver, any HIP runtime. */
+#define GPUCC_DEVICE_TARGET_OPTIONS_VERSION 1
+#define GPUCC_DEVICE_TARGET_OPTIONS_INIT {GPUCC_DEVICE_TARGET_OPTIONS_VERSION, 0, 0}
+GPUCC_API void gpucc_device_target_options_init(gpucc_device_target_options *opts);
+
+/* The device a target spelling names, as gpucc_select sees it, with no
+ * runtime loaded and no GPU present: a package's CI asking whether an
+ * image serves every kernel on sm_75 or gfx90a:xnack-.  *out is a device
+ * of runtime GPUCC_RUNTIME_NONE, arch the spelling (cut to fit), name
+ * empty, driver_version the options' CUDA driver (NVIDIA) or HIP runtime
+ * (AMD) version, target_known true.  opts NULL: the defaults.
+ *
+ * NVIDIA: "sm_XY" (two or three digits, no leading 0) is the device of
+ * compute capability X.Y as gpucc_target_from_cuda gives it -- any, also
+ * one no LLVM of gpucc's compiles for, since a newer GPU still JITs older
+ * PTX -- with, for driver version 0, the newest PTX ISA gpucc knows.  A
+ * spelling that names code rather than a device is GPUCC_EINVALID, saying
+ * which device to name instead: sm_90a (code that runs on sm_90 alone),
+ * sm_100f (code for the family of sm_100: sm_100 and sm_103) and
+ * sm_90:ptx78 (a PTX ISA, which belongs to code; a device's is bounded by
+ * its driver).  AMD: a target ID; a feature left out stays "any", which
+ * only entries that leave it out fit (an answer that holds for the device
+ * in either mode).  A spelling gpucc_target_parse refuses is its error;
+ * options of an unknown version are GPUCC_EINVALID. */
+GPUCC_API int gpucc_device_from_target(gpucc_device *out, const char *spelling,
+                                       const gpucc_device_target_options *opts);
+
+/* The target to compile for device d, as clang's --offload-arch=native
+ * takes it: NVIDIA its processor ("sm_90": the device's PTX ISA is the
+ * newest its driver JITs, while a module's says what the module needs),
+ * AMD its target ID with the sramecc and xnack modes it runs in
+ * ("gfx90a:sramecc+:xnack-").  GPUCC_ENOTFOUND when gpucc does not know
+ * d's processor (target_known false), naming its architecture. */
+GPUCC_API int gpucc_device_compile_target(char out[GPUCC_TARGET_NAME_SIZE], const gpucc_device *d);
 
 /* ---- loading ------------------------------------------------------------- */
 
