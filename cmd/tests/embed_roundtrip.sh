@@ -32,7 +32,7 @@ assert_same want out
 cc -shared -o libembedded.so embedded.o || fail "the object does not link into a shared library"
 
 # aarch64: an AArch64 relocatable object with both symbols.
-if command -v llvm-readelf-19 >/dev/null; then
+if have llvm-readelf-19 "the AArch64 object's symbols"; then
 	expect_exit 0 "$GPUCC" embed example.gpucc -o arm.o --symbol embedded_image \
 		--target-triple aarch64-linux-gnu
 	llvm-readelf-19 -h -s -S arm.o > arm.txt
