@@ -1,24 +1,28 @@
 /*
  * lib/tests/fuzz_cache_files.c -- fuzz target: the small files a cache
  * keeps beside its entries (formats/cache.md), as every process that opens
- * the cache reads them.  The input's first byte picks the file the rest is
- * written to, in a fresh cache directory:
+ * the cache reads them.  The input's first byte, modulo 3, picks the file
+ * the rest is written to, in a fresh cache directory:
  *
- *   even: DIR/config, "name = value" lines: the cache opens whatever it
+ *   0: DIR/config, "name = value" lines: the cache opens whatever it
  *         holds (a cache problem never breaks a build), and its bound and
  *         remotes are what a plain reading of the lines written here gives:
  *         the last max-size that is a size other than 0, else the default,
  *         and the values of the remote lines joined by blanks; a file past
  *         64 KiB is ignored whole;
- *   odd:  DIR/stats, the counters' line: a file that does not start with
+ *   1: DIR/stats, the counters' line: a file that does not start with
  *         the line's magic and a blank counts nothing, and the counters
  *         read, written back with one more miss (a lookup of a key the
  *         cache lacks, then gpucc_cache_flush), read again as the same
- *         counters and that miss.
+ *         counters and that miss;
+ *   2: DIR/remote-stats, the remotes' counters (lib/remote/remote.c): a
+ *         file that does not start with its magic and a blank counts
+ *         nothing, and a counter read is one the line names.
  */
 #include "fuzz.h"
 
 #include <gpucc.h>
+#include <gpucc/remote.h>
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -26,6 +30,7 @@
 
 #define CONFIG_MAX_BYTES (64 * 1024)
 #define STATS_MAGIC "gpucc-cache-stats 1"
+#define REMOTE_STATS_MAGIC "gpucc-remote-stats 1"
 
 static char *trim(char *text)
 {
@@ -94,12 +99,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (gpucc_cache_open(&c, dir, 0) != 0)
 		fuzz_fail("an empty cache does not open");
 	gpucc_cache_free(c);
-	bool config = data[0] % 2 == 0;
-	snprintf(path, sizeof path, "%s/%s", dir, config ? "config" : "stats");
+	static const char *const files[] = {"config", "stats", "remote-stats"};
+	int which = data[0] % 3;
+	snprintf(path, sizeof path, "%s/%s", dir, files[which]);
 	write_file(path, data + 1, size - 1);
 	if (gpucc_cache_open(&c, dir, 0) != 0)
 		fuzz_fail("a cache does not open for what its config or stats file holds");
-	if (config) {
+	if (which == 0) {
 		char *text = fuzz_string(data + 1, size - 1), *remotes;
 		if (!text)
 			return 0;
@@ -111,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_fail("the cache's remotes are not the config's remote lines");
 		free(remotes);
 		free(text);
-	} else {
+	} else if (which == 1) {
 		gpucc_cache_stats before, after;
 		if (gpucc_cache_stats_get(&before, c) != 0)
 			fuzz_fail("stats of a cache whatever its stats file holds");
@@ -132,6 +138,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (after.hits != before.hits || after.misses != before.misses + 1 ||
 		    after.corrupt != before.corrupt || after.reset_time != before.reset_time)
 			fuzz_fail("the counters written back read as other counters");
+	} else {
+		gpucc_remote_stats st;
+		if (gpucc_cache_remote_stats_get(&st, c) != 0)
+			fuzz_fail("remote stats of a cache whatever its remote-stats file holds");
+		char *text = fuzz_string(data + 1, size - 1);
+		if (!text)
+			return 0;
+		bool starts = strncmp(text, REMOTE_STATS_MAGIC " ", strlen(REMOTE_STATS_MAGIC) + 1) == 0;
+		const struct { const char *name; uint64_t value; } fields[] = {
+			{" hits=", st.hits}, {" misses=", st.misses}, {" errors=", st.errors},
+			{" timeouts=", st.timeouts}, {" bytes_in=", st.bytes_in}, {" bytes_out=", st.bytes_out},
+		};
+		for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+			if (fields[i].value && (!starts || !strstr(text, fields[i].name)))
+				fuzz_fail("a remote counter read from a line that does not name it");
+		free(text);
 	}
 	gpucc_cache_free(c);
 	return 0;
@@ -140,9 +162,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 void fuzz_seeds(void (*add)(const void *data, size_t size))
 {
 	static const char *seeds[] = {
-		"\x02" "# gpucc cache settings\nmax-size = 10G\nremote = http://a/ redis://b\n",
-		"\x02" "max-size=0\nmax-size = 512MiB # half a GiB\n\tremote\t= s3://c/d \r\nbogus\n",
-		"\x02" "max-size = x\nunknown = 1\n= \n",
+		"\x03" "# gpucc cache settings\nmax-size = 10G\nremote = http://a/ redis://b\n",
+		"\x03" "max-size=0\nmax-size = 512MiB # half a GiB\n\tremote\t= s3://c/d \r\nbogus\n",
+		"\x03" "max-size = x\nunknown = 1\n= \n",
+		"\x02" REMOTE_STATS_MAGIC " hits=2 misses=1 errors=0 timeouts=3 bytes_in=999 bytes_out=7\n",
+		"\x02" "gpucc-remote-stats 2 hits=2\n",
 		"\x01" STATS_MAGIC " hits=3 misses=4 corrupt=1 reset=1700000000 bytes=4096\n",
 		"\x01" STATS_MAGIC " hits=18446744073709551615 misses=x\n",
 		"\x01" "gpucc-cache-stats 2 hits=1\n",
