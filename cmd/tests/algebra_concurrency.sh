@@ -59,7 +59,7 @@ done
 # The lock is the output's, not its directory's: while one merge into
 # held.gpucc waits for the lock (held here by flock(1)), a merge into
 # another file of the directory goes ahead.
-if command -v flock >/dev/null; then
+if have flock "a merge waits for its output's lock, not its directory's"; then
 	(exec 9>.held.gpucc.lock && flock 9 && exec sleep 30) >/dev/null 2>&1 &
 	holder=$!
 	while flock -n .held.gpucc.lock true; do sleep 0.1; done
@@ -71,8 +71,6 @@ if command -v flock >/dev/null; then
 	wait "$holder" 2>/dev/null
 	expect_exit 0 "$GPUCC" merge -q X0.gpucc -o held.gpucc
 	assert_no_file .held.gpucc.lock
-else
-	echo "flock(1) not found: the lock's scope is not checked"
 fi
 
 # gc while others import and look up: nothing fails, nothing is torn.  What

@@ -5,7 +5,8 @@
 #    one-line error and no partial file;
 #  - a read-only cache directory still serves every read command.
 # Kill times sweep the run's duration, so whatever the machine's speed some
-# land mid-write; each outcome is checked, none is timing-dependent.
+# land mid-write (counted, by what a killed writer leaves on disk, and
+# required); each outcome is checked, none is timing-dependent.
 . "$SRCROOT/cmd/tests/lib.sh"
 . "$SRCROOT/cmd/tests/algebra_helpers.sh"
 
@@ -24,31 +25,62 @@ ms_of() {
 	echo $(((end - start) / 1000000))
 }
 
-# kill_at MS CMD...: start CMD, SIGKILL it after MS milliseconds (if alive).
+# kill_at MS CMD...: start CMD, SIGKILL it after MS milliseconds; killed is
+# 1 when the signal ended it (it had not exited by then), else 0.
 kill_at() {
 	local ms=$1; shift
 	"$@" >/dev/null 2>&1 &
 	local pid=$!
-	sleep "$(printf '0.%03d' "$ms")" 2>/dev/null || sleep 0
+	sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-	return 0
+	[ $? = 137 ] && killed=1 || killed=0
+}
+
+# Each loop below sweeps its kills over the run's duration, measured again
+# before each sweep, and offsets every other sweep by half a step, until
+# enough kills have landed mid-write, by a sign on disk that only a killed
+# writer leaves: a temporary file beside the output or in the cache, or a
+# gc that evicted some entries and was killed before it was done.  A loaded
+# machine (or the sanitizers) moves where the kills land, not whether some
+# do; a loop that never lands one fails, naming how many it tried.
+# sweep_delay T SWEEP STEP: the delay of kill STEP (0-9) of sweep SWEEP.
+sweep_delay() { echo $(($1 * (2 * $3 + $2 % 2) / 20)); }
+# cache_temporaries DIR: the temporary files in the cache DIR, by name.
+cache_temporaries() {
+	find "$1" \( -name '.*.tmp.*' -o -path '*/v1/tmp/*' \) -type f 2>/dev/null | LC_ALL=C sort
+}
+# cache_entries DIR: how many entries the cache DIR holds.
+cache_entries() {
+	find "$1/v1" -regextype posix-extended -regex '.*/v1/[0-9a-f]{2}/[0-9a-f]{64}\.gpucc' -type f |
+		wc -l
 }
 
 # ---- merge killed: out.gpucc is the old image or the new, never torn
 cp small.gpucc out.gpucc
 cp small.gpucc old.gpucc
-t=$(ms_of "$GPUCC" merge big1.gpucc big2.gpucc small.gpucc -o probe.gpucc)
-[ "$t" -gt 0 ] || t=1
-[ "$t" -lt 999 ] || t=999
-for step in 0 1 2 3 4 5 6 7 8 9; do
-	kill_at $((t * step / 10)) "$GPUCC" merge out.gpucc big1.gpucc big2.gpucc -o out.gpucc
-	if cmp -s out.gpucc want.gpucc; then
-		cp small.gpucc out.gpucc   # completed: start again from the old state
-	else
-		cmp -s out.gpucc old.gpucc || fail "merge killed after ${step}0% left a torn output"
-	fi
+kills=0 mid=0 sweep=0
+while [ "$mid" -lt 3 ] && [ "$sweep" -lt 6 ]; do
+	t=$(ms_of "$GPUCC" merge big1.gpucc big2.gpucc small.gpucc -o probe.gpucc)
+	for step in 0 1 2 3 4 5 6 7 8 9; do
+		kill_at "$(sweep_delay "$t" "$sweep" "$step")" "$GPUCC" merge out.gpucc big1.gpucc big2.gpucc -o out.gpucc
+		kills=$((kills + killed))
+		if ls -A | grep -q '^\.out\.gpucc\.tmp\.'; then
+			[ "$killed" = 1 ] || fail "a merge that was not killed left its temporary file"
+			mid=$((mid + 1))
+			# the next write removes it too (below); gone, the next kill's shows
+			rm -f .out.gpucc.tmp.*
+		fi
+		if cmp -s out.gpucc want.gpucc; then
+			cp small.gpucc out.gpucc   # completed: start again from the old state
+		else
+			cmp -s out.gpucc old.gpucc || fail "merge killed after $(sweep_delay "$t" "$sweep" "$step") ms left a torn output"
+		fi
+	done
+	sweep=$((sweep + 1))
 done
+echo "merge: $kills of $((sweep * 10)) runs killed, $mid of them mid-write (a run takes ${t} ms)"
+[ "$mid" -ge 3 ] || fail "only $mid of $kills killed merges were killed mid-write"
 assert_verifies out.gpucc
 # leftovers of killed writers are dot-files beside the output, never the output
 find . -maxdepth 1 -name 'out.gpucc?*' ! -name '.*' | grep -q . && fail "stray output files"
@@ -63,32 +95,64 @@ assert_no_file .out.gpucc.tmp.999999.1
 assert_file .other.gpucc.tmp.999999.1
 rm .other.gpucc.tmp.999999.1
 
-# ---- import killed: the cache stays valid, no entry is torn
+# ---- import killed: the cache stays valid, no entry is torn.  A kill
+# mid-write leaves an entry's temporary file in the cache; an import that
+# completed is undone (the cache removed), so that the next has entries to
+# write.
 export GPUCC_CACHE_DIR="$TEST_DIR/cache"
-t=$(ms_of "$GPUCC" cache import --cache probe-cache big1.gpucc big2.gpucc)
-[ "$t" -lt 999 ] || t=999
-for step in 1 3 5 7 9; do
-	kill_at $((t * step / 10)) "$GPUCC" cache import big1.gpucc big2.gpucc
-	"$GPUCC" cache lookup $(keys_of want.gpucc) >look.out 2>look.err
-	assert_no_grep "corrupt" look.err
-	assert_no_grep "unreadable" look.err
+kills=0 mid=0 sweep=0
+while [ "$mid" -lt 3 ] && [ "$sweep" -lt 6 ]; do
+	rm -rf probe-cache
+	t=$(ms_of "$GPUCC" cache import --cache probe-cache big1.gpucc big2.gpucc)
+	for step in 0 1 2 3 4 5 6 7 8 9; do
+		cache_temporaries "$GPUCC_CACHE_DIR" > temps.before
+		kill_at "$(sweep_delay "$t" "$sweep" "$step")" "$GPUCC" cache import big1.gpucc big2.gpucc
+		kills=$((kills + killed))
+		cache_temporaries "$GPUCC_CACHE_DIR" > temps.after
+		if [ -n "$(LC_ALL=C comm -13 temps.before temps.after)" ]; then
+			[ "$killed" = 1 ] || fail "an import that was not killed left temporary files"
+			mid=$((mid + 1))
+		fi
+		"$GPUCC" cache lookup $(keys_of want.gpucc) >look.out 2>look.err
+		assert_no_grep "corrupt" look.err
+		assert_no_grep "unreadable" look.err
+		[ "$killed" = 1 ] || rm -rf "$GPUCC_CACHE_DIR"
+	done
+	sweep=$((sweep + 1))
 done
+echo "cache import: $kills of $((sweep * 10)) runs killed, $mid of them mid-write (a run takes ${t} ms)"
+[ "$mid" -ge 3 ] || fail "only $mid of $kills killed imports were killed mid-write"
 expect_exit 0 "$GPUCC" cache import big1.gpucc big2.gpucc small.gpucc
 expect_exit 0 "$GPUCC" snapshot "$GPUCC_CACHE_DIR" -o cache.snap
 assert_same cache.snap want.snap
 expect_exit 0 "$GPUCC" cache lookup $(keys_of want.gpucc)
 assert_no_grep "warning" err
 
-# ---- gc killed: what is left is whole
+# ---- gc killed: what is left is whole.  A kill mid-way through leaves
+# fewer entries than before, more than gc's bound allows; a gc that
+# completed is undone (what it evicted imported again).
 make_image many.gpucc M 0 300
 expect_exit 0 "$GPUCC" cache import many.gpucc
-t=$(ms_of "$GPUCC" cache gc --cache probe-cache --max-size 1)
-[ "$t" -gt 0 ] || t=1
-for step in 1 3 5 7; do
-	kill_at $((t * step / 10 + 1)) "$GPUCC" cache gc --max-size 100k
-	"$GPUCC" cache lookup $(keys_of many.gpucc) >look.out 2>look.err
-	assert_no_grep "corrupt" look.err
+kills=0 mid=0 sweep=0
+while [ "$mid" -lt 2 ] && [ "$sweep" -lt 6 ]; do
+	rm -rf probe-cache && cp -a "$GPUCC_CACHE_DIR" probe-cache
+	t=$(ms_of "$GPUCC" cache gc --cache probe-cache --max-size 100k)
+	for step in 0 1 2 3 4 5 6 7 8 9; do
+		before=$(cache_entries "$GPUCC_CACHE_DIR")
+		kill_at "$(sweep_delay "$t" "$sweep" "$step")" "$GPUCC" cache gc --max-size 100k
+		kills=$((kills + killed))
+		after=$(cache_entries "$GPUCC_CACHE_DIR")
+		[ "$killed" = 1 ] && [ "$after" -lt "$before" ] && mid=$((mid + 1))
+		"$GPUCC" cache lookup $(keys_of many.gpucc) >look.out 2>look.err
+		assert_no_grep "corrupt" look.err
+		if [ "$killed" = 0 ] || [ "$after" -lt $((before / 2)) ]; then
+			"$GPUCC" cache import -q many.gpucc || fail "import after a killed gc failed"
+		fi
+	done
+	sweep=$((sweep + 1))
 done
+echo "cache gc: $kills of $((sweep * 10)) runs killed, $mid of them mid-way (a run takes ${t} ms)"
+[ "$mid" -ge 2 ] || fail "only $mid of $kills killed gc runs were killed mid-way"
 expect_exit 0 "$GPUCC" cache stats
 expect_exit 0 "$GPUCC" cache gc --max-size 100k
 expect_exit 0 "$GPUCC" cache stats --json
@@ -108,7 +172,7 @@ ls -a | grep -q '\.out\.gpucc\.tmp\.' && fail "partial temporary file left behin
 assert_one_line err
 [ -z "$(find fcache -name '.*.tmp.*')" ] || fail "partial files left in the cache"
 # ... and a real ENOSPC on a small tmpfs, when this user may mount one
-if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+if can_mount "merge onto a full tmpfs (a real ENOSPC)"; then
 	mkdir small-fs
 	unshare -m sh -c 'mount -t tmpfs -o size=4m tmpfs small-fs &&
 		"$0" merge big1.gpucc -o small-fs/out.gpucc >out 2>err; echo $? > rc;
@@ -193,20 +257,21 @@ run_ro() {
 	fi
 }
 if [ "$(id -u)" = 0 ] && ! unshare -m true 2>/dev/null; then
-	skip "root without mount namespaces: cannot make a read-only directory"
+	skip_block "a read-only cache serving reads (root without mount namespaces cannot make one)"
+else
+	run_ro "$GPUCC" cache lookup --cache "$ro_cache" $keys >out 2>err || { cat err >&2; fail "lookup on a read-only cache"; }
+	[ "$(grep -c '^hit' out)" -eq 6 ] || fail "lookups on a read-only cache should hit"
+	run_ro "$GPUCC" cache stats --cache "$ro_cache" >out 2>err || fail "stats on a read-only cache"
+	assert_grep "entries           6" out
+	run_ro "$GPUCC" snapshot "$ro_cache" -o ro.snap >out 2>err || fail "snapshot of a read-only cache"
+	expect_exit 0 "$GPUCC" snapshot small.gpucc -o small.snap
+	assert_same ro.snap small.snap
+	run_ro "$GPUCC" delta "$ro_cache" --since want.snap -o rodelta.gpucc >out 2>err || fail "delta of a read-only cache"
+	run_ro "$GPUCC" merge "$ro_cache" -o romerge.gpucc >out 2>err || fail "merge from a read-only cache"
+	expect_exit 0 "$GPUCC" merge small.gpucc -o small2.gpucc
+	assert_same romerge.gpucc small2.gpucc
+	run_ro "$GPUCC" cache import --cache "$ro_cache" big1.gpucc >out 2>err && fail "import into a read-only cache succeeded"
+	assert_one_line err
+	assert_grep "read-only" err
 fi
-run_ro "$GPUCC" cache lookup --cache "$ro_cache" $keys >out 2>err || { cat err >&2; fail "lookup on a read-only cache"; }
-[ "$(grep -c '^hit' out)" -eq 6 ] || fail "lookups on a read-only cache should hit"
-run_ro "$GPUCC" cache stats --cache "$ro_cache" >out 2>err || fail "stats on a read-only cache"
-assert_grep "entries           6" out
-run_ro "$GPUCC" snapshot "$ro_cache" -o ro.snap >out 2>err || fail "snapshot of a read-only cache"
-expect_exit 0 "$GPUCC" snapshot small.gpucc -o small.snap
-assert_same ro.snap small.snap
-run_ro "$GPUCC" delta "$ro_cache" --since want.snap -o rodelta.gpucc >out 2>err || fail "delta of a read-only cache"
-run_ro "$GPUCC" merge "$ro_cache" -o romerge.gpucc >out 2>err || fail "merge from a read-only cache"
-expect_exit 0 "$GPUCC" merge small.gpucc -o small2.gpucc
-assert_same romerge.gpucc small2.gpucc
-run_ro "$GPUCC" cache import --cache "$ro_cache" big1.gpucc >out 2>err && fail "import into a read-only cache succeeded"
-assert_one_line err
-assert_grep "read-only" err
 echo ok

@@ -237,7 +237,7 @@ if [ "$(id -u)" = 0 ] && as_nobody true 2>/dev/null && as_nobody test -x "$GPUCC
 	assert_one_line err
 	assert_grep "cannot create cache '$TEST_DIR/locked/sub/cache': Permission denied" err
 else
-	echo "note: cannot run gpucc as nobody here: the other-user part is skipped"
+	skip_block "another user in a shared cache, and a cache it may not create (needs root and setpriv to run gpucc as nobody)"
 fi
 
 # ---- a cache this user may not search (mode 000, or its v1/): one line that
@@ -317,7 +317,7 @@ if [ -n "$unprivileged" ]; then
 			fail "cache $sub left other entries than those it could not remove: $(find stuck/v1 -name '*.gpucc')"
 	done
 else
-	echo "note: cannot run gpucc as an unprivileged user here: the unreadable-cache part is skipped"
+	skip_block "a cache this user may not search (gpucc cannot run as an unprivileged user here)"
 fi
 
 # ---- import: again adds nothing; a corrupt image stops at its bad entry,
@@ -537,7 +537,7 @@ assert_grep "^hits              0$" out
 if "$GPUCC" compile --no-cache --no-cubin -t sm_90 "$TESTDATA/kernels/nvptx/vector_add.ll" >/dev/null 2>&1; then
 	expect_exit 0 timeout 60 "$GPUCC" compile --cache fifo --no-cubin -t sm_90 "$TESTDATA/kernels/nvptx/vector_add.ll" -o fifo.out.gpucc
 else
-	echo "note: this gpucc cannot compile: the compile part of the FIFO case is skipped"
+	skip_block "the compile part of the FIFO case (this gpucc cannot compile)"
 fi
 rm fifo/stats fifo/config fifo/compile-toolchain
 # ---- a file where the layout has a directory (v1/, a shard, v1/tmp) makes

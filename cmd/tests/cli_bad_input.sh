@@ -240,7 +240,7 @@ LINES
 # Each message reaches stderr in one write, whole, so that the lines of
 # processes sharing it (make -j) stay whole too: the command's own
 # messages were written a byte at a time.
-if command -v strace >/dev/null; then
+if have strace "each message reaches stderr in one write"; then
 	for cmd in "cat good.gpucc $nv_key --part hsaco" "list --frob good.gpucc" "show none.gpucc 00"; do
 		# shellcheck disable=SC2086
 		no_leak_check strace -s 4096 -o write.trace -e trace=write "$GPUCC" $cmd 2>/dev/null

@@ -316,7 +316,7 @@ ls dot | grep -q '^_ll\.sm_90_ptx78\.[0-9a-f]\{12\}\.ptx$' || fail "unexpected n
 [ "$(stat -c %a "masked/$nv_file")" = 640 ] || fail "extract ignored the umask: $(stat -c %a "masked/$nv_file")"
 # Outputs are flushed before and after the rename (docs/reliability.md, "Atomic
 # outputs"): each file, then the directory.
-if command -v strace >/dev/null; then
+if have strace "extract's fsyncs of its files and directory"; then
 	no_leak_check strace -f -e trace=fsync,fdatasync -o extract.trace \
 		"$GPUCC" extract -q $img -C synced || fail "extract under strace failed"
 	[ "$(grep -c 'sync(' extract.trace)" -ge 3 ] || { cat extract.trace >&2; fail "extract did not fsync its files and directory"; }
@@ -359,6 +359,8 @@ if [ -f "$shim" ]; then
 	assert_grep "^gpucc extract: cannot write 'halfway/.*': Input/output error$" err
 	[ ! -s out ] || fail "a failed extract printed names of files it did not leave"
 	[ -z "$(ls -A halfway)" ] || fail "a failed extract left files: $(ls -A halfway)"
+else
+	skip_block "a publishing step failed after others (no fault shim at $shim)"
 fi
 
 # ---- verify and stats --------------------------------------------------------------

@@ -50,7 +50,7 @@ assert_grep "^[^ ]*invalid_module.ll: gfx90a:   %b = add i32 %a, 1$" err
 # Each line of the error and the diagnostics reaches stderr in one write, so
 # that the lines of compiles sharing it (make -j) stay whole: diagnostics
 # went a byte at a time through the speller.
-if command -v strace >/dev/null; then
+if have strace "compile's error and diagnostics reach stderr one line a write"; then
 	no_leak_check strace -f -s 4096 -o write.trace -e trace=write \
 		"$GPUCC" compile --verbose --no-cache "$K/bad/invalid_module.ll" -t gfx90a 2>/dev/null
 	grep 'write(2, ' write.trace > stderr.writes

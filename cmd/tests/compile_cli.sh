@@ -229,7 +229,7 @@ assert_grep "^gpucc compile: warning: va.ll: sm_90:ptx78: not cached: .*File too
 
 # ---- without -j, one thread per CPU the process may use (taskset, a CI
 # runner's cpuset), as nproc counts them, not per CPU of the machine
-if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+if have taskset "one thread per CPU the process may use" && taskset -c 0 true 2>/dev/null; then
 	taskset -c 0 "$GPUCC" compile --no-cache --no-cubin --json va.ll multi.ll math.ll -t sm_90 -t gfx90a >out 2>err ||
 		fail "compile under taskset failed: $(cat err)"
 	python3 -c "import json; d = json.load(open('out')); assert d['threads'] == 1 and d['compiled'] == 3, d" ||
@@ -240,7 +240,7 @@ fi
 # was drawn was glued to its end ("..., ETA 0sgpucc compile: warning: ...");
 # it now clears the line first, and the run ends with a line break.  The
 # ETA counts only the compiles' pace, not that of hits and skips
-if command -v script >/dev/null; then
+if have script "the progress line on a terminal"; then
 	cp "$TESTDATA/example/kernels/saxpy.nvptx.ll" "$TESTDATA/example/kernels/sigmoid.nvptx.ll" .
 	"$GPUCC" compile --cache tty --no-cubin saxpy.nvptx.ll sigmoid.nvptx.ll -t sm_90 || fail "filling the cache failed"
 	for f in $(find tty/v1 -name '*.gpucc'); do truncate -s 100 "$f"; done

@@ -28,7 +28,7 @@ GPUCC_BACKEND=/nonexistent/libgpucc-llvm.so expect_exit 0 "$GPUCC" compile --cac
 python3 -c "import json; d = json.load(open('out')); assert d['hits'] == 6 and d['compiled'] == 0 and not d['llvm_loaded'], d" ||
 	fail "warm run summary is wrong"
 assert_same cold.gpucc warm.gpucc
-if command -v strace >/dev/null; then
+if have strace "a warm run that hits loads no LLVM"; then
 	no_leak_check strace -f -e trace=openat -o trace "$GPUCC" compile --cache c $T $MODULES >/dev/null 2>&1 ||
 		fail "warm run under strace failed"
 	assert_no_grep "libLLVM" trace
@@ -88,7 +88,7 @@ expect_exit 0 "$GPUCC" compile --no-cache -n --explain "$K/amdgpu/math.ll" -t gf
 assert_grep "ocml.bc [0-9a-f]\{64\}" out
 
 # Bitcode input: the triple is read without LLVM, so mixed runs skip it too.
-if command -v llvm-as-19 >/dev/null; then
+if have llvm-as-19 "bitcode input in mixed runs"; then
 	llvm-as-19 "$K/amdgpu/vector_add.ll" -o va.bc
 	expect_exit 0 "$GPUCC" compile --no-cache va.bc $T --json
 	python3 -c "import json; d = json.load(open('out')); assert d['compiled'] == 1 and d['skipped'] == 1, d" ||

@@ -95,7 +95,7 @@ if [ -x "$PTXAS" ]; then
 			fail "no cubin for sm_$sm: $(cat list.txt)"
 	done
 else
-	echo "compile_llvm_backends: no ptxas at $PTXAS: cubins not checked"
+	skip_block "cubins of both LLVMs (no ptxas at $PTXAS)"
 fi
 
 # ---- HIP: clang-22's IR for gfx950 and gfx942 --------------------------------------------
@@ -123,7 +123,7 @@ PY
 for gfx in gfx950 gfx942; do
 	grep -q "$gfx  *hsaco:[0-9]*  *axpy$" list.txt || fail "no code object for $gfx: $(cat list.txt)"
 done
-if command -v llvm-readelf-22 >/dev/null; then
+if have llvm-readelf-22 "the gfx950 and gfx942 code objects' ELF headers"; then
 	key=$("$GPUCC" list --json mi.gpucc | python3 -c '
 import json, sys
 print([e["key"] for e in json.load(sys.stdin) if e["target"] == "gfx950"][0])')
@@ -163,7 +163,7 @@ PY
 	expect_exit 0 "$GPUCC" compile --cache src src.cu -t sm_100 -t sm_120 --json
 	assert_grep '"hits":2,.*"llvm_loaded":false' out
 else
-	echo "compile_llvm_backends: no CUDA toolkit headers in $CUDA_DIR: CUDA sources not tried"
+	skip_block "CUDA sources on both LLVMs (no CUDA toolkit headers in $CUDA_DIR)"
 fi
 if [ -f /usr/include/hip/hip_runtime.h ]; then
 	cat >src.hip <<'EOF'
@@ -186,12 +186,12 @@ PY
 	"$GPUCC" list srchip.gpucc >list.txt
 	[ "$(grep -c " hsaco:[0-9]*  *_Z5twicePfi$" list.txt)" -eq 3 ] || fail "source code objects: $(cat list.txt)"
 else
-	echo "compile_llvm_backends: no HIP headers (libamdhip64-dev): HIP sources not tried"
+	skip_block "HIP sources on both LLVMs (no HIP headers: libamdhip64-dev)"
 fi
 
 # ---- LLVM 19 beside LLVM 22 ------------------------------------------------------------
-has_llvm 19 || { echo "compile_llvm_backends: no LLVM 19 backend: mixed images not tried"; exit 0; }
-command -v clang-19 >/dev/null || { echo "compile_llvm_backends: no clang-19: mixed images not tried"; exit 0; }
+has_llvm 19 || { skip_block "mixed images of LLVM 19 and 22 (no LLVM 19 backend)"; exit 0; }
+have clang-19 "mixed images of LLVM 19 and 22" || exit 0
 clang-19 -x cuda --cuda-device-only --cuda-gpu-arch=sm_80 -nocudalib -nocudainc -O2 \
 	-Wno-unknown-cuda-version -emit-llvm -c scale.cu -o cu19_80.bc 2>clang.err ||
 	fail "clang-19 -x cuda: $(cat clang.err)"
@@ -245,6 +245,8 @@ if [ -f /usr/include/hip/hip_runtime.h ]; then
 	esac
 	expect_exit 0 "$GPUCC" compile --cache c src19.hip -t gfx90a --llvm 19 --explain
 	assert_grep "hit: record" out
+else
+	skip_block "a source's record leads to its own backend's entry (no HIP headers: libamdhip64-dev)"
 fi
 # Every key hits: no LLVM loaded, by either backend.
 expect_exit 0 "$GPUCC" compile --cache c --llvm 19 cu19_80.bc hip19_gfx90a.bc -t sm_80 -t gfx90a --json

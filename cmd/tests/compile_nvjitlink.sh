@@ -160,7 +160,7 @@ assert_grep "no libnvJitLink found" err
 # 65536 / (256 * 4) = 64) cannot call it ("max regcount of 64 calls function
 # ... with regcount of 254"), where ptxas's whole-program build fits it.
 # What ptxas builds, the default path builds too.
-if command -v clang-19 >/dev/null; then
+if have clang-19 "the launch-bounds case"; then
 	cat >bounds.cu <<'CU'
 template <typename T>
 __device__ __attribute__((noinline)) T heavy(const T *a, int n) {
@@ -194,12 +194,10 @@ PY
 			fail "bounds.cu $level: no cubin on the default path"
 		[ -s bounds.cubin ] || fail "bounds.cu $level: an empty cubin"
 	done
-else
-	echo "SKIPPED: the launch-bounds case: clang-19 is not installed"
 fi
 
 # ---- a compile whose every key hits never opens the library ------------------------
-if command -v strace >/dev/null; then
+if have strace "a compile whose keys all hit never opens libnvJitLink"; then
 	expect_exit 0 "$GPUCC" compile --cache c "$K/nvptx/multi.ll" -t sm_90 # hit; memo saved
 	no_leak_check strace -f -e trace=open,openat -o hit.trace \
 		"$GPUCC" compile --cache c "$K/nvptx/multi.ll" -t sm_90 --json > out 2> err ||

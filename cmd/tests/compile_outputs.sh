@@ -134,7 +134,7 @@ EOF
 	done
 	assert_grep "^\.visible \.entry k(" nv_sin.ptx
 else
-	echo "not checked: -O0 PTX with libdevice (no CUDA toolkit here)"
+	skip_block "-O0 PTX with libdevice (no CUDA toolkit here)"
 fi
 
 # ---- the example package, both vendors in one run ----------------------------------

@@ -83,7 +83,7 @@ llvm-readelf-19 --notes hip5.hsaco | grep -A3 "amdhsa.version:" | grep -q -- "- 
 expect_exit 0 "$GPUCC" compile --no-cache "$K/amdgpu/prelinked_ocml.ll" -t gfx90a -o pre.gpucc --json
 key=$(result_key out wave)
 "$GPUCC" cat pre.gpucc "$key" --part hsaco > pre.hsaco
-if command -v llvm-objdump-19 >/dev/null; then
+if have llvm-objdump-19 "the disassembled code object"; then
 	llvm-objdump-19 -d pre.hsaco > pre.s || fail "llvm-objdump-19 rejects prelinked_ocml's code object"
 	assert_grep "40400000" pre.s
 fi

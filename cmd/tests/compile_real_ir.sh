@@ -140,7 +140,7 @@ EOF
 	python3 -c "import json,sys; d=json.load(open('out')); assert d['removed_entries'] == 0 and d['entries'] >= 2, d" ||
 		fail "cache prune removed entries this toolchain makes: $(cat out)"
 else
-	echo "SKIP (part): libclc-19 is not installed; OpenCL is untested here"
+	skip_block "OpenCL C with libclc (libclc-19 is not installed)"
 fi
 
 # ---- relocatable device code: --link ------------------------------------------------
@@ -206,7 +206,7 @@ if [ -n "$PTXAS" ] && ! "$PTXAS" -arch=sm_70 --version >/dev/null 2>&1; then
 	"$GPUCC" list old.gpucc | grep -q "cubin" && fail "sm_70: a cubin from a ptxas that lacks sm_70?"
 	"$GPUCC" list old.gpucc | grep -q "ptx:" || fail "sm_70: no PTX"
 else
-	echo "SKIP (part): no ptxas lacking sm_70 here (CUDA 13's); the PTX-only fallback is untested"
+	skip_block "the PTX-only fallback (no ptxas lacking sm_70 here: CUDA 13's)"
 fi
 
 # ---- AMDGPU: a code object is a whole program ----------------------------------------

@@ -67,7 +67,7 @@ if [ -n "$cuda" ]; then
 	assert_one_line err
 	assert_grep "^gpucc compile: error: host.cu: sm_75: no kernels: " err
 else
-	echo "SKIPPED: CUDA units of host code only: no CUDA toolkit in '$CUDA'"
+	skip_block "CUDA units of host code only: no CUDA toolkit in '$CUDA'"
 fi
 # A module of IR without kernels stays an error, whatever else the run holds.
 printf 'target triple = "amdgcn-amd-amdhsa"\ndefine void @f() {\n  ret void\n}\n' >nokernel.ll
@@ -105,7 +105,7 @@ if [ -n "$cuda" ]; then
 	assert_grep "^gpucc compile: error: broken.cu: sm_90:ptx80: clang-19: " err
 	assert_no_grep "sm_75:ptx" err
 else
-	echo "SKIPPED: CUDA sources: no CUDA toolkit in '$CUDA'"
+	skip_block "CUDA sources: no CUDA toolkit in '$CUDA'"
 fi
 
 # --- a hit replays what its compile said -------------------------------------

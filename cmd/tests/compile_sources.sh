@@ -23,10 +23,10 @@ command -v python3 >/dev/null || skip "python3 reads --json output"
 CUDA=${CUDA_PATH:-/usr/local/cuda}
 cuda=
 [ -f "$CUDA/include/cuda_runtime.h" ] && cuda=1
-[ -n "$cuda" ] || echo "note: no CUDA toolkit in '$CUDA': the CUDA source is left out"
+[ -n "$cuda" ] || skip_block "the CUDA source (no CUDA toolkit in '$CUDA')"
 libclc=
 [ -f /usr/lib/clc/amdgcn--amdhsa.bc ] && libclc=1
-[ -n "$libclc" ] || echo "note: no libclc (libclc-19): the OpenCL C source is left out"
+[ -n "$libclc" ] || skip_block "the OpenCL C source (no libclc: libclc-19)"
 export TMPDIR=$TEST_DIR/tmp
 mkdir -p "$TMPDIR"
 

@@ -87,7 +87,7 @@ if [ -f /usr/include/hip/hip_runtime.h ]; then
 	same_as_without_pch hip -t gfx90a "$TESTDATA/conformance/hip/kernels.hip"
 	[ "$(pch_count hip)" = 0 ] || fail "a HIP unit read a PCH"
 else
-	echo "no HIP headers in /usr/include/hip: the HIP case is skipped"
+	skip_block "the HIP case (no HIP headers in /usr/include/hip)"
 fi
 
 # ---- the records are those of compiles without the PCH ------------------------

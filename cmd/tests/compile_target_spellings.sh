@@ -65,7 +65,7 @@ if [ -n "$cubins" ]; then
 	"$GPUCC" show one.gpucc "$3" >show.txt
 	assert_grep "^  parts=ptx$" show.txt
 else
-	echo "SKIPPED: -real: no ptxas here"
+	skip_block "-real: no ptxas here"
 fi
 if has_llvm 22; then
 	set -- $(entry_of 100f)
@@ -94,7 +94,7 @@ if command -v clang-19 >/dev/null && [ -f "$CUDA_PATH/include/cuda_runtime.h" ];
 	expect_exit 0 "$GPUCC" compile --cache cache fill.cu -t 90-virtual -o ptx.gpucc --explain
 	assert_grep "hit: record" out
 else
-	echo "SKIPPED: the source case: no clang-19 or CUDA headers"
+	skip_block "the source case: no clang-19 or CUDA headers"
 fi
 
 # native: every device the runtimes see, through the stand-ins.

@@ -251,7 +251,7 @@ conf_report_skips() {
 			found=1
 		done
 		[ -n "$found" ] || { cat "log/$name.$proc".* >&2; fail "$CONF_CLANG cannot build $name for $proc: $(cat "$f")"; }
-		echo "SKIPPED: $name for $proc: $CONF_CLANG refuses it: $(cat "$f")"
+		skip_block "$name for $proc: $CONF_CLANG refuses it: $(cat "$f")"
 		CONF_SKIPPED=$((CONF_SKIPPED + 1))
 	done
 	for expected in "$@"; do

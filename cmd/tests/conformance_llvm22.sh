@@ -56,7 +56,7 @@ CCCL=$CUDA/include/cccl
 if [ -f "$CUDA/include/cuda_runtime.h" ] && [ -f "$CCCL/cub/cub.cuh" ] && [ -n "$PTXAS" ]; then
 	TARGETS="$AMD $NVIDIA"
 else
-	echo "SKIPPED: the NVIDIA pairs: no CUDA toolkit with headers, CUB and ptxas in '$CUDA' (set CUDA_PATH; it is not in Debian's archive)"
+	skip_block "the NVIDIA pairs: no CUDA toolkit with headers, CUB and ptxas in '$CUDA' (set CUDA_PATH; it is not in Debian's archive)"
 	TARGETS=$AMD
 fi
 mkdir -p stub

@@ -35,9 +35,9 @@ export CLC CUDA
 TARGETS="gfx90a gfx942 gfx1030 gfx1100 gfx1101 gfx1200 gfx1201"
 if [ -f "$CUDA/include/cuda_runtime.h" ]; then
 	TARGETS="$TARGETS sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a"
-	[ -n "$PTXAS" ] || echo "note: no ptxas in the CUDA toolkit at '$CUDA': ptxas checks skipped"
+	[ -n "$PTXAS" ] || skip_block "ptxas checks (no ptxas in the CUDA toolkit at '$CUDA')"
 else
-	echo "SKIPPED: the NVIDIA targets: clang-19 finds no CUDA toolkit in '$CUDA' (set CUDA_PATH), so its OpenCL IR asks for PTX ISA 4.2, which sm_75 and later lack"
+	skip_block "the NVIDIA targets: clang-19 finds no CUDA toolkit in '$CUDA' (set CUDA_PATH), so its OpenCL IR asks for PTX ISA 4.2, which sm_75 and later lack"
 fi
 
 

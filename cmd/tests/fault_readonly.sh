@@ -15,7 +15,7 @@ expect_exit 0 "$GPUCC" compile "$kernels/nvptx/vector_add.ll" --target sm_90 --c
 have_backend=1
 if grep -q "unavailable\|cannot load" err; then
 	have_backend=0
-	echo "note: no LLVM backend: the compile part is skipped"
+	skip_block "the compile part (no LLVM backend)"
 fi
 mods="$kernels/nvptx/vector_add.ll $kernels/nvptx/math.ll $kernels/amdgpu/math.ll"
 # shellcheck disable=SC2086
@@ -80,17 +80,15 @@ elif as_nobody true 2>/dev/null && as_nobody test -x "$GPUCC" && as_nobody test 
 	check_readonly as_nobody "Permission denied"
 	chmod -R u+w "$cache"
 else
-	echo "note: cannot run gpucc as nobody here: the chmod part is skipped"
+	skip_block "a cache made read-only by chmod (root, and gpucc cannot run as nobody)"
 fi
 
 # ---- a read-only bind mount, as root
-if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+if can_mount "a cache on a read-only bind mount"; then
 	ro_mount() {
 		unshare -m sh -c 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"' \
 			"$cache" "$@"
 	}
 	check_readonly ro_mount "Read-only file system"
-else
-	echo "note: no mount namespaces here: the read-only mount part is skipped"
 fi
 echo ok

@@ -29,6 +29,16 @@
 #   remove_test_dirs    the EXIT trap's cleanup, for a test that sets its own
 #   pack_variants IMAGE N   pack N entries of testdata/example's saxpy PTX
 #                       that differ in an option only (so in their keys)
+# Parts of a test that cannot run here (a tool, root, mount namespaces
+# missing) are counted, never passed over in silence:
+#   skip_block WHAT     print "SKIP: WHAT", count it (the test's last line
+#                       says how many), and add "TEST: WHAT" to the file
+#                       $GPUCC_SKIP_LOG names, when set (scripts/test counts
+#                       those lines in its own last line)
+#   have TOOL WHAT      true if TOOL is on PATH, else skip_block WHAT and false
+#   as_root WHAT / not_root WHAT   true if (not) running as root, else the same
+#   can_mount WHAT      true if root may mount in a new mount namespace
+#                       (unshare -m), else the same
 set -u
 : "${GPUCC:?GPUCC must name the gpucc binary}"
 : "${TESTDATA:?TESTDATA must name testdata/}"
@@ -38,9 +48,13 @@ TEST_BIN=$(mktemp -d "${TMPDIR:-/tmp}/gpucc-test-bin.XXXXXX")
 # remove_test_dirs: the EXIT trap's work; a test that sets its own trap
 # calls it last.
 remove_test_dirs() {
+	[ "$SKIPPED_BLOCKS" = 0 ] ||
+		echo "$TEST_NAME: $SKIPPED_BLOCKS part(s) skipped (the SKIP lines above)" >&2
 	chmod -R u+w "$TEST_DIR" 2>/dev/null
 	rm -rf "$TEST_DIR" "$TEST_BIN"
 }
+TEST_NAME=$(basename "$0" .sh)
+SKIPPED_BLOCKS=0
 trap remove_test_dirs EXIT
 cd "$TEST_DIR" || exit 1
 # python3 is the interpreter meson runs under ($PYTHON3, the build's), not
@@ -71,6 +85,35 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@" || fail "'$*
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
+
+# One echo, one write: appends of tests running at once stay whole lines.
+skip_block() {
+	local what
+	what=$(printf '%s' "$*" | tr '\n' ' ')
+	echo "SKIP: $what" >&2
+	SKIPPED_BLOCKS=$((SKIPPED_BLOCKS + 1))
+	[ -z "${GPUCC_SKIP_LOG:-}" ] || echo "$TEST_NAME: $what" >>"$GPUCC_SKIP_LOG"
+}
+have() {
+	command -v "$1" >/dev/null && return 0
+	skip_block "$2 ($1 is not installed)"
+	return 1
+}
+as_root() {
+	[ "$(id -u)" = 0 ] && return 0
+	skip_block "$1 (needs root)"
+	return 1
+}
+not_root() {
+	[ "$(id -u)" != 0 ] && return 0
+	skip_block "$1 (not as root, whom permissions do not stop)"
+	return 1
+}
+can_mount() {
+	[ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null && return 0
+	skip_block "$1 (needs root and mount namespaces)"
+	return 1
+}
 
 # has_llvm N: whether gpucc has LLVM N's backend, found where it looks
 # (gpucc --version lists each as "  LLVM N.x.y", adding why when not found).

@@ -10,6 +10,7 @@
 #include <gpucc.h>
 
 #include "image_internal.h"
+#include "check_hooks.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -424,6 +425,7 @@ static int verdict(const char *bytes, size_t size, bool with_libarchive, char me
  * truncated image, in their own words). */
 static void test_readers_agree(void)
 {
+	CHECK_NEEDS_HOOKS();
 	size_t size;
 	char *good = check_read_file(path_in_dir("a.gpucc"), &size);
 	char a[512], b[512];
@@ -467,6 +469,7 @@ static void test_readers_agree(void)
  * last member is the manifest. */
 static void test_readers_agree_on_end_marker(void)
 {
+	CHECK_NEEDS_HOOKS();
 	const char *empty = path_in_dir("no-entries.gpucc");
 	CHECK_INT(write_image(empty, 0, modules, 0), 0);
 	const char *paths[] = {path_in_dir("a.gpucc"), empty};
@@ -501,6 +504,7 @@ static char *appended(const char *bytes, size_t size, const void *more, size_t m
  * image is exactly its bytes) and in a file; other readers never look. */
 static void test_data_after_end(void)
 {
+	CHECK_NEEDS_HOOKS();
 	size_t size;
 	char *good = check_read_file(path_in_dir("a.gpucc"), &size);
 	char a[512], b[512], want[512];
@@ -615,6 +619,7 @@ static char *zstd_of(const char *bytes, size_t size, size_t *out_size)
  * marker's second block, a control byte in the manifest and a cut. */
 static void test_compressed_readers_agree(void)
 {
+	CHECK_NEEDS_HOOKS();
 	size_t size;
 	char *good = check_read_file(path_in_dir("a.gpucc"), &size);
 	static const char zeros[10240];
@@ -947,6 +952,10 @@ static void test_threaded_merge(void)
 	const char *inputs[] = {b, bad};
 	for (int libarchive = 0; libarchive <= 1; libarchive++)
 		for (int in_memory = 0; in_memory <= 1; in_memory++) {
+			if (libarchive && !check_hooks_built) {
+				CHECK_SKIP_PART(CHECK_HOOKS_REASON);
+				continue;
+			}
 			gpucc_image_force_libarchive(libarchive);
 			unlink(failed);
 			CHECK_INT(merge_images(failed, inputs, 2, in_memory), GPUCC_ECORRUPT);
@@ -967,6 +976,7 @@ static void test_threaded_merge(void)
  * used.  8 MiB of text is several zstd jobs at level 1. */
 static void test_zstd_workers(void)
 {
+	CHECK_NEEDS_HOOKS();
 	static const char *const words[] = {"ld.global.f32", "st.global.f32", "fma.rn.f32",
 	                                    "add.s32", "mov.u32", "setp.lt.s32", "%r", "\n\t"};
 	size_t size = (size_t)8 << 20, used = 0;

@@ -21,6 +21,7 @@
 #include <gpucc.h>
 
 #include "image_internal.h"
+#include "check_hooks.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -392,6 +393,7 @@ static void test_mapped(void)
  * every read goes through the one cursor. */
 static void test_file_through_headers(void)
 {
+	CHECK_NEEDS_HOOKS();
 	gpucc_image_force_libarchive(true);
 	gpucc_image *img = open_file(plain_path);
 	gpucc_image_force_libarchive(false);

@@ -15,6 +15,7 @@
 #include <gpucc.h>
 
 #include "image_writer_internal.h"
+#include "check_hooks.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -148,7 +149,8 @@ static bool same_file(const char *a, const char *b)
 }
 
 /* Write with the plain writer into "NAME.plain", then through libarchive
- * into "NAME.la"; both must succeed with the same bytes. */
+ * into "NAME.la"; both must succeed with the same bytes.  (Without the
+ * test hooks, the plain writer's half only.) */
 #define BOTH_WRITERS(name, call_with_out)                                        \
 	do {                                                                         \
 		char plain_[64], la_[64];                                                \
@@ -158,6 +160,10 @@ static bool same_file(const char *a, const char *b)
 		unsigned long plain_before_ = gpucc_plain_images_written;                \
 		CHECK_INT(call_with_out, 0);                                             \
 		plain_written_ += gpucc_plain_images_written - plain_before_;            \
+		if (!check_hooks_built) {                                                \
+			CHECK_SKIP_PART(CHECK_HOOKS_REASON);                                 \
+			break;                                                               \
+		}                                                                        \
 		gpucc_image_writer_force_libarchive(true);                               \
 		out_ = la_;                                                              \
 		CHECK_INT(call_with_out, 0);                                             \
@@ -340,6 +346,10 @@ static void test_file_changed(void)
 {
 	for (int run = 0; run < 4; run++) {
 		bool libarchive = run % 2;
+		if (libarchive && !check_hooks_built) {
+			CHECK_SKIP_PART(CHECK_HOOKS_REASON);
+			continue;
+		}
 		const char *rewritten = run < 2 ? "rewritten, longer payload bytes" : "shorter";
 		const char *file = path_in_dir("changing.ptx"), *out = path_in_dir("never.gpucc");
 		FILE *f = fopen(file, "wb");
@@ -378,6 +388,10 @@ static void test_file_not_regular(void)
 	char target[GPUCC_TARGET_NAME_SIZE];
 	make_entry(&e, &k, target, "x", 0);
 	for (int run = 0; run < 2; run++) {
+		if (run == 1 && !check_hooks_built) {
+			CHECK_SKIP_PART(CHECK_HOOKS_REASON);
+			continue;
+		}
 		FILE *f = fopen(file, "wb");
 		CHECK(f && fputs("payload bytes", f) >= 0);
 		if (f)
