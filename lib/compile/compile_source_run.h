@@ -2,6 +2,7 @@
  * lib/compile/compile_source_run.h -- what the files of one run of
  * gpucc_sources_resolve share: the run's context (lib/compile/compile_source.c),
  * printf into a new string and growable text (lib/compile/compile_source_text.c),
+ * clang's arguments beside their keyed forms (lib/compile/compile_source_args.c),
  * the direct-mode records' files in the cache (lib/compile/compile_source_records.c),
  * and the checks of what a record lists (lib/compile/compile_source_check.c).
  */
@@ -66,6 +67,35 @@ typedef struct textbuf {
 
 void text_add(textbuf *t, const char *s, size_t len);
 void text_str(textbuf *t, const char *s);
+
+/* ---- arguments (lib/compile/compile_source_args.c) --------------------------- */
+
+/* clang's arguments, and beside each what the record's name takes of it
+ * (NULL: nothing: the output files, which live in a temporary directory). */
+typedef struct arglist {
+	char **real;
+	char **keyed;
+	size_t count, capacity;
+	bool failed;
+} arglist;
+
+/* An argument keyed as it is. */
+void arg(arglist *a, const char *text);
+/* An argument that is a path: given to clang and keyed normalised. */
+void arg_path(arglist *a, const context *x, const char *prefix, const char *path);
+/* An argument that is a path, given to clang normalised and not keyed. */
+void arg_path_unkeyed(arglist *a, const context *x, const char *path);
+/* An argument the key does not take (an output file). */
+void arg_unkeyed(arglist *a, const char *text);
+/* An argument keyed as placeholder (a file gpucc makes itself). */
+void arg_as(arglist *a, const char *text, const char *keyed);
+void arglist_release(arglist *a);
+/* The user's arguments for this language, paths keyed normalised. */
+void user_args(arglist *a, const context *x, gpucc_source_language lang);
+bool user_gave_cl_std(const context *x);
+/* x->env_key: the variables clang reads, as the record's name keys them;
+ * -1 when out of memory. */
+int env_key(context *x);
 
 /* ---- records (lib/compile/compile_source_records.c) ------------------------- */
 
