@@ -33,7 +33,7 @@ int fail(compile *c, int code, const char *fmt, ...)
 	free(raw);
 	free(c->out->message);
 	/* One line all the same: libgpucc spells control characters (job_fail,
-	 * lib/compile/compile.c). */
+	 * lib/compile/compile_results.c). */
 	c->out->message = backend_text_take(&text);
 	c->out->code = code;
 	return code;

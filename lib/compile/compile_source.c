@@ -15,7 +15,7 @@
  * Direct mode, after ccache's: a record's name is the SHA-256 of the
  * source's bytes, the normalised clang command line, clang's version, the
  * environment clang reads include paths from, and all that an entry's key
- * names besides the IR (the vendor's identity, from lib/compile/compile.c); the
+ * names besides the IR (the vendor's identity, from lib/compile/compile_keys.c); the
  * record lists, for each key the source led to, every file that compile
  * read (clang -MD) with its SHA-256.  A lookup hashes those files again
  * (through the toolchain's memos, valid while a file's size, times, inode

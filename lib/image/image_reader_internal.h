@@ -180,7 +180,7 @@ struct gpucc_image {
 
 /* Tests read images through libarchive only, to compare the two readers
  * (a test hook: meson option test_hooks; gpucc_image_force_libarchive sets
- * it, in lib/image/image_reader.c). */
+ * it, in lib/image/image_open.c). */
 #ifdef GPUCC_TEST_HOOKS
 extern bool gpucc_image_libarchive_only;
 #else
