@@ -1,5 +1,5 @@
 # cmd/tests/compile_target_spellings.sh -- the target spellings users
-# already write, table-tested (lib/compile/compile.c, user_spelling; gpucc compile
+# already write, table-tested (lib/compile/compile_session.c, user_spelling; gpucc compile
 # -h): CMake's CMAKE_CUDA_ARCHITECTURES values ("90", "90a", "100f";
 # "-virtual" for entries of PTX alone, "-real" for entries of a cubin
 # alone, also after sm_XY) and `native`, the GPUs the runtimes see:

@@ -150,7 +150,7 @@ assert_same() { cmp -s "$1" "$2" || fail "'$1' and '$2' differ"; }
 # A file whose mtime or ctime is within the file clock's granularity (a
 # kernel tick: 1 to 10 ms) of clang's start may have changed while clang
 # read it, so direct mode records nothing of that compile
-# (lib/compile/compile_source.c).  A header written just before a compile that is
+# (lib/compile/compile_source_check.c).  A header written just before a compile that is
 # fast enough falls inside that window; 50 ms is past any tick.
 settle() { sleep 0.05; }
 

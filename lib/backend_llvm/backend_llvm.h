@@ -4,8 +4,9 @@
  * temporary directory, and reading what those tools produce (PTX entry names,
  * ptxas -v resource lines, the AMDGPU metadata note of a code object).
  *
- * Only backend.c uses LLVM; the other files are plain C so that their parsers
- * can be read (and fuzzed) without it.  Nothing here calls libgpucc.
+ * Only the pipeline (backend.c and its stages: compile_state.h) and embed.c
+ * use LLVM; the other files are plain C so that their parsers can be read
+ * (and fuzzed) without it.  Nothing here calls libgpucc.
  */
 #ifndef GPUCC_BACKEND_LLVM_H
 #define GPUCC_BACKEND_LLVM_H

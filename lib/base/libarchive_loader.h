@@ -4,7 +4,7 @@
  * Debian's libarchive.so.13 pulls libxml2, ICU and libstdc++ into every
  * process that links it: about 1.3 ms of start-up, more than a cache hit's
  * whole lookup.  Most commands never need it (uncompressed images are read
- * through their ustar headers directly, lib/image/image_reader.c), so libgpucc
+ * through their ustar headers directly, lib/image/image_open.c), so libgpucc
  * does not link it: the functions below are looked up with dlopen/dlsym on
  * first use -- by writers, by readers of compressed or unusual images, and
  * by verify's walk of an archive.  Types and constants come from

@@ -374,7 +374,7 @@ static char *trim(char *text)
 #define CONFIG_MAX_BYTES (64 * 1024)
 
 /* A "remote = URL..." line: its URLs join those of the lines before it
- * (the remote layer parses them, lib/remote/remote.c). */
+ * (the remote layer parses them, lib/remote/remote_spec.c). */
 static void config_add_remotes(gpucc_cache *c, const char *value)
 {
 	if (!*value)

@@ -1,7 +1,7 @@
 /*
  * lib/cache/cache_sources.c -- what gc, clear and verify do with the cache's
  * direct-mode records of sources, v1/sources/<name[0:2]>/<name>.record
- * (formats/cache.md, "Sources"; written and read by lib/compile/compile_source.c).
+ * (formats/cache.md, "Sources"; written and read by lib/compile/compile_source_records.c).
  * A record leads to entry keys: gc removes one none of whose keys the cache
  * holds any longer (it can lead nowhere), clear removes them all, verify
  * reports one that does not parse.  Files of no record (an earlier

@@ -2,11 +2,11 @@
  * lib/compile/compile_source.h -- HIP, CUDA and OpenCL C sources to IR modules, by
  * clang 19 run as a tool, and direct-mode records in the cache that lead
  * from a source straight to the key of the entry its IR compiled to
- * (lib/compile/compile_source.c; formats/cache.md, "Sources").  What lib/compile/compile.c
- * asks of it: for each (source, target) pair, the cache's entry a record
- * leads to, else the IR module of that source for that target, or why
- * there is none; and, once the IR's entry is keyed, that the record be
- * written.
+ * (lib/compile/compile_source.c; formats/cache.md, "Sources").  What a
+ * compile session (lib/compile/compile_plan.c) asks of it: for each (source,
+ * target) pair, the cache's entry a record leads to, else the IR module of
+ * that source for that target, or why there is none; and, once the IR's
+ * entry is keyed, that the record be written.
  */
 #ifndef GPUCC_LIB_COMPILE_SOURCE_H
 #define GPUCC_LIB_COMPILE_SOURCE_H
@@ -185,7 +185,7 @@ typedef struct gpucc_source_settings {
 	/* What the key of an entry names besides the IR, for the vendor's
 	 * targets (indexed by gpucc_vendor): gpucc's and LLVM's versions, the
 	 * options, the tools' versions and the device libraries' digests
-	 * (lib/compile/compile.c, source_identity).  Part of a record's name. */
+	 * (lib/compile/compile_keys.c, source_identity).  Part of a record's name. */
 	gpucc_digest identity[3];
 	const char *clang;           /* NULL: search */
 	const char *const *args;

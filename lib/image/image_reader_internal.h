@@ -3,8 +3,10 @@
  * the handle of an open image and the helpers one file of the reader calls
  * in another (formats/image.md).  Each file calls only those before it:
  *
- *   image_reader.c   opening and closing: the limits, the libarchive source,
- *                    the member checks, the format member, index and manifest
+ *   image_reader.c   the limits, the libarchive source and the cursor, the
+ *                    manifest's bytes
+ *   image_open.c     opening and closing: the member checks, the format
+ *                    member, index and manifest
  *   image_lookup.c   the manifest of an image opened for lookups, the payload
  *                    list, and the queries
  *   image_payload.c  reading payloads, and parking
@@ -178,14 +180,14 @@ struct gpucc_image {
 
 /* Tests read images through libarchive only, to compare the two readers
  * (a test hook: meson option test_hooks; gpucc_image_force_libarchive sets
- * it, in lib/image/image_reader.c). */
+ * it, in lib/image/image_open.c). */
 #ifdef GPUCC_TEST_HOOKS
 extern bool gpucc_image_libarchive_only;
 #else
 enum { gpucc_image_libarchive_only = 0 };
 #endif
 
-/* ---- lib/image/image_reader.c: limits, the libarchive source, member checks ---- */
+/* ---- lib/image/image_reader.c: limits, the libarchive source, the cursor -------- */
 
 /* Whether the cursor (or another reader a) of a compressed image has
  * expanded past a limit; remembers which in img->limit_hit. */
@@ -229,6 +231,13 @@ typedef struct manifest_view {
 int gpucc_image_manifest_open(gpucc_image *img, uint64_t offset, uint64_t size, manifest_view *v);
 /* Let go of them: true when the file was cut short while they were read. */
 bool gpucc_image_manifest_close(manifest_view *v);
+/* The manifest member's and the index member's sizes against the limits. */
+int check_manifest_size(const gpucc_image *img, uint64_t size);
+int gpucc_image_check_index_size(const gpucc_image *img, uint64_t size);
+/* Whether libarchive's error says the input ended early. */
+bool says_truncated(const char *why);
+
+/* ---- lib/image/image_open.c: member checks, the head, opening and closing ------- */
 
 /* Room for a member name as messages show it. */
 #define SHOWN_NAME_SIZE 256
@@ -242,8 +251,6 @@ int gpucc_image_check_member_kind(const gpucc_image *img, struct archive_entry *
 /* The format member and the index member, read through the cursor. */
 int gpucc_image_read_format_member(gpucc_image *img);
 int gpucc_image_read_index_member(gpucc_image *img);
-/* The index member's size against the limit. */
-int gpucc_image_check_index_size(const gpucc_image *img, uint64_t size);
 /* Skip the format member, the index and the manifest of a freshly opened
  * cursor. */
 int gpucc_image_cursor_skip_head(gpucc_image *img);

@@ -204,5 +204,12 @@ typedef struct remote_s3_credentials {
 	char *access_key_id, *secret_access_key, *session_token;
 } remote_s3_credentials;
 
+/* ---- a remote's spec (lib/remote/remote_spec.c) ---- */
+
+/* Parse one word of a remotes spec into *out (owned: remote_free); word
+ * is edited in place.  origin names where the spec came from in messages. */
+int parse_remote(remote **out, char *word, const char *origin);
+void remote_free(remote *r);
+
 
 #endif

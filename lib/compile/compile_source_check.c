@@ -1,0 +1,587 @@
+/*
+ * lib/compile/compile_source_check.c -- what a direct-mode record checks
+ * (lib/compile/compile_source.c): paths as a record and a key name them
+ * (relative to the working directory, but under the system's directories);
+ * the digests of the files a compile read, through the toolchain's memos;
+ * whether every file a record lists is unchanged, every place it found
+ * empty still empty and every variable it names the same (a hit); and what
+ * a record lists of a compile clang ran: the -MD list, the files its
+ * arguments name, and the places its include search and HIP's
+ * installation search tried and found empty.
+ *
+ * A file changed while clang ran (its mtime or ctime not older than clang's
+ * start, less the clock's granularity) leaves no record: the IR may be of
+ * either version of it.
+ */
+#include "compile_source_run.h"
+
+#include "config_internal.h"
+#include "errors.h"
+#include "escape.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- paths as keys name them ------------------------------------------------ */
+
+bool under(const char *path, const char *dir)
+{
+	size_t len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	return strncmp(path, dir, len) == 0 && (path[len] == '/' || path[len] == '\0');
+}
+
+/* Directories whose files are the system's, the same wherever a build tree
+ * lives: paths under them are keyed as they are. */
+static bool system_path(const context *x, const char *path)
+{
+	static const char *const dirs[] = {"/usr", "/opt", "/etc", "/lib", "/lib32", "/lib64",
+	                                   "/bin", "/sbin", "/nix", "/gnu"};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+		if (under(path, dirs[i]))
+			return true;
+	return x->cuda_dir && under(path, x->cuda_dir);
+}
+
+/* The components of a path as written ("." and ".." kept, empty ones
+ * dropped).  Returns the count; parts point into buf. */
+static size_t split_path(const char *path, char *buf, size_t size, char **parts, size_t max)
+{
+	snprintf(buf, size, "%s", path);
+	size_t n = 0;
+	for (char *save = NULL, *p = strtok_r(buf, "/", &save); p && n < max;
+	     p = strtok_r(NULL, "/", &save))
+		parts[n++] = p;
+	return n;
+}
+
+/* path as a key names it and clang is given it (owned), or NULL when out
+ * of memory: relative paths as they are (they are relative to the
+ * working directory already), absolute ones under a system directory too,
+ * other absolute ones relative to the working directory.  Only the
+ * leading components the path shares with the working directory become
+ * "..": that directory is a physical path (getcwd), so its ancestors are
+ * the ones ".." reaches; what follows is kept as written, ".." and links
+ * included, so that the path names the file it named (never
+ * "a/link/../b" as "a/b"). */
+char *normalise_path(const context *x, const char *path)
+{
+	if (path[0] != '/' || system_path(x, path))
+		return strdup(path);
+	enum { MAX_PARTS = 512 };
+	char path_buf[PATH_MAX], cwd_buf[PATH_MAX];
+	char *p[MAX_PARTS], *c[MAX_PARTS];
+	if (strlen(path) >= sizeof path_buf)
+		return strdup(path);
+	size_t np = split_path(path, path_buf, sizeof path_buf, p, MAX_PARTS);
+	size_t nc = split_path(x->cwd, cwd_buf, sizeof cwd_buf, c, MAX_PARTS);
+	if (np == MAX_PARTS || nc == MAX_PARTS)
+		return strdup(path);
+	size_t common = 0;
+	while (common < np && common < nc && strcmp(p[common], c[common]) == 0 &&
+	       strcmp(p[common], ".") != 0 && strcmp(p[common], "..") != 0)
+		common++;
+	size_t len = 2;
+	for (size_t i = common; i < nc; i++)
+		len += 3;
+	for (size_t i = common; i < np; i++)
+		len += strlen(p[i]) + 1;
+	char *out = malloc(len);
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	for (size_t i = common; i < nc; i++)
+		strcat(out, i + 1 < nc || common < np ? "../" : "..");
+	for (size_t i = common; i < np; i++) {
+		strcat(out, p[i]);
+		if (i + 1 < np)
+			strcat(out, "/");
+	}
+	if (!out[0])
+		strcpy(out, ".");
+	return out;
+}
+
+/* ---- the digests of the files a compile read ------------------------------- */
+
+int64_t ns_of(struct timespec t)
+{
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return ns_of(t);
+}
+
+/* The SHA-256 of the file at path (relative to the working directory, as
+ * clang opened it).  Through the toolchain's memos, except for a file
+ * changed in the last two seconds, whose times may not yet tell its next
+ * change from this one.  *changed_since (when not NULL) says whether its
+ * mtime or ctime is at or after since_ns. */
+static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t since_ns,
+                       bool *changed_since)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return GPUCC_ENOTFOUND;
+	int64_t newest = ns_of(st.st_mtim) > ns_of(st.st_ctim) ? ns_of(st.st_mtim) : ns_of(st.st_ctim);
+	if (changed_since)
+		*changed_since = newest >= since_ns;
+	if (newest >= now_ns() - 2000000000LL || !x->s->toolchain)
+		return gpucc_digest_file(out, NULL, path) == 0 ? 0 : GPUCC_ERROR;
+	char absolute[PATH_MAX * 2];
+	if (path[0] == '/')
+		snprintf(absolute, sizeof absolute, "%s", path);
+	else
+		snprintf(absolute, sizeof absolute, "%s/%s", x->cwd, path);
+	pthread_mutex_lock(&x->lock);
+	int rc = gpucc_toolchain_digest_stat(x->s->toolchain, absolute, &st, out);
+	pthread_mutex_unlock(&x->lock);
+	return rc == 0 ? 0 : GPUCC_ERROR;
+}
+
+/* A record's line for a place that must not exist: 64 zeros, no file's
+ * SHA-256. */
+static const char absent_digest[] = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/* The SHA-256 of "NAME=VALUE", or of "NAME" when the variable is unset. */
+static void environment_digest(gpucc_digest *out, const char *name)
+{
+	const char *value = gpucc_tool_environment(name);
+	if (!value) {
+		gpucc_digest_buffer(out, name, strlen(name));
+		return;
+	}
+	char *text = string_printf("%s=%s", name, value);
+	if (text)
+		gpucc_digest_buffer(out, text, strlen(text));
+	else
+		memset(out, 0xff, sizeof *out); /* out of memory: matches no record */
+	free(text);
+}
+
+/* Whether every one of the count lines from *line on ("HEX PATH") names a
+ * file that still has that digest; *line moves past them.  The first file
+ * that does not goes into *why (when still NULL).  False too when the
+ * lines are cut short or damaged. */
+bool files_unchanged(context *x, char **line, unsigned long count, char **why,
+                            gpucc_strlist *files)
+{
+	bool all = true;
+	size_t i = 0;
+	for (; i < count && **line; i++) {
+		char *end = strchr(*line, '\n');
+		if (!end)
+			break;
+		*end = '\0';
+		char *l = *line;
+		*line = end + 1;
+		gpucc_digest want, got;
+		if (strlen(l) < 66 || l[64] != ' ' || (l[64] = '\0', 0) ||
+		    gpucc_digest_from_hex(&want, l) != 0)
+			return false;
+		if (!all)
+			continue;
+		const char *dep = l + 65;
+		if (dep[0] == '$') {
+			/* An environment variable's value, as environment_line wrote it. */
+			environment_digest(&got, dep + 1);
+			if (memcmp(&want, &got, sizeof want) != 0) {
+				all = false;
+				if (!*why)
+					*why = string_printf("miss: %s changed", dep);
+			}
+			continue;
+		}
+		if (strcmp(l, absent_digest) == 0) {
+			/* A place the include search tried: still empty? */
+			struct stat st;
+			if (stat(dep, &st) == 0) {
+				all = false;
+				if (!*why)
+					*why = string_printf("miss: '%s' appeared", dep);
+			}
+			continue;
+		}
+		gpucc_strlist_push_new(files, dep);
+		int rc = file_digest(x, dep, &got, 0, NULL);
+		if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
+			all = false;
+			if (!*why)
+				*why = string_printf(rc == GPUCC_ENOTFOUND ? "miss: '%s' is gone"
+				                                           : "miss: '%s' changed", dep);
+		}
+	}
+	return all && i == count && count > 0; /* a listing names the source at least */
+}
+
+/* What clang read of a compile, gathered for its record: files with their
+ * digests, and places the compile looked for something that were empty. */
+typedef struct reads {
+	gpucc_strlist files;   /* as clang (or the arguments) spell them */
+	gpucc_strlist absent;
+	gpucc_strlist has_include; /* names __has_include asked for */
+	const char *time_macro;
+	char *time_file;
+} reads;
+
+static void reads_release(reads *rd)
+{
+	gpucc_strlist_release(&rd->files);
+	gpucc_strlist_release(&rd->absent);
+	gpucc_strlist_release(&rd->has_include);
+	free(rd->time_file);
+}
+
+/* dir + "/" + name (owned), or NULL. */
+static char *path_join(const char *dir, const char *name)
+{
+	size_t len = strlen(dir);
+	return string_printf("%s%s%s", dir, len && dir[len - 1] == '/' ? "" : "/", name);
+}
+
+/* The directory clang searches first for #include "..." in the source: its
+ * own. */
+static char *source_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? strndup(path, (size_t)(slash - path + (slash == path))) : strdup(".");
+}
+
+/* Why a place the include search tried, empty when clang looked, is not
+ * recorded as such (NULL: it is, or it need not be): something is there
+ * now that was not, or that changed while clang ran. */
+static char *probe(reads *rd, const char *candidate, int64_t since_ns)
+{
+	struct stat st;
+	if (stat(candidate, &st) != 0) {
+		gpucc_strlist_push_new(&rd->absent, candidate);
+		return NULL;
+	}
+	/* There: clang read it (it is in the list), or passed it over for one
+	 * earlier (an #include_next, or a guess of gpucc's wider than clang's
+	 * search); unless it came while clang ran. */
+	int64_t newest = ns_of(st.st_mtim) > ns_of(st.st_ctim) ? ns_of(st.st_mtim) : ns_of(st.st_ctim);
+	return newest >= since_ns ? string_printf("not recorded: '%s' changed while clang ran", candidate)
+	                          : NULL;
+}
+
+/* The places the include search tried before the one where it found dep
+ * (each directory of the search before one dep is under, and before them
+ * the directories #include "..." tries first), and for each name
+ * __has_include asked for, every place it could be. */
+static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_clang_search *search,
+                           reads *rd, const gpucc_depfile *deps, int64_t since_ns)
+{
+	/* #include "..." tries the including file's directory first: which
+	 * file included which, -MD does not say, so the source's and each
+	 * directory of the user's files read (not the system's) stand in;
+	 * and -include (clang's own, for HIP's runtime wrapper, too) tries the
+	 * working directory first. */
+	gpucc_strlist first = {0}, dirs = {0};
+	gpucc_strlist_push_new(&first, ".");
+	char *own = source_dir(p->path);
+	if (own)
+		gpucc_strlist_push_new(&first, own);
+	else
+		first.failed = true;
+	free(own);
+	for (size_t i = 0; i < deps->count; i++) {
+		const char *dep = deps->paths[i];
+		if ((dep[0] == '/' && system_path(x, dep)) || (x->temp_dir[0] && under(dep, x->temp_dir)))
+			continue;
+		char *dir = source_dir(dep);
+		if (dir)
+			gpucc_strlist_push_new(&first, dir);
+		else
+			first.failed = true;
+		free(dir);
+	}
+	for (size_t i = 0; i < search->quote.count; i++)
+		gpucc_strlist_push(&dirs, search->quote.items[i], strlen(search->quote.items[i]));
+	for (size_t i = 0; i < search->angle.count; i++)
+		gpucc_strlist_push(&dirs, search->angle.items[i], strlen(search->angle.items[i]));
+	char *why = first.failed || dirs.failed ? strdup("not recorded: out of memory") : NULL;
+	for (size_t i = 0; i < search->missing.count && !why; i++)
+		why = probe(rd, search->missing.items[i], since_ns);
+	for (size_t i = 0; i < deps->count && !why; i++) {
+		const char *dep = deps->paths[i];
+		for (size_t j = 0; j < dirs.count && !why; j++) {
+			const char *dir = dirs.items[j];
+			size_t len = strlen(dir);
+			while (len > 1 && dir[len - 1] == '/')
+				len--;
+			if (strncmp(dep, dir, len) != 0 || dep[len] != '/' || !dep[len + 1])
+				continue;
+			const char *name = dep + len + 1;
+			for (size_t k = 0; k < first.count + j && !why; k++) {
+				const char *before = k < first.count ? first.items[k] : dirs.items[k - first.count];
+				char *candidate = path_join(before, name);
+				if (!candidate)
+					why = strdup("not recorded: out of memory");
+				else if (strcmp(candidate, dep) != 0 && !gpucc_strlist_has(&rd->files, candidate))
+					why = probe(rd, candidate, since_ns);
+				free(candidate);
+			}
+		}
+	}
+	for (size_t i = 0; i < rd->has_include.count && !why; i++) {
+		for (size_t k = 0; k < first.count + dirs.count && !why; k++) {
+			const char *dir = k < first.count ? first.items[k] : dirs.items[k - first.count];
+			char *candidate = path_join(dir, rd->has_include.items[i]);
+			struct stat st;
+			if (!candidate)
+				why = strdup("not recorded: out of memory");
+			else if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode))
+				gpucc_strlist_push_new(&rd->files, candidate); /* its answer was yes */
+			else if (stat(candidate, &st) != 0)
+				gpucc_strlist_push_new(&rd->absent, candidate); /* no */
+			free(candidate);
+		}
+	}
+	gpucc_strlist_release(&first);
+	gpucc_strlist_release(&dirs);
+	return why;
+}
+
+/* The line "HEX $NAME\n" into body: the variable's value (or its
+ * absence), which a lookup checks (environment_digest). */
+static void environment_line(textbuf *body, const char *name)
+{
+	gpucc_digest d;
+	char dh[GPUCC_DIGEST_HEX_SIZE];
+	environment_digest(&d, name);
+	gpucc_digest_to_hex(dh, &d);
+	text_str(body, dh);
+	text_str(body, " $");
+	text_str(body, name);
+	text_str(body, "\n");
+}
+
+/* path's directory (owned): "/" for "/x", NULL when out of memory. */
+static char *parent_dir(const char *path)
+{
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	while (len > 0 && path[len - 1] != '/')
+		len--;
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	return len ? strndup(path, len) : strdup(".");
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* A HIP source's headers come from the HIP installation clang's driver
+ * finds by itself, unless HIP_PATH or ROCM_PATH (keyed) or --hip-path or
+ * --rocm-path (arguments) name one: it tries, in order (clang 19's
+ * RocmInstallationDetector), the prefix of its own directory (bin and an
+ * "llvm" or "aomp" component above it stripped), that directory's
+ * parent, its resource directory, /opt/rocm, the newest /opt/rocm-*,
+ * /usr/local and /usr, and takes the first that exists and holds a
+ * version file: share/hip/version, ../share/hip/version (not for
+ * /usr/local) or bin/.hipVersion.  Every candidate before the one it took
+ * (clang -v names it) is recorded as it was: gone, or its version files
+ * gone, each a place found empty (a file there, which clang passed over,
+ * with its digest).  The newest /opt/rocm-* is not followed. */
+static char *hip_install_misses(context *x, const gpucc_clang_search *search, reads *rd,
+                                int64_t since_ns)
+{
+	static const char *const pinned[] = {"HIP_PATH", "ROCM_PATH"};
+	for (size_t i = 0; i < 2; i++)
+		if (gpucc_tool_environment(pinned[i]) && gpucc_tool_environment(pinned[i])[0])
+			return NULL;
+	for (size_t i = 0; i < x->s->arg_count; i++)
+		if (strncmp(x->s->args[i], "--hip-path", 10) == 0 ||
+		    strncmp(x->s->args[i], "--rocm-path", 11) == 0)
+			return NULL;
+	if (!search->installed_dir)
+		return strdup("not recorded: clang -v did not say where it is installed");
+	gpucc_strlist candidates = {0};
+	char *prefix = parent_dir(search->installed_dir);
+	if (prefix && strcmp(base_name(prefix), "bin") == 0) {
+		char *up = parent_dir(prefix);
+		free(prefix);
+		prefix = up;
+	}
+	if (prefix && (strcmp(base_name(prefix), "llvm") == 0 ||
+	               strncmp(base_name(prefix), "aomp", 4) == 0)) {
+		char *up = parent_dir(prefix);
+		free(prefix);
+		prefix = up;
+	}
+	char *root = parent_dir(search->installed_dir);
+	if (!prefix || !root)
+		candidates.failed = true;
+	else {
+		gpucc_strlist_push_new(&candidates, prefix);
+		gpucc_strlist_push_new(&candidates, root);
+	}
+	free(prefix);
+	free(root);
+	if (search->resource_dir)
+		gpucc_strlist_push_new(&candidates, search->resource_dir);
+	gpucc_strlist_push_new(&candidates, "/opt/rocm");
+	gpucc_strlist_push_new(&candidates, "/usr/local");
+	gpucc_strlist_push_new(&candidates, "/usr");
+	char *why = candidates.failed ? strdup("not recorded: out of memory") : NULL;
+	for (size_t i = 0; i < candidates.count && !why; i++) {
+		const char *c = candidates.items[i];
+		if (search->hip_found && strcmp(c, search->hip_found) == 0)
+			break;
+		struct stat st;
+		if (stat(c, &st) != 0) {
+			why = probe(rd, c, since_ns);
+			continue;
+		}
+		char *up = parent_dir(c);
+		char *files[3] = {path_join(c, "share/hip/version"),
+		                  strcmp(c, "/usr/local") != 0 && up ? path_join(up, "share/hip/version")
+		                                                     : NULL,
+		                  path_join(c, "bin/.hipVersion")};
+		free(up);
+		for (size_t k = 0; k < 3; k++) {
+			if (!files[k])
+				continue;
+			if (stat(files[k], &st) == 0)
+				gpucc_strlist_push_new(&rd->files, files[k]); /* passed over: as it was */
+			else if (!why)
+				why = probe(rd, files[k], since_ns);
+			free(files[k]);
+		}
+	}
+	gpucc_strlist_release(&candidates);
+	return why;
+}
+
+/* One "HEX PATH\n" line for path into body: its digest, or absent's
+ * zeros.  Why it cannot be, or NULL. */
+static char *record_line(context *x, textbuf *body, const char *path, bool absent, int64_t since_ns)
+{
+	char *norm = normalise_path(x, path);
+	if (!norm || strchr(norm, '\n')) {
+		free(norm);
+		return strdup(norm ? "not recorded: a file's name holds a line break"
+		                   : "not recorded: out of memory");
+	}
+	if (norm[0] == '$') { /* "$NAME" is a variable's line: "./$NAME" the file */
+		char *dotted = string_printf("./%s", norm);
+		free(norm);
+		if (!dotted)
+			return strdup("not recorded: out of memory");
+		norm = dotted;
+	}
+	char dh[GPUCC_DIGEST_HEX_SIZE];
+	if (absent) {
+		snprintf(dh, sizeof dh, "%s", absent_digest);
+	} else {
+		gpucc_digest d;
+		bool changed = false;
+		int rc = file_digest(x, path, &d, since_ns, &changed);
+		if (rc != 0 || changed) {
+			char *why = string_printf(rc != 0 ? "not recorded: '%s' cannot be read"
+			                                  : "not recorded: '%s' changed while clang ran",
+			                          norm);
+			free(norm);
+			return why;
+		}
+		gpucc_digest_to_hex(dh, &d);
+	}
+	text_str(body, dh);
+	text_str(body, " ");
+	text_str(body, norm);
+	text_str(body, "\n");
+	free(norm);
+	return NULL;
+}
+
+/* What a record will list of a compile clang ran, into r->record: the count
+ * first as "N\n", then "HEX PATH\n" for every file the compile read (the
+ * -MD list, the files its arguments name) and, with absent's zeros for HEX,
+ * every place its include search tried and found empty.  Returns NULL, or
+ * why nothing will be recorded. */
+char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_depfile *deps,
+                            const gpucc_clang_search *search, int64_t clang_start_ns,
+                            gpucc_source_result *r)
+{
+	int64_t since = clang_start_ns - x->clock_granularity_ns;
+	reads rd = {0};
+	char *why = NULL;
+	for (size_t i = 0; i < deps->count && !why; i++) {
+		const char *dep = deps->paths[i];
+		/* gpucc's own files (the CUDA stubs) are the same for a gpucc
+		 * version, which names the record. */
+		if (x->temp_dir[0] && under(dep, x->temp_dir))
+			continue;
+		gpucc_strlist_push_new(&rd.files, dep);
+		/* The time macros, and the names __has_include asks for. */
+		size_t size = 0;
+		char *text = gpucc_read_small_file(dep, (size_t)1 << 30, &size);
+		if (!text) {
+			why = string_printf("not recorded: '%s' cannot be read", dep);
+			break;
+		}
+		const char *macro = rd.time_macro;
+		gpucc_source_text_scan(text, size, &rd.time_macro, &rd.has_include);
+		if (!macro && rd.time_macro)
+			rd.time_file = strdup(dep);
+		free(text);
+	}
+	/* clang's __DATE__ and friends are SOURCE_DATE_EPOCH's when it is set
+	 * (the record's name holds it), else the clock's: no record. */
+	if (!why && rd.time_macro && !gpucc_tool_environment("SOURCE_DATE_EPOCH"))
+		why = string_printf("not recorded: '%s' uses %s and SOURCE_DATE_EPOCH is not set",
+		                    rd.time_file ? rd.time_file : "?", rd.time_macro);
+	textbuf body = {0};
+	size_t kept = 0;
+	if (!why && rd.time_macro) {
+		environment_line(&body, "SOURCE_DATE_EPOCH");
+		kept++;
+	}
+	if (!why)
+		gpucc_argument_files(x->s->args, x->s->arg_count, &search->configs, &rd.files, &rd.absent);
+	if (!why)
+		why = search_misses(x, p, search, &rd, deps, since);
+	if (!why && p->language == GPUCC_LANGUAGE_HIP)
+		why = hip_install_misses(x, search, &rd, since);
+	if (!why && (rd.files.failed || rd.absent.failed || rd.has_include.failed))
+		why = strdup("not recorded: out of memory");
+	for (size_t i = 0; i < rd.files.count && !why; i++)
+		why = record_line(x, &body, rd.files.items[i], false, since);
+	for (size_t i = 0; i < rd.absent.count && !why; i++)
+		why = record_line(x, &body, rd.absent.items[i], true, since);
+	kept += rd.files.count + rd.absent.count;
+	reads_release(&rd);
+	if (why) {
+		free(body.data);
+		return why;
+	}
+	char count[32];
+	snprintf(count, sizeof count, "%zu\n", kept);
+	textbuf t = {0};
+	text_str(&t, count);
+	if (body.data)
+		text_str(&t, body.data);
+	free(body.data);
+	if (t.failed || body.failed) {
+		free(t.data);
+		return strdup("not recorded: out of memory");
+	}
+	r->record = t.data;
+	return NULL;
+}
