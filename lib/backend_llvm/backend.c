@@ -183,7 +183,7 @@ static gpucc_backend_thread *thread_new(char *error, size_t error_size)
 	}
 	if (backend_tempdir_create(t->tempdir, sizeof t->tempdir) != 0) {
 		snprintf(error, error_size, "cannot create a temporary directory in '%s': %s",
-		         getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
+		         backend_temp_parent(), strerror(errno));
 		free(t);
 		return NULL;
 	}

@@ -43,9 +43,18 @@ bool backend_can_demangle(void);
 
 /* ---- files and tools (tools.c) --------------------------------------------- */
 
-/* Create a private temporary directory under $TMPDIR (or /tmp),
- * "gpucc-backend-PID-XXXXXX" (cmd/interrupt.c removes this process's on
- * SIGINT, SIGTERM and SIGHUP); path receives it.  0 or -1 with errno set. */
+/* The worker's environment, read here and nowhere else in the backend:
+ * its parent sets TMPDIR to the directory it made for this worker
+ * (lib/compile/compile_worker.c), and test builds read the hooks'
+ * variables.  The value of name, or NULL when it is unset. */
+const char *backend_environment(const char *name);
+/* Where temporary directories go: $TMPDIR, or /tmp when it is unset or
+ * empty. */
+const char *backend_temp_parent(void);
+/* Create a private temporary directory under backend_temp_parent(),
+ * "gpucc-backend-PID-XXXXXX" (gpucc_leftovers_remove removes this
+ * process's, as cmd/interrupt.c asks on SIGINT, SIGTERM and SIGHUP); path
+ * receives it.  0 or -1 with errno set. */
 int backend_tempdir_create(char *path, size_t size);
 /* Remove a directory made by backend_tempdir_create and what is in it. */
 void backend_tempdir_remove(const char *path);

@@ -96,7 +96,7 @@ void add_string_attribute(compile *c, LLVMValueRef f, const char *key, const cha
 bool fault_asked(const gpucc_backend_job *job, const char *where)
 {
 #ifdef GPUCC_TEST_HOOKS
-	const char *fault = getenv(GPUCC_BACKEND_FAULT_ENV);
+	const char *fault = backend_environment(GPUCC_BACKEND_FAULT_ENV);
 	size_t n = strlen(where);
 	return fault && strncmp(fault, where, n) == 0 && fault[n] == ':' && fault[n + 1] &&
 	       strstr(job->module_name, fault + n + 1);

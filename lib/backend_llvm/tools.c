@@ -65,9 +65,20 @@ void backend_text_release(backend_text *t)
 	gpucc_buffer_free(t);
 }
 
+const char *backend_environment(const char *name)
+{
+	return getenv(name);
+}
+
+const char *backend_temp_parent(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	return tmp && *tmp ? tmp : "/tmp";
+}
+
 int backend_tempdir_create(char *path, size_t size)
 {
-	return gpucc_temp_dir_create(path, size, getenv("TMPDIR"));
+	return gpucc_temp_dir_create(path, size, backend_temp_parent());
 }
 
 void backend_tempdir_remove(const char *path)

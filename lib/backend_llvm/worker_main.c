@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 	const char *runs = b->llvm_version;
 #ifdef GPUCC_TEST_HOOKS
 	/* Test builds: the LLVM this worker claims to run (compile_bad). */
-	const char *claim = getenv("GPUCC_TEST_WORKER_LLVM");
+	const char *claim = backend_environment("GPUCC_TEST_WORKER_LLVM");
 	if (claim && *claim)
 		runs = claim;
 #endif

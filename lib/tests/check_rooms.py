@@ -52,15 +52,6 @@ def planted_argv(argv, planted):
     return out + ["-fsyntax-only", planted]
 
 
-def needs_formats(header):
-    """Whether the header includes one of formats/: lib/backend_llvm/ sees
-    only the interfaces it implements (lib/backend_llvm/meson.build), never
-    formats/, so such a header stands on its own in libgpucc's rooms alone."""
-    with open(header) as f:
-        names = re.findall(r'^#include "([^"/]+)"', f.read(), re.M)
-    return any(os.path.exists(os.path.join(source_root, "formats", n)) for n in names)
-
-
 failures, counts = [], collections.Counter()
 with tempfile.TemporaryDirectory() as tmp:
     planted = os.path.join(tmp, "planted.c")
@@ -75,9 +66,6 @@ with tempfile.TemporaryDirectory() as tmp:
                 run = subprocess.run(planted_argv(argv, planted), cwd=directory,
                                      capture_output=True, text=True)
                 allowed = other in may_use
-                if allowed and room == "backend_llvm" and needs_formats(header):
-                    counts["passed over"] += 1
-                    continue
                 if allowed and run.returncode != 0:
                     failures.append(f"lib/{room}/ may use lib/{other}/, but {name} does not "
                                     f"compile there: {run.stderr.strip().splitlines()[:1]}")
@@ -90,6 +78,5 @@ with tempfile.TemporaryDirectory() as tmp:
 for f in failures:
     print("check_rooms: " + f, file=sys.stderr)
 print(f"check_rooms: {len(commands)} rooms, {counts['refused']} planted includes refused, "
-      f"{counts['allowed']} allowed ones compiled, {counts['passed over']} needing formats/ "
-      f"passed over in lib/backend_llvm/")
+      f"{counts['allowed']} allowed ones compiled")
 sys.exit(1 if failures else 0)
