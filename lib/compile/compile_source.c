@@ -6,9 +6,10 @@
  * for any module), and direct-mode records that lead from a source to the
  * key of the entry its IR compiled to, without running clang or reading IR.
  * Here: the languages, clang's command line and the record's name, the
- * record looked up, running clang, the pool of pairs, finding clang 19,
- * clang 22 and CUDA, and the temporary directory.  The arguments' keyed
- * forms and the environment clang reads: lib/compile/compile_source_args.c;
+ * record looked up, running clang, the pool of pairs and the temporary
+ * directory.  Which clang a pair gets, and finding clang 19, clang 22 and
+ * CUDA: lib/compile/compile_source_tools.c.  The arguments' keyed forms and
+ * the environment clang reads: lib/compile/compile_source_args.c;
  * the records' files: lib/compile/compile_source_records.c; what a record
  * lists and checks: lib/compile/compile_source_check.c.
  *
@@ -110,29 +111,6 @@ void gpucc_source_result_release(gpucc_source_result *r)
 	free(r->diagnostics);
 	gpucc_strlist_release(&r->reads);
 	memset(r, 0, sizeof *r);
-}
-
-/* Whether clang 19 cannot compile for the pair's target (its backend is
- * a newer LLVM's: lib/compile/compile_backend.c), so that clang 22 runs. */
-static bool pair_clang22(const gpucc_source_pair *p)
-{
-	return gpucc_target_llvm_major(p->target, NULL) > 19;
-}
-
-static const char *pair_clang(const context *x, const gpucc_source_pair *p)
-{
-	return pair_clang22(p) ? x->clang22 : x->clang;
-}
-
-static bool is_regular(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-static bool is_executable(const char *path)
-{
-	return is_regular(path) && access(path, X_OK) == 0;
 }
 
 static void field(gpucc_sha256 *h, const void *data, size_t size);
@@ -812,168 +790,6 @@ static int pair_thread(void *arg, size_t thread)
 		compile_pair(x, i);
 		pair_finished(x, i);
 	}
-}
-
-/* ---- finding the tools ------------------------------------------------------- */
-
-/* The clangs to try, in order: the one named, else clang-19 and clang on
- * PATH, the one found when gpucc was built, LLVM 19's.  Those found on
- * PATH are also in searched (to free). */
-static size_t clang_candidates(const char *named, const char *candidates[8], char *searched[4],
-                               size_t *searched_count)
-{
-	size_t n = 0;
-	*searched_count = 0;
-	if (named) {
-		candidates[n++] = named;
-		return n;
-	}
-	static const char *const names[] = {"clang-19", "clang"};
-	const char *path = gpucc_config_current()->path;
-	for (size_t k = 0; k < 2 && path; k++) {
-		for (const char *p = path; *p;) {
-			size_t len = strcspn(p, ":");
-			char *c = len ? string_printf("%.*s/%s", (int)len, p, names[k]) : NULL;
-			if (c && is_executable(c)) {
-				searched[(*searched_count)++] = c;
-				candidates[n++] = c;
-				break;
-			}
-			free(c);
-			p += len + (p[len] == ':');
-		}
-	}
-	if (GPUCC_BUILD_CLANG[0])
-		candidates[n++] = GPUCC_BUILD_CLANG; /* found when gpucc was built */
-	candidates[n++] = "/usr/lib/llvm-19/bin/clang";
-	return n;
-}
-
-void gpucc_sources_prefetch(gpucc_toolchain *tc, const char *clang)
-{
-	/* A cache that ever knew a clang most likely knows this one: not worth
-	 * the search of PATH a hit would pay for twice. */
-	if (gpucc_toolchain_has_kind(tc, "clang-version"))
-		return;
-	const char *candidates[8];
-	char *searched[4] = {0};
-	size_t searched_count;
-	size_t n = clang_candidates(clang, candidates, searched, &searched_count);
-	for (size_t i = 0; i < n; i++) {
-		if (is_executable(candidates[i])) {
-			gpucc_toolchain_prefetch_version(tc, "clang-version", candidates[i]);
-			break;
-		}
-	}
-	for (size_t i = 0; i < searched_count; i++)
-		free(searched[i]);
-}
-
-static void find_clang(context *x)
-{
-	const gpucc_source_settings *s = x->s;
-	const char *candidates[8];
-	char *searched[4] = {0};
-	size_t searched_count;
-	size_t n = clang_candidates(s->clang, candidates, searched, &searched_count);
-	char refused[512] = "";
-	for (size_t i = 0; i < n && !x->clang; i++) {
-		if (!is_executable(candidates[i]))
-			continue;
-		const char *version = NULL;
-		pthread_mutex_lock(&x->lock);
-		int rc = s->toolchain ? gpucc_toolchain_tool_version(s->toolchain, "clang-version",
-		                                                     candidates[i], "clang version ",
-		                                                     &version)
-		                      : GPUCC_EUNAVAILABLE;
-		pthread_mutex_unlock(&x->lock);
-		if (rc == 0 && strncmp(version, "19.", 3) == 0) {
-			x->clang = strdup(candidates[i]);
-			x->clang_version = version;
-		} else if (!refused[0]) {
-			snprintf(refused, sizeof refused, "'%s' (%s%s)", candidates[i],
-			         rc == 0 ? "clang " : "", rc == 0 ? version : gpucc_error_last()->message);
-		}
-		gpucc_error_clear();
-	}
-	for (size_t i = 0; i < searched_count; i++)
-		free(searched[i]);
-	if (x->clang)
-		return;
-	if (s->clang && !is_executable(s->clang))
-		snprintf(x->clang_error, sizeof x->clang_error,
-		         "clang '%s' is not an executable file: sources need clang 19", s->clang);
-	else if (refused[0])
-		snprintf(x->clang_error, sizeof x->clang_error,
-		         "sources need clang 19, found %s (install clang-19)", refused);
-	else
-		snprintf(x->clang_error, sizeof x->clang_error,
-		         "clang-19 was not found on PATH: sources need clang 19 (install clang-19)");
-}
-
-/* clang 22 for the pairs whose target only a newer LLVM knows: clang-22 on
- * PATH, else LLVM 22's own. */
-static void find_clang22(context *x)
-{
-	bool needed = false;
-	for (size_t i = 0; i < x->count; i++)
-		needed |= pair_clang22(&x->pairs[i]);
-	if (!needed)
-		return;
-	char *candidates[2] = {NULL, strdup("/usr/lib/llvm-22/bin/clang")};
-	const char *path = gpucc_config_current()->path;
-	for (const char *p = path ? path : ""; *p && !candidates[0];) {
-		size_t len = strcspn(p, ":");
-		char *c = len ? string_printf("%.*s/clang-22", (int)len, p) : NULL;
-		if (c && is_executable(c))
-			candidates[0] = c;
-		else
-			free(c);
-		p += len + (p[len] == ':');
-	}
-	for (size_t i = 0; i < 2 && !x->clang22; i++) {
-		if (!candidates[i] || !is_executable(candidates[i]))
-			continue;
-		const char *version = NULL;
-		pthread_mutex_lock(&x->lock);
-		int rc = x->s->toolchain ? gpucc_toolchain_tool_version(x->s->toolchain, "clang-version",
-		                                                        candidates[i], "clang version ",
-		                                                        &version)
-		                         : GPUCC_EUNAVAILABLE;
-		pthread_mutex_unlock(&x->lock);
-		if (rc == 0 && strncmp(version, "22.", 3) == 0) {
-			x->clang22 = candidates[i];
-			x->clang22_version = version;
-			candidates[i] = NULL;
-		}
-		gpucc_error_clear();
-	}
-	free(candidates[0]);
-	free(candidates[1]);
-	if (!x->clang22)
-		snprintf(x->clang22_error, sizeof x->clang22_error,
-		         "clang-22 was not found on PATH: sources for targets LLVM 19 does not know "
-		         "need clang 22 (install clang-22)");
-}
-
-static void find_cuda(context *x)
-{
-	const char *dirs[] = {gpucc_config_current()->cuda_path, "/usr/local/cuda"};
-	for (size_t i = 0; i < 2 && !x->cuda_dir; i++) {
-		if (!dirs[i] || !*dirs[i])
-			continue;
-		char *header = string_printf("%s/include/cuda_runtime.h", dirs[i]);
-		if (header && is_regular(header))
-			x->cuda_dir = strdup(dirs[i]);
-		free(header);
-	}
-	if (!x->cuda_dir)
-		return;
-	/* CUB and Thrust: in include/cccl since CUDA 13. */
-	char *cub = string_printf("%s/include/cccl/cub/cub.cuh", x->cuda_dir);
-	if (cub && is_regular(cub))
-		x->cccl_dir = string_printf("%s/include/cccl", x->cuda_dir);
-	free(cub);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -4,7 +4,8 @@
  * printf into a new string and growable text (lib/compile/compile_source_text.c),
  * clang's arguments beside their keyed forms (lib/compile/compile_source_args.c),
  * the direct-mode records' files in the cache (lib/compile/compile_source_records.c),
- * and the checks of what a record lists (lib/compile/compile_source_check.c).
+ * the checks of what a record lists (lib/compile/compile_source_check.c),
+ * and the tools it runs (lib/compile/compile_source_tools.c).
  */
 #ifndef GPUCC_LIB_COMPILE_SOURCE_RUN_H
 #define GPUCC_LIB_COMPILE_SOURCE_RUN_H
@@ -96,6 +97,19 @@ bool user_gave_cl_std(const context *x);
 /* x->env_key: the variables clang reads, as the record's name keys them;
  * -1 when out of memory. */
 int env_key(context *x);
+
+/* ---- tools (lib/compile/compile_source_tools.c) ----------------------------- */
+
+/* Whether clang 22 compiles the pair (its target only a newer LLVM knows). */
+bool pair_clang22(const gpucc_source_pair *p);
+/* The clang the pair gets: x->clang22 or x->clang (NULL: none). */
+const char *pair_clang(const context *x, const gpucc_source_pair *p);
+bool is_regular(const char *path);
+bool is_executable(const char *path);
+/* Find the clangs the run's pairs need and the CUDA toolkit, into x. */
+void find_clang(context *x);
+void find_clang22(context *x);
+void find_cuda(context *x);
 
 /* ---- records (lib/compile/compile_source_records.c) ------------------------- */
 
