@@ -231,7 +231,7 @@ static int run_import(const cmd_args *args)
 	gpucc_cache *c = NULL;
 	size_t n = 0;
 	const char **inputs = calloc((size_t)args->positional_count + 1, sizeof *inputs);
-	gpucc_source **sources = calloc((size_t)args->positional_count + 1, sizeof *sources);
+	gpucc_operand **sources = calloc((size_t)args->positional_count + 1, sizeof *sources);
 	/* Each file once (gpucc_paths_distinct), as compile takes a module
 	 * given twice, so that the counts printed are of distinct inputs. */
 	if (!inputs || !sources ||
@@ -241,17 +241,17 @@ static int run_import(const cmd_args *args)
 		free(sources);
 		return cmd_error(args, EXIT_FAIL, "out of memory");
 	}
-	if (gpucc_sources_open(sources, inputs, n, cmd_print_warning, (void *)args) != 0) {
+	if (gpucc_operands_open(sources, inputs, n, cmd_print_warning, (void *)args) != 0) {
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
 	/* Refused before the cache is opened, so that nothing is created. */
 	for (size_t i = 0; i < n; i++)
-		if (gpucc_source_kind_of(sources[i]) == GPUCC_SOURCE_SNAPSHOT) {
+		if (gpucc_operand_kind_of(sources[i]) == GPUCC_OPERAND_SNAPSHOT) {
 			rc = cmd_error(args, EXIT_BAD_INPUT,
 			               "cannot import '%s': it is a snapshot, which holds keys and content "
 			               "digests but no entries (import the image or cache it was made from)",
-			               gpucc_source_name(sources[i]));
+			               gpucc_operand_name(sources[i]));
 			goto cleanup;
 		}
 	if ((rc = cmd_open_cache(args, &c, 0)) != 0)
@@ -271,7 +271,7 @@ static int run_import(const cmd_args *args)
 	}
 cleanup:
 	for (size_t i = 0; i < n; i++)
-		gpucc_source_free(sources[i]);
+		gpucc_operand_free(sources[i]);
 	free(sources);
 	free(inputs);
 	gpucc_cache_free(c);

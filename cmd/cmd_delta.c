@@ -40,13 +40,13 @@ static int run(const cmd_args *args)
 	    (rc = cmd_interrupt_watch(args, output, false)) != EXIT_OK)
 		return rc;
 
-	gpucc_source *source = NULL, *base_source = NULL;
+	gpucc_operand *source = NULL, *base_source = NULL;
 	gpucc_snapshot *base_of = NULL, *result = NULL;
 	const gpucc_snapshot *base = NULL; /* borrowed from base_source, or base_of */
 	gpucc_algebra_counts counts = {0};
-	if (gpucc_source_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0 ||
-	    gpucc_source_open(&base_source, since, cmd_print_warning, (void *)args) != 0 ||
-	    (!(base = gpucc_source_snapshot(base_source)) &&
+	if (gpucc_operand_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0 ||
+	    gpucc_operand_open(&base_source, since, cmd_print_warning, (void *)args) != 0 ||
+	    (!(base = gpucc_operand_snapshot(base_source)) &&
 	     gpucc_snapshot_of(&base_of, base_source) != 0)) {
 		rc = cmd_fail(args);
 		goto cleanup;
@@ -55,26 +55,26 @@ static int run(const cmd_args *args)
 		base = base_of;
 	/* Unlike a merge's, a delta's output holds less than its inputs:
 	 * written over one, it would lose entries (or the base's record). */
-	if (gpucc_source_is_file(source, output) || gpucc_source_is_file(base_source, output)) {
+	if (gpucc_operand_is_file(source, output) || gpucc_operand_is_file(base_source, output)) {
 		rc = cmd_error(args, EXIT_USAGE, "-o '%s' names the %s: write the delta elsewhere", output,
-		               gpucc_source_is_file(source, output) ? "SOURCE" : "BASE");
+		               gpucc_operand_is_file(source, output) ? "SOURCE" : "BASE");
 		goto cleanup;
 	}
-	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT && opts.write.zstd_level) {
+	if (gpucc_operand_kind_of(source) == GPUCC_OPERAND_SNAPSHOT && opts.write.zstd_level) {
 		rc = cmd_error(args, EXIT_USAGE,
 		               "--zstd compresses images, and the delta of snapshot '%s' is a snapshot",
-		               gpucc_source_name(source));
+		               gpucc_operand_name(source));
 		goto cleanup;
 	}
 	/* None of BASE's payloads is read, so its snapshot alone would take
 	 * an image cut short after its manifest for a whole one. */
-	if (gpucc_source_check_whole(base_source) != 0) {
+	if (gpucc_operand_check_whole(base_source) != 0) {
 		rc = cmd_fail(args);
 		goto cleanup;
 	}
-	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT) {
-		if (gpucc_snapshot_delta(&result, gpucc_source_snapshot(source),
-		                         gpucc_source_name(source), base, since, &opts, &counts) != 0 ||
+	if (gpucc_operand_kind_of(source) == GPUCC_OPERAND_SNAPSHOT) {
+		if (gpucc_snapshot_delta(&result, gpucc_operand_snapshot(source),
+		                         gpucc_operand_name(source), base, since, &opts, &counts) != 0 ||
 		    gpucc_snapshot_write(result, output) != 0)
 			rc = cmd_fail(args);
 	} else if (gpucc_delta_write(output, source, base, since, &opts, &counts) != 0) {
@@ -89,8 +89,8 @@ static int run(const cmd_args *args)
 cleanup:
 	gpucc_snapshot_free(result);
 	gpucc_snapshot_free(base_of);
-	gpucc_source_free(base_source);
-	gpucc_source_free(source);
+	gpucc_operand_free(base_source);
+	gpucc_operand_free(source);
 	return rc;
 }
 

@@ -42,7 +42,7 @@ static int run(const cmd_args *args)
 		return rc;
 
 	size_t n = (size_t)args->positional_count;
-	gpucc_source **sources = calloc(n, sizeof *sources);
+	gpucc_operand **sources = calloc(n, sizeof *sources);
 	gpucc_cache *cache = NULL;
 	int lock = -1;
 	if (!sources)
@@ -54,7 +54,7 @@ static int run(const cmd_args *args)
 		goto cleanup;
 	}
 	cmd_interrupt_hold_lock(lock >= 0);
-	if (gpucc_sources_open(sources, (const char *const *)args->positional, n, cmd_print_warning,
+	if (gpucc_operands_open(sources, (const char *const *)args->positional, n, cmd_print_warning,
 	                       (void *)args) != 0) {
 		rc = cmd_fail(args);
 		goto cleanup;
@@ -85,7 +85,7 @@ static int run(const cmd_args *args)
 		        cmd_plural(counts.conflicts, "conflict", "conflicts"));
 cleanup:
 	for (size_t i = 0; i < n; i++)
-		gpucc_source_free(sources[i]);
+		gpucc_operand_free(sources[i]);
 	free(sources);
 	gpucc_cache_free(cache);
 	cmd_interrupt_hold_lock(false);

@@ -210,7 +210,7 @@ static const cmd_option pull_options[] = {
 static int run_pull(const cmd_args *args)
 {
 	gpucc_cache *c = NULL;
-	gpucc_source *src = NULL;
+	gpucc_operand *src = NULL;
 	gpucc_snapshot *snap = NULL;
 	bool *found = NULL;
 	gpucc_digest *wanted = NULL;
@@ -219,7 +219,7 @@ static int run_pull(const cmd_args *args)
 		return rc;
 	if ((rc = cmd_configure_remotes(args, c)) != EXIT_OK || (rc = require_remote(args, c)))
 		goto cleanup;
-	if (gpucc_source_open(&src, args->positional[0], cmd_print_warning, (void *)args) != 0 ||
+	if (gpucc_operand_open(&src, args->positional[0], cmd_print_warning, (void *)args) != 0 ||
 	    gpucc_snapshot_of(&snap, src) != 0) {
 		rc = cmd_fail(args);
 		goto cleanup;
@@ -252,7 +252,7 @@ cleanup:
 	free(found);
 	free(wanted);
 	gpucc_snapshot_free(snap);
-	gpucc_source_free(src);
+	gpucc_operand_free(src);
 	gpucc_cache_free(c);
 	return rc;
 }

@@ -73,16 +73,16 @@ static int not_a_key_list(const cmd_args *args, const char *path)
 	int code = gpucc_error_last()->code;
 	char message[1024];
 	snprintf(message, sizeof message, "%s", gpucc_error_last()->message);
-	gpucc_source *source = NULL;
+	gpucc_operand *source = NULL;
 	int kind = 0;
-	if (code == GPUCC_ECORRUPT && gpucc_source_open(&source, path, NULL, NULL) == 0)
-		kind = gpucc_source_kind_of(source);
-	gpucc_source_free(source);
-	if (kind == GPUCC_SOURCE_SNAPSHOT || kind == GPUCC_SOURCE_IMAGE)
+	if (code == GPUCC_ECORRUPT && gpucc_operand_open(&source, path, NULL, NULL) == 0)
+		kind = gpucc_operand_kind_of(source);
+	gpucc_operand_free(source);
+	if (kind == GPUCC_OPERAND_SNAPSHOT || kind == GPUCC_OPERAND_IMAGE)
 		return cmd_error(args, EXIT_BAD_INPUT,
 		                 "--keys '%s' is a gpucc %s, not a key list ('KEY CONTENT' lines): give "
 		                 "it as the SOURCE",
-		                 path, kind == GPUCC_SOURCE_SNAPSHOT ? "snapshot" : "image");
+		                 path, kind == GPUCC_OPERAND_SNAPSHOT ? "snapshot" : "image");
 	return cmd_error(args, cmd_exit_code(code), "%s", message);
 }
 
@@ -158,14 +158,14 @@ static int run(const cmd_args *args)
 
 	gpucc_snapshot *snap = NULL; /* owned, unless SOURCE is a snapshot */
 	const gpucc_snapshot *view = NULL;
-	gpucc_source *source = NULL;
+	gpucc_operand *source = NULL;
 	if (keys) {
 		rc = load_key_list(args, keys, output, &snap);
 	} else {
 		cmd_raise_file_limit();
-		if (gpucc_source_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0)
+		if (gpucc_operand_open(&source, args->positional[0], cmd_print_warning, (void *)args) != 0)
 			rc = cmd_fail(args);
-		else if (!(view = gpucc_source_snapshot(source)) && gpucc_snapshot_of(&snap, source) != 0)
+		else if (!(view = gpucc_operand_snapshot(source)) && gpucc_snapshot_of(&snap, source) != 0)
 			rc = cmd_fail(args);
 	}
 	if (rc)
@@ -173,7 +173,7 @@ static int run(const cmd_args *args)
 	if (!view)
 		view = snap;
 	/* A snapshot in place of its image would lose every entry. */
-	if (output && source && gpucc_source_is_file(source, output)) {
+	if (output && source && gpucc_operand_is_file(source, output)) {
 		rc = cmd_error(args, EXIT_USAGE, "-o '%s' names the SOURCE: write the snapshot elsewhere",
 		               output);
 		goto cleanup;
@@ -208,7 +208,7 @@ static int run(const cmd_args *args)
 	}
 cleanup:
 	gpucc_snapshot_free(snap);
-	gpucc_source_free(source);
+	gpucc_operand_free(source);
 	return rc;
 }
 

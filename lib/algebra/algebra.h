@@ -9,11 +9,11 @@
 
 #include "gpucc/snapshot.h"
 
-gpucc_image *gpucc_source_image(const gpucc_source *s);
-gpucc_cache *gpucc_source_cache(const gpucc_source *s);
-/* gpucc_source_snapshot is public (gpucc/snapshot.h). */
+gpucc_image *gpucc_operand_image(const gpucc_operand *s);
+gpucc_cache *gpucc_operand_cache(const gpucc_operand *s);
+/* gpucc_operand_snapshot is public (gpucc/snapshot.h). */
 
-/* The image inputs (gpucc_sources_open) and entries of a cache a merge or
+/* The image inputs (gpucc_operands_open) and entries of a cache a merge or
  * delta holds open, counted against the limit on open files: up to half of
  * it they keep their descriptors (and are copied on several threads);
  * beyond, they are parked (gpucc_image_park) and reopened one at a time as
@@ -39,11 +39,11 @@ int gpucc_algebra_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_dige
  * after their payloads are copied: an input is refused when it is cut
  * short, even where every entry of it another input holds.  0 or the error
  * of the first in argument order. */
-int gpucc_algebra_check_whole(gpucc_source *const *sources, size_t count, bool compressed);
+int gpucc_algebra_check_whole(gpucc_operand *const *sources, size_t count, bool compressed);
 
 /* The sources of a write, for gpucc_algebra_check_compressed. */
 typedef struct gpucc_algebra_inputs {
-	gpucc_source *const *sources;
+	gpucc_operand *const *sources;
 	size_t count;
 } gpucc_algebra_inputs;
 

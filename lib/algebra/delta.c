@@ -124,7 +124,7 @@ static int delta_of_cache(delta_state *d, gpucc_cache *c, open_images *opened)
 	return rc;
 }
 
-int gpucc_delta_write(const char *out_path, gpucc_source *source, const gpucc_snapshot *base,
+int gpucc_delta_write(const char *out_path, gpucc_operand *source, const gpucc_snapshot *base,
                       const char *base_name, const gpucc_algebra_options *opts,
                       gpucc_algebra_counts *counts)
 {
@@ -138,20 +138,20 @@ int gpucc_delta_write(const char *out_path, gpucc_source *source, const gpucc_sn
 	                                GPUCC_ALGEBRA_OPTIONS_VERSION) != 0 ||
 	    gpucc_conflict_policy_check(opts->on_conflict) != 0)
 		return GPUCC_EINVALID;
-	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_SNAPSHOT)
+	if (gpucc_operand_kind_of(source) == GPUCC_OPERAND_SNAPSHOT)
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "'%s' is a snapshot: it holds keys, not entries, so its delta is "
 		                       "a snapshot, not an image",
-		                       gpucc_source_name(source));
+		                       gpucc_operand_name(source));
 	delta_state d = {0};
 	d.base = base;
 	d.base_name = base_name ? base_name : "base";
-	d.source_name = gpucc_source_name(source);
+	d.source_name = gpucc_operand_name(source);
 	d.opts = opts;
 	/* SOURCE must be whole, though the entries BASE holds are not read:
 	 * an uncompressed image is measured now, a compressed one read to its
 	 * end once its payloads are copied. */
-	gpucc_source *const inputs_of[1] = {source};
+	gpucc_operand *const inputs_of[1] = {source};
 	gpucc_algebra_inputs inputs = {inputs_of, 1};
 	int rc = gpucc_algebra_check_whole(inputs_of, 1, false);
 	if (rc == 0)
@@ -160,10 +160,10 @@ int gpucc_delta_write(const char *out_path, gpucc_source *source, const gpucc_sn
 		return rc;
 	gpucc_image_writer_before_publish(d.w, gpucc_algebra_check_compressed, &inputs);
 	open_images opened = {0};
-	if (gpucc_source_kind_of(source) == GPUCC_SOURCE_IMAGE)
-		rc = delta_of_image(&d, gpucc_source_image(source));
+	if (gpucc_operand_kind_of(source) == GPUCC_OPERAND_IMAGE)
+		rc = delta_of_image(&d, gpucc_operand_image(source));
 	else
-		rc = delta_of_cache(&d, gpucc_source_cache(source), &opened);
+		rc = delta_of_cache(&d, gpucc_operand_cache(source), &opened);
 	if (rc == 0) {
 		d.counts.entries_out = gpucc_image_writer_entry_count(d.w);
 		rc = gpucc_image_writer_commit(d.w);

@@ -21,7 +21,7 @@
  * length before anything is read, a compressed one read on to its end once
  * its payloads are copied, before the output is published or its entries
  * go into the cache.  Inputs past half the limit on open files come parked
- * from gpucc_sources_open, and share that budget with the entries of
+ * from gpucc_operands_open, and share that budget with the entries of
  * caches opened here.
  */
 #include "algebra.h"
@@ -46,7 +46,7 @@
  * opened and kept, since the writer reads them at commit; parked beyond
  * the budget of open files). */
 typedef struct source_entries {
-	gpucc_source *source;
+	gpucc_operand *source;
 	size_t count;
 	const gpucc_entry **entries;
 	gpucc_image **images; /* the image each entry is read from */
@@ -64,16 +64,16 @@ static void source_entries_release(source_entries *se)
 	memset(se, 0, sizeof *se);
 }
 
-static int source_entries_load(source_entries *se, gpucc_source *s, gpucc_entry_budget *budget)
+static int source_entries_load(source_entries *se, gpucc_operand *s, gpucc_entry_budget *budget)
 {
 	memset(se, 0, sizeof *se);
 	se->source = s;
-	if (gpucc_source_kind_of(s) == GPUCC_SOURCE_SNAPSHOT)
+	if (gpucc_operand_kind_of(s) == GPUCC_OPERAND_SNAPSHOT)
 		return gpucc_error_set(GPUCC_EINVALID,
 		                       "'%s' is a snapshot: it holds keys, not entries, and cannot be merged",
-		                       gpucc_source_name(s));
-	if (gpucc_source_kind_of(s) == GPUCC_SOURCE_IMAGE) {
-		gpucc_image *img = gpucc_source_image(s);
+		                       gpucc_operand_name(s));
+	if (gpucc_operand_kind_of(s) == GPUCC_OPERAND_IMAGE) {
+		gpucc_image *img = gpucc_operand_image(s);
 		size_t n = gpucc_image_entry_count(img);
 		se->entries = malloc((n ? n : 1) * sizeof *se->entries);
 		se->images = malloc((n ? n : 1) * sizeof *se->images);
@@ -88,7 +88,7 @@ static int source_entries_load(source_entries *se, gpucc_source *s, gpucc_entry_
 		se->count = n;
 		return 0;
 	}
-	gpucc_cache *c = gpucc_source_cache(s);
+	gpucc_cache *c = gpucc_operand_cache(s);
 	gpucc_digest *keys = NULL;
 	size_t key_count = 0;
 	int rc = gpucc_cache_sorted_keys(&keys, &key_count, c);
@@ -134,7 +134,7 @@ static void load_all_release(source_entries *all, size_t count)
 /* The entries of every source, and the uncompressed image inputs checked
  * whole (the compressed ones are read to their ends later, as their
  * payloads are read). */
-static int load_all(source_entries **out, gpucc_source *const *sources, size_t count)
+static int load_all(source_entries **out, gpucc_operand *const *sources, size_t count)
 {
 	int rc = gpucc_algebra_check_whole(sources, count, false);
 	if (rc)
@@ -142,12 +142,12 @@ static int load_all(source_entries **out, gpucc_source *const *sources, size_t c
 	source_entries *all = calloc(count ? count : 1, sizeof *all);
 	if (!all)
 		return gpucc_error_oom();
-	/* The image inputs gpucc_sources_open left open share the budget
+	/* The image inputs gpucc_operands_open left open share the budget
 	 * with the cache entries opened here. */
 	gpucc_entry_budget budget;
 	gpucc_entry_budget_init(&budget);
 	for (size_t i = 0; i < count; i++) {
-		gpucc_image *img = gpucc_source_image(sources[i]);
+		gpucc_image *img = gpucc_operand_image(sources[i]);
 		if (img && !gpucc_image_is_parked(img))
 			budget.open++;
 	}
@@ -188,7 +188,7 @@ static const char *holder_name(source_entries *all, size_t before, const gpucc_d
 				gpucc_digest d;
 				if (gpucc_entry_content_digest(&d, e) == 0 &&
 				    gpucc_digest_compare(&d, content) == 0)
-					return gpucc_source_name(all[j].source);
+					return gpucc_operand_name(all[j].source);
 				break;
 			}
 			if (c < 0)
@@ -206,7 +206,7 @@ void gpucc_algebra_options_init(gpucc_algebra_options *opts)
 	*opts = (gpucc_algebra_options)GPUCC_ALGEBRA_OPTIONS_INIT;
 }
 
-int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t count,
+int gpucc_merge_write(const char *out_path, gpucc_operand *const *sources, size_t count,
                       const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
 {
 	static const gpucc_algebra_options defaults = GPUCC_ALGEBRA_OPTIONS_INIT;
@@ -250,7 +250,7 @@ int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t
 			}
 			local.conflicts++;
 			const char *first = holder_name(all, s, &e->key, &old_content);
-			const char *second = gpucc_source_name(all[s].source);
+			const char *second = gpucc_operand_name(all[s].source);
 			if (opts->conflict_fn)
 				opts->conflict_fn(opts->conflict_ctx, &e->key, first, second);
 			if (opts->on_conflict == GPUCC_CONFLICT_FAIL)
@@ -340,8 +340,8 @@ static int choose(pick **out, size_t *out_count, source_entries *all, size_t cou
 				continue;
 			}
 			local->conflicts++;
-			const char *first = gpucc_source_name(all[picks[winner].source].source);
-			const char *second = gpucc_source_name(all[picks[j].source].source);
+			const char *first = gpucc_operand_name(all[picks[winner].source].source);
+			const char *second = gpucc_operand_name(all[picks[j].source].source);
 			if (opts->conflict_fn)
 				opts->conflict_fn(opts->conflict_ctx, &picks[j].key, first, second);
 			if (opts->on_conflict == GPUCC_CONFLICT_FAIL) {
@@ -386,7 +386,7 @@ static int check_cache_conflicts(gpucc_cache *cache, const pick *picks, size_t n
 			continue;
 		local->conflicts++;
 		return gpucc_cache_report_conflict(cache, &picks[i].key,
-		                                   gpucc_source_name(all[picks[i].source].source),
+		                                   gpucc_operand_name(all[picks[i].source].source),
 		                                   GPUCC_CONFLICT_FAIL, opts->conflict_fn,
 		                                   opts->conflict_ctx);
 	}
@@ -431,7 +431,7 @@ static int insert_source(gpucc_cache *cache, source_entries *se, const bool *cho
 	bool any = false;
 	for (size_t i = 0; i < se->count; i++)
 		any = any || chosen[i];
-	gpucc_image *src = gpucc_source_image(se->source);
+	gpucc_image *src = gpucc_operand_image(se->source);
 	bool compressed = src && gpucc_image_is_compressed(src);
 	if (compressed && any && se->count > 1) {
 		rc = stage(&staged, cache, src, chosen);
@@ -448,7 +448,7 @@ static int insert_source(gpucc_cache *cache, source_entries *se, const bool *cho
 	}
 	if (!any)
 		return 0;
-	const char *name = gpucc_source_name(se->source);
+	const char *name = gpucc_operand_name(se->source);
 	for (size_t i = 0; i < se->count && rc == 0; i++) {
 		if (!chosen[i])
 			continue;
@@ -478,7 +478,7 @@ static int insert_source(gpucc_cache *cache, source_entries *se, const bool *cho
 	return rc;
 }
 
-int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources, size_t count,
+int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_operand *const *sources, size_t count,
                            const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
 {
 	static const gpucc_algebra_options defaults = GPUCC_ALGEBRA_OPTIONS_INIT;

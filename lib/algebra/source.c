@@ -26,13 +26,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct gpucc_source {
-	gpucc_source_kind kind;
+struct gpucc_operand {
+	gpucc_operand_kind kind;
 	char *name;
 	gpucc_image *image;
 	gpucc_cache *cache;
 	gpucc_snapshot *snapshot;
-	bool owned; /* image or cache opened by gpucc_source_open */
+	bool owned; /* image or cache opened by gpucc_operand_open */
 	bool has_identity; /* dev and ino: the file or directory it opened */
 	dev_t dev;
 	ino_t ino;
@@ -80,10 +80,10 @@ int gpucc_algebra_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_dige
 
 /* ---- image inputs whole ----------------------------------------------------- */
 
-int gpucc_algebra_check_whole(gpucc_source *const *sources, size_t count, bool compressed)
+int gpucc_algebra_check_whole(gpucc_operand *const *sources, size_t count, bool compressed)
 {
 	for (size_t i = 0; i < count; i++) {
-		gpucc_image *img = gpucc_source_image(sources[i]);
+		gpucc_image *img = gpucc_operand_image(sources[i]);
 		if (!img || gpucc_image_is_compressed(img) != compressed)
 			continue;
 		int rc = gpucc_image_check_whole(img);
@@ -101,10 +101,10 @@ int gpucc_algebra_check_compressed(void *inputs)
 
 /* ---- sources --------------------------------------------------------------- */
 
-static int source_new(gpucc_source **out, gpucc_source_kind kind, const char *name)
+static int source_new(gpucc_operand **out, gpucc_operand_kind kind, const char *name)
 {
 	*out = NULL;
-	gpucc_source *s = calloc(1, sizeof *s);
+	gpucc_operand *s = calloc(1, sizeof *s);
 	if (!s)
 		return gpucc_error_oom();
 	s->kind = kind;
@@ -117,7 +117,7 @@ static int source_new(gpucc_source **out, gpucc_source_kind kind, const char *na
 	return 0;
 }
 
-int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
+int gpucc_operand_open(gpucc_operand **out, const char *path, gpucc_cache_warning_fn warn,
                       void *warn_ctx)
 {
 	GPUCC_REQUIRE(out);
@@ -134,14 +134,14 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 		close(fd);
 		return rc;
 	}
-	gpucc_source *s = NULL;
+	gpucc_operand *s = NULL;
 	int rc;
 	if (S_ISDIR(st.st_mode)) {
 		bool is_cache = gpucc_cache_directory_at(fd);
 		close(fd);
 		if (!is_cache)
 			return gpucc_cache_not_a_cache(path);
-		if ((rc = source_new(&s, GPUCC_SOURCE_CACHE, path)) != 0)
+		if ((rc = source_new(&s, GPUCC_OPERAND_CACHE, path)) != 0)
 			return rc;
 		rc = gpucc_cache_open(&s->cache, path, GPUCC_CACHE_READ_ONLY);
 		if (rc == 0)
@@ -167,11 +167,11 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 			return gpucc_error_set_errno("cannot read '%s'", path);
 		}
 		if (gpucc_snapshot_format_is_snapshot(magic, (size_t)n)) {
-			if ((rc = source_new(&s, GPUCC_SOURCE_SNAPSHOT, path)) != 0)
+			if ((rc = source_new(&s, GPUCC_OPERAND_SNAPSHOT, path)) != 0)
 				return rc;
 			rc = gpucc_snapshot_read(&s->snapshot, path);
 		} else {
-			if ((rc = source_new(&s, GPUCC_SOURCE_IMAGE, path)) != 0)
+			if ((rc = source_new(&s, GPUCC_OPERAND_IMAGE, path)) != 0)
 				return rc;
 			rc = gpucc_image_open(&s->image, path);
 		}
@@ -181,7 +181,7 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	if (rc) {
-		gpucc_source_free(s);
+		gpucc_operand_free(s);
 		return rc;
 	}
 	*out = s;
@@ -189,7 +189,7 @@ int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_
 }
 
 typedef struct open_job {
-	gpucc_source **out;
+	gpucc_operand **out;
 	const char *const *paths;
 	gpucc_cache_warning_fn warn;
 	void *warn_ctx;
@@ -201,7 +201,7 @@ typedef struct open_job {
 static void open_one(void *ctx, size_t i)
 {
 	open_job *job = ctx;
-	job->codes[i] = gpucc_source_open(&job->out[i], job->paths[i], job->warn, job->warn_ctx);
+	job->codes[i] = gpucc_operand_open(&job->out[i], job->paths[i], job->warn, job->warn_ctx);
 	gpucc_image *img = job->codes[i] ? NULL : job->out[i]->image;
 	if (img) {
 		gpucc_image_prepare_payloads(img); /* merge and import read them */
@@ -212,7 +212,7 @@ static void open_one(void *ctx, size_t i)
 		job->messages[i] = strdup(gpucc_error_last()->message);
 }
 
-int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
+int gpucc_operands_open(gpucc_operand **out, const char *const *paths, size_t n,
                        gpucc_cache_warning_fn warn, void *warn_ctx)
 {
 	if (n != 0)
@@ -245,7 +245,7 @@ int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		free(job.messages[i]);
 		if (rc) {
-			gpucc_source_free(out[i]);
+			gpucc_operand_free(out[i]);
 			out[i] = NULL;
 		}
 	}
@@ -254,29 +254,29 @@ int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
 	return rc;
 }
 
-int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c)
+int gpucc_operand_from_cache(gpucc_operand **out, gpucc_cache *c)
 {
 	GPUCC_REQUIRE(out);
 	*out = NULL;
 	GPUCC_REQUIRE(c);
-	int rc = source_new(out, GPUCC_SOURCE_CACHE, gpucc_cache_dir(c));
+	int rc = source_new(out, GPUCC_OPERAND_CACHE, gpucc_cache_dir(c));
 	if (rc == 0)
 		(*out)->cache = c;
 	return rc;
 }
 
-int gpucc_source_from_image(gpucc_source **out, gpucc_image *img)
+int gpucc_operand_from_image(gpucc_operand **out, gpucc_image *img)
 {
 	GPUCC_REQUIRE(out);
 	*out = NULL;
 	GPUCC_REQUIRE(img);
-	int rc = source_new(out, GPUCC_SOURCE_IMAGE, gpucc_image_name(img));
+	int rc = source_new(out, GPUCC_OPERAND_IMAGE, gpucc_image_name(img));
 	if (rc == 0)
 		(*out)->image = img;
 	return rc;
 }
 
-void gpucc_source_free(gpucc_source *s)
+void gpucc_operand_free(gpucc_operand *s)
 {
 	if (!s)
 		return;
@@ -289,41 +289,41 @@ void gpucc_source_free(gpucc_source *s)
 	free(s);
 }
 
-gpucc_source_kind gpucc_source_kind_of(const gpucc_source *s)
+gpucc_operand_kind gpucc_operand_kind_of(const gpucc_operand *s)
 {
-	GPUCC_REQUIRE_OR(s, (gpucc_source_kind)0);
+	GPUCC_REQUIRE_OR(s, (gpucc_operand_kind)0);
 	return s->kind;
 }
 
-const char *gpucc_source_name(const gpucc_source *s)
+const char *gpucc_operand_name(const gpucc_operand *s)
 {
 	GPUCC_REQUIRE_OR(s, NULL);
 	return s->name;
 }
 
-gpucc_image *gpucc_source_image(const gpucc_source *s)
+gpucc_image *gpucc_operand_image(const gpucc_operand *s)
 {
 	return s->image;
 }
 
-gpucc_cache *gpucc_source_cache(const gpucc_source *s)
+gpucc_cache *gpucc_operand_cache(const gpucc_operand *s)
 {
 	return s->cache;
 }
 
-const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s)
+const gpucc_snapshot *gpucc_operand_snapshot(const gpucc_operand *s)
 {
 	GPUCC_REQUIRE_OR(s, NULL);
 	return s->snapshot;
 }
 
-int gpucc_source_check_whole(gpucc_source *s)
+int gpucc_operand_check_whole(gpucc_operand *s)
 {
 	GPUCC_REQUIRE(s);
 	return s->image ? gpucc_image_check_whole(s->image) : 0;
 }
 
-bool gpucc_source_is_file(const gpucc_source *s, const char *path)
+bool gpucc_operand_is_file(const gpucc_operand *s, const char *path)
 {
 	GPUCC_REQUIRE_OR(s, false);
 	GPUCC_REQUIRE_OR(path, false);
@@ -374,12 +374,12 @@ static int collect_key(void *ctx, const gpucc_digest *key)
 	return rc;
 }
 
-int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s)
+int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_operand *s)
 {
 	GPUCC_REQUIRE(out);
 	*out = NULL;
 	GPUCC_REQUIRE(s);
-	if (s->kind == GPUCC_SOURCE_SNAPSHOT) {
+	if (s->kind == GPUCC_OPERAND_SNAPSHOT) {
 		/* Read and checked: sorted and unique already, so a plain copy. */
 		size_t n = gpucc_snapshot_count(s->snapshot);
 		gpucc_snapshot_item *items = malloc((n ? n : 1) * sizeof *items);
@@ -389,7 +389,7 @@ int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s)
 			memcpy(items, gpucc_snapshot_items(s->snapshot), n * sizeof *items);
 		return gpucc_snapshot_from_items(out, items, n, s->name);
 	}
-	if (s->kind == GPUCC_SOURCE_IMAGE) {
+	if (s->kind == GPUCC_OPERAND_IMAGE) {
 		size_t n = gpucc_image_entry_count(s->image);
 		gpucc_snapshot_item *items = malloc((n ? n : 1) * sizeof *items);
 		if (!items)

@@ -479,8 +479,8 @@ static void test_out_null_on_failure(void)
 	gpucc_snapshot *snapshot = (gpucc_snapshot *)&dir;
 	CHECK_INT(gpucc_snapshot_parse_text(&snapshot, "x\n", 2, "text"), GPUCC_ECORRUPT);
 	CHECK(snapshot == NULL);
-	gpucc_source *source = (gpucc_source *)&dir;
-	CHECK_INT(gpucc_source_open(&source, "no-such-source", NULL, NULL), GPUCC_ENOTFOUND);
+	gpucc_operand *source = (gpucc_operand *)&dir;
+	CHECK_INT(gpucc_operand_open(&source, "no-such-source", NULL, NULL), GPUCC_ENOTFOUND);
 	CHECK(source == NULL);
 }
 
@@ -514,8 +514,8 @@ static void test_unknown_conflict_policy(void)
 	gpucc_image *hit = NULL;
 	CHECK_INT(gpucc_cache_lookup(&hit, cache, &e->key), GPUCC_ENOTFOUND);
 
-	gpucc_source *source = NULL;
-	CHECK_INT(gpucc_source_from_image(&source, img), 0);
+	gpucc_operand *source = NULL;
+	CHECK_INT(gpucc_operand_from_image(&source, img), 0);
 	gpucc_algebra_options opts = GPUCC_ALGEBRA_OPTIONS_INIT;
 	opts.on_conflict = bad;
 	CHECK_INT(gpucc_merge_write(merged, &source, 1, &opts, NULL), GPUCC_EINVALID);
@@ -529,7 +529,7 @@ static void test_unknown_conflict_policy(void)
 	CHECK(delta == NULL);
 	CHECK_ERROR_HAS("unknown conflict policy 7");
 	gpucc_snapshot_free(base);
-	gpucc_source_free(source);
+	gpucc_operand_free(source);
 	gpucc_cache_free(cache);
 	gpucc_image_free(img);
 	char command[128];

@@ -864,10 +864,10 @@ static void test_merge_and_delta(void)
 	CHECK_INT(insert(a, "shared", "s", GPUCC_CONFLICT_FAIL), 0);
 	CHECK_INT(insert(b, "b1", "b1", GPUCC_CONFLICT_FAIL), 0);
 	CHECK_INT(insert(b, "shared", "s", GPUCC_CONFLICT_FAIL), 0);
-	gpucc_source *sa, *sb;
-	CHECK_INT(gpucc_source_from_cache(&sa, a), 0);
-	CHECK_INT(gpucc_source_from_cache(&sb, b), 0);
-	gpucc_source *ab[2] = {sa, sb}, *ba[2] = {sb, sa};
+	gpucc_operand *sa, *sb;
+	CHECK_INT(gpucc_operand_from_cache(&sa, a), 0);
+	CHECK_INT(gpucc_operand_from_cache(&sb, b), 0);
+	gpucc_operand *ab[2] = {sa, sb}, *ba[2] = {sb, sa};
 	gpucc_algebra_counts counts;
 	CHECK_INT(gpucc_merge_write(path_in_dir("ab.gpucc"), ab, 2, NULL, &counts), 0);
 	CHECK_INT(counts.entries_out, 3);
@@ -882,8 +882,8 @@ static void test_merge_and_delta(void)
 	/* delta of the merged image since a's snapshot is b's own entry */
 	gpucc_snapshot *snap_a;
 	CHECK_INT(gpucc_snapshot_of(&snap_a, sa), 0);
-	gpucc_source *merged;
-	CHECK_INT(gpucc_source_open(&merged, path_in_dir("ab.gpucc"), NULL, NULL), 0);
+	gpucc_operand *merged;
+	CHECK_INT(gpucc_operand_open(&merged, path_in_dir("ab.gpucc"), NULL, NULL), 0);
 	CHECK_INT(gpucc_delta_write(path_in_dir("d.gpucc"), merged, snap_a, "a", NULL, &counts), 0);
 	CHECK_INT(counts.entries_out, 1);
 	gpucc_image *d;
@@ -915,9 +915,9 @@ static void test_merge_and_delta(void)
 	CHECK_INT(cs.entries, 3);
 
 	gpucc_snapshot_free(snap_a);
-	gpucc_source_free(merged);
-	gpucc_source_free(sa);
-	gpucc_source_free(sb);
+	gpucc_operand_free(merged);
+	gpucc_operand_free(sa);
+	gpucc_operand_free(sb);
 	gpucc_cache_free(a);
 	gpucc_cache_free(b);
 	gpucc_cache_free(c);

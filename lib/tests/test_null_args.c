@@ -43,7 +43,7 @@ typedef struct fixture {
 	gpucc_cache *cache;
 	gpucc_image_writer *writer;
 	gpucc_snapshot *snapshot;
-	gpucc_source *source;
+	gpucc_operand *source;
 	gpucc_compile *compile;
 	const gpucc_entry *entry;
 	const gpucc_payload *payload;
@@ -56,7 +56,7 @@ typedef struct fixture {
 	gpucc_entry_files entry_files, entry_files_null_external;
 	const char *null_external[1];
 	const char *paths[2];                  /* {image_path, NULL} */
-	gpucc_source *sources[2];              /* {source, NULL} */
+	gpucc_operand *sources[2];              /* {source, NULL} */
 	const gpucc_entry *entries[2];         /* {entry, NULL} */
 	/* Outputs of plain types. */
 	gpucc_digest digest_out;
@@ -78,8 +78,8 @@ typedef struct fixture {
 	gpucc_cache *cache_out;
 	gpucc_image_writer *writer_out;
 	gpucc_snapshot *snapshot_out;
-	gpucc_source *source_out;
-	gpucc_source *source_array_out[2];
+	gpucc_operand *source_out;
+	gpucc_operand *source_array_out[2];
 	gpucc_compile *compile_out;
 	gpucc_module *module_out;
 	gpucc_device *devices_out;
@@ -172,7 +172,7 @@ static int fixture_open(fixture *f)
 	if (f->null_fd < 0 || write_image(f) != 0 || gpucc_image_open(&f->img, f->image_path) != 0 ||
 	    gpucc_cache_open(&f->cache, f->cache_dir, 0) != 0 ||
 	    gpucc_image_writer_new(&f->writer, f->out_path, NULL) != 0 ||
-	    gpucc_source_from_image(&f->source, f->img) != 0 ||
+	    gpucc_operand_from_image(&f->source, f->img) != 0 ||
 	    gpucc_compile_new(&f->compile, NULL) != 0 ||
 	    gpucc_target_parse(&f->target, "gfx90a") != 0)
 		return -1;
@@ -208,7 +208,7 @@ static int fixture_open(fixture *f)
 static void fixture_close(fixture *f)
 {
 	gpucc_compile_free(f->compile);
-	gpucc_source_free(f->source);
+	gpucc_operand_free(f->source);
 	gpucc_snapshot_free(f->snapshot);
 	gpucc_image_writer_free(f->writer);
 	gpucc_cache_free(f->cache);
@@ -347,20 +347,20 @@ static void fixture_close(fixture *f)
 	X(gpucc_snapshot_write, s, 0, NULL, gpucc_snapshot_write(NONE, f->out_path))                \
 	X(gpucc_snapshot_write, path, 0, NULL, gpucc_snapshot_write(f->snapshot, NONE))             \
 	X(gpucc_snapshot_write_text, s, 0, NULL, gpucc_snapshot_write_text(NONE, f->null_fd))       \
-	X(gpucc_source_open, out, 0, NULL, gpucc_source_open(NONE, f->image_path, NULL, NULL))      \
-	X(gpucc_source_open, path, 1, NULL, gpucc_source_open(&f->source_out, NONE, NULL, NULL))    \
-	X(gpucc_sources_open, out, 0, NULL, gpucc_sources_open(NONE, f->paths, 1, NULL, NULL))      \
-	X(gpucc_sources_open, paths, 1, NULL,                                                       \
-	  gpucc_sources_open(f->source_array_out, NONE, 1, NULL, NULL))                             \
-	X(gpucc_sources_open, paths[1], 2, NULL,                                                    \
-	  gpucc_sources_open(f->source_array_out, f->paths, 2, NULL, NULL))                         \
-	X(gpucc_source_from_cache, out, 0, NULL, gpucc_source_from_cache(NONE, f->cache))           \
-	X(gpucc_source_from_cache, c, 1, NULL, gpucc_source_from_cache(&f->source_out, NONE))       \
-	X(gpucc_source_from_image, out, 0, NULL, gpucc_source_from_image(NONE, f->img))             \
-	X(gpucc_source_from_image, img, 1, NULL, gpucc_source_from_image(&f->source_out, NONE))     \
+	X(gpucc_operand_open, out, 0, NULL, gpucc_operand_open(NONE, f->image_path, NULL, NULL))      \
+	X(gpucc_operand_open, path, 1, NULL, gpucc_operand_open(&f->source_out, NONE, NULL, NULL))    \
+	X(gpucc_operands_open, out, 0, NULL, gpucc_operands_open(NONE, f->paths, 1, NULL, NULL))      \
+	X(gpucc_operands_open, paths, 1, NULL,                                                       \
+	  gpucc_operands_open(f->source_array_out, NONE, 1, NULL, NULL))                             \
+	X(gpucc_operands_open, paths[1], 2, NULL,                                                    \
+	  gpucc_operands_open(f->source_array_out, f->paths, 2, NULL, NULL))                         \
+	X(gpucc_operand_from_cache, out, 0, NULL, gpucc_operand_from_cache(NONE, f->cache))           \
+	X(gpucc_operand_from_cache, c, 1, NULL, gpucc_operand_from_cache(&f->source_out, NONE))       \
+	X(gpucc_operand_from_image, out, 0, NULL, gpucc_operand_from_image(NONE, f->img))             \
+	X(gpucc_operand_from_image, img, 1, NULL, gpucc_operand_from_image(&f->source_out, NONE))     \
 	X(gpucc_snapshot_of, out, 0, NULL, gpucc_snapshot_of(NONE, f->source))                      \
 	X(gpucc_snapshot_of, s, 1, NULL, gpucc_snapshot_of(&f->snapshot_out, NONE))                 \
-	X(gpucc_source_check_whole, s, 0, NULL, gpucc_source_check_whole(NONE))                     \
+	X(gpucc_operand_check_whole, s, 0, NULL, gpucc_operand_check_whole(NONE))                     \
 	X(gpucc_delta_write, out_path, 0, NULL,                                                     \
 	  gpucc_delta_write(NONE, f->source, f->snapshot, NULL, NULL, NULL))                        \
 	X(gpucc_delta_write, source, 0, NULL,                                                       \
@@ -596,11 +596,11 @@ static void test_required_pointers_are_einvalid(void)
 	X(gpucc_snapshot_items, s, gpucc_snapshot_items(NONE) == NULL)                               \
 	X(gpucc_snapshot_find, s, gpucc_snapshot_find(NONE, &f->digest) == NULL)                     \
 	X(gpucc_snapshot_find, key, gpucc_snapshot_find(f->snapshot, NONE) == NULL)                  \
-	X(gpucc_source_kind_of, s, gpucc_source_kind_of(NONE) == 0)                                  \
-	X(gpucc_source_name, s, gpucc_source_name(NONE) == NULL)                                     \
-	X(gpucc_source_is_file, s, !gpucc_source_is_file(NONE, f->image_path))                       \
-	X(gpucc_source_is_file, path, !gpucc_source_is_file(f->source, NONE))                        \
-	X(gpucc_source_snapshot, s, gpucc_source_snapshot(NONE) == NULL)                             \
+	X(gpucc_operand_kind_of, s, gpucc_operand_kind_of(NONE) == 0)                                  \
+	X(gpucc_operand_name, s, gpucc_operand_name(NONE) == NULL)                                     \
+	X(gpucc_operand_is_file, s, !gpucc_operand_is_file(NONE, f->image_path))                       \
+	X(gpucc_operand_is_file, path, !gpucc_operand_is_file(f->source, NONE))                        \
+	X(gpucc_operand_snapshot, s, gpucc_operand_snapshot(NONE) == NULL)                             \
 	/* compile.h */                                                                              \
 	X(gpucc_compile_options_init, opts, (gpucc_compile_options_init(NONE), true))                \
 	X(gpucc_write_options_init, opts, (gpucc_write_options_init(NONE), true))                    \
@@ -668,7 +668,7 @@ static void test_free_accepts_null(void)
 	gpucc_image_writer_free(NONE);
 	gpucc_cache_free(NONE);
 	gpucc_snapshot_free(NONE);
-	gpucc_source_free(NONE);
+	gpucc_operand_free(NONE);
 	gpucc_compile_free(NONE);
 	gpucc_module_free(NONE);
 	CHECK_INT(gpucc_error_last()->code, 0);
@@ -771,10 +771,10 @@ static void test_optional_arguments_take_null(void)
 	snprintf(path, sizeof path, "%s/delta.gpucc", check_dir);
 	CHECK_INT(gpucc_delta_write(path, f->source, f->snapshot, NULL, NULL, NULL), 0);
 
-	gpucc_source *source = NULL;
-	CHECK_INT(gpucc_source_open(&source, f->image_path, NULL, NULL), 0);
-	gpucc_source_free(source);
-	CHECK_INT(gpucc_sources_open(NULL, NULL, 0, NULL, NULL), 0);
+	gpucc_operand *source = NULL;
+	CHECK_INT(gpucc_operand_open(&source, f->image_path, NULL, NULL), 0);
+	gpucc_operand_free(source);
+	CHECK_INT(gpucc_operands_open(NULL, NULL, 0, NULL, NULL), 0);
 
 	gpucc_selection sel;
 	CHECK_INT(gpucc_select(&sel, NULL, 0, NULL, &f->target, NULL), GPUCC_ENOTFOUND);

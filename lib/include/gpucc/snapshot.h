@@ -3,10 +3,10 @@
  * (docs/design.md, "Snapshot", "Delta", "Merge"; invariants 2-4).
  *
  * A snapshot is the set of (key, content digest) pairs a cache or an image
- * holds, sorted by key (formats/snapshot.md).  A delta is the entries of a
- * source whose keys are not in a base; a merge is the union of sources.  Both
- * write images through the image writer, so their bytes depend only on the
- * set of entries: merge is commutative and associative byte for byte.  They
+ * holds, sorted by key (formats/snapshot.md).  A delta is the entries of an
+ * operand whose keys are not in a base; a merge is the union of operands.
+ * Both write images through the image writer, so their bytes depend only on
+ * the set of entries: merge is commutative and associative byte for byte.  They
  * stream payloads: memory grows with the number of entries, not their size.
  */
 #ifndef GPUCC_SNAPSHOT_H
@@ -57,56 +57,57 @@ GPUCC_API const gpucc_snapshot_item *gpucc_snapshot_items(const gpucc_snapshot *
 GPUCC_API const gpucc_snapshot_item *gpucc_snapshot_find(const gpucc_snapshot *s,
                                                          const gpucc_digest *key);
 
-/* ---- sources ------------------------------------------------------------ */
+/* ---- operands ----------------------------------------------------------- */
 
-/* An input of snapshot, delta and merge: an image file, a cache directory
- * or a snapshot file (which has keys but no entries). */
-typedef struct gpucc_source gpucc_source;
+/* An operand of snapshot, delta and merge: an image file, a cache
+ * directory or a snapshot file (which has keys but no entries).  (A
+ * "source" is a HIP, CUDA or OpenCL C file: gpucc/compile.h.) */
+typedef struct gpucc_operand gpucc_operand;
 
-typedef enum gpucc_source_kind {
-	GPUCC_SOURCE_IMAGE = 1,
-	GPUCC_SOURCE_CACHE = 2,
-	GPUCC_SOURCE_SNAPSHOT = 3
-} gpucc_source_kind;
+typedef enum gpucc_operand_kind {
+	GPUCC_OPERAND_IMAGE = 1,
+	GPUCC_OPERAND_CACHE = 2,
+	GPUCC_OPERAND_SNAPSHOT = 3
+} gpucc_operand_kind;
 
-/* Open path as a source: a directory is a cache (opened read-only; it must
+/* Open path as an operand: a directory is a cache (opened read-only; it must
  * hold the cache layout, and warn, which may be NULL, receives its warnings),
  * a regular file starting with the snapshot magic is a snapshot, any other
  * regular file must be an image; anything else (a FIFO, a device) is
  * GPUCC_EINVALID, refused without waiting on it, as is a name too long to
  * open.  Errors name path. */
-GPUCC_API int gpucc_source_open(gpucc_source **out, const char *path, gpucc_cache_warning_fn warn,
+GPUCC_API int gpucc_operand_open(gpucc_operand **out, const char *path, gpucc_cache_warning_fn warn,
                                 void *warn_ctx);
-/* Open n sources as gpucc_source_open does, several at once on as many
+/* Open n operands as gpucc_operand_open does, several at once on as many
  * threads as there are CPUs (warn may be called from any of them): 0 with
  * out[0..n) set, or the error of the first path that failed, in order,
  * with every out[i] NULL.  Images beyond half the limit on open files hold
  * no descriptor between reads (each read reopens the file, and fails if it
  * is no longer the file first opened, unchanged), so that any number of
- * sources can be open at once. */
-GPUCC_API int gpucc_sources_open(gpucc_source **out, const char *const *paths, size_t n,
+ * operands can be open at once. */
+GPUCC_API int gpucc_operands_open(gpucc_operand **out, const char *const *paths, size_t n,
                                  gpucc_cache_warning_fn warn, void *warn_ctx);
-/* Wrap an open cache or image (borrowed: it must outlive the source). */
-GPUCC_API int gpucc_source_from_cache(gpucc_source **out, gpucc_cache *c);
-GPUCC_API int gpucc_source_from_image(gpucc_source **out, gpucc_image *img);
-/* Release the source (and what it opened itself, not what it wraps);
+/* Wrap an open cache or image (borrowed: it must outlive the operand). */
+GPUCC_API int gpucc_operand_from_cache(gpucc_operand **out, gpucc_cache *c);
+GPUCC_API int gpucc_operand_from_image(gpucc_operand **out, gpucc_image *img);
+/* Release the operand (and what it opened itself, not what it wraps);
  * accepts NULL. */
-GPUCC_API void gpucc_source_free(gpucc_source *s);
+GPUCC_API void gpucc_operand_free(gpucc_operand *s);
 /* Whether s is an image, a cache or a snapshot. */
-GPUCC_API gpucc_source_kind gpucc_source_kind_of(const gpucc_source *s);
+GPUCC_API gpucc_operand_kind gpucc_operand_kind_of(const gpucc_operand *s);
 /* The path s was opened from (a wrapped image's or cache's name), for
  * messages; borrowed. */
-GPUCC_API const char *gpucc_source_name(const gpucc_source *s);
+GPUCC_API const char *gpucc_operand_name(const gpucc_operand *s);
 /* True when path names the file or directory s was opened from (the same
  * device and inode, whatever the spelling): an output that would replace
  * an input.  False for a wrapped cache or image. */
-GPUCC_API bool gpucc_source_is_file(const gpucc_source *s, const char *path);
+GPUCC_API bool gpucc_operand_is_file(const gpucc_operand *s, const char *path);
 
-/* The snapshot of a source (a copy, for a snapshot source). */
-GPUCC_API int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_source *s);
-/* The snapshot a snapshot source holds, borrowed from s (no copy: a
+/* The snapshot of an operand (a copy, for a snapshot operand). */
+GPUCC_API int gpucc_snapshot_of(gpucc_snapshot **out, gpucc_operand *s);
+/* The snapshot a snapshot operand holds, borrowed from s (no copy: a
  * snapshot of a million keys is 64 MB); NULL for an image or a cache. */
-GPUCC_API const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s);
+GPUCC_API const gpucc_snapshot *gpucc_operand_snapshot(const gpucc_operand *s);
 /* Whether s holds all that it lists, as a delta must know of its BASE,
  * whose payloads it never reads (a snapshot of s reads only the manifest):
  * an image must hold every member its manifest lists and its
@@ -114,7 +115,7 @@ GPUCC_API const gpucc_snapshot *gpucc_source_snapshot(const gpucc_source *s);
  * compressed, by decompressing it to the marker (names and sizes checked,
  * not digests).  0, also for a cache, a snapshot or an image read from a
  * pipe; or GPUCC_ECORRUPT naming the image and the defect. */
-GPUCC_API int gpucc_source_check_whole(gpucc_source *s);
+GPUCC_API int gpucc_operand_check_whole(gpucc_operand *s);
 
 /* ---- delta and merge ---------------------------------------------------- */
 
@@ -136,7 +137,7 @@ typedef struct gpucc_algebra_options {
 GPUCC_API void gpucc_algebra_options_init(gpucc_algebra_options *opts);
 
 typedef struct gpucc_algebra_counts {
-	size_t entries_read; /* entries (or items) read from the sources */
+	size_t entries_read; /* entries (or items) read from the operands */
 	size_t entries_out;  /* entries (or items) in the result */
 	size_t duplicates;   /* identical duplicates collapsed (merge), or in base (delta) */
 	size_t conflicts;    /* conflicts met (and resolved by policy, unless FAIL) */
@@ -150,8 +151,8 @@ typedef struct gpucc_algebra_counts {
  * valid empty image.  source must be an image or a cache; counts may be NULL.
  * An image source cut short is refused; a snapshot of an image
  * (gpucc_snapshot_of) does not tell whether that image is whole: check it
- * with gpucc_source_check_whole, as `gpucc delta` does its BASE. */
-GPUCC_API int gpucc_delta_write(const char *out_path, gpucc_source *source,
+ * with gpucc_operand_check_whole, as `gpucc delta` does its BASE. */
+GPUCC_API int gpucc_delta_write(const char *out_path, gpucc_operand *source,
                                 const gpucc_snapshot *base, const char *base_name,
                                 const gpucc_algebra_options *opts,
                                 gpucc_algebra_counts *counts);
@@ -162,17 +163,17 @@ GPUCC_API int gpucc_snapshot_delta(gpucc_snapshot **out, const gpucc_snapshot *s
                                    const char *base_name, const gpucc_algebra_options *opts,
                                    gpucc_algebra_counts *counts);
 
-/* Write the union of sources (images or caches) to out_path.  Identical
- * duplicates collapse; a conflict fails naming the key and both sources,
+/* Write the union of operands (images or caches) to out_path.  Identical
+ * duplicates collapse; a conflict fails naming the key and both operands,
  * unless opts->on_conflict keeps the first or last (in argument order).
- * out_path may name one of the sources: the caller holds
- * gpucc_merge_lock_acquire(out_path) from before opening the sources. */
-GPUCC_API int gpucc_merge_write(const char *out_path, gpucc_source *const *sources, size_t count,
+ * out_path may name one of the operands: the caller holds
+ * gpucc_merge_lock_acquire(out_path) from before opening the operands. */
+GPUCC_API int gpucc_merge_write(const char *out_path, gpucc_operand *const *operands, size_t count,
                                 const gpucc_algebra_options *opts,
                                 gpucc_algebra_counts *counts);
-/* Insert the union of sources into cache (cache import): entries already in
+/* Insert the union of operands into cache (cache import): entries already in
  * the cache are duplicates or conflicts like any others. */
-GPUCC_API int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_source *const *sources,
+GPUCC_API int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_operand *const *operands,
                                      size_t count, const gpucc_algebra_options *opts,
                                      gpucc_algebra_counts *counts);
 
