@@ -1,5 +1,5 @@
 /*
- * lib/algebra/algebra.h -- what lib/algebra/source.c gives delta.c and merge.c: the parts of
+ * lib/algebra/algebra.h -- what lib/algebra/operand.c gives delta.c and merge.c: the parts of
  * a source (exactly one is set, by its kind), how they open the entries of
  * a cache within the budget of open files, and the check that image inputs
  * are whole.

@@ -3,7 +3,7 @@
  * building them from items, reading and writing their files, writing their
  * text form, and the delta of two.  (Sorting items: lib/algebra/snapshot_sort.c;
  * parsing the text form: lib/algebra/snapshot_text.c; snapshots of images and
- * caches: lib/source.c.)
+ * caches: lib/algebra/operand.c.)
  *
  * An in-memory snapshot is one array of gpucc_snapshot_item sorted by key;
  * a snapshot read from a file is that file's bytes, checked, with the array

@@ -1,6 +1,6 @@
 /*
  * lib/algebra/snapshot_internal.h -- making a snapshot from items gathered
- * elsewhere (lib/algebra/source.c: the snapshot of an image or a cache).
+ * elsewhere (lib/algebra/operand.c: the snapshot of an image or a cache).
  */
 #ifndef GPUCC_LIB_SNAPSHOT_INTERNAL_H
 #define GPUCC_LIB_SNAPSHOT_INTERNAL_H

@@ -1,9 +1,9 @@
 /*
- * lib/algebra/source.c -- the sources snapshot, delta and merge read
+ * lib/algebra/operand.c -- the operands snapshot, delta and merge read
  * (gpucc/snapshot.h): an image, a cache or a snapshot file, told apart by
  * what path holds; how many of them, and of a cache's entries, stay open
  * (the budget of open files); whether image inputs are whole; and the
- * snapshot of what a source holds.
+ * snapshot of what an operand holds.
  */
 #include "gpucc/snapshot.h"
 
