@@ -15,7 +15,7 @@
 #include "input_file.h"
 #include "parallel.h"
 #include "snapshot_format.h"
-#include "snapshot_internal.h"
+#include "snapshot_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,7 +11,7 @@
  */
 #include "gpucc/snapshot.h"
 
-#include "snapshot_internal.h"
+#include "snapshot_impl.h"
 #include "atomic_file.h"
 #include "cache_internal.h"
 #include "errors.h"

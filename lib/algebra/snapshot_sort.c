@@ -1,13 +1,13 @@
 /*
  * lib/algebra/snapshot_sort.c -- putting a snapshot's items in key order and
- * collapsing repeats (lib/algebra/snapshot_internal.h).  Keys are SHA-256 digests,
+ * collapsing repeats (lib/algebra/snapshot_impl.h).  Keys are SHA-256 digests,
  * so their first two bytes spread them evenly over 65,536 buckets: one
  * counting pass and one scatter place every item in its bucket, each
  * bucket then being a few items to sort.  Large sets are counted, scattered
  * and sorted on several threads, each pass split so no two threads write
  * the same item.
  */
-#include "snapshot_internal.h"
+#include "snapshot_impl.h"
 
 #include "errors.h"
 #include "parallel.h"

@@ -10,7 +10,7 @@
  */
 #include "gpucc/snapshot.h"
 
-#include "snapshot_internal.h"
+#include "snapshot_impl.h"
 #include "errors.h"
 #include "parallel.h"
 

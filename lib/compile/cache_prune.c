@@ -16,7 +16,7 @@
  * The walk and the removal are cache_maintain.c's (gpucc_cache_remove_judged).
  */
 #include "cache_internal.h"
-#include "compile_internal.h"
+#include "compile_impl.h"
 #include "errors.h"
 #include "key.h"
 

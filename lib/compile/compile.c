@@ -21,7 +21,7 @@
 #include "backend.h"
 #include "cache_internal.h"
 #include "gpucc/remote.h"
-#include "compile_internal.h"
+#include "compile_impl.h"
 #include "compile_source.h"
 #include "compile_worker.h"
 #include "compile_worker_protocol.h"

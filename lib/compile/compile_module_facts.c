@@ -1,6 +1,6 @@
 /*
  * lib/compile/compile_module_facts.c -- what a module's bytes say without LLVM
- * (gpucc_module_facts, lib/compile/compile_internal.h): the reader of .ll text, which
+ * (gpucc_module_facts, lib/compile/compile_impl.h): the reader of .ll text, which
  * hands bitcode to its reader (lib/compile/compile_bitcode.c); the meaning of what
  * both read is lib/compile/compile_module_facts_note.c's.  Keys are computed, and cache
  * hits served, from these facts before LLVM is loaded, so this runs for

@@ -8,7 +8,7 @@
 #ifndef GPUCC_LIB_COMPILE_MODULE_FACTS_H
 #define GPUCC_LIB_COMPILE_MODULE_FACTS_H
 
-#include "compile_internal.h"
+#include "compile_impl.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * tools, release 13.0, V13.0.88") as ptxas prints it; nvJitLinkVersion()
  * would say only "13.0", and only once loaded.
  */
-#include "compile_internal.h"
+#include "compile_impl.h"
 #include "config_internal.h"
 
 #include "errors.h"

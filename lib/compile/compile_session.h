@@ -12,7 +12,7 @@
 #include "gpucc/compile.h"
 
 #include "backend.h"
-#include "compile_internal.h"
+#include "compile_impl.h"
 #include "compile_source.h"
 #include "key.h"
 

@@ -11,7 +11,7 @@
 #ifndef GPUCC_LIB_COMPILE_SOURCE_H
 #define GPUCC_LIB_COMPILE_SOURCE_H
 
-#include "compile_internal.h"
+#include "compile_impl.h"
 #include "gpucc/compile.h"
 
 /* ---- clang's dependency lists (lib/compile/compile_depfile.c) ------------------- */

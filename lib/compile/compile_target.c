@@ -18,7 +18,7 @@
  * that library itself, as IR text, for every processor: its bytes (and so
  * its digest, in the key) depend only on the processor.
  */
-#include "compile_internal.h"
+#include "compile_impl.h"
 #include "errors.h"
 #include "gpucc/compile.h"
 

@@ -14,7 +14,7 @@
  * rewritten atomically when a memo changes; a missing or garbled file, or
  * lines of an older layout, just mean hashing again.
  */
-#include "compile_internal.h"
+#include "compile_impl.h"
 
 #include "atomic_file.h"
 #include "config_internal.h"

@@ -5,7 +5,7 @@
  * payloads in archive order and their offsets, and the queries of
  * gpucc/image.h (entries, payloads, lookups by key).
  */
-#include "image_reader_internal.h"
+#include "image_reader_impl.h"
 
 #include "errors.h"
 #include "hex.h"

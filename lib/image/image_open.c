@@ -3,10 +3,10 @@
  * checks of each member's header, reading the format member, the index and
  * the manifest, directly from an uncompressed image's ustar headers or
  * through the cursor (lib/image/image_reader.c), and the handle made, given
- * its limits, and freed.  lib/image/image_reader_internal.h describes the
+ * its limits, and freed.  lib/image/image_reader_impl.h describes the
  * reader as a whole and what its other files do.
  */
-#include "image_reader_internal.h"
+#include "image_reader_impl.h"
 
 #include "cache_layout.h"
 

@@ -2,9 +2,9 @@
  * lib/image/image_output.c -- what both image writers (lib/image/image_writer.c through
  * libarchive, lib/image/image_writer_plain.c by itself) write alike: the format
  * member's text and the verified bytes of each payload, from the file,
- * memory or image it was added from (lib/image/image_writer_internal.h).
+ * memory or image it was added from (lib/image/image_writer_impl.h).
  */
-#include "image_writer_internal.h"
+#include "image_writer_impl.h"
 
 #include "errors.h"
 #include "input_file.h"

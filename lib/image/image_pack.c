@@ -10,7 +10,7 @@
 #include "errors.h"
 #include "escape.h"
 #include "file_identity.h"
-#include "image_writer_internal.h"
+#include "image_writer_impl.h"
 #include "input_file.h"
 
 #include "gpucc/image.h"

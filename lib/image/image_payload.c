@@ -4,7 +4,7 @@
  * through the sequential cursor, each verified against its size and
  * SHA-256; and parking, for images held open without a descriptor.
  */
-#include "image_reader_internal.h"
+#include "image_reader_impl.h"
 
 #include "errors.h"
 #include "hex.h"

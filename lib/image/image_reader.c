@@ -3,10 +3,10 @@
  * the limits a read is held to, the libarchive source that feeds the
  * cursor, the cursor itself, reads at an offset without it, and the
  * manifest's bytes, mapped under a SIGBUS guard or read.  Opening and
- * closing an image: lib/image/image_open.c.  lib/image/image_reader_internal.h
+ * closing an image: lib/image/image_open.c.  lib/image/image_reader_impl.h
  * describes the reader as a whole and what its other files do.
  */
-#include "image_reader_internal.h"
+#include "image_reader_impl.h"
 
 #include "errors.h"
 #include "input_file.h"

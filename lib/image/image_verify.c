@@ -5,7 +5,7 @@
  * end-of-archive marker; and whether an image is whole
  * (gpucc_image_check_whole).
  */
-#include "image_reader_internal.h"
+#include "image_reader_impl.h"
 
 #include "errors.h"
 #include "ustar.h"

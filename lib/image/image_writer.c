@@ -17,7 +17,7 @@
  * and the write options: fixed member order, mode 0644, uid/gid 0, no owner
  * names, one mtime for every member.
  */
-#include "image_writer_internal.h"
+#include "image_writer_impl.h"
 
 #include "arena.h"
 #include "atomic_file.h"

@@ -1,6 +1,6 @@
 /*
  * lib/image/image_writer_plain.c -- writing an uncompressed image without
- * libarchive, copying payloads on several threads (image_writer_internal.h).
+ * libarchive, copying payloads on several threads (image_writer_impl.h).
  *
  * An uncompressed v1 image is a run of members, each a 512-byte ustar header,
  * the data and zero padding to a whole block, then two zero blocks
@@ -26,7 +26,7 @@
  * that starts after a failure.  The bytes are those the libarchive writer
  * produces (lib/tests/test_image_writer_plain.c compares them).
  */
-#include "image_writer_internal.h"
+#include "image_writer_impl.h"
 
 #include "errors.h"
 #include "image_index.h"

@@ -12,7 +12,7 @@
  * its total time (total-timeout=).
  */
 #include "cache_internal.h"
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 #include "atomic_file.h"
 #include "errors.h"

@@ -9,7 +9,7 @@
  * object.  Only the archive's plain ustar headers are walked: a member past
  * one that is not plain stays in the record whole.
  */
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 #include "hex.h"
 #include "ustar.h"

@@ -22,7 +22,7 @@
 #include "http_client.h"
 #include "config_internal.h"
 #include "library_loader.h"
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 /* Built where the client's headers are (scripts/setup installs them);
  * elsewhere the backend only says why it is missing. */

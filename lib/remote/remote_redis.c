@@ -16,7 +16,7 @@
  */
 #include "http_client.h"
 #include "library_loader.h"
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 /* Built where the client's headers are (scripts/setup installs them);
  * elsewhere the backend only says why it is missing. */

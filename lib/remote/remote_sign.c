@@ -9,7 +9,7 @@
  * verifies does not pay for loading it; only its headers are needed to
  * build.
  */
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 #include "errors.h"
 #include "hex.h"

@@ -7,7 +7,7 @@
  * Releasing a remote too.  The remotes of a cache, asked and uploaded to:
  * lib/remote/remote.c.
  */
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 #include "errors.h"
 

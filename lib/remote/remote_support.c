@@ -2,9 +2,9 @@
  * lib/remote/remote_support.c -- what the remote backends (lib/remote/remote_http.c,
  * lib/remote/remote_redis.c, lib/remote/remote_sign.c) share with lib/remote/remote.c: object
  * names and keeping SIGPIPE from ending the process
- * (lib/remote/remote_internal.h).
+ * (lib/remote/remote_impl.h).
  */
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 #include <errno.h>
 #include <pthread.h>

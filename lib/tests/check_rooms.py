@@ -8,6 +8,7 @@ a file that includes one private header of another room:
 - compiles, when it may (each header stands on its own).
 The planted file lies outside the tree (its own folder is not searched for
 "..." includes), so only the room's include path can find the header.
+And a room's *_impl.h headers are included by no other room's files.
 Exit 1 naming each breach."""
 import collections
 import glob
@@ -74,6 +75,23 @@ with tempfile.TemporaryDirectory() as tmp:
                                     f"not use, and the compile "
                                     f"{'succeeds' if run.returncode == 0 else 'fails otherwise'}")
                 counts["refused" if not allowed else "allowed"] += 1
+
+# Naming: a room's *_impl.h headers are its own; what it offers the rooms
+# above it is in *_internal.h and its other headers.  No file of another
+# room includes an *_impl.h (lib/tests/ may: unit tests reach inside).
+impl_headers = {os.path.basename(h): h.split(os.sep)[-2]
+                for h in glob.glob(os.path.join(source_root, "lib", "*", "*_impl.h"))}
+for path in glob.glob(os.path.join(source_root, "lib", "*", "*.[ch]")):
+    room = path.split(os.sep)[-2]
+    if room == "tests":
+        continue
+    with open(path) as f:
+        for name in re.findall(r'^#include "([^"]+)"', f.read(), re.M):
+            owner = impl_headers.get(os.path.basename(name))
+            if owner and owner != room:
+                failures.append(f"lib/{room}/{os.path.basename(path)} includes lib/{owner}/{name}, "
+                                f"private to its room (*_impl.h)")
+                counts["impl"] += 1
 
 for f in failures:
     print("check_rooms: " + f, file=sys.stderr)

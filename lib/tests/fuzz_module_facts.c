@@ -10,7 +10,7 @@
  */
 #include "fuzz.h"
 
-#include "compile_internal.h"
+#include "compile_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 #include "fuzz.h"
 #include "fuzz_server.h"
 
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

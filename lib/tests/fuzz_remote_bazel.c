@@ -9,7 +9,7 @@
  */
 #include "fuzz.h"
 
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  */
 #include "fuzz.h"
 
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 #include <ctype.h>
 #include <stdlib.h>

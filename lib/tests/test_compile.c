@@ -13,7 +13,7 @@
  */
 #include "check.h"
 
-#include "compile_internal.h"
+#include "compile_impl.h"
 #include "gpucc.h"
 
 #include <fcntl.h>

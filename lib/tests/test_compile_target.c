@@ -6,7 +6,7 @@
  */
 #include "check.h"
 
-#include "compile_internal.h"
+#include "compile_impl.h"
 #include "gpucc.h"
 
 #include <stdio.h>

@@ -14,7 +14,7 @@
 
 #include <gpucc.h>
 
-#include "image_writer_internal.h"
+#include "image_writer_impl.h"
 #include "check_hooks.h"
 
 #include <fcntl.h>

@@ -18,7 +18,7 @@
  */
 #include "check.h"
 
-#include "compile_internal.h"
+#include "compile_impl.h"
 
 #include <stdint.h>
 #include <stdio.h>

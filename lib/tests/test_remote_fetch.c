@@ -8,7 +8,7 @@
  */
 #include "check.h"
 
-#include "remote_internal.h"
+#include "remote_impl.h"
 
 #include <gpucc.h>
 

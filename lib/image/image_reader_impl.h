@@ -1,5 +1,5 @@
 /*
- * lib/image/image_reader_internal.h -- what the files of the image reader share:
+ * lib/image/image_reader_impl.h -- what the files of the image reader share:
  * the handle of an open image and the helpers one file of the reader calls
  * in another (formats/image.md).  Each file calls only those before it:
  *
@@ -49,8 +49,8 @@
  * under lock, so compressed images are read one payload at a time.
  * Parked images (gpucc_image_park) are read on one thread.
  */
-#ifndef GPUCC_LIB_IMAGE_READER_INTERNAL_H
-#define GPUCC_LIB_IMAGE_READER_INTERNAL_H
+#ifndef GPUCC_LIB_IMAGE_READER_IMPL_H
+#define GPUCC_LIB_IMAGE_READER_IMPL_H
 
 #include "image_internal.h"
 

@@ -1,13 +1,13 @@
 /*
- * lib/image/image_writer_internal.h -- what the image writer's two back ends
+ * lib/image/image_writer_impl.h -- what the image writer's two back ends
  * share: the payloads to write and where their bytes come from.
  *
  * lib/image/image_writer.c plans an image and writes it through libarchive;
  * lib/image/image_writer_plain.c writes an uncompressed image itself, copying
  * payloads on several threads, when every member fits a ustar block.
  */
-#ifndef GPUCC_LIB_IMAGE_WRITER_INTERNAL_H
-#define GPUCC_LIB_IMAGE_WRITER_INTERNAL_H
+#ifndef GPUCC_LIB_IMAGE_WRITER_IMPL_H
+#define GPUCC_LIB_IMAGE_WRITER_IMPL_H
 
 #include "image_internal.h"
 

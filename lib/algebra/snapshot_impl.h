@@ -1,9 +1,9 @@
 /*
- * lib/algebra/snapshot_internal.h -- making a snapshot from items gathered
+ * lib/algebra/snapshot_impl.h -- making a snapshot from items gathered
  * elsewhere (lib/algebra/operand.c: the snapshot of an image or a cache).
  */
-#ifndef GPUCC_LIB_SNAPSHOT_INTERNAL_H
-#define GPUCC_LIB_SNAPSHOT_INTERNAL_H
+#ifndef GPUCC_LIB_SNAPSHOT_IMPL_H
+#define GPUCC_LIB_SNAPSHOT_IMPL_H
 
 #include "gpucc/snapshot.h"
 

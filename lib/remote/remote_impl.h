@@ -1,5 +1,5 @@
 /*
- * lib/remote/remote_internal.h -- the remote layer's parts: a remote (one parsed
+ * lib/remote/remote_impl.h -- the remote layer's parts: a remote (one parsed
  * URL with its attributes), and the table of callbacks each backend fills
  * (lib/remote/remote_http.c, lib/remote/remote_redis.c).  lib/remote/remote.c layers them behind
  * the local cache and verifies what they return.
@@ -8,8 +8,8 @@
  * names and protocols, never entries.  Its calls report, per key, one
  * remote_outcome, and for the first failure a one-line reason in r->why.
  */
-#ifndef GPUCC_LIB_REMOTE_INTERNAL_H
-#define GPUCC_LIB_REMOTE_INTERNAL_H
+#ifndef GPUCC_LIB_REMOTE_IMPL_H
+#define GPUCC_LIB_REMOTE_IMPL_H
 
 #include "gpucc/remote.h"
 

@@ -1,10 +1,10 @@
 /*
- * lib/compile/compile_internal.h -- what the files of `compile` share: the toolchain
+ * lib/compile/compile_impl.h -- what the files of `compile` share: the toolchain
  * found on this machine (device libraries, ptxas, ld.lld) with its remembered
  * digests, and reading a module's triple and library needs without LLVM.
  */
-#ifndef GPUCC_LIB_COMPILE_INTERNAL_H
-#define GPUCC_LIB_COMPILE_INTERNAL_H
+#ifndef GPUCC_LIB_COMPILE_IMPL_H
+#define GPUCC_LIB_COMPILE_IMPL_H
 
 #include "gpucc/common.h"
 #include "process.h"
