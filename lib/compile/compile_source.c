@@ -452,17 +452,17 @@ static void set_error(gpucc_source_result *r, int code, const gpucc_source_pair 
  * WARNING_LINES of them, then a line that says how many more there were. */
 static char *warning_lines(const gpucc_source_pair *p, const char *err)
 {
-	textbuf t = {0};
+	gpucc_buffer t = GPUCC_BUFFER_INIT;
 	size_t lines = 0;
 	for (const char *q = err; *q;) {
 		size_t len = strcspn(q, "\n");
 		if (len && ++lines <= WARNING_LINES) {
-			text_str(&t, p->shown);
-			text_str(&t, ": ");
-			text_str(&t, p->target_shown ? p->target_shown : p->target_name);
-			text_str(&t, ": clang: ");
-			text_add(&t, q, len);
-			text_str(&t, "\n");
+			gpucc_buffer_append_string(&t, p->shown);
+			gpucc_buffer_append_string(&t, ": ");
+			gpucc_buffer_append_string(&t, p->target_shown ? p->target_shown : p->target_name);
+			gpucc_buffer_append_string(&t, ": clang: ");
+			gpucc_buffer_append(&t, q, len);
+			gpucc_buffer_append_string(&t, "\n");
 		}
 		q += len + (q[len] == '\n');
 	}
@@ -470,12 +470,12 @@ static char *warning_lines(const gpucc_source_pair *p, const char *err)
 		char more[96];
 		snprintf(more, sizeof more, "(%zu more lines of clang's not shown)",
 		         lines - WARNING_LINES);
-		text_str(&t, p->shown);
-		text_str(&t, ": ");
-		text_str(&t, p->target_shown ? p->target_shown : p->target_name);
-		text_str(&t, ": clang: ");
-		text_str(&t, more);
-		text_str(&t, "\n");
+		gpucc_buffer_append_string(&t, p->shown);
+		gpucc_buffer_append_string(&t, ": ");
+		gpucc_buffer_append_string(&t, p->target_shown ? p->target_shown : p->target_name);
+		gpucc_buffer_append_string(&t, ": clang: ");
+		gpucc_buffer_append_string(&t, more);
+		gpucc_buffer_append_string(&t, "\n");
 	}
 	if (t.failed) {
 		free(t.data);

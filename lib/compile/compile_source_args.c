@@ -166,15 +166,15 @@ static const char *const clang_environment[] = {
  * unset (an empty value is not an absent one to clang). */
 int env_key(context *x)
 {
-	textbuf t = {0};
+	gpucc_buffer t = GPUCC_BUFFER_INIT;
 	for (size_t i = 0; i < sizeof clang_environment / sizeof clang_environment[0]; i++) {
 		const char *v = gpucc_tool_environment(clang_environment[i]);
-		text_str(&t, clang_environment[i]);
+		gpucc_buffer_append_string(&t, clang_environment[i]);
 		if (v) {
-			text_str(&t, "=");
-			text_str(&t, v);
+			gpucc_buffer_append_string(&t, "=");
+			gpucc_buffer_append_string(&t, v);
 		}
-		text_str(&t, "\n");
+		gpucc_buffer_append_string(&t, "\n");
 	}
 	if (t.failed) {
 		free(t.data);

@@ -356,16 +356,16 @@ static char *search_misses(context *x, const gpucc_source_pair *p, const gpucc_c
 
 /* The line "HEX $NAME\n" into body: the variable's value (or its
  * absence), which a lookup checks (environment_digest). */
-static void environment_line(textbuf *body, const char *name)
+static void environment_line(gpucc_buffer *body, const char *name)
 {
 	gpucc_digest d;
 	char dh[GPUCC_DIGEST_HEX_SIZE];
 	environment_digest(&d, name);
 	gpucc_digest_to_hex(dh, &d);
-	text_str(body, dh);
-	text_str(body, " $");
-	text_str(body, name);
-	text_str(body, "\n");
+	gpucc_buffer_append_string(body, dh);
+	gpucc_buffer_append_string(body, " $");
+	gpucc_buffer_append_string(body, name);
+	gpucc_buffer_append_string(body, "\n");
 }
 
 /* path's directory (owned): "/" for "/x", NULL when out of memory. */
@@ -471,7 +471,7 @@ static char *hip_install_misses(context *x, const gpucc_clang_search *search, re
 
 /* One "HEX PATH\n" line for path into body: its digest, or absent's
  * zeros.  Why it cannot be, or NULL. */
-static char *record_line(context *x, textbuf *body, const char *path, bool absent, int64_t since_ns)
+static char *record_line(context *x, gpucc_buffer *body, const char *path, bool absent, int64_t since_ns)
 {
 	char *norm = normalise_path(x, path);
 	if (!norm || strchr(norm, '\n')) {
@@ -502,10 +502,10 @@ static char *record_line(context *x, textbuf *body, const char *path, bool absen
 		}
 		gpucc_digest_to_hex(dh, &d);
 	}
-	text_str(body, dh);
-	text_str(body, " ");
-	text_str(body, norm);
-	text_str(body, "\n");
+	gpucc_buffer_append_string(body, dh);
+	gpucc_buffer_append_string(body, " ");
+	gpucc_buffer_append_string(body, norm);
+	gpucc_buffer_append_string(body, "\n");
 	free(norm);
 	return NULL;
 }
@@ -547,7 +547,7 @@ char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_depfile
 	if (!why && rd.time_macro && !gpucc_tool_environment("SOURCE_DATE_EPOCH"))
 		why = string_printf("not recorded: '%s' uses %s and SOURCE_DATE_EPOCH is not set",
 		                    rd.time_file ? rd.time_file : "?", rd.time_macro);
-	textbuf body = {0};
+	gpucc_buffer body = GPUCC_BUFFER_INIT;
 	size_t kept = 0;
 	if (!why && rd.time_macro) {
 		environment_line(&body, "SOURCE_DATE_EPOCH");
@@ -573,10 +573,10 @@ char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_depfile
 	}
 	char count[32];
 	snprintf(count, sizeof count, "%zu\n", kept);
-	textbuf t = {0};
-	text_str(&t, count);
+	gpucc_buffer t = GPUCC_BUFFER_INIT;
+	gpucc_buffer_append_string(&t, count);
 	if (body.data)
-		text_str(&t, body.data);
+		gpucc_buffer_append_string(&t, body.data);
 	free(body.data);
 	if (t.failed || body.failed) {
 		free(t.data);

@@ -112,7 +112,7 @@ static int write_atomic(const char *path, const void *data, size_t size)
 
 /* The earlier results of the record at path, but those of key, after t's
  * first: RECORD_RESULTS in all.  A damaged record keeps none. */
-static void keep_earlier(textbuf *t, const char *path, const gpucc_digest *key)
+static void keep_earlier(gpucc_buffer *t, const char *path, const gpucc_digest *key)
 {
 	record_results rs;
 	const char *why;
@@ -125,8 +125,8 @@ static void keep_earlier(textbuf *t, const char *path, const gpucc_digest *key)
 		char hex[GPUCC_DIGEST_HEX_SIZE];
 		gpucc_digest_to_hex(hex, &rs.items[i].key);
 		snprintf(line, sizeof line, "entry %s %lu\n", hex, rs.items[i].count);
-		text_str(t, line);
-		text_add(t, rs.items[i].lines, rs.items[i].size);
+		gpucc_buffer_append_string(t, line);
+		gpucc_buffer_append(t, rs.items[i].lines, rs.items[i].size);
 		results++;
 	}
 	free(rs.items);
@@ -145,11 +145,11 @@ void gpucc_source_record_store(gpucc_cache *cache, const gpucc_source_result *r,
 		return;
 	char hex[GPUCC_DIGEST_HEX_SIZE];
 	gpucc_digest_to_hex(hex, key);
-	textbuf t = {0};
-	text_str(&t, RECORD_MAGIC "\nentry ");
-	text_str(&t, hex);
-	text_str(&t, " ");
-	text_str(&t, r->record); /* "N\n" and the N files */
+	gpucc_buffer t = GPUCC_BUFFER_INIT;
+	gpucc_buffer_append_string(&t, RECORD_MAGIC "\nentry ");
+	gpucc_buffer_append_string(&t, hex);
+	gpucc_buffer_append_string(&t, " ");
+	gpucc_buffer_append_string(&t, r->record); /* "N\n" and the N files */
 	keep_earlier(&t, path, key);
 	if (!t.failed)
 		write_atomic(path, t.data, t.size); /* not written: a later miss */

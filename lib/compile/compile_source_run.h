@@ -1,7 +1,7 @@
 /*
  * lib/compile/compile_source_run.h -- what the files of one run of
  * gpucc_sources_resolve share: the run's context (lib/compile/compile_source.c),
- * printf into a new string and growable text (lib/compile/compile_source_text.c),
+ * printf into a new string (lib/compile/compile_source_text.c),
  * clang's arguments beside their keyed forms (lib/compile/compile_source_args.c),
  * the direct-mode records' files in the cache (lib/compile/compile_source_records.c),
  * the checks of what a record lists (lib/compile/compile_source_check.c),
@@ -10,6 +10,7 @@
 #ifndef GPUCC_LIB_COMPILE_SOURCE_RUN_H
 #define GPUCC_LIB_COMPILE_SOURCE_RUN_H
 
+#include "byte_buffer.h" /* growable text: gpucc_buffer */
 #include "compile_source.h"
 
 #include <limits.h>
@@ -59,15 +60,6 @@ typedef struct context {
 
 char *string_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Growable text. */
-typedef struct textbuf {
-	char *data;
-	size_t size, capacity;
-	bool failed;
-} textbuf;
-
-void text_add(textbuf *t, const char *s, size_t len);
-void text_str(textbuf *t, const char *s);
 
 /* ---- arguments (lib/compile/compile_source_args.c) --------------------------- */
 
