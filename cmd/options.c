@@ -13,6 +13,7 @@
 /* The speller libgpucc's messages use too, compiled into the command
  * (cmd/meson.build): libgpucc exports only its public header. */
 #include "../formats/escape.h"
+#include "../formats/hex.h"
 
 #include <gpucc.h>
 
@@ -434,7 +435,7 @@ void cmd_put_shown(FILE *f, const char *text)
 int cmd_key_prefix_value(const cmd_args *args, const char *text)
 {
 	size_t len = strlen(text);
-	if (len >= 1 && len <= 64 && strspn(text, "0123456789abcdefABCDEF") == len)
+	if (len >= 1 && len <= 64 && gpucc_hex_span(text, false) == len)
 		return EXIT_OK;
 	char key[256];
 	return cmd_error(args, EXIT_USAGE, "'%s' is not a key or key prefix (1 to 64 hex digits)",

@@ -52,6 +52,11 @@ int gpucc_temp_file_path(char *out, size_t size, const char *path, unsigned long
 	                (long)getpid(), n);
 }
 
+bool gpucc_temp_file_is_any(const char *name)
+{
+	return name[0] == '.' && strstr(name, ".tmp.") != NULL;
+}
+
 bool gpucc_temp_file_is_of(const char *name, const char *path, pid_t pid)
 {
 	const char *base = base_name(path);

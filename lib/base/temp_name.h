@@ -42,6 +42,10 @@ int gpucc_temp_file_path(char *out, size_t size, const char *path, unsigned long
 /* Whether name, an entry of path's directory, is a temporary file of
  * path's: of process pid's only when pid > 0. */
 bool gpucc_temp_file_is_of(const char *name, const char *path, pid_t pid);
+/* Whether name, an entry of a directory, is a temporary file of any name
+ * there, of any process (what a cache's walk passes over and gc removes
+ * once it is old). */
+bool gpucc_temp_file_is_any(const char *name);
 
 /* The lock's name "DIR/.NAME.lock" of path, in a new string; NULL when out
  * of memory. */

@@ -79,9 +79,8 @@ int gpucc_cache_stats_update(gpucc_cache *c, void (*update)(stats_record *, void
 typedef int (*walk_fn)(void *ctx, const gpucc_digest *key, int shard_fd, const char *name);
 
 int gpucc_cache_walk_entries(gpucc_cache *c, walk_fn fn, void *ctx);
-/* A temporary file of lib/base/atomic_file.h, and an entry written but not yet
- * published by an insert. */
-bool gpucc_cache_is_temp_name(const char *name);
+/* An entry written but not yet published by an insert (a temporary file
+ * of lib/base/atomic_file.h is gpucc_temp_file_is_any's). */
 bool gpucc_cache_is_pending_name(const char *name);
 /* Remove a corrupt entry file unless another process replaced it since it
  * was read (read_st): 0 when it is gone or another file, -1 (errno set)

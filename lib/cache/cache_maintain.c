@@ -10,6 +10,7 @@
 #include "errors.h"
 #include "escape.h"
 #include "image_internal.h"
+#include "temp_name.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -216,7 +217,7 @@ static bool stage_abandoned(const char *name, const struct stat *st, time_t now)
 static void gc_temporary(gc_ctx *g, int dir_fd, const char *name)
 {
 	struct stat st;
-	if (gpucc_cache_is_temp_name(name)) {
+	if (gpucc_temp_file_is_any(name)) {
 		if (gpucc_atomic_file_remove_abandoned(dir_fd, name, g->now, GPUCC_ABANDONED_SECONDS))
 			g->removed_temporaries++;
 	} else if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
@@ -236,7 +237,7 @@ static void gc_top_temporaries(gpucc_cache *c, gc_ctx *g)
 		return;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL)
-		if (gpucc_cache_is_temp_name(de->d_name))
+		if (gpucc_temp_file_is_any(de->d_name))
 			gc_temporary(g, dirfd(d), de->d_name);
 	closedir(d);
 }

@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "escape.h"
+#include "temp_name.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -127,11 +128,6 @@ static bool is_record_name(const char *name)
 	return len > 7 && strcmp(name + len - 7, ".record") == 0 && name[0] != '.';
 }
 
-static bool is_temp_name(const char *name)
-{
-	return name[0] == '.' && strstr(name, ".tmp.") != NULL;
-}
-
 /* Call fn(ctx, shard_fd, name, shard path) for every file of every shard of
  * CACHE/v1/sources; after a shard, rmdir it when empty_shards (an empty
  * one goes, others stay). */
@@ -199,7 +195,7 @@ static void gc_record(void *ctx, int shard_fd, const char *name, const char *sha
 {
 	gc_records *g = ctx;
 	(void)shard;
-	if (is_temp_name(name)) {
+	if (gpucc_temp_file_is_any(name)) {
 		gpucc_atomic_file_remove_abandoned(shard_fd, name, g->now, GPUCC_ABANDONED_SECONDS);
 		return;
 	}

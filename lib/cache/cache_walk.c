@@ -8,6 +8,7 @@
 #include "errors.h"
 #include "hex.h"
 #include "image_internal.h"
+#include "temp_name.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,15 +31,10 @@ static bool key_of_name(gpucc_digest *key, const char *name, const char *shard)
 	return gpucc_hex_decode(key->bytes, name, 32, true); /* gpucc writes lowercase */
 }
 
-bool gpucc_cache_is_temp_name(const char *name)
-{
-	return name[0] == '.' && strstr(name, ".tmp.") != NULL;
-}
-
 /* An entry written, not yet published (pending_path). */
 bool gpucc_cache_is_pending_name(const char *name)
 {
-	return name[0] == '.' && !gpucc_cache_is_temp_name(name) &&
+	return name[0] == '.' && !gpucc_temp_file_is_any(name) &&
 	       strstr(name, ENTRY_SUFFIX PENDING_INFIX);
 }
 
@@ -73,7 +69,7 @@ int gpucc_cache_walk_entries(gpucc_cache *c, walk_fn fn, void *ctx)
 			gpucc_digest key;
 			if (s < 256 && key_of_name(&key, de->d_name, shard))
 				rc = fn(ctx, &key, dirfd(d), de->d_name);
-			else if (gpucc_cache_is_temp_name(de->d_name) ||
+			else if (gpucc_temp_file_is_any(de->d_name) ||
 			         gpucc_cache_is_pending_name(de->d_name) || (s == 256 && de->d_name[0] != '.'))
 				rc = fn(ctx, NULL, dirfd(d), de->d_name);
 		}

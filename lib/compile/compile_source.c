@@ -42,6 +42,7 @@
 #include "config_internal.h"
 #include "errors.h"
 #include "escape.h"
+#include "hex.h"
 #include "parallel.h"
 #include "process.h"
 #include "temp_name.h"
@@ -165,8 +166,9 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 			field(&h, p->data, p->size);
 			gpucc_sha256_final(&h, d);
 			free(norm);
-			snprintf(buf, sizeof buf, "-cuid=%02x%02x%02x%02x%02x%02x%02x%02x", d[0], d[1], d[2],
-			         d[3], d[4], d[5], d[6], d[7]);
+			memcpy(buf, "-cuid=", 6);
+			gpucc_hex_encode(buf + 6, d, 8);
+			buf[6 + 16] = '\0';
 			arg(a, buf);
 		}
 		break;
