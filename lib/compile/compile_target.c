@@ -21,6 +21,7 @@
 #include "compile_impl.h"
 #include "errors.h"
 #include "gpucc/compile.h"
+#include "hex.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,12 +44,11 @@ unsigned gpucc_amdgpu_isa_version(const char *processor)
 			return 0;
 		major = major * 10 + (unsigned)(processor[i] - '0');
 	}
-	char digits[3] = {processor[len - 2], processor[len - 1], '\0'};
-	char *end;
-	unsigned long low = strtoul(digits, &end, 16);
-	if (*end)
+	int minor = gpucc_hex_digit_lower((unsigned char)processor[len - 2]);
+	int stepping = gpucc_hex_digit_lower((unsigned char)processor[len - 1]);
+	if (minor < 0 || stepping < 0)
 		return 0;
-	return major * 1000 + (unsigned)(low >> 4) * 100 + (unsigned)(low & 15);
+	return major * 1000 + (unsigned)minor * 100 + (unsigned)stepping;
 }
 
 int gpucc_isa_version_lib(gpucc_generated_lib *out, const char *processor)

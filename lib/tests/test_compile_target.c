@@ -35,6 +35,8 @@ static void test_isa_versions(void)
 		{"gfx950", 9500},   {"gfx1150", 11500}, {"gfx1151", 11501}, {"gfx1152", 11502},
 		{"gfx1153", 11503}, {"gfx1250", 12500}, {"gfx1251", 12501},
 		{"gfx10", 0},       {"sm_90", 0},       {"gfx9z0", 0},
+		/* Two lowercase hex digits, nothing strtoul would also take. */
+		{"gfx9+a", 0},      {"gfx9 a", 0},      {"gfx90A", 0},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		if (gpucc_amdgpu_isa_version(cases[i].processor) != cases[i].version) {
