@@ -33,7 +33,8 @@ static char **sorted_unique(const gpucc_depfile *d, size_t *count)
 	char **paths = malloc((d->count ? d->count : 1) * sizeof *paths);
 	if (!paths)
 		fuzz_fail("out of memory");
-	memcpy(paths, d->paths, d->count * sizeof *paths);
+	if (d->count) /* d->paths is NULL for a rule without prerequisites */
+		memcpy(paths, d->paths, d->count * sizeof *paths);
 	qsort(paths, d->count, sizeof *paths, compare_paths);
 	size_t n = 0;
 	for (size_t i = 0; i < d->count; i++)
