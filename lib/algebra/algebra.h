@@ -41,6 +41,11 @@ int gpucc_algebra_open_entry(gpucc_image **out, gpucc_cache *c, const gpucc_dige
  * of the first in argument order. */
 int gpucc_algebra_check_whole(gpucc_operand *const *sources, size_t count, bool compressed);
 
+/* *opts, or the defaults when it is NULL (*opts then points at them),
+ * checked as every write of the algebra checks them: its version and
+ * conflict policy (GPUCC_EINVALID, set, when either is wrong). */
+int gpucc_algebra_options_resolve(const gpucc_algebra_options **opts);
+
 /* The sources of a write, for gpucc_algebra_check_compressed. */
 typedef struct gpucc_algebra_inputs {
 	gpucc_operand *const *sources;

@@ -128,15 +128,10 @@ int gpucc_delta_write(const char *out_path, gpucc_operand *source, const gpucc_s
                       const char *base_name, const gpucc_algebra_options *opts,
                       gpucc_algebra_counts *counts)
 {
-	static const gpucc_algebra_options defaults = GPUCC_ALGEBRA_OPTIONS_INIT;
 	GPUCC_REQUIRE(out_path);
 	GPUCC_REQUIRE(source);
 	GPUCC_REQUIRE(base);
-	if (!opts)
-		opts = &defaults;
-	if (gpucc_options_version_check("algebra options", opts->version,
-	                                GPUCC_ALGEBRA_OPTIONS_VERSION) != 0 ||
-	    gpucc_conflict_policy_check(opts->on_conflict) != 0)
+	if (gpucc_algebra_options_resolve(&opts) != 0)
 		return GPUCC_EINVALID;
 	if (gpucc_operand_kind_of(source) == GPUCC_OPERAND_SNAPSHOT)
 		return gpucc_error_set(GPUCC_EINVALID,

@@ -206,17 +206,24 @@ void gpucc_algebra_options_init(gpucc_algebra_options *opts)
 	*opts = (gpucc_algebra_options)GPUCC_ALGEBRA_OPTIONS_INIT;
 }
 
+int gpucc_algebra_options_resolve(const gpucc_algebra_options **opts)
+{
+	static const gpucc_algebra_options defaults = GPUCC_ALGEBRA_OPTIONS_INIT;
+	if (!*opts)
+		*opts = &defaults;
+	if (gpucc_options_version_check("algebra options", (*opts)->version,
+	                                GPUCC_ALGEBRA_OPTIONS_VERSION) != 0 ||
+	    gpucc_conflict_policy_check((*opts)->on_conflict) != 0)
+		return GPUCC_EINVALID;
+	return 0;
+}
+
 int gpucc_merge_write(const char *out_path, gpucc_operand *const *sources, size_t count,
                       const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
 {
-	static const gpucc_algebra_options defaults = GPUCC_ALGEBRA_OPTIONS_INIT;
 	GPUCC_REQUIRE(out_path);
 	GPUCC_REQUIRE_EACH(sources, count);
-	if (!opts)
-		opts = &defaults;
-	if (gpucc_options_version_check("algebra options", opts->version,
-	                                GPUCC_ALGEBRA_OPTIONS_VERSION) != 0 ||
-	    gpucc_conflict_policy_check(opts->on_conflict) != 0)
+	if (gpucc_algebra_options_resolve(&opts) != 0)
 		return GPUCC_EINVALID;
 	source_entries *all;
 	int rc = load_all(&all, sources, count);
@@ -481,14 +488,9 @@ static int insert_source(gpucc_cache *cache, source_entries *se, const bool *cho
 int gpucc_merge_into_cache(gpucc_cache *cache, gpucc_operand *const *sources, size_t count,
                            const gpucc_algebra_options *opts, gpucc_algebra_counts *counts)
 {
-	static const gpucc_algebra_options defaults = GPUCC_ALGEBRA_OPTIONS_INIT;
 	GPUCC_REQUIRE(cache);
 	GPUCC_REQUIRE_EACH(sources, count);
-	if (!opts)
-		opts = &defaults;
-	if (gpucc_options_version_check("algebra options", opts->version,
-	                                GPUCC_ALGEBRA_OPTIONS_VERSION) != 0 ||
-	    gpucc_conflict_policy_check(opts->on_conflict) != 0)
+	if (gpucc_algebra_options_resolve(&opts) != 0)
 		return GPUCC_EINVALID;
 	if (!gpucc_cache_writable(cache))
 		return gpucc_cache_refuse_read_only(cache, "write to");
