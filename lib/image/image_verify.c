@@ -2,7 +2,8 @@
  * lib/image/image_verify.c -- verifying an open image (gpucc_image_verify): every
  * member against the manifest, by a walk through its ustar headers or,
  * where that cannot tell, through libarchive, and what follows its
- * end-of-archive marker; and whether an image is whole
+ * end-of-archive marker; the same without the payloads' bytes
+ * (gpucc_image_verify_structure); and whether an image is whole
  * (gpucc_image_check_whole).
  */
 #include "image_reader_impl.h"
@@ -321,10 +322,11 @@ static int walk_index(walk_source *s, uint64_t offset, uint64_t size)
 }
 
 /* The members of the walk, from its beginning: every member in order,
- * named, sized and hashed as the manifest says, then the end-of-archive
- * marker, whose end goes to *end.  1 when a header is not a plain ustar
- * one (a link, a pax header, damage). */
-static int walk_members(walk_source *s, gpucc_sha256 *md, uint64_t *end)
+ * named, sized and (with payloads) hashed as the manifest says, then the
+ * end-of-archive marker, whose end goes to *end.  Without payloads their
+ * data is stepped over: an uncompressed image's is never read.  1 when a
+ * header is not a plain ustar one (a link, a pax header, damage). */
+static int walk_members(walk_source *s, gpucc_sha256 *md, bool payloads, uint64_t *end)
 {
 	gpucc_image *img = s->img;
 	uint64_t at = 0;
@@ -368,6 +370,9 @@ static int walk_members(walk_source *s, gpucc_sha256 *md, uint64_t *end)
 			if (h.size != img->payloads[i].size)
 				return gpucc_image_digest_mismatch(img, expected,
 				                                   "its size differs from the manifest's");
+		}
+		if (member >= head && payloads) {
+			size_t i = member - head;
 			gpucc_sha256_init(md);
 			if ((rc = walk_hash(s, at + BLOCK, h.size, md)) == 1)
 				return gpucc_image_digest_mismatch(img, expected, GPUCC_TRUNCATED_MEMBER);
@@ -400,12 +405,12 @@ static int walk_members(walk_source *s, gpucc_sha256 *md, uint64_t *end)
  * has always described those (a damaged stream in its own words) and a
  * sound image never needs it.  A limit that stopped the decompressor is
  * reported here: libarchive's walk would only reach it again. */
-static int verify_directly(gpucc_image *img, gpucc_sha256 *md)
+static int verify_directly(gpucc_image *img, gpucc_sha256 *md, bool payloads)
 {
 	walk_source s;
 	uint64_t end = 0;
 	int rc = walk_open(&s, img);
-	if (rc == 0 && (rc = walk_members(&s, md, &end)) == 0)
+	if (rc == 0 && (rc = walk_members(&s, md, payloads, &end)) == 0)
 		rc = walk_tail(&s, end);
 	else if (rc != 0 && s.raw)
 		rc = img->limit_hit ? gpucc_image_limit_error(img) : 1;
@@ -450,8 +455,10 @@ static int cursor_check_end(gpucc_image *img, unsigned char buffer[READ_CHUNK], 
 	}
 }
 
-/* verify's walk through libarchive: what a tar reader sees. */
-static int verify_with_libarchive(gpucc_image *img)
+/* verify's walk through libarchive: what a tar reader sees.  Without
+ * payloads their data is still read through (libarchive reads in order),
+ * not checked. */
+static int verify_with_libarchive(gpucc_image *img, bool payloads)
 {
 	int rc = 0;
 	struct archive_entry *e;
@@ -474,7 +481,7 @@ static int verify_with_libarchive(gpucc_image *img)
 	for (size_t i = 0; i < img->payload_count && rc == 0; i++) {
 		gpucc_sha256_init(&h.md);
 		rc = gpucc_image_stream_with_cursor(img, i, discard, NULL, &h);
-		if (rc == 0)
+		if (rc == 0 && payloads)
 			rc = gpucc_image_check_digest(img, i, &h.md);
 	}
 	if (rc)
@@ -487,19 +494,26 @@ static int verify_with_libarchive(gpucc_image *img)
 	return rc ? rc : check_tail(img, end > 0 ? (uint64_t)end : 0);
 }
 
-static int verify_unparked(gpucc_image *img);
+static int verify_unparked(gpucc_image *img, bool payloads);
 
 int gpucc_image_verify(gpucc_image *img)
 {
 	GPUCC_REQUIRE(img);
 	int rc = gpucc_image_unpark(img);
-	return rc ? rc : gpucc_image_repark(img, verify_unparked(img));
+	return rc ? rc : gpucc_image_repark(img, verify_unparked(img, true));
+}
+
+int gpucc_image_verify_structure(gpucc_image *img)
+{
+	GPUCC_REQUIRE(img);
+	int rc = gpucc_image_unpark(img);
+	return rc ? rc : gpucc_image_repark(img, verify_unparked(img, false));
 }
 
 /* An uncompressed image in memory or a file is walked without the
  * cursor, by any number of threads at once; the cursor's walks (a
  * compressed image's decompressor, libarchive's reader) hold the lock. */
-static int verify_unparked(gpucc_image *img)
+static int verify_unparked(gpucc_image *img, bool payloads)
 {
 	int rc;
 	if ((rc = gpucc_image_ensure_payloads(img)) ||
@@ -509,14 +523,14 @@ static int verify_unparked(gpucc_image *img)
 	rc = 1;
 	bool direct = (img->fd < 0 || img->seekable) && !gpucc_image_libarchive_only;
 	if (direct && !img->compressed)
-		rc = verify_directly(img, &hash);
+		rc = verify_directly(img, &hash, payloads);
 	if (rc != 1)
 		return rc;
 	pthread_mutex_lock(&img->lock);
 	if (direct && img->compressed)
-		rc = verify_directly(img, &hash);
+		rc = verify_directly(img, &hash, payloads);
 	if (rc == 1)
-		rc = verify_with_libarchive(img);
+		rc = verify_with_libarchive(img, payloads);
 	pthread_mutex_unlock(&img->lock);
 	return rc;
 }

@@ -265,8 +265,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lookups(data, size, img);
 	bool all_read = read_payloads(img);
 	copy_payloads(img, all_read);
-	if (gpucc_image_verify(img) == 0 && !all_read)
-		fuzz_fail("verify passed an image whose payloads cannot all be read");
+	int structure = gpucc_image_verify_structure(img);
+	if (structure != 0 && !gpucc_error_last()->message[0])
+		fuzz_fail("a structure refusal without a message");
+	if (gpucc_image_verify(img) == 0) {
+		if (!all_read)
+			fuzz_fail("verify passed an image whose payloads cannot all be read");
+		if (structure != 0)
+			fuzz_fail("verify passed an image whose structure it refused");
+	}
 	extract(data, size, img, all_read);
 	gpucc_image_free(img);
 	return 0;

@@ -275,6 +275,7 @@ static void fixture_close(fixture *f)
 	X(gpucc_image_copy_payload, img, 0, NULL, gpucc_image_copy_payload(NONE, f->payload, f->null_fd)) \
 	X(gpucc_image_copy_payload, payload, 0, NULL, gpucc_image_copy_payload(f->img, NONE, f->null_fd)) \
 	X(gpucc_image_verify, img, 0, NULL, gpucc_image_verify(NONE))                               \
+	X(gpucc_image_verify_structure, img, 0, NULL, gpucc_image_verify_structure(NONE))           \
 	X(gpucc_image_writer_new, out, 0, NULL, gpucc_image_writer_new(NONE, f->out_path, NULL))    \
 	X(gpucc_image_writer_new, path, 1, NULL, gpucc_image_writer_new(&f->writer_out, NONE, NULL)) \
 	X(gpucc_image_writer_add_files, w, 0, NULL,                                                 \

@@ -131,8 +131,10 @@ GPUCC_API int gpucc_image_open_memory(gpucc_image **out, const void *data, size_
  * whole manifest -- gpucc_image_entry_count, gpucc_image_entry, the
  * payload list, verify -- parses it on first use: they return 0 or NULL
  * when that fails, so call gpucc_image_load_manifest first to get the
- * error.  Other images open as gpucc_image_open opens them.  Threads as
- * for any handle. */
+ * error.  An index that leaves a record out is not seen by a lookup
+ * (it finds less); gpucc_image_verify_structure checks the whole
+ * binding once.  Other images open as gpucc_image_open opens them.
+ * Threads as for any handle. */
 GPUCC_API int gpucc_image_open_for_lookup(gpucc_image **out, const char *path);
 GPUCC_API int gpucc_image_open_memory_for_lookup(gpucc_image **out, const void *data,
                                                  size_t size, const char *name);
@@ -201,6 +203,21 @@ GPUCC_API int gpucc_image_copy_payload(gpucc_image *img, const gpucc_payload *pa
  * uncompressed image in a file or in memory is verified alongside other
  * calls; a compressed one takes its turn with the payload reads. */
 GPUCC_API int gpucc_image_verify(gpucc_image *img);
+/* Check what gpucc_image_verify checks but the payloads' bytes: the
+ * manifest whole, every key against its fields, the index byte for byte
+ * against the one the manifest gives, every member's header in order
+ * (named and sized as listed), and only zero bytes after the
+ * end-of-archive marker.  This is what binds lookups to the manifest
+ * (formats/image.md, "What binds a lookup to the manifest"): on an image
+ * it accepts, gpucc_image_select and the runtime pick from every entry
+ * the manifest lists, and nothing else.  A lookup cannot tell by itself
+ * (an index that leaves out a kernel's record hides that entry from the
+ * selection); call this once after opening an image you did not write or
+ * verify.  It reads the manifest and one block per member (payload data
+ * too for a compressed image, which is decompressed to reach the
+ * headers, and for one libarchive must read: pax headers, a pipe).
+ * 0, or the first defect in the last error; threads as for verify. */
+GPUCC_API int gpucc_image_verify_structure(gpucc_image *img);
 
 /* ---- extracting ---------------------------------------------------------- */
 

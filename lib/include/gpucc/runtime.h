@@ -65,7 +65,10 @@ extern "C" {
  * file over them, which leaves an open image reading the old one.  (Every
  * other way of opening an image reports a file cut short as a truncated
  * image: gpucc/image.h.)  The image is read from many threads at once as
- * an image in memory is. */
+ * an image in memory is.  A lookup checks what it reads, not the index
+ * as a whole: for an image this program did not make or verify, call
+ * gpucc_image_verify_structure once after opening, so that selection
+ * picks from every entry the manifest lists. */
 GPUCC_API int gpucc_image_open_mapped(gpucc_image **out, const char *path);
 
 /* ---- one payload by its digest ------------------------------------------- */
