@@ -8,7 +8,9 @@
  * clang spells a path's blank as "\ ", a '#' as "\#" and a '$' as "$$";
  * a backslash before anything else is part of the path.  A rule's target
  * ends at the first ": " (or ':' at the end of a line): clang's target here
- * is the output file gpucc names, which holds no such sequence.
+ * is the output file gpucc names, which holds no such sequence.  A list
+ * with a NUL byte is refused; a path with a line break, or ending in a
+ * backslash, cannot be written.
  */
 #include "compile_source.h"
 
@@ -49,6 +51,13 @@ static int push(gpucc_depfile *d, const char *start, size_t len)
 int gpucc_depfile_parse(gpucc_depfile *out, const char *text, size_t size)
 {
 	memset(out, 0, sizeof *out);
+	/* No file name holds a NUL: a list with one is not clang's (and the
+	 * path it is in would end there). */
+	const char *nul = memchr(text, '\0', size);
+	if (nul)
+		return gpucc_error_set(GPUCC_ECORRUPT,
+		                       "clang's dependency list holds a NUL byte, at byte %zu",
+		                       (size_t)(nul - text));
 	size_t i = 0;
 	/* The target: up to ": " or ":\n" or ":" at the end. */
 	for (; i < size; i++)
@@ -122,6 +131,13 @@ int gpucc_depfile_write(const char *path, const char *target, const char *const 
 			return gpucc_error_set(GPUCC_EINVALID,
 			                       "'%s': a dependency file cannot name '%s', which holds a "
 			                       "line break", path, p);
+		/* "\\ " is an escaped blank and "\\<newline>" a continuation: no
+		 * spelling keeps a last backslash apart from what follows it. */
+		if (*p && p[strlen(p) - 1] == '\\')
+			return gpucc_error_set(GPUCC_EINVALID,
+			                       "'%s': a dependency file cannot name '%s', which ends in a "
+			                       "backslash (make would read it joined to what follows)",
+			                       path, p);
 	}
 	const char **sorted = malloc((count ? count : 1) * sizeof *sorted);
 	if (!sorted)

@@ -8,11 +8,10 @@
  * written back by gpucc_depfile_write (compile --depfile) it parses again
  * to the same paths, sorted and each once.
  *
- * Left out of that round trip: a list with a path that ends in a backslash.
- * The writer puts " \<newline>" after every path but the last, and the
- * parser reads "\ " as an escaped blank, so such a path comes back joined
- * to the line break (a limit of the spelling, lib/compile/compile_depfile.c).
- * And a list with a NUL byte: the path it is in ends there (even empty).
+ * A list with a NUL byte is refused.  A path that ends in a backslash
+ * cannot be spelt apart from what follows it ("\ " is an escaped blank,
+ * "\<newline>" a continuation): the writer refuses it (GPUCC_EINVALID) and
+ * leaves no file.
  */
 #include "fuzz.h"
 
@@ -21,6 +20,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int compare_paths(const void *a, const void *b)
 {
@@ -82,12 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_fail("a refusal left paths");
 		return 0;
 	}
-	/* A NUL byte, which no file name holds, ends the path it is in: such a
-	 * list is taken as far as the paths go, and checked no further. */
-	if (memchr(data, '\0', size)) {
-		gpucc_depfile_release(&d);
-		return 0;
-	}
+	if (memchr(data, '\0', size))
+		fuzz_fail("a list holding a NUL byte was taken");
 	bool ends_in_backslash = false;
 	for (size_t i = 0; i < d.count; i++) {
 		const char *p = d.paths[i];
@@ -98,9 +94,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fuzz_fail("a path holding a separator");
 		ends_in_backslash |= p[len - 1] == '\\';
 	}
-	if (!ends_in_backslash) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/k.d", fuzz_scratch_dir());
+	char path[4096];
+	snprintf(path, sizeof path, "%s/k.d", fuzz_scratch_dir());
+	if (ends_in_backslash) {
+		size_t n;
+		char **want = sorted_unique(&d, &n);
+		if (gpucc_depfile_write(path, "k.o", (const char *const *)want, n) != GPUCC_EINVALID)
+			fuzz_fail("a path ending in a backslash was written");
+		if (access(path, F_OK) == 0)
+			fuzz_fail("a refused write left its file");
+		free(want);
+	} else {
 		size_t n;
 		char **want = sorted_unique(&d, &n);
 		if (gpucc_depfile_write(path, "k.o", (const char *const *)want, n) != 0)
@@ -118,6 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gpucc_depfile_release(&again);
 		free(written);
 		free(want);
+		unlink(path);
 	}
 	gpucc_depfile_release(&d);
 	return 0;
@@ -132,6 +137,7 @@ void fuzz_seeds(void (*add)(const void *data, size_t size))
 		"k.o:\n",
 		"no rule here\n",
 		"C:\\x.o: C:\\src\\k.hip\r\n",
+		"k.o: dir\\ \\\n  b.h\n",
 	};
 	for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
 		add(seeds[i], strlen(seeds[i]));
