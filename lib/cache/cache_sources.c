@@ -101,7 +101,12 @@ const char *gpucc_source_record_parse(const char *text, size_t size, gpucc_sourc
 			len = line < end ? line_length(line, end) : -1;
 			if (len < 0)
 				return "a result lists fewer files than its count";
-			if ((len < 66 || line[64] != ' ' || !is_hex64(line, 64)) &&
+			/* Most lines are places found empty, whose zeros a
+			 * memcmp checks at once. */
+			static const char zeros[65] =
+				"0000000000000000000000000000000000000000000000000000000000000000";
+			if ((len < 66 || line[64] != ' ' ||
+			     (memcmp(line, zeros, 64) != 0 && !is_hex64(line, 64))) &&
 			    !is_directory_line(line, (size_t)len))
 				return "a line is neither '<SHA-256> <path>' nor 'dir <stamp> <path>'";
 			line += len + 1;

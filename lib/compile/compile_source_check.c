@@ -311,25 +311,21 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 			continue;
 		}
 		gpucc_digest want, got;
-		if (strlen(l) < 66 || l[64] != ' ' || (l[64] = '\0', 0) ||
-		    gpucc_digest_from_hex(&want, l) != 0) {
+		if (strlen(l) < 66 || l[64] != ' ') {
+			damaged = true;
+			break;
+		}
+		l[64] = '\0';
+		/* Most lines are places: their zeros are not decoded. */
+		bool absent = l[65] != '$' && memcmp(l, absent_digest, 64) == 0;
+		if (!absent && gpucc_digest_from_hex(&want, l) != 0) {
 			damaged = true;
 			break;
 		}
 		if (!all)
 			continue;
 		const char *dep = l + 65;
-		if (dep[0] == '$') {
-			/* An environment variable's value, as environment_line wrote it. */
-			environment_digest(&got, dep + 1);
-			if (memcmp(&want, &got, sizeof want) != 0) {
-				all = false;
-				if (!*why)
-					*why = string_printf("miss: %s changed", dep);
-			}
-			continue;
-		}
-		if (strcmp(l, absent_digest) == 0) {
+		if (absent) {
 			/* A place the include search tried: still empty? */
 			if (dir_held && dir_covers(dir, dep))
 				continue;
@@ -340,7 +336,18 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 			}
 			continue;
 		}
-		gpucc_strlist_push_new(files, dep);
+		if (dep[0] == '$') {
+			/* An environment variable's value, as environment_line wrote it. */
+			environment_digest(&got, dep + 1);
+			if (memcmp(&want, &got, sizeof want) != 0) {
+				all = false;
+				if (!*why)
+					*why = string_printf("miss: %s changed", dep);
+			}
+			continue;
+		}
+		/* Each once in a record; and gpucc_depfile_write names each once. */
+		gpucc_strlist_push(files, dep, strlen(dep));
 		int rc = file_digest(x, dep, &got, 0, NULL);
 		if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
 			all = false;
