@@ -271,6 +271,27 @@ settle
 cached other-3 inc.cl -I other/inc -I late
 uncached other-3-ref inc.cl -I other/inc -I late
 fresh_as other-3 other-3-ref
+# A directory changed as clang ran proves nothing (a change within the
+# same tick of the clock would leave its mtime as it was): its places are
+# listed alone, before every directory's line, and each is looked at.
+mkdir tick
+printf '#!/bin/sh\ncase "$1" in --version) ;; *) : >"%s/tick/made-by-clang" ;; esac\nexec "%s/clang-counting" "$@"\n' \
+	"$PWD" "$TEST_DIR" >"$TEST_DIR/clang-touching"
+chmod +x "$TEST_DIR/clang-touching"
+settle
+expect_exit 0 "$GPUCC" compile -t gfx90a --cache "$TEST_DIR/cache" --clang "$TEST_DIR/clang-touching" \
+	-o tick-1.gpucc inc.cl -I tick/sub -I late
+[ -e tick/made-by-clang ] || fail "the touching clang did not run"
+awk '/^dir /{exit} / tick\/sub$/{found=1} END{exit !found}' "$(record_with tick/sub)" ||
+	fail "tick/sub is not listed alone: $(cat "$(record_with tick/sub)")"
+grep -q '^dir .* tick$' "$(record_with tick/sub)" && fail "the record keeps the directory tick, changed as clang ran"
+cached tick-2 inc.cl -I tick/sub -I late
+hits tick-2
+mkdir tick/sub && echo '#define VALUE 11' >tick/sub/value.h
+settle
+cached tick-3 inc.cl -I tick/sub -I late
+uncached tick-3-ref inc.cl -I tick/sub -I late
+fresh_as tick-3 tick-3-ref
 # ... and beside the header that includes it with quotes, in a directory
 # no -I names (#include "..." tries the includer's directory first).
 mkdir -p inc/sub
