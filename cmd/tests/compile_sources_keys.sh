@@ -218,6 +218,80 @@ settle
 cached gone-2 inc.cl -I absent -I late
 uncached gone-2-ref inc.cl -I absent -I late
 fresh_as gone-2 gone-2-ref
+# The record keeps, for the places found empty, the deepest directory
+# above each that exists, with its stamp (identity, mtime, ctime): a
+# lookup stats that directory instead of each place.  record_with PLACE:
+# the record that lists PLACE as found empty.
+record_with() { grep -l "^0\{64\} $1\$" "$TEST_DIR"/cache/v1/sources/*/*.record | head -1; }
+# ... two levels down in a directory that did not exist, under one that
+# did: making it moves that one's stamp.
+mkdir nest
+settle
+cached nest-1 inc.cl -I nest/deep/er -I late
+grep -q '^dir [0-9]* [0-9]* [0-9]* [0-9]* nest$' "$(record_with nest/deep/er)" ||
+	fail "the record does not keep the directory nest for nest/deep/er: $(cat "$(record_with nest/deep/er)")"
+cached nest-1-again inc.cl -I nest/deep/er -I late
+hits nest-1-again
+mkdir -p nest/deep/er && echo '#define VALUE 8' >nest/deep/er/value.h
+settle
+cached nest-2 inc.cl -I nest/deep/er -I late
+uncached nest-2-ref inc.cl -I nest/deep/er -I late
+fresh_as nest-2 nest-2-ref
+cmp -s late.gpucc nest-2.gpucc && fail "the header in the new nested directory did not reach clang"
+# ... there, with the directory's mtime put back as it was: its ctime
+# still moved, and the lookup looks at each place again.
+mkdir hold
+settle
+cached hold-1 inc.cl -I hold/sub -I late
+grep -q '^dir [0-9]* [0-9]* [0-9]* [0-9]* hold$' "$(record_with hold/sub)" ||
+	fail "the record does not keep the directory hold for hold/sub"
+touch -r hold hold.stamp
+mkdir hold/sub && echo '#define VALUE 9' >hold/sub/value.h
+touch -r hold.stamp hold
+settle
+cached hold-2 inc.cl -I hold/sub -I late
+uncached hold-2-ref inc.cl -I hold/sub -I late
+fresh_as hold-2 hold-2-ref
+cmp -s late.gpucc hold-2.gpucc && fail "the header in hold/sub did not reach clang"
+# A directory whose stamp moved for a file no search looks for: each of
+# its places is looked at again, all still empty, and the lookup hits,
+# with what a compile writes; a header made there after that is a miss.
+mkdir other
+settle
+cached other-1 inc.cl -I other/inc -I late
+echo '#define UNRELATED 1' >other/unrelated.h
+touch other
+settle
+cached other-2 inc.cl -I other/inc -I late
+hits other-2
+uncached other-2-ref inc.cl -I other/inc -I late
+assert_same other-2.gpucc other-2-ref.gpucc
+mkdir other/inc && echo '#define VALUE 10' >other/inc/value.h
+settle
+cached other-3 inc.cl -I other/inc -I late
+uncached other-3-ref inc.cl -I other/inc -I late
+fresh_as other-3 other-3-ref
+# A directory changed as clang ran proves nothing (a change within the
+# same tick of the clock would leave its mtime as it was): its places are
+# listed alone, before every directory's line, and each is looked at.
+mkdir tick
+printf '#!/bin/sh\ncase "$1" in --version) ;; *) : >"%s/tick/made-by-clang" ;; esac\nexec "%s/clang-counting" "$@"\n' \
+	"$PWD" "$TEST_DIR" >"$TEST_DIR/clang-touching"
+chmod +x "$TEST_DIR/clang-touching"
+settle
+expect_exit 0 "$GPUCC" compile -t gfx90a --cache "$TEST_DIR/cache" --clang "$TEST_DIR/clang-touching" \
+	-o tick-1.gpucc inc.cl -I tick/sub -I late
+[ -e tick/made-by-clang ] || fail "the touching clang did not run"
+awk '/^dir /{exit} / tick\/sub$/{found=1} END{exit !found}' "$(record_with tick/sub)" ||
+	fail "tick/sub is not listed alone: $(cat "$(record_with tick/sub)")"
+grep -q '^dir .* tick$' "$(record_with tick/sub)" && fail "the record keeps the directory tick, changed as clang ran"
+cached tick-2 inc.cl -I tick/sub -I late
+hits tick-2
+mkdir tick/sub && echo '#define VALUE 11' >tick/sub/value.h
+settle
+cached tick-3 inc.cl -I tick/sub -I late
+uncached tick-3-ref inc.cl -I tick/sub -I late
+fresh_as tick-3 tick-3-ref
 # ... and beside the header that includes it with quotes, in a directory
 # no -I names (#include "..." tries the includer's directory first).
 mkdir -p inc/sub

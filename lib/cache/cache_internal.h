@@ -102,16 +102,19 @@ void *gpucc_cache_remotes(const gpucc_cache *c);
 
 /* Direct-mode records of sources, CACHE/v1/sources/ (lib/cache/cache_sources.c;
  * formats/cache.md, "Sources"), whose first line this is. */
-#define GPUCC_SOURCE_RECORD_MAGIC "gpucc-source-record 3"
+#define GPUCC_SOURCE_RECORD_MAGIC "gpucc-source-record 4"
 /* A larger record is ignored (and gc removes it). */
 #define GPUCC_SOURCE_RECORD_MAX_BYTES (16 << 20)
-/* One result of a record: its key and its count lines "SHA-256 PATH\n",
- * size bytes at lines (inside the text parsed). */
+/* One result of a record: its key and its count lines ("SHA-256 PATH\n"
+ * or "dir DEV INO MTIME CTIME PATH\n"), size bytes at lines (inside the
+ * text parsed). */
 typedef void (*gpucc_source_record_fn)(void *ctx, const gpucc_digest *key, const char *lines,
                                        size_t size, unsigned long count);
 /* Parse a record's size bytes: the magic line, then one or more results,
- * each "entry KEY N\n" and N lines "SHA-256 PATH\n" (a digest of 64
- * lowercase hex digits, a blank, a path of at least one byte), nothing
+ * each "entry KEY N\n" and N lines, each "SHA-256 PATH\n" (a digest of 64
+ * lowercase hex digits, a blank, a path of at least one byte) or "dir DEV
+ * INO MTIME CTIME PATH\n" (four decimal numbers of 1 to 20 digits, each
+ * after one blank, then a blank and a path of at least one byte), nothing
  * else, no NUL byte.  fn (may be NULL) gets each result in order, those
  * before a defect too.  NULL when the whole text parses, else why not (a
  * static string).  The one reader of the format: compile's lookups and

@@ -36,6 +36,24 @@ static bool is_hex64(const char *text, size_t len)
 	return true;
 }
 
+/* Whether the len bytes at line are "dir DEV INO MTIME CTIME PATH": four
+ * numbers of 1 to 20 decimal digits, a path of at least one byte. */
+static bool is_directory_line(const char *line, size_t len)
+{
+	if (len < 4 || memcmp(line, "dir ", 4) != 0)
+		return false;
+	size_t at = 4;
+	for (int field = 0; field < 4; field++) {
+		size_t digits = 0;
+		while (at + digits < len && line[at + digits] >= '0' && line[at + digits] <= '9')
+			digits++;
+		if (digits == 0 || digits > 20 || at + digits >= len || line[at + digits] != ' ')
+			return false;
+		at += digits + 1;
+	}
+	return at < len;
+}
+
 /* The line at p (before end) ends with '\n': its length, else -1. */
 static ptrdiff_t line_length(const char *p, const char *end)
 {
@@ -83,8 +101,14 @@ const char *gpucc_source_record_parse(const char *text, size_t size, gpucc_sourc
 			len = line < end ? line_length(line, end) : -1;
 			if (len < 0)
 				return "a result lists fewer files than its count";
-			if (len < 66 || line[64] != ' ' || !is_hex64(line, 64))
-				return "a file's line is not '<SHA-256> <path>'";
+			/* Most lines are places found empty, whose zeros a
+			 * memcmp checks at once. */
+			static const char zeros[65] =
+				"0000000000000000000000000000000000000000000000000000000000000000";
+			if ((len < 66 || line[64] != ' ' ||
+			     (memcmp(line, zeros, 64) != 0 && !is_hex64(line, 64))) &&
+			    !is_directory_line(line, (size_t)len))
+				return "a line is neither '<SHA-256> <path>' nor 'dir <stamp> <path>'";
 			line += len + 1;
 		}
 		if (fn)

@@ -7,11 +7,17 @@
  * empty still empty and every variable it names the same (a hit); and what
  * a record lists of a compile clang ran: the -MD list, the files its
  * arguments name, and the places its include search and HIP's
- * installation search tried and found empty.
+ * installation search tried and found empty, grouped under the deepest
+ * directory above each that exists.  A lookup stats each such directory
+ * once: its identity, mtime and ctime as they were, and nothing was made
+ * in it or below it since (a file or directory made or removed moves its
+ * directory's mtime and ctime), so every place under it is still empty
+ * without a stat of its own; moved, and each place is stat'ed as it is.
  *
  * A file changed while clang ran (its mtime or ctime not older than clang's
  * start, less the clock's granularity) leaves no record: the IR may be of
- * either version of it.
+ * either version of it.  A directory as new proves nothing: its places
+ * are recorded alone, each stat'ed by every lookup.
  */
 #include "compile_source_run.h"
 
@@ -19,6 +25,7 @@
 #include "errors.h"
 #include "escape.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -150,6 +157,24 @@ static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t 
 	return rc == 0 ? 0 : GPUCC_ERROR;
 }
 
+/* What a directory's stat says of its entries: its identity, and its
+ * mtime and ctime (ns), which an entry made or removed in it moves. */
+typedef struct dir_stamp {
+	unsigned long long dev, ino;
+	int64_t mtime, ctime;
+} dir_stamp;
+
+static dir_stamp dir_stamp_of(const struct stat *st)
+{
+	return (dir_stamp){(unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+	                   ns_of(st->st_mtim), ns_of(st->st_ctim)};
+}
+
+static bool dir_stamp_equal(dir_stamp a, dir_stamp b)
+{
+	return a.dev == b.dev && a.ino == b.ino && a.mtime == b.mtime && a.ctime == b.ctime;
+}
+
 /* A record's line for a place that must not exist: 64 zeros, no file's
  * SHA-256. */
 static const char absent_digest[] = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -170,15 +195,103 @@ static void environment_digest(gpucc_digest *out, const char *name)
 	free(text);
 }
 
-/* Whether every one of the count lines from *line on ("HEX PATH") names a
- * file that still has that digest; *line moves past them.  The first file
- * that does not goes into *why (when still NULL).  False too when the
- * lines are cut short or damaged. */
+/* The directory line "dir DEV INO MTIME CTIME PATH" at l (NUL-terminated)
+ * into *stamp and *path (inside l); false when it is not one. */
+static bool directory_line(char *l, dir_stamp *stamp, const char **path)
+{
+	if (strncmp(l, "dir ", 4) != 0)
+		return false;
+	unsigned long long v[4];
+	char *p = l + 4;
+	for (int i = 0; i < 4; i++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		char *end;
+		v[i] = strtoull(p, &end, 10);
+		if (*end != ' ')
+			return false;
+		p = end + 1;
+	}
+	if (!*p)
+		return false;
+	*stamp = (dir_stamp){v[0], v[1], (int64_t)v[2], (int64_t)v[3]};
+	*path = p;
+	return true;
+}
+
+/* Where in place its names under dir start, when it lies under dir by
+ * name: dir, "/", then names none of which is "." or ".." ("." holds the
+ * relative places that do not climb out of it); else NULL. */
+static const char *dir_covers(const char *dir, const char *place)
+{
+	size_t len = strlen(dir);
+	const char *rest;
+	if (strncmp(place, dir, len) == 0 && place[len] == '/')
+		rest = place + len + 1;
+	else if (strcmp(dir, "/") == 0 && place[0] == '/')
+		rest = place + 1;
+	else if (strcmp(dir, ".") == 0 && place[0] != '/')
+		rest = place;
+	else
+		return NULL;
+	if (!*rest)
+		return NULL;
+	for (const char *c = rest; *c;) {
+		const char *slash = strchr(c, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return NULL;
+		c += n + (slash ? 1 : 0);
+	}
+	return rest;
+}
+
+/* Whether a place still holds nothing (stat fails).  Under a directory
+ * whose stamp moved, its first name there is looked at first, once for
+ * all the places under it (missing: in gone, else in there): a path
+ * whose leading part does not resolve does not either. */
+static bool place_empty(const char *dir, const char *place, gpucc_strlist *gone,
+                        gpucc_strlist *there)
+{
+	const char *rest = dir ? dir_covers(dir, place) : NULL;
+	const char *slash = rest ? strchr(rest, '/') : NULL;
+	if (slash) {
+		size_t len = (size_t)(slash - place);
+		char first[PATH_MAX];
+		if (len < sizeof first) {
+			memcpy(first, place, len);
+			first[len] = '\0';
+			if (gpucc_strlist_has(gone, first))
+				return true;
+			if (!gpucc_strlist_has(there, first)) {
+				struct stat st;
+				bool missing = stat(first, &st) != 0;
+				gpucc_strlist_push(missing ? gone : there, first, len);
+				if (missing)
+					return true;
+			}
+		}
+	}
+	struct stat st;
+	return stat(place, &st) != 0;
+}
+
+/* Whether every one of the count lines from *line on names a file that
+ * still has its digest, a variable that still has its value, a place that
+ * is still empty and a directory that still has its stamp, or else the
+ * places after it (which lie under it) still empty each; *line moves past
+ * them.  The first that does not goes into *why (when still NULL).  False
+ * too when the lines are cut short or damaged. */
 bool files_unchanged(context *x, char **line, unsigned long count, char **why,
                             gpucc_strlist *files)
 {
 	bool all = true;
 	size_t i = 0;
+	/* The directory of the places that follow, and whether it still has
+	 * its stamp: then it holds what it held, so none of them appeared. */
+	const char *dir = NULL;
+	bool dir_held = false, damaged = false;
+	gpucc_strlist gone = {0}, there = {0}; /* under dir: place_empty's */
 	for (; i < count && **line; i++) {
 		char *end = strchr(*line, '\n');
 		if (!end)
@@ -186,13 +299,43 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 		*end = '\0';
 		char *l = *line;
 		*line = end + 1;
+		dir_stamp want_stamp;
+		const char *dir_path;
+		if (directory_line(l, &want_stamp, &dir_path)) {
+			struct stat st;
+			dir = dir_path;
+			dir_held = all && stat(dir_path, &st) == 0 && S_ISDIR(st.st_mode) &&
+			           dir_stamp_equal(dir_stamp_of(&st), want_stamp);
+			gpucc_strlist_release(&gone);
+			gpucc_strlist_release(&there);
+			continue;
+		}
 		gpucc_digest want, got;
-		if (strlen(l) < 66 || l[64] != ' ' || (l[64] = '\0', 0) ||
-		    gpucc_digest_from_hex(&want, l) != 0)
-			return false;
+		if (strlen(l) < 66 || l[64] != ' ') {
+			damaged = true;
+			break;
+		}
+		l[64] = '\0';
+		/* Most lines are places: their zeros are not decoded. */
+		bool absent = l[65] != '$' && memcmp(l, absent_digest, 64) == 0;
+		if (!absent && gpucc_digest_from_hex(&want, l) != 0) {
+			damaged = true;
+			break;
+		}
 		if (!all)
 			continue;
 		const char *dep = l + 65;
+		if (absent) {
+			/* A place the include search tried: still empty? */
+			if (dir_held && dir_covers(dir, dep))
+				continue;
+			if (!place_empty(dir, dep, &gone, &there)) {
+				all = false;
+				if (!*why)
+					*why = string_printf("miss: '%s' appeared", dep);
+			}
+			continue;
+		}
 		if (dep[0] == '$') {
 			/* An environment variable's value, as environment_line wrote it. */
 			environment_digest(&got, dep + 1);
@@ -203,17 +346,8 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 			}
 			continue;
 		}
-		if (strcmp(l, absent_digest) == 0) {
-			/* A place the include search tried: still empty? */
-			struct stat st;
-			if (stat(dep, &st) == 0) {
-				all = false;
-				if (!*why)
-					*why = string_printf("miss: '%s' appeared", dep);
-			}
-			continue;
-		}
-		gpucc_strlist_push_new(files, dep);
+		/* Each once in a record; and gpucc_depfile_write names each once. */
+		gpucc_strlist_push(files, dep, strlen(dep));
 		int rc = file_digest(x, dep, &got, 0, NULL);
 		if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
 			all = false;
@@ -222,7 +356,10 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 				                                           : "miss: '%s' changed", dep);
 		}
 	}
-	return all && i == count && count > 0; /* a listing names the source at least */
+	gpucc_strlist_release(&gone);
+	gpucc_strlist_release(&there);
+	/* A listing names the source at least. */
+	return !damaged && all && i == count && count > 0;
 }
 
 /* What clang read of a compile, gathered for its record: files with their
@@ -469,39 +606,217 @@ static char *hip_install_misses(context *x, const gpucc_clang_search *search, re
 	return why;
 }
 
-/* One "HEX PATH\n" line for path into body: its digest, or absent's
- * zeros.  Why it cannot be, or NULL. */
-static char *record_line(context *x, gpucc_buffer *body, const char *path, bool absent, int64_t since_ns)
+/* path as a record's line names it (owned): normalised, "./$NAME" for a
+ * "$NAME" (which is a variable's line); or NULL with why not. */
+static char *record_name_of(context *x, const char *path, char **why)
 {
 	char *norm = normalise_path(x, path);
 	if (!norm || strchr(norm, '\n')) {
-		free(norm);
-		return strdup(norm ? "not recorded: a file's name holds a line break"
+		*why = strdup(norm ? "not recorded: a file's name holds a line break"
 		                   : "not recorded: out of memory");
+		free(norm);
+		return NULL;
 	}
 	if (norm[0] == '$') { /* "$NAME" is a variable's line: "./$NAME" the file */
 		char *dotted = string_printf("./%s", norm);
 		free(norm);
 		if (!dotted)
-			return strdup("not recorded: out of memory");
+			*why = strdup("not recorded: out of memory");
 		norm = dotted;
 	}
-	char dh[GPUCC_DIGEST_HEX_SIZE];
-	if (absent) {
-		snprintf(dh, sizeof dh, "%s", absent_digest);
-	} else {
-		gpucc_digest d;
-		bool changed = false;
-		int rc = file_digest(x, path, &d, since_ns, &changed);
-		if (rc != 0 || changed) {
-			char *why = string_printf(rc != 0 ? "not recorded: '%s' cannot be read"
-			                                  : "not recorded: '%s' changed while clang ran",
-			                          norm);
-			free(norm);
-			return why;
-		}
-		gpucc_digest_to_hex(dh, &d);
+	return norm;
+}
+
+/* ---- the places found empty, by directory --------------------------------- */
+
+/* A directory the places under it are recorded with: while it has its
+ * stamp, nothing was made in it, nor, by way of its missing
+ * subdirectories, under it. */
+typedef struct place_dir {
+	char *path;            /* as the record names it */
+	dir_stamp stamp;
+	gpucc_buffer lines;    /* its places' lines */
+	size_t count;
+} place_dir;
+
+/* The places of a compile, each under the deepest directory above it that
+ * exists, or alone where none proves its absence. */
+typedef struct place_groups {
+	place_dir *dirs;
+	size_t count, capacity;
+	gpucc_strlist missing;  /* paths found missing on the way up */
+	gpucc_strlist alone_at; /* paths at which the way up stops: places under
+	                           them are listed alone */
+	gpucc_buffer alone;     /* lines of the places listed alone */
+	size_t alone_count;
+	bool failed;
+} place_groups;
+
+static void place_groups_release(place_groups *g)
+{
+	for (size_t i = 0; i < g->count; i++) {
+		free(g->dirs[i].path);
+		free(g->dirs[i].lines.data);
 	}
+	free(g->dirs);
+	gpucc_strlist_release(&g->missing);
+	gpucc_strlist_release(&g->alone_at);
+	free(g->alone.data);
+}
+
+static void place_line(gpucc_buffer *b, const char *name)
+{
+	gpucc_buffer_append_string(b, absent_digest);
+	gpucc_buffer_append_string(b, " ");
+	gpucc_buffer_append_string(b, name);
+	gpucc_buffer_append_string(b, "\n");
+}
+
+/* The length of name's directory part: what remains once its last
+ * component is dropped ("a/b" -> "a", "/a" -> "/", "a" -> ""), and that
+ * component in *last, *last_len.  Trailing slashes are not a component. */
+static size_t split_last(const char *name, const char **last, size_t *last_len)
+{
+	size_t len = strlen(name);
+	while (len > 1 && name[len - 1] == '/')
+		len--;
+	size_t start = len;
+	while (start > 0 && name[start - 1] != '/')
+		start--;
+	*last = name + start;
+	*last_len = len - start;
+	size_t dir = start;
+	while (dir > 1 && name[dir - 1] == '/')
+		dir--;
+	return dir;
+}
+
+/* Add the place (named as the record names it) under the deepest
+ * directory above it that exists, found by climbing from it one name at a
+ * time while each name is missing (lstat: nothing there, not even a
+ * dangling link, which a later file at its target would fill without a
+ * directory of the path moving).  Alone when the climb meets anything
+ * else: a name that is "." or "..", which is not the last of the
+ * directory it is in; a link that leads nowhere; a file; an error; or a
+ * directory whose mtime or ctime is not older than since_ns (changed as
+ * clang ran, or so late that a change within the clock's tick would not
+ * move it). */
+static void place_add(place_groups *g, const char *place, int64_t since_ns)
+{
+	struct stat st;
+	char *at = NULL;
+	place_dir *found = NULL;
+	bool alone = lstat(place, &st) == 0 || errno != ENOENT; /* a dangling link, an error */
+	const char *cur = place;
+	while (!alone && !found) {
+		const char *last;
+		size_t last_len, dir_len = split_last(cur, &last, &last_len);
+		if (last_len == 0 || (last_len == 1 && last[0] == '.') ||
+		    (last_len == 2 && last[0] == '.' && last[1] == '.')) {
+			alone = true;
+			break;
+		}
+		char *parent = dir_len ? strndup(cur, dir_len) : strdup(".");
+		free(at);
+		at = parent;
+		if (!parent) {
+			g->failed = true;
+			return;
+		}
+		cur = parent;
+		for (size_t i = 0; i < g->count && !found; i++)
+			if (strcmp(g->dirs[i].path, parent) == 0)
+				found = &g->dirs[i];
+		if (found)
+			break;
+		if (gpucc_strlist_has(&g->alone_at, parent)) {
+			alone = true;
+			break;
+		}
+		if (gpucc_strlist_has(&g->missing, parent))
+			continue;
+		if (stat(parent, &st) != 0) {
+			struct stat lst;
+			if (errno == ENOENT && lstat(parent, &lst) != 0 && errno == ENOENT) {
+				gpucc_strlist_push_new(&g->missing, parent);
+				continue;
+			}
+			alone = true;
+		} else if (!S_ISDIR(st.st_mode) || ns_of(st.st_mtim) >= since_ns ||
+		           ns_of(st.st_ctim) >= since_ns) {
+			alone = true;
+		} else {
+			if (g->count == g->capacity) {
+				size_t n = g->capacity ? 2 * g->capacity : 16;
+				place_dir *grown = realloc(g->dirs, n * sizeof *grown);
+				if (!grown) {
+					g->failed = true;
+					break;
+				}
+				g->dirs = grown;
+				g->capacity = n;
+			}
+			found = &g->dirs[g->count++];
+			*found = (place_dir){.path = parent, .stamp = dir_stamp_of(&st),
+			                     .lines = GPUCC_BUFFER_INIT};
+			at = NULL; /* the group's now */
+		}
+	}
+	if (alone && at)
+		gpucc_strlist_push_new(&g->alone_at, at);
+	free(at);
+	if (found) {
+		place_line(&found->lines, place);
+		found->count++;
+		g->failed |= found->lines.failed;
+	} else if (alone) {
+		place_line(&g->alone, place);
+		g->alone_count++;
+		g->failed |= g->alone.failed;
+	}
+}
+
+/* The groups' lines into body: the places alone, then each directory's
+ * line and its places' lines.  How many lines. */
+static size_t place_groups_write(const place_groups *g, gpucc_buffer *body)
+{
+	size_t lines = g->alone_count;
+	if (g->alone.data)
+		gpucc_buffer_append(body, g->alone.data, g->alone.size);
+	for (size_t i = 0; i < g->count; i++) {
+		const place_dir *d = &g->dirs[i];
+		char head[128];
+		snprintf(head, sizeof head, "dir %llu %llu %lld %lld ", d->stamp.dev, d->stamp.ino,
+		         (long long)d->stamp.mtime, (long long)d->stamp.ctime);
+		gpucc_buffer_append_string(body, head);
+		gpucc_buffer_append_string(body, d->path);
+		gpucc_buffer_append_string(body, "\n");
+		gpucc_buffer_append(body, d->lines.data, d->lines.size);
+		lines += 1 + d->count;
+	}
+	return lines;
+}
+
+/* One "HEX PATH\n" line for the file at path into body: its digest.  Why
+ * it cannot be, or NULL. */
+static char *record_line(context *x, gpucc_buffer *body, const char *path, int64_t since_ns)
+{
+	char *why = NULL;
+	char *norm = record_name_of(x, path, &why);
+	if (!norm)
+		return why;
+	gpucc_digest d;
+	bool changed = false;
+	int rc = file_digest(x, path, &d, since_ns, &changed);
+	if (rc != 0 || changed) {
+		why = string_printf(rc != 0 ? "not recorded: '%s' cannot be read"
+		                            : "not recorded: '%s' changed while clang ran",
+		                    norm);
+		free(norm);
+		return why;
+	}
+	char dh[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(dh, &d);
 	gpucc_buffer_append_string(body, dh);
 	gpucc_buffer_append_string(body, " ");
 	gpucc_buffer_append_string(body, norm);
@@ -513,8 +828,10 @@ static char *record_line(context *x, gpucc_buffer *body, const char *path, bool 
 /* What a record will list of a compile clang ran, into r->record: the count
  * first as "N\n", then "HEX PATH\n" for every file the compile read (the
  * -MD list, the files its arguments name) and, with absent's zeros for HEX,
- * every place its include search tried and found empty.  Returns NULL, or
- * why nothing will be recorded. */
+ * every place its include search tried and found empty: first those no
+ * directory's stamp covers, then for each directory that does, "dir DEV
+ * INO MTIME CTIME PATH\n" and its places.  Returns NULL, or why nothing
+ * will be recorded. */
 char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_depfile *deps,
                             const gpucc_clang_search *search, int64_t clang_start_ns,
                             gpucc_source_result *r)
@@ -562,10 +879,25 @@ char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_depfile
 	if (!why && (rd.files.failed || rd.absent.failed || rd.has_include.failed))
 		why = strdup("not recorded: out of memory");
 	for (size_t i = 0; i < rd.files.count && !why; i++)
-		why = record_line(x, &body, rd.files.items[i], false, since);
-	for (size_t i = 0; i < rd.absent.count && !why; i++)
-		why = record_line(x, &body, rd.absent.items[i], true, since);
-	kept += rd.files.count + rd.absent.count;
+		why = record_line(x, &body, rd.files.items[i], since);
+	kept += rd.files.count;
+	/* The places found empty, each under the directory whose stamp proves
+	 * it still is; none under the run's temporary directory, which gpucc
+	 * makes anew for each run with the CUDA stub alone in it. */
+	place_groups g = {0};
+	for (size_t i = 0; i < rd.absent.count && !why; i++) {
+		if (x->temp_dir[0] && under(rd.absent.items[i], x->temp_dir))
+			continue;
+		char *norm = record_name_of(x, rd.absent.items[i], &why);
+		if (norm)
+			place_add(&g, norm, since);
+		free(norm);
+	}
+	if (!why && (g.failed || g.missing.failed || g.alone_at.failed))
+		why = strdup("not recorded: out of memory");
+	if (!why)
+		kept += place_groups_write(&g, &body);
+	place_groups_release(&g);
 	reads_release(&rd);
 	if (why) {
 		free(body.data);

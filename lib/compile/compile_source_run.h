@@ -134,8 +134,10 @@ bool under(const char *path, const char *dir);
 char *normalise_path(const context *x, const char *path);
 int64_t ns_of(struct timespec t);
 int64_t now_ns(void);
-/* Whether every one of the count lines from *line on ("HEX PATH") names a
- * file that still has that digest; *line moves past them. */
+/* Whether every one of the count lines from *line on ("HEX PATH", "dir
+ * STAMP PATH") still holds: each file has its digest, each variable its
+ * value, each place found empty is still empty (by its directory's stamp,
+ * else by its own stat); *line moves past them. */
 bool files_unchanged(context *x, char **line, unsigned long count, char **why,
                      gpucc_strlist *files);
 /* What a record will list of a compile clang ran, into r->record; NULL, or

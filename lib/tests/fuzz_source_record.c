@@ -5,7 +5,8 @@
  * lookups and for gc and verify.  The input is a record's bytes.  Whatever
  * they are, the parser reads nothing past them (the sanitizers' to see),
  * hands on only results that keep the format's rules (their lines inside
- * the input, as many as the count, each "<64 hex> <path>\n"), and a record
+ * the input, as many as the count, each "<64 hex> <path>\n" or "dir DEV
+ * INO MTIME CTIME <path>\n"), and a record
  * it takes whole is one it takes again when written back from those
  * results: the same bytes, when its counts are written without leading
  * zeros.
@@ -25,6 +26,24 @@ typedef struct seen {
 	FILE *out;
 } seen;
 
+/* Whether the len bytes at p are "dir " and four blank-ended runs of
+ * decimal digits, then at least one byte (the path). */
+static bool directory_line(const char *p, size_t len)
+{
+	if (len < 4 || memcmp(p, "dir ", 4) != 0)
+		return false;
+	size_t at = 4;
+	for (int field = 0; field < 4; field++) {
+		size_t start = at;
+		while (at < len && p[at] >= '0' && p[at] <= '9')
+			at++;
+		if (at == start || at >= len || p[at] != ' ')
+			return false;
+		at++;
+	}
+	return at < len;
+}
+
 static void check_result(void *ctx, const gpucc_digest *key, const char *lines, size_t size,
                          unsigned long count)
 {
@@ -36,8 +55,8 @@ static void check_result(void *ctx, const gpucc_digest *key, const char *lines, 
 	unsigned long n = 0;
 	for (const char *p = lines, *end = lines + size; p < end;) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (nl - p < 66 || p[64] != ' ')
-			fuzz_fail("a file's line is not '<SHA-256> <path>'");
+		if ((nl - p < 66 || p[64] != ' ') && !directory_line(p, (size_t)(nl - p)))
+			fuzz_fail("a line is neither '<SHA-256> <path>' nor 'dir <stamp> <path>'");
 		n++;
 		p = nl + 1;
 	}
@@ -92,12 +111,31 @@ void fuzz_seeds(void (*add)(const void *data, size_t size))
 {
 	static const char record[] =
 		GPUCC_SOURCE_RECORD_MAGIC "\n"
-		"entry 43a84df6841080b914b08c373b33c79314ec6ef216246bdfa7c1f4f6007e4729 4\n"
+		"entry 43a84df6841080b914b08c373b33c79314ec6ef216246bdfa7c1f4f6007e4729 9\n"
 		"0dc7f8a1ae32e4e3ac1e27e9e7b0e51c6a1fbfe4cbd07df3fad7bdf76aa2d5b0 $SOURCE_DATE_EPOCH\n"
 		"6f5902ac237024bdd0c176cb93063dc4f5902ac237024bdd0c176cb93063dc4f k.hip\n"
 		"6f5902ac237024bdd0c176cb93063dc4f5902ac237024bdd0c176cb93063dc4f inc dir#1/op$x.h\n"
-		"0000000000000000000000000000000000000000000000000000000000000000 inc/op.h\n"
+		"0000000000000000000000000000000000000000000000000000000000000000 gone/link/op.h\n"
+		"dir 65024 10993924 1796656845466201074 1796656845466201074 .\n"
+		"0000000000000000000000000000000000000000000000000000000000000000 op.h\n"
+		"0000000000000000000000000000000000000000000000000000000000000000 ./bits/op.h\n"
+		"dir 65024 2 1750776131000000000 1796656325417021070 /usr/include\n"
+		"0000000000000000000000000000000000000000000000000000000000000000 /usr/include/inc/op.h\n"
 		"entry 9d702e19ecbd42e6b1e0ba54ef5ad2ca3e8bc3b9d4d8c3e5a1e0d4f2c6a7b8c9 1\n"
 		"6f5902ac237024bdd0c176cb93063dc4f5902ac237024bdd0c176cb93063dc4f k.hip\n";
 	add(record, sizeof record - 1);
+	/* Lines the format refuses: a stamp short of a field, a dir line with
+	 * no path. */
+	static const char short_stamp[] =
+		GPUCC_SOURCE_RECORD_MAGIC "\n"
+		"entry 43a84df6841080b914b08c373b33c79314ec6ef216246bdfa7c1f4f6007e4729 2\n"
+		"6f5902ac237024bdd0c176cb93063dc4f5902ac237024bdd0c176cb93063dc4f k.hip\n"
+		"dir 65024 2 1750776131000000000 inc\n";
+	add(short_stamp, sizeof short_stamp - 1);
+	static const char no_path[] =
+		GPUCC_SOURCE_RECORD_MAGIC "\n"
+		"entry 43a84df6841080b914b08c373b33c79314ec6ef216246bdfa7c1f4f6007e4729 2\n"
+		"6f5902ac237024bdd0c176cb93063dc4f5902ac237024bdd0c176cb93063dc4f k.hip\n"
+		"dir 1 2 3 4 \n";
+	add(no_path, sizeof no_path - 1);
 }
