@@ -37,6 +37,27 @@ expect_exit 0 "$GPUCC" cache stats --cache B --json
 assert_grep '"remote": {"hits": 0, "misses": 0, "errors": 0, "timeouts": 0, "bytes_in": 0, "bytes_out": 0}' out
 expect_exit 0 "$GPUCC" cache stats --cache B
 assert_no_grep '^remote hits' out
+# The counters' line is rewritten in place under the lock, not as a new
+# file renamed over the old one: the reset left no tail of the longer line
+# before it, and a run that hits keeps the file's inode.  A symlink in the
+# file's place is replaced by a file, never written through.
+zeros="gpucc-remote-stats 1 hits=0 misses=0 errors=0 timeouts=0 bytes_in=0 bytes_out=0"
+[ "$(cat B/remote-stats)" = "$zeros" ] || fail "B/remote-stats after a reset: $(cat B/remote-stats)"
+inode=$(stat -c %i B/remote-stats)
+rm -f B/v1/*/*.gpucc
+hits_remote B b.gpucc --remote "$URL"
+[ "$(stat -c %i B/remote-stats)" = "$inode" ] || fail "the counters' file was replaced, not rewritten"
+expect_exit 0 "$GPUCC" cache stats --cache B --json
+assert_grep '"remote": {"hits": 2, "misses": 0, "errors": 0, "timeouts": 0, "bytes_in": [1-9]' out
+echo "$zeros" > elsewhere
+rm B/remote-stats
+ln -s "$PWD/elsewhere" B/remote-stats
+rm -f B/v1/*/*.gpucc
+hits_remote B b.gpucc --remote "$URL"
+[ -f B/remote-stats ] && [ ! -L B/remote-stats ] || fail "the symlink at B/remote-stats is still there"
+[ "$(cat elsewhere)" = "$zeros" ] || fail "a remote hit wrote through the symlink: $(cat elsewhere)"
+expect_exit 0 "$GPUCC" cache stats --cache B --json
+assert_grep '"remote": {"hits": 2, "misses": 0,' out
 # B stored what it verified: without the remote it hits locally.
 compile_with B b2.gpucc --no-remote
 [ "$(json_count hits)" = 2 ] || fail "B's local cache did not keep the remote's entries"
