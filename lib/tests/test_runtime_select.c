@@ -272,7 +272,10 @@ static void parse_device(gpucc_target *d, const char *spelling)
 		CHECK_INT(gpucc_target_from_cuda(d, (int)(sm / 10), (int)(sm % 10), atoi(at + 1)), 0);
 	} else {
 		char arch[64];
-		snprintf(arch, sizeof arch, "%.*s", (int)strcspn(spelling, "#"), spelling);
+		size_t n = strcspn(spelling, "#");
+		n = n < sizeof arch ? n : sizeof arch - 1; /* the table's spellings are short */
+		memcpy(arch, spelling, n);
+		arch[n] = '\0';
 		CHECK_INT(gpucc_target_from_hip_arch(d, arch), 0);
 		const char *hip = strchr(spelling, '#');
 		d->code_object_max = hip ? gpucc_hip_max_code_object(atoi(hip + 1)) : 0;
