@@ -43,14 +43,21 @@ bool backend_can_demangle(void);
 
 /* ---- files and tools (tools.c) --------------------------------------------- */
 
-/* The worker's environment, read here and nowhere else in the backend:
- * its parent sets TMPDIR to the directory it made for this worker
- * (lib/compile/compile_worker.c), and test builds read the hooks'
- * variables.  The value of name, or NULL when it is unset. */
-const char *backend_environment(const char *name);
-/* Where temporary directories go: $TMPDIR, or /tmp when it is unset or
- * empty. */
+/* The backend's settings, which it reads from no environment: the worker
+ * is given them on its command line (worker_main.c) and sets them before
+ * its backend thread starts.  temp_dir: where temporary directories go
+ * (the directory its parent made for this worker,
+ * lib/compile/compile_worker.c); NULL or empty: /tmp, as in the module
+ * until they are set.  fault: the test hook GPUCC_BACKEND_FAULT_ENV's
+ * value (lib/compile/backend.h), ignored in a build without the hooks;
+ * NULL or empty: none.  The strings are borrowed for the process's life. */
+void backend_settings_set(const char *temp_dir, const char *fault);
+/* Where temporary directories go: the temp_dir set, or /tmp. */
 const char *backend_temp_parent(void);
+#ifdef GPUCC_TEST_HOOKS
+/* The fault the test hook asks for ("abort:SUBSTRING"...), or NULL. */
+const char *backend_fault_hook(void);
+#endif
 /* Create a private temporary directory under backend_temp_parent(),
  * "gpucc-backend-PID-XXXXXX" (gpucc_leftovers_remove removes this
  * process's, as cmd/interrupt.c asks on SIGINT, SIGTERM and SIGHUP); path

@@ -92,11 +92,12 @@ void add_string_attribute(compile *c, LLVMValueRef f, const char *key, const cha
 }
 
 /* Whether the test hook asks for fault `where` in this job
- * (GPUCC_BACKEND_FAULT_ENV); never in a build without the hooks. */
+ * (GPUCC_BACKEND_FAULT_ENV, which the worker is given on its command
+ * line); never in a build without the hooks. */
 bool fault_asked(const gpucc_backend_job *job, const char *where)
 {
 #ifdef GPUCC_TEST_HOOKS
-	const char *fault = backend_environment(GPUCC_BACKEND_FAULT_ENV);
+	const char *fault = backend_fault_hook();
 	size_t n = strlen(where);
 	return fault && strncmp(fault, where, n) == 0 && fault[n] == ':' && fault[n + 1] &&
 	       strstr(job->module_name, fault + n + 1);

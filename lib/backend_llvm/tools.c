@@ -1,6 +1,8 @@
 /*
  * lib/backend_llvm/tools.c -- growable text, temporary directories and
- * running the device tools (ptxas, ld.lld) as subprocesses.
+ * running the device tools (ptxas, ld.lld) as subprocesses, and the
+ * settings the worker is started with (worker_main.c): the backend reads
+ * no environment.
  *
  * Tools read and write files in the calling thread's private temporary
  * directory (lib/base/temp_name.h), never in the user's directories, so a
@@ -65,16 +67,33 @@ void backend_text_release(backend_text *t)
 	gpucc_buffer_free(t);
 }
 
-const char *backend_environment(const char *name)
+/* Set once, before any backend thread starts (backend_settings_set). */
+static const char *temp_parent = "/tmp";
+#ifdef GPUCC_TEST_HOOKS
+static const char *fault_hook;
+#endif
+
+void backend_settings_set(const char *temp_dir, const char *fault)
 {
-	return getenv(name);
+	temp_parent = temp_dir && *temp_dir ? temp_dir : "/tmp";
+#ifdef GPUCC_TEST_HOOKS
+	fault_hook = fault && *fault ? fault : NULL;
+#else
+	(void)fault;
+#endif
 }
 
 const char *backend_temp_parent(void)
 {
-	const char *tmp = getenv("TMPDIR");
-	return tmp && *tmp ? tmp : "/tmp";
+	return temp_parent;
 }
+
+#ifdef GPUCC_TEST_HOOKS
+const char *backend_fault_hook(void)
+{
+	return fault_hook;
+}
+#endif
 
 int backend_tempdir_create(char *path, size_t size)
 {

@@ -2,8 +2,11 @@
  * lib/base/config.c -- the settings libgpucc takes from its caller
  * (gpucc/config.h): building them from the environment when asked, and the
  * copy in force for the process.  The only file of libgpucc that reads the
- * environment: gpucc_config_from_env for the settings, and
- * gpucc_tool_environment for what the tools it starts inherit.
+ * environment (lib/tests/check_layers.py checks it, its compile worker
+ * included): gpucc_config_from_env for the settings,
+ * gpucc_tool_environment and gpucc_tool_environment_with for what the
+ * tools it starts inherit, and, in test builds, gpucc_test_hook for the
+ * test hooks' variables.
  */
 #include "config_internal.h"
 
@@ -167,6 +170,32 @@ const char *gpucc_tool_environment(const char *name)
 {
 	return getenv(name);
 }
+
+extern char **environ;
+
+char **gpucc_tool_environment_with(char *assignment)
+{
+	size_t name_size = strcspn(assignment, "=") + 1; /* "NAME=" */
+	size_t count = 0;
+	while (environ[count])
+		count++;
+	char **envp = calloc(count + 2, sizeof *envp);
+	if (!envp)
+		return NULL;
+	size_t kept = 0;
+	for (size_t i = 0; i < count; i++)
+		if (strncmp(environ[i], assignment, name_size) != 0)
+			envp[kept++] = environ[i];
+	envp[kept] = assignment;
+	return envp;
+}
+
+#ifdef GPUCC_TEST_HOOKS
+const char *gpucc_test_hook(const char *name)
+{
+	return getenv(name);
+}
+#endif
 
 const char *gpucc_temp_parent(void)
 {

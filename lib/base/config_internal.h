@@ -1,7 +1,7 @@
 /*
  * lib/base/config_internal.h -- the settings in force (gpucc/config.h), for
- * the rooms that act on them, and the one look-up of the environment the
- * tools libgpucc starts inherit.
+ * the rooms that act on them, the environment the tools libgpucc starts
+ * inherit, and, in test builds, the test hooks' variables.
  */
 #ifndef GPUCC_LIB_CONFIG_INTERNAL_H
 #define GPUCC_LIB_CONFIG_INTERNAL_H
@@ -29,5 +29,19 @@ const char *gpucc_config_or(const char *value, const char *fallback);
  * clang itself reads, for a source compile's key and record to say what
  * clang saw.  Never a setting of libgpucc's own: those are in the config. */
 const char *gpucc_tool_environment(const char *name);
+
+/* The environment the tools libgpucc starts inherit, with assignment
+ * ("NAME=VALUE") in place of NAME's value: a new array, NULL-terminated,
+ * whose strings are borrowed from the environment and assignment (free
+ * the array only); NULL when out of memory. */
+char **gpucc_tool_environment_with(char *assignment);
+
+#ifdef GPUCC_TEST_HOOKS /* test hooks: meson option test_hooks */
+/* The value of the test hook variable name (GPUCC_BACKEND_FAULT_ENV,
+ * "GPUCC_TEST_WORKER_LLVM": the compile worker's, which
+ * lib/compile/compile_worker.c passes it on its command line), or NULL
+ * when it is unset.  Read from the environment at each call. */
+const char *gpucc_test_hook(const char *name);
+#endif
 
 #endif

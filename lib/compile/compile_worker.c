@@ -44,8 +44,6 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
-
 struct gpucc_worker {
 	char *program;   /* gpucc-compile-worker-N */
 	char llvm_version[64]; /* the LLVM it must run: its backend's, which keys name */
@@ -111,18 +109,29 @@ static int worker_start(gpucc_worker *w)
 	}
 	/* The worker gets the socket as fd 3 and the stderr file as fd 2, in a
 	 * process group of its own, with no signal blocked and SIGINT, SIGHUP
-	 * and SIGPIPE at their defaults, and $TMPDIR naming the directory,
-	 * where the backend makes its own. */
+	 * and SIGPIPE at their defaults.  It reads no environment: the
+	 * directory, where the backend makes its own, is on its command line
+	 * (lib/backend_llvm/worker_main.c), with, in test builds, the test
+	 * hooks' values read here; its environment, which its tools (ptxas,
+	 * ld.lld) inherit, has $TMPDIR naming the directory too. */
 	char caller[24], memory[24], tmpdir[PATH_MAX + 8];
 	snprintf(caller, sizeof caller, "%ld", (long)getpid());
 	snprintf(memory, sizeof memory, "%llu", (unsigned long long)w->limits.memory_bytes);
 	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", w->dir);
-	char *argv[] = {w->program, caller, w->llvm_version,
-	                w->limits.memory_bytes ? memory : NULL, NULL};
-	size_t env_count = 0;
-	while (environ[env_count])
-		env_count++;
-	char **envp = calloc(env_count + 2, sizeof *envp);
+	char *argv[8] = {w->program, caller, w->llvm_version, w->dir, memory};
+#ifdef GPUCC_TEST_HOOKS
+	static const char *const hooks[] = {GPUCC_BACKEND_FAULT_ENV, "GPUCC_TEST_WORKER_LLVM"};
+	char hook_args[2][512];
+	size_t argc = 5;
+	for (size_t i = 0; i < 2; i++) {
+		const char *value = gpucc_test_hook(hooks[i]);
+		if (value && *value) {
+			snprintf(hook_args[i], sizeof hook_args[i], "%s=%s", hooks[i], value);
+			argv[argc++] = hook_args[i];
+		}
+	}
+#endif
+	char **envp = gpucc_tool_environment_with(tmpdir);
 	gpucc_process_options o = {
 		.streams = {{.kind = GPUCC_PROCESS_NULL},
 		            {.kind = GPUCC_PROCESS_NULL},
@@ -134,14 +143,8 @@ static int worker_start(gpucc_worker *w)
 	};
 	gpucc_process p = {0};
 	int err = ENOMEM;
-	if (envp) {
-		size_t kept = 0;
-		for (size_t i = 0; i < env_count; i++)
-			if (strncmp(environ[i], "TMPDIR=", 7) != 0)
-				envp[kept++] = environ[i];
-		envp[kept] = tmpdir;
+	if (envp)
 		err = gpucc_process_start(&p, argv, &o);
-	}
 	free(envp);
 	close(pair[1]);
 	if (err != 0) {

@@ -8,8 +8,13 @@ its files were compiled with, from compile_commands.json), no circle
 between the files of libgpucc and formats/ (file A calls a function file B
 defines, and B, by way of others or not, calls back into A), nothing in
 formats/ that calls into lib/, and nothing in cmd/ that calls a function
-libgpucc.so does not export.  Reads the symbols of the object files with
-nm; exit 1 naming each breach and the functions that make it."""
+libgpucc.so does not export.  And libgpucc reads its environment in one
+file (docs/design.md): no object built from lib/ (its compile worker and
+backend module included, the tests not) or formats/ but lib/base/config.c's
+calls getenv or secure_getenv, and none but config.c's and
+lib/base/process.c's (which hands it to a child unread) uses environ.
+Reads the symbols of the object files with nm; exit 1 naming each breach
+and the functions that make it."""
 import collections
 import glob
 import json
@@ -137,6 +142,31 @@ else:
     if hidden:
         failures.append("cmd/ calls functions libgpucc.so does not export: " + ", ".join(hidden))
 
+# The environment: every object compiled from lib/ or formats/ (but their
+# tests/), whichever program or library it went into, by its source file
+# (compile_commands.json), against the one file that may read it.
+readers = {"getenv": {"lib/base/config.c"}, "secure_getenv": {"lib/base/config.c"},
+           "__secure_getenv": {"lib/base/config.c"},
+           "environ": {"lib/base/config.c", "lib/base/process.c"},
+           "__environ": {"lib/base/config.c", "lib/base/process.c"}}
+source_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sources = {}  # object file -> its source, relative to the source root
+with open(os.path.join(build, "compile_commands.json")) as f:
+    for command in json.load(f):
+        source = os.path.relpath(os.path.join(command["directory"], command["file"]), source_root)
+        if (source.startswith(("lib/", "formats/")) and
+                not source.startswith(("lib/tests/", "formats/tests/")) and command.get("output")):
+            sources[os.path.join(command["directory"], command["output"])] = source
+environment_objects = [o for o in sources if os.path.exists(o)]
+if not any(s.startswith("lib/backend_llvm/") for s in map(sources.get, environment_objects)):
+    failures.append(f"no objects of lib/backend_llvm under '{build}'")
+for path, (_, undefined) in sorted(nm_symbols(environment_objects).items()):
+    for symbol in sorted(undefined & readers.keys()):
+        if sources[path] not in readers[symbol]:
+            failures.append(f"{sources[path]} reads the environment ({symbol}), which only "
+                            f"{' and '.join(sorted(readers[symbol]))} may "
+                            f"({os.path.relpath(path, build)})")
+
 for component in circles:
     links = [f"{a} -> {b} ({', '.join(sorted(why[(a, b)])[:3])})"
              for a in component for b in component if (a, b) in why]
@@ -145,5 +175,6 @@ for component in circles:
 for f in failures:
     print("check_layers: " + f, file=sys.stderr)
 print(f"check_layers: {len(objects)} files in {len(set(r for _, r in objects.values()))} rooms, "
-      f"{sum(len(v) for v in calls.values())} calls between them, {len(circles)} circles")
+      f"{sum(len(v) for v in calls.values())} calls between them, {len(circles)} circles; "
+      f"{len(environment_objects)} objects of lib/ and formats/ checked for environment reads")
 sys.exit(1 if failures else 0)

@@ -8,6 +8,10 @@ a file that includes one private header of another room:
 - compiles, when it may (each header stands on its own).
 The planted file lies outside the tree (its own folder is not searched for
 "..." includes), so only the room's include path can find the header.
+Each file is its own translation unit, but one compiler run takes all of
+a room's (gcc runs its compiler proper once per file; the driver, and
+ccache's, once per room); a room whose run does not give each file the
+outcome expected is run again one file at a time, for the messages.
 And a room's *_impl.h headers are included by no other room's files.
 Exit 1 naming each breach."""
 import collections
@@ -38,43 +42,68 @@ if len(commands) < 2 or not all(headers.values()):
 
 
 def planted_argv(argv, planted):
-    """argv, compiling planted only: its source and dependency-file
-    arguments dropped, -fsyntax-only added."""
+    """argv, compiling the files planted only: its source and
+    dependency-file arguments and ccache (which caches no -fsyntax-only
+    run, and doubled each one's cost) dropped, -fsyntax-only added."""
     out, skip = [], False
     for arg in argv:
         if skip:
             skip = False
         elif arg in ("-o", "-MQ", "-MF", "-MT"):
             skip = True
-        elif arg in ("-c", "-MD", "-MMD") or arg.endswith(".c"):
+        elif arg in ("-c", "-MD", "-MMD", "ccache") or arg.endswith(".c"):
             continue
         else:
             out.append(arg)
-    return out + ["-fsyntax-only", planted]
+    return out + ["-fsyntax-only", "-fdiagnostics-color=never"] + planted
+
+
+def outcome(stderr, planted, name):
+    """From the diagnostics of a run that compiled several files: whether
+    planted (one of them, including name) failed, and whether it failed by
+    name's not being found.  gcc names the planted file in every
+    diagnostic of its own, and in the "included from" line before those
+    of a header it includes."""
+    lines = [line for line in stderr.splitlines() if planted + ":" in line]
+    return bool(lines), any(name in line and "fatal error" in line for line in lines)
 
 
 failures, counts = [], collections.Counter()
 with tempfile.TemporaryDirectory() as tmp:
-    planted = os.path.join(tmp, "planted.c")
     for room, (directory, argv) in sorted(commands.items()):
         may_use = set(re.findall(r"-I(?:\.\./)?lib/(\w+)$", " ".join(argv).replace(" ", "\n"),
                                  re.M))
+        plants = []  # (planted file, other room, header name)
         for other, files in sorted(headers.items()):
             for header in files:
                 name = os.path.basename(header)
+                planted = os.path.join(tmp, f"{room}-{len(plants)}.c")
                 with open(planted, "w") as f:
                     f.write(f'#include "{name}"\n')
-                run = subprocess.run(planted_argv(argv, planted), cwd=directory,
-                                     capture_output=True, text=True)
-                allowed = other in may_use
-                if allowed and run.returncode != 0:
-                    failures.append(f"lib/{room}/ may use lib/{other}/, but {name} does not "
-                                    f"compile there: {run.stderr.strip().splitlines()[:1]}")
-                elif not allowed and (run.returncode == 0 or name not in run.stderr):
-                    failures.append(f"lib/{room}/ includes lib/{other}/{name}, a room it may "
-                                    f"not use, and the compile "
-                                    f"{'succeeds' if run.returncode == 0 else 'fails otherwise'}")
-                counts["refused" if not allowed else "allowed"] += 1
+                plants.append((planted, other, name))
+        refused = sum(other not in may_use for _, other, _ in plants)
+        run = subprocess.run(planted_argv(argv, [p for p, _, _ in plants]), cwd=directory,
+                             capture_output=True, text=True)
+        expected = (run.returncode != 0) == (refused > 0) and \
+            sum("error:" in line for line in run.stderr.splitlines()) == refused
+        counts["again"] += not expected
+        for planted, other, name in plants:
+            failed, not_found = outcome(run.stderr, planted, name)
+            expected = expected and (not_found if other not in may_use else not failed)
+        for planted, other, name in plants:
+            allowed = other in may_use
+            counts["refused" if not allowed else "allowed"] += 1
+            if expected:
+                continue
+            alone = subprocess.run(planted_argv(argv, [planted]), cwd=directory,
+                                   capture_output=True, text=True)
+            if allowed and alone.returncode != 0:
+                failures.append(f"lib/{room}/ may use lib/{other}/, but {name} does not "
+                                f"compile there: {alone.stderr.strip().splitlines()[:1]}")
+            elif not allowed and (alone.returncode == 0 or name not in alone.stderr):
+                failures.append(f"lib/{room}/ includes lib/{other}/{name}, a room it may "
+                                f"not use, and the compile "
+                                f"{'succeeds' if alone.returncode == 0 else 'fails otherwise'}")
 
 # Naming: a room's *_impl.h headers are its own; what it offers the rooms
 # above it is in *_internal.h and its other headers.  No file of another
@@ -95,6 +124,7 @@ for path in glob.glob(os.path.join(source_root, "lib", "*", "*.[ch]")):
 
 for f in failures:
     print("check_rooms: " + f, file=sys.stderr)
+again = f"; {counts['again']} rooms run again file by file" if counts["again"] else ""
 print(f"check_rooms: {len(commands)} rooms, {counts['refused']} planted includes refused, "
-      f"{counts['allowed']} allowed ones compiled")
+      f"{counts['allowed']} allowed ones compiled{again}")
 sys.exit(1 if failures else 0)

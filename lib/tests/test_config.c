@@ -4,12 +4,15 @@
  * that sets GPUCC_* variables and SOURCE_DATE_EPOCH but does not ask gets
  * the defaults, one that calls gpucc_config_from_env gets them; and the
  * SIGBUS handler of lib/image/sigbus_guard.h is installed only after
- * gpucc_image_set_sigbus_guard(true) (asked with sigaction).
+ * gpucc_image_set_sigbus_guard(true) (asked with sigaction).  The
+ * environment a tool is started with (the compile worker's) is the
+ * process's with one variable replaced.
  */
 #include "check.h"
 
 #include <gpucc.h>
 
+#include "config_internal.h"
 #include "sigbus_guard.h"
 
 #include <signal.h>
@@ -17,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+extern char **environ;
 
 /* The mtime of the first member of the image at path (the ustar header's
  * octal field at offset 136); -1 when it cannot be read. */
@@ -198,6 +203,41 @@ static void test_sigbus_only_when_asked(void)
 	munmap(page, 4096);
 }
 
+/* gpucc_tool_environment_with: the process's variables, NAME's value
+ * replaced, the rest unchanged and in order. */
+static void test_tool_environment_with(void)
+{
+	const char *had = getenv("TMPDIR");
+	char *saved = had ? strdup(had) : NULL;
+	setenv("TMPDIR", "/elsewhere", 1);
+	setenv("TMPDIRECTORY", "kept", 1); /* a longer name that starts alike */
+	char assignment[] = "TMPDIR=/worker/dir";
+	char **envp = gpucc_tool_environment_with(assignment);
+	CHECK(envp != NULL);
+	size_t count = 0, tmpdirs = 0, others = 0;
+	for (; envp && envp[count]; count++) {
+		if (strncmp(envp[count], "TMPDIR=", 7) == 0) {
+			tmpdirs++;
+			CHECK(envp[count] == assignment);
+		}
+		others += strcmp(envp[count], "TMPDIRECTORY=kept") == 0;
+	}
+	CHECK_INT(tmpdirs, 1);
+	CHECK_INT(others, 1);
+	CHECK(count > 0 && envp[count - 1] == assignment);
+	size_t environment = 0;
+	while (environ[environment])
+		environment++;
+	CHECK_INT(count, environment);
+	free(envp);
+	unsetenv("TMPDIRECTORY");
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+}
+
 int main(void)
 {
 	if (check_dir_create("config") != 0 || sigaction(SIGBUS, NULL, &initial) != 0)
@@ -205,6 +245,7 @@ int main(void)
 	RUN(test_environment_not_asked);
 	RUN(test_environment_asked);
 	RUN(test_config_refusals);
+	RUN(test_tool_environment_with);
 	RUN(test_sigbus_only_when_asked);
 	if (check_dir_remove() != 0)
 		return 1;
