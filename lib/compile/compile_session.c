@@ -111,7 +111,8 @@ void gpucc_compile_free(gpucc_compile *c)
 		module_release(&c->modules[i]);
 	free(c->modules);
 	free(c->targets);
-	free(c->ld_lld_error);
+	for (size_t i = 0; i < c->linker_count; i++)
+		free(c->linkers[i].error);
 	free(c->ptxas_error);
 	free(c->nvjitlink_error);
 	if (c->have_toolchain)
