@@ -47,7 +47,7 @@ static const cmd_option options[] = {
 	{"ftz", 0, NULL, false, "flush f32 denormals to zero (AMD: denormals-are-zero)"},
 	{"debug-info", 'g', NULL, false, "keep the modules' debug info (ptxas -lineinfo); full debug info needs PTX 7.5+"},
 	{"code-object", 0, "N", false,
-	 "AMDGPU code object version 4 or 5 (default: the module's, else 4, what HIP 5.2 loads)"},
+	 "AMDGPU code object version 4, 5 or 6 (default: the module's, else 4, what HIP 5.2 loads)"},
 	{"job-timeout", 0, "SECONDS", false,
 	 "fail a job LLVM has compiled for this long (default 900; 0: no limit)"},
 	{"job-memory", 0, "MIB", false,

@@ -169,13 +169,13 @@ void gpucc_bitcode_facts(gpucc_module_facts *out, const unsigned char *data, siz
 typedef struct gpucc_job_target {
 	char name[GPUCC_TARGET_NAME_SIZE]; /* canonical: "sm_90:ptx85", "gfx90a" */
 	char features[64];                 /* for LLVM: "+ptx85", "+sramecc,-xnack" */
-	int code_object_version;           /* AMD: 4 or 5; NVIDIA: 0 */
+	int code_object_version;           /* AMD: 4, 5 or 6; NVIDIA: 0 */
 } gpucc_job_target;
 
 /* Fit target t to the module f describes: an NVIDIA target whose spelling
  * named no PTX ISA (!ptx_explicit) takes the highest the module's functions
  * ask for (up to LLVM 19's, 8.5) when that is above the target's own; an
- * AMD target takes code_object_asked (4 or 5), else the module's
+ * AMD target takes code_object_asked (4, 5 or 6), else the module's
  * amdhsa_code_object_version, else GPUCC_DEFAULT_CODE_OBJECT_VERSION.
  * GPUCC_ECOMPILE, with a message naming the spelling or option that would
  * compile the module, when the target or code_object_asked contradicts the
