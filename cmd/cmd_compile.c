@@ -47,7 +47,7 @@ static const cmd_option options[] = {
 	{"ftz", 0, NULL, false, "flush f32 denormals to zero (AMD: denormals-are-zero)"},
 	{"debug-info", 'g', NULL, false, "keep the modules' debug info (ptxas -lineinfo); full debug info needs PTX 7.5+"},
 	{"code-object", 0, "N", false,
-	 "AMDGPU code object version 4 or 5 (default: the module's, else 4, what HIP 5.2 loads)"},
+	 "AMDGPU code object version 4, 5 or 6 (default: the module's, else 4, what HIP 5.2 loads)"},
 	{"job-timeout", 0, "SECONDS", false,
 	 "fail a job LLVM has compiled for this long (default 900; 0: no limit)"},
 	{"job-memory", 0, "MIB", false,
@@ -360,8 +360,8 @@ const cmd_spec cmd_compile_spec = {
 		"gpucc writes; libclc (/usr/lib/clc) for OpenCL builtins.  NVIDIA targets give\n"
 		"PTX and a cubin (--cubin-with: libnvJitLink in process when found, else\n"
 		"ptxas; PTX only, with a warning, for a target the tool does not know); AMD\n"
-		"targets a code object linked by LLD 19.  docs/compile.md says what is\n"
-		"refused and why.\n"
+		"targets a code object linked by the LLD of the backend's LLVM (LLD 19 for\n"
+		"LLVM 19, LLD 22 for LLVM 22).  docs/compile.md says what is refused and why.\n"
 		"\n"
 		"A target takes from the module what its spelling leaves open: sm_90 the highest\n"
 		"PTX ISA the module's functions ask for (clang's +ptx85), gfx targets the\n"

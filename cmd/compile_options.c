@@ -33,9 +33,9 @@ int compile_read_numbers(const cmd_args *args, gpucc_compile_options *o)
 	if (cmd_single_value(&value, args, "code-object") != EXIT_OK)
 		return EXIT_USAGE;
 	if (value) {
-		if (parse_number(value, 4, 5, &n) != 0)
-			return cmd_error(args, EXIT_USAGE, "bad code object version '%s': expected 4 or 5",
-			                 value);
+		if (parse_number(value, 4, 6, &n) != 0)
+			return cmd_error(args, EXIT_USAGE,
+			                 "bad code object version '%s': expected 4, 5 or 6", value);
 		o->code_object_version = n;
 	}
 	if (cmd_single_value(&value, args, "llvm") != EXIT_OK)

@@ -3,7 +3,8 @@
 # device library; docs/design.md invariant 1), and with --older-than the unused
 # ones; -n and --json say which and why; what compile can still reach stays
 # and hits; a tool that is not found judges nothing; bad ages are usage
-# errors.
+# errors.  An AMD entry is judged by the LLD of its own LLVM (LLD 19 links
+# LLVM 19's code objects, LLD 22 LLVM 22's).
 . "$SRCROOT/cmd/tests/lib.sh"
 command -v python3 >/dev/null || fail "python3 is needed to read --json output"
 
@@ -14,6 +15,8 @@ rocm=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode
 [ -f "$rocm/ocml.bc" ] || skip "no ROCm device libraries (scripts/setup installs them)"
 cp -r "$rocm" libs
 export GPUCC_ROCM_DEVICE_LIBS=$TEST_DIR/libs
+# The newest LLVM built: pack's default, and what the AMD compiles get.
+newest=$("$GPUCC" --version | sed -n 's/^  LLVM \([0-9]*\)\..*/\1/p' | tail -1)
 ptxas=$( (CUDA_PATH=${CUDA_PATH:-/usr/local/cuda}; "$CUDA_PATH/bin/ptxas" --version 2>/dev/null ||
 	ptxas --version 2>/dev/null) | sed -n 's/.*, V\([0-9.]*\)$/\1/p')
 
@@ -68,7 +71,7 @@ assert_grep "stale1.ll: made by gpucc 0.0.1, this is " out
 assert_grep "stale2.ll: made with LLVM 18.1.8, this gpucc uses " out
 assert_grep "stale3.ll: made with ptxas 1.0.0, this toolchain has " out
 assert_grep "stale5.ll: device library 'libdevice.10.bc' has changed" out
-assert_grep "stale6.ll: made with LLD 14.0.6, this toolchain has LLD 19\." out
+assert_grep "stale6.ll: made with LLD 14.0.6, this toolchain has LLD $newest\." out
 assert_grep "^would remove 5 entries (.*); 4 entries (.*) would stay$" out
 assert_no_grep "stale4.ll" out
 
@@ -102,7 +105,7 @@ compile_all 1
 expect_exit 0 "$GPUCC" cache import --cache c stale.gpucc
 PATH=/nonexistent expect_exit 0 "$GPUCC" cache prune --cache c -n
 assert_no_grep "stale6.ll" out
-assert_grep "^gpucc cache prune: warning: .*ld.lld-19 was not found on PATH.*: entries are not judged by it and stay$" err
+assert_grep "^gpucc cache prune: warning: .*ld.lld-$newest was not found on PATH.*: entries are not judged by it and stay$" err
 [ "$(grep -c warning err)" -eq 1 ] || fail "the warning should come once"
 expect_exit 0 "$GPUCC" cache prune --cache c -q # (the stale imports go again)
 [ ! -s out ] || fail "-q printed"
@@ -121,6 +124,33 @@ assert d["removed_entries"] == 3 and d["entries"] == 1, d
 assert all(r["reason"] == "not used for 40 days" for r in d["removed"]), d
 PY
 [ -f "c/v1/$(echo "$kept" | cut -c1-2)/$kept.gpucc" ] || fail "the entry used just now was removed"
+
+# ---- each LLVM's entries by its own LLD: an LLVM 22 entry linked by LLD 19
+# (what gpucc made before LLVM 22's worker had its own LLD) goes, an LLVM
+# 19 one linked by LLD 19 stays, one linked by LLD 22 goes
+v19=$("$GPUCC" --version | sed -n 's/^  LLVM \(19\.[0-9.]*\)$/\1/p')
+v22=$("$GPUCC" --version | sed -n 's/^  LLVM \(22\.[0-9.]*\)$/\1/p')
+lld19=$(ld.lld-19 --version 2>/dev/null | sed -n 's/.*LLD \([0-9.]*\).*/\1/p')
+lld22=$(ld.lld-22 --version 2>/dev/null | sed -n 's/.*LLD \([0-9.]*\).*/\1/p')
+if [ -z "$v19" ] || [ -z "$v22" ] || [ -z "$lld19" ] || [ -z "$lld22" ]; then
+	skip_block "AMD entries judged by their own LLVM's LLD (needs LLVM 19 and 22 backends, ld.lld-19 and ld.lld-22)"
+else
+	python3 - "$v19" "$v22" "$lld19" "$lld22" > majors.json <<'PY'
+import json, sys
+v19, v22, lld19, lld22 = sys.argv[1:]
+def entry(n, llvm, lld):
+    return {"module": f"major{n}.ll", "module_sha256": f"{n:064x}", "target": "gfx90a",
+            "kernels": ["k"], "hsaco": "k.hsaco", "llvm_version": llvm, "options": {"ld.lld": lld}}
+print(json.dumps({"entries": [entry(1, v22, lld19), entry(2, v19, lld19), entry(3, v19, lld22)]}))
+PY
+	expect_exit 0 "$GPUCC" pack -o majors.gpucc majors.json
+	expect_exit 0 "$GPUCC" cache import --cache majors majors.gpucc
+	expect_exit 0 "$GPUCC" cache prune --cache majors -n
+	assert_grep "major1.ll: made with LLD $lld19, this toolchain has LLD $lld22$" out
+	assert_grep "major3.ll: made with LLD $lld22, this toolchain has LLD $lld19$" out
+	assert_no_grep "major2.ll" out
+	assert_grep "^would remove 2 entries (.*); 1 entry (.*) would stay$" out
+fi
 
 # ---- bad input
 for age in 30 30y x d 99999999999999999999d ''; do

@@ -6,7 +6,9 @@
 # refused (exit 3) before anything compiles; a missing module is exit 2.
 # A failure is one line; LLVM's detail comes with --verbose.  Functions
 # marked for another processor ("target-cpu", NVPTX +sm_/+ptx features) and
-# AMD code objects whose target ID is not the target's are errors.  Only LLD 19 links code objects, and its version is in the key.
+# AMD code objects whose target ID is not the target's are errors.  Only the
+# LLD of a job's LLVM (LLD 19 for LLVM 19, LLD 22 for LLVM 22) links its
+# code object, and its version is in the key.
 # A backend whose LLVM is not the one gpucc was built with is refused.
 # A dry run exits as the real run would.  Full debug info (-g) for PTX
 # before 7.5 is refused, with or without ptxas.
@@ -109,10 +111,12 @@ expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/example/kernels/saxpy.nvptx
 assert_grep "does not fit target gfx90a" err
 expect_exit 5 "$GPUCC" compile --no-cache "$TESTDATA/example/kernels/saxpy.nvptx.ll" -t gfx90a
 
-# Only LLD 19 links code objects: another ld.lld on PATH is refused by name,
-# and LLD's version is part of AMD keys.
+# Only the LLD of the job's LLVM links its code object: another ld.lld on
+# PATH is refused by name, and LLD's version is part of AMD keys.  gfx90a
+# gets the newest backend, LLVM $m.
 amd=$K/amdgpu/vector_add.ll
-mkdir -p lld14 lld19
+m=$("$GPUCC" --version | sed -n 's/^  LLVM \([0-9]*\)\..*/\1/p' | tail -1)
+mkdir -p lld14 lld$m
 if [ -x /usr/bin/ld.lld-14 ]; then
 	ln -s /usr/bin/ld.lld-14 lld14/ld.lld
 else
@@ -120,21 +124,34 @@ else
 	chmod +x lld14/ld.lld
 fi
 PATH=$PWD/lld14 expect_exit 6 "$GPUCC" compile --cache c "$amd" -t gfx90a -t sm_90 -o lld.gpucc
-assert_grep "vector_add.ll: gfx90a: no LLD 19 on PATH, .*: found '$PWD/lld14/ld.lld' (LLD 14\." err
+assert_grep "vector_add.ll: gfx90a: no LLD $m on PATH, .*: found '$PWD/lld14/ld.lld' (LLD 14\." err
 assert_no_file lld.gpucc
 PATH=$PWD/lld14 expect_exit 6 "$GPUCC" compile --cache c "$amd" -t gfx90a -n
 PATH=/nonexistent expect_exit 6 "$GPUCC" compile --no-cache "$amd" -t gfx90a
-assert_grep "ld.lld-19 was not found on PATH" err
+assert_grep "ld.lld-$m was not found on PATH" err
 expect_exit 0 "$GPUCC" compile --no-cache -n "$amd" -t gfx90a --explain
-assert_grep "^ *ld.lld=19\.[0-9.]*$" out
+assert_grep "^ *ld.lld=$m\.[0-9.]*$" out
 real_key=$(head -1 out)
-real_lld=$(command -v ld.lld-19)
-printf '#!/bin/sh\n[ "$1" = --version ] && { echo "LLD 19.99.0 (compatible with GNU linkers)"; exit 0; }\nexec %s "$@"\n' "$real_lld" > lld19/ld.lld-19
-chmod +x lld19/ld.lld-19
-PATH=$PWD/lld19:$PATH expect_exit 0 "$GPUCC" compile --cache lldc "$amd" -t gfx90a --explain
-assert_grep "^ *ld.lld=19\.99\.0$" out
+real_lld=$(command -v ld.lld-$m)
+printf '#!/bin/sh\n[ "$1" = --version ] && { echo "LLD %s.99.0 (compatible with GNU linkers)"; exit 0; }\nexec %s "$@"\n' "$m" "$real_lld" > lld$m/ld.lld-$m
+chmod +x lld$m/ld.lld-$m
+PATH=$PWD/lld$m:$PATH expect_exit 0 "$GPUCC" compile --cache lldc "$amd" -t gfx90a --explain
+assert_grep "^ *ld.lld=$m\.99\.0$" out
 [ "$(head -1 out)" != "$real_key" ] || fail "the ld.lld version does not change the key"
-assert_grep "^ld.lld-version	.*	19\.99\.0	$PWD/lld19/ld.lld-19$" lldc/compile-toolchain
+assert_grep "^ld.lld-version	.*	$m\.99\.0	$PWD/lld$m/ld.lld-$m$" lldc/compile-toolchain
+# Each backend's jobs take their own LLVM's LLD, and only theirs: without
+# LLD 22, LLVM 19's AMD jobs still compile, keyed with LLD 19.
+if has_llvm 19 && has_llvm 22 && command -v ld.lld-19 >/dev/null; then
+	mkdir -p only19 && ln -s "$(command -v ld.lld-19)" only19/ld.lld-19
+	expect_exit 0 "$GPUCC" compile --no-cache -n "$amd" -t gfx90a --llvm 19 --explain
+	assert_grep "^ *ld.lld=19\.[0-9.]*$" out
+	PATH=$PWD/only19 expect_exit 0 "$GPUCC" compile --no-cache "$amd" -t gfx90a --llvm 19 -o only19.gpucc
+	PATH=$PWD/only19 expect_exit 6 "$GPUCC" compile --no-cache "$amd" -t gfx90a --llvm 22
+	assert_grep "vector_add.ll: gfx90a: ld.lld-22 was not found on PATH: LLD 22 links LLVM 22's AMDGPU code objects (install lld-22)$" err
+	assert_one_line err
+else
+	skip_block "each backend's own LLD (needs LLVM 19 and 22 backends and ld.lld-19)"
+fi
 
 # A worker the dynamic loader cannot start (libLLVM missing: a script that
 # says and exits what ld.so would): each job fails with its words.
@@ -164,7 +181,7 @@ if [ "$TEST_HOOKS" = 1 ]; then
 fi
 
 # A ptxas that gives no version fails the NVIDIA jobs, each named, as a
-# missing LLD 19 fails the AMD ones: the AMD jobs still compile and are
+# missing LLD fails the AMD ones: the AMD jobs still compile and are
 # cached, and --json still reports every job (the whole run failed, with
 # one line naming neither module nor target, and no --json output).
 mkdir -p badcuda/bin

@@ -167,20 +167,22 @@ for sig in TERM HUP; do
 	if ls -a | grep '^\.sig\.gpucc'; then fail "compile got SIG$sig and left the files above"; fi
 done
 if [ -r /proc/self/status ]; then
-	# A tool the backend runs has no signal blocked: a stand-in ld.lld-19
-	# prints the set its process blocks, and fails.  (In Python: a shell
-	# clears the set it inherits.)
+	# A tool the backend runs has no signal blocked: a stand-in ld.lld-N,
+	# N the major of the backend gfx90a gets (the newest), prints the set
+	# its process blocks, and fails.  (In Python: a shell clears the set it
+	# inherits.)
+	m=$("$GPUCC" --version | sed -n 's/^  LLVM \([0-9]*\)\..*/\1/p' | tail -1)
 	mkdir lld
-	cat > lld/ld.lld-19 <<-'EOF'
+	cat > lld/ld.lld-$m <<-'EOF'
 	#!/usr/bin/env python3
 	import sys
 	if sys.argv[1:2] == ["--version"]:
-	    print("LLD 19.1.7 (compatible with GNU linkers)")
+	    print("LLD %s.1.7 (compatible with GNU linkers)" % sys.argv[0].rsplit("-", 1)[1])
 	    sys.exit(0)
 	print([l for l in open("/proc/self/status") if l.startswith("SigBlk:")][0].strip())
 	sys.exit(1)
 	EOF
-	chmod +x lld/ld.lld-19
+	chmod +x lld/ld.lld-$m
 	PATH=$PWD/lld:$PATH expect_exit 5 "$GPUCC" compile --verbose --no-cache "$TESTDATA/kernels/amdgpu/vector_add.ll" -t gfx90a
 	assert_grep "SigBlk:[[:space:]]*0*$" err
 fi

@@ -68,19 +68,21 @@ fi
 expect_exit 0 "$GPUCC" compile --no-cache --no-cubin "$C/mfma.ll" -t gfx90a
 expect_exit 0 "$GPUCC" compile --no-cache --no-cubin "$C/cp_async.ll" -t sm_80
 
-# A job that runs past --job-timeout: a stand-in ld.lld-19 that never
-# returns.  The job fails, and the tool dies with its worker.
+# A job that runs past --job-timeout: a stand-in ld.lld-N (N the major of
+# the backend gfx90a gets, the newest) that never returns.  The job fails,
+# and the tool dies with its worker.
 expect_exit 129 "$GPUCC" compile --no-cache "$good_amd" -t gfx90a --job-timeout x
+m=$("$GPUCC" --version | sed -n 's/^  LLVM \([0-9]*\)\..*/\1/p' | tail -1)
 cat >stall.sh <<'EOF'
 #!/bin/sh
-# An ld.lld-19 that never returns: the job must be stopped by its time limit.
-[ "$1" = --version ] && exec ld.lld-19 --version
+# An ld.lld that never returns: the job must be stopped by its time limit.
+[ "$1" = --version ] && exec REAL_LLD --version
 exec sleep 3600
 EOF
-mkdir bin && cp stall.sh bin/ld.lld-19 && chmod +x bin/ld.lld-19
-command -v ld.lld-19 >/dev/null || skip "ld.lld-19 is not installed"
-real_lld=$(command -v ld.lld-19)
-sed -i "s|exec ld.lld-19 --version|exec $real_lld --version|" bin/ld.lld-19
+mkdir bin && cp stall.sh bin/ld.lld-$m && chmod +x bin/ld.lld-$m
+command -v ld.lld-$m >/dev/null || skip "ld.lld-$m is not installed"
+real_lld=$(command -v ld.lld-$m)
+sed -i "s|exec REAL_LLD --version|exec $real_lld --version|" bin/ld.lld-$m
 start=$(date +%s)
 PATH=$PWD/bin:$PATH expect_exit 5 "$GPUCC" compile --no-cache "$good_amd" -t gfx90a --job-timeout 2
 [ $(($(date +%s) - start)) -lt 60 ] || fail "--job-timeout 2 did not stop the job"
@@ -93,7 +95,7 @@ pgrep -f "sleep 3600" >/dev/null && fail "the stalled tool outlived its job"
 
 # SIGTERM to compile while a tool runs: the tool dies with it (the worker's
 # process group is killed when its caller dies), and nothing stays in TMPDIR.
-sed -i 's/exec sleep 3600/exec sleep 3602/' bin/ld.lld-19
+sed -i 's/exec sleep 3600/exec sleep 3602/' bin/ld.lld-$m
 PATH=$PWD/bin:$PATH "$GPUCC" compile --no-cache "$good_amd" -t gfx90a >/dev/null 2>&1 &
 gpucc_pid=$!
 for _ in $(seq 1 300); do pgrep -f "sleep 3602" >/dev/null && break; sleep 0.1; done

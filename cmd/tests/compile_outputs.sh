@@ -1,6 +1,7 @@
 # cmd/tests/compile_outputs.sh -- what `gpucc compile` produces is accepted by
 # the device tools (ptxas: compile_outputs_ptxas.sh): every code object
-# shows the expected kernels and target in `llvm-readelf-19 --notes`, the code object version option works, the
+# shows the expected kernels and target in `llvm-readelf-19 --notes`, the
+# code object version option works (4, 5 and 6, on each backend), the
 # example package compiles for both vendors in one run, and the CUDA driver's
 # system calls (printf, malloc, free, assert) are externals for NVIDIA
 # targets that never make a cubin relocatable.
@@ -36,7 +37,24 @@ expect_exit 0 "$GPUCC" compile --no-cache --code-object 5 -o v5.gpucc --json "$K
 key=$(result_keys out gfx | cut -d' ' -f1)
 "$GPUCC" cat v5.gpucc "$key" --part hsaco > v5.hsaco
 llvm-readelf-19 --notes v5.hsaco | grep -A3 "amdhsa.version:" | grep -q -- "- 2$" || fail "--code-object 5 did not give v5"
-expect_exit 129 "$GPUCC" compile --no-cache --code-object 6 "$K/amdgpu/vector_add.ll" -t gfx90a
+# Code object v6 (what clang-22 writes by default), from each backend: the
+# ELF header's ABI version 4 (v4's is 2, v5's 3), v5's device library ABI.
+for llvm in 19 22; do
+	if ! has_llvm $llvm; then
+		skip_block "--code-object 6 with LLVM $llvm (this build has no LLVM $llvm backend)"
+		continue
+	fi
+	expect_exit 0 "$GPUCC" compile --no-cache --llvm $llvm --code-object 6 -o v6.gpucc --json \
+		"$K/amdgpu/math.ll" -t gfx90a
+	key=$(result_keys out gfx | cut -d' ' -f1)
+	"$GPUCC" cat v6.gpucc "$key" --part hsaco > v6.hsaco
+	llvm-readelf-19 -h v6.hsaco | grep -q "ABI Version: *4$" || fail "--code-object 6 did not give v6 (LLVM $llvm)"
+	expect_exit 0 "$GPUCC" show v6.gpucc "$key" --json
+	assert_grep '"code-object": *"6"' out
+	assert_grep '"oclc_abi_version_500.bc"' out
+done
+expect_exit 129 "$GPUCC" compile --no-cache --code-object 7 "$K/amdgpu/vector_add.ll" -t gfx90a
+assert_grep "^gpucc compile: bad code object version '7': expected 4, 5 or 6 " err
 
 # ---- -O0 compiles only the library code the module reaches --------------------------
 # Nothing optimises at -O0, so every library function the link pulled in was

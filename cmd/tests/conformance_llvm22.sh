@@ -32,9 +32,19 @@
 # newer PTX ISA); rocPRIM and rocRAND for every AMD processor, since clang-22
 # refuses them in the front end (HIP 5.2's amd_hip_fp16.h calls
 # __llvm_amdgcn_rcp_f16, a builtin clang 20 removed), which costs little
-# and is listed as skipped with that reason.  The sources' own `gpucc
-# compile` (conf_sources) is left to the LLVM 19 suites: a HIP source
-# compiles as code object v4 or v5 (--code-object), not as clang-22's v6.
+# and is listed as skipped with that reason.
+#
+# gpucc's own compile of sources (gpucc runs clang-22) at code object v6,
+# clang-22's default: the HIP unit clang-22 builds (kernels.hip) for every
+# AMD processor, in one `gpucc compile --code-object 6`; each entry is v6
+# (ELF ABI version 4, option code-object 6) with the kernels, registers,
+# shared and scratch bytes of the IR's entry (clang-22's own v6 IR, held
+# against clang-22's build above), and a second run hits every key through
+# the direct-mode records, without clang or LLVM.  Only that unit: the
+# rest of conf_sources (every unit and language, as the LLVM 19 suites run
+# it) would add minutes of clang-22 to the suite, for sources whose other
+# languages --code-object does not change (CUDA) or that libclc-19's v5
+# library cannot link into a v6 module (OpenCL C).
 # Skipped, saying why, without LLVM 22's backend, clang-22, or a CUDA
 # toolkit (the NVIDIA pairs only).
 CONF_LLVM=22
@@ -107,3 +117,67 @@ conf_report_skips "${expected[@]}"
 # shellcheck disable=SC2086
 conf_gpucc $TARGETS
 conf_check
+
+# llvm22_sources_v6: kernels.hip for every AMD processor from the source, at
+# code object v6, held against the IR's entries (above).
+llvm22_sources_v6() {
+	local t0=$SECONDS args=() proc
+	for proc in $AMD; do args+=(-t "$proc"); done
+	local run=("$GPUCC" compile --cache v6-cache -j "$CONF_JOBS" --json --code-object 6
+	           "$CONF/hip/kernels.hip" "${args[@]}")
+	"${run[@]}" -o v6.gpucc > v6.json 2> v6.err ||
+		{ cat v6.err >&2; fail "gpucc compile --code-object 6 of kernels.hip failed"; }
+	echo "gpucc compile --code-object 6: kernels.hip x $(echo "$AMD" | wc -w) targets (clang-22 included) in $((SECONDS - t0)) s"
+	expect_exit 0 "${run[@]}"
+	python3 -c 'import json, sys
+r = json.load(open("out"))
+sys.exit(0 if r["hits"] == r["jobs"] and not r["llvm_loaded"] else 1)' ||
+		fail "the second compile of kernels.hip at v6 did not hit every key without LLVM"
+	GPUCC="$GPUCC" python3 - <<'PY' || fail "gpucc's v6 build of kernels.hip differs from its build of clang-22's IR"
+import json, os, subprocess, sys
+
+gpucc = os.environ["GPUCC"]
+def run(*args):
+    return subprocess.run([gpucc, *args], capture_output=True, check=True).stdout
+
+def kernels(entry):
+    return {k["name"]: (k.get("registers"), k.get("shared_bytes"), k.get("scratch_bytes"))
+            for k in entry["kernels"]}
+
+ir = {}
+for e in json.load(open("list.json")):
+    unit, proc, variant, _ = e["module"].rsplit(".", 3)
+    if unit == "hip-kernels" and variant == "ir":
+        ir[proc] = e
+problems = []
+results = json.load(open("v6.json"))["results"]
+for r in results:
+    proc = r["target"].split(":", 1)[0]
+    if r["status"] != "compiled":
+        problems.append(f"{proc}: {r['status']}: {r.get('error')}")
+        continue
+    got = json.loads(run("show", "--json", "v6.gpucc", r["key"]))
+    if got["options"].get("code-object") != "6":
+        problems.append(f"{proc}: option code-object {got['options'].get('code-object')}, not 6")
+    if not got["llvm_version"].startswith("22."):
+        problems.append(f"{proc}: made by LLVM {got['llvm_version']}")
+    hsaco = run("cat", "v6.gpucc", r["key"], "--part", "hsaco")
+    if hsaco[:4] != b"\x7fELF" or hsaco[8] != 4:
+        problems.append(f"{proc}: the code object's ELF ABI version is {hsaco[8]}, not 4 (v6)")
+    want = ir.get(proc)
+    if want is None:
+        problems.append(f"{proc}: compiled from the source, but its IR was not")
+        continue
+    want_entry = json.loads(run("show", "--json", "conformance.gpucc", want["key"]))
+    if kernels(got) != kernels(want_entry):
+        problems.append(f"{proc}: the source's kernels {kernels(got)}, the IR's {kernels(want_entry)}")
+if len(results) != len(ir):
+    problems.append(f"{len(results)} results from the source, {len(ir)} IR entries")
+for p in problems:
+    print("MISMATCH: " + p, file=sys.stderr)
+print(f"sources at v6: {len(results) - len(problems)} entries of kernels.hip hold the IR's "
+      "kernels and resources")
+sys.exit(1 if problems else 0)
+PY
+}
+llvm22_sources_v6

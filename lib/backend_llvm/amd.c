@@ -1,7 +1,8 @@
 /*
  * lib/backend_llvm/amd.c -- the AMD output of a job: the relocatable object
- * LLVM emitted, linked by `ld.lld -shared` (or the LLD linked into the
- * worker: lib/backend_llvm/lld_link.h) into a code object whose metadata
+ * LLVM emitted, linked by `ld.lld -shared` (the ld.lld of this LLVM's major,
+ * which libgpucc names, or the same LLD linked into the worker:
+ * lib/backend_llvm/lld_link.h) into a code object whose metadata
  * note gives kernels and resources, and whose target ID must be the job's.
  */
 #include "compile_state.h"
@@ -42,8 +43,12 @@ int finish_amdgpu(compile *c, LLVMMemoryBufferRef buffer)
 	snprintf(object, sizeof object, "%s.o", c->path_base);
 	snprintf(hsaco, sizeof hsaco, "%s.hsaco", c->path_base);
 	snprintf(log, sizeof log, "%s.lld.log", c->path_base);
-	if (!c->job->ld_lld)
-		return fail(c, GPUCC_EUNAVAILABLE, "ld.lld-19 was not found: it links AMDGPU code objects");
+	if (!c->job->ld_lld) {
+		unsigned major, minor, patch;
+		LLVMGetVersion(&major, &minor, &patch);
+		return fail(c, GPUCC_EUNAVAILABLE, "ld.lld-%u was not found: it links AMDGPU code objects",
+		            major);
+	}
 	if (backend_file_write(object, LLVMGetBufferStart(buffer), LLVMGetBufferSize(buffer)) != 0)
 		return fail(c, GPUCC_ERROR, "cannot write '%s': %s", object, strerror(errno));
 	/* One thread: a tiny link, and no thread pool left in the worker. */

@@ -1,8 +1,8 @@
 /*
  * lib/backend_llvm/lld_link.cpp -- backend_lld_link through LLD's library
  * entry point (lld/Common/Driver.h), ELF driver only: the same code as the
- * ld.lld-19 of the same LLVM build, so the same bytes (compile.c chooses it
- * only then).  One link at a time per process (a worker runs one job at a
+ * ld.lld-N of the worker's own LLVM build, so the same bytes (libgpucc
+ * chooses it only for that ld.lld: lib/compile/compile_toolchain.c).  One link at a time per process (a worker runs one job at a
  * time); LLD says when a link left it unable to run again.
  */
 #include "lld_link.h"

@@ -1,10 +1,11 @@
 /*
- * lib/backend_llvm/lld_link.h -- LLD 19 linked into the compile worker, so
- * that an AMDGPU code object is linked in process instead of by an ld.lld
- * process (whose start, mostly loading libLLVM, cost ~70 ms of CPU per job
- * against ~2 ms for the link itself).  lld_link.cpp where the build found
- * liblld (Debian's liblld-19-dev), lld_none.c elsewhere (the backend
- * module, a build without it).
+ * lib/backend_llvm/lld_link.h -- LLD linked into the compile worker of its
+ * own LLVM major, so that an AMDGPU code object is linked in process
+ * instead of by an ld.lld process (whose start, mostly loading libLLVM,
+ * costs ~70 ms of CPU per job against ~2 ms for the link itself).
+ * lld_link.cpp where the build found that major's liblld (Debian's
+ * liblld-19-dev, liblld-22-dev), lld_none.c elsewhere (the backend
+ * modules, a worker built without it).
  */
 #ifndef GPUCC_BACKEND_LLD_LINK_H
 #define GPUCC_BACKEND_LLD_LINK_H

@@ -70,7 +70,7 @@ typedef struct gpucc_backend_job {
 	bool fast_math;
 	bool ftz;                  /* flush f32 denormals to zero (AMD: daz) */
 	bool debug_info;           /* keep the module's debug info */
-	int code_object_version;   /* AMD: 4, 5 or 6 (as a module asks) */
+	int code_object_version;   /* AMD: 4, 5 or 6 */
 	/* Device libraries to link, already chosen and ordered by libgpucc;
 	 * every function the module did not define is internalised after. */
 	size_t device_lib_count;

@@ -6,7 +6,8 @@
  * A compile's key holds the key schema, gpucc's and LLVM's versions, the
  * digests of the device libraries it links, and (as options) the versions of
  * ptxas (NVIDIA; "none" without it, and with --no-cubin), of libnvJitLink
- * (NVIDIA, when it made the cubin) and of LLD 19 (AMD).
+ * (NVIDIA, when it made the cubin) and of the LLD of the entry's LLVM
+ * major (AMD: LLD 19 links LLVM 19's code objects, LLD 22 LLVM 22's).
  * An entry that records anything else for these can never be hit again by
  * this gpucc on this machine.  The module and the other options are free:
  * any module can come.  The toolchain is found as a compile finds it
@@ -31,13 +32,20 @@ typedef struct pruner {
 	gpucc_cache *c;
 	gpucc_toolchain tc;
 	const char *ptxas;   /* ptxas's version here; NULL: none, not judged */
-	const char *ld_lld;  /* LLD 19's version here; NULL: none, not judged */
 	const char *nvjitlink; /* libnvJitLink's version here; NULL: none, not judged */
-	char *no_ptxas, *no_ld_lld, *no_nvjitlink; /* why there is none */
+	char *no_ptxas, *no_nvjitlink; /* why there is none */
+	/* Per LLVM backend built, the version of its LLD here (NULL: none,
+	 * not judged, for the reason in missing). */
+	struct {
+		unsigned major;
+		const char *version;
+		char *missing;
+		bool warned;
+	} ld_llds[8];
+	size_t ld_lld_count;
 	bool by_age;
 	time_t now, cutoff;  /* with by_age: entries last used before cutoff go */
-	bool warned_ptxas, warned_ld_lld, warned_nvjitlink, warned_libdevice, warned_rocm,
-		warned_libclc;
+	bool warned_ptxas, warned_nvjitlink, warned_libdevice, warned_rocm, warned_libclc;
 	char reason[512];
 } pruner;
 
@@ -190,12 +198,17 @@ static const char *judge(void *ctx, const gpucc_entry *e, const struct stat *st)
 			return because(p, "made with ptxas %s, this toolchain has %s", v ? v : "(unrecorded)",
 			               p->ptxas);
 	} else if (amd) {
+		/* The LLD of the entry's LLVM, a backend's (llvm_built). */
 		const char *v = gpucc_entry_option(e, "ld.lld");
-		if (!p->ld_lld)
-			not_judged(p, &p->warned_ld_lld, p->no_ld_lld);
-		else if (!v || strcmp(v, p->ld_lld) != 0)
+		unsigned major = (unsigned)strtoul(e->llvm_version, NULL, 10);
+		size_t i = 0;
+		while (i < p->ld_lld_count && p->ld_llds[i].major != major)
+			i++;
+		if (i < p->ld_lld_count && !p->ld_llds[i].version)
+			not_judged(p, &p->ld_llds[i].warned, p->ld_llds[i].missing);
+		else if (i < p->ld_lld_count && (!v || strcmp(v, p->ld_llds[i].version) != 0))
 			return because(p, "made with LLD %s, this toolchain has LLD %s",
-			               v ? v : "(unrecorded)", p->ld_lld);
+			               v ? v : "(unrecorded)", p->ld_llds[i].version);
 	}
 	const char *why = nvidia || amd ? judge_libraries(p, e, nvidia) : NULL;
 	if (why)
@@ -246,9 +259,17 @@ int gpucc_cache_prune(gpucc_cache *c, int64_t unused_seconds, unsigned flags,
 		p.nvjitlink = NULL;
 		rc = missing(&p.no_nvjitlink, gpucc_error_last()->message);
 	}
-	if (rc == 0 && gpucc_toolchain_ld_lld(&p.tc, &p.ld_lld) != 0) {
-		p.ld_lld = NULL;
-		rc = missing(&p.no_ld_lld, gpucc_error_last()->message);
+	unsigned major;
+	for (size_t i = 0; rc == 0 && gpucc_llvm_backend(i, &major, NULL) &&
+	                   p.ld_lld_count < sizeof p.ld_llds / sizeof p.ld_llds[0];
+	     i++) {
+		const char *path;
+		p.ld_llds[p.ld_lld_count].major = major;
+		if (gpucc_toolchain_ld_lld(&p.tc, major, &path, &p.ld_llds[p.ld_lld_count].version) != 0) {
+			p.ld_llds[p.ld_lld_count].version = NULL;
+			rc = missing(&p.ld_llds[p.ld_lld_count].missing, gpucc_error_last()->message);
+		}
+		p.ld_lld_count++;
 	}
 	if (rc != 0)
 		goto done;
@@ -257,7 +278,8 @@ int gpucc_cache_prune(gpucc_cache *c, int64_t unused_seconds, unsigned flags,
 		gpucc_toolchain_save(&p.tc);
 done:
 	free(p.no_ptxas);
-	free(p.no_ld_lld);
+	for (size_t i = 0; i < p.ld_lld_count; i++)
+		free(p.ld_llds[i].missing);
 	free(p.no_nvjitlink);
 	gpucc_toolchain_release(&p.tc);
 	return rc;

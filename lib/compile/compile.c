@@ -162,9 +162,9 @@ static void compile_one(pool *p, gpucc_worker *worker, job *j)
 		.device_lib_data = j->lib_data,
 		.device_lib_sizes = j->lib_sizes,
 		.ptxas = nvidia && c->targets[j->target].parts & PARTS_CUBIN ? c->toolchain.ptxas : NULL,
-		.ld_lld = nvidia ? NULL : c->toolchain.ld_lld,
+		.ld_lld = nvidia ? NULL : job_linker(c, j->backend)->path,
 		.nvjitlink = nvidia && c->targets[j->target].parts & PARTS_CUBIN ? c->nvjitlink : NULL,
-		.ld_lld_in_process = !nvidia && c->ld_lld_in_process,
+		.ld_lld_in_process = !nvidia && job_linker(c, j->backend)->in_process,
 	};
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);

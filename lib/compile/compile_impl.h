@@ -36,7 +36,13 @@ typedef struct gpucc_toolchain {
 	                        amdgcn--amdhsa.bc, or NULL */
 	char *ptxas;         /* or NULL: no cubins */
 	char *nvjitlink;     /* libnvJitLink, or NULL: cubins by ptxas only */
-	char *ld_lld;        /* set by gpucc_toolchain_ld_lld; NULL until then */
+	/* The ld.lld of each LLVM major asked for (gpucc_toolchain_ld_lld),
+	 * in the order asked. */
+	struct gpucc_ld_lld {
+		unsigned major;
+		char *path;
+	} ld_llds[8];
+	size_t ld_lld_count;
 	char *memo_path;     /* where memos are kept (NULL: not kept) */
 	gpucc_file_memo *memos;
 	size_t memo_count;
@@ -60,8 +66,9 @@ typedef struct gpucc_toolchain {
  * then the Debian and /opt/rocm directories; libclc in $GPUCC_LIBCLC_DIR,
  * then /usr/lib/clc; ptxas in $CUDA_PATH/bin, then
  * /usr/local/cuda/bin, then $PATH.  ld.lld is looked for only when asked
- * (gpucc_toolchain_ld_lld).  Memos are loaded from memo_dir/compile-toolchain
- * when memo_dir is given, and kept in memory either way. */
+ * (gpucc_toolchain_ld_lld, per LLVM major).  Memos are loaded from
+ * memo_dir/compile-toolchain when memo_dir is given, and kept in memory
+ * either way. */
 int gpucc_toolchain_init(gpucc_toolchain *tc, const char *memo_dir);
 /* Save changed memos (atomically; best effort). */
 void gpucc_toolchain_save(gpucc_toolchain *tc);
@@ -94,12 +101,22 @@ char *gpucc_nvjitlink_find(const char *override_path);
  * tools, release 13.0, V13.0.88" gives "13.0.88"), read without loading it.
  * GPUCC_EUNAVAILABLE when it carries none. */
 int gpucc_nvjitlink_scan_version(const char *path, char *out, size_t size);
-/* The linker of AMDGPU code objects: ld.lld-19, else ld.lld, on $PATH,
- * accepted only when `--version` reports LLD 19 (another LLD links other
- * bytes under the same key).  Sets tc->ld_lld and *version ("19.1.7", owned
- * by tc; remembered like ptxas's).  GPUCC_EUNAVAILABLE, naming what was
- * found, when there is no LLD 19. */
-int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version);
+/* The linker of the AMDGPU code objects LLVM major's backend makes:
+ * ld.lld-MAJOR, else ld.lld, on $PATH, accepted only when `--version`
+ * reports LLD MAJOR (another LLD links other bytes under the same key).
+ * Sets *path and *version ("19.1.7"; remembered like ptxas's), owned by
+ * tc (the path until tc is released, or asked again for major and finds
+ * another).  GPUCC_EUNAVAILABLE, naming what
+ * was found, when there is no LLD MAJOR. */
+int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, unsigned major, const char **path,
+                           const char **version);
+/* Whether the compile worker of LLVM major has LLD linked in
+ * (lib/backend_llvm/lld_link.h) that is the ld.lld at path, of version:
+ * the ld.lld-MAJOR the build found (one file, however reached), of the
+ * LLVM version the worker's LLD was built from.  Then the worker links in
+ * process what that ld.lld would, byte for byte; another ld.lld (one put
+ * first on PATH) runs as a process, as asked. */
+bool gpucc_toolchain_ld_lld_built_in(unsigned major, const char *path, const char *version);
 /* The version after marker in what `tool --version` prints ("19.1.7" after
  * "clang version "), remembered as a memo of kind like ptxas's; owned by
  * tc.  GPUCC_EUNAVAILABLE when the tool prints none. */
@@ -152,13 +169,13 @@ void gpucc_bitcode_facts(gpucc_module_facts *out, const unsigned char *data, siz
 typedef struct gpucc_job_target {
 	char name[GPUCC_TARGET_NAME_SIZE]; /* canonical: "sm_90:ptx85", "gfx90a" */
 	char features[64];                 /* for LLVM: "+ptx85", "+sramecc,-xnack" */
-	int code_object_version;           /* AMD: 4 or 5; NVIDIA: 0 */
+	int code_object_version;           /* AMD: 4, 5 or 6; NVIDIA: 0 */
 } gpucc_job_target;
 
 /* Fit target t to the module f describes: an NVIDIA target whose spelling
  * named no PTX ISA (!ptx_explicit) takes the highest the module's functions
  * ask for (up to LLVM 19's, 8.5) when that is above the target's own; an
- * AMD target takes code_object_asked (4 or 5), else the module's
+ * AMD target takes code_object_asked (4, 5 or 6), else the module's
  * amdhsa_code_object_version, else GPUCC_DEFAULT_CODE_OBJECT_VERSION.
  * GPUCC_ECOMPILE, with a message naming the spelling or option that would
  * compile the module, when the target or code_object_asked contradicts the

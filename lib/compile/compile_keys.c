@@ -2,9 +2,10 @@
  * lib/compile/compile_keys.c -- what a compile session's keys name besides the
  * IR (formats/key.md): each vendor's normalised options with the versions
  * of the tools that make its payloads (the cubin tool chosen here, ptxas's
- * and ld.lld's versions), a job's key and components taken from its entry
- * and a lookup made a hit, and the identity of a vendor's toolchain that a
- * source's direct-mode record is named with.
+ * version, each backend's ld.lld and its version), a job's key and
+ * components taken from its entry and a lookup made a hit, and the
+ * identity of a vendor's toolchain that a source's direct-mode record is
+ * named with.
  */
 #include "compile_session.h"
 
@@ -49,33 +50,53 @@ static int choose_cubin_tool(gpucc_compile *c)
 	return 0;
 }
 
-/* Whether the worker's own LLD (lib/backend_llvm/lld_link.h) is the ld.lld
- * found, at path with version: the ld.lld-19 the build found (one file,
- * however reached) and of the LLVM version the worker's LLD was built from.
- * Then it links, in process, what that ld.lld would, byte for byte; another
- * ld.lld (one put first on PATH) runs as a process, as asked. */
-static bool lld_is_built_in(const char *path, const char *version)
+/* The linker of each backend a job may get (the one --llvm pins, else
+ * every one there is), for AMD jobs: that backend's LLD, ld.lld-MAJOR, its
+ * version, and whether its worker links it in process; or why there is
+ * none, which fails that backend's AMD jobs alone. */
+static int find_linkers(gpucc_compile *c)
 {
-	if (!*GPUCC_BUILD_LLD_VERSION || !*GPUCC_BUILD_LD_LLD || !path ||
-	    strcmp(version, GPUCC_BUILD_LLD_VERSION) != 0)
-		return false;
-	char *found = realpath(path, NULL), *built = realpath(GPUCC_BUILD_LD_LLD, NULL);
-	bool same = found && built && strcmp(found, built) == 0;
-	free(found);
-	free(built);
-	return same;
+	const gpucc_backend_info *backends;
+	size_t backend_count = gpucc_backends(&backends);
+	for (size_t i = 0; i < backend_count; i++) {
+		if (c->o.llvm_major && backends[i].major != c->o.llvm_major)
+			continue;
+		if (c->linker_count == sizeof c->linkers / sizeof c->linkers[0])
+			break;
+		struct linker *l = &c->linkers[c->linker_count++];
+		l->major = backends[i].major;
+		if (gpucc_toolchain_ld_lld(&c->toolchain, l->major, &l->path, &l->version) != 0) {
+			l->path = l->version = NULL;
+			l->error = strdup(gpucc_error_last()->message);
+			gpucc_error_clear();
+			if (!l->error)
+				return gpucc_error_oom();
+			continue;
+		}
+		l->in_process = gpucc_toolchain_ld_lld_built_in(l->major, l->path, l->version);
+	}
+	return 0;
+}
+
+const struct linker *job_linker(const gpucc_compile *c, const gpucc_backend_info *backend)
+{
+	for (size_t i = 0; backend && i < c->linker_count; i++)
+		if (c->linkers[i].major == backend->major)
+			return &c->linkers[i];
+	return NULL;
 }
 
 /* The normalised options of each vendor, sorted by name (formats/key.md):
  * only those that can change that vendor's output, the versions of the
  * tools that make the payloads included (ptxas's and, when it makes the
- * cubins, libnvJitLink's; ld.lld's for code objects).  Without LLD 19 the
- * AMD jobs fail when planned, with the reason kept in ld_lld_error, and the
- * NVIDIA ones go on; so do the AMD jobs when the ptxas found gives no
- * version (ptxas_error). */
+ * cubins, libnvJitLink's; for code objects, ld.lld's, which is the LLD of
+ * the job's backend: each job's own, set when its backend is chosen).
+ * Without a backend's LLD that backend's AMD jobs fail when planned, with
+ * the reason kept in its linker, and the other jobs go on; so do the AMD
+ * jobs when the ptxas found gives no version (ptxas_error). */
 int build_options(gpucc_compile *c)
 {
-	const char *ptxas = "none", *ld_lld = "none";
+	const char *ptxas = "none";
 	bool nvidia = false, amd = false;
 	int rc;
 	for (size_t i = 0; i < c->target_count; i++) {
@@ -88,13 +109,8 @@ int build_options(gpucc_compile *c)
 		if (!c->ptxas_error)
 			return gpucc_error_oom();
 	}
-	if (amd && gpucc_toolchain_ld_lld(&c->toolchain, &ld_lld) != 0) {
-		c->ld_lld_error = strdup(gpucc_error_last()->message);
-		gpucc_error_clear();
-		if (!c->ld_lld_error)
-			return gpucc_error_oom();
-	}
-	c->ld_lld_in_process = amd && !c->ld_lld_error && lld_is_built_in(c->toolchain.ld_lld, ld_lld);
+	if (amd && (rc = find_linkers(c)) != 0)
+		return rc;
 	const char *on_off[] = {"off", "on"};
 	gpucc_option *n = c->nvidia_options;
 	n[0] = (gpucc_option){"debug-info", on_off[c->o.debug_info]};
@@ -116,7 +132,7 @@ int build_options(gpucc_compile *c)
 	a[1] = (gpucc_option){"debug-info", on_off[c->o.debug_info]};
 	a[2] = (gpucc_option){"fast-math", on_off[c->o.fast_math]};
 	a[3] = (gpucc_option){"ftz", on_off[c->o.ftz]};
-	a[4] = (gpucc_option){"ld.lld", ld_lld};
+	a[4] = (gpucc_option){"ld.lld", NULL}; /* each job's own (plan_job) */
 	a[5] = (gpucc_option){"opt-level", level_names[c->o.opt_level]};
 	c->amd_option_count = 6;
 	return 0;
@@ -229,9 +245,12 @@ void source_identity(gpucc_compile *c, gpucc_vendor vendor, gpucc_digest *out)
 {
 	bool nvidia = vendor == GPUCC_VENDOR_NVIDIA;
 	identity_text t = {.used = 0};
+	bool no_linker = false;
+	for (size_t i = 0; i < c->linker_count; i++)
+		no_linker |= c->linkers[i].error != NULL;
 	identity_add(&t, "schema=%d\ngpucc=%s\ncode-object=%d\nmissing=%d%d%d\n",
 	             GPUCC_KEY_SCHEMA, gpucc_version(), c->o.code_object_version,
-	             c->ptxas_error != NULL, c->nvjitlink_error != NULL, c->ld_lld_error != NULL);
+	             c->ptxas_error != NULL, c->nvjitlink_error != NULL, no_linker);
 	/* Which backend compiles a target (so which LLVM its entry's key
 	 * names) follows from the target, which names the record too, the
 	 * backends there are and the one --llvm pins. */
@@ -243,7 +262,11 @@ void source_identity(gpucc_compile *c, gpucc_vendor vendor, gpucc_digest *out)
 	const gpucc_option *o = nvidia ? c->nvidia_options : c->amd_options;
 	size_t count = nvidia ? c->nvidia_option_count : c->amd_option_count;
 	for (size_t i = nvidia ? 0 : 1; i < count; i++) /* AMD's first is code-object */
-		identity_add(&t, "%s=%s\n", o[i].name, o[i].value);
+		if (o[i].value) /* AMD's ld.lld, each job's own: each backend's, below */
+			identity_add(&t, "%s=%s\n", o[i].name, o[i].value);
+	for (size_t i = 0; !nvidia && i < c->linker_count; i++)
+		identity_add(&t, "ld.lld-%u=%s\n", c->linkers[i].major,
+		             c->linkers[i].version ? c->linkers[i].version : "none");
 	identity_libs x = {c, &t};
 	each_source_lib(c, vendor, identity_lib, &x);
 	gpucc_digest_buffer(out, t.text, t.used);

@@ -297,6 +297,21 @@ static int choose_backend(gpucc_compile *c, job *j)
 	return 0;
 }
 
+/* An AMD job's linker, the LLD of its backend's major, and the version
+ * its key names (the option "ld.lld"); without that LLD, the job fails. */
+static int choose_linker(gpucc_compile *c, job *j)
+{
+	const struct linker *l = job_linker(c, j->backend);
+	if (!l || l->error)
+		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", c->modules[j->module].shown,
+		                c->targets[j->target].name,
+		                l ? l->error : "no linker was looked for its LLVM");
+	for (size_t i = 0; i < j->option_count; i++)
+		if (strcmp(j->options[i].name, "ld.lld") == 0)
+			j->options[i].value = l->version;
+	return 0;
+}
+
 /* A job of a source whose record led to a cached entry: a hit, its key,
  * target and components the entry's, no IR read. */
 static int plan_recorded(gpucc_compile *c, job *j)
@@ -335,8 +350,6 @@ static int plan_job(gpucc_compile *c, job *j)
 	}
 	if (skip_unfit(c, j))
 		return 0;
-	if (t->parsed.vendor == GPUCC_VENDOR_AMD && c->ld_lld_error)
-		return job_fail(j, GPUCC_EUNAVAILABLE, "%s: %s: %s", m->shown, t->name, c->ld_lld_error);
 	if (t->parsed.vendor == GPUCC_VENDOR_NVIDIA && c->ptxas_error)
 		return job_fail(j, c->ptxas_error_code, "%s: %s: %s", m->shown, t->name, c->ptxas_error);
 	if (t->parsed.vendor == GPUCC_VENDOR_NVIDIA && c->nvjitlink_error)
@@ -350,6 +363,8 @@ static int plan_job(gpucc_compile *c, job *j)
 	if (rc != 0 || j->r.status == GPUCC_COMPILE_FAILED)
 		return rc;
 	if ((rc = choose_backend(c, j)) != 0 || j->r.status == GPUCC_COMPILE_FAILED)
+		return rc;
+	if (t->parsed.vendor == GPUCC_VENDOR_AMD && (rc = choose_linker(c, j)) != 0)
 		return rc;
 	if (m->facts.optnone && c->o.opt_level > 0)
 		add_warning(j, "%s: %s: the module's functions are optnone (clang -O0 output): "

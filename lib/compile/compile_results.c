@@ -281,12 +281,15 @@ int gpucc_compile_write_depfile(gpucc_compile *c, const char *path, const char *
 				gpucc_strlist_push(&deps, c->jobs[i].lib_paths[k],
 				                   strlen(c->jobs[i].lib_paths[k]));
 	}
-	/* The tools whose versions the keys name: another one, another entry. */
-	const char *tools[] = {vendors[1] ? c->toolchain.ptxas : NULL, vendors[1] ? c->nvjitlink : NULL,
-	                       vendors[0] ? c->toolchain.ld_lld : NULL};
+	/* The tools whose versions the keys name: another one, another entry
+	 * (AMD: each backend's ld.lld, as a source's record names them all). */
+	const char *tools[] = {vendors[1] ? c->toolchain.ptxas : NULL, vendors[1] ? c->nvjitlink : NULL};
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
 		if (tools[i])
 			gpucc_strlist_push(&deps, tools[i], strlen(tools[i]));
+	for (size_t i = 0; vendors[0] && i < c->linker_count; i++)
+		if (c->linkers[i].path)
+			gpucc_strlist_push(&deps, c->linkers[i].path, strlen(c->linkers[i].path));
 	int rc = deps.failed ? gpucc_error_oom()
 	                     : gpucc_depfile_write(path, rule_target, (const char *const *)deps.items,
 	                                           deps.count);

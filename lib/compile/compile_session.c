@@ -54,9 +54,9 @@ int gpucc_compile_new(gpucc_compile **out, const gpucc_compile_options *opts)
 		return gpucc_error_set(GPUCC_EINVALID, "optimisation level %d: expected 0 to 3",
 		                       o.opt_level);
 	/* 0: each module's own, else GPUCC_DEFAULT_CODE_OBJECT_VERSION. */
-	if (o.code_object_version != 0 && o.code_object_version != 4 && o.code_object_version != 5)
+	if (o.code_object_version != 0 && (o.code_object_version < 4 || o.code_object_version > 6))
 		return gpucc_error_set(GPUCC_EINVALID,
-		                       "AMDGPU code object version %d: expected 4 or 5",
+		                       "AMDGPU code object version %d: expected 4, 5 or 6",
 		                       o.code_object_version);
 	gpucc_compile *c = calloc(1, sizeof *c);
 	if (!c)
@@ -111,7 +111,8 @@ void gpucc_compile_free(gpucc_compile *c)
 		module_release(&c->modules[i]);
 	free(c->modules);
 	free(c->targets);
-	free(c->ld_lld_error);
+	for (size_t i = 0; i < c->linker_count; i++)
+		free(c->linkers[i].error);
 	free(c->ptxas_error);
 	free(c->nvjitlink_error);
 	if (c->have_toolchain)

@@ -127,8 +127,18 @@ struct gpucc_compile {
 	bool have_toolchain;
 	gpucc_option nvidia_options[OPTION_COUNT], amd_options[OPTION_COUNT];
 	size_t nvidia_option_count, amd_option_count;
-	char *ld_lld_error; /* why AMD jobs cannot be keyed (no LLD 19), or NULL */
-	bool ld_lld_in_process; /* the workers link with their own LLD (lld_is_built_in) */
+	/* The linker of each backend's AMD jobs (build_options), one per
+	 * backend a job may get. */
+	struct linker {
+		unsigned major;      /* the backend's LLVM major, whose LLD links */
+		const char *path;    /* ld.lld-MAJOR (owned by the toolchain), or NULL */
+		const char *version; /* its LLD's ("22.1.8"; owned likewise), or NULL */
+		char *error;         /* why that backend's AMD jobs cannot be keyed (no LLD
+		                        MAJOR), or NULL */
+		bool in_process;     /* its worker links with its own LLD
+		                        (gpucc_toolchain_ld_lld_built_in) */
+	} linkers[8];
+	size_t linker_count;
 	char *ptxas_error;  /* why NVIDIA jobs cannot be keyed (a ptxas that gives no version) */
 	int ptxas_error_code;
 	const char *ptxas_version; /* "13.0.88", "none"; owned by the toolchain */
@@ -158,6 +168,9 @@ void module_release(module *m);
 
 /* The normalised options of each vendor, sorted by name (formats/key.md). */
 int build_options(gpucc_compile *c);
+/* The linker of the AMD jobs of backend (build_options found it, or why
+ * there is none), or NULL for a backend it did not look for. */
+const struct linker *job_linker(const gpucc_compile *c, const gpucc_backend_info *backend);
 /* A lookup's result (rc, img) makes the job a hit, or leaves it pending. */
 void take_hit(job *j, int rc, gpucc_image *img);
 /* The job's key and, for --explain, its components, from entry e. */

@@ -138,12 +138,12 @@ static int fit_amd(gpucc_job_target *out, const gpucc_target *t, int code_object
 	}
 	unsigned module_version = f->code_object_version;
 	/* clang 20 and later write v6 (AMDGPUUsage: v5's ABI, and generic
-	 * processors, which gpucc does not name): made as the module asks, with
-	 * v5's device library ABI. */
+	 * processors, which gpucc does not name): made as the module or the
+	 * run asks, with v5's device library ABI.  LLVM 19 writes it too. */
 	if (module_version && module_version != 4 && module_version != 5 && module_version != 6)
 		return gpucc_error_set(GPUCC_ECOMPILE,
 		                       "the module sets amdhsa_code_object_version %u00: gpucc makes "
-		                       "code objects v4, v5 and (as a module asks) v6 only",
+		                       "code objects v4, v5 and v6 only",
 		                       module_version);
 	if (code_object_asked && module_version && (unsigned)code_object_asked != module_version)
 		return gpucc_error_set(GPUCC_ECOMPILE,

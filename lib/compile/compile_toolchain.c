@@ -310,7 +310,8 @@ void gpucc_toolchain_release(gpucc_toolchain *tc)
 	free(tc->libclc_dir);
 	free(tc->ptxas);
 	free(tc->nvjitlink);
-	free(tc->ld_lld);
+	for (size_t i = 0; i < tc->ld_lld_count; i++)
+		free(tc->ld_llds[i].path);
 	free(tc->memo_path);
 	memset(tc, 0, sizeof *tc);
 }
@@ -520,17 +521,44 @@ static bool version_after(const char *text, const char *marker, char *out, size_
 	return true;
 }
 
-/* The version the build saw the ld.lld it found print (meson.build), when
- * id is that file's identity then and kind asks for it; else NULL.  The
- * build's memo, as it were: a file replaced or touched since has another
- * identity, and is asked. */
+/* Per LLVM backend built, the LLD linked into its worker and the
+ * ld.lld-N the build found, with that file's identity then and the version
+ * it printed (meson.build). */
+static const struct {
+	unsigned major;
+	const char *lld_version;  /* the worker's LLD's; "": the worker has none */
+	const char *ld_lld;       /* "": the build found none */
+	gpucc_file_identity identity;
+	const char *seen_version; /* "": it printed none */
+} built_ld_llds[] = {GPUCC_BUILD_LD_LLDS {0, NULL, NULL, {0, 0, 0, 0, 0}, NULL}};
+
+/* The version the build saw an ld.lld it found print, when id is that
+ * file's identity then and kind asks for it; else NULL.  The build's memo,
+ * as it were: a file replaced or touched since has another identity, and
+ * is asked. */
 static const char *build_memo(const char *kind, const gpucc_file_identity *id)
 {
-	static const gpucc_file_identity ld_lld = GPUCC_BUILD_LD_LLD_IDENTITY;
-	static const char version[] = GPUCC_BUILD_LD_LLD_SEEN_VERSION;
-	if (strcmp(kind, "ld.lld-version") != 0 || !same_identity(&ld_lld, id))
+	if (strcmp(kind, "ld.lld-version") != 0)
 		return NULL;
-	return version[0] ? version : NULL; /* "": the build found none */
+	for (size_t i = 0; built_ld_llds[i].ld_lld; i++)
+		if (*built_ld_llds[i].seen_version && same_identity(&built_ld_llds[i].identity, id))
+			return built_ld_llds[i].seen_version;
+	return NULL;
+}
+
+bool gpucc_toolchain_ld_lld_built_in(unsigned major, const char *path, const char *version)
+{
+	size_t i = 0;
+	while (built_ld_llds[i].ld_lld && built_ld_llds[i].major != major)
+		i++;
+	if (!built_ld_llds[i].ld_lld || !*built_ld_llds[i].lld_version ||
+	    !*built_ld_llds[i].ld_lld || !path || strcmp(version, built_ld_llds[i].lld_version) != 0)
+		return false;
+	char *found = realpath(path, NULL), *built = realpath(built_ld_llds[i].ld_lld, NULL);
+	bool same = found && built && strcmp(found, built) == 0;
+	free(found);
+	free(built);
+	return same;
 }
 
 /* The version of tool (the number after marker in what `tool --version`
@@ -595,39 +623,67 @@ int gpucc_toolchain_nvjitlink_version(gpucc_toolchain *tc, const char **out)
 	return 0;
 }
 
-int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, const char **version)
+/* Keep path as the ld.lld of major in tc (taking it), or free it when tc
+ * keeps that path already; the kept copy, or NULL when tc is full. */
+static const char *keep_ld_lld(gpucc_toolchain *tc, unsigned major, char *path)
 {
-	static const char *const names[] = {"ld.lld-19", "ld.lld"};
+	size_t i = 0;
+	while (i < tc->ld_lld_count && tc->ld_llds[i].major != major)
+		i++;
+	if (i < tc->ld_lld_count && strcmp(tc->ld_llds[i].path, path) == 0) {
+		free(path); /* the one a caller may hold already */
+		return tc->ld_llds[i].path;
+	}
+	if (i == sizeof tc->ld_llds / sizeof tc->ld_llds[0]) {
+		free(path);
+		return NULL;
+	}
+	if (i == tc->ld_lld_count)
+		tc->ld_lld_count++;
+	else
+		free(tc->ld_llds[i].path);
+	tc->ld_llds[i] = (struct gpucc_ld_lld){major, path};
+	return path;
+}
+
+int gpucc_toolchain_ld_lld(gpucc_toolchain *tc, unsigned major, const char **path,
+                           const char **version)
+{
+	char versioned[32], prefix[16];
+	snprintf(versioned, sizeof versioned, "ld.lld-%u", major);
+	snprintf(prefix, sizeof prefix, "%u.", major);
+	const char *const names[] = {versioned, "ld.lld"};
 	char refused[1024] = "";
 	size_t used = 0;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		char *path = search_path(names[i]);
-		if (!path)
+		char *found = search_path(names[i]);
+		if (!found)
 			continue;
 		/* "Debian LLD 19.1.7 (compatible with GNU linkers)" */
 		const char *v = NULL;
-		int rc = tool_version(tc, "ld.lld-version", path, "LLD ", &v);
-		if (rc == 0 && strncmp(v, "19.", 3) == 0) {
-			free(tc->ld_lld);
-			tc->ld_lld = path;
+		int rc = tool_version(tc, "ld.lld-version", found, "LLD ", &v);
+		if (rc == 0 && strncmp(v, prefix, strlen(prefix)) == 0) {
+			if (!(*path = keep_ld_lld(tc, major, found)))
+				return gpucc_error_set(GPUCC_ERROR, "ld.lld of too many LLVM majors asked for");
 			*version = v;
 			return 0;
 		}
 		int n = snprintf(refused + used, sizeof refused - used, "%s'%s' (%s%s)", used ? ", " : "",
-		                 path, rc == 0 ? "LLD " : "", rc == 0 ? v : gpucc_error_last()->message);
+		                 found, rc == 0 ? "LLD " : "", rc == 0 ? v : gpucc_error_last()->message);
 		if (n > 0 && (size_t)n < sizeof refused - used)
 			used += (size_t)n;
-		free(path);
+		free(found);
 	}
 	gpucc_error_clear();
 	if (!used)
 		return gpucc_error_set(GPUCC_EUNAVAILABLE,
-		                       "ld.lld-19 was not found on PATH: LLD 19 links AMDGPU code objects "
-		                       "(install lld-19)");
+		                       "%s was not found on PATH: LLD %u links LLVM %u's AMDGPU code "
+		                       "objects (install lld-%u)",
+		                       versioned, major, major, major);
 	return gpucc_error_set(GPUCC_EUNAVAILABLE,
-	                       "no LLD 19 on PATH, which AMDGPU code objects are linked with: found %s "
-	                       "(install lld-19)",
-	                       refused);
+	                       "no LLD %u on PATH, which LLVM %u's AMDGPU code objects are linked "
+	                       "with: found %s (install lld-%u)",
+	                       major, major, refused, major);
 }
 
 bool gpucc_toolchain_has_kind(const gpucc_toolchain *tc, const char *kind)

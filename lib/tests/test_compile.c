@@ -111,6 +111,13 @@ static void test_options(void)
 	o.code_object_version = 3;
 	CHECK_INT(gpucc_compile_new(&c, &o), GPUCC_EINVALID);
 	CHECK_ERROR_HAS("code object version 3");
+	o.code_object_version = 7;
+	CHECK_INT(gpucc_compile_new(&c, &o), GPUCC_EINVALID);
+	CHECK_ERROR_HAS("code object version 7: expected 4, 5 or 6");
+	o.code_object_version = 6;
+	CHECK_INT(gpucc_compile_new(&c, &o), 0);
+	gpucc_compile_free(c);
+	c = NULL;
 	o.code_object_version = 0;
 	CHECK_INT(gpucc_compile_new(&c, &o), 0);
 	CHECK_INT(gpucc_compile_add_target(c, "gfx90a:xnack+"), 0);

@@ -165,10 +165,16 @@ static void test_code_object_follows_module(void)
 	CHECK_ERROR_HAS("code object v6 (or none asked for");
 	f.code_object_version = 7;
 	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 0, &f), GPUCC_ECOMPILE);
-	CHECK_ERROR_HAS("v4, v5 and (as a module asks) v6 only");
+	CHECK_ERROR_HAS("v4, v5 and v6 only");
 	f.code_object_version = 0;
 	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 5, &f), 0);
 	CHECK_INT(out.code_object_version, 5);
+	/* v6 asked for (--code-object 6) of a module that names none. */
+	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 6, &f), 0);
+	CHECK_INT(out.code_object_version, 6);
+	f.code_object_version = 5;
+	CHECK_INT(gpucc_target_for_module(&out, &gfx, false, 6, &f), GPUCC_ECOMPILE);
+	CHECK_ERROR_HAS("code object v5 (or none asked for");
 }
 
 static void test_target_ids(void)

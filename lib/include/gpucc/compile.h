@@ -122,7 +122,7 @@ typedef struct gpucc_compile_options {
 	bool fast_math;            /* unsafe FP math; finite-only device libraries */
 	bool ftz;                  /* flush f32 denormals to zero (AMD: DAZ) */
 	bool debug_info;           /* keep the module's debug info (ptxas -lineinfo) */
-	int code_object_version;   /* AMD: 4 or 5; 0: each module's own
+	int code_object_version;   /* AMD: 4, 5 or 6; 0: each module's own
 	                              (amdhsa_code_object_version), else
 	                              GPUCC_DEFAULT_CODE_OBJECT_VERSION */
 	bool no_cubin;             /* NVIDIA: PTX only, no ptxas run; entries are
