@@ -580,7 +580,7 @@ static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglis
 	    gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
 	                             s->arg_count) &&
 	    gpucc_source_pch_worth(p->data, p->size))
-		*pch = gpucc_source_pch_get(x->pch, a->real, x->temp_dir);
+		*pch = gpucc_source_pch_get(x->pch, x, p, a);
 	if (*pch && (with = calloc(a->count + 7, sizeof *with)) != NULL) {
 		/* Its -include-pch before the unit's name ("--"); unkeyed.  clang
 		 * checks the sizes and times of a PCH's system headers only when

@@ -99,18 +99,25 @@ typedef struct gpucc_source_pch_set gpucc_source_pch_set;
 /* -1 when out of memory. */
 int gpucc_source_pch_set_new(gpucc_source_pch_set **out, gpucc_source_tool_runner run,
                              unsigned timeout_seconds);
-/* Removes nothing: the PCHs live in the caller's temporary directory. */
+/* Removes nothing: the PCHs live in the run's temporary directory or the cache. */
 void gpucc_source_pch_set_free(gpucc_source_pch_set *set);
 /* Whether a unit of the language, compiled with these settings and the
  * user's arguments, may read a precompiled prelude and still compile to
  * the bitcode it would without one. */
 bool gpucc_source_pch_applies(gpucc_source_language language, bool debug_info, bool relocatable,
                               const char *const *user_args, size_t count);
-/* The PCH for argv (a unit's clang command line: "-v", "-MD", "-MF F",
- * "-o F", "-cuid=" and everything from "--" on are the unit's own), made
- * in dir by the first caller of its group; owned by the caller, or NULL:
- * none (clang could not make it). */
-char *gpucc_source_pch_get(gpucc_source_pch_set *set, char *const *argv, const char *dir);
+/* The PCH for the pair p compiled with the arguments a (of the run x,
+ * lib/compile/compile_source_run.h: "-v", "-MD", "-MF F", "-o F",
+ * "-cuid=" and everything from "--" on are the unit's own): the cache's
+ * when it holds one that still holds, else made in the run's temporary
+ * directory by the first caller of its group (and stored in the cache
+ * when it takes one); owned by the caller, or NULL: none (clang could not
+ * make it). */
+struct context;
+struct arglist;
+struct gpucc_source_pair;
+char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
+                           const struct gpucc_source_pair *p, const struct arglist *a);
 /* Whether IR clang wrote with a PCH is the IR it writes without one.  Not
  * when it holds inline assembly (or a call to a function marked error or
  * warning): clang marks those with their source offsets (!srcloc), which
