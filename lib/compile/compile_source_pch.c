@@ -531,11 +531,19 @@ void gpucc_source_pch_refused(gpucc_source_pch_set *set, const char *path)
 			continue;
 		/* The next unit of the group makes a new one (a header may have
 		 * changed since), and stores it in the cache's place; a second
-		 * refusal ends the group's PCH.  The cache's is left to the
-		 * store that replaces it: other processes may be reading it. */
+		 * refusal ends the group's PCH. */
 		g->refusals++;
-		if (!g->cached)
+		if (!g->cached) {
 			unlink(g->path);
+		} else {
+			/* No later run reads it: its record goes, and gc takes the
+			 * PCH left alone unless a new one replaces it first. */
+			size_t len = strlen(g->path);
+			char *record = string_printf("%.*s.prelude", (int)(len - 4), g->path);
+			if (record)
+				unlink(record);
+			free(record);
+		}
 		g->skip_cache = true;
 		free(g->path);
 		g->path = NULL;
