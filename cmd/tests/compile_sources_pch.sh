@@ -275,5 +275,19 @@ expect_exit 0 "$GPUCC" cache gc --cache pch-cache --max-size $((bytes - 1))
 assert_no_file "$old"
 assert_no_file "${old%.prelude}.pch"
 [ "$(prelude prelude | wc -l)" = 1 ] || fail "gc removed a prelude used more recently than the oldest"
+
+# prune removes a prelude that can never be read again: here, one not used
+# for longer than --older-than (a dry run removes nothing).
+kept=$(prelude prelude)
+cp -p "$kept" "${kept%.prelude}.pch" .
+touch -d '-3 days' "$kept"
+expect_exit 0 "$GPUCC" cache prune -n --cache pch-cache --older-than 2d
+assert_file "$kept"
+expect_exit 0 "$GPUCC" cache prune --cache pch-cache --older-than 2d
+assert_no_file "$kept"
+assert_no_file "${kept%.prelude}.pch"
+# clear removes every prelude.
+stem=${kept##*/}; stem=${stem%.prelude}
+mkdir -p "${kept%/*}" && cp -p "$stem.prelude" "$stem.pch" "${kept%/*}/"
 expect_exit 0 "$GPUCC" cache clear --cache pch-cache
 [ -z "$(find pch-cache/v1/pch -type f)" ] || fail "clear left preludes: $(find pch-cache/v1/pch -type f)"

@@ -155,6 +155,14 @@ int gpucc_cache_pch_collect(gpucc_cache *c, bool all, gpucc_cache_prelude_fn fn,
  * given (used since); any_time: whatever it is.  Whether it went. */
 bool gpucc_cache_pch_remove(gpucc_cache *c, const gpucc_digest *name, int64_t mtime_sec,
                             long mtime_nsec, bool any_time);
+/* Whether a prelude can never be read again (gpucc_cache_pch_prune): its
+ * parsed record, and the record's stat (mtime: its last use). */
+typedef bool (*gpucc_cache_prelude_judge_fn)(void *ctx, const gpucc_prelude_record *r,
+                                             const struct stat *st);
+/* Remove (dry: only count) each prelude whose record parses and judge
+ * condemns, unless it was used meanwhile; how many. */
+uint64_t gpucc_cache_pch_prune(gpucc_cache *c, bool dry, gpucc_cache_prelude_judge_fn judge,
+                               void *ctx);
 /* Report each damaged prelude to fn (may be NULL): a record that does not
  * parse, a PCH missing or not of its record's size and SHA-256; how many. */
 uint64_t gpucc_cache_pch_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx);

@@ -12,7 +12,8 @@
  * bytes against the bound.  gc also removes a record that does not parse,
  * either half without the other, and any other file in v1/pch/; verify
  * reports a damaged record and a PCH whose size or SHA-256 is not the
- * record's, and removes nothing.
+ * record's, and removes nothing; prune removes those that can never be
+ * read again, as its caller (lib/compile/cache_prune.c) judges them.
  */
 #include "cache_internal.h"
 
@@ -361,4 +362,40 @@ uint64_t gpucc_cache_pch_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *
 	verify_preludes v = {fn, ctx, 0};
 	walk_preludes(c, verify_one, &v, false);
 	return v.damaged;
+}
+
+/* ---- prune -------------------------------------------------------------------- */
+
+typedef struct prune_preludes {
+	gpucc_cache *c;
+	bool dry;
+	gpucc_cache_prelude_judge_fn judge;
+	void *ctx;
+	uint64_t removed;
+} prune_preludes;
+
+static void prune_one(void *ctx, int shard_fd, const char *name, const char *shard)
+{
+	prune_preludes *p = ctx;
+	(void)shard;
+	gpucc_digest stem;
+	if (file_kind(name, &stem) != PRELUDE_RECORD)
+		return; /* gc's */
+	size_t size = 0;
+	struct stat st;
+	char *text = read_record(shard_fd, name, &size, &st);
+	gpucc_prelude_record r;
+	if (text && !gpucc_prelude_record_parse(text, size, &r) && p->judge(p->ctx, &r, &st) &&
+	    (p->dry || gpucc_cache_pch_remove(p->c, &stem, (int64_t)st.st_mtim.tv_sec,
+	                                      st.st_mtim.tv_nsec, false)))
+		p->removed++;
+	free(text);
+}
+
+uint64_t gpucc_cache_pch_prune(gpucc_cache *c, bool dry, gpucc_cache_prelude_judge_fn judge,
+                               void *ctx)
+{
+	prune_preludes p = {c, dry, judge, ctx, 0};
+	walk_preludes(c, prune_one, &p, false);
+	return p.removed;
 }
