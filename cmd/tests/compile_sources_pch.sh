@@ -1,18 +1,22 @@
-# cmd/tests/compile_sources_pch.sh -- the precompiled CUDA prelude
-# (docs/compile.md, "The precompiled prelude") never changes a unit's IR,
-# hence its key: every result of a run with it is held against a --no-pch
-# run of the same units.  The units: PolyBench-like kernels written for
-# this test (testdata/polybench_cuda/: no inline assembly, so they keep the
-# PCH's IR) for every target the CUDA conformance suite builds, and the
-# CUDA conformance units (CUB, Thrust, cooperative groups: inline assembly,
-# no PCH) for sm_90a only (the slowest units to parse), a unit whose IR
-# made with the PCH names the prelude's inline assembly (made again
-# without it); HIP's kernels for gfx90a (no PCH).  The direct-mode records are those of compiles without
-# the PCH.  Then the runtime headers themselves change: a copied
-# toolkit whose cuda_runtime.h a unit's IR depends on, edited between runs
-# (same size, same mtime) gives the IR of the edited header, and a header
-# changed right after clang made the PCH (clang refuses that PCH) is a PCH
-# made again, never an error.  Dry runs (-n): clang runs, LLVM does not.
+# cmd/tests/compile_sources_pch.sh -- the precompiled prelude of CUDA and
+# HIP units (docs/compile.md, "The precompiled prelude") never changes a
+# unit's IR, hence its key: every result of a run with it is held against
+# a --no-pch run of the same units.  The units: PolyBench-like kernels
+# written for this test (testdata/polybench_cuda/: no inline assembly, so
+# they keep the PCH's IR) for every target the CUDA conformance suite
+# builds, and the CUDA conformance units (CUB, Thrust, cooperative groups:
+# inline assembly, no PCH) for sm_90a only (the slowest units to parse), a
+# unit whose IR made with the PCH names the prelude's inline assembly
+# (made again without it); the HIP conformance units for every target of
+# the HIP conformance suite.  The direct-mode records are those of
+# compiles without the PCH.  Then the runtime headers themselves change: a
+# copied toolkit whose cuda_runtime.h a unit's IR depends on, edited
+# between runs (same size, same mtime) gives the IR of the edited header,
+# and a header changed right after clang made the PCH (clang refuses that
+# PCH) is a PCH made again, never an error.  Dry runs (-n): clang runs,
+# LLVM does not.  Last, the PCH as a record of the cache: a later run
+# reads it, a touched or edited header or a corrupted PCH makes a new one,
+# verify, gc, prune and clear handle it.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it (scripts/setup installs it)"
@@ -83,9 +87,15 @@ CU
 same_as_without_pch rotate -t sm_80 rotate.cu "$TESTDATA/polybench_cuda/gemm.cu"
 [ "$(cat rotate.pch)" = "gemm.cu sm_80:ptx85" ] || { cat rotate.pch >&2; fail "rotate.cu kept IR made with the PCH, or gemm.cu read none"; }
 
+# HIP: every conformance unit for every target of the HIP conformance suite
+# (cmd/tests/conformance_hip.sh), with its options.  The PCH's unit
+# redeclares the two definitions of HIP's wrapper, which a PCH would
+# otherwise have the unit emit in the other order.
 if [ -f /usr/include/hip/hip_runtime.h ]; then
-	same_as_without_pch hip -t gfx90a "$TESTDATA/conformance/hip/kernels.hip"
-	[ "$(pch_count hip)" = 0 ] || fail "a HIP unit read a PCH"
+	hip_targets="-t gfx90a -t gfx942 -t gfx1030 -t gfx1100 -t gfx1101 -t gfx1200 -t gfx1201"
+	# shellcheck disable=SC2086
+	same_as_without_pch hip -std=c++17 --code-object 5 $hip_targets "$TESTDATA"/conformance/hip/*.hip
+	[ "$(pch_count hip)" = 21 ] || { cat hip.pch >&2; fail "the HIP units did not all read the PCH"; }
 else
 	skip_block "the HIP case (no HIP headers in /usr/include/hip)"
 fi
@@ -230,6 +240,13 @@ assert_grep "__clang_cuda_runtime_wrapper.h$" "$(prelude prelude)"
 cached_run second
 [ "$made" = 0 ] || fail "the second run made $made PCHs instead of reading the cache's"
 assert_grep "prelude precompiled" second.with.json
+# A unit alone in its target makes no PCH, but reads the cache's.
+fresh_units lone
+: > pch-made
+expect_exit 0 "$GPUCC" compile --cache pch-cache --clang "$TEST_DIR/clang-pch-counting" -t sm_80 \
+	-o lone.img --json units-lone/gemm.cu
+[ "$(wc -l < pch-made)" = 0 ] || fail "a lone unit made a PCH"
+assert_grep "prelude precompiled" out
 
 # A toolkit header touched (another mtime, the same bytes): clang refuses
 # the cache's PCH, the unit compiles without it, and the next unit makes a

@@ -111,13 +111,14 @@ bool gpucc_source_pch_applies(gpucc_source_language language, bool debug_info, b
  * "-cuid=" and everything from "--" on are the unit's own): the cache's
  * when it holds one that still holds, else made in the run's temporary
  * directory by the first caller of its group (and stored in the cache
- * when it takes one); owned by the caller, or NULL: none (clang could not
- * make it). */
+ * when it takes one) unless !may_make (a unit alone in its group: a PCH
+ * would cost more than it saves); owned by the caller, or NULL: none. */
 struct context;
 struct arglist;
 struct gpucc_source_pair;
 char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
-                           const struct gpucc_source_pair *p, const struct arglist *a);
+                           const struct gpucc_source_pair *p, const struct arglist *a,
+                           bool may_make);
 /* Whether IR clang wrote with a PCH is the IR it writes without one.  Not
  * when it holds inline assembly (or a call to a function marked error or
  * warning): clang marks those with their source offsets (!srcloc), which

@@ -9,8 +9,8 @@
  * headers): most of a small unit's front-end time.  A run groups its
  * clang command lines by everything but the unit's own parts (the input,
  * the outputs, -v, HIP's -cuid), and gets, the first time a group needs
- * it, a precompiled header of an empty unit (stdin) compiled with the
- * group's command line: exactly that prelude.  Every unit of the group then
+ * it, a precompiled header of a unit compiled with the group's command
+ * line: that prelude, and for HIP two redeclarations (prelude_text).  Every unit of the group then
  * reads it with -include-pch; the wrapper's -include that follows is
  * skipped by its include guard.  The PCH embeds the files it read
  * (-fmodules-embed-all-files), so that it does not need the run's
@@ -28,13 +28,13 @@
  * changed), the PCH is the run's, in its temporary directory.
  *
  * What holds, and why the rule is narrow (gpucc_source_pch_applies):
- *  - The bitcode is byte-identical to the compile without the PCH for
- *    CUDA, whose wrapper defines nothing a unit must emit (checked against
- *    --no-pch runs by cmd/tests/compile_sources_pch.sh).
- *    HIP's wrapper defines __cxa_pure_virtual and __cxa_deleted_virtual;
- *    clang 19 writes a PCH's extern "C" definitions in name order, so a
- *    unit read through one emits them swapped: another module, hence
- *    another key.  HIP units get no PCH.  OpenCL C has no such prelude.
+ *  - The bitcode is byte-identical to the compile without the PCH
+ *    (checked against --no-pch runs by cmd/tests/compile_sources_pch.sh):
+ *    for CUDA, whose wrapper defines nothing a unit must emit, and for HIP
+ *    with clang 19 through the redeclarations of prelude_text, which keep
+ *    the order of the two definitions HIP's wrapper makes every unit emit.
+ *    HIP with clang 22 (targets only LLVM 22 knows) gets no PCH: not shown
+ *    to keep the IR.  OpenCL C has no such prelude.
  *  - IR with inline assembly names its source offsets (!srcloc), which a
  *    PCH moves: the caller makes such IR again without the PCH
  *    (gpucc_source_pch_ir_trusted), and a unit whose text shows inline
@@ -123,7 +123,8 @@ void gpucc_source_pch_set_free(gpucc_source_pch_set *set)
 bool gpucc_source_pch_applies(gpucc_source_language language, bool debug_info, bool relocatable,
                               const char *const *user_args, size_t count)
 {
-	if (language != GPUCC_LANGUAGE_CUDA || debug_info || relocatable)
+	if ((language != GPUCC_LANGUAGE_CUDA && language != GPUCC_LANGUAGE_HIP) || debug_info ||
+	    relocatable)
 		return false;
 	for (size_t i = 0; i < count; i++) {
 		const char *v = user_args[i];
@@ -198,6 +199,25 @@ static void pch_group_digest(unsigned char out[32], char *const *argv)
 	gpucc_sha256_final(&h, out);
 }
 
+/* The text of the unit a group's PCH is made of, after the wrapper clang
+ * includes implicitly.  HIP's wrapper defines __cxa_pure_virtual and
+ * __cxa_deleted_virtual inside extern "C" { }.  A unit emits the
+ * definitions a PCH holds in the order of their declarations' IDs there,
+ * and clang 19's writer numbers a declaration whose lexical home is not
+ * the translation unit (a linkage specification's) when the translation
+ * unit's lookup table, sorted by name, first names it: the two in name
+ * order, the other way round from the source's.  A redeclaration at the
+ * top level is what that table names instead, and the definitions are
+ * numbered with their extern "C" block, in the source's order: the unit's
+ * IR is the IR without a PCH again.  CUDA's wrapper defines nothing a unit
+ * emits: an empty unit. */
+static const char *prelude_text(gpucc_source_language language)
+{
+	return language == GPUCC_LANGUAGE_HIP ? "__device__ void __cxa_pure_virtual(void);\n"
+	                                        "__device__ void __cxa_deleted_virtual(void);\n"
+	                                      : "";
+}
+
 /* ---- the cache's preludes ------------------------------------------------------ */
 
 static void name_field(gpucc_sha256 *h, const void *data, size_t len)
@@ -234,6 +254,7 @@ static bool prelude_name(gpucc_digest *out, const context *x, const gpucc_source
 			name_text(&h, a->keyed[i]);
 	name_text(&h, "--");
 	name_text(&h, x->env_key);
+	name_text(&h, prelude_text(p->language));
 	gpucc_sha256_final(&h, out->bytes);
 	return true;
 }
@@ -358,8 +379,8 @@ done:
 
 /* ---- making one --------------------------------------------------------------- */
 
-/* Make the group's PCH at pch_path from an empty unit (stdin, which the
- * runner gives /dev/null) with the group's command line.  With name (a
+/* Make the group's PCH at pch_path from a unit of prelude_text's, beside
+ * it, with the group's command line.  With name (a
  * cache that takes it), store it there too, with the files its making
  * read.  Whether clang made it. */
 static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_pair *p,
@@ -368,11 +389,19 @@ static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_p
 	size_t n = 0;
 	while (argv[n])
 		n++;
-	char *err = NULL, *dep = NULL;
+	char *err = NULL, *dep = NULL, *unit_path = NULL;
 	char **args = calloc(n + 16, sizeof *args);
 	bool made = false;
 	if (!args || asprintf(&err, "%s.err", pch_path) < 0 ||
-	    asprintf(&dep, "%s.d", pch_path) < 0)
+	    asprintf(&dep, "%s.d", pch_path) < 0 || asprintf(&unit_path, "%s.unit", pch_path) < 0)
+		goto cleanup;
+	/* The PCH embeds it (below): it may go once the PCH is made. */
+	const char *text = prelude_text(p->language);
+	int unit_fd = open(unit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (unit_fd < 0)
+		goto cleanup;
+	bool written = gpucc_write_all(unit_fd, text, strlen(text)) == 0;
+	if (close(unit_fd) != 0 || !written)
 		goto cleanup;
 	size_t k = 0;
 	for (size_t i = 0; (i = next_group_arg(argv, i)) != (size_t)-1; i++)
@@ -392,7 +421,7 @@ static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_p
 	args[k++] = "-o";
 	args[k++] = (char *)pch_path;
 	args[k++] = "--";
-	args[k++] = "-";
+	args[k++] = unit_path;
 	args[k] = NULL;
 	int err_fd = open(err, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (err_fd < 0)
@@ -416,7 +445,7 @@ static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_p
 		if (err_text)
 			gpucc_clang_verbose_take(err_text, &search);
 		bool have = err_text && dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
-		gpucc_source_pair unit = *p; /* stdin: "#include "..."" searches "." */
+		gpucc_source_pair unit = *p; /* its directory is the run's: "." instead */
 		unit.path = "-";
 		gpucc_source_result listed = {0};
 		char *why = have && search.angle.count
@@ -438,6 +467,9 @@ cleanup:
 		unlink(err);
 	if (dep)
 		unlink(dep);
+	if (unit_path)
+		unlink(unit_path);
+	free(unit_path);
 	if (!made && pch_path)
 		unlink(pch_path);
 	free(err);
@@ -447,9 +479,13 @@ cleanup:
 }
 
 char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
-                           const gpucc_source_pair *p, const struct arglist *a)
+                           const gpucc_source_pair *p, const struct arglist *a, bool may_make)
 {
 	char *const *argv = a->real;
+	/* HIP's prelude text is clang 19's cure (prelude_text): clang 22 not
+	 * shown to keep the IR. */
+	if (p->language == GPUCC_LANGUAGE_HIP && pair_clang22(p))
+		return NULL;
 	unsigned char digest[32];
 	pch_group_digest(digest, argv);
 	pthread_mutex_lock(&set->lock);
@@ -500,7 +536,7 @@ char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
 	bool named = x->records_dir && x->s->cache && prelude_name(&name, x, p, a);
 	char *path = named && !skip_cache ? cached_prelude(x, &name) : NULL;
 	bool cached = path != NULL, ok = cached;
-	if (!cached) {
+	if (!cached && may_make) {
 		if (asprintf(&path, "%s/prelude-%zu-%u.pch", x->temp_dir, index, made) < 0)
 			path = NULL;
 		ok = path && make_pch(set, x, p, argv, path,

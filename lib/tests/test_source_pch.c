@@ -50,8 +50,8 @@ static int fake_clang(char *const *argv, int err_fd, unsigned timeout_seconds, i
 }
 
 /* The PCH for a unit's command line, in a run without a cache whose
- * temporary directory is dir. */
-static char *get(gpucc_source_pch_set *set, char **argv, const char *dir)
+ * temporary directory is dir; made only when may_make. */
+static char *get_made(gpucc_source_pch_set *set, char **argv, const char *dir, bool may_make)
 {
 	context x;
 	memset(&x, 0, sizeof x);
@@ -62,7 +62,12 @@ static char *get(gpucc_source_pch_set *set, char **argv, const char *dir)
 	memset(&p, 0, sizeof p);
 	p.language = GPUCC_LANGUAGE_CUDA;
 	p.target_name = "sm_80";
-	return gpucc_source_pch_get(set, &x, &p, &a);
+	return gpucc_source_pch_get(set, &x, &p, &a, may_make);
+}
+
+static char *get(gpucc_source_pch_set *set, char **argv, const char *dir)
+{
+	return get_made(set, argv, dir, true);
 }
 
 static void groups(const char *dir)
@@ -110,6 +115,13 @@ static void groups(const char *dir)
 	free(again);
 	gpucc_source_pch_set_free(set);
 
+	/* A unit alone in its group, without a cache: no PCH, clang not run. */
+	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
+	runs = 0;
+	CHECK(get_made(set, unit_a, dir, false) == NULL);
+	CHECK_INT(runs, 0);
+	gpucc_source_pch_set_free(set);
+
 	/* clang fails to make it: no PCH, and no second try in the run. */
 	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
 	runs = 0;
@@ -131,7 +143,7 @@ static void applies(void)
 	const char *debug[] = {"-g"};
 	CHECK(gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, none, 0));
 	CHECK(gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, defines, 4));
-	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_HIP, false, false, none, 0));
+	CHECK(gpucc_source_pch_applies(GPUCC_LANGUAGE_HIP, false, false, none, 0));
 	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_OPENCL, false, false, none, 0));
 	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, true, false, none, 0));
 	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, true, none, 0));
