@@ -129,7 +129,7 @@ uint64_t gpucc_cache_sources_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, vo
  * is, beside the PCH clang wrote, <name>.pch. */
 #define GPUCC_PRELUDE_MAGIC "gpucc-prelude 1"
 /* A larger record is damaged. */
-#define GPUCC_PRELUDE_RECORD_MAX_BYTES (1 << 20)
+#define GPUCC_PRELUDE_RECORD_MAX_BYTES (16 << 20)
 typedef struct gpucc_prelude_record {
 	gpucc_digest pch;     /* the PCH's SHA-256 */
 	uint64_t pch_size;    /* and size, at least 1 */

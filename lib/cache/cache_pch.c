@@ -329,7 +329,7 @@ static void verify_one(void *ctx, int shard_fd, const char *name, const char *sh
 	const char *why = text ? gpucc_prelude_record_parse(text, size, &r)
 	                  : fstatat(shard_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ? NULL
 	                  : !S_ISREG(st.st_mode)                                   ? "it is not a regular file"
-	                  : st.st_size > GPUCC_PRELUDE_RECORD_MAX_BYTES            ? "it is larger than 1 MiB"
+	                  : st.st_size > GPUCC_PRELUDE_RECORD_MAX_BYTES            ? "it is larger than 16 MiB"
 	                                                                : "it cannot be read";
 	free(text);
 	if (!text) {

@@ -3,16 +3,18 @@
  * (lib/compile/compile_source.h, "the prelude"; docs/compile.md, "The
  * precompiled prelude").
  *
- * Before it reads a line of a CUDA unit, clang's front end parses the
- * runtime wrapper its driver includes implicitly (-include
+ * Before it reads a line of a CUDA or HIP unit, clang's front end parses
+ * the runtime wrapper its driver includes implicitly (-include
  * __clang_cuda_runtime_wrapper.h, which pulls in the toolkit's runtime
- * headers): most of a small unit's front-end time.  A run groups its
- * clang command lines by everything but the unit's own parts (the input,
- * the outputs, -v, HIP's -cuid), and gets, the first time a group needs
- * it, a precompiled header of a unit compiled with the group's command
- * line: that prelude, and for HIP two redeclarations (prelude_text).  Every unit of the group then
- * reads it with -include-pch; the wrapper's -include that follows is
- * skipped by its include guard.  The PCH embeds the files it read
+ * headers, or HIP's): most of a small unit's front-end time.  A run groups
+ * its clang command lines by everything but the unit's own parts (the
+ * input, the outputs, -v, HIP's -cuid), and gets, the first time a group
+ * needs it, a precompiled header of a unit compiled with the group's
+ * command line: that prelude, and for HIP two redeclarations
+ * (prelude_text).  Every unit of the group then reads it with
+ * -include-pch; the wrapper's -include that follows is skipped by its
+ * include guard.  A unit alone in its group reads the cache's, but makes
+ * none (it would cost more than it saves).  The PCH embeds the files it read
  * (-fmodules-embed-all-files), so that it does not need the run's
  * temporary directory (the CUDA stubs) once that is gone.
  *
@@ -247,7 +249,9 @@ static bool prelude_name(gpucc_digest *out, const context *x, const gpucc_source
 	name_text(&h, GPUCC_PRELUDE_MAGIC);
 	name_text(&h, gpucc_version());
 	name_text(&h, version);
-	name_text(&h, gpucc_source_language_name(p->language));
+	/* As gpucc_source_language_name spells them (compile_source.c, which
+	 * calls this file: not called back). */
+	name_text(&h, p->language == GPUCC_LANGUAGE_HIP ? "HIP" : "CUDA");
 	name_text(&h, p->target_name);
 	for (size_t i = 0; (i = next_group_arg(a->real, i)) != (size_t)-1; i++)
 		if (a->keyed[i])
