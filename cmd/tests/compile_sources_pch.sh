@@ -240,6 +240,10 @@ assert_grep "__clang_cuda_runtime_wrapper.h$" "$(prelude prelude)"
 cached_run second
 [ "$made" = 0 ] || fail "the second run made $made PCHs instead of reading the cache's"
 assert_grep "prelude precompiled" second.with.json
+# Their records are written: the files of the PCH's making (its unit, the
+# CUDA stubs, in the temporary directory of the run that made it, gone)
+# are not the unit's.
+assert_no_grep "not recorded" second.with.json
 # A unit alone in its target makes no PCH, but reads the cache's.
 fresh_units lone
 : > pch-made

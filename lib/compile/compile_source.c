@@ -722,8 +722,10 @@ static void compile_pair(context *x, size_t index)
 	char *dep_text = r->ir ? gpucc_read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size) : NULL;
 	gpucc_depfile deps = {0};
 	bool have_deps = dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
-	if (have_deps && pch)
+	if (have_deps && pch) {
+		gpucc_source_pch_drop_own(&deps);
 		unit_first(&deps, a.real[a.count - 1]);
+	}
 	if (r->ir)
 		source_reads(x, p, have_deps ? &deps : NULL, &search, r);
 	if (r->ir && x->records_dir && x->records_writable) {

@@ -131,6 +131,13 @@ bool gpucc_source_pch_ir_trusted(const unsigned char *ir, size_t size);
  * inline assembly, whose IR would be made twice.  A guess that only
  * saves time: the IR is checked either way. */
 bool gpucc_source_pch_worth(const unsigned char *text, size_t size);
+/* Drop from the dependency list of a unit compiled with a PCH the files
+ * of the PCH's making that are no headers of the unit's: its unit and the
+ * CUDA stubs, in the temporary directory of the run that made it (which
+ * for the cache's PCH is gone).  The list is then the one a compile
+ * without the PCH writes, the stubs of this run aside, and the unit
+ * first once unit_first (lib/compile/compile_source.c) has run. */
+void gpucc_source_pch_drop_own(gpucc_depfile *deps);
 /* A unit failed with the PCH at path and compiled without it: the group
  * makes a new one for its next unit, once. */
 void gpucc_source_pch_refused(gpucc_source_pch_set *set, const char *path);

@@ -593,6 +593,35 @@ void gpucc_source_pch_refused(gpucc_source_pch_set *set, const char *path)
 	pthread_mutex_unlock(&set->lock);
 }
 
+/* Whether path is a unit make_pch wrote: DIR/prelude-N-M.pch.unit. */
+static bool is_pch_unit(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = strlen(path);
+	return slash && strncmp(slash + 1, "prelude-", 8) == 0 && len > 9 &&
+	       strcmp(path + len - 9, ".pch.unit") == 0;
+}
+
+void gpucc_source_pch_drop_own(gpucc_depfile *deps)
+{
+	char *dir = NULL; /* "DIR/": the making run's temporary directory */
+	for (size_t i = 0; i < deps->count && !dir; i++)
+		if (is_pch_unit(deps->paths[i]))
+			dir = strndup(deps->paths[i],
+			              (size_t)(strrchr(deps->paths[i], '/') - deps->paths[i]) + 1);
+	if (!dir)
+		return;
+	size_t len = strlen(dir), kept = 0;
+	for (size_t i = 0; i < deps->count; i++) {
+		if (strncmp(deps->paths[i], dir, len) == 0)
+			free(deps->paths[i]);
+		else
+			deps->paths[kept++] = deps->paths[i];
+	}
+	deps->count = kept;
+	free(dir);
+}
+
 /* The bits of "srcloc" as the name of an unabbreviated METADATA_KIND
  * record writes it: one 6-bit VBR field per character, least significant
  * bit first; into bits[], returns how many. */
