@@ -241,9 +241,18 @@ cached_run second
 [ "$made" = 0 ] || fail "the second run made $made PCHs instead of reading the cache's"
 assert_grep "prelude precompiled" second.with.json
 # Their records are written: the files of the PCH's making (its unit, the
-# CUDA stubs, in the temporary directory of the run that made it, gone)
-# are not the unit's.
+# CUDA stubs) lie in the temporary directory of the run that made it, gone,
+# and are named where this run has them,
 assert_no_grep "not recorded" second.with.json
+# and they are the records of compiles without a PCH (clang lists the
+# PCH's making's files where they were: the run that made it).
+expect_exit 0 "$GPUCC" compile --cache second-nopch --no-pch -t sm_80 -o second-nopch.img units-second/*.cu
+for r in $(cd second-nopch/v1/sources && find . -name '*.record'); do
+	sed 's/gpucc-backend-[^/]*/TMP/' "pch-cache/v1/sources/$r" > with.record ||
+		fail "no record $r with the cache's PCH"
+	sed 's/gpucc-backend-[^/]*/TMP/' "second-nopch/v1/sources/$r" > without.record
+	assert_same with.record without.record
+done
 # A unit alone in its target makes no PCH, but reads the cache's.
 fresh_units lone
 : > pch-made

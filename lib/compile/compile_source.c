@@ -723,7 +723,7 @@ static void compile_pair(context *x, size_t index)
 	gpucc_depfile deps = {0};
 	bool have_deps = dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
 	if (have_deps && pch) {
-		gpucc_source_pch_drop_own(&deps);
+		gpucc_source_pch_rehome(&deps, x->temp_dir);
 		unit_first(&deps, a.real[a.count - 1]);
 	}
 	if (r->ir)

@@ -131,13 +131,15 @@ bool gpucc_source_pch_ir_trusted(const unsigned char *ir, size_t size);
  * inline assembly, whose IR would be made twice.  A guess that only
  * saves time: the IR is checked either way. */
 bool gpucc_source_pch_worth(const unsigned char *text, size_t size);
-/* Drop from the dependency list of a unit compiled with a PCH the files
- * of the PCH's making that are no headers of the unit's: its unit and the
- * CUDA stubs, in the temporary directory of the run that made it (which
- * for the cache's PCH is gone).  The list is then the one a compile
- * without the PCH writes, the stubs of this run aside, and the unit
- * first once unit_first (lib/compile/compile_source.c) has run. */
-void gpucc_source_pch_drop_own(gpucc_depfile *deps);
+/* In the dependency list of a unit compiled with a PCH, name the files of
+ * the PCH's making in this run's temporary directory temp_dir, where
+ * they are for a compile without the PCH: its unit and the CUDA stubs lie
+ * in the temporary directory of the run that made it, which for the
+ * cache's PCH is gone.  The list is then the one a compile without the
+ * PCH writes (but for the PCH's unit, which the record leaves out with
+ * every file of the temporary directory), the unit first once unit_first
+ * (lib/compile/compile_source.c) has run. */
+void gpucc_source_pch_rehome(gpucc_depfile *deps, const char *temp_dir);
 /* A unit failed with the PCH at path and compiled without it: the group
  * makes a new one for its next unit, once. */
 void gpucc_source_pch_refused(gpucc_source_pch_set *set, const char *path);

@@ -602,7 +602,7 @@ static bool is_pch_unit(const char *path)
 	       strcmp(path + len - 9, ".pch.unit") == 0;
 }
 
-void gpucc_source_pch_drop_own(gpucc_depfile *deps)
+void gpucc_source_pch_rehome(gpucc_depfile *deps, const char *temp_dir)
 {
 	char *dir = NULL; /* "DIR/": the making run's temporary directory */
 	for (size_t i = 0; i < deps->count && !dir; i++)
@@ -611,14 +611,16 @@ void gpucc_source_pch_drop_own(gpucc_depfile *deps)
 			              (size_t)(strrchr(deps->paths[i], '/') - deps->paths[i]) + 1);
 	if (!dir)
 		return;
-	size_t len = strlen(dir), kept = 0;
+	size_t len = strlen(dir);
 	for (size_t i = 0; i < deps->count; i++) {
-		if (strncmp(deps->paths[i], dir, len) == 0)
+		if (strncmp(deps->paths[i], dir, len) != 0)
+			continue;
+		char *moved = string_printf("%s/%s", temp_dir, deps->paths[i] + len);
+		if (moved) { /* out of memory: left, and the unit is not recorded */
 			free(deps->paths[i]);
-		else
-			deps->paths[kept++] = deps->paths[i];
+			deps->paths[i] = moved;
+		}
 	}
-	deps->count = kept;
 	free(dir);
 }
 
