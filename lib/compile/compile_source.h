@@ -84,7 +84,7 @@ void gpucc_argument_files(const char *const *args, size_t count, const gpucc_str
 void gpucc_source_text_scan(const char *text, size_t size, const char **time_macro,
                             gpucc_strlist *has_include);
 
-/* ---- the vendor prelude, precompiled once per run
+/* ---- the vendor prelude, precompiled once (a run's, or the cache's)
  *      (lib/compile/compile_source_pch.c) -------------------------------------- */
 
 /* How clang is run: argv with stderr into err_fd, killed past
