@@ -71,7 +71,7 @@ static const cmd_option options[] = {
 	{"clang-arg", 0, "ARG", false, "sources: give clang ARG as well, after gpucc's own (repeatable)"},
 	{"clang", 0, "PATH", false, "sources: the clang 19 to run (default: clang-19 on PATH; clang-22 for targets LLVM 19 does not know)"},
 	{"no-pch", 0, NULL, false,
-	 "sources: parse CUDA's runtime prelude in every unit, not once per run from a precompiled header"},
+	 "sources: parse CUDA's and HIP's runtime prelude in every unit, not once from a precompiled header"},
 	{"explain", 0, NULL, false, "print each job's key components and whether it hit (not with --json)"},
 	{"dry-run", 'n', NULL, false, "compute keys and look them up; compile nothing, change no cache (not with -o)"},
 	{"json", 0, NULL, false,
@@ -396,9 +396,9 @@ const cmd_spec cmd_compile_spec = {
 		"Ctrl-C, SIGTERM or SIGHUP leaves no temporary file beside the image and none\n"
 		"in $TMPDIR.\n"
 		"Remote caches (--remote, $GPUCC_REMOTE): docs/remote-cache.md.\n"
-		"CUDA sources read clang's runtime prelude from a precompiled header made once\n"
-		"per run and command line, never changing their IR; --no-pch parses it in every\n"
-		"unit (docs/compile.md, \"The precompiled prelude\").\n"
+		"CUDA and HIP sources read clang's runtime prelude from a precompiled header made\n"
+		"once per command line and kept in the cache, never changing their IR; --no-pch\n"
+		"parses it in every unit (docs/compile.md, \"The precompiled prelude\").\n"
 		"--depfile (-MD, -MF) writes, with the image, a make rule naming it and every\n"
 		"file it was made from, the same on a hit (docs/compile.md, \"Dependency files\").\n"
 		"\n"

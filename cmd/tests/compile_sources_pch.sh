@@ -1,18 +1,22 @@
-# cmd/tests/compile_sources_pch.sh -- the precompiled CUDA prelude
-# (docs/compile.md, "The precompiled prelude") never changes a unit's IR,
-# hence its key: every result of a run with it is held against a --no-pch
-# run of the same units.  The units: PolyBench-like kernels written for
-# this test (testdata/polybench_cuda/: no inline assembly, so they keep the
-# PCH's IR) for every target the CUDA conformance suite builds, and the
-# CUDA conformance units (CUB, Thrust, cooperative groups: inline assembly,
-# no PCH) for sm_90a only (the slowest units to parse), a unit whose IR
-# made with the PCH names the prelude's inline assembly (made again
-# without it); HIP's kernels for gfx90a (no PCH).  The direct-mode records are those of compiles without
-# the PCH.  Then the runtime headers themselves change: a copied
-# toolkit whose cuda_runtime.h a unit's IR depends on, edited between runs
-# (same size, same mtime) gives the IR of the edited header, and a header
-# changed right after clang made the PCH (clang refuses that PCH) is a PCH
-# made again, never an error.  Dry runs (-n): clang runs, LLVM does not.
+# cmd/tests/compile_sources_pch.sh -- the precompiled prelude of CUDA and
+# HIP units (docs/compile.md, "The precompiled prelude") never changes a
+# unit's IR, hence its key: every result of a run with it is held against
+# a --no-pch run of the same units.  The units: PolyBench-like kernels
+# written for this test (testdata/polybench_cuda/: no inline assembly, so
+# they keep the PCH's IR) for every target the CUDA conformance suite
+# builds, and the CUDA conformance units (CUB, Thrust, cooperative groups:
+# inline assembly, no PCH) for sm_90a only (the slowest units to parse), a
+# unit whose IR made with the PCH names the prelude's inline assembly
+# (made again without it); the HIP conformance units for every target of
+# the HIP conformance suite.  The direct-mode records are those of
+# compiles without the PCH.  Then the runtime headers themselves change: a
+# copied toolkit whose cuda_runtime.h a unit's IR depends on, edited
+# between runs (same size, same mtime) gives the IR of the edited header,
+# and a header changed right after clang made the PCH (clang refuses that
+# PCH) is a PCH made again, never an error.  Dry runs (-n): clang runs,
+# LLVM does not.  Last, the PCH as a record of the cache: a later run
+# reads it, a touched or edited header or a corrupted PCH makes a new one,
+# verify, gc, prune and clear handle it.
 . "$SRCROOT/cmd/tests/lib.sh"
 
 command -v clang-19 >/dev/null || skip "clang-19 is not installed: sources need it (scripts/setup installs it)"
@@ -83,9 +87,15 @@ CU
 same_as_without_pch rotate -t sm_80 rotate.cu "$TESTDATA/polybench_cuda/gemm.cu"
 [ "$(cat rotate.pch)" = "gemm.cu sm_80:ptx85" ] || { cat rotate.pch >&2; fail "rotate.cu kept IR made with the PCH, or gemm.cu read none"; }
 
+# HIP: every conformance unit for every target of the HIP conformance suite
+# (cmd/tests/conformance_hip.sh), with its options.  The PCH's unit
+# redeclares the two definitions of HIP's wrapper, which a PCH would
+# otherwise have the unit emit in the other order.
 if [ -f /usr/include/hip/hip_runtime.h ]; then
-	same_as_without_pch hip -t gfx90a "$TESTDATA/conformance/hip/kernels.hip"
-	[ "$(pch_count hip)" = 0 ] || fail "a HIP unit read a PCH"
+	hip_targets="-t gfx90a -t gfx942 -t gfx1030 -t gfx1100 -t gfx1101 -t gfx1200 -t gfx1201"
+	# shellcheck disable=SC2086
+	same_as_without_pch hip -std=c++17 --code-object 5 $hip_targets "$TESTDATA"/conformance/hip/*.hip
+	[ "$(pch_count hip)" = 21 ] || { cat hip.pch >&2; fail "the HIP units did not all read the PCH"; }
 else
 	skip_block "the HIP case (no HIP headers in /usr/include/hip)"
 fi
@@ -183,3 +193,135 @@ used = sorted("prelude precompiled" in r["source"] for r in w.values())
 # The first unit's PCH was refused; the other two read the new one.
 assert used == [False, True, True], [r["source"] for r in w.values()]
 PY
+
+# ---- the PCH as a record of the cache -----------------------------------------------
+# A run with a cache stores its PCH there (v1/pch/); a later run (another
+# process) whose units miss reads it instead of making one, and their IR
+# is still the IR without it.  Each run compiles fresh copies of the
+# PolyBench-like units (a comment apart), so that clang runs for them.
+cat > clang-pch-counting <<EOF2
+#!/bin/sh
+case "\$*" in *-emit-pch*) echo pch >> "$TEST_DIR/pch-made" ;; esac
+exec clang-19 "\$@"
+EOF2
+chmod +x clang-pch-counting
+fresh_units() {
+	rm -rf "units-$1"; mkdir "units-$1"
+	for f in "$TESTDATA"/polybench_cuda/*.cu; do
+		{ echo "// $1"; cat "$f"; } > "units-$1/${f##*/}"
+	done
+}
+# cached_run NAME [ENV...]: compile fresh units NAME with the cache
+# pch-cache and with --no-pch (no cache); the keys must agree; the
+# number of PCHs clang made into made.
+cached_run() {
+	local name=$1; shift
+	fresh_units "$name"
+	: > pch-made
+	env "$@" "$GPUCC" compile --cache pch-cache --clang "$TEST_DIR/clang-pch-counting" -j1 -t sm_80 \
+		-o "$name.img" --json "units-$name"/*.cu > "$name.with.json" 2> "$name.err" ||
+		{ cat "$name.err" >&2; fail "$name: the compile with the cache failed"; }
+	made=$(wc -l < pch-made)
+	env "$@" "$GPUCC" compile --no-cache -n --no-pch -t sm_80 --json "units-$name"/*.cu \
+		> "$name.without.json" || fail "$name: the compile without the PCH failed"
+	python3 - "$name" <<'PY' || fail "$1: a key differs with the cached PCH (above)"
+import json, sys
+name = sys.argv[1]
+def keys(path):
+    return {(r["module"], r["target"]): r["key"] for r in json.load(open(path))["results"]}
+w, wo = keys(name + ".with.json"), keys(name + ".without.json")
+assert w == wo and len(w) == 3, (w, wo)
+PY
+}
+prelude() { find pch-cache/v1/pch -name "*.$1" | sort; }
+
+cached_run first
+[ "$made" = 1 ] || fail "the first run made $made PCHs, expected 1"
+[ "$(prelude pch | wc -l)" = 1 ] && [ "$(prelude prelude | wc -l)" = 1 ] ||
+	fail "no prelude stored: $(find pch-cache/v1/pch)"
+assert_grep "^gpucc-prelude 1$" "$(prelude prelude)"
+assert_grep "__clang_cuda_runtime_wrapper.h$" "$(prelude prelude)"
+cached_run second
+[ "$made" = 0 ] || fail "the second run made $made PCHs instead of reading the cache's"
+assert_grep "prelude precompiled" second.with.json
+# Their records are written: the files of the PCH's making (its unit, the
+# CUDA stubs) lie in the temporary directory of the run that made it, gone,
+# and are named where this run has them,
+assert_no_grep "not recorded" second.with.json
+# and they are the records of compiles without a PCH (clang lists the
+# PCH's making's files where they were: the run that made it).
+expect_exit 0 "$GPUCC" compile --cache second-nopch --no-pch -t sm_80 -o second-nopch.img units-second/*.cu
+for r in $(cd second-nopch/v1/sources && find . -name '*.record'); do
+	sed 's/gpucc-backend-[^/]*/TMP/' "pch-cache/v1/sources/$r" > with.record ||
+		fail "no record $r with the cache's PCH"
+	sed 's/gpucc-backend-[^/]*/TMP/' "second-nopch/v1/sources/$r" > without.record
+	assert_same with.record without.record
+done
+# A unit alone in its target makes no PCH, but reads the cache's.
+fresh_units lone
+: > pch-made
+expect_exit 0 "$GPUCC" compile --cache pch-cache --clang "$TEST_DIR/clang-pch-counting" -t sm_80 \
+	-o lone.img --json units-lone/gemm.cu
+[ "$(wc -l < pch-made)" = 0 ] || fail "a lone unit made a PCH"
+assert_grep "prelude precompiled" out
+
+# A toolkit header touched (another mtime, the same bytes): clang refuses
+# the cache's PCH, the unit compiles without it, and the next unit makes a
+# new one, stored in its place (-j1: which unit reads which PCH is then
+# fixed); edited (the same size and mtime, other bytes): the record's
+# digests no longer hold, and a new one is made.
+cached_run toolkit CUDA_PATH="$TEST_DIR/toolkit"
+[ "$made" = 1 ] || fail "the copied toolkit's first run made $made PCHs, expected 1"
+record=$(grep -l "toolkit/include/cuda_runtime.h" $(prelude prelude))
+cp "${record%.prelude}.pch" toolkit.pch
+touch -d '-1 hour' toolkit/include/cuda_runtime.h
+cached_run touched CUDA_PATH="$TEST_DIR/toolkit"
+[ "$made" = 1 ] || fail "after a header was touched, $made PCHs were made, expected 1"
+! cmp -s toolkit.pch "${record%.prelude}.pch" || fail "the refused PCH was not replaced"
+cached_run touched-again CUDA_PATH="$TEST_DIR/toolkit"
+[ "$made" = 0 ] || fail "the PCH made after the touch was not reused ($made made)"
+cp -p toolkit/include/cuda_runtime.h runtime.orig
+sed -i 's/GPUCC_PCH_PROBE 2.5f/GPUCC_PCH_PROBE 3.5f/' toolkit/include/cuda_runtime.h
+touch -r runtime.orig toolkit/include/cuda_runtime.h
+cached_run edited CUDA_PATH="$TEST_DIR/toolkit"
+[ "$made" = 1 ] || fail "after a header was edited, $made PCHs were made, expected 1"
+
+# A stored PCH corrupted (the same size and mtime): verify reports it, and
+# the next run makes a new one instead of using it, without an error.
+pch=$(prelude pch | head -n 1)
+for p in $(prelude pch); do grep -q toolkit "${p%.pch}.prelude" || pch=$p; done
+cp -p "$pch" pch.orig
+printf 'XXXXXXXX' | dd of="$pch" bs=1 seek=4096 conv=notrunc 2>/dev/null
+touch -r pch.orig "$pch"
+expect_exit 3 "$GPUCC" cache verify --cache pch-cache
+assert_grep "precompiled prelude '.*\.pch' is damaged: its SHA-256 is not the one its record holds" err
+cached_run corrupted
+[ "$made" = 1 ] || fail "a corrupted PCH: $made PCHs made, expected 1"
+expect_exit 0 "$GPUCC" cache verify --cache pch-cache
+
+# gc evicts preludes with entries, least recently used first: one unused
+# since before every entry was used goes first; clear removes them all.
+old=$(grep -l "toolkit/include" $(prelude prelude))
+touch -d '-2 days' "$old"
+bytes=$(find pch-cache/v1 -path '*/sources' -prune -o -type f \( -name '*.gpucc' -o -path '*/pch/*' \) -printf '%s\n' |
+	awk '{ s += $1 } END { print s }')
+expect_exit 0 "$GPUCC" cache gc --cache pch-cache --max-size $((bytes - 1))
+assert_no_file "$old"
+assert_no_file "${old%.prelude}.pch"
+[ "$(prelude prelude | wc -l)" = 1 ] || fail "gc removed a prelude used more recently than the oldest"
+
+# prune removes a prelude that can never be read again: here, one not used
+# for longer than --older-than (a dry run removes nothing).
+kept=$(prelude prelude)
+cp -p "$kept" "${kept%.prelude}.pch" .
+touch -d '-3 days' "$kept"
+expect_exit 0 "$GPUCC" cache prune -n --cache pch-cache --older-than 2d
+assert_file "$kept"
+expect_exit 0 "$GPUCC" cache prune --cache pch-cache --older-than 2d
+assert_no_file "$kept"
+assert_no_file "${kept%.prelude}.pch"
+# clear removes every prelude.
+stem=${kept##*/}; stem=${stem%.prelude}
+mkdir -p "${kept%/*}" && cp -p "$stem.prelude" "$stem.pch" "${kept%/*}/"
+expect_exit 0 "$GPUCC" cache clear --cache pch-cache
+[ -z "$(find pch-cache/v1/pch -type f)" ] || fail "clear left preludes: $(find pch-cache/v1/pch -type f)"

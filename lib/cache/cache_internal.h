@@ -127,6 +127,49 @@ uint64_t gpucc_cache_sources_gc(gpucc_cache *c, bool all);
 /* Report each record that does not parse to fn (may be NULL); how many. */
 uint64_t gpucc_cache_sources_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx);
 
+/* Precompiled preludes, CACHE/v1/pch/ (lib/cache/cache_pch.c; formats/cache.md,
+ * "Precompiled preludes"): a record, <name>.prelude, whose first line this
+ * is, beside the PCH clang wrote, <name>.pch. */
+#define GPUCC_PRELUDE_MAGIC "gpucc-prelude 1"
+/* A larger record is damaged. */
+#define GPUCC_PRELUDE_RECORD_MAX_BYTES (16 << 20)
+typedef struct gpucc_prelude_record {
+	gpucc_digest pch;     /* the PCH's SHA-256 */
+	uint64_t pch_size;    /* and size, at least 1 */
+	unsigned long count;  /* lines "SHA-256 PATH\n" of the files its making read, */
+	const char *lines;    /* size bytes at lines (inside the text parsed) */
+	size_t size;
+} gpucc_prelude_record;
+/* Parse a record's size bytes: the magic line, "pch SHA-256 SIZE", "files
+ * N" (N at least 1), then exactly N lines "SHA-256 PATH" (a digest of 64
+ * lowercase hex digits, a blank, a path of at least one byte), no NUL
+ * byte.  NULL when it parses, else why not (a static string).  The one
+ * reader of the format: compile's lookups, gc's and verify's. */
+const char *gpucc_prelude_record_parse(const char *text, size_t size, gpucc_prelude_record *out);
+/* One whole prelude for gc: its name, its record's stat (mtime: its last
+ * use) and the bytes of both files.  Nonzero stops the walk. */
+typedef int (*gpucc_cache_prelude_fn)(void *ctx, const gpucc_digest *name, const struct stat *st,
+                                      uint64_t bytes);
+/* Under gc's lock: remove what cannot be a prelude (a record that does not
+ * parse, either half alone, other files; with all, every one) and hand
+ * fn every whole prelude.  fn's nonzero, or 0. */
+int gpucc_cache_pch_collect(gpucc_cache *c, bool all, gpucc_cache_prelude_fn fn, void *ctx);
+/* Remove the prelude name, unless its record's mtime is no longer the one
+ * given (used since); any_time: whatever it is.  Whether it went. */
+bool gpucc_cache_pch_remove(gpucc_cache *c, const gpucc_digest *name, int64_t mtime_sec,
+                            long mtime_nsec, bool any_time);
+/* Whether a prelude can never be read again (gpucc_cache_pch_prune): its
+ * parsed record, and the record's stat (mtime: its last use). */
+typedef bool (*gpucc_cache_prelude_judge_fn)(void *ctx, const gpucc_prelude_record *r,
+                                             const struct stat *st);
+/* Remove (dry: only count) each prelude whose record parses and judge
+ * condemns, unless it was used meanwhile; how many. */
+uint64_t gpucc_cache_pch_prune(gpucc_cache *c, bool dry, gpucc_cache_prelude_judge_fn judge,
+                               void *ctx);
+/* Report each damaged prelude to fn (may be NULL): a record that does not
+ * parse, a PCH missing or not of its record's size and SHA-256; how many. */
+uint64_t gpucc_cache_pch_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx);
+
 /* Report a warning through the cache's handler, if any. */
 void gpucc_cache_warn(gpucc_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

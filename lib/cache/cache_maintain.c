@@ -159,6 +159,7 @@ int gpucc_cache_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx,
 	uint64_t misplaced = verify_layout(&v);
 	int rc = gpucc_cache_walk_entries(c, verify_one, &v);
 	v.r.corrupt += gpucc_cache_sources_verify(c, fn, ctx); /* damaged source records */
+	v.r.corrupt += gpucc_cache_pch_verify(c, fn, ctx);     /* damaged preludes */
 	v.r.corrupt += misplaced;
 	if (out)
 		*out = v.r;
@@ -187,11 +188,13 @@ typedef struct gc_item {
 	int64_t mtime_sec;
 	long mtime_nsec;
 	uint64_t size;
+	bool prelude; /* a precompiled prelude (lib/cache/cache_pch.c), key its name */
 } gc_item;
 
 typedef struct gc_ctx {
 	gc_item *items;
 	size_t count, capacity;
+	size_t preludes;    /* of the items */
 	uint64_t bytes;
 	time_t now;
 	uint64_t removed_temporaries;
@@ -265,7 +268,29 @@ static int gc_collect(void *ctx, const gpucc_digest *key, int shard_fd, const ch
 	it->mtime_sec = (int64_t)st.st_mtim.tv_sec;
 	it->mtime_nsec = st.st_mtim.tv_nsec;
 	it->size = (uint64_t)st.st_size;
+	it->prelude = false;
 	g->bytes += it->size;
+	return 0;
+}
+
+/* A precompiled prelude: evicted with the entries, least recently used
+ * first, its bytes counted against the bound. */
+static int gc_collect_prelude(void *ctx, const gpucc_digest *name, const struct stat *st,
+                              uint64_t bytes)
+{
+	gc_ctx *g = ctx;
+	if (g->count == g->capacity) {
+		size_t capacity = g->capacity ? g->capacity * 2 : 1024;
+		gc_item *grown = realloc(g->items, capacity * sizeof *grown);
+		if (!grown)
+			return gpucc_error_oom();
+		g->items = grown;
+		g->capacity = capacity;
+	}
+	g->items[g->count++] = (gc_item){*name, (int64_t)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+	                                 bytes, true};
+	g->preludes++;
+	g->bytes += bytes;
 	return 0;
 }
 
@@ -345,15 +370,26 @@ static int gc_locked(gpucc_cache *c, uint64_t max_bytes, bool all, gpucc_cache_g
 	g.now = time(NULL);
 	gc_top_temporaries(c, &g);
 	int rc = gpucc_cache_walk_entries(c, gc_collect, &g);
+	if (rc == 0)
+		rc = gpucc_cache_pch_collect(c, all, gc_collect_prelude, &g);
 	if (rc) {
 		free(g.items);
 		return rc;
 	}
-	gpucc_cache_gc_result result = {0, 0, g.count, g.bytes, 0};
+	gpucc_cache_gc_result result = {0, 0, g.count - g.preludes, g.bytes, 0};
 	gc_kept kept = {0, NULL, 0};
 	if (g.bytes > max_bytes) {
 		qsort(g.items, g.count, sizeof *g.items, gc_item_compare);
 		for (size_t i = 0; i < g.count && result.bytes > max_bytes; i++) {
+			if (g.items[i].prelude) {
+				if (gpucc_cache_pch_remove(c, &g.items[i].key, g.items[i].mtime_sec,
+				                           g.items[i].mtime_nsec, all)) {
+					result.removed_bytes += g.items[i].size;
+					result.bytes -= g.items[i].size <= result.bytes ? g.items[i].size
+					                                                : result.bytes;
+				}
+				continue;
+			}
 			char *path = gpucc_cache_entry_path(c, &g.items[i].key, false);
 			if (!path) {
 				rc = gpucc_error_oom();

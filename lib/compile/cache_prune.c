@@ -15,12 +15,16 @@
  * judges nothing, so a prune run without CUDA_PATH set, say, keeps the
  * NVIDIA entries instead of taking the missing ptxas for a new one.
  * The walk and the removal are cache_maintain.c's (gpucc_cache_remove_judged).
+ * The cache's precompiled preludes go too when they can never be read
+ * again (judge_prelude; the walk is lib/cache/cache_pch.c's); they are not
+ * entries, and not counted or reported as such.
  */
 #include "cache_internal.h"
 #include "compile_impl.h"
 #include "errors.h"
 #include "key.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +226,53 @@ static const char *judge(void *ctx, const gpucc_entry *e, const struct stat *st)
 	return NULL;
 }
 
+/* ---- precompiled preludes ------------------------------------------------------ */
+
+/* Whether a prelude (lib/cache/cache_pch.c) can never be read again: an
+ * absolute file it lists is gone or changed, or a place it found empty is
+ * filled (a compile would make another, under its name); with by_age, not
+ * used since the cutoff.  Relative paths name files from the working
+ * directory of the compile that made it, which prune does not know: not
+ * judged, nor is a variable's line. */
+static bool judge_prelude(void *ctx, const gpucc_prelude_record *r, const struct stat *st)
+{
+	pruner *p = ctx;
+	if (p->by_age && st->st_mtime < p->cutoff)
+		return true;
+	static const char zeros[] = "0000000000000000000000000000000000000000000000000000000000000000";
+	const char *line = r->lines, *end = r->lines + r->size;
+	while (line < end) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		char path[PATH_MAX];
+		size_t len = (size_t)(nl - line) - 65;
+		if (line[65] != '/' || len >= sizeof path) {
+			line = nl + 1;
+			continue;
+		}
+		memcpy(path, line + 65, len);
+		path[len] = '\0';
+		struct stat now;
+		if (memcmp(line, zeros, 64) == 0) {
+			if (stat(path, &now) == 0)
+				return true;
+		} else {
+			char hex[GPUCC_DIGEST_HEX_SIZE];
+			gpucc_digest d;
+			if (stat(path, &now) != 0)
+				return true;
+			if (gpucc_toolchain_digest(&p->tc, path, &d) != 0) { /* unreadable: no verdict */
+				gpucc_error_clear();
+			} else {
+				gpucc_digest_to_hex(hex, &d);
+				if (memcmp(hex, line, 64) != 0)
+					return true;
+			}
+		}
+		line = nl + 1;
+	}
+	return false;
+}
+
 /* Keep why a tool is missing for the warning, and go on without it. */
 static int missing(char **why, const char *message)
 {
@@ -274,6 +325,8 @@ int gpucc_cache_prune(gpucc_cache *c, int64_t unused_seconds, unsigned flags,
 	if (rc != 0)
 		goto done;
 	rc = gpucc_cache_remove_judged(c, flags & GPUCC_PRUNE_DRY_RUN, judge, &p, fn, ctx, out);
+	if (rc == 0 && !(flags & GPUCC_PRUNE_DRY_RUN) && gpucc_cache_writable(c))
+		gpucc_cache_pch_prune(c, false, judge_prelude, &p);
 	if (gpucc_cache_writable(c))
 		gpucc_toolchain_save(&p.tc);
 done:

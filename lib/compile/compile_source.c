@@ -576,11 +576,13 @@ static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglis
 	const gpucc_source_settings *s = x->s;
 	*pch = NULL;
 	char **with = NULL;
-	if (x->pch && x->shares_prelude && x->shares_prelude[p - x->pairs] &&
+	/* A unit alone in its prelude reads the cache's PCH, but makes none. */
+	bool shared = x->shares_prelude && x->shares_prelude[p - x->pairs];
+	if (x->pch && (shared || x->records_dir) &&
 	    gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
 	                             s->arg_count) &&
 	    gpucc_source_pch_worth(p->data, p->size))
-		*pch = gpucc_source_pch_get(x->pch, a->real, x->temp_dir);
+		*pch = gpucc_source_pch_get(x->pch, x, p, a, shared);
 	if (*pch && (with = calloc(a->count + 7, sizeof *with)) != NULL) {
 		/* Its -include-pch before the unit's name ("--"); unkeyed.  clang
 		 * checks the sizes and times of a PCH's system headers only when
@@ -720,8 +722,10 @@ static void compile_pair(context *x, size_t index)
 	char *dep_text = r->ir ? gpucc_read_small_file(dep_path, RECORD_MAX_BYTES, &dep_size) : NULL;
 	gpucc_depfile deps = {0};
 	bool have_deps = dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
-	if (have_deps && pch)
+	if (have_deps && pch) {
+		gpucc_source_pch_rehome(&deps, x->temp_dir);
 		unit_first(&deps, a.real[a.count - 1]);
+	}
 	if (r->ir)
 		source_reads(x, p, have_deps ? &deps : NULL, &search, r);
 	if (r->ir && x->records_dir && x->records_writable) {

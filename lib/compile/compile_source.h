@@ -84,7 +84,7 @@ void gpucc_argument_files(const char *const *args, size_t count, const gpucc_str
 void gpucc_source_text_scan(const char *text, size_t size, const char **time_macro,
                             gpucc_strlist *has_include);
 
-/* ---- the vendor prelude, precompiled once per run
+/* ---- the vendor prelude, precompiled once (a run's, or the cache's)
  *      (lib/compile/compile_source_pch.c) -------------------------------------- */
 
 /* How clang is run: argv with stderr into err_fd, killed past
@@ -99,18 +99,26 @@ typedef struct gpucc_source_pch_set gpucc_source_pch_set;
 /* -1 when out of memory. */
 int gpucc_source_pch_set_new(gpucc_source_pch_set **out, gpucc_source_tool_runner run,
                              unsigned timeout_seconds);
-/* Removes nothing: the PCHs live in the caller's temporary directory. */
+/* Removes nothing: the PCHs live in the run's temporary directory or the cache. */
 void gpucc_source_pch_set_free(gpucc_source_pch_set *set);
 /* Whether a unit of the language, compiled with these settings and the
  * user's arguments, may read a precompiled prelude and still compile to
  * the bitcode it would without one. */
 bool gpucc_source_pch_applies(gpucc_source_language language, bool debug_info, bool relocatable,
                               const char *const *user_args, size_t count);
-/* The PCH for argv (a unit's clang command line: "-v", "-MD", "-MF F",
- * "-o F", "-cuid=" and everything from "--" on are the unit's own), made
- * in dir by the first caller of its group; owned by the caller, or NULL:
- * none (clang could not make it). */
-char *gpucc_source_pch_get(gpucc_source_pch_set *set, char *const *argv, const char *dir);
+/* The PCH for the pair p compiled with the arguments a (of the run x,
+ * lib/compile/compile_source_run.h: "-v", "-MD", "-MF F", "-o F",
+ * "-cuid=" and everything from "--" on are the unit's own): the cache's
+ * when it holds one that still holds, else made in the run's temporary
+ * directory by the first caller of its group (and stored in the cache
+ * when it takes one) unless !may_make (a unit alone in its group: a PCH
+ * would cost more than it saves); owned by the caller, or NULL: none. */
+struct context;
+struct arglist;
+struct gpucc_source_pair;
+char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
+                           const struct gpucc_source_pair *p, const struct arglist *a,
+                           bool may_make);
 /* Whether IR clang wrote with a PCH is the IR it writes without one.  Not
  * when it holds inline assembly (or a call to a function marked error or
  * warning): clang marks those with their source offsets (!srcloc), which
@@ -123,6 +131,15 @@ bool gpucc_source_pch_ir_trusted(const unsigned char *ir, size_t size);
  * inline assembly, whose IR would be made twice.  A guess that only
  * saves time: the IR is checked either way. */
 bool gpucc_source_pch_worth(const unsigned char *text, size_t size);
+/* In the dependency list of a unit compiled with a PCH, name the files of
+ * the PCH's making in this run's temporary directory temp_dir, where
+ * they are for a compile without the PCH: its unit and the CUDA stubs lie
+ * in the temporary directory of the run that made it, which for the
+ * cache's PCH is gone.  The list is then the one a compile without the
+ * PCH writes (but for the PCH's unit, which the record leaves out with
+ * every file of the temporary directory), the unit first once unit_first
+ * (lib/compile/compile_source.c) has run. */
+void gpucc_source_pch_rehome(gpucc_depfile *deps, const char *temp_dir);
 /* A unit failed with the PCH at path and compiled without it: the group
  * makes a new one for its next unit, once. */
 void gpucc_source_pch_refused(gpucc_source_pch_set *set, const char *path);

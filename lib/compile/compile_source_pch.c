@@ -1,26 +1,42 @@
 /*
- * lib/compile/compile_source_pch.c -- the vendor prelude, precompiled once per run
- * (lib/compile/compile_source.h, "the prelude").
+ * lib/compile/compile_source_pch.c -- the vendor prelude, precompiled once
+ * (lib/compile/compile_source.h, "the prelude"; docs/compile.md, "The
+ * precompiled prelude").
  *
- * Before it reads a line of a CUDA unit, clang's front end parses the
- * runtime wrapper its driver includes implicitly (-include
+ * Before it reads a line of a CUDA or HIP unit, clang's front end parses
+ * the runtime wrapper its driver includes implicitly (-include
  * __clang_cuda_runtime_wrapper.h, which pulls in the toolkit's runtime
- * headers): most of a small unit's front-end time.  A run groups its
- * clang command lines by everything but the unit's own parts (the input,
- * the outputs, -v, HIP's -cuid), and makes, the first time a group needs
- * it, a precompiled header of an empty unit compiled with the group's
- * command line: exactly that prelude.  Every unit of the group then reads
- * it with -include-pch; the wrapper's -include that follows is skipped by
- * its include guard.  The PCH is one run's, in its temporary directory.
+ * headers, or HIP's): most of a small unit's front-end time.  A run groups
+ * its clang command lines by everything but the unit's own parts (the
+ * input, the outputs, -v, HIP's -cuid), and gets, the first time a group
+ * needs it, a precompiled header of a unit compiled with the group's
+ * command line: that prelude, and for HIP two redeclarations
+ * (prelude_text).  Every unit of the group then reads it with
+ * -include-pch; the wrapper's -include that follows is skipped by its
+ * include guard.  A unit alone in its group reads the cache's, but makes
+ * none (it would cost more than it saves).  The PCH embeds the files it read
+ * (-fmodules-embed-all-files), so that it does not need the run's
+ * temporary directory (the CUDA stubs) once that is gone.
+ *
+ * With a cache, a PCH is a record of the cache's (formats/cache.md,
+ * "Precompiled preludes"; gc and verify: lib/cache/cache_pch.c), named by
+ * the clang version, the language, the target, every keyed argument of
+ * the group and the variables clang reads, and listing every file its
+ * making read with its SHA-256 and every place its include search found
+ * empty, as a source's direct-mode record does (record_prepare, checked
+ * by files_unchanged).  A later run uses it when each still is so and the
+ * PCH still has its SHA-256; else it makes a new one and stores it in its
+ * place.  Without a cache (or for a making clang ran while a file
+ * changed), the PCH is the run's, in its temporary directory.
  *
  * What holds, and why the rule is narrow (gpucc_source_pch_applies):
- *  - The bitcode is byte-identical to the compile without the PCH for
- *    CUDA, whose wrapper defines nothing a unit must emit (checked against
- *    --no-pch runs by cmd/tests/compile_sources_pch.sh).
- *    HIP's wrapper defines __cxa_pure_virtual and __cxa_deleted_virtual;
- *    clang 19 writes a PCH's extern "C" definitions in name order, so a
- *    unit read through one emits them swapped: another module, hence
- *    another key.  HIP units get no PCH.  OpenCL C has no such prelude.
+ *  - The bitcode is byte-identical to the compile without the PCH
+ *    (checked against --no-pch runs by cmd/tests/compile_sources_pch.sh):
+ *    for CUDA, whose wrapper defines nothing a unit must emit, and for HIP
+ *    with clang 19 through the redeclarations of prelude_text, which keep
+ *    the order of the two definitions HIP's wrapper makes every unit emit.
+ *    HIP with clang 22 (targets only LLVM 22 knows) gets no PCH: not shown
+ *    to keep the IR.  OpenCL C has no such prelude.
  *  - IR with inline assembly names its source offsets (!srcloc), which a
  *    PCH moves: the caller makes such IR again without the PCH
  *    (gpucc_source_pch_ir_trusted), and a unit whose text shows inline
@@ -30,18 +46,25 @@
  *    (statics named after the unit) and a -include of the user's (which
  *    would land in the PCH) are not shown to keep the IR: none of those
  *    compiles uses one.
- *  - A PCH clang refuses (a header changed under it) fails the unit's
- *    compile: the caller compiles it again without one and reports it here
- *    (gpucc_source_pch_refused); a group refused twice in a run gets no PCH.
+ *  - A PCH clang refuses (a header's size or mtime changed under it) fails
+ *    the unit's compile: the caller compiles it again without one and
+ *    reports it here (gpucc_source_pch_refused); the group's next unit
+ *    makes a new one (not from the cache), and a group refused twice in a
+ *    run gets no PCH.
  *
  * Thread safety: every function but _new and _free may be called from many
- * threads at once; the first thread of a group makes its PCH while the
+ * threads at once; the first thread of a group gets its PCH while the
  * others of that group wait.
  */
-#include "compile_source.h"
+#include "compile_source_run.h"
 
+#include "atomic_file.h"
+#include "cache_internal.h"
+#include "errors.h"
+#include "input_file.h"
 #include "sha256.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <pthread.h>
@@ -60,6 +83,8 @@ typedef struct pch_group {
 	group_state state;
 	unsigned refusals;        /* units that failed with the PCH and compiled without it */
 	unsigned made;            /* PCHs made for it, to name the next */
+	bool skip_cache;          /* the cache's was refused: make a new one */
+	bool cached;              /* path is the cache's PCH, not the run's */
 	char *path;               /* GROUP_READY: the PCH */
 } pch_group;
 
@@ -100,7 +125,8 @@ void gpucc_source_pch_set_free(gpucc_source_pch_set *set)
 bool gpucc_source_pch_applies(gpucc_source_language language, bool debug_info, bool relocatable,
                               const char *const *user_args, size_t count)
 {
-	if (language != GPUCC_LANGUAGE_CUDA || debug_info || relocatable)
+	if ((language != GPUCC_LANGUAGE_CUDA && language != GPUCC_LANGUAGE_HIP) || debug_info ||
+	    relocatable)
 		return false;
 	for (size_t i = 0; i < count; i++) {
 		const char *v = user_args[i];
@@ -175,39 +201,238 @@ static void pch_group_digest(unsigned char out[32], char *const *argv)
 	gpucc_sha256_final(&h, out);
 }
 
-/* Make the group's PCH at pch_path, from an empty unit beside it, with the
- * group's command line.  Whether clang made it. */
-static bool make_pch(gpucc_source_pch_set *set, char *const *argv, const char *pch_path)
+/* The text of the unit a group's PCH is made of, after the wrapper clang
+ * includes implicitly.  HIP's wrapper defines __cxa_pure_virtual and
+ * __cxa_deleted_virtual inside extern "C" { }.  A unit emits the
+ * definitions a PCH holds in the order of their declarations' IDs there,
+ * and clang 19's writer numbers a declaration whose lexical home is not
+ * the translation unit (a linkage specification's) when the translation
+ * unit's lookup table, sorted by name, first names it: the two in name
+ * order, the other way round from the source's.  A redeclaration at the
+ * top level is what that table names instead, and the definitions are
+ * numbered with their extern "C" block, in the source's order: the unit's
+ * IR is the IR without a PCH again.  CUDA's wrapper defines nothing a unit
+ * emits: an empty unit. */
+static const char *prelude_text(gpucc_source_language language)
+{
+	return language == GPUCC_LANGUAGE_HIP ? "__device__ void __cxa_pure_virtual(void);\n"
+	                                        "__device__ void __cxa_deleted_virtual(void);\n"
+	                                      : "";
+}
+
+/* ---- the cache's preludes ------------------------------------------------------ */
+
+static void name_field(gpucc_sha256 *h, const void *data, size_t len)
+{
+	unsigned char be[8];
+	for (int i = 0; i < 8; i++)
+		be[i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
+	gpucc_sha256_update(h, be, sizeof be);
+	gpucc_sha256_update(h, data, len);
+}
+
+static void name_text(gpucc_sha256 *h, const char *text)
+{
+	name_field(h, text, strlen(text));
+}
+
+/* The name of the group's prelude in the cache (formats/cache.md,
+ * "Precompiled preludes"); false when there is none (no clang version). */
+static bool prelude_name(gpucc_digest *out, const context *x, const gpucc_source_pair *p,
+                         const arglist *a)
+{
+	const char *version = pair_clang22(p) ? x->clang22_version : x->clang_version;
+	if (!version || !x->env_key)
+		return false;
+	gpucc_sha256 h;
+	gpucc_sha256_init(&h);
+	name_text(&h, GPUCC_PRELUDE_MAGIC);
+	name_text(&h, gpucc_version());
+	name_text(&h, version);
+	/* As gpucc_source_language_name spells them (compile_source.c, which
+	 * calls this file: not called back). */
+	name_text(&h, p->language == GPUCC_LANGUAGE_HIP ? "HIP" : "CUDA");
+	name_text(&h, p->target_name);
+	for (size_t i = 0; (i = next_group_arg(a->real, i)) != (size_t)-1; i++)
+		if (a->keyed[i])
+			name_text(&h, a->keyed[i]);
+	name_text(&h, "--");
+	name_text(&h, x->env_key);
+	name_text(&h, prelude_text(p->language));
+	gpucc_sha256_final(&h, out->bytes);
+	return true;
+}
+
+/* CACHE/v1/pch/ab/NAME.SUFFIX, or NULL. */
+static char *prelude_path(const context *x, const gpucc_digest *name, const char *suffix)
+{
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, name);
+	return string_printf("%s/" GPUCC_CACHE_LAYOUT_DIR "/pch/%.2s/%s.%s",
+	                     gpucc_cache_dir(x->s->cache), hex, hex, suffix);
+}
+
+/* The cache's PCH for name when its record holds, every file it lists is
+ * unchanged and the PCH has its SHA-256 (owned), else NULL: a miss, made
+ * anew. */
+static char *cached_prelude(context *x, const gpucc_digest *name)
+{
+	char *record = prelude_path(x, name, "prelude");
+	char *pch = prelude_path(x, name, "pch");
+	size_t size = 0;
+	char *text = record && pch ? gpucc_read_small_file(record, GPUCC_PRELUDE_RECORD_MAX_BYTES, &size)
+	                           : NULL;
+	gpucc_prelude_record r;
+	bool ok = text && !gpucc_prelude_record_parse(text, size, &r);
+	gpucc_error_clear();
+	if (ok) {
+		char *line = (char *)r.lines; /* files_unchanged ends its lines */
+		char *why = NULL;
+		gpucc_strlist files = {0};
+		ok = files_unchanged(x, &line, r.count, &why, &files);
+		gpucc_strlist_release(&files);
+		free(why);
+	}
+	gpucc_digest got;
+	uint64_t got_size = 0;
+	struct stat st;
+	ok = ok && stat(pch, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == r.pch_size &&
+	     gpucc_digest_file(&got, &got_size, pch) == 0 && got_size == r.pch_size &&
+	     gpucc_digest_compare(&got, &r.pch) == 0;
+	gpucc_error_clear();
+	/* A use: the record's mtime is the prelude's recency, as an entry's. */
+	if (ok && x->records_writable)
+		utimensat(AT_FDCWD, record, NULL, 0);
+	free(text);
+	free(record);
+	if (!ok) {
+		free(pch);
+		return NULL;
+	}
+	return pch;
+}
+
+static int sink_to_fd(void *ctx, const void *data, size_t size)
+{
+	return gpucc_write_all(*(int *)ctx, data, size) == 0 ? 0 : gpucc_error_set_errno("cannot write");
+}
+
+/* Make CACHE/v1/pch and its shard for path, CACHE/v1/pch/ab/NAME (v1
+ * exists in a cache that takes records). */
+static int mkdir_parent(const char *path)
+{
+	char *dir = strdup(path);
+	if (!dir)
+		return -1;
+	*strrchr(dir, '/') = '\0';
+	char *shard = strrchr(dir, '/');
+	*shard = '\0';
+	int rc = mkdir(dir, 0777) == 0 || errno == EEXIST ? 0 : -1;
+	*shard = '/';
+	if (rc == 0 && mkdir(dir, 0777) != 0 && errno != EEXIST)
+		rc = -1;
+	free(dir);
+	return rc;
+}
+
+/* Publish the PCH at made and its record (the files, as record_prepare
+ * lists them: "N\n" and N lines) as the cache's prelude name: the PCH
+ * first, so that a record is never ahead of its PCH.  Silent: a prelude not
+ * stored is made again next time. */
+static void store_prelude(context *x, const gpucc_digest *name, const char *made, const char *files)
+{
+	char *record = prelude_path(x, name, "prelude");
+	char *pch = prelude_path(x, name, "pch");
+	char *count_end = strchr(files, '\n');
+	gpucc_atomic_file f;
+	gpucc_digest digest;
+	uint64_t size = 0;
+	if (!record || !pch || !count_end || mkdir_parent(pch) != 0 ||
+	    gpucc_atomic_file_open(&f, pch) != 0)
+		goto done;
+	f.no_sync = true; /* a prelude lost to a crash is made again: never a wrong one */
+	f.no_sweep = true;
+	if (gpucc_digest_file_to(&digest, &size, made, sink_to_fd, &f.fd) != 0) {
+		gpucc_atomic_file_abort(&f);
+		goto done;
+	}
+	if (gpucc_atomic_file_commit(&f) != 0)
+		goto done;
+	char hex[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(hex, &digest);
+	gpucc_buffer t = GPUCC_BUFFER_INIT;
+	char head[256];
+	snprintf(head, sizeof head, "%s\npch %s %llu\nfiles %.*s\n", GPUCC_PRELUDE_MAGIC, hex,
+	         (unsigned long long)size, (int)(count_end - files), files);
+	gpucc_buffer_append_string(&t, head);
+	gpucc_buffer_append_string(&t, count_end + 1);
+	if (!t.failed && gpucc_atomic_file_open(&f, record) == 0) {
+		f.no_sync = true;
+		f.no_sweep = true;
+		if (gpucc_write_all(f.fd, t.data, t.size) == 0)
+			gpucc_atomic_file_commit(&f);
+		else
+			gpucc_atomic_file_abort(&f);
+	}
+	free(t.data);
+done:
+	gpucc_error_clear();
+	free(record);
+	free(pch);
+}
+
+/* ---- making one --------------------------------------------------------------- */
+
+/* Make the group's PCH at pch_path from a unit of prelude_text's, beside
+ * it, with the group's command line.  With name (a
+ * cache that takes it), store it there too, with the files its making
+ * read.  Whether clang made it. */
+static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_pair *p,
+                     char *const *argv, const char *pch_path, const gpucc_digest *name)
 {
 	size_t n = 0;
 	while (argv[n])
 		n++;
-	char *prelude = NULL, *err = NULL;
-	char **args = calloc(n + 8, sizeof *args);
+	char *err = NULL, *dep = NULL, *unit_path = NULL;
+	char **args = calloc(n + 16, sizeof *args);
 	bool made = false;
-	if (!args || asprintf(&prelude, "%s.unit", pch_path) < 0 ||
-	    asprintf(&err, "%s.err", pch_path) < 0)
+	if (!args || asprintf(&err, "%s.err", pch_path) < 0 ||
+	    asprintf(&dep, "%s.d", pch_path) < 0 || asprintf(&unit_path, "%s.unit", pch_path) < 0)
+		goto cleanup;
+	/* The PCH embeds it (below): it may go once the PCH is made. */
+	const char *text = prelude_text(p->language);
+	int unit_fd = open(unit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (unit_fd < 0)
+		goto cleanup;
+	bool written = gpucc_write_all(unit_fd, text, strlen(text)) == 0;
+	if (close(unit_fd) != 0 || !written)
 		goto cleanup;
 	size_t k = 0;
 	for (size_t i = 0; (i = next_group_arg(argv, i)) != (size_t)-1; i++)
 		args[k++] = argv[i];
+	if (name) { /* what the record lists: the include search, the files read */
+		args[k++] = "-v";
+		args[k++] = "-MD";
+		args[k++] = "-MF";
+		args[k++] = dep;
+	}
+	/* The files it read, inside it: it outlives the run's stubs. */
+	args[k++] = "-Xclang";
+	args[k++] = "-fmodules-embed-all-files";
 	/* -emit-pch, the front end's last action, replaces -emit-llvm's. */
 	args[k++] = "-Xclang";
 	args[k++] = "-emit-pch";
 	args[k++] = "-o";
 	args[k++] = (char *)pch_path;
 	args[k++] = "--";
-	args[k++] = prelude;
+	args[k++] = unit_path;
 	args[k] = NULL;
-	int fd = open(prelude, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		goto cleanup;
-	close(fd);
-	int err_fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int err_fd = open(err, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (err_fd < 0)
 		goto cleanup;
 	int status = 0;
 	bool timed_out = false;
+	int64_t start = now_ns();
 	int rc = set->run(args, err_fd, set->timeout_seconds, &status, &timed_out);
 	close(err_fd);
 	struct stat st;
@@ -215,23 +440,56 @@ static bool make_pch(gpucc_source_pch_set *set, char *const *argv, const char *p
 	       stat(pch_path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
 	if (rc != 0)
 		gpucc_error_clear();
+	if (made && name) {
+		size_t err_size = 0, dep_size = 0;
+		char *err_text = gpucc_read_small_file(err, 1 << 20, &err_size);
+		char *dep_text = gpucc_read_small_file(dep, RECORD_MAX_BYTES, &dep_size);
+		gpucc_clang_search search = {0};
+		gpucc_depfile deps = {0};
+		if (err_text)
+			gpucc_clang_verbose_take(err_text, &search);
+		bool have = err_text && dep_text && gpucc_depfile_parse(&deps, dep_text, dep_size) == 0;
+		gpucc_source_pair unit = *p; /* its directory is the run's: "." instead */
+		unit.path = "-";
+		gpucc_source_result listed = {0};
+		char *why = have && search.angle.count
+		                ? record_prepare(x, &unit, &deps, &search, start, &listed)
+		                : NULL;
+		if (have && search.angle.count && !why && listed.record)
+			store_prelude(x, name, pch_path, listed.record);
+		gpucc_error_clear();
+		free(why);
+		free(listed.record);
+		if (have)
+			gpucc_depfile_release(&deps);
+		gpucc_clang_search_release(&search);
+		free(err_text);
+		free(dep_text);
+	}
 cleanup:
-	/* The PCH names its unit, which clang reads again with it: kept
-	 * beside it while it lives. */
-	if (prelude && !made)
-		unlink(prelude);
 	if (err)
 		unlink(err);
+	if (dep)
+		unlink(dep);
+	if (unit_path)
+		unlink(unit_path);
+	free(unit_path);
 	if (!made && pch_path)
 		unlink(pch_path);
-	free(prelude);
 	free(err);
+	free(dep);
 	free(args);
 	return made;
 }
 
-char *gpucc_source_pch_get(gpucc_source_pch_set *set, char *const *argv, const char *dir)
+char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
+                           const gpucc_source_pair *p, const struct arglist *a, bool may_make)
 {
+	char *const *argv = a->real;
+	/* HIP's prelude text is clang 19's cure (prelude_text): clang 22 not
+	 * shown to keep the IR. */
+	if (p->language == GPUCC_LANGUAGE_HIP && pair_clang22(p))
+		return NULL;
 	unsigned char digest[32];
 	pch_group_digest(digest, argv);
 	pthread_mutex_lock(&set->lock);
@@ -275,17 +533,25 @@ char *gpucc_source_pch_get(gpucc_source_pch_set *set, char *const *argv, const c
 	g->state = GROUP_MAKING;
 	size_t index = (size_t)(g - set->groups);
 	unsigned made = g->made++;
+	bool skip_cache = g->skip_cache;
 	pthread_mutex_unlock(&set->lock);
 
-	char *path = NULL;
-	if (asprintf(&path, "%s/prelude-%zu-%u.pch", dir, index, made) < 0)
-		path = NULL;
-	bool ok = path && make_pch(set, argv, path);
+	gpucc_digest name;
+	bool named = x->records_dir && x->s->cache && prelude_name(&name, x, p, a);
+	char *path = named && !skip_cache ? cached_prelude(x, &name) : NULL;
+	bool cached = path != NULL, ok = cached;
+	if (!cached && may_make) {
+		if (asprintf(&path, "%s/prelude-%zu-%u.pch", x->temp_dir, index, made) < 0)
+			path = NULL;
+		ok = path && make_pch(set, x, p, argv, path,
+		                      named && x->records_writable ? &name : NULL);
+	}
 
 	pthread_mutex_lock(&set->lock);
 	g = &set->groups[index]; /* the array may have moved */
 	free(g->path);
 	g->path = ok ? path : NULL;
+	g->cached = cached;
 	g->state = ok ? GROUP_READY : GROUP_FAILED;
 	if (ok)
 		out = strdup(path);
@@ -304,20 +570,58 @@ void gpucc_source_pch_refused(gpucc_source_pch_set *set, const char *path)
 		if (g->state != GROUP_READY || !g->path || strcmp(g->path, path) != 0)
 			continue;
 		/* The next unit of the group makes a new one (a header may have
-		 * changed since); a second refusal ends the group's PCH. */
+		 * changed since), and stores it in the cache's place; a second
+		 * refusal ends the group's PCH. */
 		g->refusals++;
-		char *unit = NULL;
-		if (asprintf(&unit, "%s.unit", g->path) >= 0) {
-			unlink(unit);
-			free(unit);
+		if (!g->cached) {
+			unlink(g->path);
+		} else {
+			/* No later run reads it: its record goes, and gc takes the
+			 * PCH left alone unless a new one replaces it first. */
+			size_t len = strlen(g->path);
+			char *record = string_printf("%.*s.prelude", (int)(len - 4), g->path);
+			if (record)
+				unlink(record);
+			free(record);
 		}
-		unlink(g->path);
+		g->skip_cache = true;
 		free(g->path);
 		g->path = NULL;
 		g->state = g->refusals >= 2 ? GROUP_FAILED : GROUP_STALE;
 		break;
 	}
 	pthread_mutex_unlock(&set->lock);
+}
+
+/* Whether path is a unit make_pch wrote: DIR/prelude-N-M.pch.unit. */
+static bool is_pch_unit(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = strlen(path);
+	return slash && strncmp(slash + 1, "prelude-", 8) == 0 && len > 9 &&
+	       strcmp(path + len - 9, ".pch.unit") == 0;
+}
+
+void gpucc_source_pch_rehome(gpucc_depfile *deps, const char *temp_dir)
+{
+	char *dir = NULL; /* "DIR/": the making run's temporary directory */
+	for (size_t i = 0; i < deps->count && !dir; i++)
+		if (is_pch_unit(deps->paths[i]))
+			dir = strndup(deps->paths[i],
+			              (size_t)(strrchr(deps->paths[i], '/') - deps->paths[i]) + 1);
+	if (!dir)
+		return;
+	size_t len = strlen(dir);
+	for (size_t i = 0; i < deps->count; i++) {
+		if (strncmp(deps->paths[i], dir, len) != 0)
+			continue;
+		char *moved = string_printf("%s/%s", temp_dir, deps->paths[i] + len);
+		if (moved) { /* out of memory: left, and the unit is not recorded */
+			free(deps->paths[i]);
+			deps->paths[i] = moved;
+		}
+	}
+	free(dir);
 }
 
 /* The bits of "srcloc" as the name of an unabbreviated METADATA_KIND

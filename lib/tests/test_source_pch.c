@@ -10,7 +10,7 @@
  */
 #include "check.h"
 
-#include "compile_source.h"
+#include "compile_source_run.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,6 +49,27 @@ static int fake_clang(char *const *argv, int err_fd, unsigned timeout_seconds, i
 	return 0;
 }
 
+/* The PCH for a unit's command line, in a run without a cache whose
+ * temporary directory is dir; made only when may_make. */
+static char *get_made(gpucc_source_pch_set *set, char **argv, const char *dir, bool may_make)
+{
+	context x;
+	memset(&x, 0, sizeof x);
+	snprintf(x.temp_dir, sizeof x.temp_dir, "%s", dir);
+	arglist a = {0};
+	a.real = argv;
+	gpucc_source_pair p;
+	memset(&p, 0, sizeof p);
+	p.language = GPUCC_LANGUAGE_CUDA;
+	p.target_name = "sm_80";
+	return gpucc_source_pch_get(set, &x, &p, &a, may_make);
+}
+
+static char *get(gpucc_source_pch_set *set, char **argv, const char *dir)
+{
+	return get_made(set, argv, dir, true);
+}
+
 static void groups(const char *dir)
 {
 	gpucc_source_pch_set *set = NULL;
@@ -60,15 +81,15 @@ static void groups(const char *dir)
 	char *other[] = {"clang", "-x", "cuda", "--cuda-gpu-arch=sm_90", "-emit-llvm", "-c", "-v",
 	                 "-MD", "-MF", "/t/2.d", "-o", "/t/2.bc", "--", "a.cu", NULL};
 	runs = 0;
-	char *pa = gpucc_source_pch_get(set, unit_a, dir);
-	char *pb = gpucc_source_pch_get(set, unit_b, dir);
+	char *pa = get(set, unit_a, dir);
+	char *pb = get(set, unit_b, dir);
 	CHECK(pa && pb);
 	CHECK_INT(runs, 1); /* two units of one group: one PCH */
 	if (pa && pb)
 		CHECK_STR(pa, pb);
 	struct stat st;
 	CHECK(pa && stat(pa, &st) == 0);
-	char *po = gpucc_source_pch_get(set, other, dir);
+	char *po = get(set, other, dir);
 	CHECK(po != NULL);
 	CHECK_INT(runs, 2); /* another target, another group */
 	if (pa && po)
@@ -77,14 +98,14 @@ static void groups(const char *dir)
 	/* Refused: made again, under another name, for the next unit. */
 	gpucc_source_pch_refused(set, pa);
 	CHECK(stat(pa, &st) != 0);
-	char *again = gpucc_source_pch_get(set, unit_b, dir);
+	char *again = get(set, unit_b, dir);
 	CHECK(again != NULL);
 	CHECK_INT(runs, 3);
 	if (again)
 		CHECK(strcmp(again, pa) != 0);
 	/* Refused twice: the group reads none for the rest of the run. */
 	gpucc_source_pch_refused(set, again);
-	CHECK(gpucc_source_pch_get(set, unit_a, dir) == NULL);
+	CHECK(get(set, unit_a, dir) == NULL);
 	CHECK_INT(runs, 3);
 	/* A path the set no longer holds changes nothing. */
 	gpucc_source_pch_refused(set, "/nowhere.pch");
@@ -94,12 +115,19 @@ static void groups(const char *dir)
 	free(again);
 	gpucc_source_pch_set_free(set);
 
+	/* A unit alone in its group, without a cache: no PCH, clang not run. */
+	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
+	runs = 0;
+	CHECK(get_made(set, unit_a, dir, false) == NULL);
+	CHECK_INT(runs, 0);
+	gpucc_source_pch_set_free(set);
+
 	/* clang fails to make it: no PCH, and no second try in the run. */
 	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
 	runs = 0;
 	fail_next = true;
-	CHECK(gpucc_source_pch_get(set, unit_a, dir) == NULL);
-	CHECK(gpucc_source_pch_get(set, unit_b, dir) == NULL);
+	CHECK(get(set, unit_a, dir) == NULL);
+	CHECK(get(set, unit_b, dir) == NULL);
 	CHECK_INT(runs, 1);
 	gpucc_source_pch_set_free(set);
 	gpucc_source_pch_set_free(NULL);
@@ -115,7 +143,7 @@ static void applies(void)
 	const char *debug[] = {"-g"};
 	CHECK(gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, none, 0));
 	CHECK(gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, false, defines, 4));
-	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_HIP, false, false, none, 0));
+	CHECK(gpucc_source_pch_applies(GPUCC_LANGUAGE_HIP, false, false, none, 0));
 	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_OPENCL, false, false, none, 0));
 	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, true, false, none, 0));
 	CHECK(!gpucc_source_pch_applies(GPUCC_LANGUAGE_CUDA, false, true, none, 0));
