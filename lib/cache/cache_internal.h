@@ -119,6 +119,11 @@ typedef void (*gpucc_source_record_fn)(void *ctx, const gpucc_digest *key, const
  * before a defect too.  NULL when the whole text parses, else why not (a
  * static string).  The one reader of the format: compile's lookups and
  * its keeping of earlier results, gc's and verify's. */
+/* Whether the len bytes at line (its line break not counted) are one of a
+ * record's file lines as above: "SHA-256 PATH" or "dir DEV INO MTIME CTIME
+ * PATH".  Source and prelude records share them (record_prepare in
+ * lib/compile/compile_source_check.c writes both). */
+bool gpucc_record_file_line_ok(const char *line, size_t len);
 const char *gpucc_source_record_parse(const char *text, size_t size, gpucc_source_record_fn fn,
                                       void *ctx);
 /* Remove the records none of whose keys the cache holds, damaged ones and
@@ -141,9 +146,8 @@ typedef struct gpucc_prelude_record {
 	size_t size;
 } gpucc_prelude_record;
 /* Parse a record's size bytes: the magic line, "pch SHA-256 SIZE", "files
- * N" (N at least 1), then exactly N lines "SHA-256 PATH" (a digest of 64
- * lowercase hex digits, a blank, a path of at least one byte), no NUL
- * byte.  NULL when it parses, else why not (a static string).  The one
+ * N" (N at least 1), then exactly N file lines, as a source record's
+ * (gpucc_record_file_line_ok), no NUL byte.  NULL when it parses, else why not (a static string).  The one
  * reader of the format: compile's lookups, gc's and verify's. */
 const char *gpucc_prelude_record_parse(const char *text, size_t size, gpucc_prelude_record *out);
 /* One whole prelude for gc: its name, its record's stat (mtime: its last

@@ -19,6 +19,7 @@
 
 #include "atomic_file.h"
 #include "escape.h"
+#include "hex.h"
 #include "temp_name.h"
 
 #include <dirent.h>
@@ -31,13 +32,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static bool is_hex64(const char *text)
-{
-	for (size_t i = 0; i < 64; i++)
-		if (!((text[i] >= '0' && text[i] <= '9') || (text[i] >= 'a' && text[i] <= 'f')))
-			return false;
-	return true;
-}
 
 /* Decimal digits from *p up to stop, no sign, into *out; whether they were. */
 static bool parse_count(const char *p, const char *stop, uint64_t *out)
@@ -68,7 +62,8 @@ const char *gpucc_prelude_record_parse(const char *text, size_t size, gpucc_prel
 	const char *line = text + magic;
 	const char *nl = memchr(line, '\n', (size_t)(end - line));
 	/* "pch " SHA-256 " " SIZE */
-	if (!nl || nl - line < 4 + 64 + 2 || memcmp(line, "pch ", 4) != 0 || !is_hex64(line + 4) ||
+	if (!nl || nl - line < 4 + 64 + 2 || memcmp(line, "pch ", 4) != 0 ||
+	    gpucc_hex_span(line + 4, true) != 64 ||
 	    line[68] != ' ' || !parse_count(line + 69, nl, &out->pch_size) || out->pch_size == 0)
 		return "its second line is not 'pch <SHA-256> <size>'";
 	char hex[65];
@@ -89,8 +84,8 @@ const char *gpucc_prelude_record_parse(const char *text, size_t size, gpucc_prel
 		nl = line < end ? memchr(line, '\n', (size_t)(end - line)) : NULL;
 		if (!nl)
 			return "it lists fewer files than its count";
-		if (nl - line < 66 || line[64] != ' ' || !is_hex64(line))
-			return "a file's line is not '<SHA-256> <path>'";
+		if (!gpucc_record_file_line_ok(line, (size_t)(nl - line)))
+			return "a line is neither '<SHA-256> <path>' nor 'dir <stamp> <path>'";
 		line = nl + 1;
 	}
 	if (line != end)
@@ -110,7 +105,7 @@ static prelude_file file_kind(const char *name, gpucc_digest *stem)
 	prelude_file kind = len == 64 + 8 && strcmp(name + 64, ".prelude") == 0 ? PRELUDE_RECORD
 	                    : len == 64 + 4 && strcmp(name + 64, ".pch") == 0   ? PRELUDE_PCH
 	                                                                        : PRELUDE_OTHER;
-	if (kind == PRELUDE_OTHER || !is_hex64(name))
+	if (kind == PRELUDE_OTHER || gpucc_hex_span(name, true) < 64)
 		return PRELUDE_OTHER;
 	char hex[65];
 	memcpy(hex, name, 64);

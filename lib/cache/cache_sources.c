@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "escape.h"
+#include "hex.h"
 #include "temp_name.h"
 
 #include <dirent.h>
@@ -24,17 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-
-/* Whether text[0..len) is 64 lowercase hex digits. */
-static bool is_hex64(const char *text, size_t len)
-{
-	if (len != 64)
-		return false;
-	for (size_t i = 0; i < 64; i++)
-		if (!((text[i] >= '0' && text[i] <= '9') || (text[i] >= 'a' && text[i] <= 'f')))
-			return false;
-	return true;
-}
 
 /* Whether the len bytes at line are "dir DEV INO MTIME CTIME PATH": four
  * numbers of 1 to 20 decimal digits, a path of at least one byte. */
@@ -52,6 +42,17 @@ static bool is_directory_line(const char *line, size_t len)
 		at += digits + 1;
 	}
 	return at < len;
+}
+
+bool gpucc_record_file_line_ok(const char *line, size_t len)
+{
+	/* Most lines are places found empty, whose zeros a memcmp checks at
+	 * once. */
+	static const char zeros[65] = "0000000000000000000000000000000000000000000000000000000000000000";
+	if (len >= 66 && line[64] == ' ' &&
+	    (memcmp(line, zeros, 64) == 0 || gpucc_hex_span(line, true) == 64))
+		return true;
+	return is_directory_line(line, len);
 }
 
 /* The line at p (before end) ends with '\n': its length, else -1. */
@@ -79,7 +80,7 @@ const char *gpucc_source_record_parse(const char *text, size_t size, gpucc_sourc
 		ptrdiff_t len = line_length(line, end);
 		/* "entry " KEY " " COUNT: decimal digits, no sign, not 0. */
 		if (len < 6 + 64 + 2 || memcmp(line, "entry ", 6) != 0 || line[70] != ' ' ||
-		    !is_hex64(line + 6, 64))
+		    gpucc_hex_span(line + 6, true) != 64)
 			return "a result does not start 'entry <key> <count>'";
 		unsigned long count = 0;
 		for (const char *d = line + 71; d < line + len; d++) {
@@ -101,13 +102,7 @@ const char *gpucc_source_record_parse(const char *text, size_t size, gpucc_sourc
 			len = line < end ? line_length(line, end) : -1;
 			if (len < 0)
 				return "a result lists fewer files than its count";
-			/* Most lines are places found empty, whose zeros a
-			 * memcmp checks at once. */
-			static const char zeros[65] =
-				"0000000000000000000000000000000000000000000000000000000000000000";
-			if ((len < 66 || line[64] != ' ' ||
-			     (memcmp(line, zeros, 64) != 0 && !is_hex64(line, 64))) &&
-			    !is_directory_line(line, (size_t)len))
+			if (!gpucc_record_file_line_ok(line, (size_t)len))
 				return "a line is neither '<SHA-256> <path>' nor 'dir <stamp> <path>'";
 			line += len + 1;
 		}

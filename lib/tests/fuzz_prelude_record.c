@@ -5,8 +5,9 @@
  * reads them for compile's lookups and for gc, verify and prune.  The
  * input is a record's bytes.  Whatever they are, the parser reads nothing
  * past them (the sanitizers' to see), and a record it takes holds its
- * files' lines inside the input, as many as its count, each
- * "<64 hex> <path>\n", running to the input's end; written back from what
+ * files' lines inside the input, as many as its count, each a source
+ * record's ("<64 hex> <path>\n" or "dir <stamp> <path>\n"), running to
+ * the input's end; written back from what
  * it parsed (numbers without leading zeros), it is the input again.
  */
 #include "fuzz.h"
@@ -29,8 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned long n = 0;
 	for (const char *p = r.lines, *end = r.lines + r.size; p < end; n++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl || nl - p < 66 || p[64] != ' ')
-			fuzz_fail("a file's line is not '<SHA-256> <path>'");
+		if (!nl || ((nl - p < 66 || p[64] != ' ') && strncmp(p, "dir ", 4) != 0))
+			fuzz_fail("a file's line is neither '<SHA-256> <path>' nor 'dir <stamp> <path>'");
 		p = nl + 1;
 	}
 	if (n != r.count)
@@ -61,11 +62,13 @@ void fuzz_seeds(void (*add)(const void *data, size_t size))
 	static const char record[] =
 		GPUCC_PRELUDE_MAGIC "\n"
 		"pch 43a84df6841080b914b08c373b33c79314ec6ef216246bdfa7c1f4f6007e4729 7565284\n"
-		"files 3\n"
+		"files 5\n"
 		"6f5902ac237024bdd0c176cb93063dc4f5902ac237024bdd0c176cb93063dc4f "
 		"/usr/lib/llvm-19/lib/clang/19/include/__clang_cuda_runtime_wrapper.h\n"
 		"0dc7f8a1ae32e4e3ac1e27e9e7b0e51c6a1fbfe4cbd07df3fad7bdf76aa2d5b0 $SOURCE_DATE_EPOCH\n"
-		"0000000000000000000000000000000000000000000000000000000000000000 ./cuda_runtime.h\n";
+		"0000000000000000000000000000000000000000000000000000000000000000 ./cuda_runtime.h\n"
+		"dir 2049 1311302 1765112400123456789 1765112400123456789 /usr/include\n"
+		"0000000000000000000000000000000000000000000000000000000000000000 /usr/include/cuda.h\n";
 	add(record, sizeof record - 1);
 	static const char short_count[] =
 		GPUCC_PRELUDE_MAGIC "\n"
