@@ -147,7 +147,7 @@ json.dump({"entries": [{"module_file": "saxpy.nvptx.ll", "target": "sm_90:ptx78"
 PY
 	expect_exit 0 "$GPUCC" pack -o big.gpucc big.json
 	bytes_read() {
-		strace -f -qq -e trace=read,pread64 -o trace "$GPUCC" verify "$@" big.gpucc > /dev/null ||
+		no_leak_check strace -f -qq -e trace=read,pread64 -o trace "$GPUCC" verify "$@" big.gpucc >/dev/null ||
 			fail "verify $* big.gpucc under strace"
 		awk '/^[0-9]+ +p?read(64)?\(/ && $NF ~ /^[0-9]+$/ { n += $NF } END { print n + 0 }' trace
 	}
