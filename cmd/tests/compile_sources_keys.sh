@@ -275,8 +275,11 @@ fresh_as other-3 other-3-ref
 # same tick of the clock would leave its mtime as it was): its places are
 # listed alone, before every directory's line, and each is looked at.
 mkdir tick
-printf '#!/bin/sh\ncase "$1" in --version) ;; *) : >"%s/tick/made-by-clang" ;; esac\nexec "%s/clang-counting" "$@"\n' \
-	"$PWD" "$TEST_DIR" >"$TEST_DIR/clang-touching"
+# (Made again at every run but --version's: gpucc asks clang its search
+# path too, before the compile, and a file made only then would leave the
+# directory's stamp older than the compile's start.)
+printf '#!/bin/sh\ncase "$1" in --version) ;; *) rm -f "%s/tick/made-by-clang"; : >"%s/tick/made-by-clang" ;; esac\nexec "%s/clang-counting" "$@"\n' \
+	"$PWD" "$PWD" "$TEST_DIR" >"$TEST_DIR/clang-touching"
 chmod +x "$TEST_DIR/clang-touching"
 settle
 expect_exit 0 "$GPUCC" compile -t gfx90a --cache "$TEST_DIR/cache" --clang "$TEST_DIR/clang-touching" \
