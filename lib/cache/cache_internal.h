@@ -124,6 +124,12 @@ typedef void (*gpucc_source_record_fn)(void *ctx, const gpucc_digest *key, const
  * PATH".  Source and prelude records share them (record_prepare in
  * lib/compile/compile_source_check.c writes both). */
 bool gpucc_record_file_line_ok(const char *line, size_t len);
+/* Call fn(ctx, shard_fd, name, shard path) for every file of every shard
+ * of CACHE/v1/KIND ("sources", "pch"); after a shard, rmdir it when
+ * empty_shards (an empty one goes, others stay). */
+typedef void (*gpucc_shard_file_fn)(void *ctx, int shard_fd, const char *name, const char *shard);
+void gpucc_cache_walk_shards(gpucc_cache *c, const char *kind, gpucc_shard_file_fn fn, void *ctx,
+                             bool empty_shards);
 const char *gpucc_source_record_parse(const char *text, size_t size, gpucc_source_record_fn fn,
                                       void *ctx);
 /* Remove the records none of whose keys the cache holds, damaged ones and

@@ -142,42 +142,6 @@ static char *read_record(int shard_fd, const char *name, size_t *size, struct st
 	return buf;
 }
 
-/* fn(ctx, shard_fd, name, shard) for every file of every shard of v1/pch;
- * after a shard, rmdir it when empty_shards (an empty one goes). */
-typedef void (*prelude_walk_fn)(void *ctx, int shard_fd, const char *name, const char *shard);
-
-static void walk_preludes(gpucc_cache *c, prelude_walk_fn fn, void *ctx, bool empty_shards)
-{
-	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/" GPUCC_CACHE_LAYOUT_DIR "/pch", gpucc_cache_dir(c));
-	DIR *top = opendir(dir);
-	if (!top)
-		return;
-	struct dirent *de;
-	while ((de = readdir(top)) != NULL) {
-		if (de->d_name[0] == '.' || strlen(de->d_name) != 2)
-			continue;
-		char shard[4096 + 8];
-		snprintf(shard, sizeof shard, "%s/%s", dir, de->d_name);
-		int shard_fd =
-			openat(dirfd(top), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		DIR *d = shard_fd >= 0 ? fdopendir(shard_fd) : NULL;
-		if (!d) {
-			if (shard_fd >= 0)
-				close(shard_fd);
-			continue;
-		}
-		struct dirent *f;
-		while ((f = readdir(d)) != NULL)
-			if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0)
-				fn(ctx, dirfd(d), f->d_name, shard);
-		closedir(d);
-		if (empty_shards)
-			unlinkat(dirfd(top), de->d_name, AT_REMOVEDIR); /* fails unless empty */
-	}
-	closedir(top);
-}
-
 /* The other half's name of a prelude whose stem is hex. */
 static void other_half(char *out, size_t size, const char *name, prelude_file kind)
 {
@@ -254,7 +218,7 @@ static void collect_one(void *ctx, int shard_fd, const char *name, const char *s
 int gpucc_cache_pch_collect(gpucc_cache *c, bool all, gpucc_cache_prelude_fn fn, void *ctx)
 {
 	collect_ctx g = {fn, ctx, all, time(NULL), 0};
-	walk_preludes(c, collect_one, &g, all);
+	gpucc_cache_walk_shards(c, "pch", collect_one, &g, all);
 	return g.rc;
 }
 
@@ -355,7 +319,7 @@ static void verify_one(void *ctx, int shard_fd, const char *name, const char *sh
 uint64_t gpucc_cache_pch_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx)
 {
 	verify_preludes v = {fn, ctx, 0};
-	walk_preludes(c, verify_one, &v, false);
+	gpucc_cache_walk_shards(c, "pch", verify_one, &v, false);
 	return v.damaged;
 }
 
@@ -391,6 +355,6 @@ uint64_t gpucc_cache_pch_prune(gpucc_cache *c, bool dry, gpucc_cache_prelude_jud
                                void *ctx)
 {
 	prune_preludes p = {c, dry, judge, ctx, 0};
-	walk_preludes(c, prune_one, &p, false);
+	gpucc_cache_walk_shards(c, "pch", prune_one, &p, false);
 	return p.removed;
 }

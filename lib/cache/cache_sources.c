@@ -5,7 +5,9 @@
  * A record leads to entry keys: gc removes one none of whose keys the cache
  * holds any longer (it can lead nowhere), clear removes them all, verify
  * reports one that does not parse.  Files of no record (an earlier
- * format's IR) are gc's to remove too.
+ * format's IR) are gc's to remove too.  Also what the prelude records
+ * (cache_pch.c) share with these: the check of a record's file line and
+ * the walk over a kind's shards.
  */
 #include "cache_internal.h"
 
@@ -147,15 +149,11 @@ static bool is_record_name(const char *name)
 	return len > 7 && strcmp(name + len - 7, ".record") == 0 && name[0] != '.';
 }
 
-/* Call fn(ctx, shard_fd, name, shard path) for every file of every shard of
- * CACHE/v1/sources; after a shard, rmdir it when empty_shards (an empty
- * one goes, others stay). */
-typedef void (*record_fn)(void *ctx, int shard_fd, const char *name, const char *shard);
-
-static void walk_records(gpucc_cache *c, record_fn fn, void *ctx, bool empty_shards)
+void gpucc_cache_walk_shards(gpucc_cache *c, const char *kind, gpucc_shard_file_fn fn, void *ctx,
+                             bool empty_shards)
 {
 	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/" GPUCC_CACHE_LAYOUT_DIR "/sources", gpucc_cache_dir(c));
+	snprintf(dir, sizeof dir, "%s/" GPUCC_CACHE_LAYOUT_DIR "/%s", gpucc_cache_dir(c), kind);
 	DIR *top = opendir(dir);
 	if (!top)
 		return;
@@ -165,7 +163,8 @@ static void walk_records(gpucc_cache *c, record_fn fn, void *ctx, bool empty_sha
 			continue;
 		char shard[4096 + 8];
 		snprintf(shard, sizeof shard, "%s/%s", dir, de->d_name);
-		int shard_fd = openat(dirfd(top), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		int shard_fd =
+			openat(dirfd(top), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		DIR *d = shard_fd >= 0 ? fdopendir(shard_fd) : NULL;
 		if (!d) {
 			if (shard_fd >= 0)
@@ -238,7 +237,7 @@ uint64_t gpucc_cache_sources_gc(gpucc_cache *c, bool all)
 		gpucc_error_clear(); /* records are kept when the entries cannot be listed */
 		return 0;
 	}
-	walk_records(c, gc_record, &g, all);
+	gpucc_cache_walk_shards(c, "sources", gc_record, &g, all);
 	free(g.keys);
 	return g.removed;
 }
@@ -283,6 +282,6 @@ static void verify_record(void *ctx, int shard_fd, const char *name, const char 
 uint64_t gpucc_cache_sources_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, void *ctx)
 {
 	verify_records v = {fn, ctx, 0};
-	walk_records(c, verify_record, &v, false);
+	gpucc_cache_walk_shards(c, "sources", verify_record, &v, false);
 	return v.damaged;
 }
