@@ -275,10 +275,9 @@ fresh_as other-3 other-3-ref
 # same tick of the clock would leave its mtime as it was): its places are
 # listed alone, before every directory's line, and each is looked at.  A
 # loop makes and removes a file in it for as long as the compile runs.  (A
-# clang wrapper making one file kept passing alone and failing inside the
-# whole scripts/test run, where the directory's stamp came out older than
-# the compile's start: not explained; the loop does not depend on which
-# run of clang makes the change.)
+# clang wrapper making one file failed in whole runs on an idle machine:
+# the compile's start was read from the precise clock, ahead of the coarse
+# one that stamps files; it is read from the file clock now.)
 mkdir tick
 ( while :; do : >tick/churn; rm -f tick/churn; done ) &
 churn=$!

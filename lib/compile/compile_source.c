@@ -114,9 +114,6 @@ void gpucc_source_result_release(gpucc_source_result *r)
 	memset(r, 0, sizeof *r);
 }
 
-static void field(gpucc_sha256 *h, const void *data, size_t size);
-static void field_text(gpucc_sha256 *h, const char *text);
-
 /* ---- command lines ---------------------------------------------------------- */
 
 /* clang's command line for one pair, outputs into the temporary directory
@@ -162,8 +159,8 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 			unsigned char d[32];
 			char *norm = normalise_path(x, p->path);
 			gpucc_sha256_init(&h);
-			field_text(&h, norm ? norm : p->path);
-			field(&h, p->data, p->size);
+			name_text(&h, norm ? norm : p->path);
+			name_field(&h, p->data, p->size);
 			gpucc_sha256_final(&h, d);
 			free(norm);
 			memcpy(buf, "-cuid=", 6);
@@ -267,7 +264,7 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 
 /* ---- record names ------------------------------------------------------------ */
 
-static void field(gpucc_sha256 *h, const void *data, size_t size)
+void name_field(gpucc_sha256 *h, const void *data, size_t size)
 {
 	unsigned char len[8];
 	for (int i = 0; i < 8; i++)
@@ -276,9 +273,9 @@ static void field(gpucc_sha256 *h, const void *data, size_t size)
 	gpucc_sha256_update(h, data, size);
 }
 
-static void field_text(gpucc_sha256 *h, const char *text)
+void name_text(gpucc_sha256 *h, const char *text)
 {
-	field(h, text, strlen(text));
+	name_field(h, text, strlen(text));
 }
 
 static int record_name(gpucc_digest *out, const context *x, const gpucc_source_pair *p,
@@ -286,30 +283,30 @@ static int record_name(gpucc_digest *out, const context *x, const gpucc_source_p
 {
 	gpucc_sha256 h;
 	gpucc_sha256_init(&h);
-	field_text(&h, RECORD_MAGIC);
-	field_text(&h, gpucc_version());
-	field_text(&h, pair_clang22(p) ? x->clang22_version : x->clang_version);
-	field_text(&h, gpucc_source_language_name(p->language));
-	field_text(&h, p->target_name);
+	name_text(&h, RECORD_MAGIC);
+	name_text(&h, gpucc_version());
+	name_text(&h, pair_clang22(p) ? x->clang22_version : x->clang_version);
+	name_text(&h, gpucc_source_language_name(p->language));
+	name_text(&h, p->target_name);
 	if (p->parts) /* the entry a record leads to holds these parts alone */
-		field_text(&h, p->parts);
+		name_text(&h, p->parts);
 	for (size_t i = 0; i < a->count; i++)
 		if (a->keyed[i])
-			field_text(&h, a->keyed[i]);
-	field_text(&h, "--");
+			name_text(&h, a->keyed[i]);
+	name_text(&h, "--");
 	char *source = normalise_path(x, p->path);
 	if (!source)
 		return gpucc_error_oom();
-	field_text(&h, source);
+	name_text(&h, source);
 	free(source);
 	gpucc_digest d;
 	gpucc_digest_buffer(&d, p->data, p->size);
-	field(&h, d.bytes, sizeof d.bytes);
-	field_text(&h, x->env_key);
+	name_field(&h, d.bytes, sizeof d.bytes);
+	name_text(&h, x->env_key);
 	const gpucc_digest *identity = &x->s->identity[p->target->vendor];
-	field(&h, identity->bytes, sizeof identity->bytes);
+	name_field(&h, identity->bytes, sizeof identity->bytes);
 	if (x->s->debug_info)
-		field_text(&h, x->cwd); /* DWARF names the directory */
+		name_text(&h, x->cwd); /* DWARF names the directory */
 	gpucc_sha256_final(&h, out->bytes);
 	return 0;
 }
@@ -606,7 +603,7 @@ static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglis
 		*pch = NULL;
 		return run_tool(a->real, err_fd, s->timeout_seconds, status, timed_out);
 	}
-	*start = now_ns();
+	*start = file_clock_ns();
 	int rc = run_tool(with, err_fd, s->timeout_seconds, status, timed_out);
 	free(with);
 	bool refused = true;
@@ -632,7 +629,7 @@ static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglis
 		*pch = NULL;
 		return gpucc_error_set_errno("cannot reuse clang's message file");
 	}
-	*start = now_ns();
+	*start = file_clock_ns();
 	rc = run_tool(a->real, err_fd, s->timeout_seconds, status, timed_out);
 	if (refused && rc == 0 && !*timed_out && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
 		gpucc_source_pch_refused(x->pch, *pch);
@@ -671,7 +668,7 @@ static void compile_pair(context *x, size_t index)
 	}
 	int status = 0;
 	bool timed_out = false;
-	int64_t start = now_ns();
+	int64_t start = file_clock_ns();
 	char *pch = NULL;
 	int rc = run_with_prelude(x, p, &a, err_fd, &status, &timed_out, &start, &pch);
 	close(err_fd);

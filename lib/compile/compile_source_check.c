@@ -130,6 +130,18 @@ int64_t now_ns(void)
 	return ns_of(t);
 }
 
+/* Now as the file system's times read it: the coarse clock, which stamps
+ * a file's mtime and ctime.  On an idle machine it may lag the precise
+ * clock by more than its resolution (until the next tick updates it), so
+ * a file written just after a precise "now" can carry an earlier time;
+ * a write after this reading never does. */
+int64_t file_clock_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME_COARSE, &t);
+	return ns_of(t);
+}
+
 /* The SHA-256 of the file at path (relative to the working directory, as
  * clang opened it).  Through the toolchain's memos, except for a file
  * changed in the last two seconds, whose times may not yet tell its next

@@ -222,20 +222,6 @@ static const char *prelude_text(gpucc_source_language language)
 
 /* ---- the cache's preludes ------------------------------------------------------ */
 
-static void name_field(gpucc_sha256 *h, const void *data, size_t len)
-{
-	unsigned char be[8];
-	for (int i = 0; i < 8; i++)
-		be[i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
-	gpucc_sha256_update(h, be, sizeof be);
-	gpucc_sha256_update(h, data, len);
-}
-
-static void name_text(gpucc_sha256 *h, const char *text)
-{
-	name_field(h, text, strlen(text));
-}
-
 /* The name of the group's prelude in the cache (formats/cache.md,
  * "Precompiled preludes"); false when there is none (no clang version). */
 static bool prelude_name(gpucc_digest *out, const context *x, const gpucc_source_pair *p,
@@ -432,7 +418,7 @@ static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_p
 		goto cleanup;
 	int status = 0;
 	bool timed_out = false;
-	int64_t start = now_ns();
+	int64_t start = file_clock_ns();
 	int rc = set->run(args, err_fd, set->timeout_seconds, &status, &timed_out);
 	close(err_fd);
 	struct stat st;

@@ -11,6 +11,7 @@
 #define GPUCC_LIB_COMPILE_SOURCE_RUN_H
 
 #include "byte_buffer.h" /* growable text: gpucc_buffer */
+#include "sha256.h"
 #include "compile_source.h"
 
 #include <limits.h>
@@ -134,6 +135,14 @@ bool under(const char *path, const char *dir);
 char *normalise_path(const context *x, const char *path);
 int64_t ns_of(struct timespec t);
 int64_t now_ns(void);
+/* Now by the clock that stamps files (compile_source_check.c): a
+ * compile's start, against which the times of what it read are held. */
+int64_t file_clock_ns(void);
+/* A name's field into h: its length (8 bytes, big-endian), then its bytes;
+ * the names of source records and of preludes are made of them
+ * (lib/compile/compile_source.c). */
+void name_field(gpucc_sha256 *h, const void *data, size_t size);
+void name_text(gpucc_sha256 *h, const char *text);
 /* Whether every one of the count lines from *line on ("HEX PATH", "dir
  * STAMP PATH") still holds: each file has its digest, each variable its
  * value, each place found empty is still empty (by its directory's stamp,
