@@ -245,6 +245,25 @@ static void gc_top_temporaries(gpucc_cache *c, gc_ctx *g)
 	closedir(d);
 }
 
+/* One thing gc may evict, its recency the mtime in st, its bytes counted
+ * against the bound. */
+static int gc_add(gc_ctx *g, const gpucc_digest *key, const struct stat *st, uint64_t bytes,
+                  bool prelude)
+{
+	if (g->count == g->capacity) {
+		size_t capacity = g->capacity ? g->capacity * 2 : 1024;
+		gc_item *grown = realloc(g->items, capacity * sizeof *grown);
+		if (!grown)
+			return gpucc_error_oom();
+		g->items = grown;
+		g->capacity = capacity;
+	}
+	g->items[g->count++] = (gc_item){*key, (int64_t)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+	                                 bytes, prelude};
+	g->bytes += bytes;
+	return 0;
+}
+
 static int gc_collect(void *ctx, const gpucc_digest *key, int shard_fd, const char *name)
 {
 	gc_ctx *g = ctx;
@@ -255,22 +274,7 @@ static int gc_collect(void *ctx, const gpucc_digest *key, int shard_fd, const ch
 	struct stat st;
 	if (fstatat(shard_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
 		return 0;
-	if (g->count == g->capacity) {
-		size_t capacity = g->capacity ? g->capacity * 2 : 1024;
-		gc_item *grown = realloc(g->items, capacity * sizeof *grown);
-		if (!grown)
-			return gpucc_error_oom();
-		g->items = grown;
-		g->capacity = capacity;
-	}
-	gc_item *it = &g->items[g->count++];
-	it->key = *key;
-	it->mtime_sec = (int64_t)st.st_mtim.tv_sec;
-	it->mtime_nsec = st.st_mtim.tv_nsec;
-	it->size = (uint64_t)st.st_size;
-	it->prelude = false;
-	g->bytes += it->size;
-	return 0;
+	return gc_add(g, key, &st, (uint64_t)st.st_size, false);
 }
 
 /* A precompiled prelude: evicted with the entries, least recently used
@@ -279,19 +283,10 @@ static int gc_collect_prelude(void *ctx, const gpucc_digest *name, const struct 
                               uint64_t bytes)
 {
 	gc_ctx *g = ctx;
-	if (g->count == g->capacity) {
-		size_t capacity = g->capacity ? g->capacity * 2 : 1024;
-		gc_item *grown = realloc(g->items, capacity * sizeof *grown);
-		if (!grown)
-			return gpucc_error_oom();
-		g->items = grown;
-		g->capacity = capacity;
-	}
-	g->items[g->count++] = (gc_item){*name, (int64_t)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
-	                                 bytes, true};
-	g->preludes++;
-	g->bytes += bytes;
-	return 0;
+	int rc = gc_add(g, name, st, bytes, true);
+	if (rc == 0)
+		g->preludes++;
+	return rc;
 }
 
 static int gc_item_compare(const void *a, const void *b)
