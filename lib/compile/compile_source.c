@@ -264,20 +264,6 @@ static void build_args(arglist *a, const context *x, const gpucc_source_pair *p,
 
 /* ---- record names ------------------------------------------------------------ */
 
-void name_field(gpucc_sha256 *h, const void *data, size_t size)
-{
-	unsigned char len[8];
-	for (int i = 0; i < 8; i++)
-		len[i] = (unsigned char)((uint64_t)size >> (56 - 8 * i));
-	gpucc_sha256_update(h, len, sizeof len);
-	gpucc_sha256_update(h, data, size);
-}
-
-void name_text(gpucc_sha256 *h, const char *text)
-{
-	name_field(h, text, strlen(text));
-}
-
 static int record_name(gpucc_digest *out, const context *x, const gpucc_source_pair *p,
                        const arglist *a)
 {

@@ -26,6 +26,23 @@
 
 #define RECORD_RESULTS 8            /* keys one record keeps, newest first */
 
+/* A name's field: its length (8 bytes, big-endian), then its bytes; the
+ * names of source records (compile_source.c) and of preludes
+ * (compile_source_pch.c) are made of them. */
+void name_field(gpucc_sha256 *h, const void *data, size_t size)
+{
+	unsigned char len[8];
+	for (int i = 0; i < 8; i++)
+		len[i] = (unsigned char)((uint64_t)size >> (56 - 8 * i));
+	gpucc_sha256_update(h, len, sizeof len);
+	gpucc_sha256_update(h, data, size);
+}
+
+void name_text(gpucc_sha256 *h, const char *text)
+{
+	name_field(h, text, strlen(text));
+}
+
 /* RECORDS_DIR/ab/NAME.record */
 char *record_path(const char *records_dir, const gpucc_digest *name)
 {

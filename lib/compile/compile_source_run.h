@@ -140,7 +140,7 @@ int64_t now_ns(void);
 int64_t file_clock_ns(void);
 /* A name's field into h: its length (8 bytes, big-endian), then its bytes;
  * the names of source records and of preludes are made of them
- * (lib/compile/compile_source.c). */
+ * (lib/compile/compile_source_records.c). */
 void name_field(gpucc_sha256 *h, const void *data, size_t size);
 void name_text(gpucc_sha256 *h, const char *text);
 /* Whether every one of the count lines from *line on ("HEX PATH", "dir
