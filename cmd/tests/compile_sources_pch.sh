@@ -88,14 +88,77 @@ same_as_without_pch rotate -t sm_80 rotate.cu "$TESTDATA/polybench_cuda/gemm.cu"
 [ "$(cat rotate.pch)" = "gemm.cu sm_80:ptx85" ] || { cat rotate.pch >&2; fail "rotate.cu kept IR made with the PCH, or gemm.cu read none"; }
 
 # HIP: every conformance unit for every target of the HIP conformance suite
-# (cmd/tests/conformance_hip.sh), with its options.  The PCH's unit
-# redeclares the two definitions of HIP's wrapper, which a PCH would
-# otherwise have the unit emit in the other order.
+# (cmd/tests/conformance_hip.sh), with its options.  Each begins with
+# `#include <hip/hip_runtime.h>`: the extended prelude, whose PCH holds
+# that header too.  The PCH's unit redeclares the four definitions of
+# HIP's wrapper and runtime header, which a PCH would otherwise have the
+# unit emit in another order.
 if [ -f /usr/include/hip/hip_runtime.h ]; then
 	hip_targets="-t gfx90a -t gfx942 -t gfx1030 -t gfx1100 -t gfx1101 -t gfx1200 -t gfx1201"
 	# shellcheck disable=SC2086
 	same_as_without_pch hip -std=c++17 --code-object 5 $hip_targets "$TESTDATA"/conformance/hip/*.hip
 	[ "$(pch_count hip)" = 21 ] || { cat hip.pch >&2; fail "the HIP units did not all read the PCH"; }
+	[ "$(grep -o 'prelude precompiled with hip/hip_runtime.h' hip.with.json | wc -l)" = 21 ] ||
+		fail "the HIP units did not all read the extended prelude"
+	# clang-22, for a target only LLVM 22 knows: the same cure holds.  The
+	# unit clang-22 compiles with Debian's HIP headers (rocPRIM's and
+	# rocRAND's half-precision code calls builtins clang 20 removed, as in
+	# cmd/tests/conformance_llvm22.sh), twice: one unit alone makes no PCH.
+	if command -v clang-22 >/dev/null; then
+		cp "$TESTDATA"/conformance/hip/kernels.hip kernels_again.hip
+		same_as_without_pch hip22 -std=c++17 --code-object 5 -t gfx950 \
+			"$TESTDATA"/conformance/hip/kernels.hip kernels_again.hip
+		[ "$(grep -o 'prelude precompiled with hip/hip_runtime.h' hip22.with.json | wc -l)" = 2 ] ||
+			{ cat hip22.with.json >&2; fail "clang-22's HIP units did not all read the extended prelude"; }
+	else
+		skip_block "HIP with clang-22 (clang-22 is not installed)"
+	fi
+	# A unit with anything but comments before the include reads the plain
+	# prelude, beside units that read the extended one.
+	cat > define_first.hip <<'HIP'
+#define SCALE 2.0f
+#include <hip/hip_runtime.h>
+__global__ void scale(float *x) { x[threadIdx.x] *= SCALE; }
+HIP
+	cat > define_first2.hip <<'HIP'
+#define SHIFT 1.0f
+#include <hip/hip_runtime.h>
+__global__ void shift(float *x) { x[threadIdx.x] += SHIFT; }
+HIP
+	cat > runtime_first.hip <<'HIP'
+/* A kernel. */
+// Its runtime first:
+#include <hip/hip_runtime.h>
+#include <cassert>
+__global__ void checked(float *x) { assert(x); x[threadIdx.x] = 0.0f; }
+HIP
+	cp runtime_first.hip runtime_first2.hip
+	same_as_without_pch mixed -t gfx90a define_first.hip define_first2.hip runtime_first.hip runtime_first2.hip
+	python3 - <<'PY' || fail "the units did not read the preludes their first lines ask for (above)"
+import json
+notes = {r["module"].rsplit("/", 1)[-1]: r["source"] for r in json.load(open("mixed.with.json"))["results"]}
+for unit, extended in (("define_first.hip", False), ("define_first2.hip", False),
+                       ("runtime_first.hip", True), ("runtime_first2.hip", True)):
+    assert "prelude precompiled" in notes[unit], (unit, notes[unit])
+    assert ("with hip/hip_runtime.h" in notes[unit]) == extended, (unit, notes[unit])
+PY
+	# A HIP whose runtime header defines more C functions every unit emits
+	# (here in reverse name order, which a PCH would swap): the extended
+	# prelude's probe finds its IR changed, and the units read the plain
+	# prelude instead (the keys still those of compiles without a PCH).
+	mkdir -p guard/hip
+	cat > guard/hip/hip_runtime.h <<'H'
+#pragma once
+#include_next <hip/hip_runtime.h>
+extern "C" {
+__device__ __attribute__((weak)) void zz_defined_first(void) {}
+__device__ __attribute__((weak)) void aa_defined_second(void) {}
+}
+H
+	same_as_without_pch guard -t gfx90a -I guard runtime_first.hip runtime_first2.hip
+	[ "$(pch_count guard)" = 2 ] || fail "the guarded HIP units did not read the plain prelude"
+	! grep -q 'with hip/hip_runtime.h' guard.with.json ||
+		fail "a PCH whose probe changed its IR was used"
 else
 	skip_block "the HIP case (no HIP headers in /usr/include/hip)"
 fi
@@ -239,7 +302,7 @@ cached_run first
 [ "$made" = 1 ] || fail "the first run made $made PCHs, expected 1"
 [ "$(prelude pch | wc -l)" = 1 ] && [ "$(prelude prelude | wc -l)" = 1 ] ||
 	fail "no prelude stored: $(find pch-cache/v1/pch)"
-assert_grep "^gpucc-prelude 1$" "$(prelude prelude)"
+assert_grep "^gpucc-prelude 2$" "$(prelude prelude)"
 assert_grep "__clang_cuda_runtime_wrapper.h$" "$(prelude prelude)"
 cached_run second
 [ "$made" = 0 ] || fail "the second run made $made PCHs instead of reading the cache's"

@@ -141,7 +141,7 @@ uint64_t gpucc_cache_sources_verify(gpucc_cache *c, gpucc_cache_defect_fn fn, vo
 /* Precompiled preludes, CACHE/v1/pch/ (lib/cache/cache_pch.c; formats/cache.md,
  * "Precompiled preludes"): a record, <name>.prelude, whose first line this
  * is, beside the PCH clang wrote, <name>.pch. */
-#define GPUCC_PRELUDE_MAGIC "gpucc-prelude 1"
+#define GPUCC_PRELUDE_MAGIC "gpucc-prelude 2"
 /* A larger record is damaged. */
 #define GPUCC_PRELUDE_RECORD_MAX_BYTES (16 << 20)
 typedef struct gpucc_prelude_record {

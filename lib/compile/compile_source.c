@@ -551,10 +551,12 @@ static void unit_first(gpucc_depfile *deps, const char *unit)
  * would be without a PCH; when that one succeeds, clang refused the PCH
  * (a header changed under it), and the group makes another.  IR the PCH
  * may have changed (gpucc_source_pch_ir_trusted) is made again without.  *pch: the
- * PCH the IR was compiled with, owned, or NULL.  *start: when the clang
- * that wrote the outputs started.  As run_tool returns. */
+ * PCH the IR was compiled with, owned, or NULL; *runtime: it is the
+ * extended prelude's.  *start: when the clang that wrote the outputs
+ * started.  As run_tool returns. */
 static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglist *a, int err_fd,
-                            int *status, bool *timed_out, int64_t *start, char **pch)
+                            int *status, bool *timed_out, int64_t *start, char **pch,
+                            bool *runtime)
 {
 	const gpucc_source_settings *s = x->s;
 	*pch = NULL;
@@ -565,7 +567,7 @@ static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglis
 	    gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
 	                             s->arg_count) &&
 	    gpucc_source_pch_worth(p->data, p->size))
-		*pch = gpucc_source_pch_get(x->pch, x, p, a, shared);
+		*pch = gpucc_source_pch_get(x->pch, x, p, a, shared, runtime);
 	if (*pch && (with = calloc(a->count + 7, sizeof *with)) != NULL) {
 		/* Its -include-pch before the unit's name ("--"); unkeyed.  clang
 		 * checks the sizes and times of a PCH's system headers only when
@@ -656,7 +658,8 @@ static void compile_pair(context *x, size_t index)
 	bool timed_out = false;
 	int64_t start = file_clock_ns();
 	char *pch = NULL;
-	int rc = run_with_prelude(x, p, &a, err_fd, &status, &timed_out, &start, &pch);
+	bool pch_runtime = false;
+	int rc = run_with_prelude(x, p, &a, err_fd, &status, &timed_out, &start, &pch, &pch_runtime);
 	close(err_fd);
 	size_t err_size = 0;
 	char *err = gpucc_read_small_file(err_path, 1 << 20, &err_size);
@@ -737,7 +740,8 @@ static void compile_pair(context *x, size_t index)
 		}
 	}
 	if (r->ir && pch) {
-		char *note = string_printf("%s; prelude precompiled", r->note ? r->note : "miss");
+		char *note = string_printf("%s; prelude precompiled%s", r->note ? r->note : "miss",
+		                           pch_runtime ? " with hip/hip_runtime.h" : "");
 		if (note) {
 			free(r->note);
 			r->note = note;
@@ -909,15 +913,22 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 		misses = 0;
 	}
 	/* A PCH costs about one unit's prelude: only for a prelude that at
-	 * least two units of the run (one language, one target) share. */
+	 * least two units of the run (one language, one target, the plain or
+	 * the extended prelude) share. */
 	x.shares_prelude = x.pch && misses > 1 ? calloc(count, sizeof *x.shares_prelude) : NULL;
-	for (size_t i = 0; x.shares_prelude && i < count; i++)
+	bool *runtime = x.shares_prelude ? calloc(count, sizeof *runtime) : NULL;
+	for (size_t i = 0; runtime && i < count; i++)
+		runtime[i] = gpucc_source_prelude_runtime(pairs[i].language, pairs[i].data,
+		                                          pairs[i].size);
+	for (size_t i = 0; runtime && i < count; i++)
 		for (size_t j = i + 1; x.to_run[i] && j < count; j++)
 			if (x.to_run[j] && pairs[j].language == pairs[i].language &&
+			    runtime[j] == runtime[i] &&
 			    strcmp(pairs[j].target_name, pairs[i].target_name) == 0) {
 				x.shares_prelude[i] = x.shares_prelude[j] = true;
 				break;
 			}
+	free(runtime);
 	unsigned n = s->jobs ? s->jobs : 1;
 	if (n > misses)
 		n = (unsigned)misses;

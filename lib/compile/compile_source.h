@@ -112,13 +112,22 @@ bool gpucc_source_pch_applies(gpucc_source_language language, bool debug_info, b
  * when it holds one that still holds, else made in the run's temporary
  * directory by the first caller of its group (and stored in the cache
  * when it takes one) unless !may_make (a unit alone in its group: a PCH
- * would cost more than it saves); owned by the caller, or NULL: none. */
+ * would cost more than it saves); owned by the caller, or NULL: none.
+ * The extended prelude's when the unit takes it (gpucc_source_prelude_runtime)
+ * and its group has one, else the plain prelude's: *runtime says which. */
 struct context;
 struct arglist;
 struct gpucc_source_pair;
 char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
                            const struct gpucc_source_pair *p, const struct arglist *a,
-                           bool may_make);
+                           bool may_make, bool *runtime);
+/* Whether a unit's text takes the extended prelude: HIP whose first
+ * directive, with nothing before it but white space and comments, is
+ * `#include <hip/hip_runtime.h>` (nothing after it on its line but
+ * those), which the PCH then holds too.  CUDA has none: clang's wrapper
+ * already includes cuda.h and cuda_runtime.h. */
+bool gpucc_source_prelude_runtime(gpucc_source_language language, const unsigned char *text,
+                                  size_t size);
 /* Whether IR clang wrote with a PCH is the IR it writes without one.  Not
  * when it holds inline assembly (or a call to a function marked error or
  * warning): clang marks those with their source offsets (!srcloc), which

@@ -10,10 +10,12 @@
  * its clang command lines by everything but the unit's own parts (the
  * input, the outputs, -v, HIP's -cuid), and gets, the first time a group
  * needs it, a precompiled header of a unit compiled with the group's
- * command line: that prelude, and for HIP two redeclarations
- * (prelude_text).  Every unit of the group then reads it with
- * -include-pch; the wrapper's -include that follows is skipped by its
- * include guard.  A unit alone in its group reads the cache's, but makes
+ * command line: that prelude, and for HIP redeclarations (prelude_text);
+ * for a HIP unit whose first directive is #include <hip/hip_runtime.h>,
+ * the extended prelude, that header too (gpucc_source_prelude_runtime: a
+ * group of its own).  Every unit of the group then reads it with
+ * -include-pch; the wrapper's -include that follows, and the extended
+ * prelude's include, are skipped by their include guards.  A unit alone in its group reads the cache's, but makes
  * none (it would cost more than it saves).  The PCH embeds the files it read
  * (-fmodules-embed-all-files), so that it does not need the run's
  * temporary directory (the CUDA stubs) once that is gone.
@@ -33,10 +35,11 @@
  *  - The bitcode is byte-identical to the compile without the PCH
  *    (checked against --no-pch runs by cmd/tests/compile_sources_pch.sh):
  *    for CUDA, whose wrapper defines nothing a unit must emit, and for HIP
- *    with clang 19 through the redeclarations of prelude_text, which keep
- *    the order of the two definitions HIP's wrapper makes every unit emit.
- *    HIP with clang 22 (targets only LLVM 22 knows) gets no PCH: not shown
- *    to keep the IR.  OpenCL C has no such prelude.
+ *    (clang 19 and 22) through the redeclarations of prelude_text, which
+ *    keep the order of the definitions HIP's wrapper and runtime header
+ *    make every unit emit.  Each PCH is proven so before it is used or
+ *    stored: its probe (make_pch) compiles to the same bitcode with it as
+ *    without.  OpenCL C has no such prelude.
  *  - IR with inline assembly names its source offsets (!srcloc), which a
  *    PCH moves: the caller makes such IR again without the PCH
  *    (gpucc_source_pch_ir_trusted), and a unit whose text shows inline
@@ -158,6 +161,60 @@ bool gpucc_source_pch_worth(const unsigned char *text, size_t size)
 	return true;
 }
 
+/* The include the extended prelude takes from a HIP unit's first line. */
+#define RUNTIME_INCLUDE "#include <hip/hip_runtime.h>"
+
+/* s past white space and comments (line breaks too when lines), or NULL
+ * at a backslash-newline or an unended comment (not read: no extended
+ * prelude). */
+static const unsigned char *skip_blank(const unsigned char *s, const unsigned char *end,
+                                       bool lines)
+{
+	while (s < end) {
+		if (*s == ' ' || *s == '\t' || *s == '\f' || *s == '\v' || *s == '\r' ||
+		    (lines && *s == '\n')) {
+			s++;
+		} else if (*s == '\\') {
+			return NULL;
+		} else if (end - s >= 2 && s[0] == '/' && s[1] == '/') {
+			while (s < end && *s != '\n')
+				if (*s++ == '\\')
+					return NULL;
+		} else if (end - s >= 2 && s[0] == '/' && s[1] == '*') {
+			const unsigned char *close = NULL;
+			for (const unsigned char *t = s + 2; t + 1 < end && !close; t++)
+				if (t[0] == '*' && t[1] == '/')
+					close = t;
+			if (!close)
+				return NULL;
+			s = close + 2;
+		} else {
+			break;
+		}
+	}
+	return s;
+}
+
+bool gpucc_source_prelude_runtime(gpucc_source_language language, const unsigned char *text,
+                                  size_t size)
+{
+	if (language != GPUCC_LANGUAGE_HIP)
+		return false;
+	const unsigned char *end = text + size;
+	const unsigned char *s = skip_blank(text, end, true);
+	if (!s || s == end || *s != '#')
+		return false;
+	s = skip_blank(s + 1, end, false);
+	static const char include[] = "include", header[] = "<hip/hip_runtime.h>";
+	if (!s || (size_t)(end - s) < sizeof include - 1 || memcmp(s, include, sizeof include - 1) != 0)
+		return false;
+	s = skip_blank(s + sizeof include - 1, end, false);
+	if (!s || (size_t)(end - s) < sizeof header - 1 || memcmp(s, header, sizeof header - 1) != 0)
+		return false;
+	s = skip_blank(s + sizeof header - 1, end, false);
+	return s && (s == end || *s == '\n');
+}
+
 /* The arguments of argv that are the unit's own, which neither the group
  * nor the PCH's command line takes: how many to skip at argv[i] (0: none;
  * (size_t)-1: this and every later one, the input after "--"). */
@@ -188,10 +245,12 @@ static size_t next_group_arg(char *const *argv, size_t i)
 	return (size_t)-1;
 }
 
-static void pch_group_digest(unsigned char out[32], char *const *argv)
+static void pch_group_digest(unsigned char out[32], char *const *argv, bool runtime)
 {
 	gpucc_sha256 h;
 	gpucc_sha256_init(&h);
+	unsigned char prelude = runtime; /* the plain and the extended prelude: two groups */
+	gpucc_sha256_update(&h, &prelude, 1);
 	for (size_t i = 0; (i = next_group_arg(argv, i)) != (size_t)-1; i++) {
 		/* Length-prefixed, so that no two lists hash alike. */
 		unsigned long long len = strlen(argv[i]);
@@ -203,21 +262,41 @@ static void pch_group_digest(unsigned char out[32], char *const *argv)
 
 /* The text of the unit a group's PCH is made of, after the wrapper clang
  * includes implicitly.  HIP's wrapper defines __cxa_pure_virtual and
- * __cxa_deleted_virtual inside extern "C" { }.  A unit emits the
- * definitions a PCH holds in the order of their declarations' IDs there,
- * and clang 19's writer numbers a declaration whose lexical home is not
- * the translation unit (a linkage specification's) when the translation
- * unit's lookup table, sorted by name, first names it: the two in name
- * order, the other way round from the source's.  A redeclaration at the
- * top level is what that table names instead, and the definitions are
- * numbered with their extern "C" block, in the source's order: the unit's
- * IR is the IR without a PCH again.  CUDA's wrapper defines nothing a unit
- * emits: an empty unit. */
-static const char *prelude_text(gpucc_source_language language)
+ * __cxa_deleted_virtual inside extern "C" { }, and hip/hip_runtime.h
+ * defines __assert_fail and __assertfail so: definitions every unit emits.
+ * A unit emits the definitions a PCH holds in the order of their
+ * declarations' IDs there, and clang's writer numbers a declaration whose
+ * lexical home is not the translation unit (a linkage specification's)
+ * when the translation unit's lookup table, sorted by name, first names
+ * it: in name order, not the source's.  A redeclaration at the top level
+ * is what that table names instead, and the definitions are numbered with
+ * their extern "C" block, in the source's order: the unit's IR is the IR
+ * without a PCH again.  The redeclarations spell the types of Debian's HIP
+ * (5.2); a HIP whose types differ fails to make the PCH, and one that
+ * defines more such functions fails the probe (make_pch): no PCH either
+ * way, never another IR.  CUDA's wrapper defines nothing a unit emits: an
+ * empty unit. */
+static const char *prelude_text(gpucc_source_language language, bool runtime)
 {
-	return language == GPUCC_LANGUAGE_HIP ? "__device__ void __cxa_pure_virtual(void);\n"
-	                                        "__device__ void __cxa_deleted_virtual(void);\n"
-	                                      : "";
+	if (language != GPUCC_LANGUAGE_HIP)
+		return "";
+	return runtime ? RUNTIME_INCLUDE "\n"
+	                 "__device__ void __cxa_pure_virtual(void);\n"
+	                 "__device__ void __cxa_deleted_virtual(void);\n"
+	                 "__device__ void __assert_fail(const char *, const char *, unsigned int, "
+	                 "const char *);\n"
+	                 "__device__ void __assertfail(const char *, const char *, unsigned int, "
+	                 "const char *, size_t);\n"
+	               : "__device__ void __cxa_pure_virtual(void);\n"
+	                 "__device__ void __cxa_deleted_virtual(void);\n";
+}
+
+/* What the probe compiles (make_pch): a unit that is the prelude and
+ * nothing else, which emits exactly the definitions every unit reading
+ * the PCH emits from it. */
+static const char *probe_text(bool runtime)
+{
+	return runtime ? RUNTIME_INCLUDE "\n" : "";
 }
 
 /* ---- the cache's preludes ------------------------------------------------------ */
@@ -225,7 +304,7 @@ static const char *prelude_text(gpucc_source_language language)
 /* The name of the group's prelude in the cache (formats/cache.md,
  * "Precompiled preludes"); false when there is none (no clang version). */
 static bool prelude_name(gpucc_digest *out, const context *x, const gpucc_source_pair *p,
-                         const arglist *a)
+                         const arglist *a, bool runtime)
 {
 	const char *version = pair_clang22(p) ? x->clang22_version : x->clang_version;
 	if (!version || !x->env_key)
@@ -244,7 +323,7 @@ static bool prelude_name(gpucc_digest *out, const context *x, const gpucc_source
 			name_text(&h, a->keyed[i]);
 	name_text(&h, "--");
 	name_text(&h, x->env_key);
-	name_text(&h, prelude_text(p->language));
+	name_text(&h, prelude_text(p->language, runtime));
 	gpucc_sha256_final(&h, out->bytes);
 	return true;
 }
@@ -369,29 +448,120 @@ done:
 
 /* ---- making one --------------------------------------------------------------- */
 
+/* A probe's compile: the group's arguments (argv, as next_group_arg
+ * takes them), a fixed -cuid (else HIP's names itself after the command
+ * line), and with_pch's -include-pch when not NULL; the bitcode to out.
+ * Whether clang wrote it. */
+typedef struct probe_run {
+	gpucc_source_pch_set *set;
+	char *const *argv;
+	const char *unit, *out, *err, *with_pch;
+	bool ok;
+} probe_run;
+
+static void *run_probe(void *arg)
+{
+	probe_run *r = arg;
+	r->ok = false;
+	size_t n = 0;
+	while (r->argv[n])
+		n++;
+	char **args = calloc(n + 12, sizeof *args);
+	int err_fd = args ? open(r->err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+	if (err_fd >= 0) {
+		size_t k = 0;
+		for (size_t i = 0; (i = next_group_arg(r->argv, i)) != (size_t)-1; i++)
+			args[k++] = r->argv[i];
+		args[k++] = "-cuid=gpucc-prelude-probe";
+		if (r->with_pch) {
+			args[k++] = "-Xclang";
+			args[k++] = "-include-pch";
+			args[k++] = "-Xclang";
+			args[k++] = (char *)r->with_pch;
+		}
+		args[k++] = "-o";
+		args[k++] = (char *)r->out;
+		args[k++] = "--";
+		args[k++] = (char *)r->unit;
+		args[k] = NULL;
+		int status = 0;
+		bool timed_out = false;
+		int rc = r->set->run(args, err_fd, r->set->timeout_seconds, &status, &timed_out);
+		close(err_fd);
+		if (rc != 0)
+			gpucc_error_clear();
+		struct stat st;
+		r->ok = rc == 0 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		        stat(r->out, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+	}
+	free(args);
+	return NULL;
+}
+
+/* Whether the files at a and b hold the same bytes. */
+static bool same_bytes(const char *a, const char *b)
+{
+	size_t a_size = 0, b_size = 0;
+	char *a_text = gpucc_read_small_file(a, (size_t)1 << 30, &a_size);
+	char *b_text = a_text ? gpucc_read_small_file(b, (size_t)1 << 30, &b_size) : NULL;
+	bool same = a_text && b_text && a_size == b_size && memcmp(a_text, b_text, a_size) == 0;
+	if (!same)
+		gpucc_error_clear();
+	free(a_text);
+	free(b_text);
+	return same;
+}
+
 /* Make the group's PCH at pch_path from a unit of prelude_text's, beside
- * it, with the group's command line.  With name (a
- * cache that takes it), store it there too, with the files its making
- * read.  Whether clang made it. */
+ * it, with the group's command line, and prove it: the probe, a unit that
+ * is the prelude and nothing else (probe_text), compiled with the PCH is
+ * the bitcode it is without (compiled on another thread while the PCH is
+ * made).  What the probe emits is what the PCH makes every unit emit, in
+ * the order it makes them emit it (the definitions of the prelude a unit
+ * emits whether it uses them or not); what a unit emits for its own uses
+ * comes in the order of its uses, with or without a PCH.  With name (a
+ * cache that takes it), store a proven PCH there too, with the files its
+ * making read.  Whether clang made it and the probe proved it. */
 static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_pair *p,
-                     char *const *argv, const char *pch_path, const gpucc_digest *name)
+                     char *const *argv, const char *pch_path, const gpucc_digest *name,
+                     bool runtime)
 {
 	size_t n = 0;
 	while (argv[n])
 		n++;
-	char *err = NULL, *dep = NULL, *unit_path = NULL;
+	char *err = NULL, *dep = NULL, *unit_path = NULL, *probe_path = NULL;
+	char *probe_out[2] = {NULL, NULL}, *probe_err[2] = {NULL, NULL};
 	char **args = calloc(n + 16, sizeof *args);
-	bool made = false;
+	bool made = false, probing = false;
+	probe_run without = {0};
+	pthread_t without_thread;
 	if (!args || asprintf(&err, "%s.err", pch_path) < 0 ||
-	    asprintf(&dep, "%s.d", pch_path) < 0 || asprintf(&unit_path, "%s.unit", pch_path) < 0)
+	    asprintf(&dep, "%s.d", pch_path) < 0 || asprintf(&unit_path, "%s.unit", pch_path) < 0 ||
+	    asprintf(&probe_path, "%s.probe", pch_path) < 0 ||
+	    asprintf(&probe_out[0], "%s.probe.0.bc", pch_path) < 0 ||
+	    asprintf(&probe_out[1], "%s.probe.1.bc", pch_path) < 0 ||
+	    asprintf(&probe_err[0], "%s.probe.0.err", pch_path) < 0 ||
+	    asprintf(&probe_err[1], "%s.probe.1.err", pch_path) < 0)
 		goto cleanup;
 	/* The PCH embeds it (below): it may go once the PCH is made. */
-	const char *text = prelude_text(p->language);
+	const char *text = prelude_text(p->language, runtime);
+	const char *probe = probe_text(runtime);
 	int unit_fd = open(unit_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (unit_fd < 0)
 		goto cleanup;
 	bool written = gpucc_write_all(unit_fd, text, strlen(text)) == 0;
 	if (close(unit_fd) != 0 || !written)
+		goto cleanup;
+	int probe_fd = open(probe_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (probe_fd < 0)
+		goto cleanup;
+	written = gpucc_write_all(probe_fd, probe, strlen(probe)) == 0;
+	if (close(probe_fd) != 0 || !written)
+		goto cleanup;
+	without = (probe_run){.set = set, .argv = argv, .unit = probe_path, .out = probe_out[0],
+	                      .err = probe_err[0]};
+	probing = pthread_create(&without_thread, NULL, run_probe, &without) == 0;
+	if (!probing)
 		goto cleanup;
 	size_t k = 0;
 	for (size_t i = 0; (i = next_group_arg(argv, i)) != (size_t)-1; i++)
@@ -426,6 +596,14 @@ static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_p
 	       stat(pch_path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
 	if (rc != 0)
 		gpucc_error_clear();
+	pthread_join(without_thread, NULL);
+	probing = false;
+	if (made) {
+		probe_run with = {.set = set, .argv = argv, .unit = probe_path, .out = probe_out[1],
+		                  .err = probe_err[1], .with_pch = pch_path};
+		run_probe(&with);
+		made = without.ok && with.ok && same_bytes(probe_out[0], probe_out[1]);
+	}
 	if (made && name) {
 		size_t err_size = 0, dep_size = 0;
 		char *err_text = gpucc_read_small_file(err, 1 << 20, &err_size);
@@ -453,31 +631,35 @@ static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_p
 		free(dep_text);
 	}
 cleanup:
-	if (err)
-		unlink(err);
-	if (dep)
-		unlink(dep);
-	if (unit_path)
-		unlink(unit_path);
-	free(unit_path);
+	if (probing)
+		pthread_join(without_thread, NULL);
+	const char *temporary[] = {err, dep, unit_path, probe_path, probe_out[0], probe_out[1],
+	                           probe_err[0], probe_err[1]};
+	for (size_t i = 0; i < sizeof temporary / sizeof temporary[0]; i++)
+		if (temporary[i])
+			unlink(temporary[i]);
 	if (!made && pch_path)
 		unlink(pch_path);
 	free(err);
 	free(dep);
+	free(unit_path);
+	free(probe_path);
+	for (int i = 0; i < 2; i++) {
+		free(probe_out[i]);
+		free(probe_err[i]);
+	}
 	free(args);
 	return made;
 }
 
-char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
-                           const gpucc_source_pair *p, const struct arglist *a, bool may_make)
+/* The group's PCH, with the plain or the extended prelude (runtime): as
+ * gpucc_source_pch_get says. */
+static char *group_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_pair *p,
+                       const arglist *a, bool may_make, bool runtime)
 {
 	char *const *argv = a->real;
-	/* HIP's prelude text is clang 19's cure (prelude_text): clang 22 not
-	 * shown to keep the IR. */
-	if (p->language == GPUCC_LANGUAGE_HIP && pair_clang22(p))
-		return NULL;
 	unsigned char digest[32];
-	pch_group_digest(digest, argv);
+	pch_group_digest(digest, argv, runtime);
 	pthread_mutex_lock(&set->lock);
 	pch_group *g = NULL;
 	for (;;) {
@@ -523,14 +705,14 @@ char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
 	pthread_mutex_unlock(&set->lock);
 
 	gpucc_digest name;
-	bool named = x->records_dir && x->s->cache && prelude_name(&name, x, p, a);
+	bool named = x->records_dir && x->s->cache && prelude_name(&name, x, p, a, runtime);
 	char *path = named && !skip_cache ? cached_prelude(x, &name) : NULL;
 	bool cached = path != NULL, ok = cached;
 	if (!cached && may_make) {
 		if (asprintf(&path, "%s/prelude-%zu-%u.pch", x->temp_dir, index, made) < 0)
 			path = NULL;
 		ok = path && make_pch(set, x, p, argv, path,
-		                      named && x->records_writable ? &name : NULL);
+		                      named && x->records_writable ? &name : NULL, runtime);
 	}
 
 	pthread_mutex_lock(&set->lock);
@@ -538,13 +720,31 @@ char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
 	free(g->path);
 	g->path = ok ? path : NULL;
 	g->cached = cached;
-	g->state = ok ? GROUP_READY : GROUP_FAILED;
+	/* Not made here (a lone unit, none cached): a later unit may make it. */
+	g->state = ok ? GROUP_READY : cached || may_make ? GROUP_FAILED : GROUP_STALE;
 	if (ok)
 		out = strdup(path);
 	else
 		free(path);
 	pthread_cond_broadcast(&set->changed);
 	pthread_mutex_unlock(&set->lock);
+	return out;
+}
+
+char *gpucc_source_pch_get(gpucc_source_pch_set *set, struct context *x,
+                           const gpucc_source_pair *p, const struct arglist *a, bool may_make,
+                           bool *runtime)
+{
+	/* A unit whose extended prelude has none (its PCH failed the probe,
+	 * say) reads the plain one. */
+	char *out = NULL;
+	*runtime = gpucc_source_prelude_runtime(p->language, p->data, p->size);
+	if (*runtime)
+		out = group_pch(set, x, p, a, may_make, true);
+	if (!out) {
+		*runtime = false;
+		out = group_pch(set, x, p, a, may_make, false);
+	}
 	return out;
 }
 

@@ -1,10 +1,13 @@
 /*
  * lib/tests/test_source_pch.c -- the run's precompiled preludes
  * (lib/compile/compile_source_pch.c) without clang: which compiles may read one
- * (gpucc_source_pch_applies, gpucc_source_pch_worth); one PCH per group of command lines, the
- * unit's own arguments aside, made by the first caller and made again,
- * once, after clang refused it (gpucc_source_pch_get, _refused, with a
- * runner that stands in for clang); and the IR check that finds the
+ * (gpucc_source_pch_applies, gpucc_source_pch_worth) and which take the
+ * extended prelude (gpucc_source_prelude_runtime); one PCH per group of
+ * command lines, the unit's own arguments aside, made by the first caller
+ * and made again, once, after clang refused it, none when its probe
+ * compiles to other bitcode with it than without, the plain prelude then
+ * for a unit that asked for the extended one (gpucc_source_pch_get,
+ * _refused, with a runner that stands in for clang); and the IR check that finds the
  * "srcloc" metadata kind a PCH changes the values of, at every bit offset
  * (gpucc_source_pch_ir_trusted).
  */
@@ -21,10 +24,13 @@
 
 /* ---- a clang that makes PCHs ------------------------------------------------ */
 
-static int runs;
-static bool fail_next;
+static _Atomic int runs;
+static bool fail_pch;     /* the next PCH's making fails */
+static bool probe_differs; /* a probe with the PCH writes other bytes */
 
-/* Writes the file after "-o"; counts its runs. */
+/* Writes the file after "-o" ("PCH", or "IR" for a probe's bitcode: other
+ * bytes with -include-pch when probe_differs); counts its runs (the
+ * probe without the PCH runs on a thread of its own). */
 static int fake_clang(char *const *argv, int err_fd, unsigned timeout_seconds, int *status,
                       bool *timed_out)
 {
@@ -33,8 +39,13 @@ static int fake_clang(char *const *argv, int err_fd, unsigned timeout_seconds, i
 	*timed_out = false;
 	runs++;
 	*status = 0;
-	if (fail_next) {
-		fail_next = false;
+	bool pch = false, with_pch = false;
+	for (size_t i = 0; argv[i]; i++) {
+		pch |= strcmp(argv[i], "-emit-pch") == 0;
+		with_pch |= strcmp(argv[i], "-include-pch") == 0;
+	}
+	if (pch && fail_pch) {
+		fail_pch = false;
 		*status = 1 << 8; /* exit 1 */
 		return 0;
 	}
@@ -42,7 +53,7 @@ static int fake_clang(char *const *argv, int err_fd, unsigned timeout_seconds, i
 		if (strcmp(argv[i], "-o") == 0 && argv[i + 1]) {
 			FILE *f = fopen(argv[i + 1], "w");
 			if (f) {
-				fputs("PCH", f);
+				fputs(pch ? "PCH" : with_pch && probe_differs ? "IR'" : "IR", f);
 				fclose(f);
 			}
 		}
@@ -51,7 +62,8 @@ static int fake_clang(char *const *argv, int err_fd, unsigned timeout_seconds, i
 
 /* The PCH for a unit's command line, in a run without a cache whose
  * temporary directory is dir; made only when may_make. */
-static char *get_made(gpucc_source_pch_set *set, char **argv, const char *dir, bool may_make)
+static char *get_unit(gpucc_source_pch_set *set, char **argv, const char *dir, bool may_make,
+                      gpucc_source_language language, const char *text, bool *runtime)
 {
 	context x;
 	memset(&x, 0, sizeof x);
@@ -60,9 +72,19 @@ static char *get_made(gpucc_source_pch_set *set, char **argv, const char *dir, b
 	a.real = argv;
 	gpucc_source_pair p;
 	memset(&p, 0, sizeof p);
-	p.language = GPUCC_LANGUAGE_CUDA;
+	p.language = language;
 	p.target_name = "sm_80";
-	return gpucc_source_pch_get(set, &x, &p, &a, may_make);
+	p.data = (const unsigned char *)text;
+	p.size = strlen(text);
+	return gpucc_source_pch_get(set, &x, &p, &a, may_make, runtime);
+}
+
+static char *get_made(gpucc_source_pch_set *set, char **argv, const char *dir, bool may_make)
+{
+	bool runtime = true;
+	char *pch = get_unit(set, argv, dir, may_make, GPUCC_LANGUAGE_CUDA, "", &runtime);
+	CHECK(!runtime);
+	return pch;
 }
 
 static char *get(gpucc_source_pch_set *set, char **argv, const char *dir)
@@ -84,14 +106,14 @@ static void groups(const char *dir)
 	char *pa = get(set, unit_a, dir);
 	char *pb = get(set, unit_b, dir);
 	CHECK(pa && pb);
-	CHECK_INT(runs, 1); /* two units of one group: one PCH */
+	CHECK_INT(runs, 3); /* two units of one group: one PCH, its two probes */
 	if (pa && pb)
 		CHECK_STR(pa, pb);
 	struct stat st;
 	CHECK(pa && stat(pa, &st) == 0);
 	char *po = get(set, other, dir);
 	CHECK(po != NULL);
-	CHECK_INT(runs, 2); /* another target, another group */
+	CHECK_INT(runs, 6); /* another target, another group */
 	if (pa && po)
 		CHECK(strcmp(pa, po) != 0);
 
@@ -100,13 +122,13 @@ static void groups(const char *dir)
 	CHECK(stat(pa, &st) != 0);
 	char *again = get(set, unit_b, dir);
 	CHECK(again != NULL);
-	CHECK_INT(runs, 3);
+	CHECK_INT(runs, 9);
 	if (again)
 		CHECK(strcmp(again, pa) != 0);
 	/* Refused twice: the group reads none for the rest of the run. */
 	gpucc_source_pch_refused(set, again);
 	CHECK(get(set, unit_a, dir) == NULL);
-	CHECK_INT(runs, 3);
+	CHECK_INT(runs, 9);
 	/* A path the set no longer holds changes nothing. */
 	gpucc_source_pch_refused(set, "/nowhere.pch");
 	free(pa);
@@ -122,15 +144,86 @@ static void groups(const char *dir)
 	CHECK_INT(runs, 0);
 	gpucc_source_pch_set_free(set);
 
-	/* clang fails to make it: no PCH, and no second try in the run. */
+	/* clang fails to make it: no PCH, and no second try in the run (the
+	 * probe without one ran beside it). */
 	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
 	runs = 0;
-	fail_next = true;
+	fail_pch = true;
 	CHECK(get(set, unit_a, dir) == NULL);
 	CHECK(get(set, unit_b, dir) == NULL);
-	CHECK_INT(runs, 1);
+	CHECK_INT(runs, 2);
+	gpucc_source_pch_set_free(set);
+
+	/* The probe compiles to other bitcode with the PCH than without: no
+	 * PCH, and no second try. */
+	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
+	runs = 0;
+	probe_differs = true;
+	CHECK(get(set, unit_a, dir) == NULL);
+	CHECK(get(set, unit_b, dir) == NULL);
+	CHECK_INT(runs, 3);
+	probe_differs = false;
+	gpucc_source_pch_set_free(set);
+
+	/* HIP units: one whose first line is the runtime's include reads the
+	 * extended prelude, a group of its own; the others the plain one.
+	 * When the extended one fails its probe, the plain one. */
+	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
+	runs = 0;
+	bool runtime = false;
+	const char *first = "// a kernel\n#include <hip/hip_runtime.h>\n__global__ void k() {}\n";
+	char *ext = get_unit(set, unit_a, dir, true, GPUCC_LANGUAGE_HIP, first, &runtime);
+	CHECK(ext != NULL && runtime);
+	CHECK_INT(runs, 3);
+	char *plain = get_unit(set, unit_b, dir, true, GPUCC_LANGUAGE_HIP, "__global__ void k() {}\n",
+	                       &runtime);
+	CHECK(plain != NULL && !runtime);
+	CHECK_INT(runs, 6);
+	if (ext && plain)
+		CHECK(strcmp(ext, plain) != 0);
+	free(ext);
+	free(plain);
+	probe_differs = true;
+	plain = get_unit(set, other, dir, true, GPUCC_LANGUAGE_HIP, first, &runtime);
+	probe_differs = false;
+	CHECK(plain == NULL); /* the plain prelude of that target failed its probe too */
+	CHECK_INT(runs, 12);
+	free(plain);
 	gpucc_source_pch_set_free(set);
 	gpucc_source_pch_set_free(NULL);
+}
+
+static bool runtime_first(const char *text)
+{
+	return gpucc_source_prelude_runtime(GPUCC_LANGUAGE_HIP, (const unsigned char *)text,
+	                                    strlen(text));
+}
+
+/* Which units take the extended prelude: the runtime's include first, with
+ * nothing before it but white space and comments. */
+static void runtime_prelude(void)
+{
+	CHECK(runtime_first("#include <hip/hip_runtime.h>\n__global__ void k() {}\n"));
+	CHECK(runtime_first("#include <hip/hip_runtime.h>"));
+	CHECK(runtime_first("\xef\xbb\xbf#include <hip/hip_runtime.h>\n") == false); /* a BOM */
+	CHECK(runtime_first("/* Copyright\n * x */\n// y\n\n  #  include<hip/hip_runtime.h> // z\n"));
+	CHECK(runtime_first("#include /* a */ <hip/hip_runtime.h> /* b */\r\nint x;\n"));
+	CHECK(!runtime_first("#define N 4\n#include <hip/hip_runtime.h>\n"));
+	CHECK(!runtime_first("#include \"hip/hip_runtime.h\"\n"));
+	CHECK(!runtime_first("#include <hip/hip_runtime.h> int x;\n"));
+	CHECK(!runtime_first("#include <hip/hip_runtime.hpp>\n"));
+	CHECK(!runtime_first("#include <hip/hip_runtime.h\n"));
+	CHECK(!runtime_first("#include <hip/hip_runtime.h> /* unended\n"));
+	CHECK(!runtime_first("// a line \\\n#include <hip/hip_runtime.h>\n")); /* continued */
+	CHECK(!runtime_first("#inc\\\nlude <hip/hip_runtime.h>\n"));
+	CHECK(!runtime_first("/* unended\n#include <hip/hip_runtime.h>\n"));
+	CHECK(!runtime_first("include <hip/hip_runtime.h>\n")); /* no '#' */
+	CHECK(!runtime_first(""));
+	CHECK(!runtime_first("#"));
+	CHECK(!runtime_first("#include"));
+	CHECK(!gpucc_source_prelude_runtime(GPUCC_LANGUAGE_CUDA,
+	                                    (const unsigned char *)"#include <hip/hip_runtime.h>\n",
+	                                    29));
 }
 
 static void applies(void)
@@ -232,6 +325,7 @@ int main(void)
 	CHECK(mkdtemp(dir) != NULL);
 	groups(dir);
 	applies();
+	runtime_prelude();
 	ir_check();
 	char cmd[64];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
