@@ -8,7 +8,11 @@
 # inline assembly, no PCH) for sm_90a only (the slowest units to parse), a
 # unit whose IR made with the PCH names the prelude's inline assembly
 # (made again without it); the HIP conformance units for every target of
-# the HIP conformance suite.  The direct-mode records are those of
+# the HIP conformance suite, with the extended prelude (and with clang-22
+# for gfx950), units with a #define first beside ones with the runtime
+# first, and a planted runtime header whose extra definitions the probe
+# catches (the plain prelude instead).  Groups of fewer than four units
+# make none.  The direct-mode records are those of
 # compiles without the PCH.  Then the runtime headers themselves change: a
 # copied toolkit whose cuda_runtime.h a unit's IR depends on, edited
 # between runs (same size, same mtime) gives the IR of the edited header,
@@ -69,8 +73,8 @@ pch_count() { wc -l < "$1.pch"; }
 targets="-t sm_75 -t sm_80 -t sm_86 -t sm_89 -t sm_90 -t sm_90a"
 # shellcheck disable=SC2086
 same_as_without_pch polybench $targets "$TESTDATA"/polybench_cuda/*.cu
-# Every one of them read the PCH: 3 units x 6 targets.
-[ "$(pch_count polybench)" = 18 ] || { cat polybench.pch >&2; fail "the PolyBench-like units did not all read the PCH"; }
+# Every one of them read the PCH: 4 units x 6 targets.
+[ "$(pch_count polybench)" = 24 ] || { cat polybench.pch >&2; fail "the PolyBench-like units did not all read the PCH"; }
 
 same_as_without_pch conformance -t sm_90a "$TESTDATA"/conformance/cuda/*.cu
 # Their CUB, Thrust and cooperative groups code is inline assembly, whose
@@ -84,8 +88,9 @@ done
 cat > rotate.cu <<'CU'
 __global__ void rotate(unsigned *out, unsigned s) { out[threadIdx.x] = __funnelshift_l(out[threadIdx.x], out[0], s); }
 CU
-same_as_without_pch rotate -t sm_80 rotate.cu "$TESTDATA/polybench_cuda/gemm.cu"
-[ "$(cat rotate.pch)" = "gemm.cu sm_80:ptx85" ] || { cat rotate.pch >&2; fail "rotate.cu kept IR made with the PCH, or gemm.cu read none"; }
+same_as_without_pch rotate -t sm_80 rotate.cu "$TESTDATA"/polybench_cuda/*.cu
+[ "$(pch_count rotate)" = 4 ] && ! grep -q "^rotate.cu " rotate.pch ||
+	{ cat rotate.pch >&2; fail "rotate.cu kept IR made with the PCH, or a PolyBench-like unit read none"; }
 
 # HIP: every conformance unit for every target of the HIP conformance suite
 # (cmd/tests/conformance_hip.sh), with its options.  Each begins with
@@ -94,53 +99,58 @@ same_as_without_pch rotate -t sm_80 rotate.cu "$TESTDATA/polybench_cuda/gemm.cu"
 # HIP's wrapper and runtime header, which a PCH would otherwise have the
 # unit emit in another order.
 if [ -f /usr/include/hip/hip_runtime.h ]; then
+	# runtime_first N: N small HIP units, runtime_firstI.hip, with the
+	# runtime's include their first directive (after comments).
+	runtime_first() {
+		local i
+		for i in $(seq "$1"); do
+			cat > "runtime_first$i.hip" <<HIP
+/* A kernel. */
+// Its runtime first:
+#include <hip/hip_runtime.h>
+#include <cassert>
+__global__ void checked$i(float *x) { assert(x); x[threadIdx.x] = $i.0f; }
+HIP
+		done
+	}
+	runtime_first 4
 	hip_targets="-t gfx90a -t gfx942 -t gfx1030 -t gfx1100 -t gfx1101 -t gfx1200 -t gfx1201"
 	# shellcheck disable=SC2086
-	same_as_without_pch hip -std=c++17 --code-object 5 $hip_targets "$TESTDATA"/conformance/hip/*.hip
-	[ "$(pch_count hip)" = 21 ] || { cat hip.pch >&2; fail "the HIP units did not all read the PCH"; }
-	[ "$(grep -o 'prelude precompiled with hip/hip_runtime.h' hip.with.json | wc -l)" = 21 ] ||
+	same_as_without_pch hip -std=c++17 --code-object 5 $hip_targets "$TESTDATA"/conformance/hip/*.hip \
+		runtime_first1.hip
+	[ "$(pch_count hip)" = 28 ] || { cat hip.pch >&2; fail "the HIP units did not all read the PCH"; }
+	[ "$(grep -o 'prelude precompiled with hip/hip_runtime.h' hip.with.json | wc -l)" = 28 ] ||
 		fail "the HIP units did not all read the extended prelude"
 	# clang-22, for a target only LLVM 22 knows: the same cure holds.  The
 	# unit clang-22 compiles with Debian's HIP headers (rocPRIM's and
 	# rocRAND's half-precision code calls builtins clang 20 removed, as in
-	# cmd/tests/conformance_llvm22.sh), twice: one unit alone makes no PCH.
+	# cmd/tests/conformance_llvm22.sh), with three small units: fewer than
+	# four units make no PCH.
 	if command -v clang-22 >/dev/null; then
-		cp "$TESTDATA"/conformance/hip/kernels.hip kernels_again.hip
 		same_as_without_pch hip22 -std=c++17 --code-object 5 -t gfx950 \
-			"$TESTDATA"/conformance/hip/kernels.hip kernels_again.hip
-		[ "$(grep -o 'prelude precompiled with hip/hip_runtime.h' hip22.with.json | wc -l)" = 2 ] ||
+			"$TESTDATA"/conformance/hip/kernels.hip runtime_first[123].hip
+		[ "$(grep -o 'prelude precompiled with hip/hip_runtime.h' hip22.with.json | wc -l)" = 4 ] ||
 			{ cat hip22.with.json >&2; fail "clang-22's HIP units did not all read the extended prelude"; }
 	else
 		skip_block "HIP with clang-22 (clang-22 is not installed)"
 	fi
 	# A unit with anything but comments before the include reads the plain
 	# prelude, beside units that read the extended one.
-	cat > define_first.hip <<'HIP'
-#define SCALE 2.0f
+	for i in 1 2 3 4; do
+		cat > "define_first$i.hip" <<HIP
+#define SCALE $i.0f
 #include <hip/hip_runtime.h>
-__global__ void scale(float *x) { x[threadIdx.x] *= SCALE; }
+__global__ void scale$i(float *x) { x[threadIdx.x] *= SCALE; }
 HIP
-	cat > define_first2.hip <<'HIP'
-#define SHIFT 1.0f
-#include <hip/hip_runtime.h>
-__global__ void shift(float *x) { x[threadIdx.x] += SHIFT; }
-HIP
-	cat > runtime_first.hip <<'HIP'
-/* A kernel. */
-// Its runtime first:
-#include <hip/hip_runtime.h>
-#include <cassert>
-__global__ void checked(float *x) { assert(x); x[threadIdx.x] = 0.0f; }
-HIP
-	cp runtime_first.hip runtime_first2.hip
-	same_as_without_pch mixed -t gfx90a define_first.hip define_first2.hip runtime_first.hip runtime_first2.hip
+	done
+	same_as_without_pch mixed -t gfx90a define_first[1-4].hip runtime_first[1-4].hip
 	python3 - <<'PY' || fail "the units did not read the preludes their first lines ask for (above)"
 import json
 notes = {r["module"].rsplit("/", 1)[-1]: r["source"] for r in json.load(open("mixed.with.json"))["results"]}
-for unit, extended in (("define_first.hip", False), ("define_first2.hip", False),
-                       ("runtime_first.hip", True), ("runtime_first2.hip", True)):
-    assert "prelude precompiled" in notes[unit], (unit, notes[unit])
-    assert ("with hip/hip_runtime.h" in notes[unit]) == extended, (unit, notes[unit])
+assert len(notes) == 8, notes
+for unit, note in notes.items():
+    assert "prelude precompiled" in note, (unit, note)
+    assert ("with hip/hip_runtime.h" in note) == unit.startswith("runtime_first"), (unit, note)
 PY
 	# A HIP whose runtime header defines more C functions every unit emits
 	# (here in reverse name order, which a PCH would swap): the extended
@@ -155,8 +165,8 @@ __device__ __attribute__((weak)) void zz_defined_first(void) {}
 __device__ __attribute__((weak)) void aa_defined_second(void) {}
 }
 H
-	same_as_without_pch guard -t gfx90a -I guard runtime_first.hip runtime_first2.hip
-	[ "$(pch_count guard)" = 2 ] || fail "the guarded HIP units did not read the plain prelude"
+	same_as_without_pch guard -t gfx90a -I guard runtime_first[1-4].hip
+	[ "$(pch_count guard)" = 4 ] || fail "the guarded HIP units did not read the plain prelude"
 	! grep -q 'with hip/hip_runtime.h' guard.with.json ||
 		fail "a PCH whose probe changed its IR was used"
 else
@@ -170,13 +180,11 @@ fi
 # the runs, and a directory changed within the clock's tick of clang's
 # start is not listed (its places are, alone, before the others).
 record_lines() { grep -v '^dir ' "$1" | sed 's/^\(entry [0-9a-f]*\) [0-9]*$/\1/' | sort; }
-expect_exit 0 "$GPUCC" compile --cache records-with -t sm_80 "$TESTDATA"/polybench_cuda/gemm.cu \
-	"$TESTDATA"/polybench_cuda/jacobi.cu --json
+expect_exit 0 "$GPUCC" compile --cache records-with -t sm_80 "$TESTDATA"/polybench_cuda/*.cu --json
 assert_grep "prelude precompiled" out
-expect_exit 0 "$GPUCC" compile --cache records-without --no-pch -t sm_80 "$TESTDATA"/polybench_cuda/gemm.cu \
-	"$TESTDATA"/polybench_cuda/jacobi.cu
+expect_exit 0 "$GPUCC" compile --cache records-without --no-pch -t sm_80 "$TESTDATA"/polybench_cuda/*.cu
 records=$(cd records-with/v1/sources && find . -name '*.record' | sort)
-[ "$(echo "$records" | wc -l)" = 2 ] || fail "expected 2 records, got: $records"
+[ "$(echo "$records" | wc -l)" = 4 ] || fail "expected 4 records, got: $records"
 for r in $records; do
 	[ -f "records-without/v1/sources/$r" ] || fail "no record $r without the PCH"
 	record_lines "records-with/v1/sources/$r" > with.record
@@ -196,28 +204,30 @@ touch -r "$CUDA/include/cuda_runtime.h" toolkit/include/cuda_runtime.h
 cat > probe.cu <<'CU'
 __global__ void probe(float *out) { *out = GPUCC_PCH_PROBE; }
 CU
-# A second unit: a run makes a PCH only for a prelude two units share.
-cat > partner.cu <<'CU'
-__global__ void partner(float *out) { *out = 1.0f; }
-CU
-CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch before -t sm_80 probe.cu partner.cu
-[ "$(pch_count before)" = 2 ] || fail "probe.cu did not read the PCH"
+# Three more units: a run makes a PCH only for a prelude four units share.
+for i in 1 2 3; do
+	echo "__global__ void partner$i(float *out) { *out = $i.0f; }" > "partner$i.cu"
+done
+CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch before -t sm_80 probe.cu partner[123].cu
+[ "$(pch_count before)" = 4 ] || fail "probe.cu did not read the PCH"
 # The same size and modification time: only the bytes differ.
 sed -i 's/GPUCC_PCH_PROBE 1.5f/GPUCC_PCH_PROBE 2.5f/' toolkit/include/cuda_runtime.h
 touch -r "$CUDA/include/cuda_runtime.h" toolkit/include/cuda_runtime.h
-CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch after -t sm_80 probe.cu partner.cu
-[ "$(pch_count after)" = 2 ] || fail "probe.cu did not read the PCH after the header changed"
+CUDA_PATH=$TEST_DIR/toolkit same_as_without_pch after -t sm_80 probe.cu partner[123].cu
+[ "$(pch_count after)" = 4 ] || fail "probe.cu did not read the PCH after the header changed"
 python3 - <<'PY' || fail "the edited runtime header gave the key of the old one"
 import json
 key = lambda run: {r["module"]: r["key"] for r in json.load(open(run + ".with.json"))["results"]}
 a, b = key("before"), key("after")
-assert a["probe.cu"] != b["probe.cu"] and a["partner.cu"] == b["partner.cu"], (a, b)
+assert a["probe.cu"] != b["probe.cu"] and a["partner1.cu"] == b["partner1.cu"], (a, b)
 PY
 
-# A prelude no other unit of the run shares gets no PCH: it would cost
-# one more parse of the prelude than it saves.
+# A prelude fewer than four units of the run share gets no PCH: with its
+# probe, it would cost more parses of the prelude than it saves.
 same_as_without_pch alone -t sm_80 probe.cu -DGPUCC_PCH_PROBE=1.0f
 [ "$(pch_count alone)" = 0 ] || fail "a run of one unit made a PCH"
+same_as_without_pch three -t sm_80 probe.cu partner[12].cu -DGPUCC_PCH_PROBE=1.0f
+[ "$(pch_count three)" = 0 ] || fail "a run of three units made a PCH"
 
 
 # ---- a PCH clang refuses is made again ----------------------------------------------
@@ -253,8 +263,8 @@ w = {r["module"]: r for r in json.load(open("refused.with.json"))["results"]}
 wo = {r["module"]: r for r in json.load(open("refused.without.json"))["results"]}
 assert {m: r["key"] for m, r in w.items()} == {m: r["key"] for m, r in wo.items()}, (w, wo)
 used = sorted("prelude precompiled" in r["source"] for r in w.values())
-# The first unit's PCH was refused; the other two read the new one.
-assert used == [False, True, True], [r["source"] for r in w.values()]
+# The first unit's PCH was refused; the other three read the new one.
+assert used == [False, True, True, True], [r["source"] for r in w.values()]
 PY
 
 # ---- the PCH as a record of the cache -----------------------------------------------
@@ -293,7 +303,7 @@ name = sys.argv[1]
 def keys(path):
     return {(r["module"], r["target"]): r["key"] for r in json.load(open(path))["results"]}
 w, wo = keys(name + ".with.json"), keys(name + ".without.json")
-assert w == wo and len(w) == 3, (w, wo)
+assert w == wo and len(w) == 4, (w, wo)
 PY
 }
 prelude() { find pch-cache/v1/pch -name "*.$1" | sort; }

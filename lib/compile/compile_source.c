@@ -561,7 +561,7 @@ static int run_with_prelude(context *x, const gpucc_source_pair *p, const arglis
 	const gpucc_source_settings *s = x->s;
 	*pch = NULL;
 	char **with = NULL;
-	/* A unit alone in its prelude reads the cache's PCH, but makes none. */
+	/* A unit of a small group reads the cache's PCH, but makes none. */
 	bool shared = x->shares_prelude && x->shares_prelude[p - x->pairs];
 	if (x->pch && (shared || x->records_dir) &&
 	    gpucc_source_pch_applies(p->language, s->debug_info, s->relocatable, s->args,
@@ -912,23 +912,25 @@ int gpucc_sources_resolve(gpucc_source_pair *pairs, size_t count, const gpucc_so
 		}
 		misses = 0;
 	}
-	/* A PCH costs about one unit's prelude: only for a prelude that at
-	 * least two units of the run (one language, one target, the plain or
-	 * the extended prelude) share. */
+	/* A PCH with its probe costs about three parses of the prelude: made
+	 * only for a prelude that at least GPUCC_PCH_GROUP_MIN units of the
+	 * run that may read it (one language, one target, the plain or the
+	 * extended prelude) share. */
 	x.shares_prelude = x.pch && misses > 1 ? calloc(count, sizeof *x.shares_prelude) : NULL;
-	bool *runtime = x.shares_prelude ? calloc(count, sizeof *runtime) : NULL;
-	for (size_t i = 0; runtime && i < count; i++)
-		runtime[i] = gpucc_source_prelude_runtime(pairs[i].language, pairs[i].data,
-		                                          pairs[i].size);
-	for (size_t i = 0; runtime && i < count; i++)
-		for (size_t j = i + 1; x.to_run[i] && j < count; j++)
-			if (x.to_run[j] && pairs[j].language == pairs[i].language &&
-			    runtime[j] == runtime[i] &&
-			    strcmp(pairs[j].target_name, pairs[i].target_name) == 0) {
-				x.shares_prelude[i] = x.shares_prelude[j] = true;
-				break;
-			}
-	free(runtime);
+	/* 0: reads none; 1: the plain prelude; 2: the extended one. */
+	unsigned char *prelude = x.shares_prelude ? calloc(count, 1) : NULL;
+	for (size_t i = 0; prelude && i < count; i++)
+		if (x.to_run[i] && gpucc_source_pch_worth(pairs[i].data, pairs[i].size))
+			prelude[i] = 1 + gpucc_source_prelude_runtime(pairs[i].language, pairs[i].data,
+			                                              pairs[i].size);
+	for (size_t i = 0; prelude && i < count; i++) {
+		size_t sharing = 0;
+		for (size_t j = 0; prelude[i] && j < count; j++)
+			sharing += prelude[j] == prelude[i] && pairs[j].language == pairs[i].language &&
+			           strcmp(pairs[j].target_name, pairs[i].target_name) == 0;
+		x.shares_prelude[i] = sharing >= GPUCC_PCH_GROUP_MIN;
+	}
+	free(prelude);
 	unsigned n = s->jobs ? s->jobs : 1;
 	if (n > misses)
 		n = (unsigned)misses;

@@ -93,6 +93,11 @@ void gpucc_source_text_scan(const char *text, size_t size, const char **time_mac
 typedef int (*gpucc_source_tool_runner)(char *const *argv, int err_fd, unsigned timeout_seconds,
                                         int *status, bool *timed_out);
 
+/* The fewest units of a run that make a group's PCH (fewer read the
+ * cache's): making it and its probe cost about three parses of the
+ * prelude, and each unit that reads it saves most of one. */
+#define GPUCC_PCH_GROUP_MIN 4
+
 /* One run's precompiled preludes, one per group of command lines. */
 typedef struct gpucc_source_pch_set gpucc_source_pch_set;
 

@@ -15,8 +15,9 @@
  * the extended prelude, that header too (gpucc_source_prelude_runtime: a
  * group of its own).  Every unit of the group then reads it with
  * -include-pch; the wrapper's -include that follows, and the extended
- * prelude's include, are skipped by their include guards.  A unit alone in its group reads the cache's, but makes
- * none (it would cost more than it saves).  The PCH embeds the files it read
+ * prelude's include, are skipped by their include guards.  A unit of a
+ * group smaller than GPUCC_PCH_GROUP_MIN reads the cache's, but makes none
+ * (it would cost more than it saves).  The PCH embeds the files it read
  * (-fmodules-embed-all-files), so that it does not need the run's
  * temporary directory (the CUDA stubs) once that is gone.
  *
