@@ -188,12 +188,33 @@ assert_grep "prelude precompiled" out
 expect_exit 0 "$GPUCC" compile --cache records-without --no-pch -t sm_80 "$TESTDATA"/polybench_cuda/*.cu
 records=$(cd records-with/v1/sources && find . -name '*.record' | sort)
 [ "$(echo "$records" | wc -l)" = 4 ] || fail "expected 4 records, got: $records"
-for r in $records; do
-	[ -f "records-without/v1/sources/$r" ] || fail "no record $r without the PCH"
-	record_lines "records-with/v1/sources/$r" > with.record
-	record_lines "records-without/v1/sources/$r" > without.record
-	assert_same with.record without.record
-done
+# same_records WITH WITHOUT: the caches' source records, as sets.
+same_records() {
+	local r
+	for r in $(cd "$1/v1/sources" && find . -name '*.record' | sort); do
+		[ -f "$2/v1/sources/$r" ] || fail "no record $r without the PCH"
+		record_lines "$1/v1/sources/$r" > with.record
+		record_lines "$2/v1/sources/$r" > without.record
+		assert_same with.record without.record
+	done
+}
+same_records records-with records-without
+# HIP's extended prelude: the runtime's headers, read from the PCH, are
+# listed as a compile without it lists them.
+if [ -f /usr/include/hip/hip_runtime.h ]; then
+	expect_exit 0 "$GPUCC" compile --cache hip-records-with -t gfx90a runtime_first[1-4].hip --json
+	assert_grep "prelude precompiled with hip/hip_runtime.h" out
+	expect_exit 0 "$GPUCC" compile --cache hip-records-without --no-pch -t gfx90a runtime_first[1-4].hip
+	[ "$(find hip-records-with/v1/sources -name '*.record' | wc -l)" = 4 ] || fail "expected 4 HIP records"
+	same_records hip-records-with hip-records-without
+	# (A header the PCH holds, listed with its digest: read, not a place
+	# found empty.)
+	grep -v '^0\{64\} ' "$(find hip-records-with/v1/sources -name '*.record' | head -1)" |
+		grep -q '/hip/amd_detail/amd_device_functions.h$' ||
+		fail "the HIP record does not list a runtime header the PCH read"
+else
+	skip_block "HIP's records with the extended prelude (no HIP headers in /usr/include/hip)"
+fi
 
 # ---- a changed runtime header --------------------------------------------------
 # A toolkit of links to the real one but for include/cuda_runtime.h, a
