@@ -320,16 +320,13 @@ static void record_lookup(context *x, const gpucc_source_pair *p, const gpucc_di
 	char *why = NULL;
 	for (size_t i = 0; i < rs.count && !r->hit; i++) {
 		const record_result *res = &rs.items[i];
-		/* files_unchanged reads the lines in place, cutting each. */
-		char *lines = malloc(res->size + 1);
-		if (!lines)
-			break;
-		memcpy(lines, res->lines, res->size);
-		lines[res->size] = '\0';
-		char *line = lines;
+		/* files_unchanged reads the lines in place, cutting each: they
+		 * are text's (this function's), and each result's are its count
+		 * lines, each ending with a line break (record_read parsed
+		 * them), so it stops at their end. */
+		char *line = text + (res->lines - text);
 		gpucc_strlist_release(&r->reads);
 		bool unchanged = files_unchanged(x, &line, res->count, &why, &r->reads);
-		free(lines);
 		if (!unchanged) {
 			gpucc_strlist_release(&r->reads);
 			continue;
