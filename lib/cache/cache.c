@@ -183,9 +183,17 @@ int gpucc_cache_make_directory(const char *path)
 	return -1;
 }
 
-/* mkdir -p, for the cache directory itself. */
+/* mkdir -p, for the cache directory itself.  The directory itself first:
+ * there (EEXIST), or made, its parents are there, which is every open of
+ * a cache that exists (one mkdir, not one per component); else, unless a
+ * parent is missing, its failure is what the walk from the root would
+ * meet too. */
 static int make_directories(const char *path)
 {
+	if (gpucc_cache_make_directory(path) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
 	char *copy = strdup(path);
 	if (!copy)
 		return -1;
