@@ -233,8 +233,23 @@ static void memo_load(gpucc_toolchain *tc)
 		line = next;
 		if (n != MEMO_FIELDS || !*fields[0] || !*fields[MEMO_FIELDS - 1])
 			continue;
-		if (memo_lookup(tc, fields[0], fields[MEMO_FIELDS - 1]))
-			continue; /* a repeated line: the first one stands */
+		/* The table has room (sized above, or grown by memo_index): one
+		 * probe finds a repeated line, or the slot for this one. */
+		size_t mask = tc->memo_slot_count - 1, slot = 0;
+		bool repeated = false;
+		if (tc->memo_slot_count >= 2 * (tc->memo_count + 1)) {
+			for (slot = memo_hash(fields[0], fields[MEMO_FIELDS - 1]) & mask;
+			     tc->memo_slots[slot] && !repeated; slot = (slot + 1) & mask) {
+				const gpucc_file_memo *o = &tc->memos[tc->memo_slots[slot] - 1];
+				repeated = strcmp(o->path, fields[MEMO_FIELDS - 1]) == 0 &&
+				           strcmp(o->kind, fields[0]) == 0;
+			}
+		} else {
+			repeated = memo_lookup(tc, fields[0], fields[MEMO_FIELDS - 1]) != NULL;
+			slot = SIZE_MAX;
+		}
+		if (repeated)
+			continue; /* the first one stands */
 		gpucc_file_memo *m = &tc->memos[tc->memo_count];
 		m->kind = strdup(fields[0]);
 		m->identity.size = memo_number(fields[1], fields[2] - 1);
@@ -244,12 +259,15 @@ static void memo_load(gpucc_toolchain *tc)
 		m->identity.device = memo_number(fields[5], fields[6] - 1);
 		m->value = strdup(fields[6]);
 		m->path = strdup(fields[7]);
-		if (!m->kind || !m->value || !m->path || !memo_index(tc, tc->memo_count)) {
+		if (!m->kind || !m->value || !m->path ||
+		    (slot == SIZE_MAX && !memo_index(tc, tc->memo_count))) {
 			free(m->kind);
 			free(m->value);
 			free(m->path);
 			break;
 		}
+		if (slot != SIZE_MAX)
+			tc->memo_slots[slot] = tc->memo_count + 1;
 		tc->memo_count++;
 	}
 	free(text);
@@ -600,7 +618,15 @@ bool gpucc_toolchain_ld_lld_built_in(unsigned major, const char *path, const cha
 	if (!built_ld_llds[i].ld_lld || !*built_ld_llds[i].lld_version ||
 	    !*built_ld_llds[i].ld_lld || !path || strcmp(version, built_ld_llds[i].lld_version) != 0)
 		return false;
-	char *found = realpath(path, NULL), *built = realpath(built_ld_llds[i].ld_lld, NULL);
+	/* One path (the PATH's ld.lld is the one the build found, as a rule)
+	 * names one file: resolved once. */
+	char *found = realpath(path, NULL);
+	if (strcmp(path, built_ld_llds[i].ld_lld) == 0) {
+		bool resolved = found != NULL;
+		free(found);
+		return resolved;
+	}
+	char *built = realpath(built_ld_llds[i].ld_lld, NULL);
 	bool same = found && built && strcmp(found, built) == 0;
 	free(found);
 	free(built);
