@@ -250,31 +250,37 @@ static bool directory_line(char *l, dir_stamp *stamp, const char **path)
 	return true;
 }
 
-/* Where in place its names under dir start, when it lies under dir by
- * name: dir, "/", then names none of which is "." or ".." ("." holds the
- * relative places that do not climb out of it); else NULL. */
-static const char *dir_covers(const char *dir, const char *place)
+/* Where in place (len bytes, not NUL-terminated) its names under dir
+ * (dir_len bytes) start, when it lies under dir by name: dir, "/", then
+ * names none of which is "." or ".." ("." holds the relative places that
+ * do not climb out of it); else NULL. */
+static const char *dir_covers_span(const char *dir, size_t dir_len, const char *place, size_t len)
 {
-	size_t len = strlen(dir);
 	const char *rest;
-	if (strncmp(place, dir, len) == 0 && place[len] == '/')
-		rest = place + len + 1;
-	else if (strcmp(dir, "/") == 0 && place[0] == '/')
+	if (len > dir_len && memcmp(place, dir, dir_len) == 0 && place[dir_len] == '/')
+		rest = place + dir_len + 1;
+	else if (dir_len == 1 && dir[0] == '/' && len > 0 && place[0] == '/')
 		rest = place + 1;
-	else if (strcmp(dir, ".") == 0 && place[0] != '/')
+	else if (dir_len == 1 && dir[0] == '.' && len > 0 && place[0] != '/')
 		rest = place;
 	else
 		return NULL;
-	if (!*rest)
+	const char *end = place + len;
+	if (rest == end)
 		return NULL;
-	for (const char *c = rest; *c;) {
-		const char *slash = strchr(c, '/');
-		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+	for (const char *c = rest; c < end;) {
+		const char *slash = memchr(c, '/', (size_t)(end - c));
+		size_t n = slash ? (size_t)(slash - c) : (size_t)(end - c);
 		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
 			return NULL;
 		c += n + (slash ? 1 : 0);
 	}
 	return rest;
+}
+
+static const char *dir_covers(const char *dir, const char *place)
+{
+	return dir_covers_span(dir, strlen(dir), place, strlen(place));
 }
 
 /* Whether a place still holds nothing (stat fails).  Under a directory
@@ -389,11 +395,20 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 	char small[1024];
 	char *copy = small;
 	size_t copy_size = sizeof small;
+	size_t dir_len = 0;
 	for (; i < count && **line; i++) {
 		const char *end = strchr(*line, '\n');
 		if (!end)
 			break;
 		size_t len = (size_t)(end - *line);
+		/* Most lines are places under a directory that still has its
+		 * stamp: passed where they are, uncopied. */
+		if (dir_held && len > 65 && (*line)[64] == ' ' && (*line)[65] != '$' &&
+		    memcmp(*line, absent_digest, 64) == 0 &&
+		    dir_covers_span(dir, dir_len, *line + 65, len - 65)) {
+			*line += len + 1;
+			continue;
+		}
 		if (len >= copy_size) {
 			char *grown = malloc(len + 1);
 			if (!grown) {
@@ -411,7 +426,7 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 		*line += len + 1;
 		dir_stamp want_stamp;
 		const char *dir_path;
-		if (directory_line(l, &want_stamp, &dir_path)) {
+		if (l[0] == 'd' && directory_line(l, &want_stamp, &dir_path)) {
 			struct stat st;
 			free(dir);
 			dir = strdup(dir_path);
@@ -419,6 +434,7 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 				damaged = true; /* out of memory: no hit */
 				break;
 			}
+			dir_len = strlen(dir);
 			dir_held = all && stat(dir_path, &st) == 0 && S_ISDIR(st.st_mode) &&
 			           dir_stamp_equal(dir_stamp_of(&st), want_stamp);
 			gpucc_strlist_release(&gone);
@@ -446,7 +462,7 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 		const char *dep = l + 65;
 		if (absent) {
 			/* A place the include search tried: still empty? */
-			if (dir_held && dir_covers(dir, dep))
+			if (dir_held && dir_covers_span(dir, dir_len, dep, len - 65))
 				continue;
 			if (!place_empty(dir, dep, &gone, &there)) {
 				all = false;
