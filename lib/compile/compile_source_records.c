@@ -1,8 +1,9 @@
 /*
  * lib/compile/compile_source_records.c -- the direct-mode records' files in
  * the cache (formats/cache.md, "Sources"): where a record lives,
- * CACHE/v1/sources/<name[0:2]>/<name>.record; reading and parsing one; and
- * writing one, atomically, with the earlier results it keeps, newest first.
+ * CACHE/v1/sources/<name[0:2]>/<name>.record; reading and parsing one (for
+ * a lookup, from a mapping of its file); and writing one, atomically, with
+ * the earlier results it keeps, newest first.
  * What a record's name hashes and what a lookup checks:
  * lib/compile/compile_source.c and lib/compile/compile_source_check.c.
  *
