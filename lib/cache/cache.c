@@ -183,9 +183,17 @@ int gpucc_cache_make_directory(const char *path)
 	return -1;
 }
 
-/* mkdir -p, for the cache directory itself. */
+/* mkdir -p, for the cache directory itself.  The directory itself first:
+ * there (EEXIST), or made, its parents are there, which is every open of
+ * a cache that exists (one mkdir, not one per component); else, unless a
+ * parent is missing, its failure is what the walk from the root would
+ * meet too. */
 static int make_directories(const char *path)
 {
+	if (gpucc_cache_make_directory(path) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
 	char *copy = strdup(path);
 	if (!copy)
 		return -1;
@@ -288,13 +296,29 @@ static int read_small_file(const char *path, char *buf, size_t size)
 	return rc;
 }
 
+/* The most of DIR/stats that is read: a longer file is no stats line. */
+#define STATS_MAX_BYTES 512
+
+/* DIR/stats is rewritten in place (stats_write), so a reader holds a
+ * shared flock on DIR/stats.lock, which writers hold exclusively: it never
+ * reads a line half written.  Where the lock file cannot be opened (no
+ * writer has made it, or the cache is another user's and not for us to
+ * write), no writer can be counting either way, and the file is read
+ * without it. */
 void gpucc_cache_stats_read(const gpucc_cache *c, stats_record *r)
 {
-	char buf[512];
+	char buf[STATS_MAX_BYTES];
 	char *path = gpucc_cache_path_join(c->dir, "stats");
+	char *lock_path = gpucc_cache_path_join(c->dir, "stats.lock");
 	memset(r, 0, sizeof *r);
+	int lock = lock_path ? open(lock_path, O_RDONLY | O_CLOEXEC) : -1;
+	while (lock >= 0 && flock(lock, LOCK_SH) != 0 && errno == EINTR)
+		;
 	if (path && read_small_file(path, buf, sizeof buf) == 0)
 		stats_parse(r, buf);
+	if (lock >= 0)
+		close(lock);
+	free(lock_path);
 	free(path);
 }
 
@@ -318,22 +342,29 @@ static int publish_small_file(const char *path, const char *text, size_t size)
 	return gpucc_atomic_file_commit(&f);
 }
 
-static int stats_write(const gpucc_cache *c, const stats_record *r)
+/* The counters' line for r, in line (STATS_MAX_BYTES); its length. */
+static size_t stats_format(char *line, const stats_record *r)
 {
-	char *path = gpucc_cache_path_join(c->dir, "stats");
-	if (!path)
-		return gpucc_error_oom();
-	char line[256];
-	int n = snprintf(line, sizeof line,
+	int n = snprintf(line, STATS_MAX_BYTES,
 	                 STATS_MAGIC " hits=%" PRIu64 " misses=%" PRIu64 " corrupt=%" PRIu64
 	                             " reset=%" PRId64 " bytes=%" PRIu64 "\n",
 	                 r->hits, r->misses, r->corrupt, r->reset, r->bytes);
-	int rc = publish_small_file(path, line, (size_t)n);
-	free(path);
-	return rc;
+	return (size_t)n;
 }
 
-/* Apply update to DIR/stats under the stats lock. */
+/* Apply update to DIR/stats under the stats lock (held exclusively).
+ *
+ * The line is rewritten in place: one pwrite of under 512 bytes into the
+ * file's first block, which readers read under the shared lock
+ * (gpucc_cache_stats_read).  A new file renamed over the old one cost
+ * every counted run (every cache hit) a new inode, the old one's release
+ * and, on ext4, the flush that a rename over an existing file starts.  A
+ * crash between the write and the truncation of a longer old line leaves
+ * that line's tail after the new line's end, which no reader reads; a
+ * line cut short reads as zeros, as any line that is not the counters'
+ * (cache.md, "stats").  Anything but a plain file with one name (a
+ * symlink, a FIFO, a hard link) is read as today's readers read it and
+ * replaced by a new file renamed into place. */
 int gpucc_cache_stats_update(gpucc_cache *c, void (*update)(stats_record *, void *), void *ctx)
 {
 	if (!c->writable)
@@ -342,14 +373,36 @@ int gpucc_cache_stats_update(gpucc_cache *c, void (*update)(stats_record *, void
 	if (!path)
 		return gpucc_error_oom();
 	int lock = gpucc_lock_acquire(path, true);
-	free(path);
-	if (lock < 0)
+	if (lock < 0) {
+		free(path);
 		return lock;
+	}
 	stats_record r;
-	gpucc_cache_stats_read(c, &r);
-	update(&r, ctx);
-	int rc = stats_write(c, &r);
+	char line[STATS_MAX_BYTES];
+	int rc = 0;
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1) {
+		ssize_t got = st.st_size < STATS_MAX_BYTES ? pread(fd, line, sizeof line - 1, 0) : -1;
+		line[got > 0 ? got : 0] = '\0';
+		stats_parse(&r, line); /* too long or unreadable: "", zeros */
+		update(&r, ctx);
+		size_t n = stats_format(line, &r);
+		if (pwrite(fd, line, n, 0) != (ssize_t)n ||
+		    ((uint64_t)st.st_size > n && ftruncate(fd, (off_t)n) != 0))
+			rc = gpucc_error_set_errno("cannot write '%s'", path);
+	} else {
+		char buf[STATS_MAX_BYTES];
+		memset(&r, 0, sizeof r);
+		if (read_small_file(path, buf, sizeof buf) == 0)
+			stats_parse(&r, buf);
+		update(&r, ctx);
+		rc = publish_small_file(path, line, stats_format(line, &r));
+	}
+	if (fd >= 0)
+		close(fd);
 	gpucc_lock_release(lock);
+	free(path);
 	return rc;
 }
 
@@ -599,9 +652,8 @@ int gpucc_cache_open(gpucc_cache **out, const char *dir, unsigned flags)
 	}
 	free(layout);
 	c->max_size = config_max_size(c);
-	stats_record r;
-	gpucc_cache_stats_read(c, &r);
-	c->bytes_base = r.bytes;
+	/* bytes_base is read when an insert first needs it
+	 * (gpucc_cache_maybe_gc): a lookup never does. */
 	*out = c;
 	return 0;
 }
@@ -752,7 +804,9 @@ int gpucc_cache_flush(gpucc_cache *c)
 		return 0;
 	int rc = gpucc_cache_stats_update(c, add_counts, c);
 	if (rc == 0) {
-		c->bytes_base += (uint64_t)c->bytes_added;
+		/* Unread, it is read from DIR/stats, which holds these now. */
+		if (c->bytes_base_known)
+			c->bytes_base += (uint64_t)c->bytes_added;
 		c->hits = c->misses = c->corrupt = 0;
 		c->bytes_added = 0;
 	}

@@ -40,7 +40,8 @@ struct gpucc_cache {
 	/* Counted by this handle, not yet added to DIR/stats. */
 	uint64_t hits, misses, corrupt;
 	int64_t bytes_added; /* change in entry bytes caused by this handle */
-	uint64_t bytes_base; /* DIR/stats "bytes" when opened or last gc'd */
+	uint64_t bytes_base; /* DIR/stats "bytes" when first needed or last gc'd */
+	bool bytes_base_known; /* bytes_base read (gpucc_cache_maybe_gc) or set */
 	gpucc_cache_warning_fn warn;
 	void *warn_ctx;
 	char *open_warnings[OPEN_WARNINGS_MAX]; /* not yet delivered */

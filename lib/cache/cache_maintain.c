@@ -311,6 +311,7 @@ static void record_bytes(gpucc_cache *c, uint64_t bytes)
 	gpucc_cache_stats_update(c, set_bytes, &bytes);
 	gpucc_error_clear();
 	c->bytes_base = bytes;
+	c->bytes_base_known = true;
 	c->bytes_added = 0;
 }
 
@@ -450,6 +451,12 @@ int gpucc_cache_gc(gpucc_cache *c, uint64_t max_bytes, gpucc_cache_gc_result *ou
 
 void gpucc_cache_maybe_gc(gpucc_cache *c)
 {
+	if (!c->bytes_base_known) {
+		stats_record r;
+		gpucc_cache_stats_read(c, &r);
+		c->bytes_base = r.bytes;
+		c->bytes_base_known = true;
+	}
 	uint64_t removed = c->bytes_added < 0 ? -(uint64_t)c->bytes_added : 0;
 	uint64_t estimate = removed ? (c->bytes_base > removed ? c->bytes_base - removed : 0)
 	                            : c->bytes_base + (uint64_t)c->bytes_added;

@@ -307,29 +307,24 @@ static void record_lookup(context *x, const gpucc_source_pair *p, const gpucc_di
                           gpucc_source_result *r)
 {
 	char *path = record_path(x->records_dir, name);
-	record_results rs;
-	const char *defect;
-	char *text = record_read(path, &rs, &defect);
+	record_view v;
+	const char *defect = path ? record_view_open(&v, path) : "no record";
 	free(path);
-	if (!text) {
+	if (defect) {
 		r->note = strcmp(defect, "no record") == 0 ? strdup("miss: no record")
 		                                            : string_printf("miss: the record is "
 		                                                            "damaged: %s", defect);
 		return;
 	}
 	char *why = NULL;
-	for (size_t i = 0; i < rs.count && !r->hit; i++) {
-		const record_result *res = &rs.items[i];
-		/* files_unchanged reads the lines in place, cutting each. */
-		char *lines = malloc(res->size + 1);
-		if (!lines)
-			break;
-		memcpy(lines, res->lines, res->size);
-		lines[res->size] = '\0';
-		char *line = lines;
+	for (size_t i = 0; i < v.rs.count && !r->hit; i++) {
+		const record_result *res = &v.rs.items[i];
+		/* Each result's lines are its count lines, each ending with a
+		 * line break (record_view_open parsed them): files_unchanged
+		 * reads them, and stops at their end. */
+		char *line = (char *)res->lines;
 		gpucc_strlist_release(&r->reads);
 		bool unchanged = files_unchanged(x, &line, res->count, &why, &r->reads);
-		free(lines);
 		if (!unchanged) {
 			gpucc_strlist_release(&r->reads);
 			continue;
@@ -357,12 +352,21 @@ static void record_lookup(context *x, const gpucc_source_pair *p, const gpucc_di
 		r->hit = img;
 		r->note = string_printf("hit: record %.16s, %lu files unchanged", hex, res->count);
 	}
+	if (record_view_close(&v)) {
+		/* Cut short while read: what was checked is not the record. */
+		gpucc_image_free(r->hit);
+		r->hit = NULL;
+		free(r->note);
+		r->note = NULL;
+		r->missed_key = false;
+		gpucc_strlist_release(&r->reads);
+		free(why);
+		why = strdup("miss: the record was cut short while it was read");
+	}
 	if (r->hit)
 		free(why);
 	else
 		r->note = why ? why : strdup("miss: the record holds no usable result");
-	free(rs.items);
-	free(text);
 }
 
 /* ---- running clang ----------------------------------------------------------- */

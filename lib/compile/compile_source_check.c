@@ -26,6 +26,7 @@
 #include "escape.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -146,27 +147,45 @@ int64_t file_clock_ns(void)
  * clang opened it).  Through the toolchain's memos, except for a file
  * changed in the last two seconds, whose times may not yet tell its next
  * change from this one.  *changed_since (when not NULL) says whether its
- * mtime or ctime is at or after since_ns. */
-static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t since_ns,
-                       bool *changed_since)
+ * mtime or ctime is at or after since_ns.  *stp: its stat(). */
+static int file_digest_stat(context *x, const char *path, const struct stat *stp,
+                            gpucc_digest *out, int64_t since_ns, bool *changed_since)
 {
-	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+	if (!S_ISREG(stp->st_mode))
 		return GPUCC_ENOTFOUND;
-	int64_t newest = ns_of(st.st_mtim) > ns_of(st.st_ctim) ? ns_of(st.st_mtim) : ns_of(st.st_ctim);
+	int64_t mtime = ns_of(stp->st_mtim), ctime = ns_of(stp->st_ctim);
+	int64_t newest = mtime > ctime ? mtime : ctime;
 	if (changed_since)
 		*changed_since = newest >= since_ns;
 	if (newest >= now_ns() - 2000000000LL || !x->s->toolchain)
 		return gpucc_digest_file(out, NULL, path) == 0 ? 0 : GPUCC_ERROR;
+	/* The memos name files by absolute paths: cwd "/" path, unless path
+	 * is one (a hit joins hundreds, hence no snprintf). */
 	char absolute[PATH_MAX * 2];
-	if (path[0] == '/')
-		snprintf(absolute, sizeof absolute, "%s", path);
-	else
-		snprintf(absolute, sizeof absolute, "%s/%s", x->cwd, path);
+	const char *memo_path = path;
+	if (path[0] != '/') {
+		size_t cwd_len = strlen(x->cwd), path_len = strlen(path);
+		if (cwd_len + 1 + path_len >= sizeof absolute)
+			return gpucc_digest_file(out, NULL, path) == 0 ? 0 : GPUCC_ERROR;
+		memcpy(absolute, x->cwd, cwd_len);
+		absolute[cwd_len] = '/';
+		memcpy(absolute + cwd_len + 1, path, path_len + 1);
+		memo_path = absolute;
+	}
 	pthread_mutex_lock(&x->lock);
-	int rc = gpucc_toolchain_digest_stat(x->s->toolchain, absolute, &st, out);
+	int rc = gpucc_toolchain_digest_stat(x->s->toolchain, memo_path, stp, out);
 	pthread_mutex_unlock(&x->lock);
 	return rc == 0 ? 0 : GPUCC_ERROR;
+}
+
+/* file_digest_stat of the file at path. */
+static int file_digest(context *x, const char *path, gpucc_digest *out, int64_t since_ns,
+                       bool *changed_since)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return GPUCC_ENOTFOUND;
+	return file_digest_stat(x, path, &st, out, since_ns, changed_since);
 }
 
 /* What a directory's stat says of its entries: its identity, and its
@@ -231,31 +250,37 @@ static bool directory_line(char *l, dir_stamp *stamp, const char **path)
 	return true;
 }
 
-/* Where in place its names under dir start, when it lies under dir by
- * name: dir, "/", then names none of which is "." or ".." ("." holds the
- * relative places that do not climb out of it); else NULL. */
-static const char *dir_covers(const char *dir, const char *place)
+/* Where in place (len bytes, not NUL-terminated) its names under dir
+ * (dir_len bytes) start, when it lies under dir by name: dir, "/", then
+ * names none of which is "." or ".." ("." holds the relative places that
+ * do not climb out of it); else NULL. */
+static const char *dir_covers_span(const char *dir, size_t dir_len, const char *place, size_t len)
 {
-	size_t len = strlen(dir);
 	const char *rest;
-	if (strncmp(place, dir, len) == 0 && place[len] == '/')
-		rest = place + len + 1;
-	else if (strcmp(dir, "/") == 0 && place[0] == '/')
+	if (len > dir_len && memcmp(place, dir, dir_len) == 0 && place[dir_len] == '/')
+		rest = place + dir_len + 1;
+	else if (dir_len == 1 && dir[0] == '/' && len > 0 && place[0] == '/')
 		rest = place + 1;
-	else if (strcmp(dir, ".") == 0 && place[0] != '/')
+	else if (dir_len == 1 && dir[0] == '.' && len > 0 && place[0] != '/')
 		rest = place;
 	else
 		return NULL;
-	if (!*rest)
+	const char *end = place + len;
+	if (rest == end)
 		return NULL;
-	for (const char *c = rest; *c;) {
-		const char *slash = strchr(c, '/');
-		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+	for (const char *c = rest; c < end;) {
+		const char *slash = memchr(c, '/', (size_t)(end - c));
+		size_t n = slash ? (size_t)(slash - c) : (size_t)(end - c);
 		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
 			return NULL;
 		c += n + (slash ? 1 : 0);
 	}
 	return rest;
+}
+
+static const char *dir_covers(const char *dir, const char *place)
+{
+	return dir_covers_span(dir, strlen(dir), place, strlen(place));
 }
 
 /* Whether a place still holds nothing (stat fails).  Under a directory
@@ -288,12 +313,73 @@ static bool place_empty(const char *dir, const char *place, gpucc_strlist *gone,
 	return stat(place, &st) != 0;
 }
 
+/* Descriptors of the directories of the files a record lists, so that
+ * each file is stat'ed by its name in its directory: a path of a dozen
+ * components (/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/...)
+ * walked once per directory rather than once per file (path walks were a
+ * good part of the kernel's time in a hit).  The same answer as
+ * stat(path): the directory is opened by the path as written (links and
+ * ".." as the walk takes them), and the name in it followed as stat
+ * follows it.  A directory renamed or replaced meanwhile is seen as it
+ * was when it was opened, earlier in the same lookup, as a lookup sees
+ * any file it has already checked. */
+enum { DIR_HANDLES_MAX = 64 };
+
+typedef struct dir_handles {
+	struct {
+		char *path;
+		size_t len;
+		int fd; /* -1: could not be opened; its files are stat'ed by path */
+	} items[DIR_HANDLES_MAX];
+	size_t count;
+} dir_handles;
+
+static void dir_handles_release(dir_handles *h)
+{
+	for (size_t i = 0; i < h->count; i++) {
+		free(h->items[i].path);
+		if (h->items[i].fd >= 0)
+			close(h->items[i].fd);
+	}
+	h->count = 0;
+}
+
+/* stat(path, st), through the descriptor of path's directory. */
+static int stat_in_dir(dir_handles *h, const char *path, struct stat *st)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path || !slash[1])
+		return stat(path, st);
+	size_t len = (size_t)(slash - path);
+	int fd = -1;
+	size_t i = h->count;
+	/* The files of one directory mostly follow each other: newest first. */
+	while (i-- > 0)
+		if (h->items[i].len == len && memcmp(h->items[i].path, path, len) == 0)
+			break;
+	if (i < h->count) {
+		fd = h->items[i].fd;
+	} else {
+		char *dir = h->count < DIR_HANDLES_MAX ? strndup(path, len) : NULL;
+		if (!dir)
+			return stat(path, st);
+		fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		h->items[h->count].path = dir;
+		h->items[h->count].len = len;
+		h->items[h->count].fd = fd;
+		h->count++;
+	}
+	return fd >= 0 ? fstatat(fd, slash + 1, st, 0) : stat(path, st);
+}
+
 /* Whether every one of the count lines from *line on names a file that
  * still has its digest, a variable that still has its value, a place that
  * is still empty and a directory that still has its stamp, or else the
  * places after it (which lie under it) still empty each; *line moves past
  * them.  The first that does not goes into *why (when still NULL).  False
- * too when the lines are cut short or damaged. */
+ * too when the lines are cut short or damaged.  The lines are only read
+ * (a record's may be a read-only mapping of its file): each is copied to
+ * be cut into its fields. */
 bool files_unchanged(context *x, char **line, unsigned long count, char **why,
                             gpucc_strlist *files)
 {
@@ -301,21 +387,54 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 	size_t i = 0;
 	/* The directory of the places that follow, and whether it still has
 	 * its stamp: then it holds what it held, so none of them appeared. */
-	const char *dir = NULL;
+	char *dir = NULL;
 	bool dir_held = false, damaged = false;
 	gpucc_strlist gone = {0}, there = {0}; /* under dir: place_empty's */
+	dir_handles handles;
+	handles.count = 0;
+	char small[1024];
+	char *copy = small;
+	size_t copy_size = sizeof small;
+	size_t dir_len = 0;
 	for (; i < count && **line; i++) {
-		char *end = strchr(*line, '\n');
+		const char *end = strchr(*line, '\n');
 		if (!end)
 			break;
-		*end = '\0';
-		char *l = *line;
-		*line = end + 1;
+		size_t len = (size_t)(end - *line);
+		/* Most lines are places under a directory that still has its
+		 * stamp: passed where they are, uncopied. */
+		if (dir_held && len > 65 && (*line)[64] == ' ' && (*line)[65] != '$' &&
+		    memcmp(*line, absent_digest, 64) == 0 &&
+		    dir_covers_span(dir, dir_len, *line + 65, len - 65)) {
+			*line += len + 1;
+			continue;
+		}
+		if (len >= copy_size) {
+			char *grown = malloc(len + 1);
+			if (!grown) {
+				damaged = true; /* out of memory: no hit */
+				break;
+			}
+			if (copy != small)
+				free(copy);
+			copy = grown;
+			copy_size = len + 1;
+		}
+		memcpy(copy, *line, len);
+		copy[len] = '\0';
+		char *l = copy;
+		*line += len + 1;
 		dir_stamp want_stamp;
 		const char *dir_path;
-		if (directory_line(l, &want_stamp, &dir_path)) {
+		if (l[0] == 'd' && directory_line(l, &want_stamp, &dir_path)) {
 			struct stat st;
-			dir = dir_path;
+			free(dir);
+			dir = strdup(dir_path);
+			if (!dir) {
+				damaged = true; /* out of memory: no hit */
+				break;
+			}
+			dir_len = strlen(dir);
 			dir_held = all && stat(dir_path, &st) == 0 && S_ISDIR(st.st_mode) &&
 			           dir_stamp_equal(dir_stamp_of(&st), want_stamp);
 			gpucc_strlist_release(&gone);
@@ -323,14 +442,18 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 			continue;
 		}
 		gpucc_digest want, got;
-		if (strlen(l) < 66 || l[64] != ' ') {
+		if (len < 66 || l[64] != ' ') {
 			damaged = true;
 			break;
 		}
 		l[64] = '\0';
-		/* Most lines are places: their zeros are not decoded. */
+		/* Most lines are places: their zeros are not decoded.  A file's
+		 * digest is decoded only when it differs from the line's
+		 * lowercase hex, as a record writes it: to tell a damaged line
+		 * from a changed file.  Past the first miss, a line's digest
+		 * can change nothing. */
 		bool absent = l[65] != '$' && memcmp(l, absent_digest, 64) == 0;
-		if (!absent && gpucc_digest_from_hex(&want, l) != 0) {
+		if (!absent && l[65] == '$' && gpucc_digest_from_hex(&want, l) != 0) {
 			damaged = true;
 			break;
 		}
@@ -339,7 +462,7 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 		const char *dep = l + 65;
 		if (absent) {
 			/* A place the include search tried: still empty? */
-			if (dir_held && dir_covers(dir, dep))
+			if (dir_held && dir_covers_span(dir, dir_len, dep, len - 65))
 				continue;
 			if (!place_empty(dir, dep, &gone, &there)) {
 				all = false;
@@ -360,7 +483,18 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 		}
 		/* Each once in a record; and gpucc_depfile_write names each once. */
 		gpucc_strlist_push(files, dep, strlen(dep));
-		int rc = file_digest(x, dep, &got, 0, NULL);
+		struct stat st;
+		int rc = stat_in_dir(&handles, dep, &st) == 0 ? file_digest_stat(x, dep, &st, &got, 0, NULL)
+		                                                : GPUCC_ENOTFOUND;
+		char got_hex[GPUCC_DIGEST_HEX_SIZE];
+		if (rc == 0)
+			gpucc_digest_to_hex(got_hex, &got);
+		if (rc == 0 && memcmp(got_hex, l, 64) == 0)
+			continue;
+		if (gpucc_digest_from_hex(&want, l) != 0) {
+			damaged = true;
+			break;
+		}
 		if (rc != 0 || memcmp(&want, &got, sizeof want) != 0) {
 			all = false;
 			if (!*why)
@@ -368,8 +502,12 @@ bool files_unchanged(context *x, char **line, unsigned long count, char **why,
 				                                           : "miss: '%s' changed", dep);
 		}
 	}
+	dir_handles_release(&handles);
 	gpucc_strlist_release(&gone);
 	gpucc_strlist_release(&there);
+	free(dir);
+	if (copy != small)
+		free(copy);
 	/* A listing names the source at least. */
 	return !damaged && all && i == count && count > 0;
 }

@@ -1,8 +1,9 @@
 /*
  * lib/compile/compile_source_records.c -- the direct-mode records' files in
  * the cache (formats/cache.md, "Sources"): where a record lives,
- * CACHE/v1/sources/<name[0:2]>/<name>.record; reading and parsing one; and
- * writing one, atomically, with the earlier results it keeps, newest first.
+ * CACHE/v1/sources/<name[0:2]>/<name>.record; reading and parsing one (for
+ * a lookup, from a mapping of its file); and writing one, atomically, with
+ * the earlier results it keeps, newest first.
  * What a record's name hashes and what a lookup checks:
  * lib/compile/compile_source.c and lib/compile/compile_source_check.c.
  *
@@ -16,13 +17,17 @@
 #include "cache_internal.h"
 #include "errors.h"
 #include "escape.h"
+#include "sigbus_guard.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define RECORD_RESULTS 8            /* keys one record keeps, newest first */
 
@@ -86,6 +91,75 @@ char *record_read(const char *path, record_results *rs, const char **why)
 		return NULL;
 	}
 	return text;
+}
+
+/* A lookup reads the record from a read-only mapping of its file, under a
+ * SIGBUS guard (lib/image/sigbus_guard.h: the file may be cut short
+ * meanwhile), where the program turned guards on; else, or where no guard
+ * or mapping can be had, into memory.  A HIP unit's record is some 400 KB:
+ * read, as many fresh pages of memory, each faulted in and filled with a
+ * copy; mapped, the page cache's pages as they are.  The mapping reaches
+ * a byte past the file's end, so that a scan for a line break in a file
+ * changed in place stops at a zero there, or at a guarded fault where the
+ * file ends on a page's end, never past the mapping. */
+struct record_mapping {
+	void *start;
+	size_t size;
+	gpucc_sigbus_guard guard; /* over [start, start + size) */
+};
+
+const char *record_view_open(record_view *v, const char *path)
+{
+	memset(v, 0, sizeof *v);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return "no record";
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > RECORD_MAX_BYTES) {
+		close(fd);
+		return "no record";
+	}
+	size_t size = (size_t)st.st_size;
+	struct record_mapping *m = size > 0 && gpucc_sigbus_guard_enabled() ? malloc(sizeof *m) : NULL;
+	if (m) {
+		m->size = size + 1;
+		m->start = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+		if (m->start != MAP_FAILED && gpucc_sigbus_guard_begin(&m->guard, m->start, m->size) == 0) {
+			v->mapping = m;
+			v->text = m->start;
+		} else {
+			if (m->start != MAP_FAILED)
+				munmap(m->start, m->size);
+			free(m);
+		}
+	}
+	close(fd);
+	if (!v->mapping) {
+		v->text = gpucc_read_small_file(path, RECORD_MAX_BYTES, &size);
+		if (!v->text)
+			return "no record";
+	}
+	const char *why = gpucc_source_record_parse(v->text, size, collect_result, &v->rs);
+	if (!why && v->rs.failed)
+		why = "out of memory";
+	if (why)
+		record_view_close(v);
+	return why;
+}
+
+bool record_view_close(record_view *v)
+{
+	bool cut = false;
+	if (v->mapping) {
+		cut = gpucc_sigbus_guard_end(&v->mapping->guard);
+		munmap(v->mapping->start, v->mapping->size);
+		free(v->mapping);
+	} else {
+		free((char *)v->text);
+	}
+	free(v->rs.items);
+	memset(v, 0, sizeof *v);
+	return cut;
 }
 
 static int mkdir_p(const char *path)

@@ -127,6 +127,22 @@ char *record_path(const char *records_dir, const gpucc_digest *name);
  * or it is damaged. */
 char *record_read(const char *path, record_results *rs, const char **why);
 
+/* A record as a lookup reads it (record_view_open). */
+struct record_mapping; /* lib/compile/compile_source_records.c's */
+typedef struct record_view {
+	const char *text; /* its bytes: mapped, or read into memory (owned) */
+	struct record_mapping *mapping; /* NULL when read */
+	record_results rs;
+} record_view;
+
+/* The record at path, parsed, into *v: NULL, or why (a static string)
+ * there is none or it is damaged (then nothing is held).  Its text is
+ * only read. */
+const char *record_view_open(record_view *v, const char *path);
+/* Let the record go: true when its file was cut short while it was mapped
+ * (what was read of it is not what the file held). */
+bool record_view_close(record_view *v);
+
 /* ---- checks (lib/compile/compile_source_check.c) ---------------------------- */
 
 bool under(const char *path, const char *dir);

@@ -41,37 +41,43 @@ bool is_executable(const char *path)
 
 /* ---- finding the tools ------------------------------------------------------- */
 
-/* The clangs to try, in order: the one named, else clang-19 and clang on
- * PATH, the one found when gpucc was built, LLVM 19's.  Those found on
- * PATH are also in searched (to free). */
-static size_t clang_candidates(const char *named, const char *candidates[8], char *searched[4],
-                               size_t *searched_count)
+/* The first executable name on PATH (owned), or NULL. */
+static char *on_path(const char *name)
 {
-	size_t n = 0;
-	*searched_count = 0;
-	if (named) {
-		candidates[n++] = named;
-		return n;
-	}
-	static const char *const names[] = {"clang-19", "clang"};
 	const char *path = gpucc_config_current()->path;
-	for (size_t k = 0; k < 2 && path; k++) {
-		for (const char *p = path; *p;) {
-			size_t len = strcspn(p, ":");
-			char *c = len ? string_printf("%.*s/%s", (int)len, p, names[k]) : NULL;
-			if (c && is_executable(c)) {
-				searched[(*searched_count)++] = c;
-				candidates[n++] = c;
-				break;
-			}
-			free(c);
-			p += len + (p[len] == ':');
-		}
+	for (const char *p = path ? path : ""; *p;) {
+		size_t len = strcspn(p, ":");
+		char *c = len ? string_printf("%.*s/%s", (int)len, p, name) : NULL;
+		if (c && is_executable(c))
+			return c;
+		free(c);
+		p += len + (p[len] == ':');
 	}
-	if (GPUCC_BUILD_CLANG[0])
-		candidates[n++] = GPUCC_BUILD_CLANG; /* found when gpucc was built */
-	candidates[n++] = "/usr/lib/llvm-19/bin/clang";
-	return n;
+	return NULL;
+}
+
+/* The clangs to try, in order: the one named, else clang-19 and clang on
+ * PATH, the one found when gpucc was built, LLVM 19's.  The i-th of them,
+ * NULL when there is none (PATH holds no such name) or no more (i past
+ * the last: *more false).  PATH is searched only when a caller gets that
+ * far: a clang-19 on PATH that answers spares the search for clang.  One
+ * found on PATH is executable, and owned by *found (freed at the next
+ * call, or by the caller after the last). */
+static const char *clang_candidate(const char *named, size_t i, char **found, bool *more)
+{
+	static const char *const names[] = {"clang-19", "clang"};
+	free(*found);
+	*found = NULL;
+	*more = named ? i < 1 : i < 4;
+	if (!*more)
+		return NULL;
+	if (named)
+		return named;
+	if (i < 2)
+		return *found = on_path(names[i]);
+	if (i == 2)
+		return GPUCC_BUILD_CLANG[0] ? GPUCC_BUILD_CLANG : NULL; /* found when gpucc was built */
+	return "/usr/lib/llvm-19/bin/clang";
 }
 
 void gpucc_sources_prefetch(gpucc_toolchain *tc, const char *clang)
@@ -80,49 +86,44 @@ void gpucc_sources_prefetch(gpucc_toolchain *tc, const char *clang)
 	 * the search of PATH a hit would pay for twice. */
 	if (gpucc_toolchain_has_kind(tc, "clang-version"))
 		return;
-	const char *candidates[8];
-	char *searched[4] = {0};
-	size_t searched_count;
-	size_t n = clang_candidates(clang, candidates, searched, &searched_count);
-	for (size_t i = 0; i < n; i++) {
-		if (is_executable(candidates[i])) {
-			gpucc_toolchain_prefetch_version(tc, "clang-version", candidates[i]);
+	char *found = NULL;
+	bool more = true;
+	for (size_t i = 0; more; i++) {
+		const char *c = clang_candidate(clang, i, &found, &more);
+		if (c && (c == found || is_executable(c))) {
+			gpucc_toolchain_prefetch_version(tc, "clang-version", c);
 			break;
 		}
 	}
-	for (size_t i = 0; i < searched_count; i++)
-		free(searched[i]);
+	free(found);
 }
 
 void find_clang(context *x)
 {
 	const gpucc_source_settings *s = x->s;
-	const char *candidates[8];
-	char *searched[4] = {0};
-	size_t searched_count;
-	size_t n = clang_candidates(s->clang, candidates, searched, &searched_count);
 	char refused[512] = "";
-	for (size_t i = 0; i < n && !x->clang; i++) {
-		if (!is_executable(candidates[i]))
+	char *found = NULL;
+	bool more = true;
+	for (size_t i = 0; more && !x->clang; i++) {
+		const char *c = clang_candidate(s->clang, i, &found, &more);
+		if (!c || (c != found && !is_executable(c)))
 			continue;
 		const char *version = NULL;
 		pthread_mutex_lock(&x->lock);
-		int rc = s->toolchain ? gpucc_toolchain_tool_version(s->toolchain, "clang-version",
-		                                                     candidates[i], "clang version ",
-		                                                     &version)
+		int rc = s->toolchain ? gpucc_toolchain_tool_version(s->toolchain, "clang-version", c,
+		                                                     "clang version ", &version)
 		                      : GPUCC_EUNAVAILABLE;
 		pthread_mutex_unlock(&x->lock);
 		if (rc == 0 && strncmp(version, "19.", 3) == 0) {
-			x->clang = strdup(candidates[i]);
+			x->clang = strdup(c);
 			x->clang_version = version;
 		} else if (!refused[0]) {
-			snprintf(refused, sizeof refused, "'%s' (%s%s)", candidates[i],
-			         rc == 0 ? "clang " : "", rc == 0 ? version : gpucc_error_last()->message);
+			snprintf(refused, sizeof refused, "'%s' (%s%s)", c, rc == 0 ? "clang " : "",
+			         rc == 0 ? version : gpucc_error_last()->message);
 		}
 		gpucc_error_clear();
 	}
-	for (size_t i = 0; i < searched_count; i++)
-		free(searched[i]);
+	free(found);
 	if (x->clang)
 		return;
 	if (s->clang && !is_executable(s->clang))
@@ -145,17 +146,7 @@ void find_clang22(context *x)
 		needed |= pair_clang22(&x->pairs[i]);
 	if (!needed)
 		return;
-	char *candidates[2] = {NULL, strdup("/usr/lib/llvm-22/bin/clang")};
-	const char *path = gpucc_config_current()->path;
-	for (const char *p = path ? path : ""; *p && !candidates[0];) {
-		size_t len = strcspn(p, ":");
-		char *c = len ? string_printf("%.*s/clang-22", (int)len, p) : NULL;
-		if (c && is_executable(c))
-			candidates[0] = c;
-		else
-			free(c);
-		p += len + (p[len] == ':');
-	}
+	char *candidates[2] = {on_path("clang-22"), strdup("/usr/lib/llvm-22/bin/clang")};
 	for (size_t i = 0; i < 2 && !x->clang22; i++) {
 		if (!candidates[i] || !is_executable(candidates[i]))
 			continue;

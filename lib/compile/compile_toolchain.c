@@ -20,6 +20,7 @@
 #include "config_internal.h"
 #include "errors.h"
 #include "gpucc_build_config.h"
+#include "hex.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,60 +154,124 @@ static bool memo_index(gpucc_toolchain *tc, size_t index)
 }
 
 
+/* The decimal number (an optional '-' first) of the field [p, end), as
+ * strtoll and strtoull read the numbers memo_save writes; a field that is
+ * not one reads as 0, which no identity of a real file matches. */
+static uint64_t memo_number(const char *p, const char *end)
+{
+	bool negative = p < end && *p == '-';
+	uint64_t v = 0;
+	for (p += negative; p < end && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return negative ? (uint64_t)0 - v : v;
+}
+
+/* The memo file read whole and parsed in one pass: a source's hit reads
+ * it for the digests of hundreds of headers, so the table is sized once
+ * for every line and no line is copied but its three strings. */
 static void memo_load(gpucc_toolchain *tc)
 {
 	/* Only a regular file: a FIFO in the cache would block every compile. */
 	int fd = open(tc->memo_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
 	struct stat st;
-	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-		close(fd);
+	char *text = NULL;
+	size_t used = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < ((size_t)1 << 30))
+		text = malloc((size_t)st.st_size + 1);
+	while (text && used < (size_t)st.st_size) {
+		ssize_t n = read(fd, text + used, (size_t)st.st_size - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	if (!text)
+		return;
+	text[used] = '\0';
+	size_t lines = 0;
+	for (const char *p = text; (p = memchr(p, '\n', used - (size_t)(p - text))) != NULL; p++)
+		lines++;
+	/* Room for each line (and a last one without its line break), in the
+	 * memos and in a table at most half full. */
+	size_t most = tc->memo_count + lines + 1;
+	gpucc_file_memo *grown = realloc(tc->memos, sizeof *grown * most);
+	if (!grown) {
+		free(text);
 		return;
 	}
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return;
+	tc->memos = grown;
+	size_t slots = tc->memo_slot_count ? tc->memo_slot_count : 64;
+	while (slots < 2 * most)
+		slots *= 2;
+	size_t *table = slots != tc->memo_slot_count ? calloc(slots, sizeof *table) : NULL;
+	if (table) { /* else memo_index grows it as it must */
+		free(tc->memo_slots);
+		tc->memo_slots = table;
+		tc->memo_slot_count = slots;
+		for (size_t i = 0; i < tc->memo_count; i++)
+			memo_slot_put(tc, i);
 	}
-	char line[8192];
-	while (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = '\0';
+	for (char *line = text; line < text + used;) {
+		char *end = memchr(line, '\n', (size_t)(text + used - line));
+		if (!end)
+			end = text + used;
+		*end = '\0';
+		char *next = end + 1;
 		/* Seven tab-separated fields, then the path (the rest). */
 		char *fields[MEMO_FIELDS];
 		char *p = line;
 		int n = 0;
 		for (; n < MEMO_FIELDS && p; n++) {
 			fields[n] = p;
-			p = n < MEMO_FIELDS - 1 ? strchr(p, '\t') : NULL;
+			p = n < MEMO_FIELDS - 1 ? memchr(p, '\t', (size_t)(end - p)) : NULL;
 			if (p)
 				*p++ = '\0';
 		}
+		line = next;
 		if (n != MEMO_FIELDS || !*fields[0] || !*fields[MEMO_FIELDS - 1])
 			continue;
-		if (memo_lookup(tc, fields[0], fields[MEMO_FIELDS - 1]))
-			continue; /* a repeated line: the first one stands */
-		gpucc_file_memo *grown = realloc(tc->memos, sizeof *grown * (tc->memo_count + 1));
-		if (!grown)
-			break;
-		tc->memos = grown;
-		gpucc_file_memo *m = &grown[tc->memo_count];
+		/* The table has room (sized above, or grown by memo_index): one
+		 * probe finds a repeated line, or the slot for this one. */
+		size_t mask = tc->memo_slot_count - 1, slot = 0;
+		bool repeated = false;
+		if (tc->memo_slot_count >= 2 * (tc->memo_count + 1)) {
+			for (slot = memo_hash(fields[0], fields[MEMO_FIELDS - 1]) & mask;
+			     tc->memo_slots[slot] && !repeated; slot = (slot + 1) & mask) {
+				const gpucc_file_memo *o = &tc->memos[tc->memo_slots[slot] - 1];
+				repeated = strcmp(o->path, fields[MEMO_FIELDS - 1]) == 0 &&
+				           strcmp(o->kind, fields[0]) == 0;
+			}
+		} else {
+			repeated = memo_lookup(tc, fields[0], fields[MEMO_FIELDS - 1]) != NULL;
+			slot = SIZE_MAX;
+		}
+		if (repeated)
+			continue; /* the first one stands */
+		gpucc_file_memo *m = &tc->memos[tc->memo_count];
 		m->kind = strdup(fields[0]);
-		m->identity.size = strtoull(fields[1], NULL, 10);
-		m->identity.mtime_ns = strtoll(fields[2], NULL, 10);
-		m->identity.ctime_ns = strtoll(fields[3], NULL, 10);
-		m->identity.inode = strtoull(fields[4], NULL, 10);
-		m->identity.device = strtoull(fields[5], NULL, 10);
+		m->identity.size = memo_number(fields[1], fields[2] - 1);
+		m->identity.mtime_ns = (int64_t)memo_number(fields[2], fields[3] - 1);
+		m->identity.ctime_ns = (int64_t)memo_number(fields[3], fields[4] - 1);
+		m->identity.inode = memo_number(fields[4], fields[5] - 1);
+		m->identity.device = memo_number(fields[5], fields[6] - 1);
 		m->value = strdup(fields[6]);
 		m->path = strdup(fields[7]);
-		if (!m->kind || !m->value || !m->path || !memo_index(tc, tc->memo_count)) {
+		if (!m->kind || !m->value || !m->path ||
+		    (slot == SIZE_MAX && !memo_index(tc, tc->memo_count))) {
 			free(m->kind);
 			free(m->value);
 			free(m->path);
 			break;
 		}
+		if (slot != SIZE_MAX)
+			tc->memo_slots[slot] = tc->memo_count + 1;
 		tc->memo_count++;
 	}
-	fclose(f);
+	free(text);
 }
 
 static void memo_save(gpucc_toolchain *tc)
@@ -408,7 +473,10 @@ int gpucc_toolchain_digest_stat(gpucc_toolchain *tc, const char *path, const str
 	gpucc_file_identity id;
 	bool stale;
 	gpucc_file_memo *m = memo_find_stat(tc, "sha256", path, st, &id, &stale);
-	if (m && !stale && gpucc_digest_from_hex(out, m->value) == 0)
+	/* 64 hex digits (as gpucc_digest_from_hex asks), decoded in one pass:
+	 * a source's hit reads hundreds. */
+	if (m && !stale && strlen(m->value) == 2 * GPUCC_DIGEST_SIZE &&
+	    gpucc_hex_decode(out->bytes, m->value, GPUCC_DIGEST_SIZE, false))
 		return 0;
 	int rc = gpucc_digest_file(out, NULL, path);
 	if (rc != 0)
@@ -554,7 +622,15 @@ bool gpucc_toolchain_ld_lld_built_in(unsigned major, const char *path, const cha
 	if (!built_ld_llds[i].ld_lld || !*built_ld_llds[i].lld_version ||
 	    !*built_ld_llds[i].ld_lld || !path || strcmp(version, built_ld_llds[i].lld_version) != 0)
 		return false;
-	char *found = realpath(path, NULL), *built = realpath(built_ld_llds[i].ld_lld, NULL);
+	/* One path (the PATH's ld.lld is the one the build found, as a rule)
+	 * names one file: resolved once. */
+	char *found = realpath(path, NULL);
+	if (strcmp(path, built_ld_llds[i].ld_lld) == 0) {
+		bool resolved = found != NULL;
+		free(found);
+		return resolved;
+	}
+	char *built = realpath(built_ld_llds[i].ld_lld, NULL);
 	bool same = found && built && strcmp(found, built) == 0;
 	free(found);
 	free(built);

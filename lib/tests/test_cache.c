@@ -993,6 +993,86 @@ static void test_commit_with_descriptor_0(void)
 		close(fd);
 }
 
+/* DIR/stats, written in place: the one file keeps its inode across
+ * updates, a longer old line is cut to the new one, a line that does not
+ * parse counts as zeros and is rewritten, and a file with a second name
+ * is replaced rather than written through (the other name keeps its
+ * bytes). */
+static void read_text(const char *path, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	if (fd >= 0)
+		close(fd);
+}
+
+static void test_stats_in_place(void)
+{
+	gpucc_cache *c;
+	char stats[512], line[512];
+	CHECK_INT(gpucc_cache_open(&c, path_in_dir("stats"), 0), 0);
+	snprintf(stats, sizeof stats, "%s/stats", gpucc_cache_dir(c));
+	CHECK_INT(insert(c, "s", "ptx s", GPUCC_CONFLICT_FAIL), 0);
+	for (int i = 0; i < 2; i++) {
+		char *ptx = lookup_ptx(c, "s");
+		CHECK(ptx != NULL);
+		free(ptx);
+	}
+	CHECK_INT(gpucc_cache_flush(c), 0);
+	struct stat first, later;
+	CHECK_INT(stat(stats, &first), 0);
+	read_text(stats, line, sizeof line);
+	CHECK(strncmp(line, "gpucc-cache-stats 1 hits=2 misses=0 corrupt=0 reset=0 bytes=", 60) == 0);
+
+	/* A longer line than the next: cut to the new one's length. */
+	char longer[256];
+	snprintf(longer, sizeof longer, "%.*s%s", (int)strcspn(line, "\n"), line,
+	         "                                                  \n");
+	write_text(stats, longer);
+	free(lookup_ptx(c, "s"));
+	CHECK_INT(gpucc_cache_flush(c), 0);
+	CHECK_INT(stat(stats, &later), 0);
+	CHECK(later.st_ino == first.st_ino);
+	read_text(stats, line, sizeof line);
+	CHECK(strncmp(line, "gpucc-cache-stats 1 hits=3 ", 27) == 0);
+	CHECK_INT(later.st_size, strlen(line));
+
+	/* Garbage reads as zeros, and the next update writes a line. */
+	write_text(stats, "gpucc-cache-stats 1 hits=-4 misses=x\n");
+	gpucc_cache_stats st;
+	CHECK_INT(gpucc_cache_stats_get(&st, c), 0);
+	CHECK_INT(st.hits, 0);
+	free(lookup_ptx(c, "s"));
+	CHECK_INT(gpucc_cache_flush(c), 0);
+	read_text(stats, line, sizeof line);
+	CHECK(strcmp(line, "gpucc-cache-stats 1 hits=1 misses=0 corrupt=0 reset=0 bytes=0\n") == 0);
+
+	/* A second name: replaced, the other name's bytes kept. */
+	char other[600];
+	snprintf(other, sizeof other, "%s.other", stats);
+	CHECK_INT(link(stats, other), 0);
+	free(lookup_ptx(c, "s"));
+	CHECK_INT(gpucc_cache_flush(c), 0);
+	read_text(other, line, sizeof line);
+	CHECK(strcmp(line, "gpucc-cache-stats 1 hits=1 misses=0 corrupt=0 reset=0 bytes=0\n") == 0);
+	read_text(stats, line, sizeof line);
+	CHECK(strcmp(line, "gpucc-cache-stats 1 hits=2 misses=0 corrupt=0 reset=0 bytes=0\n") == 0);
+	CHECK_INT(stat(stats, &later), 0);
+	CHECK_INT(later.st_nlink, 1);
+	gpucc_cache_free(c);
+}
+
 /* The descriptors this process holds open. */
 static int open_descriptors(void)
 {
@@ -1031,6 +1111,7 @@ int main(void)
 	RUN(test_sweeps_abandoned);
 	RUN(test_directory_in_place);
 	RUN(test_commit_with_descriptor_0);
+	RUN(test_stats_in_place);
 	RUN(test_merge_and_delta);
 	CHECK_INT(open_descriptors(), descriptors);
 	if (check_dir_remove() != 0)

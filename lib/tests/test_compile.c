@@ -14,6 +14,8 @@
 #include "check.h"
 
 #include "compile_impl.h"
+#include "cache_internal.h"      /* GPUCC_SOURCE_RECORD_MAGIC */
+#include "compile_source_run.h" /* record_view */
 #include "gpucc.h"
 
 #include <fcntl.h>
@@ -431,6 +433,130 @@ static void test_toolchain_many_memos(void)
 	check_dir_remove();
 }
 
+/* A lookup's view of a record: parsed from a mapping of the file where
+ * SIGBUS guards are on (a file cut short meanwhile is reported, and the
+ * process lives), read into memory where they are off; a damaged record
+ * is no view. */
+static void test_record_view(void)
+{
+	CHECK_INT(check_dir_create("test_compile_record_view"), 0);
+	char path[256];
+	snprintf(path, sizeof path, "%s", path_in_dir("r.record"));
+	gpucc_digest key, file;
+	gpucc_digest_buffer(&key, "key", 3);
+	gpucc_digest_buffer(&file, "file", 4);
+	char kh[GPUCC_DIGEST_HEX_SIZE], fh[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(kh, &key);
+	gpucc_digest_to_hex(fh, &file);
+	/* Longer than a page, so that cutting it takes a page the lookup
+	 * would read. */
+	gpucc_buffer t = GPUCC_BUFFER_INIT;
+	gpucc_buffer_append_string(&t, RECORD_MAGIC "\nentry ");
+	gpucc_buffer_append_string(&t, kh);
+	gpucc_buffer_append_string(&t, " 200\n");
+	for (int i = 0; i < 200; i++) {
+		char line[160];
+		snprintf(line, sizeof line, "%s src/file%03d.h\n", fh, i);
+		gpucc_buffer_append_string(&t, line);
+	}
+	CHECK(!t.failed);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && write(fd, t.data, t.size) == (ssize_t)t.size);
+	if (fd >= 0)
+		close(fd);
+
+	record_view v;
+	for (int guarded = 0; guarded < 2; guarded++) {
+		gpucc_image_set_sigbus_guard(guarded);
+		CHECK(record_view_open(&v, path) == NULL);
+		CHECK_INT(v.rs.count, 1);
+		CHECK_INT(v.rs.items[0].count, 200);
+		CHECK(gpucc_digest_compare(&v.rs.items[0].key, &key) == 0);
+		CHECK((v.mapping != NULL) == (guarded != 0));
+		CHECK(!record_view_close(&v));
+	}
+
+	/* Cut short while mapped: the bytes past the cut read as zeros, and
+	 * closing says so. */
+	CHECK(record_view_open(&v, path) == NULL);
+	CHECK(v.mapping != NULL);
+	CHECK_INT(truncate(path, 100), 0);
+	const char *last = v.rs.items[0].lines + v.rs.items[0].size - 2;
+	CHECK_INT(*(volatile const char *)last, 0);
+	CHECK(record_view_close(&v));
+	gpucc_image_set_sigbus_guard(false);
+
+	/* Damaged: no view, nothing held. */
+	CHECK(record_view_open(&v, path) != NULL);
+	CHECK(v.text == NULL && v.mapping == NULL && v.rs.items == NULL);
+	CHECK(strcmp(record_view_open(&v, path_in_dir("none.record")), "no record") == 0);
+	free(t.data);
+	check_dir_remove();
+}
+
+/* The memo file's lines as memo_load reads them: the first of two lines
+ * for one file stands, a line of too few fields or none is skipped, and a
+ * last line without its line break is read.  A memo whose identity holds
+ * is believed: its digest is returned, not the file's. */
+static void test_toolchain_memo_lines(void)
+{
+	CHECK_INT(check_dir_create("test_compile_memo_lines"), 0);
+	char a[256], b[256], memo[256], text[4096];
+	snprintf(a, sizeof a, "%s", path_in_dir("a.bc"));
+	snprintf(b, sizeof b, "%s", path_in_dir("b.bc"));
+	snprintf(memo, sizeof memo, "%s", path_in_dir("compile-toolchain"));
+	write_text(a, "library a\n");
+	write_text(b, "library b\n");
+	struct stat sa, sb;
+	CHECK_INT(stat(a, &sa), 0);
+	CHECK_INT(stat(b, &sb), 0);
+	gpucc_digest first, second, third, got;
+	gpucc_digest_buffer(&first, "first", 5);
+	gpucc_digest_buffer(&second, "second", 6);
+	gpucc_digest_buffer(&third, "third", 5);
+	char h1[GPUCC_DIGEST_HEX_SIZE], h2[GPUCC_DIGEST_HEX_SIZE], h3[GPUCC_DIGEST_HEX_SIZE];
+	gpucc_digest_to_hex(h1, &first);
+	gpucc_digest_to_hex(h2, &second);
+	gpucc_digest_to_hex(h3, &third);
+	char id_a[160], id_b[160];
+	snprintf(id_a, sizeof id_a, "%lld\t%lld\t%lld\t%llu\t%llu", (long long)sa.st_size,
+	         (long long)sa.st_mtim.tv_sec * 1000000000 + sa.st_mtim.tv_nsec,
+	         (long long)sa.st_ctim.tv_sec * 1000000000 + sa.st_ctim.tv_nsec,
+	         (unsigned long long)sa.st_ino, (unsigned long long)sa.st_dev);
+	snprintf(id_b, sizeof id_b, "%lld\t%lld\t%lld\t%llu\t%llu", (long long)sb.st_size,
+	         (long long)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec,
+	         (long long)sb.st_ctim.tv_sec * 1000000000 + sb.st_ctim.tv_nsec,
+	         (unsigned long long)sb.st_ino, (unsigned long long)sb.st_dev);
+	snprintf(text, sizeof text,
+	         "sha256\t%s\t%s\t%s\n"
+	         "sha256\t%s\t%s\t%s\n"
+	         "no tabs at all\n"
+	         "sha256\t1\t2\n"
+	         "\n"
+	         "sha256\t%s\t%s\t%s",
+	         id_a, h1, a, id_a, h2, a, id_b, h3, b);
+	write_text(memo, text);
+	gpucc_toolchain tc;
+	CHECK_INT(gpucc_toolchain_init(&tc, check_dir), 0);
+	CHECK_INT(tc.memo_count, 2);
+	CHECK_INT(gpucc_toolchain_digest(&tc, a, &got), 0);
+	CHECK(gpucc_digest_compare(&got, &first) == 0);
+	CHECK_INT(gpucc_toolchain_digest(&tc, b, &got), 0);
+	CHECK(gpucc_digest_compare(&got, &third) == 0);
+	gpucc_toolchain_release(&tc);
+
+	/* A value that is not 64 hex digits is no digest: the file is hashed. */
+	snprintf(text, sizeof text, "sha256\t%s\t%.63s\t%s\n", id_a, h1, a);
+	write_text(memo, text);
+	CHECK_INT(gpucc_toolchain_init(&tc, check_dir), 0);
+	CHECK_INT(gpucc_toolchain_digest(&tc, a, &got), 0);
+	gpucc_digest expected;
+	gpucc_digest_buffer(&expected, "library a\n", 10);
+	CHECK(gpucc_digest_compare(&got, &expected) == 0);
+	gpucc_toolchain_release(&tc);
+	check_dir_remove();
+}
+
 static void test_compile_and_unavailable(void)
 {
 	const char *backend = getenv("GPUCC_BACKEND");
@@ -611,6 +737,8 @@ int main(void)
 	RUN(test_entry_key_target);
 	RUN(test_toolchain_memo);
 	RUN(test_toolchain_many_memos);
+	RUN(test_toolchain_memo_lines);
+	RUN(test_record_view);
 	RUN(test_nvjitlink_version);
 	RUN(test_compile_and_unavailable);
 	RUN(test_hit_module_name);
