@@ -296,30 +296,35 @@ static int read_small_file(const char *path, char *buf, size_t size)
 	return rc;
 }
 
-/* The most of DIR/stats that is read: a longer file is no stats line. */
-#define STATS_MAX_BYTES 512
+/* ---- the counters' files (DIR/stats, DIR/remote-stats) ------------------------ */
 
-/* DIR/stats is rewritten in place (stats_write), so a reader holds a
- * shared flock on DIR/stats.lock, which writers hold exclusively: it never
- * reads a line half written.  Where the lock file cannot be opened (no
- * writer has made it, or the cache is another user's and not for us to
- * write), no writer can be counting either way, and the file is read
- * without it. */
-void gpucc_cache_stats_read(const gpucc_cache *c, stats_record *r)
+/* Each is one line, rewritten in place (gpucc_cache_counters_update), so
+ * a reader holds a shared flock on DIR/stats.lock, which writers hold
+ * exclusively: it never reads a line half written.  Where the lock file
+ * cannot be opened (no writer has made it, or the cache is another user's
+ * and not for us to write), no writer can be counting either way, and the
+ * file is read without it. */
+void gpucc_cache_counters_read(const gpucc_cache *c, const char *name,
+                               char line[GPUCC_COUNTERS_MAX_BYTES])
 {
-	char buf[STATS_MAX_BYTES];
-	char *path = gpucc_cache_path_join(c->dir, "stats");
+	char *path = gpucc_cache_path_join(c->dir, name);
 	char *lock_path = gpucc_cache_path_join(c->dir, "stats.lock");
-	memset(r, 0, sizeof *r);
 	int lock = lock_path ? open(lock_path, O_RDONLY | O_CLOEXEC) : -1;
 	while (lock >= 0 && flock(lock, LOCK_SH) != 0 && errno == EINTR)
 		;
-	if (path && read_small_file(path, buf, sizeof buf) == 0)
-		stats_parse(r, buf);
+	if (!path || read_small_file(path, line, GPUCC_COUNTERS_MAX_BYTES) != 0)
+		line[0] = '\0'; /* unreadable or too long: no counters' line */
 	if (lock >= 0)
 		close(lock);
 	free(lock_path);
 	free(path);
+}
+
+void gpucc_cache_stats_read(const gpucc_cache *c, stats_record *r)
+{
+	char line[GPUCC_COUNTERS_MAX_BYTES];
+	gpucc_cache_counters_read(c, "stats", line);
+	stats_parse(r, line);
 }
 
 /* Replace the small file at path with text: renamed into place, so readers
@@ -342,68 +347,84 @@ static int publish_small_file(const char *path, const char *text, size_t size)
 	return gpucc_atomic_file_commit(&f);
 }
 
-/* The counters' line for r, in line (STATS_MAX_BYTES); its length. */
+/* The counters' line for r, in line (GPUCC_COUNTERS_MAX_BYTES); its length. */
 static size_t stats_format(char *line, const stats_record *r)
 {
-	int n = snprintf(line, STATS_MAX_BYTES,
+	int n = snprintf(line, GPUCC_COUNTERS_MAX_BYTES,
 	                 STATS_MAGIC " hits=%" PRIu64 " misses=%" PRIu64 " corrupt=%" PRIu64
 	                             " reset=%" PRId64 " bytes=%" PRIu64 "\n",
 	                 r->hits, r->misses, r->corrupt, r->reset, r->bytes);
 	return (size_t)n;
 }
 
-/* Apply update to DIR/stats under the stats lock (held exclusively).
- *
- * The line is rewritten in place: one pwrite of under 512 bytes into the
+/* The line is rewritten in place: one pwrite of under 512 bytes into the
  * file's first block, which readers read under the shared lock
- * (gpucc_cache_stats_read).  A new file renamed over the old one cost
- * every counted run (every cache hit) a new inode, the old one's release
- * and, on ext4, the flush that a rename over an existing file starts.  A
- * crash between the write and the truncation of a longer old line leaves
- * that line's tail after the new line's end, which no reader reads; a
- * line cut short reads as zeros, as any line that is not the counters'
- * (cache.md, "stats").  Anything but a plain file with one name (a
- * symlink, a FIFO, a hard link) is read as today's readers read it and
- * replaced by a new file renamed into place. */
-int gpucc_cache_stats_update(gpucc_cache *c, void (*update)(stats_record *, void *), void *ctx)
+ * (gpucc_cache_counters_read).  A new file renamed over the old one cost
+ * every counted run (every cache hit, every remote hit) a new inode, the
+ * old one's release and, on ext4, the flush that a rename over an existing
+ * file starts.  A crash between the write and the truncation of a longer
+ * old line leaves that line's tail after the new line's end, which no
+ * reader reads; a line cut short reads as zeros, as any line that is not
+ * the counters' (cache.md, "stats"; remote.md).  Anything but a plain file
+ * with one name (a symlink, a FIFO, a hard link) is read as
+ * gpucc_cache_counters_read reads it and replaced by a new file renamed
+ * into place. */
+int gpucc_cache_counters_update(gpucc_cache *c, const char *name,
+                                size_t (*update)(char *line, void *ctx), void *ctx)
 {
-	if (!c->writable)
-		return gpucc_cache_refuse_read_only(c, "update the counters of");
-	char *path = gpucc_cache_path_join(c->dir, "stats");
-	if (!path)
-		return gpucc_error_oom();
-	int lock = gpucc_lock_acquire(path, true);
+	char *path = gpucc_cache_path_join(c->dir, name);
+	char *lock_path = gpucc_cache_path_join(c->dir, "stats.lock");
+	int lock = path && lock_path ? gpucc_lock_file(lock_path, LOCK_EX) : gpucc_error_oom();
+	free(lock_path);
 	if (lock < 0) {
 		free(path);
 		return lock;
 	}
-	stats_record r;
-	char line[STATS_MAX_BYTES];
+	char line[GPUCC_COUNTERS_MAX_BYTES];
 	int rc = 0;
 	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1) {
-		ssize_t got = st.st_size < STATS_MAX_BYTES ? pread(fd, line, sizeof line - 1, 0) : -1;
-		line[got > 0 ? got : 0] = '\0';
-		stats_parse(&r, line); /* too long or unreadable: "", zeros */
-		update(&r, ctx);
-		size_t n = stats_format(line, &r);
+		ssize_t got =
+		        st.st_size < GPUCC_COUNTERS_MAX_BYTES ? pread(fd, line, sizeof line - 1, 0) : -1;
+		line[got > 0 ? got : 0] = '\0'; /* too long or unreadable: "" */
+		size_t n = update(line, ctx);
 		if (pwrite(fd, line, n, 0) != (ssize_t)n ||
 		    ((uint64_t)st.st_size > n && ftruncate(fd, (off_t)n) != 0))
 			rc = gpucc_error_set_errno("cannot write '%s'", path);
 	} else {
-		char buf[STATS_MAX_BYTES];
-		memset(&r, 0, sizeof r);
-		if (read_small_file(path, buf, sizeof buf) == 0)
-			stats_parse(&r, buf);
-		update(&r, ctx);
-		rc = publish_small_file(path, line, stats_format(line, &r));
+		if (read_small_file(path, line, sizeof line) != 0)
+			line[0] = '\0';
+		size_t n = update(line, ctx);
+		rc = publish_small_file(path, line, n);
 	}
 	if (fd >= 0)
 		close(fd);
 	gpucc_lock_release(lock);
 	free(path);
 	return rc;
+}
+
+typedef struct stats_change {
+	void (*update)(stats_record *, void *);
+	void *ctx;
+} stats_change;
+
+static size_t stats_apply(char *line, void *ctx)
+{
+	const stats_change *change = ctx;
+	stats_record r;
+	stats_parse(&r, line);
+	change->update(&r, change->ctx);
+	return stats_format(line, &r);
+}
+
+int gpucc_cache_stats_update(gpucc_cache *c, void (*update)(stats_record *, void *), void *ctx)
+{
+	if (!c->writable)
+		return gpucc_cache_refuse_read_only(c, "update the counters of");
+	stats_change change = {update, ctx};
+	return gpucc_cache_counters_update(c, "stats", stats_apply, &change);
 }
 
 /* text without the blanks around it (in place). */

@@ -25,6 +25,20 @@ int gpucc_cache_insert_entry_from(gpucc_cache *c, gpucc_image *src, const gpucc_
                                   gpucc_conflict_fn fn, void *fn_ctx,
                                   cache_insert_outcome *outcome);
 
+/* The cache's counters' files, DIR/stats and DIR/remote-stats (the
+ * remotes'): one line each, read under a shared flock on DIR/stats.lock
+ * and rewritten in place under an exclusive one (lib/cache/cache.c). */
+#define GPUCC_COUNTERS_MAX_BYTES 512
+/* DIR/name's line, NUL-terminated, into line; "" when the file is absent,
+ * unreadable, not a plain file or longer than the buffer. */
+void gpucc_cache_counters_read(const gpucc_cache *c, const char *name,
+                               char line[GPUCC_COUNTERS_MAX_BYTES]);
+/* Rewrite DIR/name: update gets its line, as gpucc_cache_counters_read
+ * gives it, writes the new line (under GPUCC_COUNTERS_MAX_BYTES bytes) over
+ * it and returns the new line's length.  0, or an error. */
+int gpucc_cache_counters_update(gpucc_cache *c, const char *name,
+                                size_t (*update)(char *line, void *ctx), void *ctx);
+
 /* The warnings of the compile that made an entry, kept beside it so that a
  * hit replays them, as a ccache hit replays a compiler's stderr
  * (formats/cache.md).  Text, at most GPUCC_CACHE_WARNINGS_MAX bytes. */

@@ -623,40 +623,18 @@ static void stats_parse(gpucc_remote_stats *st, const char *text)
 	}
 }
 
-/* The counters in the file open at fd ("" when unreadable). */
-static void stats_read(int fd, gpucc_remote_stats *st)
-{
-	char buf[512] = "";
-	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-	buf[n > 0 ? n : 0] = '\0';
-	stats_parse(st, buf);
-}
-
-/* DIR/remote-stats, read under a shared flock on DIR/stats.lock, which its
- * writers hold exclusively (none where the lock file cannot be opened: no
- * writer has run, or the cache is not ours to write). */
+/* DIR/remote-stats's counters (lib/cache/cache.c's counters' files). */
 static void stats_load(gpucc_cache *c, gpucc_remote_stats *st)
 {
-	char lock_path[4096], path[4096];
-	snprintf(lock_path, sizeof lock_path, "%s/stats.lock", gpucc_cache_dir(c));
-	snprintf(path, sizeof path, "%s/" REMOTE_STATS_FILE, gpucc_cache_dir(c));
-	int lock = open(lock_path, O_RDONLY | O_CLOEXEC);
-	while (lock >= 0 && flock(lock, LOCK_SH) != 0 && errno == EINTR)
-		;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	memset(st, 0, sizeof *st);
-	if (fd >= 0) {
-		stats_read(fd, st);
-		close(fd);
-	}
-	if (lock >= 0)
-		close(lock);
+	char line[GPUCC_COUNTERS_MAX_BYTES];
+	gpucc_cache_counters_read(c, REMOTE_STATS_FILE, line);
+	stats_parse(st, line);
 }
 
-/* The counters' line for st, in text (512 bytes); its length. */
+/* The counters' line for st, in text (GPUCC_COUNTERS_MAX_BYTES); its length. */
 static size_t stats_format(char *text, const gpucc_remote_stats *st)
 {
-	int n = snprintf(text, 512,
+	int n = snprintf(text, GPUCC_COUNTERS_MAX_BYTES,
 	                 REMOTE_STATS_MAGIC " hits=%" PRIu64 " misses=%" PRIu64 " errors=%" PRIu64
 	                 " timeouts=%" PRIu64 " bytes_in=%" PRIu64 " bytes_out=%" PRIu64 "\n",
 	                 st->hits, st->misses, st->errors, st->timeouts, st->bytes_in, st->bytes_out);
@@ -673,68 +651,22 @@ static void stats_add(gpucc_remote_stats *st, const gpucc_remote_stats *add)
 	st->bytes_out += add->bytes_out;
 }
 
-/* Add add (NULL: zero the file) to DIR/remote-stats under stats.lock.
- *
- * The line is rewritten in place: one pwrite of under 512 bytes into the
- * file's first block, which readers read under the shared lock
- * (stats_load).  A new file renamed over the old one cost every run that
- * used a remote a new inode, the old one's release and, on ext4, the flush
- * that a rename over an existing file starts: 0.6 to 4 ms of a remote hit
- * on a busy disk (scripts/bench/remote).  A write cut short by a crash
- * reads as zeros, as any line that is not the counters' (remote.md).
- * Anything but a plain file with one name (a symlink, a directory, a hard
- * link) is replaced by a new file renamed into place. */
+/* The line's counters plus ctx's (a gpucc_remote_stats; NULL: zeros) over it. */
+static size_t stats_apply(char *line, void *ctx)
+{
+	gpucc_remote_stats st = {0};
+	if (ctx) {
+		stats_parse(&st, line);
+		stats_add(&st, ctx);
+	}
+	return stats_format(line, &st);
+}
+
+/* Add add (NULL: zero the file) to DIR/remote-stats, rewritten in place
+ * (gpucc_cache_counters_update). */
 static int stats_update(gpucc_cache *c, const gpucc_remote_stats *add)
 {
-	char lock_path[4096], path[4096];
-	snprintf(lock_path, sizeof lock_path, "%s/stats.lock", gpucc_cache_dir(c));
-	snprintf(path, sizeof path, "%s/" REMOTE_STATS_FILE, gpucc_cache_dir(c));
-	int lock = gpucc_lock_file(lock_path, LOCK_EX);
-	if (lock < 0)
-		return lock;
-	gpucc_remote_stats st = {0};
-	char text[512];
-	int rc = 0;
-	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
-	struct stat sb;
-	if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink == 1) {
-		if (add) {
-			stats_read(fd, &st);
-			stats_add(&st, add);
-		}
-		size_t n = stats_format(text, &st);
-		if (pwrite(fd, text, n, 0) != (ssize_t)n ||
-		    ((uint64_t)sb.st_size > n && ftruncate(fd, (off_t)n) != 0))
-			rc = gpucc_error_set_errno("cannot write '%s'", path);
-		close(fd);
-		gpucc_lock_release(lock);
-		return rc;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (add) {
-		int old = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		if (old >= 0) {
-			stats_read(old, &st);
-			close(old);
-		}
-		stats_add(&st, add);
-	}
-	size_t n = stats_format(text, &st);
-	gpucc_atomic_file f;
-	rc = gpucc_atomic_file_open(&f, path);
-	if (rc == 0) {
-		f.no_sync = true;  /* counters: losing an update to a crash is fine */
-		f.no_sweep = true; /* the cache's gc removes its leftovers */
-		if (gpucc_write_all(f.fd, text, n) != 0) {
-			rc = gpucc_error_set_errno("cannot write '%s'", path);
-			gpucc_atomic_file_abort(&f);
-		} else {
-			rc = gpucc_atomic_file_commit(&f);
-		}
-	}
-	gpucc_lock_release(lock);
-	return rc;
+	return gpucc_cache_counters_update(c, REMOTE_STATS_FILE, stats_apply, (void *)add);
 }
 
 int gpucc_cache_remote_stats_get(gpucc_remote_stats *out, gpucc_cache *c)
