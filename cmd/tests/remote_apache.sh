@@ -94,6 +94,27 @@ EOF
 start_apache "$TEST_DIR/apache"
 STORE=$TEST_DIR/apache/store
 LOG=$TEST_DIR/apache/logs/access.log
+# log_count N PATTERN: whether the access log holds N lines matching
+# PATTERN.  Apache logs a request after it has answered it, so the client
+# can be done before its line is there: wait for the count (up to 10 s)
+# before judging it.
+log_count() {
+	local i
+	for i in $(seq 100); do
+		[ "$(grep -c "$2" "$LOG")" -lt "$1" ] || break
+		sleep 0.1
+	done
+	[ "$(grep -c "$2" "$LOG")" = "$1" ]
+}
+# log_has PATTERN: at least one such line (waiting as log_count does).
+log_has() {
+	local i
+	for i in $(seq 100); do
+		! grep -q "$1" "$LOG" || return 0
+		sleep 0.1
+	done
+	return 1
+}
 BASE=http://127.0.0.1:$APACHE_PORT
 URL=$BASE/cache
 store_dir "$STORE/cache" "$STORE/empty" "$STORE/pp"
@@ -105,7 +126,7 @@ compile_with ref ref.gpucc --no-remote
 # Machine A compiles and uploads (201 Created); machine B compiles nothing.
 uploads A a.gpucc --remote "$URL"
 objects_are_entries "$STORE/cache" A
-[ "$(grep -c '^PUT /cache/[0-9a-f]*\.gpucc 201$' "$LOG")" = 2 ] || { cat "$LOG" >&2; fail "A's PUTs were not 201"; }
+log_count 2 '^PUT /cache/[0-9a-f]*\.gpucc 201$' || { cat "$LOG" >&2; fail "A's PUTs were not 201"; }
 hits_remote B b.gpucc --remote "$URL"
 expect_exit 0 "$GPUCC" cache stats --cache B --json
 assert_grep '"remote": {"hits": 2, "misses": 0, "errors": 0, "timeouts": 0, "bytes_in": [1-9]' out
@@ -115,7 +136,7 @@ compile_with M m.gpucc --remote "$BASE/empty"
 [ "$(json_count compiled)" = 2 ] || fail "missing objects: M compiled $(json_count compiled), not 2"
 assert_no_grep warning err
 assert_same m.gpucc ref.gpucc
-[ "$(grep -c '^GET /empty/[0-9a-f]*\.gpucc 404$' "$LOG")" = 2 ] || { cat "$LOG" >&2; fail "no 404 for the missing objects"; }
+log_count 2 '^GET /empty/[0-9a-f]*\.gpucc 404$' || { cat "$LOG" >&2; fail "no 404 for the missing objects"; }
 expect_exit 0 "$GPUCC" cache stats --cache M --json
 assert_grep '"remote": {"hits": 0, "misses": 2, "errors": 0,' out
 
@@ -143,7 +164,7 @@ assert_one_remote_warning "$BASE/flip"
 assert_grep "rejected" err
 [ "$(json_count compiled)" -ge 1 ] || fail "the corrupt object was a hit"
 [ ! -e "$victim" ] || fail "the rejected object was not deleted"
-grep -q "^DELETE /flip/$(basename "$victim") 204$" "$LOG" || { cat "$LOG" >&2; fail "no DELETE answered 204"; }
+log_has "^DELETE /flip/$(basename "$victim") 204$" || { cat "$LOG" >&2; fail "no DELETE answered 204"; }
 [ "$(ls "$STORE/flip" | wc -l)" = 1 ] || fail "an object that verified was deleted too"
 
 # layout=subdirs: mod_dav creates no missing parent collection on PUT (no
@@ -155,9 +176,9 @@ compile_with C c.gpucc --remote "$BASE/sub|layout=subdirs"
 assert_same c.gpucc ref.gpucc
 assert_no_grep warning err
 [ "$(json_count compiled)" = 2 ] || fail "subdirs layout: C compiled $(json_count compiled), not 2"
-grep -q '^PUT /sub/[0-9a-f][0-9a-f]/[0-9a-f]*\.gpucc 409$' "$LOG" || { cat "$LOG" >&2; fail "no PUT answered 409"; }
-grep -q '^MKCOL /sub/[0-9a-f][0-9a-f]/ 201$' "$LOG" || { cat "$LOG" >&2; fail "no MKCOL made a shard"; }
-[ "$(grep -c '^PUT /sub/[0-9a-f][0-9a-f]/[0-9a-f]*\.gpucc 201$' "$LOG")" = 2 ] ||
+log_has '^PUT /sub/[0-9a-f][0-9a-f]/[0-9a-f]*\.gpucc 409$' || { cat "$LOG" >&2; fail "no PUT answered 409"; }
+log_has '^MKCOL /sub/[0-9a-f][0-9a-f]/ 201$' || { cat "$LOG" >&2; fail "no MKCOL made a shard"; }
+log_count 2 '^PUT /sub/[0-9a-f][0-9a-f]/[0-9a-f]*\.gpucc 201$' ||
 	{ cat "$LOG" >&2; fail "the objects were not put again once their shards existed"; }
 [ "$(find "$STORE/sub" -mindepth 2 -name '*.gpucc' | wc -l)" = 2 ] || fail "subdirs layout: no objects in shards"
 hits_remote E e.gpucc --remote "$BASE/sub|layout=subdirs"
@@ -181,7 +202,7 @@ compile_with BZ1 bz1.gpucc --remote "$BASE/bzl|layout=bazel"
 assert_same bz1.gpucc ref.gpucc
 [ "$(json_count compiled)" = 2 ] || fail "bazel layout: BZ1 compiled $(json_count compiled), not 2"
 assert_no_grep warning err
-grep -q '^MKCOL /bzl/cas/ 201$' "$LOG" && grep -q '^MKCOL /bzl/ac/ 201$' "$LOG" ||
+log_has '^MKCOL /bzl/cas/ 201$' && log_has '^MKCOL /bzl/ac/ 201$' ||
 	{ cat "$LOG" >&2; fail "bazel layout: cas/ and ac/ were not made"; }
 find BZ1/v1 -name '*.gpucc' -printf '%f\n' | sed 's/\.gpucc$//' | sort > keys.want
 ls "$STORE/bzl/ac" | sort > keys.got
