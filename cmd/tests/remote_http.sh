@@ -411,6 +411,11 @@ assert_one_remote_warning "$URL/flip"
 fault bit-flipped FFLIP "$URL/flip" "rejected"
 [ ! -e "$victim" ] || fail "the rejected object was not deleted from a writable remote"
 [ "$(ls "$STORE/cache/flip" | wc -l)" = 1 ] || fail "an object that verified was deleted too"
+# (nginx logs a request once it has answered it: wait for the line.)
+for _ in $(seq 100); do
+	! grep -q "\"DELETE /cache/flip/$(basename "$victim") " "$TEST_DIR/nginx/access.log" || break
+	sleep 0.1
+done
 grep -q "\"DELETE /cache/flip/$(basename "$victim") " "$TEST_DIR/nginx/access.log" || fail "no DELETE logged"
 compile_with FFLIP2 FFLIP2.gpucc --remote "$URL/flip"
 assert_no_grep warning err
