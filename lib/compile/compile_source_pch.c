@@ -451,12 +451,14 @@ done:
 
 /* A probe's compile: the group's arguments (argv, as next_group_arg
  * takes them), a fixed -cuid (else HIP's names itself after the command
- * line), and with_pch's -include-pch when not NULL; the bitcode to out.
- * Whether clang wrote it. */
+ * line), and with_pch's -include-pch when not NULL, or with bare no
+ * prelude at all (-nocudainc: no wrapper, no runtime headers); the
+ * bitcode to out.  Whether clang wrote it. */
 typedef struct probe_run {
 	gpucc_source_pch_set *set;
 	char *const *argv;
 	const char *unit, *out, *err, *with_pch;
+	bool bare;
 	bool ok;
 } probe_run;
 
@@ -474,6 +476,8 @@ static void *run_probe(void *arg)
 		for (size_t i = 0; (i = next_group_arg(r->argv, i)) != (size_t)-1; i++)
 			args[k++] = r->argv[i];
 		args[k++] = "-cuid=gpucc-prelude-probe";
+		if (r->bare)
+			args[k++] = "-nocudainc";
 		if (r->with_pch) {
 			args[k++] = "-Xclang";
 			args[k++] = "-include-pch";
@@ -517,7 +521,10 @@ static bool same_bytes(const char *a, const char *b)
  * it, with the group's command line, and prove it: the probe, a unit that
  * is the prelude and nothing else (probe_text), compiled with the PCH is
  * the bitcode it is without (compiled on another thread while the PCH is
- * made).  What the probe emits is what the PCH makes every unit emit, in
+ * made), or, for CUDA, first the bitcode it is with no prelude at all
+ * (-nocudainc): then the PCH makes a unit emit nothing of its own, and the
+ * parse of the prelude without it is saved.  What the probe emits is what
+ * the PCH makes every unit emit, in
  * the order it makes them emit it (the definitions of the prelude a unit
  * emits whether it uses them or not); what a unit emits for its own uses
  * comes in the order of its uses, with or without a PCH.  With name (a
@@ -559,8 +566,13 @@ static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_p
 	written = gpucc_write_all(probe_fd, probe, strlen(probe)) == 0;
 	if (close(probe_fd) != 0 || !written)
 		goto cleanup;
+	/* CUDA's prelude defines nothing a unit emits: the probe with the
+	 * PCH is first held against the probe with no prelude at all, a
+	 * twentieth of a parse of the prelude; HIP's defines functions every
+	 * unit emits, whose order is what is to be proven. */
+	bool bare_first = p->language == GPUCC_LANGUAGE_CUDA;
 	without = (probe_run){.set = set, .argv = argv, .unit = probe_path, .out = probe_out[0],
-	                      .err = probe_err[0]};
+	                      .err = probe_err[0], .bare = bare_first};
 	probing = pthread_create(&without_thread, NULL, run_probe, &without) == 0;
 	if (!probing)
 		goto cleanup;
@@ -604,6 +616,11 @@ static bool make_pch(gpucc_source_pch_set *set, context *x, const gpucc_source_p
 		                  .err = probe_err[1], .with_pch = pch_path};
 		run_probe(&with);
 		made = without.ok && with.ok && same_bytes(probe_out[0], probe_out[1]);
+		if (!made && with.ok && bare_first) { /* it emits something: the probe without it */
+			without.bare = false;
+			run_probe(&without);
+			made = without.ok && same_bytes(probe_out[0], probe_out[1]);
+		}
 	}
 	if (made && name) {
 		size_t err_size = 0, dep_size = 0;

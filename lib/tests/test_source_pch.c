@@ -25,8 +25,10 @@
 /* ---- a clang that makes PCHs ------------------------------------------------ */
 
 static _Atomic int runs;
+static _Atomic int bare_runs; /* probes with no prelude (-nocudainc) */
 static bool fail_pch;     /* the next PCH's making fails */
 static bool probe_differs; /* a probe with the PCH writes other bytes */
+static bool bare_differs;  /* a probe with no prelude writes other bytes */
 
 /* Writes the file after "-o" ("PCH", or "IR" for a probe's bitcode: other
  * bytes with -include-pch when probe_differs); counts its runs (the
@@ -39,10 +41,12 @@ static int fake_clang(char *const *argv, int err_fd, unsigned timeout_seconds, i
 	*timed_out = false;
 	runs++;
 	*status = 0;
-	bool pch = false, with_pch = false;
+	bool pch = false, with_pch = false, bare = false;
 	for (size_t i = 0; argv[i]; i++) {
+		bare |= strcmp(argv[i], "-nocudainc") == 0;
 		pch |= strcmp(argv[i], "-emit-pch") == 0;
 		with_pch |= strcmp(argv[i], "-include-pch") == 0;
+		bare_runs += strcmp(argv[i], "-nocudainc") == 0;
 	}
 	if (pch && fail_pch) {
 		fail_pch = false;
@@ -53,7 +57,11 @@ static int fake_clang(char *const *argv, int err_fd, unsigned timeout_seconds, i
 		if (strcmp(argv[i], "-o") == 0 && argv[i + 1]) {
 			FILE *f = fopen(argv[i + 1], "w");
 			if (f) {
-				fputs(pch ? "PCH" : with_pch && probe_differs ? "IR'" : "IR", f);
+				fputs(pch                     ? "PCH"
+				      : with_pch && probe_differs ? "IR'"
+				      : bare && bare_differs      ? "IR of no prelude"
+				                                  : "IR",
+				      f);
 				fclose(f);
 			}
 		}
@@ -107,6 +115,7 @@ static void groups(const char *dir)
 	char *pb = get(set, unit_b, dir);
 	CHECK(pa && pb);
 	CHECK_INT(runs, 3); /* two units of one group: one PCH, its two probes */
+	CHECK_INT(bare_runs, 1); /* CUDA's: with the PCH, and with no prelude */
 	if (pa && pb)
 		CHECK_STR(pa, pb);
 	struct stat st;
@@ -155,14 +164,27 @@ static void groups(const char *dir)
 	gpucc_source_pch_set_free(set);
 
 	/* The probe compiles to other bitcode with the PCH than without: no
-	 * PCH, and no second try. */
+	 * PCH, and no second try.  (CUDA: held against the bare probe, then
+	 * against the probe without the PCH, four runs.) */
 	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
 	runs = 0;
 	probe_differs = true;
 	CHECK(get(set, unit_a, dir) == NULL);
 	CHECK(get(set, unit_b, dir) == NULL);
-	CHECK_INT(runs, 3);
+	CHECK_INT(runs, 4);
 	probe_differs = false;
+	gpucc_source_pch_set_free(set);
+
+	/* A CUDA prelude that makes a unit emit something: the probe with no
+	 * prelude differs, the probe without the PCH does not: a PCH. */
+	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
+	runs = 0;
+	bare_differs = true;
+	char *emitting = get(set, unit_a, dir);
+	CHECK(emitting != NULL);
+	CHECK_INT(runs, 4);
+	bare_differs = false;
+	free(emitting);
 	gpucc_source_pch_set_free(set);
 
 	/* HIP units: one whose first line is the runtime's include reads the
@@ -171,6 +193,7 @@ static void groups(const char *dir)
 	CHECK_INT(gpucc_source_pch_set_new(&set, fake_clang, 0), 0);
 	runs = 0;
 	bool runtime = false;
+	bare_runs = 0;
 	const char *first = "// a kernel\n#include <hip/hip_runtime.h>\n__global__ void k() {}\n";
 	char *ext = get_unit(set, unit_a, dir, true, GPUCC_LANGUAGE_HIP, first, &runtime);
 	CHECK(ext != NULL && runtime);
@@ -188,6 +211,7 @@ static void groups(const char *dir)
 	probe_differs = false;
 	CHECK(plain == NULL); /* the plain prelude of that target failed its probe too */
 	CHECK_INT(runs, 12);
+	CHECK_INT(bare_runs, 0); /* HIP's probes: with the PCH and without */
 	free(plain);
 	gpucc_source_pch_set_free(set);
 	gpucc_source_pch_set_free(NULL);
