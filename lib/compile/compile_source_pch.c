@@ -466,6 +466,7 @@ static void *run_probe(void *arg)
 {
 	probe_run *r = arg;
 	r->ok = false;
+	unlink(r->out); /* an earlier probe's, when run again */
 	size_t n = 0;
 	while (r->argv[n])
 		n++;
