@@ -15,6 +15,7 @@
  * lines of an older layout, just mean hashing again.
  */
 #include "compile_impl.h"
+#include "compile_source.h" /* gpucc_read_small_file */
 
 #include "atomic_file.h"
 #include "config_internal.h"
@@ -171,27 +172,12 @@ static uint64_t memo_number(const char *p, const char *end)
  * for every line and no line is copied but its three strings. */
 static void memo_load(gpucc_toolchain *tc)
 {
-	/* Only a regular file: a FIFO in the cache would block every compile. */
-	int fd = open(tc->memo_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	struct stat st;
-	char *text = NULL;
+	/* Only a regular file (gpucc_read_small_file): a FIFO in the cache
+	 * would block every compile. */
 	size_t used = 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < ((size_t)1 << 30))
-		text = malloc((size_t)st.st_size + 1);
-	while (text && used < (size_t)st.st_size) {
-		ssize_t n = read(fd, text + used, (size_t)st.st_size - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	close(fd);
+	char *text = gpucc_read_small_file(tc->memo_path, ((size_t)1 << 30) - 1, &used);
 	if (!text)
 		return;
-	text[used] = '\0';
 	size_t lines = 0;
 	for (const char *p = text; (p = memchr(p, '\n', used - (size_t)(p - text))) != NULL; p++)
 		lines++;
