@@ -11,7 +11,7 @@
  * CUDA: lib/compile/compile_source_tools.c.  The arguments' keyed forms and
  * the environment clang reads: lib/compile/compile_source_args.c;
  * the records' files: lib/compile/compile_source_records.c; what a record
- * lists and checks: lib/compile/compile_source_check.c.
+ * lists and checks: lib/compile/compile_source_prepare.c and compile_source_check.c.
  *
  * Direct mode, after ccache's: a record's name is the SHA-256 of the
  * source's bytes, the normalised clang command line, clang's version, the

@@ -4,7 +4,7 @@
  * printf into a new string (lib/compile/compile_source_text.c),
  * clang's arguments beside their keyed forms (lib/compile/compile_source_args.c),
  * the direct-mode records' files in the cache (lib/compile/compile_source_records.c),
- * the checks of what a record lists (lib/compile/compile_source_check.c),
+ * the checks of what a record lists (lib/compile/compile_source_check.c; what it lists: compile_source_prepare.c),
  * and the tools it runs (lib/compile/compile_source_tools.c).
  */
 #ifndef GPUCC_LIB_COMPILE_SOURCE_RUN_H
@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define RECORD_MAGIC GPUCC_SOURCE_RECORD_MAGIC
@@ -146,6 +147,25 @@ bool record_view_close(record_view *v);
 /* ---- checks (lib/compile/compile_source_check.c) ---------------------------- */
 
 bool under(const char *path, const char *dir);
+/* Under the system's directories (or the CUDA toolkit's): keyed as they are. */
+bool system_path(const context *x, const char *path);
+/* The SHA-256 of the file at path (GPUCC_ENOTFOUND: none, or not a
+ * regular file), through the toolchain's memos; *changed_since (when not
+ * NULL): its mtime or ctime is at or after since_ns. */
+int file_digest(context *x, const char *path, gpucc_digest *out, int64_t since_ns,
+                bool *changed_since);
+/* What a directory's stat says of its entries: its identity, and its
+ * mtime and ctime (ns), which an entry made or removed in it moves. */
+typedef struct dir_stamp {
+	unsigned long long dev, ino;
+	int64_t mtime, ctime;
+} dir_stamp;
+dir_stamp dir_stamp_of(const struct stat *st);
+/* A record's line for a place that must not exist: 64 zeros, no file's
+ * SHA-256. */
+extern const char absent_digest[];
+/* The SHA-256 of "NAME=VALUE", or of "NAME" when the variable is unset. */
+void environment_digest(gpucc_digest *out, const char *name);
 /* path as a key names it and clang is given it (owned), or NULL when out
  * of memory. */
 char *normalise_path(const context *x, const char *path);
@@ -166,7 +186,7 @@ void name_text(gpucc_sha256 *h, const char *text);
 bool files_unchanged(context *x, char **line, unsigned long count, char **why,
                      gpucc_strlist *files);
 /* What a record will list of a compile clang ran, into r->record; NULL, or
- * why nothing will be recorded. */
+ * why nothing will be recorded (lib/compile/compile_source_prepare.c). */
 char *record_prepare(context *x, const gpucc_source_pair *p, const gpucc_depfile *deps,
                      const gpucc_clang_search *search, int64_t clang_start_ns,
                      gpucc_source_result *r);
