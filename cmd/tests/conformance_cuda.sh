@@ -2,8 +2,8 @@
 # against clang-19's own build: hand-written kernels, CUB's block and warp
 # templates, Thrust (thrust::complex, and the CUB kernels thrust::reduce
 # instantiates) and cooperative groups, all from the CUDA toolkit's headers
-# (testdata/conformance/cuda/), for sm_75, sm_80, sm_86, sm_89, sm_90 and
-# sm_90a.  Skipped, saying so, without a CUDA toolkit ($CUDA_PATH, else
+# (testdata/conformance/cuda/), for sm_75, sm_80, sm_90 and sm_90a, and the
+# hand-written kernels for sm_86 and sm_89 too.  Skipped, saying so, without a CUDA toolkit ($CUDA_PATH, else
 # /usr/local/cuda): it is not in Debian's archive.
 #
 # Per (unit, processor), clang-19 -x cuda --cuda-device-only makes
@@ -48,8 +48,13 @@ export CUDA CCCL STUB=$PWD/stub
 TARGETS="sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a"
 
 
+# CUB, Thrust and cooperative groups cost seconds of clang per pair: not
+# for sm_86 and sm_89, which are sm_80's code generator with another
+# .target (kernels.cu covers them).
 for proc in $TARGETS; do
-	for unit in kernels cub_block thrust_device cooperative_groups; do
+	units="kernels cub_block thrust_device cooperative_groups"
+	case $proc in sm_86 | sm_89) units=kernels ;; esac
+	for unit in $units; do
 		conf_add "$unit" "$CONF/cuda/$unit.cu" "$proc"
 	done
 done
@@ -63,6 +68,6 @@ conf_check
 # processor and the arch-specific one: CUB's, Thrust's and cooperative
 # groups' headers cost seconds of clang per pair, and what differs between
 # processors is their name on clang's command line (the IR's compile above
-# covers all six; compile_sources_pch builds the light units' sources for
-# all six too).
+# covers the others; compile_sources_pch builds the light units' sources
+# for all six).
 CONF_SOURCE_TARGETS="sm_75 sm_90a" conf_sources -std=c++17
