@@ -68,6 +68,6 @@ conf_check
 # processor and the arch-specific one: CUB's, Thrust's and cooperative
 # groups' headers cost seconds of clang per pair, and what differs between
 # processors is their name on clang's command line (the IR's compile above
-# covers the others; compile_sources_pch builds the light units' sources
-# for all six).
+# covers the others; compile_sources_pch builds kernels.cu's source for
+# sm_80 and sm_90 too).
 CONF_SOURCE_TARGETS="sm_75 sm_90a" conf_sources -std=c++17
