@@ -14,7 +14,6 @@
 #include "cache_internal.h"
 #include "remote_impl.h"
 
-#include "atomic_file.h"
 #include "errors.h"
 
 #include <errno.h>
@@ -25,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
