@@ -4,9 +4,10 @@
 # --no-pch runs of the same units.  The units: PolyBench-like kernels
 # written for this test (testdata/polybench_cuda/: no inline assembly, so
 # they keep the PCH's IR) for sm_75, sm_80, sm_90 and sm_90a (the CUDA
-# conformance suite's processors but sm_80's two siblings), and the CUDA conformance units (CUB, Thrust, cooperative groups:
-# inline assembly, no PCH) for sm_90a only, with the PCH only (the
-# slowest units to parse, compiled as --no-pch compiles them), a
+# conformance suite's processors but sm_80's two siblings), and the CUDA
+# conformance units (CUB, Thrust, cooperative groups: inline assembly, no
+# PCH) for sm_90a only, with the PCH only (the slowest units to parse,
+# compiled as --no-pch compiles them), a
 # unit whose IR made with the PCH names the prelude's inline assembly
 # (made again without it); the HIP conformance units for one processor of
 # each family the HIP conformance suite builds (gfx90a, gfx942, gfx1030,
@@ -39,7 +40,7 @@ with_pch() {
 	local name=$1; shift
 	expect_exit 0 "$GPUCC" compile --no-cache -n --json "$@"
 	cp out "$name.with.json"
-	python3 - "$name" <<'PY' || fail "$1: a job did not miss (above)"
+	python3 - "$name" <<'PY' || fail "$name: a job did not miss (above)"
 import json, sys
 name = sys.argv[1]
 with open(name + ".pch", "w") as f:
@@ -57,7 +58,7 @@ same_as_without_pch() {
 	with_pch "$name" "$@"
 	expect_exit 0 "$GPUCC" compile --no-cache -n --json --no-pch "$@"
 	cp out "$name.without.json"
-	python3 - "$name" <<'PY' || fail "$1: a unit's key differs with the precompiled prelude (above)"
+	python3 - "$name" <<'PY' || fail "$name: a unit's key differs with the precompiled prelude (above)"
 import json, sys
 name = sys.argv[1]
 def results(path):
@@ -115,11 +116,11 @@ same_as_without_pch rotate -t sm_80 rotate.cu "$TESTDATA"/polybench_cuda/*.cu
 
 # HIP: every conformance unit for a processor of each family the HIP
 # conformance suite builds (cmd/tests/conformance_hip.sh; gfx1101 and
-# gfx1200 are the same families as gfx1100 and gfx1201), with its options.  Each begins with
-# `#include <hip/hip_runtime.h>`: the extended prelude, whose PCH holds
-# that header too.  The PCH's unit redeclares the four definitions of
-# HIP's wrapper and runtime header, which a PCH would otherwise have the
-# unit emit in another order.
+# gfx1200 are the same families as gfx1100 and gfx1201), with its
+# options.  Each begins with `#include <hip/hip_runtime.h>`: the extended
+# prelude, whose PCH holds that header too.  The PCH's unit redeclares the
+# four definitions of HIP's wrapper and runtime header, which a PCH would
+# otherwise have the unit emit in another order.
 if [ -f /usr/include/hip/hip_runtime.h ]; then
 	# runtime_first N: N small HIP units, runtime_firstI.hip, with the
 	# runtime's include their first directive (after comments).
