@@ -3,8 +3,9 @@
 # templates, Thrust (thrust::complex, and the CUB kernels thrust::reduce
 # instantiates) and cooperative groups, all from the CUDA toolkit's headers
 # (testdata/conformance/cuda/), for sm_75, sm_80, sm_90 and sm_90a, and the
-# hand-written kernels for sm_86 and sm_89 too.  Skipped, saying so, without a CUDA toolkit ($CUDA_PATH, else
-# /usr/local/cuda): it is not in Debian's archive.
+# hand-written kernels for sm_86 and sm_89 too.  Skipped, saying so,
+# without a CUDA toolkit ($CUDA_PATH, else /usr/local/cuda): it is not in
+# Debian's archive.
 #
 # Per (unit, processor), clang-19 -x cuda --cuda-device-only makes
 #   ir/UNIT.PROC.ir.bc  -O2 -Xclang -disable-llvm-passes -nocudalib: the front
